@@ -1,0 +1,39 @@
+# calico-host build, test and packaging.
+export GOFLAGS ?= -mod=mod
+GO       ?= go
+BIN      := bin
+VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo 0.0.0-dev)
+LDFLAGS  := -s -w -X github.com/calico-host/calico-host/pkg/buildinfo.Version=$(VERSION)
+BINARIES := calico-felix calico-confd calico-startup calicoctl calico calico-ipam
+
+.PHONY: all build test test-unit test-packages lint demo packages clean
+
+all: build
+
+build:
+	@mkdir -p $(BIN)
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/ $(addprefix ./cmd/,$(BINARIES))
+
+# The full test suite: unit, real etcd, real kernel (in network namespaces, as root), BIRD.
+test: build
+	$(GO) test -count=1 -timeout 40m ./...
+
+test-unit:
+	$(GO) test -short -count=1 ./...
+
+lint:
+	@out=$$(gofmt -l cmd pkg test scripts 2>/dev/null); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	$(GO) tool staticcheck ./...
+
+demo:
+	@echo "not yet"
+
+packages:
+	@echo "not yet"
+
+test-packages:
+	@echo "not yet"
+
+clean:
+	rm -rf $(BIN) dist
