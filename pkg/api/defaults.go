@@ -1,0 +1,138 @@
+package api
+
+import (
+	"encoding/json"
+	"net"
+	"strings"
+)
+
+// SetDefaults fills in the defaults that calicoctl applies on write, as the fixtures show.
+func SetDefaults(r Resource) {
+	switch o := r.(type) {
+	case *IPPool:
+		defaultIPPool(&o.Spec)
+	case *GlobalNetworkPolicy:
+		defaultPolicy(&o.ObjectMeta, &o.Spec.Tier, &o.Spec.Types, o.Spec.Ingress, o.Spec.Egress)
+	case *NetworkPolicy:
+		defaultPolicy(&o.ObjectMeta, &o.Spec.Tier, &o.Spec.Types, o.Spec.Ingress, o.Spec.Egress)
+	case *Tier:
+		if o.Spec.DefaultAction == "" {
+			o.Spec.DefaultAction = ActionDeny
+		}
+	case *WorkloadEndpoint:
+		defaultWorkloadEndpoint(o)
+	case *FelixConfiguration:
+		defaultFelixConfiguration(&o.Spec)
+	case *BGPConfiguration:
+		if o.Spec.ServiceLoadBalancerAggregation == "" {
+			o.Spec.ServiceLoadBalancerAggregation = "Enabled"
+		}
+	case *IPAMConfiguration:
+		if o.Spec.KubeVirtVMAddressPersistence == nil {
+			o.Spec.KubeVirtVMAddressPersistence = Str("Enabled")
+		}
+	}
+}
+
+func defaultIPPool(s *IPPoolSpec) {
+	if s.IPIPMode == "" {
+		s.IPIPMode = EncapNever
+	}
+	if s.VXLANMode == "" {
+		s.VXLANMode = EncapNever
+	}
+	if s.NodeSelector == "" {
+		s.NodeSelector = "all()"
+	}
+	if s.BlockSize == 0 {
+		s.BlockSize = 26
+		if ip, _, err := net.ParseCIDR(s.CIDR); err == nil && ip.To4() == nil {
+			s.BlockSize = 122
+		}
+	}
+	if len(s.AllowedUses) == 0 {
+		s.AllowedUses = []string{UseWorkload, UseTunnel}
+	}
+	if s.AssignmentMode == "" {
+		s.AssignmentMode = "Automatic"
+	}
+}
+
+// defaultPolicy sets the tier (and its label), prefixes the name with a non-default tier, records
+// the name as given in the metadata annotation, and derives types from the rule lists.
+func defaultPolicy(m *ObjectMeta, tier *string, types *[]string, ingress, egress []Rule) {
+	given := m.Name
+	if *tier == "" {
+		*tier = TierDefault
+	}
+	if *tier != TierDefault && !strings.HasPrefix(m.Name, *tier+".") {
+		m.Name = *tier + "." + m.Name
+	}
+	if m.Labels == nil {
+		m.Labels = map[string]string{}
+	}
+	m.Labels[LabelTier] = *tier
+	if m.Annotations == nil {
+		m.Annotations = map[string]string{}
+	}
+	if _, ok := m.Annotations[AnnotationMetadata]; !ok {
+		b, _ := json.Marshal(map[string]string{"name": given})
+		m.Annotations[AnnotationMetadata] = string(b)
+	}
+	if len(*types) == 0 {
+		*types = DefaultPolicyTypes(ingress, egress)
+	}
+}
+
+// DefaultPolicyTypes derives policy types from which rule lists are present, as Project Calico
+// does: Ingress unless there are only egress rules, plus Egress when there are egress rules.
+func DefaultPolicyTypes(ingress, egress []Rule) []string {
+	switch {
+	case len(egress) == 0:
+		return []string{PolicyTypeIngress}
+	case len(ingress) == 0:
+		return []string{PolicyTypeEgress}
+	default:
+		return []string{PolicyTypeIngress, PolicyTypeEgress}
+	}
+}
+
+func defaultWorkloadEndpoint(w *WorkloadEndpoint) {
+	if w.Labels == nil {
+		w.Labels = map[string]string{}
+	}
+	if w.Namespace == "" {
+		w.Namespace = "default"
+	}
+	w.Labels[LabelNamespace] = w.Namespace
+	if w.Spec.Orchestrator != "" {
+		w.Labels[LabelOrchestrator] = w.Spec.Orchestrator
+	}
+}
+
+func defaultFelixConfiguration(s *FelixConfigurationSpec) {
+	setDefault(&s.BPFConnectTimeLoadBalancing, "TCP")
+	setDefault(&s.BPFHostNetworkedNATWithoutCTLB, "Enabled")
+	setDefault(&s.BPFLogLevel, "")
+	setDefault(&s.FloatingIPs, "Disabled")
+	setDefault(&s.NftablesFlowTableOffload, "Disabled")
+	setDefault(&s.NFTablesMode, "Auto")
+}
+
+func setDefault(p **string, v string) {
+	if *p == nil {
+		*p = Str(v)
+	}
+}
+
+// Str returns a pointer to s.
+func Str(s string) *string { return &s }
+
+// Bool returns a pointer to b.
+func Bool(b bool) *bool { return &b }
+
+// Int returns a pointer to i.
+func Int(i int) *int { return &i }
+
+// Float returns a pointer to f.
+func Float(f float64) *float64 { return &f }

@@ -1,0 +1,226 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Port is a port number, a "min:max" range, or a named port resolved against endpoint ports.
+// It marshals as a number when it is a single port, else as a string.
+type Port struct {
+	MinPort  uint16
+	MaxPort  uint16
+	PortName string
+}
+
+// SinglePort returns a Port for one number.
+func SinglePort(p uint16) Port { return Port{MinPort: p, MaxPort: p} }
+
+// NamedPort returns a Port that refers to an endpoint's named port.
+func NamedPort(name string) Port { return Port{PortName: name} }
+
+// ParsePort parses "80", "8000:8080" or a port name.
+func ParsePort(s string) (Port, error) {
+	if s == "" {
+		return Port{}, fmt.Errorf("empty port")
+	}
+	if lo, hi, ok := strings.Cut(s, ":"); ok {
+		min, err1 := strconv.ParseUint(lo, 10, 16)
+		max, err2 := strconv.ParseUint(hi, 10, 16)
+		if err1 != nil || err2 != nil {
+			return Port{}, fmt.Errorf("invalid port range %q", s)
+		}
+		return Port{MinPort: uint16(min), MaxPort: uint16(max)}, nil
+	}
+	if n, err := strconv.ParseUint(s, 10, 64); err == nil {
+		if n > 65535 {
+			return Port{}, fmt.Errorf("port %d out of range 0-65535", n)
+		}
+		return SinglePort(uint16(n)), nil
+	}
+	if s[0] >= '0' && s[0] <= '9' {
+		return Port{}, fmt.Errorf("invalid port %q", s)
+	}
+	return NamedPort(s), nil
+}
+
+// String renders the port as users write it.
+func (p Port) String() string {
+	switch {
+	case p.PortName != "":
+		return p.PortName
+	case p.MinPort == p.MaxPort:
+		return strconv.Itoa(int(p.MinPort))
+	default:
+		return fmt.Sprintf("%d:%d", p.MinPort, p.MaxPort)
+	}
+}
+
+// MarshalJSON renders a single port as a number and anything else as a string.
+func (p Port) MarshalJSON() ([]byte, error) {
+	if p.PortName == "" && p.MinPort == p.MaxPort {
+		return []byte(strconv.Itoa(int(p.MinPort))), nil
+	}
+	return json.Marshal(p.String())
+}
+
+// UnmarshalJSON accepts a number or a string.
+func (p *Port) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && b[0] == '"' {
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		v, err := ParsePort(s)
+		if err != nil {
+			return err
+		}
+		*p = v
+		return nil
+	}
+	var n int64
+	if err := json.Unmarshal(b, &n); err != nil {
+		return fmt.Errorf("port must be a number or a string: %s", b)
+	}
+	if n < 0 || n > 65535 {
+		return fmt.Errorf("port %d out of range 0-65535", n)
+	}
+	*p = SinglePort(uint16(n))
+	return nil
+}
+
+// Protocol is a protocol name (TCP, UDP, ICMP, ICMPv6, SCTP, UDPLite) or a number 1-255.
+// It marshals back in the form it was given.
+type Protocol struct {
+	Name   string
+	Number uint8
+	IsNum  bool
+}
+
+// ProtocolFromString returns a named protocol (or a number, if s is numeric).
+func ProtocolFromString(s string) Protocol {
+	if n, err := strconv.ParseUint(s, 10, 8); err == nil {
+		return Protocol{Number: uint8(n), IsNum: true}
+	}
+	return Protocol{Name: s}
+}
+
+// ProtocolFromInt returns a numeric protocol.
+func ProtocolFromInt(n uint8) Protocol { return Protocol{Number: n, IsNum: true} }
+
+var protocolNumbers = map[string]uint8{
+	"tcp": 6, "udp": 17, "icmp": 1, "icmpv6": 58, "sctp": 132, "udplite": 136,
+}
+
+// NumberValue returns the IP protocol number, and false for an unknown name.
+func (p Protocol) NumberValue() (uint8, bool) {
+	if p.IsNum {
+		return p.Number, true
+	}
+	n, ok := protocolNumbers[strings.ToLower(p.Name)]
+	return n, ok
+}
+
+// SupportsPorts reports whether port matches make sense for this protocol (TCP, UDP, SCTP, UDPLite).
+func (p Protocol) SupportsPorts() bool {
+	n, _ := p.NumberValue()
+	return n == 6 || n == 17 || n == 132 || n == 136
+}
+
+// String renders the protocol as it was given.
+func (p Protocol) String() string {
+	if p.IsNum {
+		return strconv.Itoa(int(p.Number))
+	}
+	return p.Name
+}
+
+// MarshalJSON renders a number or a string, as given.
+func (p Protocol) MarshalJSON() ([]byte, error) {
+	if p.IsNum {
+		return []byte(strconv.Itoa(int(p.Number))), nil
+	}
+	return json.Marshal(p.Name)
+}
+
+// UnmarshalJSON accepts a number or a string.
+func (p *Protocol) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && b[0] == '"' {
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		*p = Protocol{Name: s}
+		return nil
+	}
+	var n int64
+	if err := json.Unmarshal(b, &n); err != nil {
+		return fmt.Errorf("protocol must be a number or a string: %s", b)
+	}
+	if n < 0 || n > 255 {
+		return fmt.Errorf("protocol %d out of range 0-255", n)
+	}
+	*p = Protocol{Number: uint8(n), IsNum: true}
+	return nil
+}
+
+// ASNumber is a BGP AS number. It accepts a number, a numeric string or asdot notation ("1.10").
+type ASNumber uint32
+
+// ParseASNumber parses "64512" or asdot "1.10".
+func ParseASNumber(s string) (ASNumber, error) {
+	if hi, lo, ok := strings.Cut(s, "."); ok {
+		h, err1 := strconv.ParseUint(hi, 10, 16)
+		l, err2 := strconv.ParseUint(lo, 10, 16)
+		if err1 != nil || err2 != nil {
+			return 0, fmt.Errorf("invalid AS number %q", s)
+		}
+		return ASNumber(h<<16 | l), nil
+	}
+	n, err := strconv.ParseUint(s, 10, 32)
+	if err != nil {
+		return 0, fmt.Errorf("invalid AS number %q", s)
+	}
+	return ASNumber(n), nil
+}
+
+// UnmarshalJSON accepts a number or a string.
+func (a *ASNumber) UnmarshalJSON(b []byte) error {
+	s := string(bytes.Trim(b, `"`))
+	v, err := ParseASNumber(s)
+	if err != nil {
+		return err
+	}
+	*a = v
+	return nil
+}
+
+// Duration is a time.Duration that marshals as Go's duration string ("1m30s"), like
+// Kubernetes' metav1.Duration, which Project Calico uses.
+type Duration struct {
+	time.Duration
+}
+
+// MarshalJSON renders the duration as a string.
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(d.Duration.String()) }
+
+// UnmarshalJSON parses a duration string.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("duration must be a string like \"30s\": %s", b)
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return err
+	}
+	d.Duration = v
+	return nil
+}
+
+// Dur returns a pointer to a Duration.
+func Dur(d time.Duration) *Duration { return &Duration{Duration: d} }

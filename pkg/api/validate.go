@@ -1,0 +1,219 @@
+package api
+
+import (
+	"fmt"
+	"net"
+	"regexp"
+	"strings"
+)
+
+// FieldError is one validation failure, with the path of the offending field.
+type FieldError struct {
+	Field   string
+	Message string
+}
+
+func (e FieldError) String() string { return e.Field + ": " + e.Message }
+
+// ValidationError lists every problem found in one object.
+type ValidationError struct {
+	Kind   string
+	Name   string
+	Errors []FieldError
+}
+
+func (e *ValidationError) Error() string {
+	msgs := make([]string, len(e.Errors))
+	for i, fe := range e.Errors {
+		msgs[i] = fe.String()
+	}
+	return fmt.Sprintf("invalid %s %q: %s", e.Kind, e.Name, strings.Join(msgs, "; "))
+}
+
+// Validator checks objects. CheckSelector parses a selector (pkg/selector's Parse); api imports
+// nothing of ours, so the caller supplies it. A nil CheckSelector accepts every selector.
+type Validator struct {
+	CheckSelector func(string) error
+}
+
+// errs collects field errors.
+type errs struct {
+	v    *Validator
+	list []FieldError
+}
+
+func (e *errs) add(field, format string, args ...any) {
+	e.list = append(e.list, FieldError{Field: field, Message: fmt.Sprintf(format, args...)})
+}
+
+// Validate checks one object and returns a *ValidationError listing every problem, or nil.
+func (v Validator) Validate(r Resource) error {
+	e := &errs{v: &v}
+	k, _ := KindOf(r)
+	validateMeta(e, k, r.GetObjectMeta())
+	validateSpec(e, r)
+	if len(e.list) == 0 {
+		return nil
+	}
+	return &ValidationError{Kind: k.Kind, Name: r.GetObjectMeta().Name, Errors: e.list}
+}
+
+func validateSpec(e *errs, r Resource) {
+	switch o := r.(type) {
+	case *IPPool:
+		validateIPPool(e, &o.Spec)
+	case *Node:
+		validateNode(e, &o.Spec)
+	case *FelixConfiguration:
+		validateFelixConfiguration(e, o)
+	case *BGPConfiguration:
+		validateBGPConfiguration(e, o)
+	case *BGPPeer:
+		validateBGPPeer(e, &o.Spec)
+	case *BGPFilter:
+		validateBGPFilter(e, &o.Spec)
+	case *Tier:
+		validateTier(e, o)
+	case *GlobalNetworkPolicy:
+		validatePolicy(e, o.Name, o.View())
+	case *NetworkPolicy:
+		validatePolicy(e, o.Name, o.View())
+	case *Profile:
+		validateRules(e, "spec.ingress", o.Spec.Ingress)
+		validateRules(e, "spec.egress", o.Spec.Egress)
+		validateLabels(e, "spec.labelsToApply", o.Spec.LabelsToApply)
+	case *GlobalNetworkSet:
+		validateNets(e, "spec.nets", o.Spec.Nets, 0)
+	case *NetworkSet:
+		validateNets(e, "spec.nets", o.Spec.Nets, 0)
+	case *HostEndpoint:
+		validateHostEndpoint(e, &o.Spec)
+	case *WorkloadEndpoint:
+		validateWorkloadEndpoint(e, &o.Spec)
+	case *IPAMConfiguration:
+		validateIPAMConfiguration(e, o)
+	}
+}
+
+var (
+	dns1123Subdomain = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
+	dns1123Label     = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+	labelKeyName     = regexp.MustCompile(`^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$`)
+	labelValue       = regexp.MustCompile(`^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$`)
+	interfaceName    = regexp.MustCompile(`^[a-zA-Z0-9_.\-]{1,15}$`)
+)
+
+func validateMeta(e *errs, k KindInfo, m *ObjectMeta) {
+	switch {
+	case m.Name == "":
+		e.add("metadata.name", "name is required")
+	case len(m.Name) > 253:
+		e.add("metadata.name", "name %q is longer than 253 characters", m.Name)
+	case !dns1123Subdomain.MatchString(m.Name):
+		e.add("metadata.name", "name %q must consist of lower case alphanumeric characters, '-' or '.', and start and end with an alphanumeric character", m.Name)
+	}
+	if k.Namespaced {
+		if m.Namespace == "" {
+			e.add("metadata.namespace", "namespace is required for %s", k.Kind)
+		} else if !dns1123Label.MatchString(m.Namespace) {
+			e.add("metadata.namespace", "namespace %q must be a DNS-1123 label", m.Namespace)
+		}
+	} else if m.Namespace != "" {
+		e.add("metadata.namespace", "%s is not namespaced", k.Kind)
+	}
+	validateLabels(e, "metadata.labels", m.Labels)
+}
+
+func validateLabels(e *errs, field string, labels map[string]string) {
+	for k, v := range labels {
+		if !validLabelKey(k) {
+			e.add(field, "invalid label key %q", k)
+		}
+		if len(v) > 63 || !labelValue.MatchString(v) {
+			e.add(field, "invalid value %q for label %q", v, k)
+		}
+	}
+}
+
+func validLabelKey(k string) bool {
+	prefix, name, hasPrefix := strings.Cut(k, "/")
+	if !hasPrefix {
+		name, prefix = prefix, ""
+	}
+	if hasPrefix && (prefix == "" || len(prefix) > 253 || !dns1123Subdomain.MatchString(prefix)) {
+		return false
+	}
+	return len(name) <= 63 && labelKeyName.MatchString(name)
+}
+
+func (e *errs) selector(field, sel string) {
+	if sel == "" || e.v.CheckSelector == nil {
+		return
+	}
+	if err := e.v.CheckSelector(sel); err != nil {
+		e.add(field, "invalid selector %q: %v", sel, err)
+	}
+}
+
+// ParseCIDROrIP parses a CIDR, or a bare IP as a host CIDR (/32 or /128).
+func ParseCIDROrIP(s string) (*net.IPNet, error) {
+	if ip := net.ParseIP(s); ip != nil {
+		bits := 128
+		if ip.To4() != nil {
+			ip, bits = ip.To4(), 32
+		}
+		return &net.IPNet{IP: ip, Mask: net.CIDRMask(bits, bits)}, nil
+	}
+	_, n, err := net.ParseCIDR(s)
+	if err != nil {
+		return nil, fmt.Errorf("invalid CIDR %q", s)
+	}
+	return n, nil
+}
+
+// IPVersionOf returns 4 or 6 for an IP or CIDR string, or 0 if it parses as neither.
+func IPVersionOf(s string) int {
+	n, err := ParseCIDROrIP(s)
+	if err != nil {
+		return 0
+	}
+	if n.IP.To4() != nil {
+		return 4
+	}
+	return 6
+}
+
+// validateNets checks a list of CIDRs; version 4 or 6 also requires that family.
+func validateNets(e *errs, field string, nets []string, version int) {
+	for i, s := range nets {
+		f := fmt.Sprintf("%s[%d]", field, i)
+		v := IPVersionOf(s)
+		switch {
+		case v == 0:
+			e.add(f, "invalid CIDR %q", s)
+		case version != 0 && v != version:
+			e.add(f, "%q is not an IPv%d network (ipVersion is %d)", s, version, version)
+		}
+	}
+}
+
+func validateIP(e *errs, field, s string, version int) {
+	ip := net.ParseIP(s)
+	switch {
+	case ip == nil:
+		e.add(field, "invalid IP address %q", s)
+	case version == 4 && ip.To4() == nil:
+		e.add(field, "%q is not an IPv4 address", s)
+	case version == 6 && ip.To4() != nil:
+		e.add(field, "%q is not an IPv6 address", s)
+	}
+}
+
+func validateOneOf(e *errs, field, value string, allowed ...string) {
+	for _, a := range allowed {
+		if value == a {
+			return
+		}
+	}
+	e.add(field, "%q is not one of %s", value, strings.Join(allowed, ", "))
+}
