@@ -88,7 +88,7 @@ func (n *node) evalValue(v string, ok bool) bool {
 	case opNotIn:
 		return !ok || !setContains(n.set, v)
 	}
-	panic("selector: unknown operator") // unreachable: the parser builds only the ops above
+	return false // unreachable: every leaf op is handled above
 }
 
 // setContains reports whether the sorted slice set holds v: a linear scan for small sets,
