@@ -22,8 +22,8 @@ type Rule struct {
 	ICMP        *ICMPFields   `json:"icmp,omitempty"`
 	NotProtocol *Protocol     `json:"notProtocol,omitempty"`
 	NotICMP     *ICMPFields   `json:"notICMP,omitempty"`
-	Source      EntityRule    `json:"source,omitempty"`
-	Destination EntityRule    `json:"destination,omitempty"`
+	Source      EntityRule    `json:"source,omitzero"`
+	Destination EntityRule    `json:"destination,omitzero"`
 	HTTP        *HTTPMatch    `json:"http,omitempty"`
 	Metadata    *RuleMetadata `json:"metadata,omitempty"`
 }

@@ -1,0 +1,81 @@
+package datastore
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/calico-host/calico-host/pkg/api"
+)
+
+// DecodeResource decodes a v3 resource value stored under key, setting its name and namespace from
+// the key and its resourceVersion from the key's mod revision.
+func DecodeResource(key string, value []byte, modRevision int64) (api.Resource, error) {
+	id, ok := ParseResourceKey(key)
+	if !ok {
+		return nil, fmt.Errorf("not a v3 resource key")
+	}
+	r := id.Kind.New()
+	if err := json.Unmarshal(value, r); err != nil {
+		return nil, fmt.Errorf("decoding %s: %w", id.Kind.Kind, err)
+	}
+	tm := r.GetTypeMeta()
+	if tm.Kind != "" && tm.Kind != id.Kind.Kind {
+		return nil, fmt.Errorf("value has kind %q, key is for %s", tm.Kind, id.Kind.Kind)
+	}
+	*tm = api.TypeMeta{Kind: id.Kind.Kind, APIVersion: api.APIVersion}
+	m := r.GetObjectMeta()
+	m.Name, m.Namespace = id.Name, id.Namespace
+	m.ResourceVersion = strconv.FormatInt(modRevision, 10)
+	return r, nil
+}
+
+// EncodeResource renders an object as the compact JSON stored in etcd (without resourceVersion).
+func EncodeResource(r api.Resource) ([]byte, error) {
+	m := r.GetObjectMeta()
+	rv := m.ResourceVersion
+	m.ResourceVersion = ""
+	defer func() { m.ResourceVersion = rv }()
+	return json.Marshal(r)
+}
+
+// Decode decodes any value calico-host understands: v3 resources (api.Resource), IPAM blocks
+// (*api.AllocationBlock), affinities (*api.BlockAffinity), handles (*api.IPAMHandle) and the IPAM
+// config (*api.IPAMConfig). Other keys return (nil, nil).
+func Decode(key string, value []byte, modRevision int64) (any, error) {
+	var v any
+	switch {
+	case strings.HasPrefix(key, ResourcePrefix):
+		if _, ok := ParseResourceKey(key); !ok {
+			return nil, nil
+		}
+		return DecodeResource(key, value, modRevision)
+	case strings.HasPrefix(key, BlockPrefix):
+		v = &api.AllocationBlock{}
+	case strings.HasPrefix(key, HostPrefix):
+		if _, _, ok := ParseAffinityKey(key); !ok {
+			return nil, nil
+		}
+		v = &api.BlockAffinity{}
+	case strings.HasPrefix(key, HandlePrefix):
+		v = &api.IPAMHandle{}
+	case key == IPAMConfigKey:
+		v = &api.IPAMConfig{}
+	default:
+		return nil, nil
+	}
+	if err := strictJSON(value, v); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+func strictJSON(value []byte, v any) error {
+	d := json.NewDecoder(bytes.NewReader(value))
+	if err := d.Decode(v); err != nil {
+		return fmt.Errorf("decoding %T: %w", v, err)
+	}
+	return nil
+}

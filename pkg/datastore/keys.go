@@ -1,0 +1,164 @@
+// Package datastore reads and writes calico-host's state in etcd, in the exact key layout and JSON
+// of Project Calico's etcdv3 datastore: v3 resources, IPAM blocks, affinities and handles, and
+// felix status keys. Every write is a compare-and-swap.
+package datastore
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/calico-host/calico-host/pkg/api"
+)
+
+// Key prefixes.
+const (
+	ResourcePrefix = "/calico/resources/v3/projectcalico.org/"
+	IPAMPrefix     = "/calico/ipam/v2/"
+	BlockPrefix    = "/calico/ipam/v2/assignment/"
+	HostPrefix     = "/calico/ipam/v2/host/"
+	HandlePrefix   = "/calico/ipam/v2/handle/"
+	IPAMConfigKey  = "/calico/ipam/v2/config"
+	FelixV2Prefix  = "/calico/felix/v2/"
+	FelixV1Prefix  = "/calico/felix/v1/"
+)
+
+// KindPrefix is the key prefix of every object of a kind ("/calico/resources/v3/projectcalico.org/ippools/").
+func KindPrefix(k api.KindInfo) string { return ResourcePrefix + k.Plural + "/" }
+
+// ResourceKey is the key of one object.
+func ResourceKey(k api.KindInfo, namespace, name string) string {
+	if k.Namespaced {
+		return KindPrefix(k) + namespace + "/" + name
+	}
+	return KindPrefix(k) + name
+}
+
+// KeyOf is the key of an object.
+func KeyOf(r api.Resource) (string, error) {
+	k, ok := api.KindOf(r)
+	if !ok {
+		return "", fmt.Errorf("unknown resource type %T", r)
+	}
+	m := r.GetObjectMeta()
+	return ResourceKey(k, m.Namespace, m.Name), nil
+}
+
+// ResourceID identifies one v3 object by its key parts.
+type ResourceID struct {
+	Kind      api.KindInfo
+	Namespace string
+	Name      string
+}
+
+// ParseResourceKey splits a v3 resource key into kind, namespace and name.
+func ParseResourceKey(key string) (ResourceID, bool) {
+	rest, ok := strings.CutPrefix(key, ResourcePrefix)
+	if !ok {
+		return ResourceID{}, false
+	}
+	parts := strings.Split(rest, "/")
+	k, ok := api.KindByPlural(parts[0])
+	if !ok {
+		return ResourceID{}, false
+	}
+	switch {
+	case k.Namespaced && len(parts) == 3 && parts[1] != "" && parts[2] != "":
+		return ResourceID{Kind: k, Namespace: parts[1], Name: parts[2]}, true
+	case !k.Namespaced && len(parts) == 2 && parts[1] != "":
+		return ResourceID{Kind: k, Name: parts[1]}, true
+	}
+	return ResourceID{}, false
+}
+
+// family returns "ipv4" or "ipv6" for a CIDR string.
+func family(cidr string) string {
+	if strings.Contains(cidr, ":") {
+		return "ipv6"
+	}
+	return "ipv4"
+}
+
+// cidrSegment writes a CIDR as a key segment ("10.65.0.0/26" -> "10.65.0.0-26").
+func cidrSegment(cidr string) string { return strings.ReplaceAll(cidr, "/", "-") }
+
+// CIDRFromSegment reverses cidrSegment: the last "-" becomes "/".
+func CIDRFromSegment(seg string) string {
+	i := strings.LastIndex(seg, "-")
+	if i < 0 {
+		return seg
+	}
+	return seg[:i] + "/" + seg[i+1:]
+}
+
+// BlockKey is the key of an IPAM block.
+func BlockKey(cidr string) string {
+	return BlockPrefix + family(cidr) + "/block/" + cidrSegment(cidr)
+}
+
+// AffinityKey is the key of a host's affinity to a block.
+func AffinityKey(host, cidr string) string {
+	return HostPrefix + host + "/" + family(cidr) + "/block/" + cidrSegment(cidr)
+}
+
+// HandleKey is the key of an IPAM handle.
+func HandleKey(id string) string { return HandlePrefix + id }
+
+// ParseBlockKey returns the CIDR of a block key.
+func ParseBlockKey(key string) (cidr string, ok bool) {
+	rest, ok := strings.CutPrefix(key, BlockPrefix)
+	if !ok {
+		return "", false
+	}
+	fam, seg, ok := strings.Cut(rest, "/block/")
+	if !ok || (fam != "ipv4" && fam != "ipv6") || seg == "" {
+		return "", false
+	}
+	return CIDRFromSegment(seg), true
+}
+
+// ParseAffinityKey returns the host and CIDR of an affinity key.
+func ParseAffinityKey(key string) (host, cidr string, ok bool) {
+	rest, ok := strings.CutPrefix(key, HostPrefix)
+	if !ok {
+		return "", "", false
+	}
+	parts := strings.Split(rest, "/")
+	if len(parts) != 4 || parts[2] != "block" || (parts[1] != "ipv4" && parts[1] != "ipv6") {
+		return "", "", false
+	}
+	return parts[0], CIDRFromSegment(parts[3]), true
+}
+
+// Region returns felix's region segment: "no-region" or "region-<name>".
+func Region(openstackRegion string) string {
+	if openstackRegion == "" {
+		return "no-region"
+	}
+	return "region-" + openstackRegion
+}
+
+// AgentStatusKey is felix's leased liveness key.
+func AgentStatusKey(region, host string) string {
+	return FelixV2Prefix + region + "/host/" + host + "/status"
+}
+
+// LastReportedStatusKey is felix's lease-less copy of its liveness report.
+func LastReportedStatusKey(region, host string) string {
+	return FelixV2Prefix + region + "/host/" + host + "/last_reported_status"
+}
+
+// WorkloadEndpointStatusKey is the key felix writes a workload endpoint's status to.
+// workloadID is "<namespace>/<workload>"; "%" and "/" in IDs are escaped as Project Calico does.
+func WorkloadEndpointStatusKey(region, host, orchestrator, workloadID, endpoint string) string {
+	return FelixV2Prefix + region + "/host/" + host + "/workload/" + escapeID(orchestrator) + "/" +
+		escapeID(workloadID) + "/endpoint/" + escapeID(endpoint)
+}
+
+// HostEndpointStatusKey is the (still v1, region-less) key of a host endpoint's status.
+func HostEndpointStatusKey(host, endpoint string) string {
+	return FelixV1Prefix + "host/" + host + "/endpoint/" + escapeID(endpoint)
+}
+
+func escapeID(s string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(s, "%", "%25"), "/", "%2f")
+}
