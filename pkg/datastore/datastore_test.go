@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"reflect"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -183,7 +184,7 @@ func TestListPagination(t *testing.T) {
 	s := etcdtest.Start(t)
 	cli := s.Client()
 	for i := range 1234 {
-		wep := api.WorkloadEndpoint{ObjectMeta: api.ObjectMeta{Name: api.WorkloadEndpointName("h", "cni", itoa(i), "eth0"), Namespace: "default"}}
+		wep := api.WorkloadEndpoint{ObjectMeta: api.ObjectMeta{Name: api.WorkloadEndpointName("h", "cni", strconv.Itoa(i), "eth0"), Namespace: "default"}}
 		wep.Spec.Node = "h"
 		b, _ := json.Marshal(wep)
 		if _, err := cli.Put(ctx(t), datastore.ResourcePrefix+"workloadendpoints/default/"+wep.Name, string(b)); err != nil {
@@ -200,7 +201,6 @@ func TestListPagination(t *testing.T) {
 	}
 }
 
-func itoa(i int) string { return json.Number(string(rune('0'+i/1000)) + string(rune('0'+i/100%10)) + string(rune('0'+i/10%10)) + string(rune('0'+i%10))).String() }
 
 func TestTLS(t *testing.T) {
 	s := etcdtest.StartTLS(t)
