@@ -201,7 +201,6 @@ func TestListPagination(t *testing.T) {
 	}
 }
 
-
 func TestTLS(t *testing.T) {
 	s := etcdtest.StartTLS(t)
 	c := newClient(t, s)
