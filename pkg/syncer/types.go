@@ -1,0 +1,51 @@
+// Package syncer streams a consistent view of etcd key prefixes: a paginated list pinned to one
+// revision, then a watch from revision+1. Consumers receive one stream of Messages: a snapshot
+// (the complete state, replacing whatever they had) or a batch of incremental updates, plus the
+// syncer's status. On compaction or a broken watch it re-lists and sends a new snapshot; on etcd
+// loss it retries with capped backoff and reports that it is not in sync. It never exits on its own.
+package syncer
+
+// Status is the syncer's view of the datastore.
+type Status int
+
+// Statuses, in the order a healthy syncer goes through them.
+const (
+	WaitingForDatastore Status = iota // etcd unreachable (or not yet contacted)
+	ResyncInProgress                  // listing
+	InSync                            // the last snapshot was delivered and the watch is running
+)
+
+func (s Status) String() string {
+	switch s {
+	case WaitingForDatastore:
+		return "WaitingForDatastore"
+	case ResyncInProgress:
+		return "ResyncInProgress"
+	case InSync:
+		return "InSync"
+	}
+	return "Unknown"
+}
+
+// Update is the new value of one key. Value is what the syncer's decoder produced (by default
+// datastore.Decode, so an api.Resource, *api.AllocationBlock, *api.BlockAffinity, *api.IPAMHandle
+// or *api.IPAMConfig); nil means the key was deleted, or its value was undecodable or invalid
+// (logged with the key) and is treated as absent.
+type Update struct {
+	Key      string
+	Value    any
+	Revision int64 // the key's mod revision (for a deletion, the revision of the delete)
+}
+
+// Message is one item of the stream.
+type Message struct {
+	// Status is the syncer's status after this message.
+	Status Status
+	// Snapshot means Updates is the complete state under the prefixes (nil values never appear in
+	// a snapshot); consumers replace their model with it, diffing to find what went away.
+	Snapshot bool
+	// Updates are the changes, in revision order; empty for a pure status change.
+	Updates []Update
+	// Revision is the etcd revision the consumer is now at.
+	Revision int64
+}
