@@ -1,0 +1,323 @@
+// Package calc is felix's calculation graph: it turns the syncer's stream of datastore changes into
+// the exact desired dataplane state for one host, incrementally. It is pure: no etcd, no kernel and
+// no clock that its caller does not give it.
+//
+// Its output is a sequence of batches of Updates (the types in this file). The dataplane keeps the
+// latest value for every ID and programs the kernel from that model; an Update with a nil pointer
+// payload never occurs (removals have their own types). Within a batch, updates come in dependency
+// order (see Flush): IP sets before the policies that use them, policies and profiles before the
+// endpoints that reference them, removals of endpoints before removals of what they referenced.
+package calc
+
+import "net/netip"
+
+// Update is one change for the dataplane.
+type Update interface{ isUpdate() }
+
+// ConfigUpdate carries the datastore's part of felix's configuration: FelixConfiguration `default`
+// overlaid with `node.<host>`, as Project Calico parameter names (InterfacePrefix,
+// ReportingIntervalSecs, FailsafeInboundHostPorts...) with string values in the same syntax as
+// FELIX_* environment variables, plus ClusterInformation and this host's Node facts. It is sent in
+// full whenever any of it changes.
+type ConfigUpdate struct {
+	Params         map[string]string
+	ClusterType    string
+	ClusterGUID    string
+	CalicoVersion  string
+	DatastoreReady bool
+	// This host's Node.
+	HostIPv4, HostIPv6 netip.Prefix // bgp.ipv4Address / ipv6Address (address with its subnet)
+	VXLANTunnelAddrV4  netip.Addr
+	VXLANTunnelAddrV6  netip.Addr
+	VXLANTunnelMAC     string
+	VXLANTunnelMACV6   string
+}
+
+// IPSetType says what an IP set holds.
+type IPSetType int
+
+// IP set types.
+const (
+	IPSetNet       IPSetType = iota // addresses and CIDRs (endpoint IPs, network set nets)
+	IPSetNamedPort                  // (address, protocol, port) triples for named ports
+)
+
+// IPSetMember is one member. Protocol and Port are set only in named-port sets. A set may hold
+// both IPv4 and IPv6 members; the dataplane splits them per family.
+type IPSetMember struct {
+	Prefix   netip.Prefix
+	Protocol uint8
+	Port     uint16
+}
+
+// IPSetUpdate gives the full contents of a set (a new set, or after a resync).
+type IPSetUpdate struct {
+	ID      string // "s:<hash>" for selector sets, "n:<hash>" for named-port sets (Calico's IDs)
+	Type    IPSetType
+	Members []IPSetMember
+}
+
+// IPSetDelta changes the members of a set the dataplane already has.
+type IPSetDelta struct {
+	ID      string
+	Added   []IPSetMember
+	Removed []IPSetMember
+}
+
+// IPSetRemove removes a set no active rule uses any more.
+type IPSetRemove struct{ ID string }
+
+// PolicyID identifies a policy. Kind is "gnp" (GlobalNetworkPolicy) or "np" (NetworkPolicy);
+// Namespace is empty for gnp. Name is the stored name (including a non-default tier prefix).
+type PolicyID struct {
+	Tier      string
+	Kind      string
+	Namespace string
+	Name      string
+}
+
+// Policy is an active policy with its rules resolved to IP sets.
+type Policy struct {
+	Namespace      string
+	InboundRules   []Rule
+	OutboundRules  []Rule
+	Untracked      bool // doNotTrack
+	PreDNAT        bool
+	ApplyOnForward bool
+}
+
+// ActivePolicyUpdate adds or changes a policy that matches at least one local endpoint.
+type ActivePolicyUpdate struct {
+	ID     PolicyID
+	Policy *Policy
+}
+
+// ActivePolicyRemove removes a policy that no longer matches any local endpoint (or was deleted).
+type ActivePolicyRemove struct{ ID PolicyID }
+
+// Profile is an active profile's rules.
+type Profile struct {
+	InboundRules  []Rule
+	OutboundRules []Rule
+}
+
+// ActiveProfileUpdate adds or changes a profile referenced by a local endpoint.
+type ActiveProfileUpdate struct {
+	Name    string
+	Profile *Profile
+}
+
+// ActiveProfileRemove removes a profile no local endpoint references any more.
+type ActiveProfileRemove struct{ Name string }
+
+// Rule actions (lower case, as in Project Calico's dataplane protocol).
+const (
+	RuleAllow = "allow"
+	RuleDeny  = "deny"
+	RulePass  = "pass"
+	RuleLog   = "log"
+)
+
+// PortRange is an inclusive port range (First == Last for a single port).
+type PortRange struct{ First, Last uint16 }
+
+// ICMPMatch matches an ICMP type and optionally a code.
+type ICMPMatch struct {
+	Type uint8
+	Code *uint8
+}
+
+// Rule is one rule with every selector resolved to IP set IDs. All non-empty fields must match
+// (AND); within a list, any entry may match (OR), except the Not* IP set lists, where the packet
+// must be in none of the sets, and the positive IP set lists, where it must be in all of them.
+// A v3 rule that mixes numeric and named ports becomes several Rules (one per alternative), so a
+// Rule holds either Ports or NamedPortIPSetIDs on each side, never both. IPVersion 0 means both
+// families; a rule whose nets are all of one family has that family's IPVersion.
+type Rule struct {
+	Action      string
+	IPVersion   int
+	Protocol    uint8 // 0 = any
+	NotProtocol uint8 // 0 = none
+
+	SrcNets, NotSrcNets []netip.Prefix
+	DstNets, NotDstNets []netip.Prefix
+
+	SrcPorts, NotSrcPorts []PortRange
+	DstPorts, NotDstPorts []PortRange
+
+	SrcIPSetIDs, NotSrcIPSetIDs []string
+	DstIPSetIDs, NotDstIPSetIDs []string
+
+	SrcNamedPortIPSetIDs, NotSrcNamedPortIPSetIDs []string
+	DstNamedPortIPSetIDs, NotDstNamedPortIPSetIDs []string
+
+	ICMP    *ICMPMatch
+	NotICMP *ICMPMatch
+
+	// RuleID is a stable short hash of the source rule (for comments and logs).
+	RuleID string
+}
+
+// TierInfo lists, for one tier, the policies that apply to an endpoint in each direction, in
+// evaluation order. Tiers appear in evaluation order; a tier with no policy for an endpoint is left out.
+type TierInfo struct {
+	Name            string
+	DefaultAction   string // "Deny" or "Pass"
+	IngressPolicies []PolicyID
+	EgressPolicies  []PolicyID
+}
+
+// WorkloadEndpointID identifies a workload endpoint as Project Calico does (and as felix's status
+// keys need it): WorkloadID is "<namespace>/<workload>".
+type WorkloadEndpointID struct {
+	OrchestratorID string
+	WorkloadID     string
+	EndpointID     string
+}
+
+// NATInfo is a 1:1 NAT (OpenStack floating IP).
+type NATInfo struct {
+	ExtIP netip.Addr
+	IntIP netip.Addr
+}
+
+// WorkloadEndpoint is a local workload endpoint with its resolved policy.
+type WorkloadEndpoint struct {
+	Name                       string // host-side interface name
+	Namespace                  string
+	MAC                        string
+	IPv4Nets, IPv6Nets         []netip.Prefix
+	IPv4NAT, IPv6NAT           []NATInfo
+	AllowSpoofedSourcePrefixes []netip.Prefix
+	Tiers                      []TierInfo
+	ProfileIDs                 []string
+}
+
+// WorkloadEndpointUpdate adds or changes a local workload endpoint.
+type WorkloadEndpointUpdate struct {
+	ID       WorkloadEndpointID
+	Endpoint *WorkloadEndpoint
+}
+
+// WorkloadEndpointRemove removes a local workload endpoint.
+type WorkloadEndpointRemove struct{ ID WorkloadEndpointID }
+
+// HostEndpoint is one of this host's endpoints with its resolved policy, per kind of policy.
+type HostEndpoint struct {
+	Name              string // the HostEndpoint object's name
+	InterfaceName     string // "" when matched by expected IPs only; "*" for all interfaces
+	ExpectedIPv4Addrs []netip.Addr
+	ExpectedIPv6Addrs []netip.Addr
+	ProfileIDs        []string
+	Tiers             []TierInfo // normal policies
+	UntrackedTiers    []TierInfo // doNotTrack policies
+	PreDNATTiers      []TierInfo // preDNAT policies (ingress only)
+	ForwardTiers      []TierInfo // applyOnForward policies
+}
+
+// HostEndpointUpdate adds or changes one of this host's endpoints.
+type HostEndpointUpdate struct{ Endpoint *HostEndpoint }
+
+// HostEndpointRemove removes one of this host's endpoints (by object name).
+type HostEndpointRemove struct{ Name string }
+
+// IPPool is a pool as the dataplane needs it (NAT outgoing, encapsulation, the all-pools set).
+type IPPool struct {
+	Name             string
+	CIDR             netip.Prefix
+	NATOutgoing      bool
+	VXLANMode        string // Never, Always, CrossSubnet
+	Disabled         bool
+	DisableBGPExport bool
+}
+
+// IPPoolUpdate adds or changes a pool.
+type IPPoolUpdate struct{ Pool *IPPool }
+
+// IPPoolRemove removes a pool (by name).
+type IPPoolRemove struct{ Name string }
+
+// HostMetadata is another (or this) host's addresses, for the all-hosts set and same-subnet checks.
+type HostMetadata struct {
+	Hostname string
+	IPv4Addr netip.Prefix // bgp.ipv4Address with its subnet
+	IPv6Addr netip.Prefix
+	Labels   map[string]string
+}
+
+// HostMetadataUpdate adds or changes a host.
+type HostMetadataUpdate struct{ Host *HostMetadata }
+
+// HostMetadataRemove removes a host.
+type HostMetadataRemove struct{ Hostname string }
+
+// RouteType says where a routed prefix lives.
+type RouteType int
+
+// Route types.
+const (
+	RouteRemoteWorkload RouteType = iota // a block affine to another host (or an IP borrowed by one)
+	RouteLocalWorkload                   // a block affine to this host
+	RouteRemoteTunnel                    // another host's tunnel address
+)
+
+// Route is a prefix felix may need to program. For VXLAN pools felix routes remote blocks through
+// vxlan.calico to the owning host's VTEP; for non-encapsulated pools BIRD owns those routes.
+type Route struct {
+	Dst         netip.Prefix
+	Type        RouteType
+	DstNode     string
+	DstNodeIP   netip.Addr // the owning host's address (bgp.ipv4Address / ipv6Address)
+	PoolName    string
+	VXLANMode   string // of the pool containing Dst: Never, Always, CrossSubnet
+	NATOutgoing bool
+	SameSubnet  bool // the owning host is in one of this host's subnets (for CrossSubnet)
+}
+
+// RouteUpdate adds or changes a route.
+type RouteUpdate struct{ Route *Route }
+
+// RouteRemove removes a route.
+type RouteRemove struct{ Dst netip.Prefix }
+
+// VTEP is another host's VXLAN tunnel endpoint.
+type VTEP struct {
+	Node             string
+	MAC              string
+	TunnelAddr       netip.Addr // ipv4VXLANTunnelAddr (or ipv6VXLANTunnelAddr)
+	ParentDeviceAddr netip.Addr // the host's underlay address
+}
+
+// VTEPUpdate adds or changes a remote VTEP (IPv4 and IPv6 VTEPs are separate updates).
+type VTEPUpdate struct{ VTEP *VTEP }
+
+// VTEPRemove removes a remote VTEP of one family.
+type VTEPRemove struct {
+	Node string
+	IPv6 bool
+}
+
+// InSync is sent once, in the first batch after the syncer's initial snapshot was processed.
+type InSync struct{}
+
+func (ConfigUpdate) isUpdate()           {}
+func (IPSetUpdate) isUpdate()            {}
+func (IPSetDelta) isUpdate()             {}
+func (IPSetRemove) isUpdate()            {}
+func (ActivePolicyUpdate) isUpdate()     {}
+func (ActivePolicyRemove) isUpdate()     {}
+func (ActiveProfileUpdate) isUpdate()    {}
+func (ActiveProfileRemove) isUpdate()    {}
+func (WorkloadEndpointUpdate) isUpdate() {}
+func (WorkloadEndpointRemove) isUpdate() {}
+func (HostEndpointUpdate) isUpdate()     {}
+func (HostEndpointRemove) isUpdate()     {}
+func (IPPoolUpdate) isUpdate()           {}
+func (IPPoolRemove) isUpdate()           {}
+func (HostMetadataUpdate) isUpdate()     {}
+func (HostMetadataRemove) isUpdate()     {}
+func (RouteUpdate) isUpdate()            {}
+func (RouteRemove) isUpdate()            {}
+func (VTEPUpdate) isUpdate()             {}
+func (VTEPRemove) isUpdate()             {}
+func (InSync) isUpdate()                 {}
