@@ -4,9 +4,9 @@ GO       ?= go
 BIN      := bin
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo 0.0.0-dev)
 LDFLAGS  := -s -w -X github.com/calico-host/calico-host/pkg/buildinfo.Version=$(VERSION)
-BINARIES := calico-felix calico-confd calico-startup calicoctl calico calico-ipam
+BINARIES := $(notdir $(wildcard cmd/*))
 
-.PHONY: all build test test-unit test-packages lint demo packages clean
+.PHONY: all deps build test test-unit test-packages lint demo packages clean
 
 all: build
 
@@ -14,9 +14,12 @@ build:
 	@mkdir -p $(BIN)
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/ $(addprefix ./cmd/,$(BINARIES))
 
+deps:
+	scripts/install-deps.sh
+
 # The full test suite: unit, real etcd, real kernel (in network namespaces, as root), BIRD.
-test: build
-	$(GO) test -count=1 -timeout 40m ./...
+test: deps build
+	$(GO) test -count=1 -p 2 -timeout 40m ./...
 
 test-unit:
 	$(GO) test -short -count=1 ./...
