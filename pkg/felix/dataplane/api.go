@@ -1,0 +1,71 @@
+// Package dataplane programs this host's kernel from the calculation graph's updates: one nftables
+// table (through netlink, package nft), routes, interface sysctls, the interface monitor and the
+// VXLAN device. It never reads the datastore; everything comes from calc.Update batches.
+package dataplane
+
+import (
+	"net/netip"
+	"time"
+
+	"github.com/calico-host/calico-host/pkg/felix/calc"
+)
+
+// Config is what the dataplane needs from felix's configuration. Zero values are replaced by
+// Project Calico's defaults in New (see felix-facts §4).
+type Config struct {
+	Hostname          string
+	InterfacePrefixes []string // e.g. ["cali", "tap"]
+	// InterfaceExclude lists interface names or /regex/ that are never host endpoints.
+	InterfaceExclude []string
+	IPv6Support      bool
+
+	DefaultEndpointToHostAction    string // "Drop", "Return" or "Accept"
+	FailsafeInbound                []ProtoPort
+	FailsafeOutbound               []ProtoPort
+	DisableConntrackInvalidCheck   bool
+	AllowVXLANPacketsFromWorkloads bool
+	AllowIPIPPacketsFromWorkloads  bool
+	FilterDenyAction               string // "Drop" (default) or "Reject"
+	LogPrefix                      string // default "calico-packet"
+	MarkMask                       uint32 // default 0xffff0000
+
+	NATOutgoingAddress netip.Addr
+	NATPortRange       [2]uint16
+
+	// OpenStack special cases (on when an interface prefix is "tap" or ClusterType contains "openstack").
+	OpenStack    bool
+	MetadataAddr netip.Addr // default 127.0.0.1
+	MetadataPort uint16     // default 8775
+
+	NftablesRefreshInterval  time.Duration // full resync period, default 180 s
+	RouteRefreshInterval     time.Duration // default 90 s
+	InterfaceRefreshInterval time.Duration // default 90 s
+	RouteProtocol            int           // our route protocol number (default 80, like Calico's felix)
+
+	VXLANEnabled   bool
+	VXLANVNI       int // default 4096
+	VXLANPort      int // default 4789
+	VXLANMTU       int // 0 = host MTU - 50
+	VXLANTunnelMAC string
+	MTUFile        string // where the workload MTU is written (default /var/lib/calico/mtu)
+
+	// TableName is the nftables table (family inet), default "calico".
+	TableName string
+	// NetNS, when set, is the path of a network namespace to program instead of the current one
+	// (used by tests and by the demo).
+	NetNS string
+}
+
+// ProtoPort is a failsafe port.
+type ProtoPort struct {
+	Protocol string // "tcp", "udp", "sctp"
+	Net      netip.Prefix
+	Port     uint16
+}
+
+// EndpointStatus is reported for each local endpoint after each apply that changed it.
+type EndpointStatus struct {
+	Workload     *calc.WorkloadEndpointID // set for workload endpoints
+	HostEndpoint string                   // set for host endpoints (object name)
+	Status       string                   // "up", "down" or "error"; "" = gone (delete its status key)
+}
