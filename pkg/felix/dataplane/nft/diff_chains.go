@@ -1,0 +1,95 @@
+package nft
+
+import (
+	"fmt"
+	"slices"
+)
+
+// planChains decides, per desired chain, whether it is new, replaced (its
+// hook changed), rewritten (its rules changed) or left alone.
+func (p *planner) planChains() error {
+	for _, name := range sortedKeys(p.desired.Chains) {
+		c := p.desired.Chains[name]
+		st := p.cur.chains[name]
+		switch {
+		case st == nil:
+			p.emit(phAddChains, Op{Kind: OpAddChain, Name: name, Base: c.Base})
+			p.rewrite[name] = true
+			p.stats.ChainsAdded++
+		case !equalBase(st.base, c.Base):
+			p.flush(name)
+			p.emit(phRecreate, Op{Kind: OpDeleteChain, Name: name}, Op{Kind: OpAddChain, Name: name, Base: c.Base})
+			p.changed[ref{kind: refChain, name: name}] = true
+			p.rewriteChain(name)
+		case st.known && rulesEqual(st.rules, c.Rules):
+			p.next.chains[name] = st
+		case st.known:
+			p.rewriteChain(name)
+		default:
+			p.compareHashes(name, c, st)
+		}
+	}
+	return nil
+}
+
+// compareHashes handles a chain read from the kernel: it is unchanged when
+// the hash of every rule matches.
+func (p *planner) compareHashes(name string, c *Chain, st *chainState) {
+	hashes := ruleHashes(name, c.Rules)
+	if slices.Equal(hashes, st.hashes) {
+		p.next.chains[name] = newChainState(c, hashes)
+		return
+	}
+	p.rewriteChain(name)
+}
+
+// rewriteChain flushes an existing chain and schedules its rules.
+func (p *planner) rewriteChain(name string) {
+	if p.rewrite[name] {
+		return
+	}
+	p.flush(name)
+	p.rewrite[name] = true
+	p.stats.ChainsRewritten++
+}
+
+// checkUsers looks at the chains that are not rewritten and refer to an
+// object that is deleted or replaced: a reference that no longer resolves
+// is an error in the desired ruleset; a replaced object forces the chain to
+// be rewritten, since the kernel does not let a set in use be deleted.
+func (p *planner) checkUsers() error {
+	if len(p.changed) == 0 {
+		return nil
+	}
+	for _, name := range sortedKeys(p.next.chains) {
+		for _, rf := range p.next.chains[name].refs {
+			if !p.changed[refKey(rf)] {
+				continue
+			}
+			if err := p.desired.checkRef(rf); err != nil {
+				return fmt.Errorf("chain %q: %w", name, err)
+			}
+			delete(p.next.chains, name)
+			p.rewriteChain(name)
+			break
+		}
+	}
+	return nil
+}
+
+// writeRules validates the chains being written and emits their rules.
+func (p *planner) writeRules() error {
+	for _, name := range sortedKeys(p.rewrite) {
+		c := p.desired.Chains[name]
+		if err := p.desired.validateChain(name, c); err != nil {
+			return err
+		}
+		st := newChainState(c, ruleHashes(name, c.Rules))
+		for i, r := range st.rules {
+			p.emit(phRules, Op{Kind: OpAddRule, Name: name, Rule: r, Hash: st.hashes[i]})
+		}
+		p.next.chains[name] = st
+		p.stats.RulesWritten += len(c.Rules)
+	}
+	return nil
+}
