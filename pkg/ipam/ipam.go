@@ -1,0 +1,124 @@
+// Package ipam is Project Calico's block IPAM over etcd: per-host block affinities, allocation
+// blocks, handles and the IPAM configuration, in the exact keys and JSON Project Calico writes, so
+// either implementation reads and extends the other's state. Every write is an etcd
+// compare-and-swap; a write that touches a block and a handle does both in one transaction.
+package ipam
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/calico-host/calico-host/pkg/api"
+	"github.com/calico-host/calico-host/pkg/datastore"
+)
+
+// Errors callers can test with errors.Is.
+var (
+	// ErrBlockLimit: the host needs another block but owns the maximum already (and may not borrow).
+	ErrBlockLimit = errors.New("host has reached its limit of IPAM blocks")
+	// ErrNoPool: no enabled pool of the family selects this host for the intended use.
+	ErrNoPool = errors.New("no usable IP pool")
+	// ErrExhausted: the selected pools have no free address left for this host.
+	ErrExhausted = errors.New("no free addresses left in the IP pools")
+	// ErrAlreadyAssigned: the requested address is taken.
+	ErrAlreadyAssigned = errors.New("address is already assigned")
+	// ErrNotInPool: the requested address is in no enabled pool.
+	ErrNotInPool = errors.New("address is not in an enabled IP pool")
+	// ErrTooManyRetries: compare-and-swap conflicts went on past the retry bound.
+	ErrTooManyRetries = errors.New("too many concurrent IPAM updates (compare-and-swap retries exhausted)")
+)
+
+// DefaultMaxBlocksPerHost applies when neither the request nor the IPAM config sets a limit.
+const DefaultMaxBlocksPerHost = 20
+
+// maxRetries bounds compare-and-swap retries of one step, as Project Calico's datastoreRetries.
+const maxRetries = 100
+
+// Client allocates and releases addresses.
+type Client struct {
+	ds  *datastore.Client
+	log zerolog.Logger
+	now func() time.Time
+}
+
+// New returns an IPAM client on a datastore connection.
+func New(ds *datastore.Client, log zerolog.Logger) *Client {
+	return &Client{ds: ds, log: log, now: time.Now}
+}
+
+// GetIPAMConfig reads /calico/ipam/v2/config, returning Project Calico's defaults (no strict
+// affinity, automatic block allocation, default block limit) when the key is absent.
+func (c *Client) GetIPAMConfig(ctx context.Context) (api.IPAMConfig, error) {
+	cfg, _, err := c.getConfig(ctx)
+	return cfg, err
+}
+
+func (c *Client) getConfig(ctx context.Context) (api.IPAMConfig, int64, error) {
+	kv, err := c.ds.GetKV(ctx, datastore.IPAMConfigKey)
+	if datastore.IsNotFound(err) {
+		return api.IPAMConfig{AutoAllocateBlocks: true}, 0, nil
+	}
+	if err != nil {
+		return api.IPAMConfig{}, 0, fmt.Errorf("reading IPAM config: %w", err)
+	}
+	var cfg api.IPAMConfig
+	if err := json.Unmarshal(kv.Value, &cfg); err != nil {
+		c.log.Warn().Err(err).Str("key", kv.Key).Msg("undecodable IPAM config, using defaults")
+		return api.IPAMConfig{AutoAllocateBlocks: true}, kv.ModRevision, nil
+	}
+	return cfg, kv.ModRevision, nil
+}
+
+// SetIPAMConfig writes /calico/ipam/v2/config (compare-and-swap against what it read).
+func (c *Client) SetIPAMConfig(ctx context.Context, cfg api.IPAMConfig) error {
+	if cfg.MaxBlocksPerHost < 0 {
+		return fmt.Errorf("maxBlocksPerHost must not be negative (got %d)", cfg.MaxBlocksPerHost)
+	}
+	v, err := json.Marshal(cfg)
+	if err != nil {
+		return fmt.Errorf("encoding IPAM config: %w", err)
+	}
+	return c.retry(ctx, "writing IPAM config", func() error {
+		_, rev, err := c.getConfig(ctx)
+		if err != nil {
+			return err
+		}
+		_, err = c.commit(ctx, write{key: datastore.IPAMConfigKey, value: v, rev: rev})
+		return err
+	})
+}
+
+// retry runs step until it returns something other than errConflict, at most maxRetries times,
+// with a short jittered backoff between attempts so that contenders spread out.
+func (c *Client) retry(ctx context.Context, what string, step func() error) error {
+	for attempt := 0; attempt < maxRetries; attempt++ {
+		err := step()
+		if !errors.Is(err, errConflict) {
+			return err
+		}
+		c.log.Debug().Str("op", what).Int("attempt", attempt).Msg("compare-and-swap conflict, retrying")
+		if err := backoff(ctx, attempt); err != nil {
+			return err
+		}
+	}
+	return fmt.Errorf("%s: %w", what, ErrTooManyRetries)
+}
+
+// backoff waits a random time that grows with the attempt number (up to 20 ms), or until ctx ends.
+func backoff(ctx context.Context, attempt int) error {
+	limit := time.Duration(min(1<<min(attempt, 10), 20)) * time.Millisecond
+	t := time.NewTimer(rand.N(limit) + 100*time.Microsecond)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}

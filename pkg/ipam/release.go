@@ -1,0 +1,237 @@
+package ipam
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"sort"
+	"time"
+
+	"github.com/calico-host/calico-host/pkg/api"
+	"github.com/calico-host/calico-host/pkg/datastore"
+)
+
+// cleanupTimeout bounds the release that undoes a failed assignment.
+const cleanupTimeout = 30 * time.Second
+
+// ReleaseByHandle releases every address of a handle and deletes the handle. A handle that does
+// not exist is not an error.
+func (c *Client) ReleaseByHandle(ctx context.Context, handleID string) error {
+	h, err := c.getHandle(ctx, handleID)
+	if err != nil {
+		return fmt.Errorf("releasing handle %s: %w", handleID, err)
+	}
+	if !h.stored() {
+		return nil
+	}
+	for _, s := range sortedKeys(h.h.Block) {
+		cidr, err := netip.ParsePrefix(s)
+		if err != nil {
+			c.log.Warn().Str("handle", handleID).Str("block", s).Msg("handle names an invalid block CIDR")
+		}
+		if err := c.releaseHandleInBlock(ctx, handleID, s, cidr); err != nil {
+			return fmt.Errorf("releasing handle %s in block %s: %w", handleID, s, err)
+		}
+	}
+	return nil
+}
+
+// releaseHandleInBlock frees the handle's addresses in one block and drops the block from the
+// handle (deleting the handle once empty) in one transaction.
+func (c *Client) releaseHandleInBlock(ctx context.Context, handleID, key string, cidr netip.Prefix) error {
+	return c.retry(ctx, "releasing "+handleID, func() error {
+		h, err := c.getHandle(ctx, handleID)
+		if err != nil || !h.stored() {
+			return err
+		}
+		delete(h.h.Block, key)
+		ws := []write{h.write()}
+		if cidr.IsValid() {
+			b, err := c.getBlock(ctx, cidr)
+			if err != nil && !datastore.IsNotFound(err) {
+				return err
+			}
+			if b != nil {
+				if freed := release(b.b, ordinalsOfHandle(b.b, handleID)); len(freed) > 0 {
+					bw, err := blockWrite(b, false)
+					if err != nil {
+						return err
+					}
+					ws = append(ws, bw)
+				}
+			}
+		}
+		_, err = c.commit(ctx, ws...)
+		return err
+	})
+}
+
+// ReleaseIPs releases the given addresses and returns those that were not allocated. The handles
+// holding them are decremented in the same transaction as their block.
+func (c *Client) ReleaseIPs(ctx context.Context, ips ...netip.Addr) ([]netip.Addr, error) {
+	byBlock, unallocated, err := c.groupByBlock(ctx, ips)
+	if err != nil {
+		return nil, err
+	}
+	for cidr, addrs := range byBlock {
+		notHeld, err := c.releaseInBlock(ctx, cidr, addrs)
+		if err != nil {
+			return nil, fmt.Errorf("releasing addresses in block %s: %w", cidr, err)
+		}
+		unallocated = append(unallocated, notHeld...)
+	}
+	return unallocated, nil
+}
+
+// groupByBlock finds the block of each address: from its pool's block size, or, for addresses
+// outside every pool, from the stored blocks. Addresses in no block are returned separately.
+func (c *Client) groupByBlock(ctx context.Context, ips []netip.Addr) (map[netip.Prefix][]netip.Addr, []netip.Addr, error) {
+	pools, err := c.enabledPools(ctx, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	byBlock := map[netip.Prefix][]netip.Addr{}
+	var none []netip.Addr
+	listed := map[int][]*block{}
+	for _, ip := range ips {
+		ip = ip.Unmap()
+		if p := poolOf(pools, ip); p != nil {
+			byBlock[p.blockFor(ip)] = append(byBlock[p.blockFor(ip)], ip)
+			continue
+		}
+		fam := familyOf(ip)
+		if _, ok := listed[fam]; !ok {
+			if listed[fam], err = c.listBlocks(ctx, fam); err != nil {
+				return nil, nil, err
+			}
+		}
+		if b := blockContaining(listed[fam], ip); b != nil {
+			byBlock[b.cidr] = append(byBlock[b.cidr], ip)
+		} else {
+			none = append(none, ip)
+		}
+	}
+	return byBlock, none, nil
+}
+
+func blockContaining(blocks []*block, ip netip.Addr) *block {
+	for _, b := range blocks {
+		if b.cidr.Contains(ip) {
+			return b
+		}
+	}
+	return nil
+}
+
+// releaseInBlock frees addresses of one block and decrements their handles, atomically.
+func (c *Client) releaseInBlock(ctx context.Context, cidr netip.Prefix, addrs []netip.Addr) ([]netip.Addr, error) {
+	var notHeld []netip.Addr
+	err := c.retry(ctx, "releasing in "+cidr.String(), func() error {
+		notHeld = nil
+		b, err := c.getBlock(ctx, cidr)
+		if datastore.IsNotFound(err) {
+			notHeld = addrs
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		var ords []int
+		for _, a := range addrs {
+			o, _ := addrOrdinal(cidr, a)
+			if b.b.Allocations[o] == nil {
+				notHeld = append(notHeld, a)
+				continue
+			}
+			ords = append(ords, o)
+		}
+		if len(ords) == 0 {
+			return nil
+		}
+		counts := release(b.b, ords)
+		bw, err := blockWrite(b, false)
+		if err != nil {
+			return err
+		}
+		ws := []write{bw}
+		for id, n := range counts {
+			if id == "" {
+				continue
+			}
+			h, err := c.getHandle(ctx, id)
+			if err != nil {
+				return err
+			}
+			if h.stored() {
+				h.adjust(cidr.String(), -n)
+				ws = append(ws, h.write())
+			}
+		}
+		_, err = c.commit(ctx, ws...)
+		return err
+	})
+	return notHeld, err
+}
+
+// ReleaseHostAffinities gives up the host's claim on all its blocks: empty blocks are deleted,
+// blocks still in use lose their affinity (or, with mustBeEmpty, are kept as they are).
+func (c *Client) ReleaseHostAffinities(ctx context.Context, host string, mustBeEmpty bool) error {
+	affs, err := c.listAffinities(ctx, host, 0)
+	if err != nil {
+		return err
+	}
+	for _, af := range affs {
+		if err := c.releaseAffinity(ctx, af, mustBeEmpty); err != nil {
+			return fmt.Errorf("releasing affinity of %s for %s: %w", host, af.cidr, err)
+		}
+	}
+	return nil
+}
+
+// releaseAffinity marks the affinity pendingDeletion, then deletes or unaffines the block and
+// deletes the affinity in one transaction.
+func (c *Client) releaseAffinity(ctx context.Context, af *affinity, mustBeEmpty bool) error {
+	return c.retry(ctx, "releasing affinity", func() error {
+		cur, err := c.getAffinity(ctx, af.host, af.cidr)
+		if err != nil || cur.rev == 0 {
+			return err
+		}
+		b, err := c.getBlock(ctx, af.cidr)
+		if err != nil && !datastore.IsNotFound(err) {
+			return err
+		}
+		ours := b != nil && affinityHost(b.b) == af.host
+		if ours && mustBeEmpty && !isEmpty(b.b) {
+			if cur.state == api.AffinityPendingDeletion { // our own earlier attempt: undo it
+				_, err = c.commit(ctx, cur.write(api.AffinityConfirmed))
+			}
+			return err
+		}
+		if cur.state != api.AffinityPendingDeletion {
+			if cur.rev, err = c.commit(ctx, cur.write(api.AffinityPendingDeletion)); err != nil {
+				return err
+			}
+		}
+		ws := []write{{key: cur.key(), rev: cur.rev}}
+		if ours {
+			empty := isEmpty(b.b)
+			b.b.Affinity, b.b.AffinityClaimTime = nil, ""
+			bw, err := blockWrite(b, empty)
+			if err != nil {
+				return err
+			}
+			ws = append(ws, bw)
+		}
+		_, err = c.commit(ctx, ws...)
+		return err
+	})
+}
+
+func sortedKeys(m map[string]int) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
