@@ -2,7 +2,9 @@
 export GOFLAGS ?= -mod=mod
 GO       ?= go
 BIN      := bin
-VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo 0.0.0-dev)
+# Version: from the newest v* tag when there is one (v1.2.3-4-gabc -> 1.2.3+4.gabc), else
+# 0.1.0+git<commits>.<sha>.
+VERSION  ?= $(shell scripts/version.sh)
 LDFLAGS  := -s -w -X github.com/calico-host/calico-host/pkg/buildinfo.Version=$(VERSION)
 BINARIES := $(notdir $(wildcard cmd/*))
 
@@ -32,11 +34,13 @@ lint:
 demo:
 	@echo "not yet"
 
-packages:
-	@echo "not yet"
+packages: build
+	rm -rf dist
+	$(GO) run ./packaging/build -config nfpm.yaml -out dist -version $(VERSION)
 
-test-packages:
-	@echo "not yet"
+test-packages: build
+	rm -rf dist
+	$(GO) run ./packaging/build -config nfpm.yaml -out dist -version $(VERSION)
 
 clean:
 	rm -rf $(BIN) dist

@@ -1,0 +1,3 @@
+#!/bin/sh
+[ -x /usr/lib/calico-host/maint ] && exec /usr/lib/calico-host/maint postrm
+exit 0

@@ -1,0 +1,2 @@
+#!/bin/sh
+exec /usr/lib/calico-host/maint prerm "$1" calico-felix.service
