@@ -1,0 +1,210 @@
+#!/usr/bin/env bash
+# Packaging test (make test-packages): install our .deb files into a booted Debian 12
+# (systemd-nspawn --boot, private network), run the daemons under systemd and check what an
+# operator would: units reach "active (running)" through sd_notify READY, calicoctl sees the
+# node, the watchdog restarts a hung felix, stopping felix keeps the nftables rules, apt remove
+# keeps the configuration and apt purge removes it. The .rpm files are checked with rpm -qip,
+# rpm -qlp and an install into a scratch root; the .debs with lintian.
+#
+# The Debian root is built once with debootstrap and cached in $CALICO_PKGTEST_CACHE
+# (default /var/cache/calico-host, outside the clone); each run boots a copy of it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+CACHE=${CALICO_PKGTEST_CACHE:-/var/cache/calico-host}
+BASE=$CACHE/debian12-base
+BASE_STAMP=$BASE/.calico-pkgtest-v2
+MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
+DIST=${DIST:-dist}
+WORK=$(mktemp -d /var/tmp/calico-pkgtest.XXXXXX)
+MACHINE=calico-pkgtest
+LEADER=""
+NSPAWN=""
+failures=0
+
+log() { printf '\n=== %s\n' "$*"; }
+pass() { printf 'PASS: %s\n' "$*"; }
+fail() { printf 'FAIL: %s\n' "$*"; failures=$((failures + 1)); }
+check() { local desc=$1; shift; if "$@"; then pass "$desc"; else fail "$desc"; fi; }
+in_ct() { nsenter -t "$LEADER" -a -- env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C "$@"; }
+
+cleanup() {
+  if [ -n "$NSPAWN" ] && kill -0 "$NSPAWN" 2>/dev/null; then
+    kill "$NSPAWN" 2>/dev/null || true
+    for _ in $(seq 1 30); do kill -0 "$NSPAWN" 2>/dev/null || break; sleep 0.5; done
+    kill -9 "$NSPAWN" 2>/dev/null || true
+  fi
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+# wait_for TIMEOUT_SECONDS DESCRIPTION COMMAND...: retry COMMAND until it succeeds.
+wait_for() {
+  local timeout=$1 desc=$2; shift 2
+  local deadline=$((SECONDS + timeout))
+  until "$@" >/dev/null 2>&1; do
+    if [ $SECONDS -ge $deadline ]; then echo "timed out after ${timeout}s waiting for: $desc"; return 1; fi
+    sleep 1
+  done
+}
+
+ensure_base() {
+  [ -f "$BASE_STAMP" ] && return 0
+  log "Building the Debian 12 root with debootstrap (cached in $BASE)"
+  rm -rf "$BASE.tmp"
+  debootstrap --variant=minbase \
+    --include=systemd,systemd-sysv,dbus,iproute2,nftables,bird2,etcd-server,etcd-client,ca-certificates,procps,kmod,iputils-ping \
+    bookworm "$BASE.tmp" "$MIRROR"
+  printf '127.0.0.1 localhost\n::1 localhost\n' >"$BASE.tmp/etc/hosts"
+  echo pkgtest-host >"$BASE.tmp/etc/hostname"
+  # A single-member etcd on loopback only.
+  cat >"$BASE.tmp/etc/default/etcd" <<'EOF'
+ETCD_NAME=pkgtest
+ETCD_LISTEN_CLIENT_URLS=http://127.0.0.1:2379
+ETCD_ADVERTISE_CLIENT_URLS=http://127.0.0.1:2379
+ETCD_LISTEN_PEER_URLS=http://127.0.0.1:2380
+ETCD_INITIAL_ADVERTISE_PEER_URLS=http://127.0.0.1:2380
+ETCD_INITIAL_CLUSTER=pkgtest=http://127.0.0.1:2380
+EOF
+  chroot "$BASE.tmp" systemctl disable etcd.service bird.service >/dev/null 2>&1 || true
+  rm -rf "$BASE"
+  mv "$BASE.tmp" "$BASE"
+  touch "$BASE_STAMP"
+}
+
+boot() {
+  log "Booting a copy of the root with systemd-nspawn --boot --private-network"
+  cp -a "$BASE" "$WORK/root"
+  mkdir -p "$WORK/root/debs"
+  cp "$DIST"/*.deb "$WORK/root/debs/"
+  systemd-nspawn --boot --private-network --register=no --machine="$MACHINE" \
+    --directory="$WORK/root" >"$WORK/console.log" 2>&1 </dev/null &
+  NSPAWN=$!
+  wait_for 30 "container init" pgrep -P "$NSPAWN" -x systemd
+  LEADER=$(pgrep -P "$NSPAWN" -x systemd)
+  wait_for 60 "systemd in the container" sh -c \
+    "nsenter -t $LEADER -a systemctl is-system-running 2>/dev/null | grep -Eq 'running|degraded'"
+  # The container's network: a veth pair inside its own namespace, a 198.18.0.0/15 address
+  # and a default route, so address autodetection has something to find.
+  in_ct ip link add eth0 type veth peer name eth0-peer
+  in_ct ip addr add 198.18.0.10/24 dev eth0
+  in_ct ip link set eth0 up
+  in_ct ip link set eth0-peer up
+  in_ct ip route add default via 198.18.0.1 dev eth0
+  pass "container booted"
+}
+
+unit_running() { [ "$(in_ct systemctl show -p ActiveState --value "$1")" = active ] &&
+  [ "$(in_ct systemctl show -p SubState --value "$1")" = running ]; }
+
+install_and_start() {
+  log "apt install ./*.deb; systemctl enable --now etcd calico-startup calico-confd calico-felix"
+  in_ct systemctl enable --now etcd.service
+  wait_for 60 "etcd healthy" in_ct etcdctl --endpoints=http://127.0.0.1:2379 endpoint health
+  in_ct sh -c 'cd /debs && DEBIAN_FRONTEND=noninteractive apt-get install -y -q ./*.deb' >"$WORK/apt.log" 2>&1 ||
+    { cat "$WORK/apt.log"; fail "apt install of our packages"; return 1; }
+  pass "apt install ./*.deb"
+  check "nothing enabled by installing" sh -c "! nsenter -t $LEADER -a systemctl is-enabled -q calico-felix.service"
+  in_ct mkdir -p /etc/systemd/system/calico-felix.service.d
+  printf '[Service]\nWatchdogSec=6s\nRestartSec=1s\n' | in_ct tee /etc/systemd/system/calico-felix.service.d/10-test.conf >/dev/null
+  in_ct systemctl daemon-reload
+  in_ct systemctl enable --now calico-startup.service calico-confd.service calico-felix.service
+  for u in calico-startup calico-confd calico-bird calico-felix; do
+    if wait_for 90 "$u active (running)" unit_running "$u.service"; then
+      pass "$u.service is active (running)"
+    else
+      fail "$u.service is active (running)"
+      in_ct journalctl -u "$u.service" --no-pager -n 40 || true
+    fi
+  done
+}
+
+check_node() {
+  log "calicoctl get nodes"
+  local out
+  out=$(in_ct calicoctl get nodes -o wide 2>&1) || true
+  echo "$out"
+  check "calicoctl get nodes shows the host" grep -q pkgtest-host <<<"$out"
+}
+
+check_watchdog() {
+  log "SIGSTOP calico-felix: the watchdog (WatchdogSec=6s) must get it killed and restarted"
+  local pid restarts
+  pid=$(in_ct systemctl show -p MainPID --value calico-felix.service)
+  restarts=$(in_ct systemctl show -p NRestarts --value calico-felix.service)
+  in_ct kill -STOP "$pid"
+  if wait_for 60 "felix restarted" sh -c \
+    "[ \"\$(nsenter -t $LEADER -a systemctl show -p NRestarts --value calico-felix.service)\" -gt $restarts ]" &&
+    wait_for 60 "felix running again" unit_running calico-felix.service; then
+    pass "watchdog restarted a hung calico-felix (NRestarts $restarts -> $(in_ct systemctl show -p NRestarts --value calico-felix.service))"
+  else
+    fail "watchdog restarted a hung calico-felix"
+  fi
+  in_ct journalctl -u calico-felix.service --no-pager | grep -i watchdog | tail -2 || true
+}
+
+check_stop_keeps_rules() {
+  log "systemctl stop calico-felix leaves the nftables rules in place"
+  wait_for 30 "felix table" in_ct nft list table inet calico || true
+  local before after
+  before=$(in_ct nft list table inet calico 2>/dev/null | grep -c 'chain ' || true)
+  in_ct systemctl stop calico-felix.service
+  after=$(in_ct nft list table inet calico 2>/dev/null | grep -c 'chain ' || true)
+  echo "chains before stop: $before, after: $after"
+  check "nftables table kept after stop" test "$before" -gt 0 -a "$after" = "$before"
+}
+
+check_remove_purge() {
+  log "apt remove keeps configuration; apt purge removes it"
+  in_ct systemctl start calico-felix.service
+  in_ct env DEBIAN_FRONTEND=noninteractive apt-get remove -y -q calico-node calico-felix calico-confd calico-startup >>"$WORK/apt.log" 2>&1
+  for u in calico-startup calico-confd calico-bird calico-felix; do
+    check "$u stopped by apt remove" sh -c "! nsenter -t $LEADER -a systemctl is-active -q $u.service"
+  done
+  check "configuration kept after remove" in_ct test -f /etc/calico/felix.toml -a -f /etc/calico/node.toml -a -f /etc/calico/confd.toml
+  in_ct env DEBIAN_FRONTEND=noninteractive apt-get purge -y -q calico-felix calico-confd calico-startup calico-common >>"$WORK/apt.log" 2>&1
+  check "configuration removed by purge" in_ct sh -c '! test -e /etc/calico/felix.toml && ! test -e /etc/calico/datastore.toml'
+}
+
+check_lintian() {
+  log "lintian on the .deb files"
+  local out
+  out=$(lintian --no-tag-display-limit "$DIST"/*.deb 2>&1 || true)
+  echo "$out" | grep -E '^(E|W):' | sort | uniq -c | sort -rn | head -30 || true
+  check "lintian reports no errors" sh -c "! grep -q '^E:' <<<\"\$0\"" "$out"
+}
+
+check_rpms() {
+  log "rpm -qip / -qlp and an install into a scratch root"
+  local n=0
+  for f in "$DIST"/*.rpm; do
+    rpm -qip "$f" >/dev/null && rpm -qlp "$f" >/dev/null && n=$((n + 1))
+  done
+  check "rpm -qip and -qlp read all $n rpm files" [ "$n" -eq "$(ls "$DIST"/*.rpm | wc -l)" ]
+  rpm -qlp "$DIST"/calico-felix-*.rpm
+  mkdir -p "$WORK/rpmroot"
+  rpm --root "$WORK/rpmroot" --initdb
+  rpm --root "$WORK/rpmroot" -i --nodeps --noscripts "$DIST"/*.rpm
+  check "rpm install put the binaries and units in place" test -x "$WORK/rpmroot/usr/bin/calico-felix" -a \
+    -f "$WORK/rpmroot/lib/systemd/system/calico-felix.service" -a -x "$WORK/rpmroot/opt/cni/bin/calico"
+  check "rpm database lists 7 packages" [ "$(rpm --root "$WORK/rpmroot" -qa | grep -c calico)" -eq 7 ]
+}
+
+main() {
+  [ "$(id -u)" = 0 ] || { echo "test-packages must run as root"; exit 1; }
+  ls "$DIST"/*.deb >/dev/null 2>&1 || { echo "no packages in $DIST: run make packages"; exit 1; }
+  check "7 .deb and 7 .rpm files" test "$(ls "$DIST"/*.deb | wc -l)" -eq 7 -a "$(ls "$DIST"/*.rpm | wc -l)" -eq 7
+  check_lintian
+  check_rpms
+  ensure_base
+  boot
+  install_and_start
+  check_node
+  check_watchdog
+  check_stop_keeps_rules
+  check_remove_purge
+  log "$failures check(s) failed"
+  [ "$failures" -eq 0 ]
+}
+
+main "$@"
