@@ -42,27 +42,26 @@ func (m addrMatch) String() string {
 	return m.field().String() + " " + negOp(m.neg) + v
 }
 
-// encode loads only the bytes the prefix covers and masks a partial last
-// byte, as nft does.
+// encode matches as nft does: a byte-aligned prefix loads only its bytes;
+// any other prefix loads the whole address and masks it.
 func (m addrMatch) encode(e *encoder) {
 	f := m.field()
 	f.dep(e)
 	bits := m.prefix.Bits()
-	off, _ := addrOffset(f.fam, m.dst)
-	n := uint32((bits + 7) / 8)
-	if n == 0 {
+	if bits == 0 {
 		return // /0 matches every packet of the family
 	}
-	e.add(payload(expr.PayloadBaseNetworkHeader, off, n, reg1))
-	addr := m.prefix.Addr().AsSlice()[:n]
-	if bits%8 != 0 {
-		mask := make([]byte, n)
-		for i := range mask {
-			mask[i] = 0xff
-		}
-		mask[n-1] = byte(0xff << (8 - bits%8))
-		e.add(&expr.Bitwise{SourceRegister: reg1, DestRegister: reg1, Len: n, Mask: mask, Xor: make([]byte, n)})
+	off, size := addrOffset(f.fam, m.dst)
+	addr := m.prefix.Addr().AsSlice()
+	if bits%8 == 0 {
+		n := uint32(bits / 8)
+		e.add(payload(expr.PayloadBaseNetworkHeader, off, n, reg1))
+		e.cmp(cmpOp(m.neg), addr[:n])
+		return
 	}
+	e.add(payload(expr.PayloadBaseNetworkHeader, off, size, reg1))
+	mask := net.CIDRMask(bits, int(size)*8)
+	e.add(&expr.Bitwise{SourceRegister: reg1, DestRegister: reg1, Len: size, Mask: mask, Xor: make([]byte, size)})
 	e.cmp(cmpOp(m.neg), addr)
 }
 

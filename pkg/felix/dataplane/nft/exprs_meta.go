@@ -182,7 +182,8 @@ func bitwise(mask, xor uint32) *expr.Bitwise {
 
 func le32(v uint32) []byte { return binary.NativeEndian.AppendUint32(nil, v) }
 
-// setMarkStmt is `meta mark set meta mark & AND | OR`.
+// setMarkStmt is `meta mark set meta mark & AND | OR`, kept as nft prints
+// it: AND includes the OR bits.
 type setMarkStmt struct {
 	noRefs
 	and, or uint32
@@ -190,7 +191,7 @@ type setMarkStmt struct {
 
 // SetMark sets the packet mark to (mark & and) | or. Calico's "set bits X"
 // is SetMark(^X, X) or OrMark(X); "clear bits X" is AndMark(^X).
-func SetMark(and, or uint32) Expr { return setMarkStmt{and: and &^ or, or: or} }
+func SetMark(and, or uint32) Expr { return setMarkStmt{and: and | or, or: or} }
 
 // OrMark is `meta mark set meta mark | bits`.
 func OrMark(bits uint32) Expr { return SetMark(^uint32(0), bits) }
@@ -200,28 +201,28 @@ func AndMark(mask uint32) Expr { return SetMark(mask, 0) }
 
 func (s setMarkStmt) String() string {
 	switch {
-	case s.and == 0:
+	case s.and == s.or:
 		return "meta mark set " + formatMark(s.or)
 	case s.or == 0:
 		return "meta mark set meta mark & " + formatMark(s.and)
-	case s.and|s.or == ^uint32(0):
+	case s.and == ^uint32(0):
 		return "meta mark set meta mark | " + formatMark(s.or)
 	}
 	return fmt.Sprintf("meta mark set meta mark & %s | %s", formatMark(s.and), formatMark(s.or))
 }
 
 func (s setMarkStmt) encode(e *encoder) {
-	if s.and == 0 {
+	if s.and == s.or {
 		e.add(&expr.Immediate{Register: reg1, Data: le32(s.or)})
 	} else {
-		e.add(&expr.Meta{Key: expr.MetaKeyMARK, Register: reg1}, bitwise(s.and, s.or))
+		e.add(&expr.Meta{Key: expr.MetaKeyMARK, Register: reg1}, bitwise(s.and&^s.or, s.or))
 	}
 	e.add(&expr.Meta{Key: expr.MetaKeyMARK, SourceRegister: true, Register: reg1})
 }
 
 // vmapStmt is `iifname vmap @map`.
 type vmapStmt struct {
-	field  Field
+	field   Field
 	mapName string
 }
 

@@ -22,8 +22,9 @@ func Masquerade() Expr { return masqStmt{} }
 // MasqueradeFullyRandom is `masquerade fully-random`.
 func MasqueradeFullyRandom() Expr { return masqStmt{fullyRandom: true} }
 
-// MasqueradeToPorts is `masquerade to :FIRST-LAST`, for rules that already
-// matched a protocol with ports (meta l4proto tcp/udp/sctp).
+// MasqueradeToPorts is `masquerade to :FIRST-LAST`. It is NOT SUPPORTED yet:
+// validation rejects it, because google/nftables v0.3.0 cannot send the
+// flag that makes the kernel honour the range.
 func MasqueradeToPorts(r PortRange) Expr { return masqStmt{ports: r, hasPorts: true} }
 
 func (s masqStmt) String() string {
@@ -105,6 +106,5 @@ type notrackStmt struct{ noRefs }
 // Notrack exempts the packet from connection tracking.
 func Notrack() Expr { return notrackStmt{} }
 
-func (notrackStmt) String() string      { return "notrack" }
+func (notrackStmt) String() string    { return "notrack" }
 func (notrackStmt) encode(e *encoder) { e.add(&expr.Notrack{}) }
-

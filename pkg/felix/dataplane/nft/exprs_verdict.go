@@ -93,7 +93,7 @@ type counterStmt struct{ noRefs }
 // Counter counts packets and bytes.
 func Counter() Expr { return counterStmt{} }
 
-func (counterStmt) String() string      { return "counter" }
+func (counterStmt) String() string    { return "counter" }
 func (counterStmt) encode(e *encoder) { e.add(&expr.Counter{}) }
 
 // logStmt is `log prefix "..." level info`.

@@ -211,6 +211,7 @@ func (b *batch) addSet(op Op) error {
 		KeyType:       t.nftType(),
 		Interval:      op.Interval,
 		Concatenation: t.concat(),
+		KeyByteOrder:  t.byteOrder(),
 	}
 	if op.Kind == OpAddMap {
 		s.IsMap, s.DataType = true, nftables.TypeVerdict

@@ -71,7 +71,7 @@ func (r *reader) request(msgType int, dump bool, attrs ...netlink.Attribute) ([]
 	if err != nil {
 		return nil, err
 	}
-	flags := netlink.Request | netlink.Acknowledge
+	flags := netlink.Request
 	if dump {
 		flags |= netlink.Dump
 	}

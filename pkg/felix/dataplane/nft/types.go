@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/google/nftables"
+	"github.com/google/nftables/binaryutil"
 )
 
 // baseType is one nft datatype usable as a set key or a field of a
@@ -20,6 +21,7 @@ type baseType struct {
 	size    int    // bytes in a register
 	nft     nftables.SetDatatype
 	ordered bool // a big-endian number: ranges and intervals make sense
+	host    bool // stored in host byte order (nft needs to know to print it)
 	parse   func(s string) ([]byte, error)
 	format  func(b []byte) string
 }
@@ -33,8 +35,8 @@ func init() {
 		{name: TypeEtherAddr, magic: 9, size: 6, nft: nftables.TypeEtherAddr, ordered: true, parse: parseEther, format: formatEther},
 		{name: TypeInetProto, magic: 12, size: 1, nft: nftables.TypeInetProto, ordered: true, parse: parseProto, format: formatProtoBytes},
 		{name: TypeInetService, magic: 13, size: 2, nft: nftables.TypeInetService, ordered: true, parse: parseService, format: formatService},
-		{name: TypeMark, magic: 19, size: 4, nft: nftables.TypeMark, parse: parseMark, format: formatMarkBytes},
-		{name: TypeIfname, magic: 41, size: ifnameSize, nft: nftables.TypeIFName, parse: parseIfname, format: formatIfname},
+		{name: TypeMark, magic: 19, size: 4, nft: nftables.TypeMark, host: true, parse: parseMark, format: formatMarkBytes},
+		{name: TypeIfname, magic: 41, size: ifnameSize, nft: nftables.TypeIFName, host: true, parse: parseIfname, format: formatIfname},
 	} {
 		baseTypes[t.name] = t
 	}
@@ -116,6 +118,18 @@ func (t *setType) nftType() nftables.SetDatatype {
 		types[i] = f.nft
 	}
 	return nftables.MustConcatSetType(types...)
+}
+
+// byteOrder is the key byte order recorded in the set's userdata, which nft
+// uses to print elements; nil for concatenations.
+func (t *setType) byteOrder() binaryutil.ByteOrder {
+	switch {
+	case t.concat():
+		return nil
+	case t.fields[0].host:
+		return binaryutil.NativeEndian
+	}
+	return binaryutil.BigEndian
 }
 
 // intervalCapable reports whether the type can back an interval set.

@@ -299,9 +299,13 @@ func (s natStmt) check() error {
 	return nil
 }
 
+// errMasqPorts: google/nftables v0.3.0 sends a masquerade port range without
+// NF_NAT_RANGE_PROTO_SPECIFIED, and the kernel then ignores the range.
+var errMasqPorts = errors.New("masquerade to a port range is not supported (google/nftables v0.3.0 cannot set NF_NAT_RANGE_PROTO_SPECIFIED, so the kernel would ignore the range)")
+
 func (s masqStmt) check() error {
-	if s.hasPorts && s.fullyRandom {
-		return errors.New("masquerade with both a port range and fully-random is not supported")
+	if s.hasPorts {
+		return errMasqPorts
 	}
 	return nil
 }
