@@ -1,0 +1,166 @@
+// Package calicoctl is calico-host's drop-in for Project Calico's calicoctl in etcd mode: the
+// resource commands (apply, create, replace, delete, get, label), version, and room for command
+// groups (node, ipam) added as separate files that register themselves.
+//
+// Main is the whole program; cmd/calicoctl only calls it. Everything it prints goes to the
+// writers it is given, so tests run it in-process.
+package calicoctl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sort"
+	"strings"
+	"syscall"
+
+	"github.com/calico-host/calico-host/pkg/config"
+)
+
+// Exit codes.
+const (
+	exitOK    = 0
+	exitError = 1
+)
+
+// command is one calicoctl subcommand. run gets the arguments after the command name.
+type command struct {
+	name    string
+	summary string
+	run     func(c *cli, args []string) error
+}
+
+// commands holds every registered command by name.
+var commands = map[string]*command{}
+
+// register adds a command; each command's file calls it from init, so a new command (or command
+// group, see registerSub) is added by adding a file.
+func register(cmd *command) {
+	if _, dup := commands[cmd.name]; dup {
+		panic("calicoctl: command registered twice: " + cmd.name)
+	}
+	commands[cmd.name] = cmd
+}
+
+// cli is one invocation: where input comes from and output goes, the environment, and the
+// context that is cancelled on SIGINT/SIGTERM.
+type cli struct {
+	ctx    context.Context
+	stdin  io.Reader
+	stdout io.Writer
+	stderr io.Writer
+	env    config.Env
+}
+
+// Main runs calicoctl with args (without the program name) and returns the exit code.
+func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return run(ctx, args, stdin, stdout, stderr, config.OSEnv)
+}
+
+// run is Main with the context and environment supplied (tests use their own environment).
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, env config.Env) int {
+	c := &cli{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr, env: env}
+	rest, err := parseGlobalOptions(args)
+	if errors.Is(err, errHelp) {
+		fmt.Fprint(stdout, mainUsage())
+		return exitOK
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return exitError
+	}
+	if len(rest) == 0 {
+		fmt.Fprint(stderr, mainUsage())
+		return exitError
+	}
+	cmd, ok := commands[rest[0]]
+	if !ok {
+		fmt.Fprintf(stderr, "unknown command: %q\n%s", rest[0], mainUsage())
+		return exitError
+	}
+	err = cmd.run(c, rest[1:])
+	switch {
+	case errors.Is(err, errHelp):
+		return exitOK
+	case err != nil:
+		fmt.Fprintln(stderr, massageError(err))
+		return exitError
+	}
+	return exitOK
+}
+
+// parseGlobalOptions consumes the options Project Calico accepts before the command name:
+// -h/--help, -l/--log-level=<level> (validated, otherwise ignored: we only print errors),
+// --context (Kubernetes only; ignored) and --allow-version-mismatch (we never check versions).
+func parseGlobalOptions(args []string) ([]string, error) {
+	for len(args) > 0 && strings.HasPrefix(args[0], "-") {
+		name, value, hasValue := strings.Cut(args[0], "=")
+		args = args[1:]
+		switch name {
+		case "-h", "--help":
+			return nil, errHelp
+		case "--allow-version-mismatch":
+		case "-l", "--log-level", "--context":
+			if !hasValue {
+				if len(args) == 0 {
+					return nil, fmt.Errorf("option %s needs a value", name)
+				}
+				value, args = args[0], args[1:]
+			}
+			if name != "--context" && !validLogLevel(value) {
+				return nil, failf("Unknown log level: %s, expected one of: \npanic, fatal, error, warn, info, debug.", value)
+			}
+		default:
+			return nil, failf("Invalid option: '%s'. Use flag '--help' to read about a specific subcommand.", name)
+		}
+	}
+	return args, nil
+}
+
+func validLogLevel(s string) bool {
+	switch strings.ToLower(s) {
+	case "panic", "fatal", "error", "warn", "warning", "info", "debug", "trace":
+		return true
+	}
+	return false
+}
+
+func mainUsage() string {
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var b strings.Builder
+	b.WriteString("Usage:\n  calicoctl [options] <command> [<args>...]\n\n")
+	for _, n := range names {
+		fmt.Fprintf(&b, "    %-12s %s\n", n, commands[n].summary)
+	}
+	b.WriteString(`
+Options:
+  -h --help                    Show this screen.
+  -l --log-level=<level>       Set the log level (one of panic, fatal, error,
+                               warn, info, debug) [default: panic]
+     --allow-version-mismatch  Accepted for compatibility; versions are not checked.
+
+Description:
+  The calicoctl command line tool is used to manage Calico network and security
+  policy, to view and manage endpoint configuration, and to manage a Calico
+  node instance.
+
+  See 'calicoctl <command> --help' to read about a specific subcommand.
+`)
+	return b.String()
+}
+
+// massageError tidies an error for display as Project Calico does: it names unknown fields in
+// a document plainly.
+func massageError(err error) string {
+	msg := strings.TrimPrefix(err.Error(), "json: ")
+	return msg
+}

@@ -1,0 +1,182 @@
+package calicoctl
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/calico-host/calico-host/pkg/api"
+	"github.com/calico-host/calico-host/pkg/datastore"
+)
+
+func init() {
+	register(&command{name: "delete", summary: "Delete a resource identified by file, directory, stdin or resource type and\n                 name.", run: (*cli).runDelete})
+}
+
+const deleteUsage = `Usage:
+  calicoctl delete ( (<KIND> [<NAME>...]) |
+                   --filename=<FILE> [--recursive] [--skip-empty] )
+                   [--skip-not-exists] [--config=<CONFIG>] [--namespace=<NS>]
+
+Examples:
+  # Delete a policy using the type and name specified in policy.yaml.
+  calicoctl delete -f ./policy.yaml
+
+  # Delete a policy based on the type and name in the YAML passed into stdin.
+  cat policy.yaml | calicoctl delete -f -
+
+  # Delete policies with names "foo" and "bar"
+  calicoctl delete policy foo bar
+
+Options:
+  -h --help                    Show this screen.
+  -s --skip-not-exists         Skip over and treat as successful, resources that
+                               don't exist.
+  -f --filename=<FILENAME>     Filename to use to delete the resource.  If set to
+                               "-" loads from stdin.
+  -R --recursive               Process the filename specified in -f or --filename recursively.
+     --skip-empty              Do not error if any files or directory specified using -f or --filename contain no
+                               data.
+  -c --config=<CONFIG>         Path to the datastore configuration.
+  -n --namespace=<NS>          Namespace of the resource.
+                               Only applicable to NetworkPolicy, NetworkSet, and WorkloadEndpoint.
+                               Uses the default namespace if not specified.
+
+Description:
+  A resourceVersion given in a file must still be current. Deleting a resource that does not
+  exist is an error unless --skip-not-exists is set; skipped resources count as deleted.
+`
+
+// deletion is one object to delete; revision 0 deletes whatever is stored.
+type deletion struct {
+	target
+	revision int64
+}
+
+func (c *cli) runDelete(args []string) error {
+	f := newFlags("delete", deleteUsage)
+	var in inputOptions
+	var ns namespaceOptions
+	var cfg string
+	var skipNotExists bool
+	in.define(f)
+	ns.define(f, false)
+	f.common(&cfg)
+	f.boolean(&skipNotExists, "s", "skip-not-exists")
+	pos, err := f.parse(args, c.stdout)
+	if err != nil {
+		return err
+	}
+	dels, kind, err := c.deletions(pos, in, ns)
+	if err != nil || dels == nil {
+		return err
+	}
+	s, err := c.connect(cfg)
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	o := &outcome{total: len(dels), kind: kind}
+	for _, d := range dels {
+		err := s.deleteOne(d)
+		if skipNotExists && datastore.IsNotFound(err) {
+			err = nil
+		}
+		if err != nil {
+			o.errs = append(o.errs, calicoError(err, d.kind, d.namespace, d.name))
+			continue
+		}
+		o.handled++
+	}
+	return o.reportDelete(s.stdout)
+}
+
+// deletions lists what to delete, from `KIND NAME...` or from documents. It returns nil (and
+// prints why) when there is nothing to do.
+func (c *cli) deletions(pos []string, in inputOptions, ns namespaceOptions) ([]deletion, string, error) {
+	if in.filename == "" {
+		if len(pos) < 2 {
+			return nil, "", failf("Invalid option: 'calicoctl delete'. Use flag '--help' to read about a specific subcommand.")
+		}
+		k, ok := api.LookupKind(pos[0])
+		if !ok {
+			return nil, "", fmt.Errorf("resource type '%s' is not supported", pos[0])
+		}
+		var out []deletion
+		for _, name := range pos[1:] {
+			m := api.ObjectMeta{Name: name}
+			if err := checkDeletable(k, &m, ns); err != nil {
+				return nil, "", err
+			}
+			out = append(out, deletion{target: target{kind: k, namespace: m.Namespace, name: name}})
+		}
+		return out, k.Kind, nil
+	}
+	if len(pos) > 0 {
+		return nil, "", failf("Invalid option: 'calicoctl delete': give either -f or <KIND> <NAME>.... Use flag '--help' to read about a specific subcommand.")
+	}
+	docs, err := c.readDocuments(in)
+	if err != nil {
+		return nil, "", err
+	}
+	if len(docs) == 0 {
+		fmt.Fprintln(c.stdout, "No resources specified")
+		return nil, "", nil
+	}
+	var out []deletion
+	var errs docErrors
+	for _, d := range docs {
+		m := d.meta()
+		if err := checkDeletable(d.kind, m, ns); err != nil {
+			errs = append(errs, docError{index: d.index, kind: d.kind.Kind, name: m.Name, msg: err.Error()})
+			continue
+		}
+		api.SetDefaults(d.res)
+		out = append(out, deletion{target: target{kind: d.kind, namespace: m.Namespace, name: m.Name},
+			revision: datastore.Revision(d.res)})
+	}
+	if len(errs) > 0 {
+		return nil, "", errs
+	}
+	return out, singleKind(docs), nil
+}
+
+func checkDeletable(k api.KindInfo, m *api.ObjectMeta, ns namespaceOptions) error {
+	if k.Kind == "ClusterInformation" {
+		return fmt.Errorf("%s", clusterInfoReadOnly(actDelete))
+	}
+	if m.Name == "" {
+		return fmt.Errorf("resource name may not be empty")
+	}
+	return ns.resolve(k, m)
+}
+
+func (s *session) deleteOne(d deletion) error {
+	ctx, cancel := s.op()
+	defer cancel()
+	_, err := s.ds.Delete(ctx, d.kind, d.namespace, d.name, d.revision)
+	return err
+}
+
+// reportDelete prints the result of delete as Project Calico does.
+func (o *outcome) reportDelete(out io.Writer) error {
+	if o.handled > 0 {
+		if o.kind != "" {
+			fmt.Fprintf(out, "Successfully deleted %d '%s' resource(s)\n", o.handled, o.kind)
+		} else {
+			fmt.Fprintf(out, "Successfully deleted %d resource(s)\n", o.handled)
+		}
+	}
+	if len(o.errs) == 0 {
+		return nil
+	}
+	lines := make([]string, len(o.errs))
+	for i, err := range o.errs {
+		if o.kind != "" {
+			lines[i] = fmt.Sprintf("Failed to delete '%s' resource: %v", o.kind, err)
+		} else {
+			lines[i] = fmt.Sprintf("Failed to delete resource: %v", err)
+		}
+	}
+	return fmt.Errorf("%s", strings.Join(lines, "\n"))
+}

@@ -1,0 +1,76 @@
+package calicoctl
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// errHelp is returned after a command printed its help: the exit code is 0.
+var errHelp = errors.New("help requested")
+
+// flags wraps a flag.FlagSet whose options have a short and a long spelling (-f/--filename) and
+// may appear before, between or after the positional arguments, as with Project Calico's docopt
+// parser.
+type flags struct {
+	fs    *flag.FlagSet
+	usage string
+	cmd   string
+}
+
+func newFlags(cmd, usage string) *flags {
+	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	return &flags{fs: fs, usage: usage, cmd: cmd}
+}
+
+// str defines a string option under every given name ("f", "filename").
+func (f *flags) str(p *string, value string, names ...string) {
+	*p = value
+	for _, n := range names {
+		f.fs.StringVar(p, n, value, "")
+	}
+}
+
+// boolean defines a boolean option under every given name.
+func (f *flags) boolean(p *bool, names ...string) {
+	for _, n := range names {
+		f.fs.BoolVar(p, n, false, "")
+	}
+}
+
+// common defines the options every datastore command takes: --config and, accepted for
+// compatibility, --context and --allow-version-mismatch.
+func (f *flags) common(configPath *string) {
+	var ignoredStr string
+	var ignoredBool bool
+	f.str(configPath, "", "c", "config")
+	f.str(&ignoredStr, "", "context")
+	f.boolean(&ignoredBool, "allow-version-mismatch")
+}
+
+// parse parses args, allowing options anywhere, and returns the positional arguments. -h/--help
+// prints the usage to out and returns errHelp.
+func (f *flags) parse(args []string, out io.Writer) ([]string, error) {
+	orig := strings.Join(args, " ")
+	var pos []string
+	for {
+		err := f.fs.Parse(args)
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(out, f.usage)
+			return nil, errHelp
+		}
+		if err != nil {
+			return nil, failf("Invalid option: 'calicoctl %s %s' (%v). Use flag '--help' to read about a specific subcommand.",
+				f.cmd, orig, err)
+		}
+		args = f.fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}

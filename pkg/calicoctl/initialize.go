@@ -1,0 +1,110 @@
+package calicoctl
+
+import (
+	"encoding/hex"
+	"fmt"
+
+	"github.com/google/uuid"
+
+	"github.com/calico-host/calico-host/pkg/api"
+	"github.com/calico-host/calico-host/pkg/datastore"
+)
+
+// ensureInitialized does what Project Calico's calicoctl does before every apply, create and
+// replace (libcalico-go's EnsureInitialized with no version or cluster type): it creates the
+// ClusterInformation "default" (random clusterGUID, datastoreReady true) or fills in a missing
+// clusterGUID or datastoreReady, and creates the tiers default, kube-admin and kube-baseline if
+// they are missing. Like Project Calico it does not fail the command: a write the user may not
+// be allowed to do here must not block the writes that were asked for.
+func (s *session) ensureInitialized() {
+	_ = s.ensureClusterInformation()
+	for _, t := range defaultTiers {
+		tier := &api.Tier{ObjectMeta: api.ObjectMeta{Name: t.name},
+			Spec: api.TierSpec{Order: api.Float(t.order), DefaultAction: t.action}}
+		if err := s.create(tier); err != nil && !datastore.IsAlreadyExists(err) {
+			return
+		}
+	}
+}
+
+func (s *session) ensureClusterInformation() error {
+	for attempt := 1; attempt <= maxUpdateAttempts; attempt++ {
+		ctx, cancel := s.op()
+		ci, err := datastore.GetAs[*api.ClusterInformation](ctx, s.ds, "", "default")
+		cancel()
+		switch {
+		case datastore.IsNotFound(err):
+			ci = &api.ClusterInformation{ObjectMeta: api.ObjectMeta{Name: "default"},
+				Spec: api.ClusterInformationSpec{ClusterGUID: newClusterGUID(), DatastoreReady: api.Bool(true)}}
+			if err := s.create(ci); !datastore.IsAlreadyExists(err) {
+				return err
+			}
+			continue
+		case err != nil:
+			return err
+		}
+		if ci.Spec.ClusterGUID != "" && ci.Spec.DatastoreReady != nil {
+			return nil
+		}
+		if ci.Spec.ClusterGUID == "" {
+			ci.Spec.ClusterGUID = newClusterGUID()
+		}
+		if ci.Spec.DatastoreReady == nil {
+			ci.Spec.DatastoreReady = api.Bool(true)
+		}
+		if err := s.write(ci); !datastore.IsConflict(err) {
+			return err
+		}
+	}
+	return fmt.Errorf("initializing ClusterInformation: too many conflicts")
+}
+
+// newClusterGUID is a random UUID as 32 hex digits, as Project Calico writes it.
+func newClusterGUID() string {
+	u := uuid.New()
+	return hex.EncodeToString(u[:])
+}
+
+// enableEncapsulation does what Project Calico's IP pool client does before writing a pool with
+// VXLAN or IPIP: if the global FelixConfiguration does not say whether that encapsulation is
+// enabled, it is enabled there (creating FelixConfiguration "default" if needed).
+func (s *session) enableEncapsulation(p *api.IPPool) error {
+	if p.Spec.VXLANMode != "" && p.Spec.VXLANMode != api.EncapNever {
+		if err := s.enableFelixFlag(func(f *api.FelixConfigurationSpec) **bool { return &f.VXLANEnabled }); err != nil {
+			return fmt.Errorf("enabling VXLAN in FelixConfiguration default: %w", err)
+		}
+	}
+	if p.Spec.IPIPMode != "" && p.Spec.IPIPMode != api.EncapNever {
+		if err := s.enableFelixFlag(func(f *api.FelixConfigurationSpec) **bool { return &f.IPIPEnabled }); err != nil {
+			return fmt.Errorf("enabling IPIP in FelixConfiguration default: %w", err)
+		}
+	}
+	return nil
+}
+
+func (s *session) enableFelixFlag(field func(*api.FelixConfigurationSpec) **bool) error {
+	for attempt := 1; attempt <= maxUpdateAttempts; attempt++ {
+		ctx, cancel := s.op()
+		fc, err := datastore.GetAs[*api.FelixConfiguration](ctx, s.ds, "", "default")
+		cancel()
+		switch {
+		case datastore.IsNotFound(err):
+			fc = &api.FelixConfiguration{ObjectMeta: api.ObjectMeta{Name: "default"}}
+			*field(&fc.Spec) = api.Bool(true)
+			api.SetDefaults(fc)
+			if err := s.create(fc); !datastore.IsAlreadyExists(err) {
+				return err
+			}
+			continue
+		case err != nil:
+			return err
+		case *field(&fc.Spec) != nil:
+			return nil
+		}
+		*field(&fc.Spec) = api.Bool(true)
+		if err := s.write(fc); !datastore.IsConflict(err) {
+			return err
+		}
+	}
+	return fmt.Errorf("too many conflicts")
+}

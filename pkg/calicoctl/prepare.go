@@ -1,0 +1,298 @@
+package calicoctl
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"net"
+
+	"github.com/calico-host/calico-host/pkg/api"
+	"github.com/calico-host/calico-host/pkg/datastore"
+)
+
+// action is what a resource command does with each document.
+type action int
+
+const (
+	actApply action = iota
+	actCreate
+	actReplace
+	actDelete
+	actGet
+)
+
+// verb is the action's word in messages ("applied", ...) and its operation name.
+func (a action) op() string {
+	return [...]string{"apply", "create", "replace", "delete", "get"}[a]
+}
+
+// namespaceOptions are -n/--namespace and -A/--all-namespaces.
+type namespaceOptions struct {
+	namespace string
+	all       bool
+}
+
+func (o *namespaceOptions) define(f *flags, withAll bool) {
+	f.str(&o.namespace, "", "n", "namespace")
+	if withAll {
+		f.boolean(&o.all, "A", "a", "all-namespaces")
+	}
+}
+
+// resolveNamespace fills in or checks an object's namespace from the command line, as Project
+// Calico's calicoctl does: namespaced kinds default to "default" unless -A lists every namespace;
+// cluster-wide kinds take no namespace at all.
+func (o namespaceOptions) resolve(k api.KindInfo, m *api.ObjectMeta) error {
+	if !k.Namespaced {
+		switch {
+		case m.Namespace != "":
+			return fmt.Errorf("namespace should not be specified for a non-namespaced resource. %s is not a namespaced resource", k.Kind)
+		case o.all || o.namespace != "":
+			return fmt.Errorf("%s is not namespaced", k.Kind)
+		}
+		return nil
+	}
+	switch {
+	case o.all && o.namespace != "":
+		return fmt.Errorf("cannot use both --namespace and --all-namespaces flags at the same time")
+	case o.all:
+		m.Namespace = ""
+	case m.Namespace == "" && o.namespace != "":
+		m.Namespace = o.namespace
+	case m.Namespace == "" && o.namespace == "":
+		m.Namespace = "default"
+	case o.namespace != "" && m.Namespace != o.namespace:
+		return fmt.Errorf("resource namespace does not match client namespace. %s != %s", m.Namespace, o.namespace)
+	}
+	return nil
+}
+
+// prepareWrites resolves namespaces, applies calicoctl's defaults and validates every document,
+// then checks them against each other and the datastore: IP pools must not overlap enabled pools
+// and may not change CIDR or block size, and a policy's tier must exist. It returns every problem
+// found; the caller writes nothing unless it returns nil.
+func (s *session) prepareWrites(docs []*document, ns namespaceOptions, act action) error {
+	var errs docErrors
+	add := func(d *document, msg string) {
+		errs = append(errs, docError{index: d.index, kind: d.kind.Kind, name: d.meta().Name, msg: msg})
+	}
+	for _, d := range docs {
+		for _, msg := range checkDocument(d, ns, act) {
+			add(d, msg)
+		}
+	}
+	if len(errs) > 0 {
+		return errs
+	}
+	cross, err := s.crossCheck(docs, act)
+	if err != nil {
+		return err
+	}
+	for _, c := range cross {
+		add(c.doc, c.msg)
+	}
+	if len(errs) > 0 {
+		return errs
+	}
+	return nil
+}
+
+// checkDocument checks one document on its own and returns its problems.
+func checkDocument(d *document, ns namespaceOptions, act action) []string {
+	if d.kind.Kind == "ClusterInformation" {
+		return []string{clusterInfoReadOnly(act)}
+	}
+	if err := ns.resolve(d.kind, d.meta()); err != nil {
+		return []string{err.Error()}
+	}
+	if act == actCreate && d.meta().ResourceVersion != "" {
+		return []string{"metadata.resourceVersion: field must not be set for a Create request"}
+	}
+	api.SetDefaults(d.res)
+	var ve *api.ValidationError
+	if err := datastore.Validate(d.res); errors.As(err, &ve) {
+		msgs := make([]string, len(ve.Errors))
+		for i, fe := range ve.Errors {
+			msgs[i] = fe.String()
+		}
+		return msgs
+	} else if err != nil {
+		return []string{err.Error()}
+	}
+	return nil
+}
+
+// clusterInfoReadOnly is Project Calico's refusal to write ClusterInformation, which calico/node
+// (here: calico-startup) owns.
+func clusterInfoReadOnly(act action) string {
+	switch act {
+	case actApply:
+		return notSupported("apply", "ClusterInformation", "resource is readonly")
+	case actCreate:
+		return notSupported("create or apply", "ClusterInformation", "")
+	case actDelete:
+		return notSupported("delete", "ClusterInformation", "")
+	}
+	return notSupported("apply or replace", "ClusterInformation", "")
+}
+
+// crossProblem is a problem found by comparing a document with others or with the datastore.
+type crossProblem struct {
+	doc *document
+	msg string
+}
+
+// crossCheck runs the checks that need the other documents and the datastore.
+func (s *session) crossCheck(docs []*document, act action) ([]crossProblem, error) {
+	pools, err := s.poolChecks(docs, act)
+	if err != nil {
+		return nil, err
+	}
+	tiers, err := s.tierChecks(docs)
+	if err != nil {
+		return nil, err
+	}
+	return append(pools, tiers...), nil
+}
+
+// poolChecks checks every IPPool document against the stored pools overlaid with the pools of
+// the input: enabled pools may not overlap, and an existing pool keeps its CIDR and block size.
+func (s *session) poolChecks(docs []*document, act action) ([]crossProblem, error) {
+	var mine []*document
+	for _, d := range docs {
+		if _, ok := d.res.(*api.IPPool); ok {
+			mine = append(mine, d)
+		}
+	}
+	if len(mine) == 0 {
+		return nil, nil
+	}
+	ctx, cancel := s.op()
+	defer cancel()
+	stored, _, err := datastore.ListAs[*api.IPPool](ctx, s.ds, "")
+	if err != nil {
+		return nil, fmt.Errorf("listing IP pools: %w", err)
+	}
+	byName := map[string]*api.IPPool{}
+	var order []string
+	for _, p := range stored {
+		byName[p.Name] = p
+		order = append(order, p.Name)
+	}
+	storedByName := maps.Clone(byName)
+	for _, d := range mine {
+		p := d.res.(*api.IPPool)
+		if _, ok := byName[p.Name]; !ok {
+			order = append(order, p.Name)
+		}
+		byName[p.Name] = p
+	}
+	all := make([]*api.IPPool, 0, len(order))
+	for _, n := range order {
+		all = append(all, byName[n])
+	}
+	var out []crossProblem
+	for _, d := range mine {
+		p := d.res.(*api.IPPool)
+		if err := api.PoolOverlapError(p, all); err != nil {
+			out = append(out, crossProblem{d, poolMessage(err)})
+		}
+		if old, ok := storedByName[p.Name]; ok && act != actCreate {
+			out = append(out, immutablePoolFields(d, old, p)...)
+		}
+	}
+	return out, nil
+}
+
+func poolMessage(err error) string {
+	var ve *api.ValidationError
+	if errors.As(err, &ve) && len(ve.Errors) > 0 {
+		return ve.Errors[0].String()
+	}
+	return err.Error()
+}
+
+// immutablePoolFields reports changes Project Calico refuses on an existing pool.
+func immutablePoolFields(d *document, old, p *api.IPPool) []crossProblem {
+	var out []crossProblem
+	if normalCIDR(old.Spec.CIDR) != normalCIDR(p.Spec.CIDR) {
+		out = append(out, crossProblem{d, fmt.Sprintf("spec.cidr: IPPool CIDR cannot be modified (stored: %s)", old.Spec.CIDR)})
+	}
+	if old.Spec.BlockSize != 0 && old.Spec.BlockSize != p.Spec.BlockSize {
+		out = append(out, crossProblem{d, fmt.Sprintf("spec.blockSize: IPPool BlockSize cannot be modified (stored: %d)", old.Spec.BlockSize)})
+	}
+	return out
+}
+
+func normalCIDR(s string) string {
+	if _, n, err := net.ParseCIDR(s); err == nil {
+		return n.String()
+	}
+	return s
+}
+
+// defaultTiers are created before any write (see ensureInitialized), so policies may use them.
+var defaultTiers = []struct {
+	name   string
+	action string
+	order  float64
+}{
+	{api.TierDefault, api.ActionDeny, 1000000},
+	{"kube-admin", api.ActionPass, 1000},
+	{"kube-baseline", api.ActionPass, 10000000},
+}
+
+// tierChecks requires the tier of every policy document to exist, in the datastore or in the input.
+func (s *session) tierChecks(docs []*document) ([]crossProblem, error) {
+	known := map[string]bool{}
+	for _, t := range defaultTiers {
+		known[t.name] = true
+	}
+	for _, d := range docs {
+		if t, ok := d.res.(*api.Tier); ok {
+			known[t.Name] = true
+		}
+	}
+	var out []crossProblem
+	checked := map[string]bool{}
+	for _, d := range docs {
+		tier := policyTier(d.res)
+		if tier == "" || known[tier] {
+			continue
+		}
+		if _, seen := checked[tier]; !seen {
+			exists, err := s.tierExists(tier)
+			if err != nil {
+				return nil, err
+			}
+			checked[tier] = exists
+		}
+		if !checked[tier] {
+			out = append(out, crossProblem{d, fmt.Sprintf("spec.tier: tier %q does not exist", tier)})
+		}
+	}
+	return out, nil
+}
+
+func policyTier(r api.Resource) string {
+	switch p := r.(type) {
+	case *api.GlobalNetworkPolicy:
+		return p.Spec.Tier
+	case *api.NetworkPolicy:
+		return p.Spec.Tier
+	}
+	return ""
+}
+
+func (s *session) tierExists(name string) (bool, error) {
+	ctx, cancel := s.op()
+	defer cancel()
+	_, err := datastore.GetAs[*api.Tier](ctx, s.ds, "", name)
+	switch {
+	case err == nil:
+		return true, nil
+	case datastore.IsNotFound(err):
+		return false, nil
+	}
+	return false, fmt.Errorf("reading tier %s: %w", name, err)
+}

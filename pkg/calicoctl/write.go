@@ -1,0 +1,276 @@
+package calicoctl
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+
+	"github.com/calico-host/calico-host/pkg/api"
+	"github.com/calico-host/calico-host/pkg/datastore"
+)
+
+// maxUpdateAttempts bounds the read-merge-write retries of an update without a resourceVersion.
+const maxUpdateAttempts = 5
+
+func init() {
+	for _, a := range []action{actApply, actCreate, actReplace} {
+		register(&command{name: a.op(), summary: writeSummary[a], run: func(c *cli, args []string) error {
+			return c.runWrite(a, args)
+		}})
+	}
+}
+
+var writeSummary = map[action]string{
+	actApply:   "Apply a resource by file, directory or stdin.  This creates a resource\n                 if it does not exist, and replaces a resource if it does exists.",
+	actCreate:  "Create a resource by file, directory or stdin.",
+	actReplace: "Replace a resource by file, directory or stdin.",
+}
+
+func writeUsage(a action) string {
+	extra := ""
+	if a == actCreate {
+		extra = " [--skip-exists]"
+	}
+	return fmt.Sprintf(`Usage:
+  calicoctl %[1]s --filename=<FILENAME> [--recursive] [--skip-empty]%[2]s
+                  [--config=<CONFIG>] [--namespace=<NS>]
+
+Options:
+  -h --help                    Show this screen.
+  -f --filename=<FILENAME>     Filename to use to %[1]s the resource.  If set to
+                               "-" loads from stdin. If filename is a directory, this command is
+                               invoked for each .json .yaml and .yml file within that directory.
+  -R --recursive               Process the filename specified in -f or --filename recursively.
+     --skip-empty              Do not error if any files or directory specified using -f or --filename contain no
+                               data.
+     --skip-exists             (create only) Skip over and treat as successful any attempts to
+                               create an entry that already exists.
+  -c --config=<CONFIG>         Path to the datastore configuration: our TOML
+                               (default /etc/calico/datastore.toml) or Project Calico's
+                               calicoctl.cfg.
+  -n --namespace=<NS>          Namespace of the resource.
+                               Only applicable to NetworkPolicy, NetworkSet, and WorkloadEndpoint.
+                               Uses the default namespace if not specified.
+
+Description:
+  Every document is parsed, defaulted and validated (also against the other documents and the
+  datastore) before anything is written: if any document is invalid, nothing is written.
+`, a.op(), extra)
+}
+
+// runWrite is apply, create and replace.
+func (c *cli) runWrite(act action, args []string) error {
+	f := newFlags(act.op(), writeUsage(act))
+	var in inputOptions
+	var ns namespaceOptions
+	var cfg string
+	var skipExists bool
+	in.define(f)
+	ns.define(f, false)
+	f.common(&cfg)
+	if act == actCreate {
+		f.boolean(&skipExists, "skip-exists")
+	}
+	pos, err := f.parse(args, c.stdout)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 || in.filename == "" {
+		return failf("Invalid option: 'calicoctl %s'. Use flag '--help' to read about a specific subcommand.", act.op())
+	}
+	docs, err := c.readDocuments(in)
+	if err != nil {
+		return err
+	}
+	if len(docs) == 0 {
+		fmt.Fprintln(c.stdout, "No resources specified")
+		return nil
+	}
+	s, err := c.connect(cfg)
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	if err := s.prepareWrites(docs, ns, act); err != nil {
+		return err
+	}
+	s.ensureInitialized()
+	return s.writeAll(docs, act, skipExists).report(c.stdout, act)
+}
+
+// outcome counts what a resource command did.
+type outcome struct {
+	total   int
+	handled int
+	kind    string // the single kind of every document, or ""
+	errs    []error
+}
+
+func singleKind(docs []*document) string {
+	kind := ""
+	for i, d := range docs {
+		if i > 0 && d.kind.Kind != kind {
+			return ""
+		}
+		kind = d.kind.Kind
+	}
+	return kind
+}
+
+func (s *session) writeAll(docs []*document, act action, skipExists bool) *outcome {
+	o := &outcome{total: len(docs), kind: singleKind(docs)}
+	for _, d := range docs {
+		if err := s.writeOne(d, act, skipExists); err != nil {
+			o.errs = append(o.errs, err)
+			continue
+		}
+		o.handled++
+	}
+	return o
+}
+
+func (s *session) writeOne(d *document, act action, skipExists bool) error {
+	if p, ok := d.res.(*api.IPPool); ok {
+		if err := s.enableEncapsulation(p); err != nil {
+			return err
+		}
+	}
+	var err error
+	switch act {
+	case actCreate:
+		err = s.create(d.res)
+		if skipExists && datastore.IsAlreadyExists(err) {
+			err = nil
+		}
+	case actReplace:
+		err = s.update(d.res)
+	case actApply:
+		err = s.apply(d.res)
+	}
+	m := d.meta()
+	return calicoError(err, d.kind, m.Namespace, m.Name)
+}
+
+func (s *session) create(r api.Resource) error {
+	ctx, cancel := s.op()
+	defer cancel()
+	_, err := s.ds.Create(ctx, r)
+	return err
+}
+
+// apply creates the object, or updates it if it exists (with the given resourceVersion, if any).
+func (s *session) apply(r api.Resource) error {
+	m := r.GetObjectMeta()
+	rv := m.ResourceVersion
+	m.ResourceVersion = ""
+	err := s.create(r)
+	if !datastore.IsAlreadyExists(err) {
+		return err
+	}
+	m.ResourceVersion = rv
+	return s.update(r)
+}
+
+// update replaces a stored object. With a resourceVersion it must still be current; without one
+// the latest version is read and the write retried on a conflict. As in Project Calico, the
+// stored labels and annotations are kept and the new ones merged over them; uid and
+// creationTimestamp are kept from the stored object.
+func (s *session) update(r api.Resource) error {
+	k, _ := api.KindOf(r)
+	m := r.GetObjectMeta()
+	rv := m.ResourceVersion
+	for attempt := 1; ; attempt++ {
+		cur, err := s.current(k, m.Namespace, m.Name)
+		if err != nil {
+			return err
+		}
+		if rv != "" && rv != cur.ResourceVersion {
+			return failf("update conflict: %s: resource version '%s' is out of date (latest: %s). Update the resource YAML/JSON in order to make changes.",
+				identifier(k, m.Namespace, m.Name), rv, cur.ResourceVersion)
+		}
+		mergeMetadata(cur, m)
+		err = s.write(r)
+		if datastore.IsConflict(err) && rv == "" && attempt < maxUpdateAttempts {
+			continue
+		}
+		return err
+	}
+}
+
+func (s *session) write(r api.Resource) error {
+	ctx, cancel := s.op()
+	defer cancel()
+	_, err := s.ds.Update(ctx, r)
+	return err
+}
+
+// current reads the stored metadata of an object. An undecodable stored value yields metadata
+// with only the resourceVersion, so an update replaces the garbage.
+func (s *session) current(k api.KindInfo, namespace, name string) (*api.ObjectMeta, error) {
+	ctx, cancel := s.op()
+	defer cancel()
+	key := datastore.ResourceKey(k, namespace, name)
+	kv, err := s.ds.GetKV(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	old, err := datastore.DecodeResource(key, kv.Value, kv.ModRevision)
+	if err != nil {
+		return &api.ObjectMeta{ResourceVersion: strconv.FormatInt(kv.ModRevision, 10)}, nil
+	}
+	return old.GetObjectMeta(), nil
+}
+
+// mergeMetadata carries the stored labels and annotations into m (m's values win) and sets m's
+// resourceVersion to the stored one.
+func mergeMetadata(stored, m *api.ObjectMeta) {
+	m.Labels = mergeMaps(stored.Labels, m.Labels)
+	m.Annotations = mergeMaps(stored.Annotations, m.Annotations)
+	m.ResourceVersion = stored.ResourceVersion
+}
+
+func mergeMaps(base, over map[string]string) map[string]string {
+	if len(base) == 0 {
+		return over
+	}
+	out := make(map[string]string, len(base)+len(over))
+	for k, v := range base {
+		out[k] = v
+	}
+	for k, v := range over {
+		out[k] = v
+	}
+	return out
+}
+
+// report prints the result as Project Calico does and returns the error to print, if any.
+func (o *outcome) report(out io.Writer, act action) error {
+	past := map[action]string{actApply: "applied", actCreate: "created", actReplace: "replaced"}[act]
+	verb := act.op()
+	switch {
+	case o.handled == 0:
+		switch {
+		case o.total == 1:
+			return failf("Failed to %s '%s' resource: %v", verb, o.kind, o.errs)
+		case o.kind != "":
+			return failf("Failed to %s any '%s' resources: %v", verb, o.kind, o.errs)
+		}
+		return failf("Failed to %s any resources: %v", verb, o.errs)
+	case len(o.errs) == 0:
+		if o.kind != "" {
+			fmt.Fprintf(out, "Successfully %s %d '%s' resource(s)\n", past, o.handled, o.kind)
+		} else {
+			fmt.Fprintf(out, "Successfully %s %d resource(s)\n", past, o.handled)
+		}
+		return nil
+	}
+	if o.kind != "" {
+		fmt.Fprintf(out, "Partial success: %s the first %d out of %d '%s' resources:\n", past, o.handled, o.total, o.kind)
+	} else {
+		fmt.Fprintf(out, "Partial success: %s the first %d out of %d resources:\n", past, o.handled, o.total)
+	}
+	if act == actApply {
+		return failf("Hit error(s): %v", o.errs)
+	}
+	return failf("Hit error: %v", o.errs)
+}
