@@ -1,0 +1,196 @@
+package startup
+
+import (
+	"context"
+	"reflect"
+	"sync"
+	"time"
+
+	"github.com/calico-host/calico-host/pkg/api"
+	"github.com/calico-host/calico-host/pkg/daemon"
+	"github.com/calico-host/calico-host/pkg/datastore"
+	"github.com/calico-host/calico-host/pkg/syncer"
+)
+
+// Watchdog loop names.
+const (
+	loopMonitor = "monitor"
+	loopTunnel  = "tunnel"
+)
+
+// runLoops runs the address monitor and the tunnel address loop with a watchdog that pets
+// systemd only while both make progress.
+func (s *Startup) runLoops(ctx context.Context) error {
+	wd := daemon.NewWatchdog(s.notify, s.log, loopMonitor, loopTunnel)
+	var wg sync.WaitGroup
+	for _, loop := range []func(context.Context, *daemon.Watchdog){s.monitorAddresses, s.tunnelLoop, runWatchdog} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			loop(ctx, wd)
+		}()
+	}
+	wg.Wait()
+	return ctx.Err()
+}
+
+func runWatchdog(ctx context.Context, wd *daemon.Watchdog) { wd.Run(ctx) }
+
+// beatInterval is how often an idle loop reports progress.
+func beatInterval(wd *daemon.Watchdog) time.Duration { return max(wd.Limit()/3, 10*time.Millisecond) }
+
+// monitorAddresses re-runs address configuration after host address changes (netlink events,
+// debounced) and every poll interval, updating the Node when the result changed.
+func (s *Startup) monitorAddresses(ctx context.Context, wd *daemon.Watchdog) {
+	poll := time.NewTicker(s.cfg.PollInterval)
+	defer poll.Stop()
+	beat := time.NewTicker(beatInterval(wd))
+	defer beat.Stop()
+	var debounce <-chan time.Time
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-beat.C:
+		case <-s.kernel.AddressEvents():
+			if debounce == nil {
+				debounce = time.After(s.debounce)
+			}
+		case <-debounce:
+			debounce = nil
+			s.checkAddresses(ctx)
+		case <-poll.C:
+			s.checkAddresses(ctx)
+		}
+		wd.Beat(loopMonitor)
+	}
+}
+
+// checkAddresses brings the Node's addresses and interfaces in line with the host.
+func (s *Startup) checkAddresses(ctx context.Context) {
+	if s.cfg.Backend == BackendNone {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, opTimeout)
+	defer cancel()
+	start := time.Now()
+	ifaces, err := s.kernel.Interfaces()
+	if err != nil {
+		s.log.Error().Err(err).Msg("Reading host interfaces")
+		return
+	}
+	changed := false
+	err = s.updateNode(ctx, func(n *api.Node) (bool, error) {
+		c, err := s.configureNode(ctx, n, ifaces)
+		changed = c
+		return c, err
+	})
+	switch {
+	case err != nil && ctx.Err() == nil:
+		s.log.Error().Err(err).Msg("Updating node addresses")
+	case changed:
+		s.log.Info().Dur("took", time.Since(start)).Msg("Updated node addresses")
+		s.notify.Status("Ready: node %s addresses updated at %s", s.name, time.Now().Format(time.RFC3339))
+	}
+}
+
+// tunnelLoop reconciles the VXLAN tunnel addresses whenever the pools or this Node change (as
+// the syncer reports), every tunnelResync, and after failures with backoff.
+func (s *Startup) tunnelLoop(ctx context.Context, wd *daemon.Watchdog) {
+	msgs := make(chan syncer.Message, 16)
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go s.watch(wctx, []string{datastore.ResourcePrefix + "ippools/", datastore.ResourcePrefix + "nodes/" + s.name}, msgs)
+	resync := time.NewTicker(s.tunnelResync)
+	defer resync.Stop()
+	beat := time.NewTicker(beatInterval(wd))
+	defer beat.Stop()
+	retry := time.NewTimer(0)
+	<-retry.C
+	trig := newTunnelTrigger(s.name)
+	delay := s.minBackoff
+	for {
+		run := false
+		select {
+		case <-ctx.Done():
+			return
+		case <-beat.C:
+		case m := <-msgs:
+			run = trig.apply(m)
+		case <-resync.C:
+			run = true
+		case <-retry.C:
+			run = true
+		}
+		wd.Beat(loopTunnel)
+		if !run {
+			continue
+		}
+		if err := s.reconcileWithTimeout(ctx); err != nil && ctx.Err() == nil {
+			s.log.Warn().Err(err).Dur("retryIn", delay).Msg("Reconciling tunnel addresses failed")
+			retry.Reset(delay)
+			delay = min(2*delay, s.maxBackoff)
+			continue
+		}
+		delay = s.minBackoff
+	}
+}
+
+func (s *Startup) reconcileWithTimeout(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, opTimeout)
+	defer cancel()
+	return s.ReconcileTunnels(ctx)
+}
+
+// tunnelTrigger remembers the inputs of the tunnel decision (pool specs, this Node's labels and
+// tunnel fields) and says whether a syncer message changed them.
+type tunnelTrigger struct {
+	nodeKey string
+	seen    bool
+	inputs  map[string]any
+}
+
+func newTunnelTrigger(node string) *tunnelTrigger {
+	return &tunnelTrigger{nodeKey: datastore.ResourcePrefix + "nodes/" + node, inputs: map[string]any{}}
+}
+
+type nodeTunnelInputs struct {
+	labels                     map[string]string
+	addr4, mac4, addr6, mac6 string
+}
+
+// apply folds a message in and reports whether a reconcile is due.
+func (t *tunnelTrigger) apply(m syncer.Message) bool {
+	next := make(map[string]any, len(t.inputs))
+	if !m.Snapshot {
+		for k, v := range t.inputs {
+			next[k] = v
+		}
+	}
+	for _, u := range m.Updates {
+		if in, ok := t.relevant(u); ok {
+			next[u.Key] = in
+		} else {
+			delete(next, u.Key)
+		}
+	}
+	changed := !reflect.DeepEqual(next, t.inputs) || (m.Snapshot && !t.seen)
+	t.seen = t.seen || m.Snapshot
+	t.inputs = next
+	return changed && t.seen
+}
+
+// relevant extracts what matters for tunnel addresses from an update (false: absent).
+func (t *tunnelTrigger) relevant(u syncer.Update) (any, bool) {
+	switch v := u.Value.(type) {
+	case *api.IPPool:
+		return v.Spec, true
+	case *api.Node:
+		if u.Key != t.nodeKey {
+			return nil, false
+		}
+		return nodeTunnelInputs{labels: v.Labels, addr4: v.Spec.IPv4VXLANTunnelAddr, mac4: v.Spec.VXLANTunnelMACAddr,
+			addr6: v.Spec.IPv6VXLANTunnelAddr, mac6: v.Spec.VXLANTunnelMACAddrV6}, true
+	}
+	return nil, false
+}

@@ -1,0 +1,257 @@
+package startup
+
+import (
+	"context"
+	"crypto/sha1"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+
+	"github.com/calico-host/calico-host/pkg/api"
+	"github.com/calico-host/calico-host/pkg/datastore"
+	"github.com/calico-host/calico-host/pkg/ipam"
+	"github.com/calico-host/calico-host/pkg/selector"
+)
+
+// TunnelIPAM is the part of pkg/ipam the tunnel address logic uses (*ipam.Client implements it).
+type TunnelIPAM interface {
+	AutoAssign(ctx context.Context, a ipam.AutoAssignArgs) (v4, v6 []netip.Prefix, err error)
+	ReleaseByHandle(ctx context.Context, handleID string) error
+	GetAssignmentAttributes(ctx context.Context, ip netip.Addr) (map[string]string, string, error)
+}
+
+// IPAM allocation attribute keys and tunnel attribute types (Project Calico's).
+const (
+	AttrNode           = "node"
+	AttrType           = "type"
+	AttrTypeVXLAN      = "vxlanTunnelAddress"
+	AttrTypeVXLANV6    = "vxlanV6TunnelAddress"
+	vxlanHandlePrefix  = "vxlan-tunnel-addr-"
+	vxlanHandlePrefix6 = "vxlan-v6-tunnel-addr-"
+)
+
+// vxlanTunnel describes the VXLAN tunnel address of one family: where it lives on the Node and
+// how it is named in IPAM.
+type vxlanTunnel struct {
+	fam      Family
+	attrType string
+	handle   func(node string) string
+	addr     func(*api.NodeSpec) *string
+	mac      func(*api.NodeSpec) *string
+	macSeed  func(node string) string
+}
+
+var vxlanTunnels = []vxlanTunnel{
+	{V4, AttrTypeVXLAN, func(n string) string { return vxlanHandlePrefix + n },
+		func(s *api.NodeSpec) *string { return &s.IPv4VXLANTunnelAddr },
+		func(s *api.NodeSpec) *string { return &s.VXLANTunnelMACAddr },
+		func(n string) string { return n }},
+	{V6, AttrTypeVXLANV6, func(n string) string { return vxlanHandlePrefix6 + n },
+		func(s *api.NodeSpec) *string { return &s.IPv6VXLANTunnelAddr },
+		func(s *api.NodeSpec) *string { return &s.VXLANTunnelMACAddrV6 },
+		func(n string) string { return n + "-v6" }},
+}
+
+// VXLANHandle is the IPAM handle of a node's IPv4 VXLAN tunnel address.
+func VXLANHandle(node string) string { return vxlanHandlePrefix + node }
+
+// VTEPMAC is the MAC felix derives for a node's VXLAN device when the Node names none:
+// 0x66 followed by the first five bytes of SHA-1(seed) (seed = node name, or name+"-v6").
+func VTEPMAC(seed string) string {
+	sum := sha1.Sum([]byte(seed))
+	return net.HardwareAddr(append([]byte{'f'}, sum[:5]...)).String()
+}
+
+// vxlanPoolCIDRs returns the CIDRs of the pools of family f that give this node a VXLAN tunnel
+// address: enabled, allowing Tunnel use, VXLAN Always or CrossSubnet, selecting the node.
+func vxlanPoolCIDRs(node *api.Node, pools []*api.IPPool, f Family) []netip.Prefix {
+	var out []netip.Prefix
+	for _, p := range pools {
+		cidr, err := netip.ParsePrefix(p.Spec.CIDR)
+		if err != nil || !f.Contains(cidr.Addr()) || p.Spec.Disabled || !p.Spec.AllowsUse(api.UseTunnel) {
+			continue
+		}
+		if p.Spec.VXLANMode != api.EncapAlways && p.Spec.VXLANMode != api.EncapCrossSubnet {
+			continue
+		}
+		sel, err := selector.Parse(p.Spec.NodeSelector)
+		if err != nil || !sel.EvaluateMap(node.Labels) {
+			continue
+		}
+		out = append(out, cidr.Masked())
+	}
+	return out
+}
+
+// tunnelState is what the Node should hold for one tunnel.
+type tunnelState struct {
+	addr, mac string
+	assigned  bool // a new address was allocated by this reconcile (release it if the Node write fails)
+}
+
+// reconcileTunnel decides the tunnel address of one family, allocating or releasing in IPAM.
+func (s *Startup) reconcileTunnel(ctx context.Context, node *api.Node, pools []*api.IPPool, t vxlanTunnel) (tunnelState, error) {
+	handle := t.handle(node.Name)
+	cur := tunnelState{addr: *t.addr(&node.Spec), mac: *t.mac(&node.Spec)}
+	cidrs := vxlanPoolCIDRs(node, pools, t.fam)
+	if len(cidrs) == 0 {
+		if err := s.ipam.ReleaseByHandle(ctx, handle); err != nil {
+			return cur, fmt.Errorf("releasing %s: %w", handle, err)
+		}
+		if cur.addr != "" {
+			s.log.Info().Str("addr", cur.addr).Stringer("family", t.fam).Msg("No VXLAN pool selects this node; released the tunnel address")
+		}
+		if cur.mac == VTEPMAC(t.macSeed(node.Name)) {
+			cur.mac = ""
+		}
+		return tunnelState{mac: cur.mac}, nil
+	}
+	keep, release, err := s.checkTunnelAddr(ctx, node.Name, cur.addr, cidrs, t)
+	if err != nil {
+		return cur, err
+	}
+	if keep {
+		return s.withMAC(cur, node.Name, t), nil
+	}
+	if release {
+		if err := s.ipam.ReleaseByHandle(ctx, handle); err != nil {
+			return cur, fmt.Errorf("releasing %s: %w", handle, err)
+		}
+	}
+	addr, err := s.assignTunnel(ctx, node.Name, cidrs, t)
+	if err != nil {
+		return cur, err
+	}
+	s.log.Info().Stringer("addr", addr).Stringer("family", t.fam).Str("handle", handle).Msg("Assigned VXLAN tunnel address")
+	return s.withMAC(tunnelState{addr: addr.String(), mac: cur.mac, assigned: true}, node.Name, t), nil
+}
+
+func (s *Startup) withMAC(st tunnelState, node string, t vxlanTunnel) tunnelState {
+	if st.mac == "" {
+		st.mac = VTEPMAC(t.macSeed(node))
+	}
+	return st
+}
+
+// checkTunnelAddr decides whether the Node's current address can be kept (still allocated to
+// this node's tunnel, inside a qualifying pool) and whether the handle must be released first.
+func (s *Startup) checkTunnelAddr(ctx context.Context, node, addr string, cidrs []netip.Prefix, t vxlanTunnel) (keep, release bool, err error) {
+	if addr == "" {
+		return false, true, nil // defensively release whatever the handle still holds
+	}
+	ip, err := netip.ParseAddr(addr)
+	if err != nil {
+		s.log.Warn().Str("addr", addr).Msg("Node has an unparsable tunnel address; assigning a new one")
+		return false, true, nil
+	}
+	attrs, _, err := s.ipam.GetAssignmentAttributes(ctx, ip)
+	switch {
+	case errors.Is(err, ipam.ErrNotAssigned) || datastore.IsNotFound(err):
+		s.log.Info().Str("addr", addr).Msg("Tunnel address is not allocated in IPAM; assigning a new one")
+		return false, true, nil
+	case err != nil:
+		return false, false, fmt.Errorf("reading the IPAM attributes of %s: %w", addr, err)
+	case attrs[AttrType] != t.attrType || attrs[AttrNode] != node:
+		s.log.Warn().Str("addr", addr).Interface("attrs", attrs).Msg("Tunnel address is allocated to something else; assigning a new one")
+		return false, false, nil
+	case !containsAddr(cidrs, ip):
+		s.log.Info().Str("addr", addr).Msg("Tunnel address is not in a VXLAN pool for this node; reassigning")
+		return false, true, nil
+	}
+	return true, false, nil
+}
+
+func containsAddr(cidrs []netip.Prefix, a netip.Addr) bool {
+	for _, c := range cidrs {
+		if c.Contains(a) {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *Startup) assignTunnel(ctx context.Context, node string, cidrs []netip.Prefix, t vxlanTunnel) (netip.Addr, error) {
+	args := ipam.AutoAssignArgs{
+		HandleID:    t.handle(node),
+		Attrs:       map[string]string{AttrNode: node, AttrType: t.attrType},
+		Hostname:    node,
+		IntendedUse: api.UseTunnel,
+	}
+	pools := make([]string, len(cidrs))
+	for i, c := range cidrs {
+		pools[i] = c.String()
+	}
+	if t.fam == V4 {
+		args.Num4, args.IPv4Pools = 1, pools
+	} else {
+		args.Num6, args.IPv6Pools = 1, pools
+	}
+	v4, v6, err := s.ipam.AutoAssign(ctx, args)
+	if err != nil {
+		return netip.Addr{}, fmt.Errorf("assigning a %s VXLAN tunnel address from %v: %w", t.fam, pools, err)
+	}
+	got := append(v4, v6...)
+	if len(got) == 0 {
+		return netip.Addr{}, fmt.Errorf("assigning a %s VXLAN tunnel address from %v: IPAM returned no address", t.fam, pools)
+	}
+	return got[0].Addr(), nil
+}
+
+// ReconcileTunnels brings the Node's VXLAN tunnel addresses in line with the pools: allocated
+// (and kept) while a VXLAN pool selects this node, released when none does.
+func (s *Startup) ReconcileTunnels(ctx context.Context) error {
+	if s.cfg.Backend == BackendNone {
+		return nil
+	}
+	node, err := datastore.GetAs[*api.Node](ctx, s.ds, "", s.name)
+	if err != nil {
+		return fmt.Errorf("reading node %s: %w", s.name, err)
+	}
+	pools, _, err := datastore.ListAs[*api.IPPool](ctx, s.ds, "")
+	if err != nil {
+		return fmt.Errorf("listing IP pools: %w", err)
+	}
+	states := make([]tunnelState, len(vxlanTunnels))
+	for i, t := range vxlanTunnels {
+		if states[i], err = s.reconcileTunnel(ctx, node, pools, t); err != nil {
+			s.undoAssignments(states)
+			return err
+		}
+	}
+	err = s.updateNode(ctx, func(n *api.Node) (bool, error) {
+		changed := false
+		for i, t := range vxlanTunnels {
+			changed = setString(t.addr(&n.Spec), states[i].addr) || changed
+			changed = setString(t.mac(&n.Spec), states[i].mac) || changed
+		}
+		return changed, nil
+	})
+	if err != nil {
+		s.undoAssignments(states)
+		return fmt.Errorf("writing tunnel addresses to node %s: %w", s.name, err)
+	}
+	return nil
+}
+
+// undoAssignments releases addresses allocated by a reconcile that then failed.
+func (s *Startup) undoAssignments(states []tunnelState) {
+	for i, st := range states {
+		if !st.assigned {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+		if err := s.ipam.ReleaseByHandle(ctx, vxlanTunnels[i].handle(s.name)); err != nil {
+			s.log.Error().Err(err).Str("addr", st.addr).Msg("Releasing a tunnel address after a failed update")
+		}
+		cancel()
+	}
+}
+
+func setString(p *string, v string) bool {
+	if *p == v {
+		return false
+	}
+	*p = v
+	return true
+}
