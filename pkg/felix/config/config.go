@@ -1,0 +1,227 @@
+package config
+
+import (
+	"fmt"
+	"net/netip"
+	"reflect"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/calico-host/calico-host/pkg/felix/dataplane"
+)
+
+// Config is felix's resolved configuration. Each field named like a parameter holds that
+// parameter's value (see Params for meanings and defaults).
+type Config struct {
+	DatastoreType string
+	EtcdEndpoints []string
+	EtcdAddr      string
+	EtcdScheme    string
+	EtcdCaFile    string
+	EtcdCertFile  string
+	EtcdKeyFile   string
+	FelixHostname string
+
+	LogSeverityScreen string
+
+	ReportingIntervalSecs      time.Duration
+	ReportingTTLSecs           time.Duration
+	EndpointReportingEnabled   bool
+	EndpointReportingDelaySecs time.Duration
+	OpenstackRegion            string
+
+	HealthEnabled                   bool
+	HealthHost                      string
+	HealthPort                      int
+	PrometheusMetricsEnabled        bool
+	PrometheusMetricsHost           string
+	PrometheusMetricsPort           int
+	PrometheusGoMetricsEnabled      bool
+	PrometheusProcessMetricsEnabled bool
+
+	InterfacePrefix                []string
+	InterfaceExclude               []string
+	IPv6Support                    bool
+	DefaultEndpointToHostAction    string
+	FailsafeInboundHostPorts       []dataplane.ProtoPort
+	FailsafeOutboundHostPorts      []dataplane.ProtoPort
+	DisableConntrackInvalidCheck   bool
+	AllowVXLANPacketsFromWorkloads bool
+	AllowIPIPPacketsFromWorkloads  bool
+	NftablesFilterDenyAction       string
+	LogPrefix                      string
+	NftablesMarkMask               uint32
+	NATOutgoingAddress             netip.Addr
+	NATPortRange                   [2]uint16
+	MetadataAddr                   netip.Addr
+	MetadataPort                   int
+	NftablesRefreshInterval        time.Duration
+	RouteRefreshInterval           time.Duration
+	InterfaceRefreshInterval       time.Duration
+	NFTablesMode                   string
+
+	VXLANEnabled *bool
+	VXLANVNI     int
+	VXLANPort    int
+	VXLANMTU     int
+
+	// Cluster facts from the datastore (not parameters).
+	Cluster Cluster
+
+	// Sources says where each parameter's value came from (by parameter name).
+	Sources map[string]Source
+}
+
+// Cluster holds what felix learns from ClusterInformation `default` and this host's Node.
+type Cluster struct {
+	Type           string // ClusterInformation clusterType (comma list)
+	GUID           string
+	CalicoVersion  string
+	DatastoreReady bool
+	VXLANTunnelMAC string // the Node's ipv4VXLANTunnelMACAddr ("" = derive from the hostname)
+}
+
+// Source is where a value came from, in increasing precedence.
+type Source int
+
+// Sources.
+const (
+	SourceDefault   Source = iota
+	SourceDatastore        // FelixConfiguration node.<host> over default
+	SourceFile             // /etc/calico/felix.toml
+	SourceEnv              // FELIX_<PARAM>
+)
+
+func (s Source) String() string {
+	return [...]string{"default", "datastore", "config file", "environment"}[s]
+}
+
+// Layer is one source's raw values, keyed by parameter name in any case.
+type Layer struct {
+	Source Source
+	// Origin names the source precisely in logs ("/etc/calico/felix.toml", "FelixConfiguration").
+	Origin string
+	Values map[string]string
+	// Keys, when set, maps a parameter name to how it was spelled in the source (FELIX_X, a TOML key).
+	Keys map[string]string
+}
+
+// Problem is a value that was ignored.
+type Problem struct {
+	Param  string
+	Value  string
+	Source Source
+	Origin string
+	Key    string // the spelling in the source (environment variable name, file key)
+	Err    error
+}
+
+func (p Problem) Error() string {
+	where := p.Origin
+	if p.Key != "" {
+		where += " " + p.Key
+	}
+	return fmt.Sprintf("ignoring %s value %q from %s: %v", p.Param, p.Value, where, p.Err)
+}
+
+// Resolve computes the configuration from the layers: for each parameter the highest-precedence
+// layer with a valid value wins, and the default applies when none has one. Unknown names, local-
+// only parameters from the datastore and unparsable values are returned as Problems (and ignored).
+func Resolve(layers ...Layer) (*Config, []Problem) {
+	sorted := append([]Layer(nil), layers...)
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Source > sorted[j].Source })
+	c := &Config{Sources: map[string]Source{}}
+	var problems []Problem
+	set := map[string]bool{}
+	for _, l := range sorted {
+		for _, name := range sortedKeys(l.Values) {
+			raw := l.Values[name]
+			prob := Problem{Param: name, Value: raw, Source: l.Source, Origin: l.Origin, Key: l.Keys[name]}
+			p, ok := Lookup(name)
+			switch {
+			case !ok && IsCompat(name):
+				continue
+			case !ok:
+				prob.Err = fmt.Errorf("unknown parameter")
+				problems = append(problems, prob)
+				continue
+			case p.LocalOnly && l.Source == SourceDatastore:
+				prob.Param, prob.Err = p.Name, fmt.Errorf("local-only parameter cannot be set in the datastore")
+				problems = append(problems, prob)
+				continue
+			case set[p.Name] || strings.TrimSpace(raw) == "":
+				continue
+			}
+			v, err := p.Parse(raw)
+			if err != nil {
+				prob.Param, prob.Err = p.Name, err
+				problems = append(problems, prob)
+				continue
+			}
+			c.setField(p, v)
+			c.Sources[p.Name], set[p.Name] = l.Source, true
+		}
+	}
+	c.applyDefaults(set)
+	return c, problems
+}
+
+func (c *Config) setField(p *Param, v any) {
+	f := reflect.ValueOf(c).Elem().FieldByName(p.Name)
+	f.Set(reflect.ValueOf(v))
+}
+
+func (c *Config) applyDefaults(set map[string]bool) {
+	for i := range Params {
+		p := &Params[i]
+		if set[p.Name] {
+			continue
+		}
+		c.Sources[p.Name] = SourceDefault
+		if p.Default == "" {
+			c.setField(p, reflect.Zero(reflect.ValueOf(c).Elem().FieldByName(p.Name).Type()).Interface())
+			continue
+		}
+		v, err := p.Parse(p.Default)
+		if err != nil {
+			panic(fmt.Sprintf("felix config: default of %s does not parse: %v", p.Name, err))
+		}
+		c.setField(p, v)
+	}
+}
+
+// Value returns a parameter's value as stored in Config.
+func (c *Config) Value(name string) any {
+	p, ok := Lookup(name)
+	if !ok {
+		return nil
+	}
+	return reflect.ValueOf(c).Elem().FieldByName(p.Name).Interface()
+}
+
+// Changed lists the parameters whose values differ between c and other, split by whether the
+// change needs a restart.
+func (c *Config) Changed(other *Config) (restart, live []string) {
+	for i := range Params {
+		p := &Params[i]
+		if reflect.DeepEqual(c.Value(p.Name), other.Value(p.Name)) {
+			continue
+		}
+		if p.Restart {
+			restart = append(restart, p.Name)
+		} else {
+			live = append(live, p.Name)
+		}
+	}
+	return restart, live
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

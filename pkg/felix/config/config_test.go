@@ -1,0 +1,200 @@
+package config
+
+import (
+	"net/netip"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/calico-host/calico-host/pkg/felix/dataplane"
+)
+
+func env(kv ...string) Layer { return EnvLayer(kv) }
+
+func file(kv ...string) Layer {
+	l := Layer{Source: SourceFile, Origin: "/etc/calico/felix.toml", Values: map[string]string{}}
+	for i := 0; i+1 < len(kv); i += 2 {
+		l.Values[kv[i]] = kv[i+1]
+	}
+	return l
+}
+
+func ds(kv ...string) Layer {
+	l := file(kv...)
+	l.Source, l.Origin = SourceDatastore, "FelixConfiguration"
+	return l
+}
+
+func TestPrecedence(t *testing.T) {
+	cases := []struct {
+		name       string
+		layers     []Layer
+		param      string
+		want       any
+		wantSource Source
+		problems   int
+	}{
+		{"default", nil, "InterfacePrefix", []string{"cali"}, SourceDefault, 0},
+		{"datastore over default", []Layer{ds("InterfacePrefix", "cali,tap")}, "InterfacePrefix", []string{"cali", "tap"}, SourceDatastore, 0},
+		{"file over datastore", []Layer{ds("InterfacePrefix", "tap"), file("InterfacePrefix", "cali,tap")},
+			"InterfacePrefix", []string{"cali", "tap"}, SourceFile, 0},
+		{"env over file", []Layer{env("FELIX_INTERFACEPREFIX=veth"), ds("InterfacePrefix", "tap"), file("InterfacePrefix", "cali,tap")},
+			"InterfacePrefix", []string{"veth"}, SourceEnv, 0},
+		{"env prefix and name case-insensitive", []Layer{env("felix_LogSeverityScreen=debug")}, "LogSeverityScreen", "Debug", SourceEnv, 0},
+		{"file key case-insensitive", []Layer{file("logseverityscreen", "WARNING")}, "LogSeverityScreen", "Warning", SourceFile, 0},
+		{"invalid env falls to file", []Layer{env("FELIX_HEALTHPORT=http"), file("HealthPort", "9199")}, "HealthPort", 9199, SourceFile, 1},
+		{"invalid file falls to datastore", []Layer{file("HealthPort", "70000"), ds("HealthPort", "9299")}, "HealthPort", 9299, SourceDatastore, 1},
+		{"invalid everywhere gives default", []Layer{env("FELIX_REPORTINGINTERVALSECS=soon"), file("ReportingIntervalSecs", "-3"),
+			ds("ReportingIntervalSecs", "x")}, "ReportingIntervalSecs", 30 * time.Second, SourceDefault, 3},
+		{"local-only ignored from datastore", []Layer{ds("FelixHostname", "other")}, "FelixHostname", "", SourceDefault, 1},
+		{"local-only etcd endpoints from datastore ignored", []Layer{ds("EtcdEndpoints", "http://evil:2379")}, "EtcdEndpoints", []string(nil), SourceDefault, 1},
+		{"local-only from env", []Layer{env("FELIX_FELIXHOSTNAME=host-b")}, "FelixHostname", "host-b", SourceEnv, 0},
+		{"unknown names reported", []Layer{env("FELIX_NOSUCHTHING=1"), ds("Bogus", "x")}, "InterfacePrefix", []string{"cali"}, SourceDefault, 2},
+		{"compat names accepted silently", []Layer{ds("LogFilePath", "none", "IptablesRefreshInterval", "10")}, "LogPrefix", "calico-packet", SourceDefault, 0},
+		{"empty value means unset", []Layer{env("FELIX_LOGPREFIX="), file("LogPrefix", "x")}, "LogPrefix", "x", SourceFile, 0},
+		{"none empties a list", []Layer{env("FELIX_FAILSAFEINBOUNDHOSTPORTS=none")}, "FailsafeInboundHostPorts", []dataplane.ProtoPort{}, SourceEnv, 0},
+		{"duration with unit", []Layer{file("ReportingIntervalSecs", "1m")}, "ReportingIntervalSecs", time.Minute, SourceFile, 0},
+		{"duration plain seconds", []Layer{ds("ReportingTTLSecs", "45")}, "ReportingTTLSecs", 45 * time.Second, SourceDatastore, 0},
+		{"duration fractional seconds", []Layer{ds("EndpointReportingDelaySecs", "0.25")}, "EndpointReportingDelaySecs", 250 * time.Millisecond, SourceDatastore, 0},
+		{"hex mark mask", []Layer{ds("NftablesMarkMask", "0xff00ff00")}, "NftablesMarkMask", uint32(0xff00ff00), SourceDatastore, 0},
+		{"mark mask too small", []Layer{ds("NftablesMarkMask", "0x3")}, "NftablesMarkMask", uint32(0xffff0000), SourceDefault, 1},
+		{"bool spellings", []Layer{env("FELIX_HEALTHENABLED=yes")}, "HealthEnabled", true, SourceEnv, 0},
+		{"optional bool unset", nil, "VXLANEnabled", (*bool)(nil), SourceDefault, 0},
+		{"one-of case-insensitive", []Layer{ds("DefaultEndpointToHostAction", "Return")}, "DefaultEndpointToHostAction", "RETURN", SourceDatastore, 0},
+		{"one-of invalid", []Layer{ds("DefaultEndpointToHostAction", "Maybe")}, "DefaultEndpointToHostAction", "DROP", SourceDefault, 1},
+		{"region checked", []Layer{ds("OpenstackRegion", "Not_A_Label")}, "OpenstackRegion", "", SourceDefault, 1},
+		{"address", []Layer{ds("NATOutgoingAddress", "198.18.0.1")}, "NATOutgoingAddress", netip.MustParseAddr("198.18.0.1"), SourceDatastore, 0},
+		{"port range", []Layer{ds("NATPortRange", "32768:65000")}, "NATPortRange", [2]uint16{32768, 65000}, SourceDatastore, 0},
+		{"bad port range", []Layer{ds("NATPortRange", "9:8")}, "NATPortRange", [2]uint16{}, SourceDefault, 1},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c, problems := Resolve(tc.layers...)
+			if diff := cmp.Diff(tc.want, c.Value(tc.param), cmp.Comparer(func(a, b netip.Addr) bool { return a == b })); diff != "" {
+				t.Errorf("%s (-want +got):\n%s", tc.param, diff)
+			}
+			p, _ := Lookup(tc.param)
+			if got := c.Sources[p.Name]; got != tc.wantSource {
+				t.Errorf("source of %s = %v, want %v", tc.param, got, tc.wantSource)
+			}
+			if len(problems) != tc.problems {
+				t.Errorf("problems = %v, want %d", problems, tc.problems)
+			}
+		})
+	}
+}
+
+func TestProblemNamesSourceAndKey(t *testing.T) {
+	_, problems := Resolve(env("FELIX_HEALTHPORT=http"))
+	if len(problems) != 1 {
+		t.Fatalf("problems = %v", problems)
+	}
+	msg := problems[0].Error()
+	for _, want := range []string{"HealthPort", `"http"`, "environment", "FELIX_HEALTHPORT"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("problem %q does not mention %q", msg, want)
+		}
+	}
+}
+
+func TestEveryParamHasATypedField(t *testing.T) {
+	want := map[Kind]reflect.Type{
+		KindBool: reflect.TypeFor[bool](), KindOptBool: reflect.TypeFor[*bool](), KindInt: reflect.TypeFor[int](),
+		KindUint32: reflect.TypeFor[uint32](), KindString: reflect.TypeFor[string](), KindOneOf: reflect.TypeFor[string](),
+		KindSeconds: reflect.TypeFor[time.Duration](), KindList: reflect.TypeFor[[]string](),
+		KindPorts: reflect.TypeFor[[]dataplane.ProtoPort](), KindAddr: reflect.TypeFor[netip.Addr](),
+		KindPortRange: reflect.TypeFor[[2]uint16](),
+	}
+	ct := reflect.TypeFor[Config]()
+	seen := map[string]bool{}
+	for _, p := range Params {
+		f, ok := ct.FieldByName(p.Name)
+		if !ok {
+			t.Errorf("parameter %s has no Config field", p.Name)
+			continue
+		}
+		if f.Type != want[p.Kind] {
+			t.Errorf("field %s is %v, kind %v wants %v", p.Name, f.Type, p.Kind, want[p.Kind])
+		}
+		if seen[lower(p.Name)] || IsCompat(p.Name) {
+			t.Errorf("parameter %s listed twice or also as compat", p.Name)
+		}
+		seen[lower(p.Name)] = true
+		if p.Default != "" {
+			if _, err := p.Parse(p.Default); err != nil {
+				t.Errorf("default of %s: %v", p.Name, err)
+			}
+		}
+	}
+}
+
+func TestParsePorts(t *testing.T) {
+	cases := []struct {
+		in   string
+		want []dataplane.ProtoPort
+		err  bool
+	}{
+		{"22", []dataplane.ProtoPort{{Protocol: "tcp", Port: 22}}, false},
+		{"udp:68, tcp:179", []dataplane.ProtoPort{{Protocol: "udp", Port: 68}, {Protocol: "tcp", Port: 179}}, false},
+		{"TCP:198.18.0.0/15:22", []dataplane.ProtoPort{{Protocol: "tcp", Net: netip.MustParsePrefix("198.18.0.0/15"), Port: 22}}, false},
+		{"udp:[fd5c::/16]:53", []dataplane.ProtoPort{{Protocol: "udp", Net: netip.MustParsePrefix("fd5c::/16"), Port: 53}}, false},
+		{"sctp:198.18.0.1:9", []dataplane.ProtoPort{{Protocol: "sctp", Net: netip.MustParsePrefix("198.18.0.1/32"), Port: 9}}, false},
+		{"none", []dataplane.ProtoPort{}, false},
+		{"icmp:22", nil, true},
+		{"tcp:0", nil, true},
+		{"tcp:70000", nil, true},
+		{"22:tcp", nil, true},
+		{"tcp:not-a-net:22", nil, true},
+	}
+	for _, tc := range cases {
+		got, err := ParsePorts(tc.in)
+		if (err != nil) != tc.err {
+			t.Errorf("ParsePorts(%q) error = %v, want error %v", tc.in, err, tc.err)
+			continue
+		}
+		if !tc.err && !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("ParsePorts(%q) = %v, want %v", tc.in, got, tc.want)
+		}
+		if !tc.err {
+			again, err := ParsePorts(FormatPorts(got))
+			if err != nil || !reflect.DeepEqual(again, got) {
+				t.Errorf("FormatPorts round trip of %q: %q -> %v, %v", tc.in, FormatPorts(got), again, err)
+			}
+		}
+	}
+}
+
+func TestChangedSplitsRestartAndLive(t *testing.T) {
+	base, _ := Resolve(ds("LogSeverityScreen", "Info", "InterfacePrefix", "cali"))
+	cases := []struct {
+		name          string
+		layer         Layer
+		restart, live []string
+	}{
+		{"nothing", ds("LogSeverityScreen", "Info", "InterfacePrefix", "cali"), nil, nil},
+		{"log level is live", ds("LogSeverityScreen", "Debug"), nil, []string{"LogSeverityScreen"}},
+		{"reporting is live", ds("ReportingIntervalSecs", "5", "ReportingTTLSecs", "15", "EndpointReportingDelaySecs", "2"),
+			nil, []string{"ReportingIntervalSecs", "ReportingTTLSecs", "EndpointReportingDelaySecs"}},
+		{"interface prefix needs restart", ds("InterfacePrefix", "cali,tap"), []string{"InterfacePrefix"}, nil},
+		{"both", ds("InterfacePrefix", "tap", "LogSeverityScreen", "Error", "EndpointReportingEnabled", "true"),
+			[]string{"EndpointReportingEnabled", "InterfacePrefix"}, []string{"LogSeverityScreen"}},
+		{"same value spelled differently", ds("InterfacePrefix", " cali ", "LogSeverityScreen", "INFO"), nil, nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			next, _ := Resolve(tc.layer)
+			restart, live := base.Changed(next)
+			slices.Sort(restart)
+			slices.Sort(live)
+			slices.Sort(tc.restart)
+			slices.Sort(tc.live)
+			if !slices.Equal(restart, tc.restart) || !slices.Equal(live, tc.live) {
+				t.Errorf("Changed = restart %v live %v, want restart %v live %v", restart, live, tc.restart, tc.live)
+			}
+		})
+	}
+}

@@ -1,0 +1,194 @@
+// Package config is calico-felix's configuration: Project Calico's parameter names, types and
+// defaults (one table drives parsing, --help and the default felix.toml), the sources they come
+// from and their precedence, and the translation into the dataplane's Config.
+//
+// Precedence, highest first: environment FELIX_<PARAM> (case-insensitive), the config file
+// (/etc/calico/felix.toml), the datastore (FelixConfiguration node.<host> over default, merged by
+// calc), then the defaults. Local-only parameters (datastore connection, hostname) are ignored when
+// they come from the datastore. A value that does not parse is logged with its source and ignored,
+// so the next source down (in the end the default) applies.
+package config
+
+// Kind is the type of a parameter's value.
+type Kind int
+
+// Kinds. The Config field of a parameter has the Go type noted here.
+const (
+	KindBool      Kind = iota // bool: true/false, 1/0, yes/no, y/n, t/f
+	KindOptBool               // *bool: unset (nil) means "decide automatically"
+	KindInt                   // int, within Min..Max
+	KindUint32                // uint32, decimal or 0x hex
+	KindString                // string; "none" means empty
+	KindOneOf                 // string, one of Values (case-insensitive; stored in the table's spelling)
+	KindSeconds               // time.Duration: "30s", "1m" or plain seconds "30", "0.5"
+	KindList                  // []string: comma-separated; "none" means empty
+	KindPorts                 // []dataplane.ProtoPort: "tcp:22,udp:68,tcp:10.0.0.0/8:80,[fd00::/8]..."
+	KindAddr                  // netip.Addr; "none" means unset
+	KindPortRange             // [2]uint16: "min:max" or a single port
+)
+
+var kindNames = map[Kind]string{
+	KindBool: "bool", KindOptBool: "bool", KindInt: "int", KindUint32: "uint32", KindString: "string",
+	KindOneOf: "one of", KindSeconds: "seconds", KindList: "list", KindPorts: "ports", KindAddr: "IP address",
+	KindPortRange: "port range",
+}
+
+func (k Kind) String() string { return kindNames[k] }
+
+// Param describes one parameter. Its name is Project Calico's, and also the name of its field in
+// Config.
+type Param struct {
+	Name    string
+	Kind    Kind
+	Default string // in the same syntax as the environment variable; "" = zero value
+	// Restart means a change while running makes felix exit with ExitRestart so that systemd
+	// restarts it with the new value; otherwise the change applies live.
+	Restart bool
+	// LocalOnly parameters are only read from the environment and the config file.
+	LocalOnly bool
+	// Main parameters are listed in --help and documented in the default felix.toml.
+	Main   bool
+	Values []string // KindOneOf
+	// Min and Max bound KindInt values.
+	Min, Max int
+	// Check, if set, validates a KindString value.
+	Check func(string) error
+	Doc   string
+}
+
+// EnvName is the parameter's environment variable (FELIX_ + the upper-cased name).
+func (p *Param) EnvName() string { return envPrefix + upper(p.Name) }
+
+const (
+	defaultFailsafeIn  = "tcp:22,udp:68,tcp:179,tcp:2379,tcp:2380,tcp:5473,tcp:6443,tcp:6666,tcp:6667"
+	defaultFailsafeOut = "udp:53,udp:67,tcp:179,tcp:2379,tcp:2380,tcp:5473,tcp:6443,tcp:6666,tcp:6667"
+)
+
+// Params is the parameter table, grouped by concern.
+var Params = []Param{
+	// Datastore connection and identity (local only).
+	{Name: "DatastoreType", Kind: KindOneOf, Values: []string{"etcdv3"}, Default: "etcdv3", Restart: true, LocalOnly: true,
+		Doc: "Datastore type; calico-host supports only etcdv3."},
+	{Name: "EtcdEndpoints", Kind: KindList, Restart: true, LocalOnly: true, Main: true,
+		Doc: "Comma-separated etcd URLs. Overrides /etc/calico/datastore.toml and ETCD_ENDPOINTS."},
+	{Name: "EtcdAddr", Kind: KindString, Default: "127.0.0.1:2379", Restart: true, LocalOnly: true,
+		Doc: "host:port of etcd, used with EtcdScheme when EtcdEndpoints is not set and EtcdAddr is."},
+	{Name: "EtcdScheme", Kind: KindOneOf, Values: []string{"http", "https"}, Default: "http", Restart: true, LocalOnly: true,
+		Doc: "Scheme used with EtcdAddr."},
+	{Name: "EtcdCaFile", Kind: KindString, Restart: true, LocalOnly: true, Main: true, Doc: "CA certificate for etcd TLS."},
+	{Name: "EtcdCertFile", Kind: KindString, Restart: true, LocalOnly: true, Main: true, Doc: "Client certificate for etcd TLS."},
+	{Name: "EtcdKeyFile", Kind: KindString, Restart: true, LocalOnly: true, Main: true, Doc: "Client key for etcd TLS."},
+	{Name: "FelixHostname", Kind: KindString, Restart: true, LocalOnly: true, Main: true, Check: checkHostname,
+		Doc: "This host's node name (default: the OS hostname, lower-cased). Must match the Node and the workloads' node."},
+
+	// Logging.
+	{Name: "LogSeverityScreen", Kind: KindOneOf, Values: []string{"Trace", "Debug", "Info", "Warning", "Error", "Fatal"},
+		Default: "Info", Main: true, Doc: "Log level of the messages felix writes to stderr (the journal)."},
+
+	// Status reporting.
+	{Name: "ReportingIntervalSecs", Kind: KindSeconds, Default: "30", Main: true,
+		Doc: "How often felix rewrites its agent status key in etcd; 0 disables status reporting."},
+	{Name: "ReportingTTLSecs", Kind: KindSeconds, Default: "90",
+		Doc: "TTL of the lease on the agent status key: it disappears this long after felix dies."},
+	{Name: "EndpointReportingEnabled", Kind: KindBool, Default: "false", Restart: true, Main: true,
+		Doc: "Write per-endpoint status keys (up/down) to etcd; networking-calico turns this on."},
+	{Name: "EndpointReportingDelaySecs", Kind: KindSeconds, Default: "1",
+		Doc: "Minimum time between two batches of endpoint status writes."},
+	{Name: "OpenstackRegion", Kind: KindString, Restart: true, Main: true, Check: checkRegion,
+		Doc: "OpenStack region: status keys go under region-<name> instead of no-region."},
+
+	// Health and metrics.
+	{Name: "HealthEnabled", Kind: KindBool, Default: "false", Restart: true, Main: true,
+		Doc: "Serve /liveness and /readiness on HealthHost:HealthPort."},
+	{Name: "HealthHost", Kind: KindString, Default: "localhost", Restart: true, Doc: "Address of the health server."},
+	{Name: "HealthPort", Kind: KindInt, Default: "9099", Min: 1, Max: 65535, Restart: true, Main: true, Doc: "Port of the health server."},
+	{Name: "PrometheusMetricsEnabled", Kind: KindBool, Default: "false", Restart: true, Main: true,
+		Doc: "Serve Prometheus metrics on PrometheusMetricsHost:PrometheusMetricsPort/metrics."},
+	{Name: "PrometheusMetricsHost", Kind: KindString, Restart: true, Doc: "Address of the metrics server (empty: all addresses)."},
+	{Name: "PrometheusMetricsPort", Kind: KindInt, Default: "9091", Min: 1, Max: 65535, Restart: true, Main: true,
+		Doc: "Port of the metrics server."},
+	{Name: "PrometheusGoMetricsEnabled", Kind: KindBool, Default: "true", Restart: true, Doc: "Include Go runtime metrics."},
+	{Name: "PrometheusProcessMetricsEnabled", Kind: KindBool, Default: "true", Restart: true, Doc: "Include process metrics."},
+
+	// Dataplane.
+	{Name: "InterfacePrefix", Kind: KindList, Default: "cali", Restart: true, Main: true,
+		Doc: "Comma-separated prefixes of workload interfaces (\"cali,tap\" for OpenStack)."},
+	{Name: "InterfaceExclude", Kind: KindList, Default: "kube-ipvs0", Restart: true,
+		Doc: "Interfaces (names or /regex/) that are never host endpoints."},
+	{Name: "IPv6Support", Kind: KindBool, Default: "true", Restart: true, Main: true, Doc: "Program IPv6 as well as IPv4."},
+	{Name: "DefaultEndpointToHostAction", Kind: KindOneOf, Values: []string{"DROP", "RETURN", "ACCEPT"}, Default: "DROP",
+		Restart: true, Main: true, Doc: "What happens to workload traffic to the host after workload egress policy."},
+	{Name: "FailsafeInboundHostPorts", Kind: KindPorts, Default: defaultFailsafeIn, Restart: true, Main: true,
+		Doc: "Ports always open to the host despite host endpoint policy: [proto:][net:]port, comma-separated, or none."},
+	{Name: "FailsafeOutboundHostPorts", Kind: KindPorts, Default: defaultFailsafeOut, Restart: true, Main: true,
+		Doc: "Ports the host may always connect to despite host endpoint policy."},
+	{Name: "DisableConntrackInvalidCheck", Kind: KindBool, Default: "false", Restart: true,
+		Doc: "Do not drop packets conntrack considers invalid."},
+	{Name: "AllowVXLANPacketsFromWorkloads", Kind: KindBool, Default: "false", Restart: true,
+		Doc: "Let workloads send VXLAN-encapsulated packets."},
+	{Name: "AllowIPIPPacketsFromWorkloads", Kind: KindBool, Default: "false", Restart: true,
+		Doc: "Let workloads send IP-in-IP packets."},
+	{Name: "NftablesFilterDenyAction", Kind: KindOneOf, Values: []string{"DROP", "REJECT"}, Default: "DROP", Restart: true,
+		Doc: "How policy denies packets."},
+	{Name: "LogPrefix", Kind: KindString, Default: "calico-packet", Restart: true, Doc: "Prefix of policy Log rules."},
+	{Name: "NftablesMarkMask", Kind: KindUint32, Default: "0xffff0000", Restart: true, Check: checkMarkMask,
+		Doc: "Packet mark bits felix may use."},
+	{Name: "NATOutgoingAddress", Kind: KindAddr, Restart: true, Doc: "Source address for NAT outgoing (default: masquerade)."},
+	{Name: "NATPortRange", Kind: KindPortRange, Restart: true, Doc: "Source port range for NAT outgoing, min:max."},
+	{Name: "MetadataAddr", Kind: KindAddr, Default: "127.0.0.1", Restart: true,
+		Doc: "OpenStack metadata server address that 169.254.169.254:80 is DNATed to."},
+	{Name: "MetadataPort", Kind: KindInt, Default: "8775", Min: 1, Max: 65535, Restart: true, Doc: "OpenStack metadata server port."},
+	{Name: "NftablesRefreshInterval", Kind: KindSeconds, Default: "180", Restart: true,
+		Doc: "Period of the full nftables resync (drift repair)."},
+	{Name: "RouteRefreshInterval", Kind: KindSeconds, Default: "90", Restart: true, Doc: "Period of the full route resync."},
+	{Name: "InterfaceRefreshInterval", Kind: KindSeconds, Default: "90", Restart: true,
+		Doc: "Period of the full interface rescan."},
+	{Name: "NFTablesMode", Kind: KindOneOf, Values: []string{"Enabled", "Disabled", "Auto"}, Default: "Enabled",
+		Doc: "Accepted for compatibility: calico-host always programs nftables."},
+
+	// VXLAN.
+	{Name: "VXLANEnabled", Kind: KindOptBool, Restart: true, Main: true,
+		Doc: "Force the VXLAN device on or off (default: on when an IP pool has vxlanMode Always or CrossSubnet)."},
+	{Name: "VXLANVNI", Kind: KindInt, Default: "4096", Min: 1, Max: 1<<24 - 1, Restart: true, Doc: "VXLAN network identifier."},
+	{Name: "VXLANPort", Kind: KindInt, Default: "4789", Min: 1, Max: 65535, Restart: true, Doc: "VXLAN UDP port."},
+	{Name: "VXLANMTU", Kind: KindInt, Default: "0", Min: 0, Max: 65535, Restart: true,
+		Doc: "MTU of vxlan.calico; 0 = host MTU - 50."},
+}
+
+// compatParams are Project Calico parameters calico-host accepts and ignores (they appear in
+// existing FelixConfigurations and felix.cfg files).
+var compatParams = []string{
+	"ChainInsertMode", "DataplaneDriver", "EndpointStatusPathPrefix", "IptablesRefreshInterval",
+	"IpsetsRefreshInterval", "IPForwarding", "LogFilePath", "LogSeverityFile", "LogSeveritySys",
+	"NftablesFilterAllowAction", "NftablesMangleAllowAction", "NftablesFlowTableOffload", "MTUIfacePattern",
+	"UseInternalDataplaneDriver", "HealthTimeoutOverrides", "RouteSource", "ServiceLoopPrevention",
+	"DeviceRouteProtocol", "DeviceRouteSourceAddress", "DeviceRouteSourceAddressIPv6", "RemoveExternalRoutes",
+	"FloatingIPs", "BPFEnabled", "WireguardEnabled", "WireguardEnabledV6", "IpInIpEnabled", "IpInIpMtu",
+	"VXLANMTUV6", "NATOutgoingExclusions", "ExternalNodesCIDRList", "VXLANTunnelMACAddr", "IPv4VXLANTunnelAddr",
+}
+
+// byName indexes Params by lower-case name.
+var byName = func() map[string]*Param {
+	m := make(map[string]*Param, len(Params))
+	for i := range Params {
+		m[lower(Params[i].Name)] = &Params[i]
+	}
+	return m
+}()
+
+var compatByName = func() map[string]bool {
+	m := map[string]bool{}
+	for _, n := range compatParams {
+		m[lower(n)] = true
+	}
+	return m
+}()
+
+// Lookup finds a parameter by name, case-insensitively.
+func Lookup(name string) (*Param, bool) {
+	p, ok := byName[lower(name)]
+	return p, ok
+}
+
+// IsCompat reports whether name is a Project Calico parameter that calico-host accepts and ignores.
+func IsCompat(name string) bool { return compatByName[lower(name)] }
