@@ -5,6 +5,7 @@ import (
 	"net/netip"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -194,4 +195,108 @@ func mapStrings(in []string, f func(string) string) []string {
 		out[i] = f(s)
 	}
 	return out
+}
+
+// kernelMatchesFake checks the namespace's table against what a fake holds
+// after applying rs.
+func kernelMatchesFake(t *testing.T, ns *testNetNS, rs *Ruleset) {
+	t.Helper()
+	fake := NewFake()
+	if _, err := NewApplier(fake, zerologNop()).Apply(t.Context(), rs); err != nil {
+		t.Fatal(err)
+	}
+	got := ns.listTable(t)
+	if got == nil {
+		t.Fatal("table missing in the kernel")
+	}
+	compareTables(t, parseNFTList(fake.DumpWithHashes()), got)
+}
+
+func TestKernelUpdates(t *testing.T) {
+	ns := newNetNS(t)
+	a, _ := ns.applier(t)
+	for i, rs := range convergenceStates()[1:] {
+		st := ns.apply(t, a, rs)
+		t.Logf("state %d: %+v", i+1, st)
+		kernelMatchesFake(t, ns, rs)
+	}
+}
+
+func TestKernelDriftRepair(t *testing.T) {
+	ns := newNetNS(t)
+	a, _ := ns.applier(t)
+	rs := felixLike([]string{"cali1", "cali2"}, "10.65.0.9", "10.65.1.0/24")
+	ns.apply(t, a, rs)
+	kernelMatchesFake(t, ns, rs)
+
+	// An admin deletes one rule by handle.
+	handles := ns.ruleHandles(t)["cali-tw-cali2"]
+	ns.exec(t, "nft", "delete", "rule", "inet", "calico", "cali-tw-cali2", "handle", strconv.Itoa(handles[3]))
+	a.RequestFullSync()
+	st := ns.apply(t, a, rs)
+	if st.ChainsRewritten != 1 || st.RulesWritten != 6 || st.ElementsAdded != 0 {
+		t.Errorf("repair after rule deletion: %+v", st)
+	}
+	kernelMatchesFake(t, ns, rs)
+
+	// An admin adds a rule, a chain, a set element and deletes a map element.
+	ns.exec(t, "nft", "insert", "rule", "inet", "calico", "cali-FORWARD", "accept")
+	ns.exec(t, "nft", "add", "chain", "inet", "calico", "admin")
+	ns.exec(t, "nft", "add", "element", "inet", "calico", "cali40s-fe", "{ 10.65.9.9 }")
+	ns.exec(t, "nft", "delete", "element", "inet", "calico", "cali-to-wl-dispatch", `{ "cali1" }`)
+	a.RequestFullSync()
+	st = ns.apply(t, a, rs)
+	if st.ChainsRewritten != 1 || st.ChainsDeleted != 1 || st.ElementsAdded != 1 || st.ElementsRemoved != 1 {
+		t.Errorf("repair after admin changes: %+v", st)
+	}
+	kernelMatchesFake(t, ns, rs)
+
+	// An admin deletes the whole table.
+	ns.exec(t, "nft", "delete", "table", "inet", "calico")
+	a.RequestFullSync()
+	ns.apply(t, a, rs)
+	kernelMatchesFake(t, ns, rs)
+}
+
+// TestKernelPartialSyncAfterTableDeleted: without a full sync the Applier
+// does not know the table is gone; its partial commit fails and the retry
+// inside Apply rebuilds the table.
+func TestKernelPartialSyncAfterTableDeleted(t *testing.T) {
+	ns := newNetNS(t)
+	a, _ := ns.applier(t)
+	ns.apply(t, a, felixLike([]string{"cali1"}, "10.65.0.9"))
+	ns.exec(t, "nft", "delete", "table", "inet", "calico")
+	rs := felixLike([]string{"cali1", "cali2"}, "10.65.0.9")
+	if st := ns.apply(t, a, rs); !st.FullSync {
+		t.Errorf("stats %+v, want a full sync", st)
+	}
+	kernelMatchesFake(t, ns, rs)
+}
+
+// TestKernelRestart: a new Applier over an existing, matching table sends
+// nothing; with one new endpoint it sends only that endpoint.
+func TestKernelRestart(t *testing.T) {
+	ns := newNetNS(t)
+	a, _ := ns.applier(t)
+	rs := felixLike([]string{"cali1", "cali2"}, "10.65.0.9")
+	ns.apply(t, a, rs)
+	handles := ns.ruleHandles(t)
+
+	b, _ := ns.applier(t)
+	if st := ns.apply(t, b, rs); st.Ops != 0 || !st.FullSync {
+		t.Errorf("restart: %+v, want a full sync without operations", st)
+	}
+	rs2 := felixLike([]string{"cali1", "cali2", "cali3"}, "10.65.0.9")
+	c, _ := ns.applier(t)
+	st := ns.apply(t, c, rs2)
+	if st.ChainsAdded != 2 || st.ChainsRewritten != 0 || st.ChainsDeleted != 0 {
+		t.Errorf("restart with a new endpoint: %+v", st)
+	}
+	after := ns.ruleHandles(t)
+	for chain, hs := range handles {
+		if !slices.Equal(hs, after[chain]) {
+			t.Errorf("chain %s was rewritten across the restart: handles %v -> %v", chain, hs, after[chain])
+		}
+	}
+	kernelMatchesFake(t, ns, rs2)
 }
