@@ -1,0 +1,110 @@
+package syncer
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/calico-host/calico-host/pkg/api"
+	"github.com/calico-host/calico-host/pkg/datastore"
+)
+
+// Decoder turns one stored value into what consumers receive in Update.Value. An error means the
+// value is bad: the syncer logs it with the key and treats the key as absent. Returning (nil, nil)
+// also means absent (for example a key whose layout the decoder does not know).
+type Decoder func(key string, value []byte, modRevision int64) (any, error)
+
+// Config says what to sync and how.
+type Config struct {
+	// Prefixes are the key prefixes to sync (e.g. datastore.ResourcePrefix, datastore.BlockPrefix).
+	// At least one is required. A prefix that lies inside another one is dropped.
+	Prefixes []string
+	// Decoder decodes values; default DefaultDecoder.
+	Decoder Decoder
+	// Filter, if set, returns true for the keys the syncer must IGNORE entirely (never decoded,
+	// never delivered; for example other hosts' block affinities). Keys for which it returns false
+	// are synced.
+	Filter func(key string) bool
+	// PageSize is the number of keys per list request; default 500.
+	PageSize int64
+	// MinBackoff and MaxBackoff bound the exponential retry delay; defaults 100ms and 5s.
+	MinBackoff, MaxBackoff time.Duration
+	// WatchTimeout: if nothing (no event, no progress notification) arrives on the watch for this
+	// long, the syncer checks etcd and restarts the watch (re-list + snapshot). Progress is requested
+	// from etcd after a third of it without traffic. Default 60s.
+	WatchTimeout time.Duration
+	// RequestTimeout bounds each list page and each probe request; default 10s.
+	RequestTimeout time.Duration
+}
+
+// Defaults.
+const (
+	DefaultPageSize       = 500
+	DefaultMinBackoff     = 100 * time.Millisecond
+	DefaultMaxBackoff     = 5 * time.Second
+	DefaultWatchTimeout   = 60 * time.Second
+	DefaultRequestTimeout = 10 * time.Second
+)
+
+// DefaultDecoder is datastore.Decode followed, for v3 resources, by api.SetDefaults and
+// datastore.Validate: a resource that does not validate is bad input, treated as absent.
+// Defaults are applied first because objects written by other tools (older Project Calico
+// releases, networking-calico) may lack fields that calicoctl fills in today, such as an IPPool's
+// assignmentMode; those objects are valid.
+func DefaultDecoder(key string, value []byte, modRevision int64) (any, error) {
+	v, err := datastore.Decode(key, value, modRevision)
+	if err != nil {
+		return nil, err
+	}
+	if r, ok := v.(api.Resource); ok {
+		api.SetDefaults(r)
+		if err := datastore.Validate(r); err != nil {
+			return nil, fmt.Errorf("invalid %s: %w", r.GetTypeMeta().Kind, err)
+		}
+	}
+	return v, nil
+}
+
+// withDefaults fills in zero fields and normalises the prefixes.
+func (c Config) withDefaults() Config {
+	if c.Decoder == nil {
+		c.Decoder = DefaultDecoder
+	}
+	if c.PageSize <= 0 {
+		c.PageSize = DefaultPageSize
+	}
+	if c.MinBackoff <= 0 {
+		c.MinBackoff = DefaultMinBackoff
+	}
+	if c.MaxBackoff <= 0 {
+		c.MaxBackoff = DefaultMaxBackoff
+	}
+	c.MaxBackoff = max(c.MaxBackoff, c.MinBackoff)
+	if c.WatchTimeout <= 0 {
+		c.WatchTimeout = DefaultWatchTimeout
+	}
+	if c.RequestTimeout <= 0 {
+		c.RequestTimeout = DefaultRequestTimeout
+	}
+	c.Prefixes = normalizePrefixes(c.Prefixes)
+	return c
+}
+
+// normalizePrefixes sorts the prefixes and drops duplicates and prefixes covered by another one,
+// so that every key belongs to exactly one watch.
+func normalizePrefixes(in []string) []string {
+	sorted := append([]string(nil), in...)
+	sort.Strings(sorted)
+	var out []string
+	for _, p := range sorted {
+		if len(out) > 0 && strings.HasPrefix(p, out[len(out)-1]) {
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// ignored reports whether the filter excludes key.
+func (c *Config) ignored(key string) bool { return c.Filter != nil && c.Filter(key) }

@@ -1,0 +1,183 @@
+package syncer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync/atomic"
+	"time"
+
+	"github.com/rs/zerolog"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"google.golang.org/grpc/metadata"
+
+	"github.com/calico-host/calico-host/pkg/datastore"
+)
+
+// Syncer lists and watches a set of key prefixes and streams the result (see the package doc).
+type Syncer struct {
+	etcd   *clientv3.Client
+	cfg    Config
+	log    zerolog.Logger
+	status atomic.Int32
+
+	// streamKey gives this syncer's watches their own gRPC watch stream, so that progress requests
+	// and their broadcast answers concern only our watches.
+	streamKey string
+
+	// sent is the status of the last message sent (-1 before the first one).
+	sent Status
+	// rev is the highest revision delivered to the consumer.
+	rev int64
+}
+
+var syncerIDs atomic.Int64
+
+// New returns a syncer for cli. It panics if cfg.Prefixes is empty (a programming error).
+func New(cli *datastore.Client, cfg Config, log zerolog.Logger) *Syncer {
+	cfg = cfg.withDefaults()
+	if len(cfg.Prefixes) == 0 {
+		panic("syncer: Config.Prefixes is empty")
+	}
+	return &Syncer{
+		etcd:      cli.Etcd(),
+		cfg:       cfg,
+		log:       log,
+		streamKey: fmt.Sprintf("syncer-%d", syncerIDs.Add(1)),
+		sent:      -1,
+	}
+}
+
+// Status returns the syncer's current status. It is safe to call from any goroutine.
+func (s *Syncer) Status() Status { return Status(s.status.Load()) }
+
+// Run streams Messages to out until ctx is done; it never returns before that and never closes
+// out. Sends block (a slow consumer slows the syncer down, it never loses data). Call it once.
+func (s *Syncer) Run(ctx context.Context, out chan<- Message) {
+	b := newBackoff(s.cfg.MinBackoff, s.cfg.MaxBackoff)
+	s.setStatus(ctx, out, WaitingForDatastore)
+	failures := 0
+	for ctx.Err() == nil {
+		healthy, err := s.syncOnce(ctx, out)
+		if ctx.Err() != nil {
+			return
+		}
+		if healthy {
+			b.reset()
+			failures = 0
+		}
+		failures++
+		delay := b.next()
+		ev := s.log.Debug()
+		if failures == 1 || failures%20 == 0 { // no log flood while etcd is down
+			ev = s.log.Warn()
+		}
+		ev.Err(err).Int("attempt", failures).Dur("retry_in", delay).Msg("datastore sync interrupted, resyncing")
+		if !sleep(ctx, delay) {
+			return
+		}
+	}
+}
+
+// syncOnce lists every prefix at one revision, delivers the snapshot and watches until the watch
+// fails. healthy reports whether the watch worked for a while (so the backoff can be reset).
+func (s *Syncer) syncOnce(ctx context.Context, out chan<- Message) (healthy bool, err error) {
+	rev, err := s.currentRevision(ctx)
+	if err != nil {
+		s.setStatus(ctx, out, WaitingForDatastore)
+		return false, fmt.Errorf("contacting etcd: %w", err)
+	}
+	s.setStatus(ctx, out, ResyncInProgress)
+	start := time.Now()
+	snap, err := s.list(ctx, rev)
+	if err != nil {
+		s.setStatus(ctx, out, WaitingForDatastore)
+		return false, err
+	}
+	s.log.Info().Int("keys", len(snap)).Int64("revision", rev).Dur("duration", time.Since(start)).
+		Strs("prefixes", s.cfg.Prefixes).Msg("resync: listed datastore")
+	if !s.send(ctx, out, Message{Status: InSync, Snapshot: true, Updates: snap, Revision: rev}) {
+		return false, ctx.Err()
+	}
+	return s.watch(ctx, out, rev)
+}
+
+// currentRevision asks etcd for its current revision with a cheap single-key count. It is both
+// the probe that etcd is reachable and the revision every prefix is listed at.
+func (s *Syncer) currentRevision(ctx context.Context) (int64, error) {
+	rctx, cancel := context.WithTimeout(ctx, s.cfg.RequestTimeout)
+	defer cancel()
+	resp, err := s.etcd.Get(rctx, s.cfg.Prefixes[0], clientv3.WithCountOnly())
+	if err != nil {
+		return 0, err
+	}
+	return resp.Header.Revision, nil
+}
+
+// setStatus records the status and, if it differs from the last one sent, tells the consumer.
+func (s *Syncer) setStatus(ctx context.Context, out chan<- Message, st Status) {
+	s.status.Store(int32(st))
+	if st != s.sent {
+		s.send(ctx, out, Message{Status: st, Revision: s.rev})
+	}
+}
+
+// send delivers m, blocking until the consumer takes it or ctx is done.
+func (s *Syncer) send(ctx context.Context, out chan<- Message, m Message) bool {
+	select {
+	case out <- m:
+		s.delivered(m)
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// delivered records what the consumer now has.
+func (s *Syncer) delivered(m Message) {
+	s.sent = m.Status
+	s.status.Store(int32(m.Status))
+	s.rev = max(s.rev, m.Revision)
+	if m.Snapshot {
+		s.rev = m.Revision
+	}
+}
+
+// watchContext is the context of one watch generation: leader required, own gRPC stream.
+func (s *Syncer) watchContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	wctx, cancel := context.WithCancel(ctx)
+	wctx = metadata.AppendToOutgoingContext(wctx, "calico-host-syncer", s.streamKey)
+	return clientv3.WithRequireLeader(wctx), cancel
+}
+
+// sleep waits d or until ctx is done; it reports whether the full delay passed.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// backoff is a capped exponential delay with jitter (each delay is drawn from [d/2, d]).
+type backoff struct {
+	min, max, cur time.Duration
+}
+
+func newBackoff(lo, hi time.Duration) *backoff { return &backoff{min: lo, max: hi, cur: lo} }
+
+func (b *backoff) reset() { b.cur = b.min }
+
+func (b *backoff) next() time.Duration {
+	d := b.cur
+	b.cur = min(b.cur*2, b.max)
+	half := d / 2
+	return half + rand.N(d-half+1)
+}
+
+// errWatchClosed means a watch channel closed without an error.
+var errWatchClosed = errors.New("watch channel closed")
