@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"slices"
 
-	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/api/v3/mvccpb"
+	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
 // list reads every prefix at revision rev, page by page, and returns the decoded snapshot: every

@@ -297,7 +297,7 @@ func TestIdleWatchIsNotRestarted(t *testing.T) {
 	c := startConsumer(t, newClient(t, s.Datastore()), cfg)
 	c.waitFor(t, "first snapshot", func() bool { return c.snapshots == 1 })
 	time.Sleep(1500 * time.Millisecond) // five watch timeouts with no writes at all
-	put(t, raw, "/unrelated/key", "x") // now etcd is past the list revision: progress is answered
+	put(t, raw, "/unrelated/key", "x")  // now etcd is past the list revision: progress is answered
 	time.Sleep(1500 * time.Millisecond)
 	c.mu.Lock()
 	defer c.mu.Unlock()
