@@ -46,6 +46,24 @@ type request struct {
 // from other hosts' blocks. It returns /32 and /128 prefixes. On error nothing stays assigned:
 // whatever the call took is released again.
 func (c *Client) AutoAssign(ctx context.Context, a AutoAssignArgs) (v4, v6 []netip.Prefix, err error) {
+	v4, v6, err = c.AutoAssignInBlocks(ctx, a)
+	return hostPrefixes(v4), hostPrefixes(v6), err
+}
+
+func hostPrefixes(ps []netip.Prefix) []netip.Prefix {
+	out := make([]netip.Prefix, 0, len(ps))
+	for _, p := range ps {
+		out = append(out, netip.PrefixFrom(p.Addr(), p.Addr().BitLen()))
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// AutoAssignInBlocks is AutoAssign returning each address with the mask of its block (what
+// Project Calico's IPAM returns and the CNI plugin reports as a route).
+func (c *Client) AutoAssignInBlocks(ctx context.Context, a AutoAssignArgs) (v4, v6 []netip.Prefix, err error) {
 	if a.Hostname == "" {
 		return nil, nil, errors.New("auto-assign: hostname is required")
 	}
@@ -60,7 +78,7 @@ func (c *Client) AutoAssign(ctx context.Context, a AutoAssignArgs) (v4, v6 []net
 	if use == "" {
 		use = api.UseWorkload
 	}
-	var taken []netip.Addr
+	var taken []netip.Prefix
 	out := map[int][]netip.Prefix{}
 	for _, r := range []request{
 		{fam: 4, num: a.Num4, pools: a.IPv4Pools},
@@ -77,9 +95,7 @@ func (c *Client) AutoAssign(ctx context.Context, a AutoAssignArgs) (v4, v6 []net
 			c.undo(taken)
 			return nil, nil, err
 		}
-		for _, ip := range addrs {
-			out[r.fam] = append(out[r.fam], netip.PrefixFrom(ip, ip.BitLen()))
-		}
+		out[r.fam] = addrs
 	}
 	return out[4], out[6], nil
 }
@@ -99,9 +115,13 @@ func blockLimit(request, config int) int {
 
 // undo releases addresses a failed call took, with a context of its own so that a cancelled
 // request still cleans up.
-func (c *Client) undo(addrs []netip.Addr) {
-	if len(addrs) == 0 {
+func (c *Client) undo(taken []netip.Prefix) {
+	if len(taken) == 0 {
 		return
+	}
+	addrs := make([]netip.Addr, 0, len(taken))
+	for _, p := range taken {
+		addrs = append(addrs, p.Addr())
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
 	defer cancel()
@@ -110,8 +130,9 @@ func (c *Client) undo(addrs []netip.Addr) {
 	}
 }
 
-// autoAssign assigns one family's addresses. It returns what it assigned even on error.
-func (c *Client) autoAssign(ctx context.Context, r request) ([]netip.Addr, error) {
+// autoAssign assigns one family's addresses (with their block masks). It returns what it assigned
+// even on error.
+func (c *Client) autoAssign(ctx context.Context, r request) ([]netip.Prefix, error) {
 	pools, err := c.selectPools(ctx, r.fam, r.pools, r.host, r.use)
 	if err != nil {
 		return nil, err
@@ -120,7 +141,7 @@ func (c *Client) autoAssign(ctx context.Context, r request) ([]netip.Addr, error
 	if err != nil {
 		return nil, err
 	}
-	var got []netip.Addr
+	var got []netip.Prefix
 	owned := 0
 	for _, af := range affs {
 		if af.state != api.AffinityConfirmed || poolOf(pools, af.cidr.Addr()) == nil {
@@ -170,7 +191,7 @@ func (c *Client) autoAssign(ctx context.Context, r request) ([]netip.Addr, error
 
 // assignAffine assigns from one of the host's confirmed blocks, recreating the block when the
 // affinity outlived it.
-func (c *Client) assignAffine(ctx context.Context, r request, cidr netip.Prefix, want int) ([]netip.Addr, error) {
+func (c *Client) assignAffine(ctx context.Context, r request, cidr netip.Prefix, want int) ([]netip.Prefix, error) {
 	b, err := c.getBlock(ctx, cidr)
 	if datastore.IsNotFound(err) {
 		err = c.retry(ctx, "recreating block "+cidr.String(), func() error {
@@ -189,8 +210,8 @@ func (c *Client) assignAffine(ctx context.Context, r request, cidr netip.Prefix,
 
 // assignFrom takes up to want addresses from block b (re-reading it after a conflict) and records
 // them in the handle in the same transaction. With ownOnly it only uses a block affine to the host.
-func (c *Client) assignFrom(ctx context.Context, r request, b *block, want int, ownOnly bool) ([]netip.Addr, error) {
-	var got []netip.Addr
+func (c *Client) assignFrom(ctx context.Context, r request, b *block, want int, ownOnly bool) ([]netip.Prefix, error) {
+	var got []netip.Prefix
 	cidr := b.cidr
 	err := c.retry(ctx, "assigning from block "+cidr.String(), func() error {
 		if b == nil {
@@ -216,7 +237,7 @@ func (c *Client) assignFrom(ctx context.Context, r request, b *block, want int, 
 			return err
 		}
 		for _, o := range ords {
-			got = append(got, ordinalAddr(cidr, o))
+			got = append(got, netip.PrefixFrom(ordinalAddr(cidr, o), cidr.Bits()))
 		}
 		return nil
 	})
@@ -245,7 +266,7 @@ func (c *Client) commitBlockAndHandle(ctx context.Context, b *block, handleID st
 
 // borrow assigns from any existing block of the pools with free space, whoever owns it, visiting
 // the blocks in an order seeded by the host name.
-func (c *Client) borrow(ctx context.Context, r request, pools []*pool, want int) ([]netip.Addr, error) {
+func (c *Client) borrow(ctx context.Context, r request, pools []*pool, want int) ([]netip.Prefix, error) {
 	blocks, err := c.listBlocks(ctx, r.fam)
 	if err != nil {
 		return nil, err
@@ -254,7 +275,7 @@ func (c *Client) borrow(ctx context.Context, r request, pools []*pool, want int)
 	h.Write([]byte(r.host))
 	rng := rand.New(rand.NewPCG(uint64(h.Sum32()), 1))
 	rng.Shuffle(len(blocks), func(i, j int) { blocks[i], blocks[j] = blocks[j], blocks[i] })
-	var got []netip.Addr
+	var got []netip.Prefix
 	for _, b := range blocks {
 		if len(got) >= want {
 			break

@@ -111,10 +111,7 @@ func addrs(ps []netip.Prefix) []netip.Addr {
 
 const fixtureHandle = "calico-net.cidpwl20000000000"
 
-var (
-	fixtureV4Block = "10.65.54.0/26"
-	fixtureV6Block = "fd5c:1:2:13f2:fcce:4caf:5a2d:bc40/122"
-)
+const fixtureV4Block = "10.65.54.0/26"
 
 // TestFixtureReadAndExtend loads what Project Calico's CNI plugin wrote, reads it, allocates more
 // from the same blocks and checks that the result keeps Project Calico's fields and semantics.
@@ -134,6 +131,10 @@ func TestFixtureReadAndExtend(t *testing.T) {
 	want := []netip.Addr{netip.MustParseAddr("10.65.54.0"), netip.MustParseAddr("fd5c:1:2:13f2:fcce:4caf:5a2d:bc40")}
 	if !slices.Equal(ips, want) {
 		t.Fatalf("IPsByHandle = %v, want %v", ips, want)
+	}
+	ps, err := e.c.PrefixesByHandle(ctx, fixtureHandle)
+	if err != nil || len(ps) != 2 || ps[0].String() != "10.65.54.0/26" || ps[1].String() != "fd5c:1:2:13f2:fcce:4caf:5a2d:bc40/122" {
+		t.Fatalf("PrefixesByHandle = %v (%v), want the addresses with their block masks", ps, err)
 	}
 	attrs, h, err := e.c.GetAssignmentAttributes(ctx, want[0])
 	if err != nil || h != fixtureHandle || attrs["node"] != "host-a" {

@@ -16,11 +16,24 @@ var ErrNotAssigned = errors.New("address is not assigned")
 // IPsByHandle lists the addresses a handle holds. A handle that does not exist holds none (an
 // empty list and no error).
 func (c *Client) IPsByHandle(ctx context.Context, handleID string) ([]netip.Addr, error) {
+	ps, err := c.PrefixesByHandle(ctx, handleID)
+	if err != nil || len(ps) == 0 {
+		return nil, err
+	}
+	out := make([]netip.Addr, 0, len(ps))
+	for _, p := range ps {
+		out = append(out, p.Addr())
+	}
+	return out, nil
+}
+
+// PrefixesByHandle lists the addresses a handle holds, each with the mask of its block.
+func (c *Client) PrefixesByHandle(ctx context.Context, handleID string) ([]netip.Prefix, error) {
 	h, err := c.getHandle(ctx, handleID)
 	if err != nil {
 		return nil, fmt.Errorf("reading handle %s: %w", handleID, err)
 	}
-	var out []netip.Addr
+	var out []netip.Prefix
 	for _, s := range sortedKeys(h.h.Block) {
 		cidr, err := netip.ParsePrefix(s)
 		if err != nil {
@@ -34,7 +47,7 @@ func (c *Client) IPsByHandle(ctx context.Context, handleID string) ([]netip.Addr
 			return nil, err
 		}
 		for _, o := range ordinalsOfHandle(b.b, handleID) {
-			out = append(out, ordinalAddr(cidr, o))
+			out = append(out, netip.PrefixFrom(ordinalAddr(cidr, o), cidr.Bits()))
 		}
 	}
 	return out, nil
