@@ -15,6 +15,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/calico-host/calico-host/pkg/datastore/etcdtest"
+	"github.com/calico-host/calico-host/pkg/selector"
 )
 
 // harness runs calicoctl in-process against an embedded etcd.
@@ -175,4 +176,14 @@ func mustJSON(t *testing.T, s string) any {
 		t.Fatalf("invalid JSON output: %v\n%s", err, s)
 	}
 	return v
+}
+
+// selectorError is the parser's message for a bad selector.
+func selectorError(t *testing.T, s string) string {
+	t.Helper()
+	_, err := selector.Parse(s)
+	if err == nil {
+		t.Fatalf("selector %q parses", s)
+	}
+	return err.Error()
 }

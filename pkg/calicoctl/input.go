@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -245,6 +246,10 @@ var unknownField = regexp.MustCompile(`unknown field "([^"]+)"`)
 
 // decodeMessage words a decoding error as Project Calico does.
 func decodeMessage(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) && te.Field != "" {
+		return fmt.Sprintf("%s: cannot decode a JSON %s as %s", te.Field, te.Value, te.Type)
+	}
 	if m := unknownField.FindStringSubmatch(err.Error()); m != nil {
 		return "field in document is not recognized or is in the wrong location: " + m[1]
 	}

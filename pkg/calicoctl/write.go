@@ -130,11 +130,6 @@ func (s *session) writeAll(docs []*document, act action, skipExists bool) *outco
 }
 
 func (s *session) writeOne(d *document, act action, skipExists bool) error {
-	if p, ok := d.res.(*api.IPPool); ok {
-		if err := s.enableEncapsulation(p); err != nil {
-			return err
-		}
-	}
 	var err error
 	switch act {
 	case actCreate:
@@ -247,15 +242,19 @@ func mergeMaps(base, over map[string]string) map[string]string {
 func (o *outcome) report(out io.Writer, act action) error {
 	past := map[action]string{actApply: "applied", actCreate: "created", actReplace: "replaced"}[act]
 	verb := act.op()
+	var errs any = o.errs
+	if act == actReplace && len(o.errs) > 0 {
+		errs = o.errs[len(o.errs)-1] // Project Calico reports the last error of a replace
+	}
 	switch {
 	case o.handled == 0:
 		switch {
 		case o.total == 1:
-			return failf("Failed to %s '%s' resource: %v", verb, o.kind, o.errs)
+			return failf("Failed to %s '%s' resource: %v", verb, o.kind, errs)
 		case o.kind != "":
-			return failf("Failed to %s any '%s' resources: %v", verb, o.kind, o.errs)
+			return failf("Failed to %s any '%s' resources: %v", verb, o.kind, errs)
 		}
-		return failf("Failed to %s any resources: %v", verb, o.errs)
+		return failf("Failed to %s any resources: %v", verb, errs)
 	case len(o.errs) == 0:
 		if o.kind != "" {
 			fmt.Fprintf(out, "Successfully %s %d '%s' resource(s)\n", past, o.handled, o.kind)
@@ -270,7 +269,7 @@ func (o *outcome) report(out io.Writer, act action) error {
 		fmt.Fprintf(out, "Partial success: %s the first %d out of %d resources:\n", past, o.handled, o.total)
 	}
 	if act == actApply {
-		return failf("Hit error(s): %v", o.errs)
+		return failf("Hit error(s): %v", errs)
 	}
-	return failf("Hit error: %v", o.errs)
+	return failf("Hit error: %v", errs)
 }

@@ -1,0 +1,229 @@
+package calicoctl
+
+import (
+	"testing"
+
+	"github.com/calico-host/calico-host/pkg/datastore/etcdtest"
+)
+
+const goodNetSet = `apiVersion: projectcalico.org/v3
+kind: GlobalNetworkSet
+metadata:
+  name: ok-set
+spec:
+  nets: [192.0.2.0/24]
+`
+
+// TestBadInputWritesNothing checks each class of validation rule: the exact message naming the
+// document, kind, name and field, a non-zero exit, and an unchanged etcd revision (nothing
+// written, not even the documents before the bad one).
+func TestBadInputWritesNothing(t *testing.T) {
+	h := newHarness(t)
+	h.ok("", "apply", "-f", etcdtest.FixturePath("calicoctl-corpus.yaml"))
+	tests := []struct {
+		name  string
+		args  []string
+		input string
+		want  string
+	}{{
+		name: "field validation",
+		input: goodNetSet + `---
+apiVersion: projectcalico.org/v3
+kind: IPPool
+metadata: {name: pool-ok}
+spec: {cidr: 10.90.0.0/16}
+---
+apiVersion: projectcalico.org/v3
+kind: IPPool
+metadata: {name: pool-x}
+spec: {cidr: 10.0.0/8}
+`,
+		want: `document 3 (IPPool "pool-x"): spec.cidr: invalid CIDR "10.0.0/8"` + "\n",
+	}, {
+		name: "every problem of every document is reported",
+		input: `apiVersion: projectcalico.org/v3
+kind: IPPool
+metadata: {name: pool-a}
+spec: {cidr: 10.91.0.0/16, blockSize: 12, vxlanMode: Sometimes}
+---
+apiVersion: projectcalico.org/v3
+kind: HostEndpoint
+metadata: {name: hep-b}
+spec: {interfaceName: eth0}
+`,
+		want: `document 1 (IPPool "pool-a"): spec.blockSize: block size 12 must be between 20 and 32 for an IPv4 pool
+document 1 (IPPool "pool-a"): spec.vxlanMode: "Sometimes" is not one of Never, Always, CrossSubnet
+document 2 (HostEndpoint "hep-b"): spec.node: node is required
+`,
+	}, {
+		name: "selector",
+		input: `apiVersion: projectcalico.org/v3
+kind: GlobalNetworkPolicy
+metadata: {name: bad-sel}
+spec: {selector: "role == ", ingress: [{action: Allow}]}
+`,
+		want: "document 1 (GlobalNetworkPolicy \"bad-sel\"): spec.selector: invalid selector \"role == \": " + selectorError(t, "role == ") + "\n",
+	}, {
+		name: "pool overlaps a stored enabled pool",
+		input: `apiVersion: projectcalico.org/v3
+kind: IPPool
+metadata: {name: pool-y}
+spec: {cidr: 10.65.128.0/18}
+`,
+		want: `document 1 (IPPool "pool-y"): spec.cidr: 10.65.128.0/18 overlaps with enabled IPPool "pool-v4" (10.65.0.0/16)` + "\n",
+	}, {
+		name: "pools of the input overlap each other",
+		input: `apiVersion: projectcalico.org/v3
+kind: IPPool
+metadata: {name: pool-p}
+spec: {cidr: 10.80.0.0/16}
+---
+apiVersion: projectcalico.org/v3
+kind: IPPool
+metadata: {name: pool-q}
+spec: {cidr: 10.80.1.0/24, blockSize: 26}
+`,
+		want: `document 1 (IPPool "pool-p"): spec.cidr: 10.80.0.0/16 overlaps with enabled IPPool "pool-q" (10.80.1.0/24)
+document 2 (IPPool "pool-q"): spec.cidr: 10.80.1.0/24 overlaps with enabled IPPool "pool-p" (10.80.0.0/16)
+`,
+	}, {
+		name: "re-enabling a disabled pool that overlaps",
+		input: `apiVersion: projectcalico.org/v3
+kind: IPPool
+metadata: {name: pool-disabled}
+spec: {cidr: 10.66.0.0/24, blockSize: 28}
+---
+apiVersion: projectcalico.org/v3
+kind: IPPool
+metadata: {name: pool-r}
+spec: {cidr: 10.66.0.0/16}
+`,
+		want: `document 1 (IPPool "pool-disabled"): spec.cidr: 10.66.0.0/24 overlaps with enabled IPPool "pool-r" (10.66.0.0/16)
+document 2 (IPPool "pool-r"): spec.cidr: 10.66.0.0/16 overlaps with enabled IPPool "pool-disabled" (10.66.0.0/24)
+`,
+	}, {
+		name: "pool CIDR and block size are immutable",
+		input: `apiVersion: projectcalico.org/v3
+kind: IPPool
+metadata: {name: pool-v4}
+spec: {cidr: 10.67.0.0/16, blockSize: 28}
+`,
+		want: `document 1 (IPPool "pool-v4"): spec.cidr: IPPool CIDR cannot be modified (stored: 10.65.0.0/16)
+document 1 (IPPool "pool-v4"): spec.blockSize: IPPool BlockSize cannot be modified (stored: 26)
+`,
+	}, {
+		name: "missing tier",
+		input: `apiVersion: projectcalico.org/v3
+kind: GlobalNetworkPolicy
+metadata: {name: ghost.p}
+spec: {tier: ghost, selector: all(), ingress: [{action: Allow}]}
+`,
+		want: `document 1 (GlobalNetworkPolicy "ghost.p"): spec.tier: tier "ghost" does not exist` + "\n",
+	}, {
+		name: "namespace on a cluster-wide kind",
+		input: `apiVersion: projectcalico.org/v3
+kind: GlobalNetworkSet
+metadata: {name: gs, namespace: openstack}
+spec: {nets: [192.0.2.0/24]}
+`,
+		want: `document 1 (GlobalNetworkSet "gs"): namespace should not be specified for a non-namespaced resource. GlobalNetworkSet is not a namespaced resource` + "\n",
+	}, {
+		name: "namespace differs from -n",
+		args: []string{"-n", "openstack"},
+		input: `apiVersion: projectcalico.org/v3
+kind: NetworkSet
+metadata: {name: ns1, namespace: other}
+spec: {nets: [192.0.2.0/24]}
+`,
+		want: `document 1 (NetworkSet "ns1"): resource namespace does not match client namespace. other != openstack` + "\n",
+	}, {
+		name: "-n with a cluster-wide kind",
+		args: []string{"-n", "openstack"},
+		input: goodNetSet,
+		want:  `document 1 (GlobalNetworkSet "ok-set"): GlobalNetworkSet is not namespaced` + "\n",
+	}, {
+		name:  "ClusterInformation is read-only",
+		input: "apiVersion: projectcalico.org/v3\nkind: ClusterInformation\nmetadata: {name: default}\nspec: {clusterType: x}\n",
+		want:  `document 1 (ClusterInformation "default"): operation apply is not supported on ClusterInformation: resource is readonly` + "\n",
+	}, {
+		name:  "unknown kind",
+		input: goodNetSet + "---\napiVersion: projectcalico.org/v3\nkind: Gadget\nmetadata: {name: g}\n",
+		want:  "document 2: Unknown resource type (Gadget) and/or version (projectcalico.org/v3)\n",
+	}, {
+		name:  "wrong apiVersion",
+		input: "apiVersion: projectcalico.org/v1\nkind: IPPool\nmetadata: {name: p}\nspec: {cidr: 10.92.0.0/16}\n",
+		want:  "document 1: Unknown resource type (IPPool) and/or version (projectcalico.org/v1)\n",
+	}, {
+		name:  "unknown field",
+		input: "apiVersion: projectcalico.org/v3\nkind: IPPool\nmetadata: {name: p}\nspec: {cidrr: 10.92.0.0/16}\n",
+		want:  `document 1 (IPPool "p"): field in document is not recognized or is in the wrong location: cidrr` + "\n",
+	}, {
+		name:  "wrong type",
+		input: "apiVersion: projectcalico.org/v3\nkind: IPPool\nmetadata: {name: p}\nspec: {cidr: 10.92.0.0/16, blockSize: big}\n",
+		want:  `document 1 (IPPool "p"): spec.blockSize: cannot decode a JSON string as int` + "\n",
+	}, {
+		name:  "invalid YAML",
+		input: goodNetSet + "---\nkind: [unclosed\n",
+		want:  "document 2: invalid YAML or JSON: yaml: line 1: did not find expected ',' or ']'\n",
+	}}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			before := h.revision()
+			r := h.fail(tc.input, append([]string{"apply", "-f", "-"}, tc.args...)...)
+			if r.stderr != tc.want {
+				t.Errorf("stderr:\n%s\nwant:\n%s", r.stderr, tc.want)
+			}
+			if r.stdout != "" {
+				t.Errorf("stdout = %q, want nothing", r.stdout)
+			}
+			if after := h.revision(); after != before {
+				t.Errorf("etcd revision moved from %d to %d: something was written", before, after)
+			}
+		})
+	}
+}
+
+// TestCreateRefusesResourceVersion: create, like Project Calico's, takes no resourceVersion.
+func TestCreateRefusesResourceVersion(t *testing.T) {
+	h := newHarness(t)
+	before := h.revision()
+	r := h.fail("apiVersion: projectcalico.org/v3\nkind: GlobalNetworkSet\nmetadata: {name: s, resourceVersion: \"12\"}\nspec: {}\n",
+		"create", "-f", "-")
+	want := `document 1 (GlobalNetworkSet "s"): metadata.resourceVersion: field must not be set for a Create request` + "\n"
+	if r.stderr != want || h.revision() != before {
+		t.Errorf("stderr %q (want %q), revision %d -> %d", r.stderr, want, before, h.revision())
+	}
+}
+
+// TestDisabledPoolMayOverlap: only enabled pools must not overlap.
+func TestDisabledPoolMayOverlap(t *testing.T) {
+	h := newHarness(t)
+	h.ok("", "apply", "-f", etcdtest.FixturePath("calicoctl-corpus.yaml"))
+	r := h.ok("apiVersion: projectcalico.org/v3\nkind: IPPool\nmetadata: {name: pool-z}\nspec: {cidr: 10.65.64.0/18, disabled: true}\n",
+		"apply", "-f", "-")
+	if r.stdout != "Successfully applied 1 'IPPool' resource(s)\n" {
+		t.Errorf("stdout = %q", r.stdout)
+	}
+	if h.get("/calico/resources/v3/projectcalico.org/ippools/pool-z") == nil {
+		t.Error("pool-z was not written")
+	}
+}
+
+// TestPolicyMayUseTierOfSameInput: a tier created by the same input counts as existing.
+func TestPolicyMayUseTierOfSameInput(t *testing.T) {
+	h := newHarness(t)
+	h.ok(`apiVersion: projectcalico.org/v3
+kind: GlobalNetworkPolicy
+metadata: {name: blue.p}
+spec: {tier: blue, selector: all(), ingress: [{action: Allow}]}
+---
+apiVersion: projectcalico.org/v3
+kind: Tier
+metadata: {name: blue}
+spec: {order: 5}
+`, "apply", "-f", "-")
+	got := h.get("/calico/resources/v3/projectcalico.org/globalnetworkpolicies/blue.p")
+	if got == nil || got["metadata"].(map[string]any)["labels"].(map[string]any)["projectcalico.org/tier"] != "blue" {
+		t.Errorf("policy blue.p = %v", got)
+	}
+}
