@@ -245,7 +245,7 @@ func TestLabel(t *testing.T) {
 	}
 	h.ok("", "label", "wep", "host--b-cni-0123456789abcdef-eth0", "app=web")
 	h.ok("", "label", "netset", "partners", "-n", "openstack", "tier=gold")
-	if metaOf(h.get(netSetKey+"openstack/partners"))["labels"].(map[string]any)["tier"] != "gold" {
+	if metaOf(h.get(netSetKey + "openstack/partners"))["labels"].(map[string]any)["tier"] != "gold" {
 		t.Error("namespaced label not set")
 	}
 }

@@ -138,14 +138,6 @@ func writeFile(t *testing.T, name, content string) string {
 	return p
 }
 
-func fixture(t *testing.T, name string) string {
-	t.Helper()
-	data, err := os.ReadFile(etcdtest.FixturePath(name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(data)
-}
 
 // dropMeta removes the given metadata fields from a decoded object, in place.
 func dropMeta(v any, fields ...string) any {

@@ -226,8 +226,11 @@ func decodeResource(obj json.RawMessage, index int) (*document, *docError) {
 			Name string `json:"name"`
 		} `json:"metadata"`
 	}
+	if t := bytes.TrimSpace(obj); len(t) == 0 || t[0] != '{' {
+		return nil, &docError{index: index, msg: fmt.Sprintf("a resource must be an object, not %s", abbreviate(t))}
+	}
 	if err := json.Unmarshal(obj, &probe); err != nil {
-		return nil, &docError{index: index, msg: fmt.Sprintf("a resource must be an object: %v", err)}
+		return nil, &docError{index: index, msg: decodeMessage(err)}
 	}
 	k, ok := api.LookupKind(probe.Kind)
 	if !ok || k.Kind != probe.Kind || probe.APIVersion != api.APIVersion {
@@ -254,4 +257,11 @@ func decodeMessage(err error) string {
 		return "field in document is not recognized or is in the wrong location: " + m[1]
 	}
 	return strings.TrimPrefix(err.Error(), "json: ")
+}
+
+func abbreviate(b []byte) string {
+	if len(b) > 40 {
+		return string(b[:37]) + "..."
+	}
+	return string(b)
 }

@@ -137,8 +137,8 @@ spec: {nets: [192.0.2.0/24]}
 `,
 		want: `document 1 (NetworkSet "ns1"): resource namespace does not match client namespace. other != openstack` + "\n",
 	}, {
-		name: "-n with a cluster-wide kind",
-		args: []string{"-n", "openstack"},
+		name:  "-n with a cluster-wide kind",
+		args:  []string{"-n", "openstack"},
 		input: goodNetSet,
 		want:  `document 1 (GlobalNetworkSet "ok-set"): GlobalNetworkSet is not namespaced` + "\n",
 	}, {
