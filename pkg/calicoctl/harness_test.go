@@ -138,7 +138,6 @@ func writeFile(t *testing.T, name, content string) string {
 	return p
 }
 
-
 // dropMeta removes the given metadata fields from a decoded object, in place.
 func dropMeta(v any, fields ...string) any {
 	if m, ok := v.(map[string]any); ok {
