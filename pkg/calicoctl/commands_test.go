@@ -1,6 +1,7 @@
 package calicoctl
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
@@ -403,5 +404,38 @@ func TestUsageAndBadOptions(t *testing.T) {
 	}
 	if r := h.ok("", "--log-level=debug", "get", "ippools", "-o", "name"); r.stdout != "" {
 		t.Errorf("get on empty etcd printed %q", r.stdout)
+	}
+}
+
+// TestConcurrentWritersAllLand: calicoctl processes labelling and applying one object at the
+// same time all succeed, and no label is lost: every write is a compare-and-swap retried on
+// conflict.
+func TestConcurrentWritersAllLand(t *testing.T) {
+	h := newHarness(t)
+	h.ok("apiVersion: projectcalico.org/v3\nkind: Profile\nmetadata: {name: pr}\nspec: {}\n", "apply", "-f", "-")
+	const n = 8
+	results := make(chan runResult, 2*n)
+	for i := range n {
+		go func() {
+			var out, errb strings.Builder
+			code := run(t.Context(), []string{"label", "profile", "pr", "k" + strconv.Itoa(i) + "=v", "--config", h.config},
+				strings.NewReader(""), &out, &errb, noEnv)
+			results <- runResult{code, out.String(), errb.String()}
+		}()
+		go func() {
+			in := "apiVersion: projectcalico.org/v3\nkind: Profile\nmetadata: {name: pr, labels: {a" + strconv.Itoa(i) + ": v}}\nspec: {}\n"
+			var out, errb strings.Builder
+			code := run(t.Context(), []string{"apply", "-f", "-", "--config", h.config}, strings.NewReader(in), &out, &errb, noEnv)
+			results <- runResult{code, out.String(), errb.String()}
+		}()
+	}
+	for range 2 * n {
+		if r := <-results; r.code != 0 {
+			t.Errorf("concurrent write failed: %q %q", r.stdout, r.stderr)
+		}
+	}
+	labels := metaOf(h.get("/calico/resources/v3/projectcalico.org/profiles/pr"))["labels"].(map[string]any)
+	if len(labels) != 2*n {
+		t.Errorf("%d labels survived, want %d: %v", len(labels), 2*n, labels)
 	}
 }

@@ -55,6 +55,9 @@ func (s *session) ensureClusterInformation() error {
 		if err := s.write(ci); !datastore.IsConflict(err) {
 			return err
 		}
+		if err := s.backoff(attempt); err != nil {
+			return err
+		}
 	}
 	return fmt.Errorf("initializing ClusterInformation: too many conflicts")
 }

@@ -123,6 +123,9 @@ func (s *session) label(t target, typed string, ch labelChange) error {
 		}
 		err = s.write(obj)
 		if datastore.IsConflict(err) && attempt < maxUpdateAttempts {
+			if err := s.backoff(attempt); err != nil {
+				return err
+			}
 			continue
 		}
 		if err != nil {

@@ -3,14 +3,30 @@ package calicoctl
 import (
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"strconv"
+	"time"
 
 	"github.com/calico-host/calico-host/pkg/api"
 	"github.com/calico-host/calico-host/pkg/datastore"
 )
 
 // maxUpdateAttempts bounds the read-merge-write retries of an update without a resourceVersion.
-const maxUpdateAttempts = 5
+const maxUpdateAttempts = 10
+
+// backoff waits a short random time that grows with the attempt (up to about 100 ms), so that
+// writers contending for one object spread out, or returns early when the command is cancelled.
+func (s *session) backoff(attempt int) error {
+	limit := time.Duration(min(attempt, 10)) * 10 * time.Millisecond
+	t := time.NewTimer(rand.N(limit) + time.Millisecond)
+	defer t.Stop()
+	select {
+	case <-s.ctx.Done():
+		return s.ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
 
 func init() {
 	for _, a := range []action{actApply, actCreate, actReplace} {
@@ -185,10 +201,12 @@ func (s *session) update(r api.Resource) error {
 		}
 		mergeMetadata(cur, m)
 		err = s.write(r)
-		if datastore.IsConflict(err) && rv == "" && attempt < maxUpdateAttempts {
-			continue
+		if !datastore.IsConflict(err) || rv != "" || attempt == maxUpdateAttempts {
+			return err
 		}
-		return err
+		if err := s.backoff(attempt); err != nil {
+			return err
+		}
 	}
 }
 
