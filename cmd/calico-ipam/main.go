@@ -1,0 +1,12 @@
+// Command calico-ipam is the CNI IPAM plugin that assigns addresses with Calico's block IPAM.
+package main
+
+import (
+	"github.com/containernetworking/cni/pkg/skel"
+
+	"github.com/calico-host/calico-host/pkg/cni"
+)
+
+func main() {
+	skel.PluginMainFuncs(cni.IPAMPlugin(cni.DefaultOptions()), cni.SupportedVersions, "calico-host CNI IPAM plugin (calico-ipam)")
+}

@@ -1,0 +1,12 @@
+// Command calico is the CNI plugin that networks containers with calico-host (etcd datastore).
+package main
+
+import (
+	"github.com/containernetworking/cni/pkg/skel"
+
+	"github.com/calico-host/calico-host/pkg/cni"
+)
+
+func main() {
+	skel.PluginMainFuncs(cni.CalicoPlugin(cni.DefaultOptions()), cni.SupportedVersions, "calico-host CNI plugin (calico)")
+}

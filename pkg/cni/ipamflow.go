@@ -1,0 +1,158 @@
+package cni
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/containernetworking/cni/pkg/invoke"
+	"github.com/containernetworking/cni/pkg/types"
+	types100 "github.com/containernetworking/cni/pkg/types/100"
+
+	"github.com/calico-host/calico-host/pkg/ipam"
+)
+
+// usesCalicoIPAM reports whether addresses come from calico-ipam, which the calico plugin runs
+// in-process (same code as the calico-ipam binary, one etcd connection instead of two).
+func (s *session) usesCalicoIPAM() bool { return s.conf.IPAM.Type == calicoIPAMType }
+
+// ipamAdd obtains the container's addresses from the configured IPAM plugin.
+func (s *session) ipamAdd() (addresses, error) {
+	if s.usesCalicoIPAM() {
+		return s.calicoIPAMAdd()
+	}
+	if err := s.findIPAMPlugin(); err != nil {
+		return nil, err
+	}
+	r, err := invoke.DelegateAdd(s.ctx, s.conf.IPAM.Type, s.args.StdinData, nil)
+	if err != nil {
+		return nil, cniErr(CodeNoAddress, "IPAM plugin "+s.conf.IPAM.Type+" failed", err)
+	}
+	res, err := types100.NewResultFromResult(r)
+	if err != nil {
+		return nil, cniErr(types.ErrDecodingFailure, "reading the IPAM result", err)
+	}
+	a, err := fromIPAMResult(res)
+	if err != nil {
+		return nil, cniErr(CodeNoAddress, "IPAM plugin "+s.conf.IPAM.Type, err)
+	}
+	return a, nil
+}
+
+// findIPAMPlugin fails clearly when the IPAM type names no plugin in CNI_PATH.
+func (s *session) findIPAMPlugin() error {
+	if _, err := invoke.FindInPath(s.conf.IPAM.Type, filepath.SplitList(s.args.Path)); err != nil {
+		return cniErr(types.ErrInvalidNetworkConfig, fmt.Sprintf("unknown IPAM type %q: no such plugin in CNI_PATH", s.conf.IPAM.Type), err)
+	}
+	return nil
+}
+
+// ipamDel releases the container's addresses; released-already is not an error.
+func (s *session) ipamDel(ctx context.Context) error {
+	if s.usesCalicoIPAM() {
+		return s.calicoIPAMDel(ctx)
+	}
+	if err := s.findIPAMPlugin(); err != nil {
+		return err
+	}
+	if err := invoke.DelegateDel(ctx, s.conf.IPAM.Type, s.args.StdinData, nil); err != nil {
+		return cniErr(CodeNoAddress, "IPAM plugin "+s.conf.IPAM.Type+" DEL failed", err)
+	}
+	return nil
+}
+
+// calicoIPAMAdd is calico-ipam's ADD: under the host-wide lock, return what the handle already
+// holds (a repeated ADD), else the requested IP= addresses, else auto-assigned ones.
+func (s *session) calicoIPAMAdd() (addresses, error) {
+	unlock, err := lockIPAM(s.ctx, s.conf.LockFile())
+	if err != nil {
+		return nil, cniErr(types.ErrTryAgainLater, "taking the IPAM lock", err)
+	}
+	defer unlock()
+	held, err := s.ipam.PrefixesByHandle(s.ctx, s.w.Handle)
+	if err != nil {
+		return nil, ipamErr(err)
+	}
+	if len(held) > 0 {
+		s.log.Info().Str("handle", s.w.Handle).Interface("ips", held).Msg("handle already holds addresses; reusing them")
+		return held, nil
+	}
+	requested, err := s.cniArgs.RequestedIPs()
+	if err != nil {
+		return nil, err
+	}
+	attrs := s.w.Attrs(time.Now().UTC().String())
+	if len(requested) > 0 {
+		return s.assignRequested(requested, attrs)
+	}
+	args := ipam.AutoAssignArgs{HandleID: s.w.Handle, Attrs: attrs, Hostname: s.node,
+		IPv4Pools: s.conf.IPAM.IPv4Pools, IPv6Pools: s.conf.IPAM.IPv6Pools}
+	if s.conf.IPAM.WantIPv4() {
+		args.Num4 = 1
+	}
+	if s.conf.IPAM.WantIPv6() {
+		args.Num6 = 1
+	}
+	v4, v6, err := s.ipam.AutoAssignInBlocks(s.ctx, args)
+	if err != nil {
+		return nil, ipamErr(err)
+	}
+	s.log.Info().Str("handle", s.w.Handle).Interface("ipv4", v4).Interface("ipv6", v6).Msg("assigned addresses")
+	return append(v4, v6...), nil
+}
+
+// assignRequested assigns the IP= addresses of CNI_ARGS; on failure none stays assigned.
+func (s *session) assignRequested(ips []netip.Addr, attrs map[string]string) (addresses, error) {
+	for _, ip := range ips {
+		err := s.ipam.AssignIP(s.ctx, ipam.AssignIPArgs{IP: ip, HandleID: s.w.Handle, Attrs: attrs, Hostname: s.node})
+		if err != nil {
+			if relErr := s.ipam.ReleaseByHandle(context.WithoutCancel(s.ctx), s.w.Handle); relErr != nil {
+				s.log.Error().Err(relErr).Msg("releasing requested addresses after a failure")
+			}
+			return nil, ipamErr(fmt.Errorf("assigning requested address %s: %w", ip, err))
+		}
+	}
+	held, err := s.ipam.PrefixesByHandle(s.ctx, s.w.Handle)
+	if err != nil {
+		return nil, ipamErr(err)
+	}
+	return held, nil
+}
+
+// calicoIPAMDel releases by the handle and by the legacy workload handle, under the lock.
+func (s *session) calicoIPAMDel(ctx context.Context) error {
+	unlock, err := lockIPAM(ctx, s.conf.LockFile())
+	if err != nil {
+		return cniErr(types.ErrTryAgainLater, "taking the IPAM lock", err)
+	}
+	defer unlock()
+	var errs []error
+	for _, h := range []string{s.w.Handle, s.w.LegacyHandle} {
+		if err := s.ipam.ReleaseByHandle(ctx, h); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return ipamErr(err)
+	}
+	s.log.Info().Str("handle", s.w.Handle).Msg("released addresses")
+	return nil
+}
+
+// calicoIPAMCheck verifies that the handle still holds the addresses of the previous result.
+func (s *session) calicoIPAMCheck(want []netip.Prefix) error {
+	held, err := s.ipam.IPsByHandle(s.ctx, s.w.Handle)
+	if err != nil {
+		return ipamErr(err)
+	}
+	for _, p := range want {
+		if !slices.Contains(held, p.Addr()) {
+			return cniErrf(CodeCheck, "address %s is no longer assigned to handle %s (it holds %v)", p.Addr(), s.w.Handle, held)
+		}
+	}
+	return nil
+}

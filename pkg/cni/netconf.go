@@ -1,0 +1,204 @@
+// Package cni implements the `calico` CNI plugin and the `calico-ipam` IPAM plugin for an etcd
+// datastore, compatible with Project Calico's plugins: the same network configuration fields, the
+// same IPAM handles and attributes, WorkloadEndpoints and Profiles, and the same veth plumbing.
+package cni
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/containernetworking/cni/pkg/types"
+
+	"github.com/calico-host/calico-host/pkg/config"
+)
+
+// Default file locations (those of Project Calico).
+const (
+	DefaultNodenameFile = "/var/lib/calico/nodename"
+	DefaultMTUFile      = "/var/lib/calico/mtu"
+	DefaultIPAMLockFile = "/var/run/calico/ipam.lock"
+	DefaultLogFile      = "/var/log/calico/cni/cni.log"
+	DefaultMTU          = 1500
+	calicoIPAMType      = "calico-ipam"
+)
+
+// NetConf is the network configuration of the calico and calico-ipam plugins (the fields of
+// Project Calico's plugin for an etcd datastore).
+type NetConf struct {
+	CNIVersion string          `json:"cniVersion,omitempty"`
+	Name       string          `json:"name"`
+	Type       string          `json:"type"`
+	IPAM       IPAMConf        `json:"ipam"`
+	DNS        types.DNS       `json:"dns"`
+	PrevResult json.RawMessage `json:"prevResult,omitempty"`
+
+	DatastoreType    string `json:"datastore_type"`
+	EtcdEndpoints    string `json:"etcd_endpoints"`
+	EtcdDiscoverySrv string `json:"etcd_discovery_srv"`
+	EtcdScheme       string `json:"etcd_scheme"`
+	EtcdAuthority    string `json:"etcd_authority"` // deprecated: host:port
+	EtcdKeyFile      string `json:"etcd_key_file"`
+	EtcdCertFile     string `json:"etcd_cert_file"`
+	EtcdCaCertFile   string `json:"etcd_ca_cert_file"`
+
+	Nodename             string `json:"nodename"`
+	NodenameFile         string `json:"nodename_file"`
+	NodenameFileOptional bool   `json:"nodename_file_optional"`
+	Hostname             string `json:"hostname"` // deprecated
+	MTU                  int    `json:"mtu"`
+	RequireMTUFile       bool   `json:"require_mtu_file"`
+	NumQueues            int    `json:"num_queues"`
+	DeviceType           string `json:"device_type"`
+	IPAMLockFile         string `json:"ipam_lock_file"`
+	LogLevel             string `json:"log_level"`
+	LogFilePath          string `json:"log_file_path"`
+
+	ContainerSettings struct {
+		AllowIPForwarding bool `json:"allow_ip_forwarding"`
+	} `json:"container_settings"`
+	FeatureControl struct {
+		IPAddrsNoIpam bool `json:"ip_addrs_no_ipam"`
+		FloatingIPs   bool `json:"floating_ips"`
+	} `json:"feature_control"`
+	Policy struct {
+		Type string `json:"type"`
+	} `json:"policy"`
+	Kubernetes struct {
+		Kubeconfig string `json:"kubeconfig"`
+	} `json:"kubernetes"`
+}
+
+// IPAMConf is the "ipam" section.
+type IPAMConf struct {
+	Type       string   `json:"type"`
+	AssignIPv4 *string  `json:"assign_ipv4"`
+	AssignIPv6 *string  `json:"assign_ipv6"`
+	IPv4Pools  []string `json:"ipv4_pools"`
+	IPv6Pools  []string `json:"ipv6_pools"`
+	Subnet     string   `json:"subnet"`
+}
+
+// WantIPv4 reports whether IPv4 is assigned (default yes; only "false" turns it off).
+func (c IPAMConf) WantIPv4() bool { return c.AssignIPv4 == nil || *c.AssignIPv4 != "false" }
+
+// WantIPv6 reports whether IPv6 is assigned (only "true" turns it on).
+func (c IPAMConf) WantIPv6() bool { return c.AssignIPv6 != nil && *c.AssignIPv6 == "true" }
+
+var networkName = regexp.MustCompile(`^[a-zA-Z0-9_.\-]+$`)
+
+// ParseNetConf decodes and validates the network configuration.
+func ParseNetConf(data []byte) (*NetConf, error) {
+	var c NetConf
+	if err := json.Unmarshal(data, &c); err != nil {
+		return nil, cniErr(types.ErrDecodingFailure, "invalid network configuration JSON", err)
+	}
+	if !networkName.MatchString(c.Name) {
+		return nil, cniErrf(types.ErrInvalidNetworkConfig, "invalid network name %q: must match %s", c.Name, networkName)
+	}
+	if c.DatastoreType != "" && c.DatastoreType != "etcdv3" {
+		return nil, cniErrf(types.ErrInvalidNetworkConfig, "datastore_type %q is not supported: only etcdv3", c.DatastoreType)
+	}
+	if c.DeviceType != "" && c.DeviceType != "veth" {
+		return nil, cniErrf(types.ErrInvalidNetworkConfig, "device_type %q is not supported: only veth", c.DeviceType)
+	}
+	if c.MTU < 0 || (c.MTU > 0 && c.MTU < 576) || c.MTU > 65535 {
+		return nil, cniErrf(types.ErrInvalidNetworkConfig, "invalid mtu %d", c.MTU)
+	}
+	if c.IPAM.Type == "" {
+		return nil, cniErrf(types.ErrInvalidNetworkConfig, "ipam.type is missing")
+	}
+	if !c.IPAM.WantIPv4() && !c.IPAM.WantIPv6() {
+		return nil, cniErrf(types.ErrInvalidNetworkConfig, "ipam assigns neither IPv4 nor IPv6 (assign_ipv4 is \"false\" and assign_ipv6 is not \"true\")")
+	}
+	return &c, nil
+}
+
+// Datastore builds the etcd connection: the etcd_* fields, else the ETCD_* environment.
+func (c *NetConf) Datastore(env config.Env) (config.Datastore, error) {
+	var d config.Datastore
+	d.ApplyEnv(env)
+	endpoints := c.EtcdEndpoints
+	if endpoints == "" && c.EtcdAuthority != "" {
+		scheme := c.EtcdScheme
+		if scheme == "" {
+			scheme = "http"
+		}
+		endpoints = scheme + "://" + c.EtcdAuthority
+	}
+	if endpoints != "" {
+		d.Etcd.Endpoints = config.SplitList(endpoints)
+	}
+	if c.EtcdDiscoverySrv != "" && len(d.Etcd.Endpoints) == 0 {
+		return d, cniErrf(types.ErrInvalidNetworkConfig, "etcd_discovery_srv is not supported; set etcd_endpoints")
+	}
+	for _, f := range []struct{ from, to *string }{
+		{&c.EtcdCaCertFile, &d.Etcd.CAFile}, {&c.EtcdCertFile, &d.Etcd.CertFile}, {&c.EtcdKeyFile, &d.Etcd.KeyFile},
+	} {
+		if *f.from != "" {
+			*f.to = *f.from
+		}
+	}
+	if err := d.Finish(); err != nil {
+		return d, cniErr(types.ErrInvalidNetworkConfig, "invalid etcd settings", err)
+	}
+	return d, nil
+}
+
+// NodeName decides the node: nodename, then the nodename file (which must exist unless
+// nodename_file_optional), then the deprecated hostname, then the OS hostname.
+func (c *NetConf) NodeName() (string, error) {
+	if c.Nodename != "" {
+		return c.Nodename, nil
+	}
+	path := c.NodenameFile
+	if path == "" {
+		path = DefaultNodenameFile
+	}
+	data, err := os.ReadFile(path)
+	switch {
+	case err == nil && strings.TrimSpace(string(data)) != "":
+		return strings.TrimSpace(string(data)), nil
+	case err != nil && !c.NodenameFileOptional:
+		return "", cniErr(types.ErrInvalidNetworkConfig,
+			fmt.Sprintf("no nodename in the configuration and the nodename file %s is unreadable (is calico-startup running?)", path), err)
+	}
+	if c.Hostname != "" {
+		return c.Hostname, nil
+	}
+	h, err := os.Hostname()
+	if err != nil {
+		return "", cniErr(types.ErrInternal, "reading the hostname", err)
+	}
+	return strings.ToLower(strings.TrimSpace(h)), nil
+}
+
+// ResolveMTU returns the configured MTU, else the one felix wrote to mtuFile, else 1500.
+func (c *NetConf) ResolveMTU(mtuFile string) (int, error) {
+	if c.MTU > 0 {
+		return c.MTU, nil
+	}
+	data, err := os.ReadFile(mtuFile)
+	if err != nil {
+		if c.RequireMTUFile {
+			return 0, cniErr(types.ErrInvalidNetworkConfig, "require_mtu_file is set but the MTU file is unreadable", err)
+		}
+		return DefaultMTU, nil
+	}
+	mtu, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	if err != nil || mtu < 576 {
+		return 0, cniErrf(types.ErrInvalidNetworkConfig, "MTU file %s holds an invalid MTU %q", mtuFile, strings.TrimSpace(string(data)))
+	}
+	return mtu, nil
+}
+
+// LockFile is the host-wide IPAM lock file.
+func (c *NetConf) LockFile() string {
+	if c.IPAMLockFile != "" {
+		return c.IPAMLockFile
+	}
+	return DefaultIPAMLockFile
+}

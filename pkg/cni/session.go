@@ -1,0 +1,139 @@
+package cni
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/containernetworking/cni/pkg/skel"
+	"github.com/containernetworking/cni/pkg/types"
+	"github.com/containernetworking/cni/pkg/version"
+	"github.com/rs/zerolog"
+
+	"github.com/calico-host/calico-host/pkg/config"
+	"github.com/calico-host/calico-host/pkg/datastore"
+	"github.com/calico-host/calico-host/pkg/ipam"
+)
+
+// SupportedVersions are the CNI spec versions both plugins speak.
+var SupportedVersions = version.All
+
+// Options are the plugins' ties to the outside world (replaced in tests).
+type Options struct {
+	Stdout  io.Writer
+	Stderr  io.Writer
+	Env     config.Env
+	MTUFile string
+	// Timeout bounds one command (default 60 s).
+	Timeout time.Duration
+}
+
+// DefaultOptions are those of the installed binaries.
+func DefaultOptions() Options {
+	return Options{Stdout: os.Stdout, Stderr: os.Stderr, Env: config.OSEnv, MTUFile: DefaultMTUFile, Timeout: 60 * time.Second}
+}
+
+// readyTimeout bounds the first datastore request, so an unreachable etcd fails fast.
+const readyTimeout = 5 * time.Second
+
+// cleanupTimeout bounds the undo of a failed ADD.
+const cleanupTimeout = 15 * time.Second
+
+// session is one plugin invocation: its configuration, logger, workload and datastore.
+type session struct {
+	opts    Options
+	args    *skel.CmdArgs
+	conf    *NetConf
+	cniArgs *Args
+	log     zerolog.Logger
+	node    string
+	w       Workload
+	ctx     context.Context
+	ds      *datastore.Client
+	ipam    *ipam.Client
+	closers []func()
+}
+
+func newSession(args *skel.CmdArgs, opts Options, plugin string) (*session, error) {
+	conf, err := ParseNetConf(args.StdinData)
+	if err != nil {
+		return nil, err
+	}
+	if conf.CNIVersion == "" {
+		conf.CNIVersion = "0.2.0"
+	}
+	s := &session{opts: opts, args: args, conf: conf}
+	var closeLog func()
+	s.log, closeLog = NewLogger(conf, opts.Stderr, plugin)
+	s.closers = append(s.closers, closeLog)
+	s.log = s.log.With().Str("container", args.ContainerID).Str("netns", args.Netns).Str("ifname", args.IfName).Logger()
+	ctx, cancel := context.WithTimeout(context.Background(), opts.Timeout)
+	s.ctx = ctx
+	s.closers = append(s.closers, cancel)
+	if s.cniArgs, err = ParseArgs(args.Args); err != nil {
+		s.close()
+		return nil, err
+	}
+	if s.node, err = conf.NodeName(); err != nil {
+		s.close()
+		return nil, err
+	}
+	testNS, _ := opts.Env("CNI_TEST_NAMESPACE")
+	s.w = NewWorkload(conf.Name, s.node, args.ContainerID, args.IfName, s.cniArgs, testNS)
+	return s, nil
+}
+
+// connect opens the datastore connection.
+func (s *session) connect() error {
+	cfg, err := s.conf.Datastore(s.opts.Env)
+	if err != nil {
+		return err
+	}
+	ds, err := datastore.New(cfg)
+	if err != nil {
+		return cniErr(CodeDatastore, "connecting to etcd", err)
+	}
+	s.ds = ds
+	s.ipam = ipam.New(ds, s.log)
+	s.closers = append(s.closers, func() { ds.Close() })
+	return nil
+}
+
+// ready connects and checks that the datastore is ready, failing fast when etcd is unreachable.
+func (s *session) ready() error {
+	if err := s.connect(); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(s.ctx, readyTimeout)
+	defer cancel()
+	return checkDatastoreReady(ctx, s.ds)
+}
+
+func (s *session) close() {
+	for i := len(s.closers) - 1; i >= 0; i-- {
+		s.closers[i]()
+	}
+}
+
+// fail logs a command's error and returns it as a CNI error.
+func (s *session) fail(op string, err error) error {
+	e := cniErr(types.ErrInternal, op+" failed", err)
+	s.log.Error().Uint("code", e.Code).Str("msg", e.Msg).Str("details", e.Details).Msg(op + " failed")
+	return e
+}
+
+// checkNetNS rejects a namespace path that is missing or not a network namespace.
+func checkNetNS(path string) error {
+	n, err := openNetNS(path)
+	if errors.Is(err, errNoNetNS) {
+		return cniErr(types.ErrUnknownContainer, fmt.Sprintf("network namespace %q does not exist", path), err)
+	}
+	if err != nil {
+		return cniErr(types.ErrInvalidEnvironmentVariables, fmt.Sprintf("CNI_NETNS %q is not a usable network namespace", path), err)
+	}
+	n.Close()
+	return nil
+}

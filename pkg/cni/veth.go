@@ -1,0 +1,309 @@
+package cni
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"time"
+
+	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
+)
+
+// HostVethMAC is the MAC of every host-side veth (Project Calico's EE:EE:EE:EE:EE:EE).
+var HostVethMAC = net.HardwareAddr{0xee, 0xee, 0xee, 0xee, 0xee, 0xee}
+
+// gatewayV4 is the fake next hop containers route through; the host side answers ARP for it.
+var gatewayV4 = netip.MustParseAddr("169.254.1.1")
+
+// VethConfig describes the veth pair of one container.
+type VethConfig struct {
+	NetNS           string
+	ContainerIf     string
+	HostIf          string
+	MTU             int
+	IPs             []netip.Prefix // host prefixes (/32, /128)
+	AllowForwarding bool
+}
+
+func (c VethConfig) has(fam int) bool {
+	for _, p := range c.IPs {
+		if (fam == 4) == p.Addr().Is4() {
+			return true
+		}
+	}
+	return false
+}
+
+// SetupVeth creates the veth pair, configures both ends (sysctls, addresses, routes) and the host
+// route to each address, and returns the container side's MAC. On failure the pair is removed.
+func SetupVeth(ctx context.Context, c VethConfig) (net.HardwareAddr, error) {
+	cont, err := openNetNS(c.NetNS)
+	if err != nil {
+		return nil, err
+	}
+	defer cont.Close()
+	host, err := netlink.NewHandle()
+	if err != nil {
+		return nil, fmt.Errorf("netlink socket: %w", err)
+	}
+	defer host.Close()
+	hostLink, err := createVeth(host, cont, c)
+	if err != nil {
+		return nil, err
+	}
+	mac, err := configureVeth(ctx, host, hostLink, cont, c)
+	if err != nil {
+		if delErr := host.LinkDel(hostLink); delErr != nil && !isLinkNotFound(delErr) {
+			err = errors.Join(err, fmt.Errorf("removing veth %s: %w", c.HostIf, delErr))
+		}
+		return nil, err
+	}
+	return mac, nil
+}
+
+// createVeth replaces any stale host veth of the same name and creates the pair, the container
+// end directly inside the container's namespace.
+func createVeth(host *netlink.Handle, cont *netNS, c VethConfig) (netlink.Link, error) {
+	if old, err := host.LinkByName(c.HostIf); err == nil {
+		if err := host.LinkDel(old); err != nil {
+			return nil, fmt.Errorf("deleting stale host veth %s: %w", c.HostIf, err)
+		}
+	}
+	if _, err := cont.nl.LinkByName(c.ContainerIf); err == nil {
+		return nil, fmt.Errorf("interface %s already exists in %s", c.ContainerIf, c.NetNS)
+	}
+	veth := &netlink.Veth{
+		LinkAttrs:     netlink.LinkAttrs{Name: c.HostIf, MTU: c.MTU, HardwareAddr: HostVethMAC},
+		PeerName:      c.ContainerIf,
+		PeerNamespace: netlink.NsFd(int(cont.ns)),
+		PeerMTU:       uint32(c.MTU),
+	}
+	if err := host.LinkAdd(veth); err != nil {
+		return nil, fmt.Errorf("creating veth %s/%s: %w", c.HostIf, c.ContainerIf, err)
+	}
+	link, err := host.LinkByName(c.HostIf)
+	if err != nil {
+		return nil, fmt.Errorf("reading back veth %s: %w", c.HostIf, err)
+	}
+	if link.Attrs().HardwareAddr.String() != HostVethMAC.String() {
+		if err := host.LinkSetHardwareAddr(link, HostVethMAC); err != nil {
+			host.LinkDel(link)
+			return nil, fmt.Errorf("setting the MAC of %s: %w", c.HostIf, err)
+		}
+	}
+	return link, nil
+}
+
+// configureVeth sets sysctls on both ends, brings them up, and adds addresses and routes.
+func configureVeth(ctx context.Context, host *netlink.Handle, hostLink netlink.Link, cont *netNS, c VethConfig) (net.HardwareAddr, error) {
+	if err := writeSysctls(hostSysctls(c)); err != nil {
+		return nil, err
+	}
+	if err := host.LinkSetUp(hostLink); err != nil {
+		return nil, fmt.Errorf("bringing up %s: %w", c.HostIf, err)
+	}
+	if err := cont.Do(func() error { return writeSysctls(containerSysctls(c)) }); err != nil {
+		return nil, err
+	}
+	contLink, err := cont.nl.LinkByName(c.ContainerIf)
+	if err != nil {
+		return nil, fmt.Errorf("finding %s in %s: %w", c.ContainerIf, c.NetNS, err)
+	}
+	if err := cont.nl.LinkSetUp(contLink); err != nil {
+		return nil, fmt.Errorf("bringing up %s: %w", c.ContainerIf, err)
+	}
+	if err := containerRoutes(ctx, host, hostLink, cont, contLink, c); err != nil {
+		return nil, err
+	}
+	if err := hostRoutes(host, hostLink, c.IPs); err != nil {
+		return nil, err
+	}
+	return contLink.Attrs().HardwareAddr, nil
+}
+
+func hostSysctls(c VethConfig) []sysctl {
+	var s []sysctl
+	h := c.HostIf
+	if c.has(4) {
+		s = append(s, sysctl{"net/ipv4/conf/" + h + "/route_localnet", "1"}, sysctl{"net/ipv4/neigh/" + h + "/proxy_delay", "0"},
+			sysctl{"net/ipv4/conf/" + h + "/proxy_arp", "1"}, sysctl{"net/ipv4/conf/" + h + "/forwarding", "1"})
+	}
+	if c.has(6) {
+		s = append(s, sysctl{"net/ipv6/conf/" + h + "/disable_ipv6", "0"}, sysctl{"net/ipv6/conf/" + h + "/accept_dad", "0"},
+			sysctl{"net/ipv6/conf/" + h + "/accept_ra", "0"}, sysctl{"net/ipv6/conf/" + h + "/proxy_ndp", "1"},
+			sysctl{"net/ipv6/conf/" + h + "/forwarding", "1"})
+	}
+	return s
+}
+
+func containerSysctls(c VethConfig) []sysctl {
+	fwd := "0"
+	if c.AllowForwarding {
+		fwd = "1"
+	}
+	var s []sysctl
+	if c.has(4) {
+		s = append(s, sysctl{"net/ipv4/ip_forward", fwd})
+	}
+	if c.has(6) {
+		s = append(s, sysctl{"net/ipv6/conf/all/disable_ipv6", "0"}, sysctl{"net/ipv6/conf/default/disable_ipv6", "0"},
+			sysctl{"net/ipv6/conf/lo/disable_ipv6", "0"}, sysctl{"net/ipv6/conf/" + c.ContainerIf + "/accept_dad", "0"},
+			sysctl{"net/ipv6/conf/all/forwarding", fwd})
+	}
+	return s
+}
+
+// containerRoutes adds the container's addresses and default routes: IPv4 via 169.254.1.1 (a
+// link-scope route makes it reachable), IPv6 via the host side's link-local address.
+func containerRoutes(ctx context.Context, host *netlink.Handle, hostLink netlink.Link, cont *netNS, contLink netlink.Link, c VethConfig) error {
+	idx := contLink.Attrs().Index
+	if c.has(4) {
+		gw := &net.IPNet{IP: gatewayV4.AsSlice(), Mask: net.CIDRMask(32, 32)}
+		if err := cont.nl.RouteAdd(&netlink.Route{LinkIndex: idx, Dst: gw, Scope: netlink.SCOPE_LINK}); err != nil {
+			return fmt.Errorf("adding route to %s in the container: %w", gatewayV4, err)
+		}
+		if err := cont.nl.RouteAdd(&netlink.Route{LinkIndex: idx, Gw: gatewayV4.AsSlice(), Dst: defaultDst(4)}); err != nil {
+			return fmt.Errorf("adding the IPv4 default route in the container: %w", err)
+		}
+	}
+	for _, p := range c.IPs {
+		a := &netlink.Addr{IPNet: prefixNet(p)}
+		if p.Addr().Is6() {
+			a.Flags = unix.IFA_F_NODAD
+		}
+		if err := cont.nl.AddrAdd(contLink, a); err != nil {
+			return fmt.Errorf("adding %s to %s: %w", p, c.ContainerIf, err)
+		}
+	}
+	if c.has(6) {
+		ll, err := hostLinkLocal(ctx, host, hostLink)
+		if err != nil {
+			return err
+		}
+		if err := cont.nl.RouteAdd(&netlink.Route{LinkIndex: idx, Gw: ll.AsSlice(), Dst: defaultDst(6)}); err != nil {
+			return fmt.Errorf("adding the IPv6 default route via %s in the container: %w", ll, err)
+		}
+	}
+	return nil
+}
+
+func defaultDst(fam int) *net.IPNet {
+	if fam == 6 {
+		return &net.IPNet{IP: net.IPv6zero, Mask: net.CIDRMask(0, 128)}
+	}
+	return &net.IPNet{IP: net.IPv4zero.To4(), Mask: net.CIDRMask(0, 32)}
+}
+
+func prefixNet(p netip.Prefix) *net.IPNet {
+	return &net.IPNet{IP: p.Addr().AsSlice(), Mask: net.CIDRMask(p.Bits(), p.Addr().BitLen())}
+}
+
+// hostLinkLocal waits (up to a second) for the host side's link-local address; without one it
+// falls back to the EUI-64 address of EE:EE:EE:EE:EE:EE.
+func hostLinkLocal(ctx context.Context, host *netlink.Handle, link netlink.Link) (netip.Addr, error) {
+	deadline := time.NewTimer(time.Second)
+	defer deadline.Stop()
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		addrs, err := host.AddrList(link, netlink.FAMILY_V6)
+		if err != nil {
+			return netip.Addr{}, fmt.Errorf("reading addresses of %s: %w", link.Attrs().Name, err)
+		}
+		for _, a := range addrs {
+			if ip, ok := netip.AddrFromSlice(a.IP); ok && ip.IsLinkLocalUnicast() {
+				return ip, nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return netip.Addr{}, ctx.Err()
+		case <-deadline.C:
+			return netip.MustParseAddr("fe80::ecee:eeff:feee:eeee"), nil
+		case <-tick.C:
+		}
+	}
+}
+
+// hostRoutes adds "<ip> dev <host veth> scope link" for every address. A route that already
+// exists through the same interface is fine; through another interface it is an error.
+func hostRoutes(host *netlink.Handle, link netlink.Link, ips []netip.Prefix) error {
+	idx := link.Attrs().Index
+	for _, p := range ips {
+		r := &netlink.Route{LinkIndex: idx, Dst: prefixNet(p), Scope: netlink.SCOPE_LINK}
+		err := host.RouteAdd(r)
+		if err == nil {
+			continue
+		}
+		if !errors.Is(err, unix.EEXIST) {
+			return fmt.Errorf("adding host route to %s: %w", p, err)
+		}
+		if !routeVia(host, p, idx) {
+			return fmt.Errorf("a host route to %s already exists through another interface", p)
+		}
+	}
+	return nil
+}
+
+// routeVia reports whether the host has a route to exactly p through interface idx.
+func routeVia(host *netlink.Handle, p netip.Prefix, idx int) bool {
+	fam := netlink.FAMILY_V4
+	if p.Addr().Is6() {
+		fam = netlink.FAMILY_V6
+	}
+	routes, err := host.RouteListFiltered(fam, &netlink.Route{Dst: prefixNet(p)}, netlink.RT_FILTER_DST)
+	if err != nil {
+		return false
+	}
+	for _, r := range routes {
+		if r.LinkIndex == idx {
+			return true
+		}
+	}
+	return false
+}
+
+// DeleteContainerIf removes the container's interface (and with it the host end). A missing
+// namespace or interface is not an error.
+func DeleteContainerIf(nsPath, ifName, hostIf string) error {
+	cont, err := openNetNS(nsPath)
+	if err == nil {
+		defer cont.Close()
+		link, err := cont.nl.LinkByName(ifName)
+		if err == nil {
+			if err := cont.nl.LinkDel(link); err != nil && !isLinkNotFound(err) {
+				return fmt.Errorf("deleting %s in %s: %w", ifName, nsPath, err)
+			}
+		} else if !isLinkNotFound(err) {
+			return fmt.Errorf("finding %s in %s: %w", ifName, nsPath, err)
+		}
+	} else if !errors.Is(err, errNoNetNS) {
+		return err
+	}
+	// The host end normally goes with the pair; remove a leftover one of ours.
+	if link, err := netlink.LinkByName(hostIf); err == nil && link.Type() == "veth" {
+		if err := netlink.LinkDel(link); err != nil && !isLinkNotFound(err) {
+			return fmt.Errorf("deleting host veth %s: %w", hostIf, err)
+		}
+	}
+	return nil
+}
+
+// ContainerIfExists reports whether the container's interface is present.
+func ContainerIfExists(nsPath, ifName string) bool {
+	cont, err := openNetNS(nsPath)
+	if err != nil {
+		return false
+	}
+	defer cont.Close()
+	_, err = cont.nl.LinkByName(ifName)
+	return err == nil
+}
+
+func isLinkNotFound(err error) bool {
+	var nf netlink.LinkNotFoundError
+	return errors.As(err, &nf) || errors.Is(err, unix.ENODEV) || errors.Is(err, unix.ENOENT)
+}
