@@ -35,6 +35,11 @@ func SetDefaults(r Resource) {
 }
 
 func defaultIPPool(s *IPPoolSpec) {
+	// calicoctl stores the pool CIDR in canonical form ("FD5C:0001:2::/48" -> "fd5c:1:2::/48");
+	// an address with host bits set is left for validation to reject.
+	if ip, n, err := net.ParseCIDR(s.CIDR); err == nil && ip.Equal(n.IP) {
+		s.CIDR = n.String()
+	}
 	if s.IPIPMode == "" {
 		s.IPIPMode = EncapNever
 	}
