@@ -227,3 +227,12 @@ spec: {order: 5}
 		t.Errorf("policy blue.p = %v", got)
 	}
 }
+
+// TestPoolCIDRStoredCanonical: like Project Calico, the pool CIDR is stored in canonical form.
+func TestPoolCIDRStoredCanonical(t *testing.T) {
+	h := newHarness(t)
+	h.ok(poolYAML("p6", "FD5C:0001:0002::/48"), "apply", "-f", "-")
+	if got := specOf(h.get(poolKey + "p6"))["cidr"]; got != "fd5c:1:2::/48" {
+		t.Errorf("stored cidr %v, want fd5c:1:2::/48", got)
+	}
+}
