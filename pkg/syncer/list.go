@@ -3,46 +3,102 @@ package syncer
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"slices"
+	"sync"
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
-// list reads every prefix at revision rev, page by page, and returns the decoded snapshot: every
-// key that is not filtered out and decodes to a non-nil value, in key order per prefix.
-func (s *Syncer) list(ctx context.Context, rev int64) ([]Update, error) {
-	var snap []Update
-	for _, p := range s.cfg.Prefixes {
-		var err error
-		if snap, err = s.listPrefix(ctx, p, rev, snap); err != nil {
-			return nil, fmt.Errorf("listing %s at revision %d: %w", p, rev, err)
-		}
-	}
-	return snap, nil
+// page is one list response. Workers decode pages while the next ones are fetched; the snapshot
+// is assembled in fetch order.
+type page struct {
+	kvs     []*mvccpb.KeyValue
+	total   int64 // on a prefix's first page: the number of keys under the prefix
+	updates []Update
+	err     error
+	done    chan struct{} // closed once updates (or err) is set
 }
 
-// listPrefix appends the decoded keys of one prefix to snap.
-func (s *Syncer) listPrefix(ctx context.Context, prefix string, rev int64, snap []Update) ([]Update, error) {
-	key, end := prefixRange(prefix)
-	for first := true; ; first = false {
-		resp, err := s.getPage(ctx, key, end, rev)
-		if err != nil {
-			return nil, err
-		}
-		if first {
-			snap = slices.Grow(snap, int(resp.Count))
-		}
-		for _, kv := range resp.Kvs {
-			if u, ok := s.decodeKV(kv); ok && u.Value != nil {
-				snap = append(snap, u)
+// list reads every prefix at revision rev, page by page, and returns the decoded snapshot: every
+// key that is not filtered out and decodes to a non-nil value, in key order per prefix. Pages are
+// decoded in parallel with fetching (a few pages in flight at most).
+func (s *Syncer) list(ctx context.Context, rev int64) ([]Update, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	defer func() { cancel(); wg.Wait() }()
+	workers := runtime.GOMAXPROCS(0)
+	todo, ordered := make(chan *page, workers), make(chan *page, workers)
+	wg.Go(func() { s.fetchPages(ctx, rev, todo, ordered) })
+	for range workers {
+		wg.Go(func() {
+			for p := range todo {
+				s.decodePage(p)
 			}
-		}
-		if !resp.More || len(resp.Kvs) == 0 {
-			return snap, nil
-		}
-		key = string(resp.Kvs[len(resp.Kvs)-1].Key) + "\x00"
+		})
 	}
+	var snap []Update
+	for p := range ordered {
+		<-p.done
+		if p.err != nil {
+			return nil, p.err
+		}
+		snap = slices.Grow(snap, int(p.total))
+		snap = append(snap, p.updates...)
+	}
+	return snap, ctx.Err()
+}
+
+// fetchPages reads every prefix page by page, queueing each page for decoding and, in order, for
+// assembly. A failure ends the stream with an error page.
+func (s *Syncer) fetchPages(ctx context.Context, rev int64, todo, ordered chan<- *page) {
+	defer close(ordered)
+	defer close(todo)
+	for _, prefix := range s.cfg.Prefixes {
+		key, end := prefixRange(prefix)
+		for first := true; ; first = false {
+			resp, err := s.getPage(ctx, key, end, rev)
+			if err != nil {
+				p := &page{err: fmt.Errorf("listing %s at revision %d: %w", prefix, rev, err), done: make(chan struct{})}
+				close(p.done)
+				sendPage(ctx, ordered, p)
+				return
+			}
+			p := &page{kvs: resp.Kvs, done: make(chan struct{})}
+			if first {
+				p.total = resp.Count
+			}
+			if !sendPage(ctx, todo, p) || !sendPage(ctx, ordered, p) {
+				return
+			}
+			if !resp.More || len(resp.Kvs) == 0 {
+				break
+			}
+			key = string(resp.Kvs[len(resp.Kvs)-1].Key) + "\x00"
+		}
+	}
+}
+
+func sendPage(ctx context.Context, ch chan<- *page, p *page) bool {
+	select {
+	case ch <- p:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// decodePage decodes a page's keys, keeping those with a value.
+func (s *Syncer) decodePage(p *page) {
+	defer close(p.done)
+	p.updates = make([]Update, 0, len(p.kvs))
+	for _, kv := range p.kvs {
+		if u, ok := s.decodeKV(kv); ok && u.Value != nil {
+			p.updates = append(p.updates, u)
+		}
+	}
+	p.kvs = nil
 }
 
 // getPage reads up to PageSize keys of [key, end) at rev.
