@@ -1,0 +1,280 @@
+package calc
+
+import (
+	"fmt"
+	"net"
+	"net/netip"
+	"reflect"
+	"strings"
+
+	"github.com/calico-host/calico-host/pkg/api"
+)
+
+// Item ID prefixes: the kind of object an item comes from.
+const (
+	workloadItemPrefix = "w:" // w:<namespace>/<name>
+	hostItemPrefix     = "h:" // h:<name>
+	netSetItemPrefix   = "g:" // g:<name> (GlobalNetworkSet)
+	nsNetSetItemPrefix = "n:" // n:<namespace>/<name> (NetworkSet)
+)
+
+// localEndpoint is one of this host's endpoints: its item plus what the dataplane needs.
+type localEndpoint struct {
+	wepID    WorkloadEndpointID
+	wep      *WorkloadEndpoint // base, without tiers (workloads)
+	hep      *HostEndpoint     // base, without tiers (host endpoints)
+	profiles []string
+}
+
+// workloadItem converts a WorkloadEndpoint into its item and, if it is local, its endpoint.
+// Like libcalico's update processor it rejects an endpoint without addresses, drops pcns./pcsa.
+// labels (an endpoint cannot claim another namespace) and adds the namespace, orchestrator and
+// service-account labels.
+func workloadItem(host, ns, name string, w *api.WorkloadEndpoint) (*item, *localEndpoint, error) {
+	s := &w.Spec
+	if len(s.IPNetworks) == 0 {
+		return nil, nil, fmt.Errorf("workload endpoint has no ipNetworks")
+	}
+	nets, err := parseNets(s.IPNetworks)
+	if err != nil {
+		return nil, nil, err
+	}
+	id, node, err := workloadEndpointID(ns, name, s)
+	if err != nil {
+		return nil, nil, err
+	}
+	own := endpointLabels(w.Labels)
+	own[labelNamespace] = ns
+	if _, ok := own[labelOrchestrator]; !ok && s.Orchestrator != "" {
+		own[labelOrchestrator] = s.Orchestrator
+	}
+	if s.ServiceAccountName != "" {
+		own[labelServiceAccount] = s.ServiceAccountName
+	}
+	it := &item{kind: itemWorkload, own: own, parents: s.Profiles, ns: ns, sa: s.ServiceAccountName,
+		nets: nets, ports: workloadPorts(s.Ports), local: node == host}
+	if !it.local {
+		return it, nil, nil
+	}
+	ep, err := localWorkload(ns, nets, s)
+	if err != nil {
+		return nil, nil, err
+	}
+	return it, &localEndpoint{wepID: id, wep: ep, profiles: s.Profiles}, nil
+}
+
+// workloadEndpointID derives the endpoint's ID from its name, as libcalico does
+// (<node>-<orchestrator>-<workload>-<endpoint>), falling back to the spec fields, and returns
+// the node that owns it (spec.node, else the name's).
+func workloadEndpointID(ns, name string, s *api.WorkloadEndpointSpec) (WorkloadEndpointID, string, error) {
+	node, orch, wl, ep, err := api.SplitWorkloadEndpointName(name)
+	if err != nil {
+		if s.Orchestrator == "" || s.Workload == "" || s.Endpoint == "" {
+			return WorkloadEndpointID{}, "", err
+		}
+		orch, wl, ep = s.Orchestrator, s.Workload, s.Endpoint
+	}
+	if s.Node != "" {
+		node = s.Node
+	}
+	return WorkloadEndpointID{OrchestratorID: orch, WorkloadID: api.WorkloadID(ns, wl), EndpointID: ep}, node, nil
+}
+
+// localWorkload builds the dataplane view of a local workload endpoint (without its tiers).
+func localWorkload(ns string, nets []netip.Prefix, s *api.WorkloadEndpointSpec) (*WorkloadEndpoint, error) {
+	ep := &WorkloadEndpoint{Name: s.InterfaceName, Namespace: ns, ProfileIDs: s.Profiles}
+	if s.MAC != "" {
+		mac, err := net.ParseMAC(s.MAC)
+		if err != nil {
+			return nil, fmt.Errorf("invalid mac %q", s.MAC)
+		}
+		ep.MAC = mac.String()
+	}
+	for _, n := range nets {
+		if n.Addr().Is4() {
+			ep.IPv4Nets = append(ep.IPv4Nets, n)
+		} else {
+			ep.IPv6Nets = append(ep.IPv6Nets, n)
+		}
+	}
+	for _, nat := range s.IPNATs {
+		in, err1 := netip.ParseAddr(nat.InternalIP)
+		ext, err2 := netip.ParseAddr(nat.ExternalIP)
+		if err1 != nil || err2 != nil {
+			continue // as libcalico: an unparsable NAT is skipped
+		}
+		if in.Is4() {
+			ep.IPv4NAT = append(ep.IPv4NAT, NATInfo{ExtIP: ext, IntIP: in})
+		} else {
+			ep.IPv6NAT = append(ep.IPv6NAT, NATInfo{ExtIP: ext, IntIP: in})
+		}
+	}
+	var err error
+	if ep.AllowSpoofedSourcePrefixes, err = parseNets(s.AllowSpoofedSourcePrefixes); err != nil {
+		return nil, err
+	}
+	return ep, nil
+}
+
+// endpointLabels copies an endpoint's labels without the pcns./pcsa. ones.
+func endpointLabels(in map[string]string) map[string]string {
+	out := make(map[string]string, len(in)+3)
+	for k, v := range in {
+		if !strings.HasPrefix(k, nsLabelPrefix) && !strings.HasPrefix(k, saLabelPrefix) {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// globalLabels copies a non-namespaced object's labels: no pcns./pcsa. labels and no namespace
+// label (which would make it look namespaced to global()).
+func globalLabels(in map[string]string) map[string]string {
+	out := endpointLabels(in)
+	delete(out, labelNamespace)
+	return out
+}
+
+func workloadPorts(in []api.WorkloadEndpointPort) []namedPort {
+	var out []namedPort
+	for _, p := range in {
+		if n, ok := p.Protocol.NumberValue(); ok && p.Name != "" {
+			out = append(out, namedPort{name: p.Name, proto: n, port: p.Port})
+		}
+	}
+	return out
+}
+
+// hostItem converts a HostEndpoint into its item and, if it is local, its endpoint.
+func hostItem(host, name string, h *api.HostEndpoint) (*item, *localEndpoint, error) {
+	s := &h.Spec
+	hep := &HostEndpoint{Name: name, InterfaceName: s.InterfaceName, ProfileIDs: s.Profiles}
+	var nets []netip.Prefix
+	for _, ip := range s.ExpectedIPs {
+		a, err := netip.ParseAddr(ip)
+		if err != nil {
+			return nil, nil, fmt.Errorf("invalid expectedIP %q", ip)
+		}
+		a = a.Unmap()
+		nets = append(nets, netip.PrefixFrom(a, a.BitLen()))
+		if a.Is4() {
+			hep.ExpectedIPv4Addrs = append(hep.ExpectedIPv4Addrs, a)
+		} else {
+			hep.ExpectedIPv6Addrs = append(hep.ExpectedIPv6Addrs, a)
+		}
+	}
+	var ports []namedPort
+	for _, p := range s.Ports {
+		if n, ok := p.Protocol.NumberValue(); ok && p.Name != "" {
+			ports = append(ports, namedPort{name: p.Name, proto: n, port: p.Port})
+		}
+	}
+	it := &item{kind: itemHost, own: globalLabels(h.Labels), parents: s.Profiles, nets: nets, ports: ports,
+		local: s.Node == host}
+	if !it.local {
+		return it, nil, nil
+	}
+	return it, &localEndpoint{hep: hep, profiles: s.Profiles}, nil
+}
+
+// netSetItem converts a GlobalNetworkSet (ns "") or NetworkSet into its item.
+func netSetItem(ns string, labels map[string]string, spec *api.NetworkSetSpec) (*item, error) {
+	nets, err := parseNets(spec.Nets)
+	if err != nil {
+		return nil, err
+	}
+	if ns == "" {
+		return &item{kind: itemNetSet, own: globalLabels(labels), nets: nets}, nil
+	}
+	own := endpointLabels(labels)
+	own[labelNamespace] = ns
+	return &item{kind: itemNetSet, own: own, ns: ns, nets: nets}, nil
+}
+
+// endpointCalc follows this host's endpoints and emits them with their resolved policy.
+type endpointCalc struct {
+	local    map[string]*localEndpoint
+	dirty    map[string]struct{}
+	sent     map[string]Update // last update sent per item ID
+	policies *policyCalc
+	profiles *profileCalc
+}
+
+func newEndpointCalc() *endpointCalc {
+	return &endpointCalc{local: map[string]*localEndpoint{}, dirty: map[string]struct{}{}, sent: map[string]Update{}}
+}
+
+func (c *endpointCalc) markDirty(itemID string) { c.dirty[itemID] = struct{}{} }
+
+// set records a local endpoint (nil when it is gone or no longer local).
+func (c *endpointCalc) set(itemID string, ep *localEndpoint) {
+	var prevProfiles, curProfiles []string
+	if old := c.local[itemID]; old != nil {
+		prevProfiles = old.profiles
+	}
+	if ep != nil {
+		c.local[itemID] = ep
+		curProfiles = ep.profiles
+	} else {
+		delete(c.local, itemID)
+	}
+	c.profiles.setRefs(itemID, prevProfiles, curProfiles)
+	c.markDirty(itemID)
+}
+
+// flush emits the endpoints that changed, and separately the removed ones.
+func (c *endpointCalc) flush() (updates, removes []Update) {
+	for _, id := range sortedKeys(c.dirty) {
+		ep, prev := c.local[id], c.sent[id]
+		var cur Update
+		if ep != nil {
+			cur = c.resolve(id, ep)
+		}
+		if prev != nil && (cur == nil || endpointKeyChanged(prev, cur)) {
+			removes = append(removes, removalFor(prev))
+			delete(c.sent, id)
+			prev = nil
+		}
+		if cur != nil && (prev == nil || !updatesEqual(prev, cur)) {
+			updates = append(updates, cur)
+			c.sent[id] = cur
+		}
+	}
+	clear(c.dirty)
+	return updates, removes
+}
+
+// resolve builds the update for a local endpoint with its current tiers.
+func (c *endpointCalc) resolve(itemID string, ep *localEndpoint) Update {
+	tl := c.policies.tiersFor(itemID, ep.hep != nil)
+	if ep.hep != nil {
+		h := *ep.hep
+		h.Tiers, h.UntrackedTiers, h.PreDNATTiers, h.ForwardTiers = tl.normal, tl.untracked, tl.preDNAT, tl.forward
+		return HostEndpointUpdate{Endpoint: &h}
+	}
+	w := *ep.wep
+	w.Tiers = tl.normal
+	return WorkloadEndpointUpdate{ID: ep.wepID, Endpoint: &w}
+}
+
+func endpointKeyChanged(prev, cur Update) bool {
+	switch p := prev.(type) {
+	case WorkloadEndpointUpdate:
+		c, ok := cur.(WorkloadEndpointUpdate)
+		return !ok || c.ID != p.ID
+	case HostEndpointUpdate:
+		c, ok := cur.(HostEndpointUpdate)
+		return !ok || c.Endpoint.Name != p.Endpoint.Name
+	}
+	return true
+}
+
+func removalFor(prev Update) Update {
+	if h, ok := prev.(HostEndpointUpdate); ok {
+		return HostEndpointRemove{Name: h.Endpoint.Name}
+	}
+	return WorkloadEndpointRemove{ID: prev.(WorkloadEndpointUpdate).ID}
+}
+
+// updatesEqual compares two updates deeply.
+func updatesEqual(a, b Update) bool { return reflect.DeepEqual(a, b) }

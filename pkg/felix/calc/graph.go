@@ -1,0 +1,140 @@
+package calc
+
+import (
+	"strings"
+
+	"github.com/rs/zerolog"
+
+	"github.com/calico-host/calico-host/pkg/syncer"
+)
+
+// Graph is felix's calculation graph for one host. Feed it the syncer's messages with OnMessage
+// and collect the resulting dataplane updates with Flush. It is not safe for concurrent use; Run
+// drives it from one goroutine.
+type Graph struct {
+	host string
+	log  zerolog.Logger
+	revs map[string]int64 // every key the model holds, with its revision (for snapshot diffs)
+
+	items     *itemRegistry
+	ipsets    *ipSetCalc
+	policies  *policyCalc
+	profiles  *profileCalc
+	endpoints *endpointCalc
+	nodes     *nodeCalc
+	pools     *poolCalc
+	routes    *routeCalc
+	config    *configCalc
+
+	haveSnapshot  bool
+	inSyncPending bool
+	inSyncSent    bool
+}
+
+// New returns an empty graph for the named host.
+func New(hostname string, log zerolog.Logger) *Graph {
+	g := &Graph{host: hostname, log: log, revs: map[string]int64{}}
+	g.ipsets = newIPSetCalc(func(id string) *item { return g.items.items[id] })
+	g.endpoints = newEndpointCalc()
+	g.policies = newPolicyCalc(log, g.ipsets, g.endpoints.markDirty)
+	g.items = newItemRegistry(g.ipsets.index, g.policies.index, g.ipsets.onContent)
+	g.profiles = newProfileCalc(log, g.ipsets, g.items)
+	g.endpoints.policies, g.endpoints.profiles = g.policies, g.profiles
+	g.nodes = newNodeCalc(hostname)
+	g.pools = newPoolCalc()
+	g.routes = newRouteCalc(hostname, g.nodes, g.pools)
+	g.config = newConfigCalc(hostname)
+	return g
+}
+
+// OnMessage feeds one syncer message into the model. A snapshot replaces the model: keys it
+// does not contain are deleted, and keys whose revision did not change are skipped.
+func (g *Graph) OnMessage(m syncer.Message) {
+	if m.Snapshot {
+		g.applySnapshot(m.Updates)
+		g.haveSnapshot = true
+	} else {
+		for _, u := range m.Updates {
+			g.apply(u)
+		}
+	}
+	if m.Status == syncer.InSync && g.haveSnapshot && !g.inSyncSent {
+		g.inSyncPending = true
+	}
+}
+
+func (g *Graph) applySnapshot(ups []syncer.Update) {
+	present := make(map[string]struct{}, len(ups))
+	for _, u := range ups {
+		if u.Value != nil {
+			present[u.Key] = struct{}{}
+		}
+	}
+	for _, key := range sortedKeys(g.revs) {
+		if _, ok := present[key]; !ok {
+			g.apply(syncer.Update{Key: key})
+		}
+	}
+	for _, u := range ups {
+		if rev, ok := g.revs[u.Key]; ok && rev != 0 && rev == u.Revision && u.Value != nil {
+			continue
+		}
+		g.apply(u)
+	}
+}
+
+// apply applies one key's new value (nil: deleted).
+func (g *Graph) apply(u syncer.Update) {
+	var err error
+	switch {
+	case strings.HasPrefix(u.Key, resourcePrefix):
+		k, ok := parseResourceKey(u.Key)
+		if !ok {
+			g.log.Debug().Str("key", u.Key).Msg("Ignoring unknown resource key")
+			return
+		}
+		err = g.applyResource(k, u.Value)
+	case strings.HasPrefix(u.Key, blockPrefix):
+		err = g.applyBlock(u.Key, u.Value)
+	}
+	if err != nil {
+		g.log.Warn().Err(err).Str("key", u.Key).Msg("Treating a value that cannot be interpreted as absent")
+	}
+	if u.Value == nil {
+		delete(g.revs, u.Key)
+	} else {
+		g.revs[u.Key] = u.Revision
+	}
+}
+
+// Flush returns the updates accumulated since the last flush, in dependency order (as felix's
+// event sequencer): config; IP set additions and changes; policies; profiles; endpoints;
+// endpoint, profile and policy removals; IP set removals; route removals; VTEP removals and
+// additions; route additions; hosts; IP pools; and InSync once, after the initial snapshot. It
+// returns nil when there is nothing to send.
+func (g *Graph) Flush() []Update {
+	cfg := g.config.flush()
+	polUpd, polRem := g.policies.flush()
+	profUpd, profRem := g.profiles.flush()
+	epUpd, epRem := g.endpoints.flush()
+	setUpd, setRem := g.ipsets.flush()
+	routeUpd, routeRem := g.routes.flush()
+	hostUpd, hostRem, vtepUpd, vtepRem := g.nodes.flush()
+	poolUpd, poolRem := g.pools.flush()
+	var out []Update
+	for _, part := range [][]Update{cfg, setUpd, polUpd, profUpd, epUpd, epRem, profRem, polRem, setRem,
+		routeRem, vtepRem, vtepUpd, routeUpd, hostRem, hostUpd, poolRem, poolUpd} {
+		out = append(out, part...)
+	}
+	if g.inSyncPending {
+		out = append(out, InSync{})
+		g.inSyncPending, g.inSyncSent = false, true
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	g.log.Debug().Int("updates", len(out)).Int("ipSetChanges", len(setUpd)+len(setRem)).
+		Int("policyChanges", len(polUpd)+len(polRem)).Int("endpointChanges", len(epUpd)+len(epRem)).
+		Msg("Calculation graph flushed")
+	return out
+}

@@ -1,0 +1,262 @@
+package calc
+
+import (
+	"fmt"
+	"net/netip"
+	"slices"
+	"strings"
+
+	"github.com/calico-host/calico-host/pkg/api"
+)
+
+// routeSourceKind says why a prefix is routed to a node, by precedence when sources collide on
+// one prefix.
+type routeSourceKind uint8
+
+const (
+	srcBlock    routeSourceKind = iota // the block is affine to the node
+	srcBorrowed                        // an address of another node's block held by the node
+	srcTunnel                          // the node's VXLAN tunnel address
+)
+
+type routeSource struct {
+	node string
+	kind routeSourceKind
+}
+
+// routeCalc computes the routes to every IPAM block (to its affine host), to every address a
+// host holds in a block affine to another (borrowed), and to the other hosts' tunnel addresses,
+// each decorated with its pool and the owning host's address.
+type routeCalc struct {
+	host    string
+	blocks  map[string]map[netip.Prefix]routeSource // source key (block key or "tunnel/<node>") -> routes
+	sources map[netip.Prefix]map[string]routeSource // prefix -> source key -> source
+	byNode  map[string]map[netip.Prefix]int         // node -> prefixes routed to it (source count)
+	dirty   map[netip.Prefix]struct{}
+	sent    map[netip.Prefix]*Route
+	nodes   *nodeCalc
+	pools   *poolCalc
+}
+
+func newRouteCalc(host string, nodes *nodeCalc, pools *poolCalc) *routeCalc {
+	return &routeCalc{host: host, blocks: map[string]map[netip.Prefix]routeSource{},
+		sources: map[netip.Prefix]map[string]routeSource{}, byNode: map[string]map[netip.Prefix]int{},
+		dirty: map[netip.Prefix]struct{}{}, sent: map[netip.Prefix]*Route{}, nodes: nodes, pools: pools}
+}
+
+// blockRoutes lists the routes of a block: the block to its affine host, and each address held
+// by another node (the "node" attribute of its allocation) to that node.
+func blockRoutes(b *api.AllocationBlock) (map[netip.Prefix]routeSource, error) {
+	cidr, err := netip.ParsePrefix(b.CIDR)
+	if err != nil {
+		return nil, fmt.Errorf("invalid block cidr %q", b.CIDR)
+	}
+	cidr = netip.PrefixFrom(cidr.Addr().Unmap(), cidr.Bits()).Masked()
+	out := map[netip.Prefix]routeSource{}
+	var owner string
+	if b.Affinity != nil {
+		owner, _ = strings.CutPrefix(*b.Affinity, "host:")
+		if owner == *b.Affinity {
+			owner = "" // virtual:<...> or unknown: no host
+		}
+	}
+	if owner != "" {
+		out[cidr] = routeSource{node: owner, kind: srcBlock}
+	}
+	for ord, idx := range b.Allocations {
+		if idx == nil || *idx < 0 || *idx >= len(b.Attributes) {
+			continue
+		}
+		attr := b.Attributes[*idx]
+		node := attr.ActiveOwnerAttrs["node"]
+		if node == "" || node == owner || attr.ReleasedAt != "" {
+			continue
+		}
+		a, ok := addrAdd(cidr.Addr(), ord)
+		if !ok || !cidr.Contains(a) {
+			continue
+		}
+		out[netip.PrefixFrom(a, a.BitLen())] = routeSource{node: node, kind: srcBorrowed}
+	}
+	return out, nil
+}
+
+// addrAdd returns a + n.
+func addrAdd(a netip.Addr, n int) (netip.Addr, bool) {
+	b := a.As16()
+	carry := n
+	for i := 15; i >= 0 && carry > 0; i-- {
+		sum := int(b[i]) + carry
+		b[i] = byte(sum)
+		carry = sum >> 8
+	}
+	if carry > 0 {
+		return netip.Addr{}, false
+	}
+	r := netip.AddrFrom16(b)
+	if a.Is4() {
+		r = r.Unmap()
+	}
+	return r, true
+}
+
+// setSource replaces the routes contributed by one source (nil removes them).
+func (c *routeCalc) setSource(key string, routes map[netip.Prefix]routeSource) {
+	old := c.blocks[key]
+	for dst, src := range old {
+		if cur, ok := routes[dst]; ok && cur == src {
+			continue
+		}
+		c.unlink(key, dst, src)
+	}
+	for dst, src := range routes {
+		if prev, ok := old[dst]; ok && prev == src {
+			continue
+		}
+		c.link(key, dst, src)
+	}
+	if len(routes) == 0 {
+		delete(c.blocks, key)
+	} else {
+		c.blocks[key] = routes
+	}
+}
+
+func (c *routeCalc) link(key string, dst netip.Prefix, src routeSource) {
+	if c.sources[dst] == nil {
+		c.sources[dst] = map[string]routeSource{}
+	}
+	c.sources[dst][key] = src
+	if c.byNode[src.node] == nil {
+		c.byNode[src.node] = map[netip.Prefix]int{}
+	}
+	c.byNode[src.node][dst]++
+	c.dirty[dst] = struct{}{}
+}
+
+func (c *routeCalc) unlink(key string, dst netip.Prefix, src routeSource) {
+	delete(c.sources[dst], key)
+	if len(c.sources[dst]) == 0 {
+		delete(c.sources, dst)
+	}
+	if n := c.byNode[src.node]; n != nil {
+		if n[dst]--; n[dst] <= 0 {
+			delete(n, dst)
+		}
+		if len(n) == 0 {
+			delete(c.byNode, src.node)
+		}
+	}
+	c.dirty[dst] = struct{}{}
+}
+
+// updateBlock records a block (nil when deleted or unusable) under its key.
+func (c *routeCalc) updateBlock(key string, b *api.AllocationBlock) error {
+	if b == nil {
+		c.setSource(key, nil)
+		return nil
+	}
+	routes, err := blockRoutes(b)
+	if err != nil {
+		c.setSource(key, nil)
+		return err
+	}
+	c.setSource(key, routes)
+	return nil
+}
+
+// onNode refreshes what depends on a node: its tunnel routes, the routes to it (its address),
+// and for this host every route (its subnets decide SameSubnet).
+func (c *routeCalc) onNode(name string, n *nodeInfo) {
+	routes := map[netip.Prefix]routeSource{}
+	if n != nil && name != c.host {
+		for _, a := range n.vxlan {
+			if a.IsValid() {
+				routes[netip.PrefixFrom(a, a.BitLen())] = routeSource{node: name, kind: srcTunnel}
+			}
+		}
+	}
+	c.setSource("tunnel/"+name, routes)
+	if name == c.host {
+		c.markAll()
+		return
+	}
+	for dst := range c.byNode[name] {
+		c.dirty[dst] = struct{}{}
+	}
+}
+
+// markAll marks every route dirty (a pool or this host's addresses changed).
+func (c *routeCalc) markAll() {
+	for dst := range c.sources {
+		c.dirty[dst] = struct{}{}
+	}
+}
+
+// resolve builds the route for a prefix from its highest-precedence source.
+func (c *routeCalc) resolve(dst netip.Prefix) *Route {
+	var best routeSource
+	var bestKey string
+	found := false
+	for key, src := range c.sources[dst] {
+		if !found || src.kind > best.kind || src.kind == best.kind && key < bestKey {
+			best, bestKey, found = src, key, true
+		}
+	}
+	if !found {
+		return nil
+	}
+	r := &Route{Dst: dst, DstNode: best.node, Type: RouteRemoteWorkload}
+	switch {
+	case best.node == c.host:
+		r.Type = RouteLocalWorkload
+	case best.kind == srcTunnel:
+		r.Type = RouteRemoteTunnel
+	}
+	fam := familyOf(dst.Addr())
+	if n := c.nodes.nodes[best.node]; n != nil {
+		r.DstNodeIP = n.addr(fam)
+	}
+	if local := c.nodes.nodes[c.host]; local != nil && r.DstNodeIP.IsValid() {
+		lp := local.ipv4
+		if fam == 6 {
+			lp = local.ipv6
+		}
+		r.SameSubnet = lp.IsValid() && lp.Masked().Contains(r.DstNodeIP)
+	}
+	if p := c.pools.containing(dst); p != nil {
+		r.PoolName, r.VXLANMode, r.NATOutgoing = p.Name, p.VXLANMode, p.NATOutgoing
+	}
+	return r
+}
+
+// flush returns route additions and changes, and separately removals.
+func (c *routeCalc) flush() (updates, removes []Update) {
+	for _, dst := range sortedPrefixes(c.dirty) {
+		r, prev := c.resolve(dst), c.sent[dst]
+		switch {
+		case r == nil && prev != nil:
+			removes = append(removes, RouteRemove{Dst: dst})
+			delete(c.sent, dst)
+		case r != nil && (prev == nil || *prev != *r):
+			updates = append(updates, RouteUpdate{Route: r})
+			c.sent[dst] = r
+		}
+	}
+	clear(c.dirty)
+	return updates, removes
+}
+
+func sortedPrefixes(m map[netip.Prefix]struct{}) []netip.Prefix {
+	out := make([]netip.Prefix, 0, len(m))
+	for p := range m {
+		out = append(out, p)
+	}
+	slices.SortFunc(out, func(a, b netip.Prefix) int {
+		if c := a.Addr().Compare(b.Addr()); c != 0 {
+			return c
+		}
+		return a.Bits() - b.Bits()
+	})
+	return out
+}

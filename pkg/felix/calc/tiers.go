@@ -1,0 +1,123 @@
+package calc
+
+import (
+	"cmp"
+	"math"
+	"slices"
+
+	"github.com/calico-host/calico-host/pkg/api"
+)
+
+// tierInfo is a tier as the ordering needs it.
+type tierInfo struct {
+	order         *float64
+	defaultAction string // "Deny" or "Pass"
+}
+
+// implicitTiers are used when their Tier object is absent: Project Calico's node startup creates
+// them, and policies written by tools that do not (networking-calico) still land in default.
+// Policies of any other tier without a Tier object are inactive, as in felix.
+var implicitTiers = map[string]tierInfo{
+	api.TierDefault: {order: ptr(1e6), defaultAction: api.ActionDeny},
+	"kube-admin":    {order: ptr(1e3), defaultAction: api.ActionPass},
+	"kube-baseline": {order: ptr(1e7), defaultAction: api.ActionPass},
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// tierFromAPI converts a Tier object.
+func tierFromAPI(t *api.Tier) tierInfo {
+	ti := tierInfo{order: t.Spec.Order, defaultAction: api.ActionDeny}
+	if t.Spec.DefaultAction == api.ActionPass {
+		ti.defaultAction = api.ActionPass
+	}
+	return ti
+}
+
+func (a tierInfo) equal(b tierInfo) bool {
+	return a.defaultAction == b.defaultAction && (a.order == b.order ||
+		a.order != nil && b.order != nil && *a.order == *b.order)
+}
+
+// compareTiers orders tiers by order ascending (no order last), then by name.
+func compareTiers(an string, a tierInfo, bn string, b tierInfo) int {
+	switch {
+	case a.order == nil && b.order != nil:
+		return 1
+	case a.order != nil && b.order == nil:
+		return -1
+	case a.order != nil && *a.order != *b.order:
+		return cmp.Compare(*a.order, *b.order)
+	}
+	return cmp.Compare(an, bn)
+}
+
+// policyOrder is a policy's order for sorting: +Inf when unset.
+func policyOrder(o *float64) float64 {
+	if o == nil {
+		return math.Inf(1)
+	}
+	return *o
+}
+
+// comparePolicies orders the policies of one tier by order ascending, then name, namespace and
+// kind (felix's policy sorter).
+func comparePolicies(a, b *policyInfo) int {
+	if a.order != b.order {
+		return cmp.Compare(a.order, b.order)
+	}
+	return cmp.Or(cmp.Compare(a.id.Name, b.id.Name), cmp.Compare(a.id.Namespace, b.id.Namespace),
+		cmp.Compare(a.id.Kind, b.id.Kind))
+}
+
+// tierLists are the resolved tiers of an endpoint, per kind of policy. Workload endpoints use
+// only normal.
+type tierLists struct {
+	normal, untracked, preDNAT, forward []TierInfo
+}
+
+// buildTierLists sorts the given policies (all in valid tiers) and groups them into tiers for
+// each kind of policy.
+func (c *policyCalc) buildTierLists(pols []*policyInfo, host bool) tierLists {
+	slices.SortFunc(pols, func(a, b *policyInfo) int {
+		if a.id.Tier != b.id.Tier {
+			at, _ := c.tier(a.id.Tier)
+			bt, _ := c.tier(b.id.Tier)
+			return compareTiers(a.id.Tier, at, b.id.Tier, bt)
+		}
+		return comparePolicies(a, b)
+	})
+	var out tierLists
+	for _, p := range pols {
+		t, _ := c.tier(p.id.Tier)
+		switch {
+		case !host:
+			out.normal = appendToTier(out.normal, p, t, true)
+		case p.view.DoNotTrack:
+			out.untracked = appendToTier(out.untracked, p, t, true)
+		case p.view.PreDNAT:
+			out.preDNAT = appendToTier(out.preDNAT, p, t, false)
+		default:
+			out.normal = appendToTier(out.normal, p, t, true)
+			if p.view.ApplyOnForward {
+				out.forward = appendToTier(out.forward, p, t, true)
+			}
+		}
+	}
+	return out
+}
+
+// appendToTier adds p to the last tier of list, starting a new tier when p's differs.
+func appendToTier(list []TierInfo, p *policyInfo, t tierInfo, egress bool) []TierInfo {
+	if len(list) == 0 || list[len(list)-1].Name != p.id.Tier {
+		list = append(list, TierInfo{Name: p.id.Tier, DefaultAction: t.defaultAction})
+	}
+	ti := &list[len(list)-1]
+	if p.ingress {
+		ti.IngressPolicies = append(ti.IngressPolicies, p.id)
+	}
+	if p.egress && egress {
+		ti.EgressPolicies = append(ti.EgressPolicies, p.id)
+	}
+	return list
+}
