@@ -1,0 +1,269 @@
+package confd
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"net/netip"
+	"sort"
+	"strings"
+
+	"github.com/calico-host/calico-host/pkg/api"
+)
+
+// DefaultASNumber is Project Calico's AS number when none is configured.
+const DefaultASNumber = "64512"
+
+// BuildOptions are the node-local settings of Build.
+type BuildOptions struct {
+	NodeName string
+	// RouterID overrides the router id: an IPv4 address or "hash".
+	RouterID string
+	// Password returns the BGP password a secret key reference points to.
+	Password func(ref *api.SecretKeyRef) (string, error)
+	// Vars are passed to the templates.
+	Vars map[string]string
+}
+
+// builder holds the state of one Build.
+type builder struct {
+	in       *Inputs
+	opts     BuildOptions
+	global   *api.BGPConfigurationSpec // never nil
+	nodeConf *api.BGPConfigurationSpec // never nil
+	nodes    map[string]*nodeBGP
+	local    *nodeBGP // nil if this node has no Node object
+	warnings []string
+}
+
+// nodeBGP is the BGP view of one Node.
+type nodeBGP struct {
+	name      string
+	ip        [2]string // by family index: IPv4, IPv6
+	as        string
+	clusterID string
+	port      uint16 // listen port (0: default)
+	labels    map[string]string
+}
+
+// families lists the IP families by index.
+var families = [2]struct {
+	version        int
+	channel        string
+	suffix, filter string
+}{{4, "ipv4", "v4", "V4"}, {6, "ipv6", "v6", "V6"}}
+
+// Build computes the BGP model of opts.NodeName from the datastore inputs. It is pure: bad
+// datastore contents become warnings in the model, never errors.
+func Build(in *Inputs, opts BuildOptions) *Model {
+	b := newBuilder(in, opts)
+	m := &Model{
+		NodeName:         opts.NodeName,
+		NodeFound:        b.local != nil,
+		ASNumber:         b.globalAS(),
+		ListenPort:       b.listenPort(opts.NodeName),
+		MeshEnabled:      b.meshEnabled(),
+		StrictBind:       b.global.BindMode == "NodeIP",
+		DirectInterfaces: b.directInterfaces(),
+		Vars:             opts.Vars,
+	}
+	b.setLogging(m)
+	if b.local != nil {
+		m.ASNumber, m.ClusterID = b.local.as, b.local.clusterID
+	} else {
+		b.warn("node %q has no Node object in the datastore: no BGP sessions", opts.NodeName)
+	}
+	m.RouterID = b.routerID()
+	for fi := range families {
+		m.Families = append(m.Families, b.family(fi))
+	}
+	m.Warnings = dedupe(b.warnings)
+	return m
+}
+
+func newBuilder(in *Inputs, opts BuildOptions) *builder {
+	b := &builder{in: in, opts: opts, global: &api.BGPConfigurationSpec{}, nodeConf: &api.BGPConfigurationSpec{}}
+	if c := in.BGPConfigs["default"]; c != nil {
+		b.global = &c.Spec
+	}
+	if c := in.BGPConfigs["node."+opts.NodeName]; c != nil {
+		b.nodeConf = &c.Spec
+	}
+	b.nodes = map[string]*nodeBGP{}
+	for _, name := range sortedKeys(in.Nodes) {
+		if n := b.nodeInfo(in.Nodes[name]); n != nil {
+			b.nodes[name] = n
+		}
+	}
+	b.local = b.nodes[opts.NodeName]
+	return b
+}
+
+func (b *builder) warn(format string, args ...any) {
+	b.warnings = append(b.warnings, fmt.Sprintf(format, args...))
+}
+
+// nodeInfo extracts the BGP fields of a Node (addresses without their prefix length).
+func (b *builder) nodeInfo(n *api.Node) *nodeBGP {
+	info := &nodeBGP{name: n.Name, as: b.globalAS(), labels: n.Labels, port: b.listenPort(n.Name)}
+	bgp := n.Spec.BGP
+	if bgp == nil {
+		return info
+	}
+	for fi, addr := range []string{bgp.IPv4Address, bgp.IPv6Address} {
+		if addr == "" {
+			continue
+		}
+		ip, err := parseAddr(addr)
+		if err != nil || familyIndex(ip) != fi {
+			b.warn("node %s: ignoring bad BGP address %q", n.Name, addr)
+			continue
+		}
+		info.ip[fi] = ip.String()
+	}
+	if bgp.ASNumber != nil {
+		info.as = fmt.Sprint(uint32(*bgp.ASNumber))
+	}
+	info.clusterID = bgp.RouteReflectorClusterID
+	return info
+}
+
+// parseAddr accepts "198.18.0.1" or "198.18.0.1/24".
+func parseAddr(s string) (netip.Addr, error) {
+	if p, err := netip.ParsePrefix(s); err == nil {
+		return p.Addr(), nil
+	}
+	return netip.ParseAddr(s)
+}
+
+func familyIndex(ip netip.Addr) int {
+	if ip.Is4() {
+		return 0
+	}
+	return 1
+}
+
+func (b *builder) globalAS() string {
+	if b.global.ASNumber != nil {
+		return fmt.Sprint(uint32(*b.global.ASNumber))
+	}
+	return DefaultASNumber
+}
+
+// listenPort is a node's BGP port: its own BGPConfiguration's, else the global one.
+func (b *builder) listenPort(node string) uint16 {
+	if c := b.in.BGPConfigs["node."+node]; c != nil && c.Spec.ListenPort != 0 {
+		return c.Spec.ListenPort
+	}
+	return b.global.ListenPort
+}
+
+func (b *builder) meshEnabled() bool {
+	return b.global.NodeToNodeMeshEnabled == nil || *b.global.NodeToNodeMeshEnabled
+}
+
+// setLogging maps logSeverityScreen (node config first) to BIRD's debug and log settings.
+func (b *builder) setLogging(m *Model) {
+	sev := strings.ToLower(b.nodeConf.LogSeverityScreen)
+	if sev == "" {
+		sev = strings.ToLower(b.global.LogSeverityScreen)
+	}
+	if sev == "" {
+		sev = "info"
+	}
+	m.LogSeverity = sev
+	switch sev {
+	case "debug", "trace":
+		m.Debug, m.LogClasses = "all", "all"
+	case "none":
+		m.Debug, m.LogClasses = "", "{ fatal, bug }"
+	case "warning", "warn":
+		m.Debug, m.LogClasses = "{ states }", "{ warning, error, auth, fatal, bug }"
+	case "error", "fatal", "panic":
+		m.Debug, m.LogClasses = "{ states }", "{ error, fatal, bug }"
+	default:
+		m.Debug, m.LogClasses = "{ states }", "{ info, remote, warning, error, auth, fatal, bug }"
+	}
+}
+
+// directInterfaces excludes the ignored interfaces, workload (cali*) and kube-ipvs interfaces.
+func (b *builder) directInterfaces() string {
+	var parts []string
+	for _, i := range b.global.IgnoredInterfaces {
+		if !birdStringOK(i) {
+			b.warn("BGPConfiguration default: ignoring bad interface name %q in ignoredInterfaces", i)
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("-%q", i))
+	}
+	return strings.Join(append(parts, `-"cali*"`, `-"kube-ipvs*"`, `"*"`), ", ")
+}
+
+// routerID is the override, else this node's IPv4 address, else a hash of the node name.
+func (b *builder) routerID() string {
+	switch {
+	case b.opts.RouterID == "hash":
+		return hashToIPv4(b.opts.NodeName)
+	case b.opts.RouterID != "":
+		return b.opts.RouterID
+	case b.local != nil && b.local.ip[0] != "":
+		return b.local.ip[0]
+	}
+	return hashToIPv4(b.opts.NodeName)
+}
+
+// hashToIPv4 derives a router id from a name the way Project Calico does (CALICO_ROUTER_ID=hash).
+func hashToIPv4(name string) string {
+	h := sha256.Sum256([]byte(name))
+	first := int(h[0])
+	if first > 223 {
+		first -= 32 // stay out of multicast and reserved space
+	}
+	return fmt.Sprintf("%d.%d.%d.%d", first, h[1], h[2], h[3])
+}
+
+// family builds one family of the model.
+func (b *builder) family(fi int) *Family {
+	f := &Family{
+		Version:      families[fi].version,
+		Channel:      families[fi].channel,
+		Suffix:       families[fi].suffix,
+		FilterSuffix: families[fi].filter,
+	}
+	if b.local != nil {
+		f.NodeIP = b.local.ip[fi]
+	}
+	f.Blocks = b.blocks(fi)
+	f.StaticRoutes = b.staticRoutes(fi)
+	f.Pools = b.pools(fi)
+	f.Communities = b.communities(fi)
+	f.Filters = b.filterFuncs(fi)
+	if f.NodeIP != "" {
+		f.Peers = b.peers(fi, f.Filters)
+	}
+	return f
+}
+
+// birdStringOK reports whether s can appear inside a BIRD string literal.
+func birdStringOK(s string) bool { return !strings.ContainsAny(s, "\"\n\r\\") }
+
+// dedupe drops repeated strings, keeping the first of each.
+func dedupe(in []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, s := range in {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func sortedKeys[T any](m map[string]T) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

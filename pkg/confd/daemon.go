@@ -1,0 +1,214 @@
+package confd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/calico-host/calico-host/pkg/daemon"
+	"github.com/calico-host/calico-host/pkg/syncer"
+)
+
+// Source streams datastore messages (a *syncer.Syncer in production).
+type Source interface {
+	Run(ctx context.Context, out chan<- syncer.Message)
+}
+
+// Retry delays after a failed sync.
+const (
+	minRetry = time.Second
+	maxRetry = 30 * time.Second
+)
+
+// loopName is the daemon's loop as the watchdog knows it.
+const loopName = "confd"
+
+// Daemon is calico-confd: it follows the datastore and keeps BIRD's configuration up to date.
+type Daemon struct {
+	cfg      *Config
+	engine   *Engine
+	store    *Store
+	src      Source
+	notifier *daemon.Notifier
+	watchdog *daemon.Watchdog
+	log      zerolog.Logger
+	now      func() time.Time
+}
+
+// NewDaemon builds the daemon for node nodeName.
+func NewDaemon(cfg *Config, nodeName string, src Source, run Runner, n *daemon.Notifier, log zerolog.Logger) *Daemon {
+	return &Daemon{
+		cfg:      cfg,
+		engine:   NewEngine(cfg, nodeName, run, log),
+		store:    NewStore(nodeName),
+		src:      src,
+		notifier: n,
+		watchdog: daemon.NewWatchdog(n, log, loopName),
+		log:      log,
+		now:      time.Now,
+	}
+}
+
+// Watchdog returns the daemon's watchdog (for a health endpoint).
+func (d *Daemon) Watchdog() *daemon.Watchdog { return d.watchdog }
+
+// loop is the state of Run's select loop.
+type loop struct {
+	synced   bool // a snapshot arrived
+	dirty    bool // inputs changed since the last successful sync
+	timer    *time.Timer
+	deadline time.Time // when the armed timer fires (zero: not armed)
+	retry    time.Duration
+}
+
+// Run follows the datastore until ctx is done. Bursts of changes are debounced into one render;
+// a failed render keeps the last good files and is retried with backoff (and at once on the next
+// change). READY is sent after the first successful render, check and reload (or when BIRD is
+// not running yet).
+func (d *Daemon) Run(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	msgs := make(chan syncer.Message, 16)
+	go d.src.Run(ctx, msgs)
+	go d.watchdog.Run(ctx)
+	d.notifier.Status("Waiting for the datastore")
+
+	l := &loop{timer: time.NewTimer(time.Hour), retry: minRetry}
+	l.stop()
+	beat := time.NewTicker(d.watchdog.Limit() / 3)
+	defer beat.Stop()
+	resync := d.resyncTicker()
+	defer resync.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			d.notifier.Stopping()
+			return nil
+		case m := <-msgs:
+			d.onMessage(l, m)
+		case <-l.timer.C:
+			l.deadline = time.Time{}
+			d.syncNow(ctx, l)
+		case <-resync.C:
+			if l.synced && l.deadline.IsZero() {
+				d.syncNow(ctx, l)
+			}
+		case <-beat.C:
+		}
+		d.watchdog.Beat(loopName)
+	}
+}
+
+// resyncTicker ticks every ResyncInterval (never, when it is negative).
+func (d *Daemon) resyncTicker() *time.Ticker {
+	if d.cfg.ResyncInterval.Duration <= 0 {
+		t := time.NewTicker(time.Hour)
+		t.Stop()
+		return t
+	}
+	return time.NewTicker(d.cfg.ResyncInterval.Duration)
+}
+
+// onMessage applies one syncer message and schedules a render.
+func (d *Daemon) onMessage(l *loop, m syncer.Message) {
+	changed := d.store.Apply(m)
+	if m.Snapshot {
+		l.synced = true
+		d.log.Info().Int("keys", len(m.Updates)).Int64("revision", m.Revision).Msg("Datastore snapshot received")
+	}
+	if m.Status != syncer.InSync && !m.Snapshot {
+		d.log.Info().Stringer("status", m.Status).Msg("Datastore connection status changed")
+		if !d.notifier.IsReady() {
+			d.notifier.Status("Waiting for the datastore (%s)", m.Status)
+		}
+	}
+	if changed {
+		l.dirty = true
+	}
+	if l.synced && l.dirty {
+		l.arm(d.now(), d.cfg.Debounce.Duration)
+	}
+}
+
+// arm makes the timer fire within delay: it never postpones an earlier deadline.
+func (l *loop) arm(now time.Time, delay time.Duration) {
+	due := now.Add(delay)
+	if !l.deadline.IsZero() && !l.deadline.After(due) {
+		return
+	}
+	l.stop()
+	l.timer.Reset(delay)
+	l.deadline = due
+}
+
+func (l *loop) stop() {
+	if !l.timer.Stop() {
+		select {
+		case <-l.timer.C:
+		default:
+		}
+	}
+	l.deadline = time.Time{}
+}
+
+// syncNow renders and applies the current inputs, scheduling a retry on failure.
+func (d *Daemon) syncNow(ctx context.Context, l *loop) {
+	start := d.now()
+	res, err := d.engine.Sync(ctx, d.store.Inputs())
+	if ctx.Err() != nil {
+		return
+	}
+	d.logResult(res, err, d.now().Sub(start))
+	if err != nil {
+		d.notifier.Status("Failed to apply BGP configuration (retrying in %s; BIRD keeps its last good configuration): %v", l.retry, err)
+		l.arm(d.now(), l.retry)
+		l.retry = min(2*l.retry, maxRetry)
+		return
+	}
+	l.dirty, l.retry = false, minRetry
+	d.notifier.Status("%s", res.summary(d.now()))
+	d.notifier.Ready()
+}
+
+func (d *Daemon) logResult(res Result, err error, took time.Duration) {
+	for _, w := range res.Warnings {
+		d.log.Warn().Str("node", d.engine.nodeName).Msg(w)
+	}
+	ev := d.log.Info()
+	if err != nil {
+		ev = d.log.Error().Err(err)
+	}
+	ev.Dur("duration", took).Strs("changed", res.Changed).Int("ipv4_sessions", res.Sessions[0]).
+		Int("ipv6_sessions", res.Sessions[1]).Bool("reloaded", res.Reloaded).
+		Bool("bird_not_running", res.BIRDNotRunning).Str("bird", res.ReloadMessage).Msg("BGP configuration sync")
+}
+
+// RunOnce waits for the first snapshot, renders and applies it once, and returns (--onetime).
+// BIRD not running is not an error.
+func (d *Daemon) RunOnce(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	msgs := make(chan syncer.Message, 16)
+	go d.src.Run(ctx, msgs)
+	for {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for the datastore: %w", context.Cause(ctx))
+		case m := <-msgs:
+			d.store.Apply(m)
+			if !m.Snapshot {
+				continue
+			}
+			start := d.now()
+			res, err := d.engine.Sync(ctx, d.store.Inputs())
+			d.logResult(res, err, d.now().Sub(start))
+			if err != nil && !errors.Is(err, ErrBIRDNotRunning) {
+				return err
+			}
+			return nil
+		}
+	}
+}

@@ -1,0 +1,67 @@
+package confd
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/calico-host/calico-host/pkg/buildinfo"
+	"github.com/calico-host/calico-host/pkg/config"
+	"github.com/calico-host/calico-host/pkg/daemon"
+	"github.com/calico-host/calico-host/pkg/datastore"
+	"github.com/calico-host/calico-host/pkg/syncer"
+)
+
+// Options are calico-confd's command-line settings.
+type Options struct {
+	ConfigFile    string // default DefaultConfigFile
+	DatastoreFile string // default config.DefaultDatastoreFile
+	Onetime       bool   // render once and exit
+	Env           config.Env
+}
+
+// Main runs calico-confd until ctx is done (or, with Onetime, after one render).
+func Main(ctx context.Context, opts Options, stderr io.Writer) error {
+	if opts.Env == nil {
+		opts.Env = config.OSEnv
+	}
+	cfg, err := LoadConfig(orDefault(opts.ConfigFile, DefaultConfigFile), opts.Env)
+	if err != nil {
+		return fmt.Errorf("loading configuration: %w", err)
+	}
+	level, err := daemon.ParseLevel(cfg.LogSeverity)
+	if err != nil {
+		return err
+	}
+	log := daemon.NewLogger(stderr, "calico-confd", level, daemon.FormatAuto)
+	nodeName, err := cfg.ResolveNodeName()
+	if err != nil {
+		return err
+	}
+	dsCfg, err := config.LoadDatastore(orDefault(opts.DatastoreFile, config.DefaultDatastoreFile), opts.Env)
+	if err != nil {
+		return fmt.Errorf("loading datastore configuration: %w", err)
+	}
+	ds, err := datastore.New(dsCfg)
+	if err != nil {
+		return fmt.Errorf("connecting to etcd: %w", err)
+	}
+	defer ds.Close()
+	log.Info().Str("version", buildinfo.Version).Str("node", nodeName).Strs("etcd", dsCfg.Etcd.Endpoints).
+		Str("output_dir", cfg.OutputDir).Bool("onetime", opts.Onetime).Msg("Starting calico-confd")
+	src := syncer.New(ds, syncer.Config{Prefixes: SyncPrefixes(nodeName)}, log.With().Str("subcomponent", "syncer").Logger())
+	d := NewDaemon(&cfg, nodeName, src, ExecRunner, daemon.NewNotifier(log), log)
+	if opts.Onetime {
+		ctx, cancel := context.WithTimeout(ctx, DefaultSnapshotTimeout)
+		defer cancel()
+		return d.RunOnce(ctx)
+	}
+	return d.Run(ctx)
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}

@@ -1,0 +1,100 @@
+package confd
+
+import (
+	"github.com/calico-host/calico-host/pkg/api"
+	"github.com/calico-host/calico-host/pkg/datastore"
+	"github.com/calico-host/calico-host/pkg/syncer"
+)
+
+// Inputs are the datastore objects the BGP model is computed from, by name. Affinities are
+// this host's block affinities, by block CIDR.
+type Inputs struct {
+	BGPConfigs map[string]*api.BGPConfiguration
+	Peers      map[string]*api.BGPPeer
+	Filters    map[string]*api.BGPFilter
+	Nodes      map[string]*api.Node
+	Pools      map[string]*api.IPPool
+	Affinities map[string]*api.BlockAffinity
+}
+
+// NewInputs returns empty Inputs.
+func NewInputs() *Inputs {
+	return &Inputs{
+		BGPConfigs: map[string]*api.BGPConfiguration{},
+		Peers:      map[string]*api.BGPPeer{},
+		Filters:    map[string]*api.BGPFilter{},
+		Nodes:      map[string]*api.Node{},
+		Pools:      map[string]*api.IPPool{},
+		Affinities: map[string]*api.BlockAffinity{},
+	}
+}
+
+// SyncPrefixes are the etcd prefixes confd watches for node nodeName.
+func SyncPrefixes(nodeName string) []string {
+	var out []string
+	for _, plural := range []string{"bgpconfigurations", "bgppeers", "bgpfilters", "nodes", "ippools"} {
+		out = append(out, datastore.ResourcePrefix+plural+"/")
+	}
+	return append(out, datastore.HostPrefix+nodeName+"/")
+}
+
+// Store keeps the Inputs of one node up to date from syncer messages.
+type Store struct {
+	nodeName string
+	in       *Inputs
+}
+
+// NewStore returns an empty store for node nodeName.
+func NewStore(nodeName string) *Store { return &Store{nodeName: nodeName, in: NewInputs()} }
+
+// Inputs returns the current inputs (owned by the store: read them, do not keep them across Apply).
+func (s *Store) Inputs() *Inputs { return s.in }
+
+// Apply applies one syncer message: a snapshot replaces everything. It reports whether anything
+// the model depends on was delivered.
+func (s *Store) Apply(m syncer.Message) bool {
+	if m.Snapshot {
+		s.in = NewInputs()
+	}
+	for _, u := range m.Updates {
+		s.apply(u)
+	}
+	return m.Snapshot || len(m.Updates) > 0
+}
+
+// apply stores (or, for a nil value, deletes) one key.
+func (s *Store) apply(u syncer.Update) {
+	if host, cidr, ok := datastore.ParseAffinityKey(u.Key); ok {
+		if host != s.nodeName {
+			return
+		}
+		setOrDelete(s.in.Affinities, cidr, u.Value)
+		return
+	}
+	id, ok := datastore.ParseResourceKey(u.Key)
+	if !ok {
+		return
+	}
+	switch id.Kind.Kind {
+	case "BGPConfiguration":
+		setOrDelete(s.in.BGPConfigs, id.Name, u.Value)
+	case "BGPPeer":
+		setOrDelete(s.in.Peers, id.Name, u.Value)
+	case "BGPFilter":
+		setOrDelete(s.in.Filters, id.Name, u.Value)
+	case "Node":
+		setOrDelete(s.in.Nodes, id.Name, u.Value)
+	case "IPPool":
+		setOrDelete(s.in.Pools, id.Name, u.Value)
+	}
+}
+
+// setOrDelete stores v under k when it has type T, and deletes k otherwise (nil = deleted or
+// invalid).
+func setOrDelete[T any](m map[string]*T, k string, v any) {
+	if t, ok := v.(*T); ok && t != nil {
+		m[k] = t
+		return
+	}
+	delete(m, k)
+}
