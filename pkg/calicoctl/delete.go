@@ -98,7 +98,7 @@ func (c *cli) deletions(pos []string, in inputOptions, ns namespaceOptions) ([]d
 		if len(pos) < 2 {
 			return nil, "", failf("Invalid option: 'calicoctl delete'. Use flag '--help' to read about a specific subcommand.")
 		}
-		k, ok := api.LookupKind(pos[0])
+		k, ok := lookupKind(pos[0])
 		if !ok {
 			return nil, "", fmt.Errorf("resource type '%s' is not supported", pos[0])
 		}

@@ -136,7 +136,7 @@ func (c *cli) getTargets(pos []string, in inputOptions, ns namespaceOptions) ([]
 	if len(pos) == 0 {
 		return nil, failf("Invalid option: 'calicoctl get'. Use flag '--help' to read about a specific subcommand.")
 	}
-	k, ok := api.LookupKind(pos[0])
+	k, ok := lookupKind(pos[0])
 	if !ok {
 		return nil, fmt.Errorf("resource type '%s' is not supported", pos[0])
 	}

@@ -1,7 +1,9 @@
 package calicoctl
 
 import (
+	"context"
 	"encoding/hex"
+	"errors"
 	"fmt"
 
 	"github.com/google/uuid"
@@ -17,7 +19,9 @@ import (
 // they are missing. Like Project Calico it does not fail the command: a write the user may not
 // be allowed to do here must not block the writes that were asked for.
 func (s *session) ensureInitialized() {
-	_ = s.ensureClusterInformation()
+	if err := s.ensureClusterInformation(); errors.Is(err, context.DeadlineExceeded) {
+		return // etcd does not answer: the writes will say so
+	}
 	for _, t := range defaultTiers {
 		tier := &api.Tier{ObjectMeta: api.ObjectMeta{Name: t.name},
 			Spec: api.TierSpec{Order: api.Float(t.order), DefaultAction: t.action}}

@@ -116,3 +116,17 @@ func TestCalicoConfigFile(t *testing.T) {
 		t.Error("bad config file accepted")
 	}
 }
+
+func TestLookupKind(t *testing.T) {
+	for name, want := range map[string]string{
+		"ippool": "IPPool", "IPPools": "IPPool", "ipps": "IPPool", "pols": "NetworkPolicy", "policy": "NetworkPolicy",
+		"gnp": "GlobalNetworkPolicy", "bps": "BGPPeer", "wep": "WorkloadEndpoint", "felixconfigs": "FelixConfiguration",
+	} {
+		if k, ok := lookupKind(name); !ok || k.Kind != want {
+			t.Errorf("lookupKind(%q) = %v %v, want %s", name, k.Kind, ok, want)
+		}
+	}
+	if _, ok := lookupKind("gadget"); ok {
+		t.Error("gadget resolved")
+	}
+}

@@ -70,7 +70,7 @@ func (c *cli) runLabel(args []string) error {
 	if err := ch.parse(pos[2]); err != nil {
 		return err
 	}
-	k, ok := api.LookupKind(pos[0])
+	k, ok := lookupKind(pos[0])
 	if !ok {
 		return fmt.Errorf("resource type '%s' is not supported", pos[0])
 	}

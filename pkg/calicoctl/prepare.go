@@ -173,6 +173,23 @@ func (s *session) poolChecks(docs []*document, act action) ([]crossProblem, erro
 	if err != nil {
 		return nil, fmt.Errorf("listing IP pools: %w", err)
 	}
+	storedByName, all := poolView(stored, mine)
+	var out []crossProblem
+	for _, d := range mine {
+		p := d.res.(*api.IPPool)
+		if err := api.PoolOverlapError(p, all); err != nil {
+			out = append(out, crossProblem{d, poolMessage(err)})
+		}
+		if old, ok := storedByName[p.Name]; ok && act != actCreate {
+			out = append(out, immutablePoolFields(d, old, p)...)
+		}
+	}
+	return out, nil
+}
+
+// poolView overlays the input's pools on the stored ones (by name) and returns the stored pools
+// by name and the combined list.
+func poolView(stored []*api.IPPool, mine []*document) (map[string]*api.IPPool, []*api.IPPool) {
 	byName := map[string]*api.IPPool{}
 	var order []string
 	for _, p := range stored {
@@ -191,17 +208,7 @@ func (s *session) poolChecks(docs []*document, act action) ([]crossProblem, erro
 	for _, n := range order {
 		all = append(all, byName[n])
 	}
-	var out []crossProblem
-	for _, d := range mine {
-		p := d.res.(*api.IPPool)
-		if err := api.PoolOverlapError(p, all); err != nil {
-			out = append(out, crossProblem{d, poolMessage(err)})
-		}
-		if old, ok := storedByName[p.Name]; ok && act != actCreate {
-			out = append(out, immutablePoolFields(d, old, p)...)
-		}
-	}
-	return out, nil
+	return storedByName, all
 }
 
 func poolMessage(err error) string {
