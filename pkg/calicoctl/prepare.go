@@ -18,12 +18,11 @@ const (
 	actCreate
 	actReplace
 	actDelete
-	actGet
 )
 
-// verb is the action's word in messages ("applied", ...) and its operation name.
+// op is the action's name, as in messages and command names ("apply", ...).
 func (a action) op() string {
-	return [...]string{"apply", "create", "replace", "delete", "get"}[a]
+	return [...]string{"apply", "create", "replace", "delete"}[a]
 }
 
 // namespaceOptions are -n/--namespace and -A/--all-namespaces.
