@@ -15,7 +15,8 @@ import (
 // also means absent (for example a key whose layout the decoder does not know).
 type Decoder func(key string, value []byte, modRevision int64) (any, error)
 
-// Config says what to sync and how.
+// Config says what to sync and how. Decoder and Filter are called from several goroutines at once
+// while a snapshot is listed, so they must be safe for concurrent use.
 type Config struct {
 	// Prefixes are the key prefixes to sync (e.g. datastore.ResourcePrefix, datastore.BlockPrefix).
 	// At least one is required. A prefix that lies inside another one is dropped.

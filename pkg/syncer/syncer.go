@@ -16,6 +16,13 @@ import (
 )
 
 // Syncer lists and watches a set of key prefixes and streams the result (see the package doc).
+//
+// The stream: a WaitingForDatastore status message; once etcd answers, ResyncInProgress; the
+// snapshot (status InSync); then batches of updates. After any watch failure (compaction, closed
+// channel, watch error, "no leader", or a watch that stays silent past Config.WatchTimeout) it
+// sends ResyncInProgress and a new snapshot; while etcd is unreachable it sends
+// WaitingForDatastore and retries with capped exponential backoff. A status message is sent only
+// when the status changes.
 type Syncer struct {
 	etcd   *clientv3.Client
 	cfg    Config

@@ -361,3 +361,39 @@ func (c *consumer) snapshotRevLocked() int64 {
 	defer c.mu.Unlock()
 	return c.snapshotRev()
 }
+
+// TestSlowConsumerLosesNothing stalls the consumer while more changes than the syncer buffers
+// arrive, for longer than the watch timeout: nothing is lost and the watch is not restarted.
+func TestSlowConsumerLosesNothing(t *testing.T) {
+	s, raw := startEtcd(t)
+	cfg := syncer.Config{Prefixes: []string{wepPrefix}, WatchTimeout: 300 * time.Millisecond}
+	c := startConsumer(t, newClient(t, s.Datastore()), cfg)
+	c.waitFor(t, "first snapshot", func() bool { return c.snapshots == 1 })
+	c.pause()
+	const n = 12000 // more than the syncer's own buffer
+	ctx := testCtx(t)
+	var ops []clientv3.Op
+	for i := range n {
+		ops = append(ops, clientv3.OpPut(wepKey("ns1", "w"+itoa(i)), wepJSON("ns1", "w"+itoa(i), i)))
+		if len(ops) == 100 {
+			if _, err := raw.Txn(ctx).Then(ops...).Commit(); err != nil {
+				t.Fatal(err)
+			}
+			ops = ops[:0]
+		}
+	}
+	time.Sleep(1500 * time.Millisecond) // five watch timeouts while the syncer cannot deliver
+	c.resume()
+	c.waitConverged(t, raw)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	updates := 0
+	for _, m := range c.messages {
+		if !m.Snapshot {
+			updates += len(m.Updates)
+		}
+	}
+	if c.snapshots != 1 || updates != n {
+		t.Errorf("%d snapshots and %d updates, want 1 snapshot and %d updates (no resync, nothing lost)", c.snapshots, updates, n)
+	}
+}

@@ -30,7 +30,9 @@ func (s Status) String() string {
 // Update is the new value of one key. Value is what the syncer's decoder produced (by default
 // datastore.Decode, so an api.Resource, *api.AllocationBlock, *api.BlockAffinity, *api.IPAMHandle
 // or *api.IPAMConfig); nil means the key was deleted, or its value was undecodable or invalid
-// (logged with the key) and is treated as absent.
+// (logged with the key) and is treated as absent. A deletion may name a key the consumer never
+// had (for example one whose previous value was bad too): consumers ignore those.
+// Each Value is freshly decoded and belongs to the consumer.
 type Update struct {
 	Key      string
 	Value    any
@@ -44,8 +46,11 @@ type Message struct {
 	// Snapshot means Updates is the complete state under the prefixes (nil values never appear in
 	// a snapshot); consumers replace their model with it, diffing to find what went away.
 	Snapshot bool
-	// Updates are the changes, in revision order; empty for a pure status change.
+	// Updates are the changes, in revision order per prefix (each prefix has its own watch, so
+	// changes under different prefixes may interleave out of revision order; per key the order
+	// always holds); empty for a pure status change.
 	Updates []Update
-	// Revision is the etcd revision the consumer is now at.
+	// Revision is the etcd revision the consumer is now at: for a snapshot, the revision it was
+	// listed at; otherwise the highest revision delivered so far.
 	Revision int64
 }

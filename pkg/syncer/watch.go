@@ -104,6 +104,11 @@ func (w *watchLoop) run(ctx context.Context, merged <-chan watchResult) (bool, e
 				return w.healthy, w.flush(ctx, err)
 			}
 		case <-timer.C:
+			if recv == nil { // not reading: the consumer is slow, the watch is not silent
+				w.idle = 0
+				timer.Reset(tick)
+				continue
+			}
 			if err := w.onIdle(ctx); err != nil {
 				return w.healthy, w.flush(ctx, err)
 			}
