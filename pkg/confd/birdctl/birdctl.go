@@ -20,18 +20,18 @@ var ErrNotRunning = errors.New("BIRD is not running")
 
 // Reply codes used by this package (BIRD's doc/reply_codes).
 const (
-	CodeOK                = 0
-	CodeWelcome           = 1
-	CodeReadingConfig     = 2
-	CodeReconfigured      = 3
+	CodeOK                 = 0
+	CodeWelcome            = 1
+	CodeReadingConfig      = 2
+	CodeReconfigured       = 3
 	CodeReconfigInProgress = 4
-	CodeReconfigQueued    = 5
-	CodeReconfigIgnored   = 6
+	CodeReconfigQueued     = 5
+	CodeReconfigIgnored    = 6
 	CodeShutdownInProgress = 7
-	CodeNothingToDo       = 19
-	CodeProtocolList      = 1002
-	CodeProtocolDetails   = 1006
-	CodeProtocolHeader    = 2002
+	CodeNothingToDo        = 19
+	CodeProtocolList       = 1002
+	CodeProtocolDetails    = 1006
+	CodeProtocolHeader     = 2002
 )
 
 // Line is one reply line: its numeric code (inherited by continuation lines) and text.
