@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"google.golang.org/grpc/metadata"
 
@@ -99,7 +100,9 @@ func (s *Syncer) syncOnce(ctx context.Context, out chan<- Message) (healthy bool
 	start := time.Now()
 	snap, err := s.list(ctx, rev)
 	if err != nil {
-		s.setStatus(ctx, out, WaitingForDatastore)
+		if !errors.Is(err, rpctypes.ErrCompacted) { // compacted while listing: just list again
+			s.setStatus(ctx, out, WaitingForDatastore)
+		}
 		return false, err
 	}
 	s.log.Info().Int("keys", len(snap)).Int64("revision", rev).Dur("duration", time.Since(start)).
