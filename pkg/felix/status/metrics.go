@@ -11,7 +11,7 @@ type Metrics struct {
 
 // NewMetrics creates the reporters' metrics (register them with Collectors).
 func NewMetrics() *Metrics {
-	return &Metrics{
+	m := &Metrics{
 		writes: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "felix_status_writes_total", Help: "Status keys written to etcd, by reporter (agent, endpoint).",
 		}, []string{"reporter"}),
@@ -22,6 +22,11 @@ func NewMetrics() *Metrics {
 			Name: "felix_status_leases_granted_total", Help: "Leases granted for the agent status key.",
 		}),
 	}
+	for _, r := range []string{"agent", "endpoint"} { // export zeros from the start
+		m.writes.WithLabelValues(r)
+		m.errors.WithLabelValues(r)
+	}
+	return m
 }
 
 // Collectors returns the metrics to register.

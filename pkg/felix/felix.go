@@ -1,0 +1,151 @@
+package felix
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/rs/zerolog"
+
+	"github.com/calico-host/calico-host/pkg/daemon"
+	"github.com/calico-host/calico-host/pkg/datastore"
+	"github.com/calico-host/calico-host/pkg/felix/calc"
+	"github.com/calico-host/calico-host/pkg/felix/config"
+	"github.com/calico-host/calico-host/pkg/felix/dataplane"
+	"github.com/calico-host/calico-host/pkg/felix/status"
+	"github.com/calico-host/calico-host/pkg/syncer"
+)
+
+// ErrRestart is returned (wrapped, with the reason) by Run when the configuration changed in a
+// way that needs a restart; the process should exit with ExitRestart.
+var ErrRestart = errors.New("configuration changed: restart needed")
+
+// ExitRestart is the exit status that asks systemd for a restart (Project Calico's felix uses 129).
+const ExitRestart = 129
+
+// Options are the daemon's inputs.
+type Options struct {
+	// Local is the configuration from the environment and the config file.
+	Local *config.Local
+	// Datastore is the etcd client used for status reports.
+	Datastore    *datastore.Client
+	Syncer       Syncer
+	Calc         CalcGraph
+	NewDataplane NewDataplane
+	Log          zerolog.Logger
+	// SetLogLevel applies LogSeverityScreen (the process-wide level); optional.
+	SetLogLevel func(zerolog.Level)
+	// Notifier talks to systemd; default daemon.NewNotifier.
+	Notifier *daemon.Notifier
+	// Started is when the process started (for the uptime in status reports); default now.
+	Started time.Time
+	// IdleBeat is how often the syncer forwarder reports progress while idle; default a quarter
+	// of the watchdog's staleness limit.
+	IdleBeat time.Duration
+	// ShutdownTimeout bounds the wait for the loops to return; default 10 s.
+	ShutdownTimeout time.Duration
+}
+
+// Daemon is one run of calico-felix.
+type Daemon struct {
+	o        Options
+	log      zerolog.Logger
+	notifier *daemon.Notifier
+	wd       *daemon.Watchdog
+	metrics  *metrics
+	reg      *prometheus.Registry
+	model    *model
+	wg       sync.WaitGroup
+
+	// Owned by the Run goroutine.
+	cfg      *config.Config
+	dpCfg    dataplane.Config
+	problems map[string]bool
+
+	agent     *status.Agent
+	endpoints *status.Endpoints // nil unless EndpointReportingEnabled
+
+	ready      atomic.Bool
+	workloads  atomic.Int64
+	hosts      atomic.Int64
+	programmed atomic.Int64
+	up         atomic.Int64
+}
+
+// New checks the options and returns a daemon; call Run once.
+func New(o Options) (*Daemon, error) {
+	switch {
+	case o.Local == nil || o.Datastore == nil || o.Syncer == nil || o.Calc == nil || o.NewDataplane == nil:
+		return nil, fmt.Errorf("felix: Local, Datastore, Syncer, Calc and NewDataplane are required")
+	}
+	if o.Notifier == nil {
+		o.Notifier = daemon.NewNotifier(o.Log)
+	}
+	if o.Started.IsZero() {
+		o.Started = time.Now()
+	}
+	if o.ShutdownTimeout <= 0 {
+		o.ShutdownTimeout = 10 * time.Second
+	}
+	return &Daemon{
+		o: o, log: o.Log, notifier: o.Notifier, metrics: newMetrics(), reg: prometheus.NewRegistry(),
+		model: newModel(), problems: map[string]bool{},
+	}, nil
+}
+
+// Registry is the daemon's Prometheus registry (served when PrometheusMetricsEnabled).
+func (d *Daemon) Registry() *prometheus.Registry { return d.reg }
+
+// Run runs felix until ctx is done (then it returns nil, leaving the dataplane in place) or the
+// configuration needs a restart (an error wrapping ErrRestart). Other errors are fatal.
+func (d *Daemon) Run(parent context.Context) error {
+	ctx, cancel := context.WithCancel(parent)
+	defer d.shutdown(cancel)
+	d.wd = daemon.NewWatchdog(d.notifier, d.log, LoopSyncer, LoopCalc)
+	if d.o.IdleBeat <= 0 {
+		d.o.IdleBeat = d.wd.Limit() / 4
+	}
+	d.wg.Go(func() { d.wd.Run(ctx) })
+
+	syncOut := make(chan syncer.Message, 8)
+	calcIn := make(chan syncer.Message)
+	calcOut := make(chan []calc.Update, 8)
+	d.wg.Go(func() { d.o.Syncer.Run(ctx, syncOut) })
+	d.wg.Go(func() { d.forwardSyncer(ctx, syncOut, calcIn) })
+	d.wg.Go(func() { d.o.Calc.Run(ctx, calcIn, calcOut, func() { d.wd.Beat(LoopCalc) }) })
+
+	pending, ok := d.awaitDatastore(ctx, calcOut)
+	if !ok {
+		return nil
+	}
+	dpIn, err := d.start(ctx)
+	if err != nil {
+		return err
+	}
+	return d.pump(ctx, pending, calcOut, dpIn)
+}
+
+// shutdown stops every loop and waits (bounded) for them to return.
+func (d *Daemon) shutdown(cancel context.CancelFunc) {
+	d.notifier.Stopping()
+	cancel()
+	done := make(chan struct{})
+	go func() { d.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		d.log.Info().Msg("Stopped; the dataplane stays programmed")
+	case <-time.After(d.o.ShutdownTimeout):
+		d.log.Warn().Dur("timeout", d.o.ShutdownTimeout).Msg("Loops did not stop in time; exiting anyway")
+	}
+}
+
+// restart builds the error that makes felix exit for a restart.
+func (d *Daemon) restart(reason string) error {
+	d.metrics.restartNeeded.Set(1)
+	d.log.Warn().Str("reason", reason).Int("exit_status", ExitRestart).Msg("Configuration change needs a restart; exiting")
+	return fmt.Errorf("%w: %s", ErrRestart, reason)
+}

@@ -1,0 +1,267 @@
+package felix
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/calico-host/calico-host/pkg/daemon/notifytest"
+	"github.com/calico-host/calico-host/pkg/datastore"
+	"github.com/calico-host/calico-host/pkg/felix/calc"
+	"github.com/calico-host/calico-host/pkg/felix/dataplane"
+	"github.com/calico-host/calico-host/pkg/syncer"
+)
+
+func noReady(t *testing.T, lines []string) {
+	t.Helper()
+	for _, l := range lines {
+		if l == "READY=1" {
+			t.Fatalf("READY=1 sent too early (messages %q)", lines)
+		}
+	}
+}
+
+func waitEtcd(t *testing.T, cli *clientv3.Client, key, want string) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		resp, err := cli.Get(context.Background(), key)
+		got := ""
+		if err == nil && len(resp.Kvs) == 1 {
+			got = string(resp.Kvs[0].Value)
+		}
+		if got == want || want == "*" && got != "" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s = %q (%v), want %q", key, got, err, want)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestReadyOnlyAfterFirstApply walks felix through startup: waiting for datastoreReady (no
+// dataplane yet), building the dataplane from the resolved configuration, READY=1 only once the
+// first apply is done, then endpoint status reporting.
+func TestReadyOnlyAfterFirstApply(t *testing.T) {
+	sock := notifytest.Listen(t, 0)
+	h := newHarness(t)
+	cli := h.etcd.Client()
+	h.syncer.msgs <- syncer.Message{Status: syncer.InSync, Snapshot: true}
+	h.emit(calc.ConfigUpdate{DatastoreReady: false}, calc.InSync{})
+	noReady(t, sock.WaitFor(t, "STATUS=Waiting for ClusterInformation default to have datastoreReady: true", 5*time.Second))
+	select {
+	case <-h.created:
+		t.Fatal("dataplane started before datastoreReady")
+	case <-time.After(100 * time.Millisecond):
+	}
+
+	h.emit(calc.ConfigUpdate{DatastoreReady: true, ClusterType: "openstack", Params: map[string]string{
+		"InterfacePrefix": "tap", "EndpointReportingEnabled": "true", "EndpointReportingDelaySecs": "0.01",
+		"HealthPort": "bogus"}},
+		calc.IPPoolUpdate{Pool: &calc.IPPool{Name: "p", VXLANMode: "Always"}}, wepUpdate(wep1))
+	dp := h.dataplane()
+	if dp.cfg.Hostname != "host-a" || !dp.cfg.OpenStack || !dp.cfg.VXLANEnabled || dp.cfg.InterfacePrefixes[0] != "tap" ||
+		!strings.HasPrefix(dp.cfg.VXLANTunnelMAC, "66:") {
+		t.Errorf("dataplane config %+v", dp.cfg)
+	}
+	if got := len(dp.received()); got > 3 {
+		t.Errorf("dataplane got %d batches, want the 2 startup batches replayed (and perhaps the last)", got)
+	}
+	time.Sleep(200 * time.Millisecond)
+	noReady(t, sock.Drain())
+	close(dp.release)
+	before := sock.WaitFor(t, "READY=1", 5*time.Second)
+	if !strings.Contains(strings.Join(before, "\n"), "STATUS=") {
+		t.Errorf("no STATUS before READY: %q", before)
+	}
+
+	key := datastore.WorkloadEndpointStatusKey("no-region", "host-a", wep1.OrchestratorID, wep1.WorkloadID, wep1.EndpointID)
+	dp.statuses <- dataplane.EndpointStatus{Workload: &wep1, Status: "down"}
+	waitEtcd(t, cli, key, `{"status":"down"}`)
+	dp.statuses <- dataplane.EndpointStatus{Workload: &wep1, Status: "up"}
+	waitEtcd(t, cli, key, `{"status":"up"}`)
+	sock.WaitFor(t, "STATUS=In sync: 1 endpoints programmed (1 up)", 5*time.Second)
+	waitEtcd(t, cli, datastore.AgentStatusKey("no-region", "host-a"), "*")
+}
+
+// TestWatchdogStopsWhenALoopStalls stalls each loop in turn: systemd's watchdog is no longer
+// petted and liveness fails; when the loop recovers, petting resumes.
+func TestWatchdogStopsWhenALoopStalls(t *testing.T) {
+	for _, loop := range []string{LoopCalc, LoopDataplane} {
+		t.Run(loop, func(t *testing.T) {
+			sock := notifytest.Listen(t, 400*time.Millisecond)
+			h := newHarness(t)
+			dp := h.ready(nil)
+			sock.WaitFor(t, "WATCHDOG=1", 2*time.Second)
+			stall := &h.calc.stallable
+			if loop == LoopDataplane {
+				stall = &dp.stallable
+			}
+			stall.stalled.Store(true)
+			time.Sleep(400 * time.Millisecond) // > the 200 ms staleness limit
+			sock.Drain()
+			time.Sleep(400 * time.Millisecond)
+			for _, m := range sock.Drain() {
+				if m == "WATCHDOG=1" {
+					t.Fatalf("watchdog petted while %s is stalled", loop)
+				}
+			}
+			if ok, reason := h.daemon.live(); ok || !strings.Contains(reason, loop) {
+				t.Errorf("liveness = %v %q, want failing for %s", ok, reason, loop)
+			}
+			stall.stalled.Store(false)
+			sock.WaitFor(t, "WATCHDOG=1", 2*time.Second)
+		})
+	}
+}
+
+func TestConfigChanges(t *testing.T) {
+	cases := []struct {
+		name    string
+		environ []string
+		change  []calc.Update
+		restart bool
+		level   zerolog.Level
+	}{
+		{name: "log level applies live", change: []calc.Update{calc.ConfigUpdate{DatastoreReady: true,
+			Params: map[string]string{"LogSeverityScreen": "Debug", "ReportingIntervalSecs": "5"}}}, level: zerolog.DebugLevel},
+		{name: "interface prefix needs a restart", change: []calc.Update{calc.ConfigUpdate{DatastoreReady: true,
+			Params: map[string]string{"InterfacePrefix": "cali,tap"}}}, restart: true},
+		{name: "overridden by the environment: no restart", environ: []string{"FELIX_INTERFACEPREFIX=cali"},
+			change: []calc.Update{calc.ConfigUpdate{DatastoreReady: true, Params: map[string]string{"InterfacePrefix": "tap"}}},
+			level:  zerolog.InfoLevel},
+		{name: "datastore no longer ready", change: []calc.Update{calc.ConfigUpdate{DatastoreReady: false}}, restart: true},
+		{name: "openstack cluster type", change: []calc.Update{calc.ConfigUpdate{DatastoreReady: true, ClusterType: "openstack"}}, restart: true},
+		{name: "a VXLAN pool appears", change: []calc.Update{calc.IPPoolUpdate{Pool: &calc.IPPool{Name: "p", VXLANMode: "CrossSubnet"}}}, restart: true},
+		{name: "a disabled VXLAN pool does not count", change: []calc.Update{calc.IPPoolUpdate{Pool: &calc.IPPool{Name: "p", VXLANMode: "Always", Disabled: true}},
+			calc.ConfigUpdate{DatastoreReady: true, Params: map[string]string{"LogSeverityScreen": "Warning"}}}, level: zerolog.WarnLevel},
+		{name: "VXLANEnabled=false pins the encapsulation", environ: []string{"FELIX_VXLANENABLED=false"},
+			change: []calc.Update{calc.IPPoolUpdate{Pool: &calc.IPPool{Name: "p", VXLANMode: "Always"}},
+				calc.ConfigUpdate{DatastoreReady: true, Params: map[string]string{"LogSeverityScreen": "Error"}}}, level: zerolog.ErrorLevel},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, tc.environ...)
+			dp := h.ready(nil)
+			<-h.levels // the initial level
+			for _, u := range tc.change {
+				h.emit(u)
+			}
+			if tc.restart {
+				err := h.exit()
+				if !errors.Is(err, ErrRestart) {
+					t.Fatalf("Run returned %v, want ErrRestart", err)
+				}
+				return
+			}
+			select {
+			case l := <-h.levels:
+				if l != tc.level {
+					t.Errorf("log level %v, want %v", l, tc.level)
+				}
+			case err := <-h.done:
+				t.Fatalf("Run returned %v", err)
+			case <-time.After(5 * time.Second):
+				t.Fatal("live change not applied")
+			}
+			deadline := time.Now().Add(5 * time.Second)
+			for len(dp.received()) < 2 {
+				if time.Now().After(deadline) {
+					t.Fatalf("the change was not forwarded to the dataplane (%d batches)", len(dp.received()))
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+		})
+	}
+}
+
+func freePort(t *testing.T) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return fmt.Sprint(l.Addr().(*net.TCPAddr).Port)
+}
+
+func get(t *testing.T, url string) (int, string) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		resp, err := http.Get(url)
+		if err == nil {
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			return resp.StatusCode, string(b)
+		}
+		if time.Now().After(deadline) {
+			t.Fatal(err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestHealthAndMetrics(t *testing.T) {
+	hp, mp := freePort(t), freePort(t)
+	h := newHarness(t, "FELIX_HEALTHENABLED=true", "FELIX_HEALTHHOST=127.0.0.1", "FELIX_HEALTHPORT="+hp,
+		"FELIX_PROMETHEUSMETRICSENABLED=true", "FELIX_PROMETHEUSMETRICSHOST=127.0.0.1", "FELIX_PROMETHEUSMETRICSPORT="+mp)
+	h.syncer.msgs <- syncer.Message{Status: syncer.InSync, Snapshot: true, Updates: make([]syncer.Update, 3)}
+	h.syncer.msgs <- syncer.Message{Status: syncer.InSync, Updates: make([]syncer.Update, 2)}
+	h.emit(calc.ConfigUpdate{DatastoreReady: true}, calc.InSync{}, wepUpdate(wep1))
+	dp := h.dataplane()
+	if code, body := get(t, "http://127.0.0.1:"+hp+"/readiness"); code != 503 || !strings.Contains(body, "first apply") {
+		t.Errorf("readiness before the first apply: %d %q", code, body)
+	}
+	close(dp.release)
+	deadline := time.Now().Add(5 * time.Second)
+	for code, _ := get(t, "http://127.0.0.1:"+hp+"/readiness"); code != 200; code, _ = get(t, "http://127.0.0.1:"+hp+"/readiness") {
+		if time.Now().After(deadline) {
+			t.Fatal("never ready")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if code, _ := get(t, "http://127.0.0.1:"+hp+"/liveness"); code != 200 {
+		t.Errorf("liveness %d", code)
+	}
+	_, body := get(t, "http://127.0.0.1:"+mp+"/metrics")
+	for _, want := range []string{"felix_datastore_resyncs_total 1", "felix_datastore_watch_events_total 2",
+		"felix_datastore_syncer_status 2", `felix_local_endpoints{type="workload"} 1`, "felix_ready 1",
+		"fake_dataplane_batches_total", "felix_status_writes_total", "felix_calc_batch_size_bucket", "go_goroutines",
+		"process_resident_memory_bytes"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("/metrics lacks %q", want)
+		}
+	}
+	h.syncer.status.Store(int32(syncer.ResyncInProgress))
+	if code, body := get(t, "http://127.0.0.1:"+hp+"/readiness"); code != 503 || !strings.Contains(body, "ResyncInProgress") {
+		t.Errorf("readiness while resyncing: %d %q", code, body)
+	}
+}
+
+// TestStopLeavesDataplane: cancelling (SIGTERM) stops every loop and Run returns nil; the
+// dataplane is only told to stop (its Run returns), nothing is torn down.
+func TestStopCleanly(t *testing.T) {
+	sock := notifytest.Listen(t, 0)
+	h := newHarness(t)
+	dp := h.ready(nil)
+	h.cancel()
+	if err := h.exit(); err != nil {
+		t.Fatalf("Run returned %v after cancel", err)
+	}
+	select {
+	case <-dp.stopped:
+	default:
+		t.Error("Run returned before the dataplane loop stopped")
+	}
+	sock.WaitFor(t, "STOPPING=1", time.Second)
+}

@@ -1,0 +1,179 @@
+package felix
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strconv"
+	"time"
+
+	"github.com/calico-host/calico-host/pkg/daemon"
+	"github.com/calico-host/calico-host/pkg/datastore"
+	"github.com/calico-host/calico-host/pkg/felix/calc"
+	"github.com/calico-host/calico-host/pkg/felix/config"
+	"github.com/calico-host/calico-host/pkg/felix/dataplane"
+	"github.com/calico-host/calico-host/pkg/felix/status"
+	"github.com/calico-host/calico-host/pkg/syncer"
+)
+
+// awaitDatastore collects calc's batches until the datastore is in sync and ClusterInformation
+// default says datastoreReady, reporting the wait to systemd. It returns the batches (to be
+// replayed into the dataplane), or false when ctx ended first.
+func (d *Daemon) awaitDatastore(ctx context.Context, calcOut <-chan []calc.Update) ([][]calc.Update, bool) {
+	var pending [][]calc.Update
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		d.notifier.Status("%s", d.startupStatus())
+		if d.model.inSync && d.model.datastoreReady() {
+			return pending, true
+		}
+		select {
+		case <-ctx.Done():
+			return nil, false
+		case <-tick.C:
+		case b := <-calcOut:
+			d.metrics.batches.Observe(float64(len(b)))
+			d.model.apply(b)
+			d.countEndpoints()
+			pending = append(pending, b)
+		}
+	}
+}
+
+func (d *Daemon) startupStatus() string {
+	switch {
+	case d.o.Syncer.Status() == syncer.WaitingForDatastore && !d.model.inSync:
+		return "Waiting for the datastore (etcd)"
+	case !d.model.inSync:
+		return "Resyncing with the datastore"
+	case d.model.cfg == nil:
+		return "Waiting for ClusterInformation default in the datastore"
+	}
+	return "Waiting for ClusterInformation default to have datastoreReady: true"
+}
+
+// resolve computes the configuration from the local sources and the datastore's part, logging
+// each ignored value once.
+func (d *Daemon) resolve(ds *config.Datastore) *config.Config {
+	cfg, problems := d.o.Local.Resolve(ds)
+	seen := map[string]bool{}
+	for _, p := range problems {
+		msg := p.Error()
+		seen[msg] = true
+		if d.problems[msg] {
+			continue
+		}
+		d.metrics.configErrors.Inc()
+		d.log.Warn().Str("param", p.Param).Str("value", p.Value).Stringer("source", p.Source).Str("origin", p.Origin).
+			Str("key", p.Key).AnErr("reason", p.Err).Msg("Ignoring configuration value")
+	}
+	d.problems = seen
+	return cfg
+}
+
+// start resolves the configuration and starts the dataplane, the status reporters and the
+// HTTP servers. It returns the dataplane's input channel.
+func (d *Daemon) start(ctx context.Context) (chan<- []calc.Update, error) {
+	d.cfg = d.resolve(d.model.takeConfig())
+	d.applyLogLevel()
+	d.dpCfg = d.cfg.Dataplane(d.model.poolsUseVXLAN())
+	if d.cfg.NFTablesMode == "Disabled" {
+		d.log.Warn().Msg("NFTablesMode=Disabled is ignored: calico-felix always programs nftables")
+	}
+	d.log.Info().Str("hostname", d.cfg.FelixHostname).Strs("interface_prefix", d.cfg.InterfacePrefix).
+		Bool("vxlan", d.dpCfg.VXLANEnabled).Bool("openstack", d.dpCfg.OpenStack).Msg("Configuration resolved; starting the dataplane")
+	dp, err := d.o.NewDataplane(d.dpCfg, d.log.With().Str("loop", LoopDataplane).Logger())
+	if err != nil {
+		return nil, fmt.Errorf("starting the dataplane: %w", err)
+	}
+	statusMetrics := d.startStatus(ctx)
+	d.registerMetrics(dp, statusMetrics)
+	d.startServers(ctx)
+
+	dpIn := make(chan []calc.Update, 8)
+	statusCh := make(chan dataplane.EndpointStatus, 256)
+	d.wd.Beat(LoopDataplane) // from now on the dataplane loop must keep beating
+	d.wg.Go(func() { dp.Run(ctx, dpIn, statusCh, func() { d.wd.Beat(LoopDataplane) }) })
+	d.wg.Go(func() { d.consumeStatuses(ctx, statusCh) })
+	d.wg.Go(func() { d.awaitFirstApply(ctx, dp) })
+	d.wg.Go(func() { d.reportStatus(ctx) })
+	return dpIn, nil
+}
+
+// startStatus starts the agent status reporter and, when enabled, the endpoint reporter.
+func (d *Daemon) startStatus(ctx context.Context) *status.Metrics {
+	m := status.NewMetrics()
+	region := datastore.Region(d.cfg.OpenstackRegion)
+	log := d.log.With().Str("loop", "status").Logger()
+	d.agent = status.NewAgent(d.o.Datastore, status.AgentConfig{
+		Hostname: d.cfg.FelixHostname, Region: region, Started: d.o.Started,
+		Interval: d.cfg.ReportingIntervalSecs, TTL: d.cfg.ReportingTTLSecs,
+	}, m, log)
+	d.wg.Go(func() { d.agent.Run(ctx) })
+	if d.cfg.EndpointReportingEnabled {
+		d.endpoints = status.NewEndpoints(d.o.Datastore, status.EndpointsConfig{
+			Hostname: d.cfg.FelixHostname, Region: region, Delay: d.cfg.EndpointReportingDelaySecs,
+		}, m, log)
+		d.model.onEndpoint = d.endpoints
+		d.model.replayEndpoints(d.endpoints)
+		d.wg.Go(func() { d.endpoints.Run(ctx) })
+	}
+	return m
+}
+
+func (d *Daemon) registerMetrics(dp Dataplane, sm *status.Metrics) {
+	d.metrics.register(d.reg, d.cfg)
+	for _, c := range append(dp.Collectors(), sm.Collectors()...) {
+		if err := d.reg.Register(c); err != nil {
+			d.log.Warn().Err(err).Msg("Skipping a metric that cannot be registered")
+		}
+	}
+}
+
+// startServers starts the health and metrics servers when enabled. A server that cannot listen
+// is logged; felix keeps running without it.
+func (d *Daemon) startServers(ctx context.Context) {
+	if d.cfg.HealthEnabled {
+		addr := net.JoinHostPort(d.cfg.HealthHost, strconv.Itoa(d.cfg.HealthPort))
+		if _, err := daemon.Serve(ctx, addr, daemon.HealthHandler(d.live, d.readiness), d.log); err != nil {
+			d.log.Error().Err(err).Msg("Health server not started")
+		}
+	}
+	if d.cfg.PrometheusMetricsEnabled {
+		addr := net.JoinHostPort(d.cfg.PrometheusMetricsHost, strconv.Itoa(d.cfg.PrometheusMetricsPort))
+		if _, err := daemon.Serve(ctx, addr, daemon.MetricsHandler(d.reg), d.log); err != nil {
+			d.log.Error().Err(err).Msg("Metrics server not started")
+		}
+	}
+}
+
+// live is the liveness probe: every loop made progress recently.
+func (d *Daemon) live() (bool, string) {
+	if stale := d.wd.Stale(); len(stale) > 0 {
+		return false, fmt.Sprintf("loops made no progress for %s: %v", d.wd.Limit(), stale)
+	}
+	return true, ""
+}
+
+// readiness is the readiness probe: the first apply is done and the datastore is in sync.
+func (d *Daemon) readiness() (bool, string) {
+	switch {
+	case !d.ready.Load():
+		return false, "the dataplane has not completed its first apply"
+	case d.o.Syncer.Status() != syncer.InSync:
+		return false, "not in sync with the datastore: " + d.o.Syncer.Status().String()
+	}
+	return true, ""
+}
+
+// applyLogLevel applies LogSeverityScreen.
+func (d *Daemon) applyLogLevel() {
+	if d.o.SetLogLevel == nil {
+		return
+	}
+	level, err := daemon.ParseLevel(d.cfg.LogSeverityScreen)
+	if err == nil {
+		d.o.SetLogLevel(level)
+	}
+}
