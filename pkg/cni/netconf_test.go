@@ -65,7 +65,7 @@ func TestParseNetConfErrors(t *testing.T) {
 func TestAssignFamilies(t *testing.T) {
 	str := func(s string) *string { return &s }
 	cases := []struct {
-		v4, v6     *string
+		v4, v6      *string
 		want4, wan6 bool
 	}{
 		{nil, nil, true, false},
