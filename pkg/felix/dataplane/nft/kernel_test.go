@@ -1,6 +1,7 @@
 package nft
 
 import (
+	"errors"
 	"net"
 	"net/netip"
 	"regexp"
@@ -8,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // allPrimitivesRuleset uses every primitive, each in a chain reachable from
@@ -104,8 +107,14 @@ func allPrimitivesRuleset() *Ruleset {
 }
 
 func TestKernelAcceptsAllPrimitives(t *testing.T) {
+	for _, mode := range sendModes {
+		t.Run(mode.name, func(t *testing.T) { testAllPrimitives(t, mode.cfg) })
+	}
+}
+
+func testAllPrimitives(t *testing.T, cfg NetlinkConfig) {
 	ns := newNetNS(t)
-	a, _ := ns.applier(t)
+	a, _ := ns.applierWith(t, cfg)
 	rs := allPrimitivesRuleset()
 	if err := rs.Validate(); err != nil {
 		t.Fatal(err)
@@ -213,12 +222,47 @@ func kernelMatchesFake(t *testing.T, ns *testNetNS, rs *Ruleset) {
 }
 
 func TestKernelUpdates(t *testing.T) {
-	ns := newNetNS(t)
-	a, _ := ns.applier(t)
-	for i, rs := range convergenceStates()[1:] {
-		st := ns.apply(t, a, rs)
-		t.Logf("state %d: %+v", i+1, st)
-		kernelMatchesFake(t, ns, rs)
+	for _, mode := range sendModes {
+		t.Run(mode.name, func(t *testing.T) {
+			ns := newNetNS(t)
+			a, _ := ns.applierWith(t, mode.cfg)
+			states := convergenceStates()[1:]
+			for i, rs := range append(states, states[0], states[3], states[1]) {
+				st := ns.apply(t, a, rs)
+				t.Logf("state %d: %+v", i+1, st)
+				kernelMatchesFake(t, ns, rs)
+			}
+		})
+	}
+}
+
+// TestKernelCommitErrors: a batch the kernel refuses changes nothing and
+// the error says which operation failed.
+func TestKernelCommitErrors(t *testing.T) {
+	for _, mode := range sendModes {
+		t.Run(mode.name, func(t *testing.T) {
+			ns := newNetNS(t)
+			cfg := mode.cfg
+			cfg.NetNS = ns.fd
+			k := NewNetlink(cfg)
+			tx := &Transaction{Ops: []Op{
+				{Kind: OpAddTable},
+				{Kind: OpAddChain, Name: "a"},
+				{Kind: OpAddRule, Name: "a", Rule: NewRule(Accept()), Hash: "0123456789abcdef"},
+				{Kind: OpFlushChain, Name: "missing"},
+				{Kind: OpAddChain, Name: "b"},
+			}}
+			_, err := k.Commit(t.Context(), tx)
+			if !errors.Is(err, unix.ENOENT) {
+				t.Fatalf("Commit error %v, want ENOENT", err)
+			}
+			if mode.cfg.PerMessageAcks == false && !strings.Contains(err.Error(), "operation 3 (flush chain missing)") {
+				t.Errorf("error %q does not name the failing operation", err)
+			}
+			if ns.listTable(t) != nil {
+				t.Error("a refused batch left a table behind")
+			}
+		})
 	}
 }
 

@@ -74,9 +74,21 @@ func run(t testing.TB, args ...string) string {
 
 // applier returns an Applier programming the namespace through netlink.
 func (ns *testNetNS) applier(t testing.TB) (*Applier, *Netlink) {
-	k := NewNetlink(NetlinkConfig{NetNS: ns.fd})
+	return ns.applierWith(t, NetlinkConfig{})
+}
+
+func (ns *testNetNS) applierWith(t testing.TB, cfg NetlinkConfig) (*Applier, *Netlink) {
+	cfg.NetNS = ns.fd
+	k := NewNetlink(cfg)
+	t.Cleanup(func() { k.Close() })
 	return NewApplier(k, zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel)), k
 }
+
+// sendModes are the two ways the netlink Kernel can send a batch.
+var sendModes = []struct {
+	name string
+	cfg  NetlinkConfig
+}{{"lean", NetlinkConfig{}}, {"per-message-acks", NetlinkConfig{PerMessageAcks: true}}}
 
 func (ns *testNetNS) apply(t testing.TB, a *Applier, rs *Ruleset) Stats {
 	t.Helper()

@@ -117,6 +117,20 @@ func (op Op) script(table string) string {
 	return head + " " + name
 }
 
+// brief describes an operation in one short line for error messages.
+func (op Op) brief() string {
+	s := op.Kind.String() + " " + quoteName(op.Name)
+	switch {
+	case op.Kind == OpAddRule:
+		s += " " + op.Rule.String()
+	case len(op.Elements) > 0:
+		s += fmt.Sprintf(" (%d elements, first %s)", len(op.Elements), op.Elements[0].text)
+	case len(op.MapElems) > 0:
+		s += fmt.Sprintf(" (%d elements, first %s)", len(op.MapElems), op.MapElems[0].text)
+	}
+	return s
+}
+
 func flagsText(interval bool) string {
 	if interval {
 		return " flags interval;"
