@@ -1,0 +1,479 @@
+package confd
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/calico-host/calico-host/pkg/api"
+)
+
+// Object builders for model tests.
+
+func testNode(name, v4, v6 string, labels map[string]string) *api.Node {
+	n := &api.Node{ObjectMeta: api.ObjectMeta{Name: name, Labels: labels}}
+	if v4 != "" || v6 != "" {
+		n.Spec.BGP = &api.NodeBGPSpec{IPv4Address: v4, IPv6Address: v6}
+	}
+	return n
+}
+
+func withAS(n *api.Node, as uint32) *api.Node {
+	a := api.ASNumber(as)
+	n.Spec.BGP.ASNumber = &a
+	return n
+}
+
+func withCluster(n *api.Node, id string) *api.Node {
+	n.Spec.BGP.RouteReflectorClusterID = id
+	return n
+}
+
+func asn(n uint32) *api.ASNumber { a := api.ASNumber(n); return &a }
+
+// testInputs builds Inputs from objects (and affinities as "cidr=state").
+func testInputs(objs ...any) *Inputs {
+	in := NewInputs()
+	for _, o := range objs {
+		switch v := o.(type) {
+		case *api.Node:
+			in.Nodes[v.Name] = v
+		case *api.BGPPeer:
+			in.Peers[v.Name] = v
+		case *api.BGPFilter:
+			in.Filters[v.Name] = v
+		case *api.BGPConfiguration:
+			in.BGPConfigs[v.Name] = v
+		case *api.IPPool:
+			in.Pools[v.Name] = v
+		case string:
+			cidr, state, _ := strings.Cut(v, "=")
+			in.Affinities[cidr] = &api.BlockAffinity{State: state}
+		}
+	}
+	return in
+}
+
+func bgpConfig(name string, spec api.BGPConfigurationSpec) *api.BGPConfiguration {
+	return &api.BGPConfiguration{ObjectMeta: api.ObjectMeta{Name: name}, Spec: spec}
+}
+
+func bgpPeer(name string, spec api.BGPPeerSpec) *api.BGPPeer {
+	return &api.BGPPeer{ObjectMeta: api.ObjectMeta{Name: name}, Spec: spec}
+}
+
+func ipPool(name string, spec api.IPPoolSpec) *api.IPPool {
+	return &api.IPPool{ObjectMeta: api.ObjectMeta{Name: name}, Spec: spec}
+}
+
+// peerSummary is the part of a Peer most tests look at.
+type peerSummary struct {
+	Name, AS string
+	Passive  bool
+	RR       string // cluster id when RRClient
+}
+
+func summarize(f *Family) []peerSummary {
+	var out []peerSummary
+	for _, p := range f.Peers {
+		s := peerSummary{Name: p.Name, AS: p.AS, Passive: p.Passive}
+		if p.RRClient {
+			s.RR = p.RRClusterID
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func build(in *Inputs, node string) *Model { return Build(in, BuildOptions{NodeName: node}) }
+
+func TestMeshPeers(t *testing.T) {
+	three := func(extra ...any) *Inputs {
+		return testInputs(append([]any{
+			testNode("a", "198.18.0.1/24", "", nil),
+			testNode("b", "198.18.0.2/24", "", nil),
+			withAS(testNode("c", "198.18.0.10/24", "", nil), 64600),
+			testNode("no-bgp", "", "", nil),
+		}, extra...)...)
+	}
+	tests := []struct {
+		name string
+		in   *Inputs
+		node string
+		want []peerSummary
+	}{
+		{"mesh by default; the higher address is passive (string order, as Calico)", three(), "b", []peerSummary{
+			{Name: "Mesh_198_18_0_1", AS: "64512"},
+			// "198.18.0.10" > "198.18.0.2" as strings is false, so b connects to c.
+			{Name: "Mesh_198_18_0_10", AS: "64600"},
+		}},
+		{"the other side of each pair is passive", three(), "a", []peerSummary{
+			{Name: "Mesh_198_18_0_10", AS: "64600", Passive: true},
+			{Name: "Mesh_198_18_0_2", AS: "64512", Passive: true},
+		}},
+		{"global AS applies to nodes without one", three(bgpConfig("default", api.BGPConfigurationSpec{ASNumber: asn(65000)})), "c", []peerSummary{
+			{Name: "Mesh_198_18_0_1", AS: "65000"},
+			{Name: "Mesh_198_18_0_2", AS: "65000", Passive: true},
+		}},
+		{"mesh disabled", three(bgpConfig("default", api.BGPConfigurationSpec{NodeToNodeMeshEnabled: api.Bool(false)})), "a", nil},
+		{"route reflectors are left out of the mesh", testInputs(
+			testNode("a", "198.18.0.1/24", "", nil), testNode("b", "198.18.0.2/24", "", nil),
+			withCluster(testNode("rr", "198.18.0.3/24", "", nil), "224.0.0.1")), "a",
+			[]peerSummary{{Name: "Mesh_198_18_0_2", AS: "64512", Passive: true}}},
+		{"a route reflector takes no part in the mesh", testInputs(
+			testNode("a", "198.18.0.1/24", "", nil), withCluster(testNode("rr", "198.18.0.3/24", "", nil), "224.0.0.1")), "rr", nil},
+		{"unregistered node has no sessions", three(), "new", nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			m := build(tc.in, tc.node)
+			if diff := cmp.Diff(tc.want, summarize(m.Families[0])); diff != "" {
+				t.Errorf("peers (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestMeshUsesPeerListenPortAndMeshSettings(t *testing.T) {
+	in := testInputs(
+		testNode("a", "198.18.0.1/24", "", nil), testNode("b", "198.18.0.2/24", "", nil),
+		bgpConfig("default", api.BGPConfigurationSpec{ListenPort: 1179, NodeMeshMaxRestartTime: api.Dur(90 * time.Second),
+			NodeMeshPassword: &api.BGPPassword{SecretKeyRef: &api.SecretKeyRef{Name: "s", Key: "mesh"}}}),
+		bgpConfig("node.b", api.BGPConfigurationSpec{ListenPort: 2179}),
+	)
+	m := Build(in, BuildOptions{NodeName: "a", Password: func(ref *api.SecretKeyRef) (string, error) { return ref.Name + "-" + ref.Key, nil }})
+	p := m.Families[0].Peers[0]
+	if p.Port != 2179 || p.Password != "s-mesh" || p.GracefulRestartTime != 90 || p.SourceAddress != "198.18.0.1" {
+		t.Errorf("mesh peer = %+v, want port 2179 (b's own), password s-mesh, restart 90, source 198.18.0.1", p)
+	}
+	if m.ListenPort != 1179 {
+		t.Errorf("a listens on %d, want the global 1179", m.ListenPort)
+	}
+}
+
+func TestRouteReflectorPeerings(t *testing.T) {
+	rrLabel := map[string]string{"rr": "true"}
+	in := testInputs(
+		bgpConfig("default", api.BGPConfigurationSpec{NodeToNodeMeshEnabled: api.Bool(false)}),
+		withCluster(testNode("rr1", "198.18.1.1/24", "", rrLabel), "224.0.0.1"),
+		withCluster(testNode("rr2", "198.18.1.2/24", "", rrLabel), "224.0.0.1"),
+		withCluster(testNode("rr3", "198.18.1.3/24", "", rrLabel), "224.0.0.9"),
+		testNode("c1", "198.18.1.11/24", "", nil),
+		testNode("c2", "198.18.1.12/24", "", nil),
+		bgpPeer("clients", api.BGPPeerSpec{NodeSelector: "!has(rr)", PeerSelector: "rr == 'true'"}),
+		bgpPeer("reflectors", api.BGPPeerSpec{NodeSelector: "has(rr)", PeerSelector: "has(rr)"}),
+	)
+	tests := []struct {
+		node string
+		want []peerSummary
+	}{
+		{"c1", []peerSummary{{Name: "Node_198_18_1_1", AS: "64512"}, {Name: "Node_198_18_1_2", AS: "64512"}, {Name: "Node_198_18_1_3", AS: "64512"}}},
+		{"rr1", []peerSummary{
+			{Name: "Node_198_18_1_11", AS: "64512", RR: "224.0.0.1"},
+			{Name: "Node_198_18_1_12", AS: "64512", RR: "224.0.0.1"},
+			{Name: "Node_198_18_1_2", AS: "64512"}, // same cluster: plain iBGP
+			{Name: "Node_198_18_1_3", AS: "64512", RR: "224.0.0.1"},
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.node, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, summarize(build(in, tc.node).Families[0])); diff != "" {
+				t.Errorf("peers (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestExplicitPeers(t *testing.T) {
+	base := []any{
+		bgpConfig("default", api.BGPConfigurationSpec{NodeToNodeMeshEnabled: api.Bool(false)}),
+		testNode("a", "198.18.2.1/24", "fd00::1/64", map[string]string{"rack": "r1"}),
+		testNode("b", "198.18.2.2/24", "", map[string]string{"rack": "r2"}),
+	}
+	tests := []struct {
+		name  string
+		peers []any
+		node  string
+		want  []peerSummary
+	}{
+		{"global peer applies to every node", []any{bgpPeer("tor", api.BGPPeerSpec{PeerIP: "198.18.2.254", ASNumber: asn(65001)})}, "b",
+			[]peerSummary{{Name: "Global_198_18_2_254", AS: "65001"}}},
+		{"node selector picks nodes", []any{bgpPeer("tor", api.BGPPeerSpec{PeerIP: "198.18.2.254", ASNumber: asn(65001), NodeSelector: "rack == 'r1'"})}, "b", nil},
+		{"node selector match is node-specific", []any{bgpPeer("tor", api.BGPPeerSpec{PeerIP: "198.18.2.254", ASNumber: asn(65001), NodeSelector: "rack == 'r1'"})}, "a",
+			[]peerSummary{{Name: "Node_198_18_2_254", AS: "65001"}}},
+		{"a global peering wins over a node-specific one to the same address", []any{
+			bgpPeer("a-specific", api.BGPPeerSpec{PeerIP: "198.18.2.254", ASNumber: asn(65009), Node: "a"}),
+			bgpPeer("z-global", api.BGPPeerSpec{PeerIP: "198.18.2.254", ASNumber: asn(65001)}),
+		}, "a", []peerSummary{{Name: "Global_198_18_2_254", AS: "65001"}}},
+		{"peer port in the name", []any{bgpPeer("tor", api.BGPPeerSpec{PeerIP: "198.18.2.254:1179", ASNumber: asn(65001)})}, "a",
+			[]peerSummary{{Name: "Global_198_18_2_254_port_1179", AS: "65001"}}},
+		{"global peering to a Calico node is one-way, and reversed on the other node", []any{
+			bgpPeer("to-b", api.BGPPeerSpec{PeerIP: "198.18.2.2", ASNumber: asn(64512)})}, "a",
+			[]peerSummary{{Name: "Global_198_18_2_2", AS: "64512", Passive: true}}},
+		{"the remote node peers back", []any{bgpPeer("to-b", api.BGPPeerSpec{PeerIP: "198.18.2.2", ASNumber: asn(64512)})}, "b",
+			[]peerSummary{{Name: "Node_198_18_2_1", AS: "64512"}}},
+		{"no reverse peering when the AS differs", []any{bgpPeer("to-b", api.BGPPeerSpec{PeerIP: "198.18.2.2", ASNumber: asn(65000)})}, "b", nil},
+		{"IPv6 peers are not IPv4 sessions", []any{bgpPeer("v6", api.BGPPeerSpec{PeerIP: "fd00::fe", ASNumber: asn(65001)})}, "a", nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			m := build(testInputs(append(append([]any{}, base...), tc.peers...)...), tc.node)
+			if diff := cmp.Diff(tc.want, summarize(m.Families[0])); diff != "" {
+				t.Errorf("peers (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestExplicitPeerSettings(t *testing.T) {
+	pw := func(key string) *api.BGPPassword {
+		return &api.BGPPassword{SecretKeyRef: &api.SecretKeyRef{Name: "s", Key: key}}
+	}
+	passwords := map[string]string{"good": "pa55", "quote": `a"b`}
+	in := testInputs(
+		testNode("a", "198.18.2.1/24", "", nil),
+		bgpPeer("ebgp", api.BGPPeerSpec{PeerIP: "198.18.2.254", ASNumber: asn(65001), KeepOriginalNextHop: true,
+			Password: pw("good"), MaxRestartTime: api.Dur(2 * time.Minute), SourceAddress: "None"}),
+		bgpPeer("ibgp-keep", api.BGPPeerSpec{PeerIP: "198.18.2.253", ASNumber: asn(64512), KeepOriginalNextHop: true, Password: pw("quote")}),
+		bgpPeer("self", api.BGPPeerSpec{PeerIP: "198.18.2.252", ASNumber: asn(65001), NextHopMode: "Self", Password: pw("missing"),
+			NumAllowedLocalASNumbers: api.Int(3), TTLSecurity: api.Int(2)}),
+	)
+	m := Build(in, BuildOptions{NodeName: "a", Password: func(ref *api.SecretKeyRef) (string, error) {
+		if p, ok := passwords[ref.Key]; ok {
+			return p, nil
+		}
+		return "", errors.New("no such file")
+	}})
+	got := map[string]Peer{}
+	for _, p := range m.Families[0].Peers {
+		got[p.Comment] = p
+	}
+	checks := []struct {
+		peer string
+		ok   bool
+		what string
+	}{
+		{"BGPPeer ebgp", got["BGPPeer ebgp"].NextHop == "keep", "eBGP keepOriginalNextHop -> next hop keep"},
+		{"BGPPeer ebgp", got["BGPPeer ebgp"].Password == "pa55", "password read"},
+		{"BGPPeer ebgp", got["BGPPeer ebgp"].GracefulRestartTime == 120, "maxRestartTime in seconds"},
+		{"BGPPeer ebgp", got["BGPPeer ebgp"].SourceAddress == "", "sourceAddress None"},
+		{"BGPPeer ibgp-keep", got["BGPPeer ibgp-keep"].NextHop == "", "keepOriginalNextHop ignored for iBGP"},
+		{"BGPPeer ibgp-keep", got["BGPPeer ibgp-keep"].Password == "", "password with a quote dropped"},
+		{"BGPPeer ibgp-keep", got["BGPPeer ibgp-keep"].SourceAddress == "198.18.2.1", "source address defaults to the node IP"},
+		{"BGPPeer self", got["BGPPeer self"].NextHop == "self", "nextHopMode Self"},
+		{"BGPPeer self", got["BGPPeer self"].AllowLocalAS == 3 && got["BGPPeer self"].TTLSecurity == 2, "allow local as, ttl security"},
+	}
+	for _, c := range checks {
+		if !c.ok {
+			t.Errorf("%s: want %s; got %+v", c.peer, c.what, got[c.peer])
+		}
+	}
+	wantWarnings := []string{
+		`BGPPeer ibgp-keep: password contains a quote, backslash or line break, which BIRD cannot take; no password`,
+		`BGPPeer self: no password: no such file`,
+	}
+	if diff := cmp.Diff(wantWarnings, m.Warnings); diff != "" {
+		t.Errorf("warnings (-want +got):\n%s", diff)
+	}
+}
+
+func TestFilterRule(t *testing.T) {
+	tests := []struct {
+		name string
+		rule api.BGPFilterRule
+		fi   int
+		want string
+		err  bool
+	}{
+		{"equal", api.BGPFilterRule{Action: "Accept", MatchOperator: "Equal", CIDR: "10.65.0.0/16"}, 0, "if ((net = 10.65.0.0/16)) then { accept; }", false},
+		{"not equal", api.BGPFilterRule{Action: "Reject", MatchOperator: "NotEqual", CIDR: "10.65.0.0/16"}, 0, "if ((net != 10.65.0.0/16)) then { reject; }", false},
+		{"in", api.BGPFilterRule{Action: "Accept", MatchOperator: "In", CIDR: "10.65.0.0/16"}, 0, "if ((net ~ 10.65.0.0/16)) then { accept; }", false},
+		{"not in, host bits masked", api.BGPFilterRule{Action: "Accept", MatchOperator: "NotIn", CIDR: "10.65.1.1/16"}, 0, "if ((net !~ 10.65.0.0/16)) then { accept; }", false},
+		{"prefix length range", api.BGPFilterRule{Action: "Accept", MatchOperator: "In", CIDR: "10.65.0.0/16",
+			PrefixLength: &api.BGPFilterPrefixLength{Min: api.Int(8), Max: api.Int(26)}}, 0, "if ((net ~ [ 10.65.0.0/16{16,26} ])) then { accept; }", false},
+		{"prefix length v6 default max", api.BGPFilterRule{Action: "Accept", MatchOperator: "NotIn", CIDR: "fd5c::/16",
+			PrefixLength: &api.BGPFilterPrefixLength{Min: api.Int(64)}}, 1, "if ((net !~ [ fd5c::/16{64,128} ])) then { accept; }", false},
+		{"prefix length ignored for Equal", api.BGPFilterRule{Action: "Accept", MatchOperator: "Equal", CIDR: "10.65.0.0/16",
+			PrefixLength: &api.BGPFilterPrefixLength{Max: api.Int(24)}}, 0, "if ((net = 10.65.0.0/16)) then { accept; }", false},
+		{"source and interface", api.BGPFilterRule{Action: "Reject", Source: "RemotePeers", Interface: "eth*"}, 0,
+			`if (((defined(source))&&(source ~ [ RTS_BGP ]))&&((defined(ifname))&&(ifname ~ "eth*"))) then { reject; }`, false},
+		{"no match at all", api.BGPFilterRule{Action: "Reject"}, 0, "reject;", false},
+		{"empty prefix length range", api.BGPFilterRule{Action: "Accept", MatchOperator: "In", CIDR: "10.65.0.0/16",
+			PrefixLength: &api.BGPFilterPrefixLength{Max: api.Int(8)}}, 0, "", true},
+		{"wrong family", api.BGPFilterRule{Action: "Accept", MatchOperator: "In", CIDR: "fd5c::/16"}, 0, "", true},
+		{"quote in interface", api.BGPFilterRule{Action: "Accept", Interface: `eth"0`}, 0, "", true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := filterRule(tc.rule, tc.fi)
+			if (err != nil) != tc.err {
+				t.Fatalf("err = %v, want error %v", err, tc.err)
+			}
+			if err != nil {
+				return
+			}
+			got := r.Action + ";"
+			if r.Condition != "" {
+				got = "if (" + r.Condition + ") then { " + r.Action + "; }"
+			}
+			if got != tc.want {
+				t.Errorf("got  %s\nwant %s", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestFilterFuncNames(t *testing.T) {
+	long := strings.Repeat("x", 60)
+	name := filterFuncName(long, "import", "V4")
+	if len(strings.Trim(name, "'")) > maxBIRDSymbol {
+		t.Errorf("%s is longer than %d characters", name, maxBIRDSymbol)
+	}
+	if other := filterFuncName(long+"y", "import", "V4"); other == name {
+		t.Errorf("two long names truncate to the same symbol %s", name)
+	}
+	if got := filterFuncName("f", "export", "V6"); got != "'bgp_f_exportFilterV6'" {
+		t.Errorf("short name = %s", got)
+	}
+}
+
+func TestPeersCallOnlyFiltersWithRulesInTheirFamily(t *testing.T) {
+	in := testInputs(
+		testNode("a", "198.18.2.1/24", "fd00::1/64", nil),
+		bgpPeer("p4", api.BGPPeerSpec{PeerIP: "198.18.2.254", ASNumber: asn(65001), Filters: []string{"v4only", "both", "absent"}}),
+		bgpPeer("p6", api.BGPPeerSpec{PeerIP: "fd00::fe", ASNumber: asn(65001), Filters: []string{"v4only", "both"}}),
+		&api.BGPFilter{ObjectMeta: api.ObjectMeta{Name: "v4only"}, Spec: api.BGPFilterSpec{
+			ImportV4: []api.BGPFilterRule{{Action: "Reject"}}}},
+		&api.BGPFilter{ObjectMeta: api.ObjectMeta{Name: "both"}, Spec: api.BGPFilterSpec{
+			ExportV4: []api.BGPFilterRule{{Action: "Reject"}}, ExportV6: []api.BGPFilterRule{{Action: "Accept"}}}},
+	)
+	m := build(in, "a")
+	p4, p6 := m.Families[0].Peers[0], m.Families[1].Peers[0]
+	if diff := cmp.Diff([]string{"'bgp_v4only_importFilterV4'"}, p4.ImportFilters); diff != "" {
+		t.Errorf("v4 import filters: %s", diff)
+	}
+	if diff := cmp.Diff([]string{"'bgp_both_exportFilterV4'"}, p4.ExportFilters); diff != "" {
+		t.Errorf("v4 export filters: %s", diff)
+	}
+	if len(p6.ImportFilters) != 0 || !cmp.Equal([]string{"'bgp_both_exportFilterV6'"}, p6.ExportFilters) {
+		t.Errorf("v6 peer filters = %v / %v", p6.ImportFilters, p6.ExportFilters)
+	}
+	if !cmp.Equal(m.Warnings, []string{`BGPPeer p4: filter "absent" does not exist; ignored`}) {
+		t.Errorf("warnings = %q", m.Warnings)
+	}
+}
+
+func TestPoolsAndBlocks(t *testing.T) {
+	in := testInputs(
+		testNode("a", "198.18.0.1/24", "", nil),
+		ipPool("plain", api.IPPoolSpec{CIDR: "10.65.0.0/18"}),
+		ipPool("vxlan", api.IPPoolSpec{CIDR: "10.65.64.0/18", VXLANMode: "CrossSubnet"}),
+		ipPool("ipip", api.IPPoolSpec{CIDR: "10.65.128.0/18", IPIPMode: "Always"}),
+		ipPool("noexport", api.IPPoolSpec{CIDR: "10.65.192.0/18", DisableBGPExport: true, VXLANMode: "Never"}),
+		ipPool("v6", api.IPPoolSpec{CIDR: "fd5c::/48"}),
+		"10.65.1.0/26=confirmed", "10.65.0.0/26=", "10.65.2.0/26=pending", "10.65.3.7/32=confirmed", "fd5c::/122=pendingDeletion",
+	)
+	m := build(in, "a")
+	wantPools := []Pool{
+		{Name: "plain", CIDR: "10.65.0.0/18", Export: true, ProgramKernel: true},
+		{Name: "vxlan", CIDR: "10.65.64.0/18", Export: true, Reason: "VXLAN routes are programmed by felix"},
+		{Name: "ipip", CIDR: "10.65.128.0/18", Export: true, Reason: "IPIP routes are programmed by felix"},
+		{Name: "noexport", CIDR: "10.65.192.0/18", ProgramKernel: true, Reason: "BGP export is disabled"},
+	}
+	if diff := cmp.Diff(wantPools, m.Families[0].Pools); diff != "" {
+		t.Errorf("pools (-want +got):\n%s", diff)
+	}
+	wantBlocks := []Block{
+		{CIDR: "10.65.0.0/26", Aggregate: true, Blackhole: true},
+		{CIDR: "10.65.1.0/26", State: "confirmed", Aggregate: true, Blackhole: true},
+		{CIDR: "10.65.2.0/26", State: "pending", Blackhole: true},
+		{CIDR: "10.65.3.7/32", State: "confirmed", Aggregate: true},
+	}
+	if diff := cmp.Diff(wantBlocks, m.Families[0].Blocks); diff != "" {
+		t.Errorf("blocks (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]Block{{CIDR: "fd5c::/122", State: "pendingDeletion", Blackhole: true}}, m.Families[1].Blocks); diff != "" {
+		t.Errorf("v6 blocks (-want +got):\n%s", diff)
+	}
+}
+
+func TestCommunities(t *testing.T) {
+	global := bgpConfig("default", api.BGPConfigurationSpec{
+		Communities: []api.Community{{Name: "gold", Value: "64512:100"}, {Name: "big", Value: "1:2:3"}},
+		PrefixAdvertisements: []api.PrefixAdvertisement{
+			{CIDR: "10.65.0.0/16", Communities: []string{"gold", "65000:7", "nope"}},
+			{CIDR: "fd5c::/48", Communities: []string{"big"}},
+		},
+	})
+	node := bgpConfig("node.b", api.BGPConfigurationSpec{
+		PrefixAdvertisements: []api.PrefixAdvertisement{{CIDR: "10.65.9.0/24", Communities: []string{"1:1"}}},
+	})
+	in := testInputs(global, node, testNode("a", "198.18.0.1/24", "", nil), testNode("b", "198.18.0.2/24", "", nil))
+	a := build(in, "a")
+	wantA := []CommunityRule{{CIDR: "10.65.0.0/16", Communities: []Community{{Tuple: "(64512, 100)"}, {Tuple: "(65000, 7)"}}}}
+	if diff := cmp.Diff(wantA, a.Families[0].Communities); diff != "" {
+		t.Errorf("a v4 (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]CommunityRule{{CIDR: "fd5c::/48", Communities: []Community{{Large: true, Tuple: "(1, 2, 3)"}}}}, a.Families[1].Communities); diff != "" {
+		t.Errorf("a v6 (-want +got):\n%s", diff)
+	}
+	if !cmp.Equal(a.Warnings, []string{`BGPConfiguration default: unknown community "nope" for 10.65.0.0/16`}) {
+		t.Errorf("warnings = %q", a.Warnings)
+	}
+	b := build(in, "b")
+	if diff := cmp.Diff([]CommunityRule{{CIDR: "10.65.9.0/24", Communities: []Community{{Tuple: "(1, 1)"}}}}, b.Families[0].Communities); diff != "" {
+		t.Errorf("b uses its own advertisements (-want +got):\n%s", diff)
+	}
+}
+
+func TestParseCommunity(t *testing.T) {
+	for _, tc := range []struct {
+		in string
+		ok bool
+	}{{"1:2", true}, {"65535:65535", true}, {"65536:1", false}, {"4294967295:1:2", true}, {"1:2:3:4", false}, {"a:b", false}, {"01:2", false}} {
+		if _, ok := parseCommunity(tc.in); ok != tc.ok {
+			t.Errorf("parseCommunity(%q) ok = %v, want %v", tc.in, ok, tc.ok)
+		}
+	}
+}
+
+func TestRouterIDAndLogging(t *testing.T) {
+	in := testInputs(testNode("a", "198.18.0.1/24", "", nil), testNode("v6", "", "fd00::6/64", nil),
+		bgpConfig("default", api.BGPConfigurationSpec{LogSeverityScreen: "Warning"}),
+		bgpConfig("node.v6", api.BGPConfigurationSpec{LogSeverityScreen: "Debug"}))
+	tests := []struct {
+		node, override, wantID, wantDebug string
+	}{
+		{"a", "", "198.18.0.1", "{ states }"},
+		{"a", "198.18.9.9", "198.18.9.9", "{ states }"},
+		{"a", "hash", hashToIPv4("a"), "{ states }"},
+		{"v6", "", hashToIPv4("v6"), "all"},
+	}
+	for _, tc := range tests {
+		m := Build(in, BuildOptions{NodeName: tc.node, RouterID: tc.override})
+		if m.RouterID != tc.wantID || m.Debug != tc.wantDebug {
+			t.Errorf("%s/%q: router id %s debug %q, want %s %q", tc.node, tc.override, m.RouterID, m.Debug, tc.wantID, tc.wantDebug)
+		}
+	}
+	if id := hashToIPv4("v6"); id == hashToIPv4("a") || strings.HasPrefix(id, "0.") {
+		t.Errorf("hash router ids: %s", id)
+	}
+}
+
+func TestServiceRoutes(t *testing.T) {
+	in := testInputs(testNode("a", "198.18.0.1/24", "", nil), bgpConfig("default", api.BGPConfigurationSpec{
+		ServiceClusterIPs:      []api.ServiceIPBlock{{CIDR: "10.96.0.0/12"}, {CIDR: "fd00:96::/108"}},
+		ServiceExternalIPs:     []api.ServiceIPBlock{{CIDR: "198.51.100.7/24"}},
+		ServiceLoadBalancerIPs: []api.ServiceIPBlock{{CIDR: "10.96.0.0/12"}},
+	}))
+	m := build(in, "a")
+	if diff := cmp.Diff([]string{"10.96.0.0/12", "198.51.100.0/24"}, m.Families[0].StaticRoutes); diff != "" {
+		t.Errorf("v4 (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"fd00:96::/108"}, m.Families[1].StaticRoutes); diff != "" {
+		t.Errorf("v6 (-want +got):\n%s", diff)
+	}
+}
