@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/calico-host/calico-host/pkg/api"
 	"github.com/calico-host/calico-host/pkg/felix/dataplane"
 )
 
@@ -196,5 +197,28 @@ func TestChangedSplitsRestartAndLive(t *testing.T) {
 				t.Errorf("Changed = restart %v live %v, want restart %v live %v", restart, live, tc.restart, tc.live)
 			}
 		})
+	}
+}
+
+// TestEveryFelixConfigurationFieldIsKnown: every field of the v3 FelixConfiguration spec (as calc
+// names it) is a parameter or an accepted compatibility name, so none is reported as unknown.
+func TestEveryFelixConfigurationFieldIsKnown(t *testing.T) {
+	renames := map[string]string{"reportingInterval": "ReportingIntervalSecs", "reportingTTL": "ReportingTTLSecs",
+		"endpointReportingDelay": "EndpointReportingDelaySecs", "ipipEnabled": "IpInIpEnabled", "ipipMTU": "IpInIpMtu",
+		"externalNodesList": "ExternalNodesCIDRList"}
+	st := reflect.TypeFor[api.FelixConfigurationSpec]()
+	for i := 0; i < st.NumField(); i++ {
+		tag, _, _ := strings.Cut(st.Field(i).Tag.Get("json"), ",")
+		name, ok := renames[tag]
+		if !ok {
+			name = strings.ToUpper(tag[:1]) + tag[1:]
+		}
+		if _, known := Lookup(name); !known && !IsCompat(name) {
+			t.Errorf("FelixConfiguration field %s (parameter %s) is neither a parameter nor a compatibility name", tag, name)
+		}
+	}
+	c, problems := Resolve(ds("MetadataAddr", "None", "Ipv6Support", "false"))
+	if len(problems) != 0 || c.OpenStack() || c.IPv6Support {
+		t.Errorf("MetadataAddr None must not turn on OpenStack; Ipv6Support must map to IPv6Support (%v)", problems)
 	}
 }

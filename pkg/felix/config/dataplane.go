@@ -28,7 +28,8 @@ func (c *Config) OpenStack() bool {
 			return true
 		}
 	}
-	return c.MetadataAddr != defaultMetadataAddr || c.MetadataPort != defaultMetadataPort
+	// MetadataAddr "none" (no metadata NAT) does not count.
+	return c.MetadataAddr.IsValid() && c.MetadataAddr != defaultMetadataAddr || c.MetadataPort != defaultMetadataPort
 }
 
 // VXLANOn says whether the VXLAN device is wanted: VXLANEnabled when set, else whether an IP pool

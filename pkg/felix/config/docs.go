@@ -90,7 +90,7 @@ func Usage() string {
 		if !p.Main {
 			continue
 		}
-		fmt.Fprintf(&b, "  %-28s %-30s default %s\n", p.Name, p.EnvName(), p.displayDefault())
+		fmt.Fprintf(&b, "  %-28s %-34s default %s\n", p.Name, p.EnvName(), p.displayDefault())
 	}
 	return b.String()
 }

@@ -165,6 +165,7 @@ var compatParams = []string{
 	"DeviceRouteProtocol", "DeviceRouteSourceAddress", "DeviceRouteSourceAddressIPv6", "RemoveExternalRoutes",
 	"FloatingIPs", "BPFEnabled", "WireguardEnabled", "WireguardEnabledV6", "IpInIpEnabled", "IpInIpMtu",
 	"VXLANMTUV6", "NATOutgoingExclusions", "ExternalNodesCIDRList", "VXLANTunnelMACAddr", "IPv4VXLANTunnelAddr",
+	"BPFLogLevel", "BPFConnectTimeLoadBalancing", "BPFHostNetworkedNATWithoutCTLB",
 }
 
 // byName indexes Params by lower-case name.
