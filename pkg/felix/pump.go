@@ -119,9 +119,9 @@ func (d *Daemon) checkConfig() error {
 // applyLive applies the parameters that change without a restart.
 func (d *Daemon) applyLive() {
 	d.applyLogLevel()
-	d.agent.SetIntervals(d.cfg.ReportingIntervalSecs, d.cfg.ReportingTTLSecs)
+	d.agent.SetIntervals(d.cfg.ReportingInterval, d.cfg.ReportingTTL)
 	if d.endpoints != nil {
-		d.endpoints.SetDelay(d.cfg.EndpointReportingDelaySecs)
+		d.endpoints.SetDelay(d.cfg.EndpointReportingDelay)
 	}
 }
 

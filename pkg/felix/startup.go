@@ -108,12 +108,12 @@ func (d *Daemon) startStatus(ctx context.Context) *status.Metrics {
 	log := d.log.With().Str("loop", "status").Logger()
 	d.agent = status.NewAgent(d.o.Datastore, status.AgentConfig{
 		Hostname: d.cfg.FelixHostname, Region: region, Started: d.o.Started,
-		Interval: d.cfg.ReportingIntervalSecs, TTL: d.cfg.ReportingTTLSecs,
+		Interval: d.cfg.ReportingInterval, TTL: d.cfg.ReportingTTL,
 	}, m, log)
 	d.wg.Go(func() { d.agent.Run(ctx) })
 	if d.cfg.EndpointReportingEnabled {
 		d.endpoints = status.NewEndpoints(d.o.Datastore, status.EndpointsConfig{
-			Hostname: d.cfg.FelixHostname, Region: region, Delay: d.cfg.EndpointReportingDelaySecs,
+			Hostname: d.cfg.FelixHostname, Region: region, Delay: d.cfg.EndpointReportingDelay,
 		}, m, log)
 		d.model.onEndpoint = d.endpoints
 		d.model.replayEndpoints(d.endpoints)

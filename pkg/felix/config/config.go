@@ -11,8 +11,8 @@ import (
 	"github.com/calico-host/calico-host/pkg/felix/dataplane"
 )
 
-// Config is felix's resolved configuration. Each field named like a parameter holds that
-// parameter's value (see Params for meanings and defaults).
+// Config is felix's resolved configuration. Each parameter's value is in the field named by
+// Param.FieldName (see Params for meanings and defaults).
 type Config struct {
 	DatastoreType string
 	EtcdEndpoints []string
@@ -25,11 +25,11 @@ type Config struct {
 
 	LogSeverityScreen string
 
-	ReportingIntervalSecs      time.Duration
-	ReportingTTLSecs           time.Duration
-	EndpointReportingEnabled   bool
-	EndpointReportingDelaySecs time.Duration
-	OpenstackRegion            string
+	ReportingInterval        time.Duration // ReportingIntervalSecs
+	ReportingTTL             time.Duration // ReportingTTLSecs
+	EndpointReportingEnabled bool
+	EndpointReportingDelay   time.Duration // EndpointReportingDelaySecs
+	OpenstackRegion          string
 
 	HealthEnabled                   bool
 	HealthHost                      string
@@ -168,7 +168,7 @@ func Resolve(layers ...Layer) (*Config, []Problem) {
 }
 
 func (c *Config) setField(p *Param, v any) {
-	f := reflect.ValueOf(c).Elem().FieldByName(p.Name)
+	f := reflect.ValueOf(c).Elem().FieldByName(p.FieldName())
 	f.Set(reflect.ValueOf(v))
 }
 
@@ -180,7 +180,7 @@ func (c *Config) applyDefaults(set map[string]bool) {
 		}
 		c.Sources[p.Name] = SourceDefault
 		if p.Default == "" {
-			c.setField(p, reflect.Zero(reflect.ValueOf(c).Elem().FieldByName(p.Name).Type()).Interface())
+			c.setField(p, reflect.Zero(reflect.ValueOf(c).Elem().FieldByName(p.FieldName()).Type()).Interface())
 			continue
 		}
 		v, err := p.Parse(p.Default)
@@ -197,7 +197,7 @@ func (c *Config) Value(name string) any {
 	if !ok {
 		return nil
 	}
-	return reflect.ValueOf(c).Elem().FieldByName(p.Name).Interface()
+	return reflect.ValueOf(c).Elem().FieldByName(p.FieldName()).Interface()
 }
 
 // Changed lists the parameters whose values differ between c and other, split by whether the

@@ -113,7 +113,7 @@ func TestEveryParamHasATypedField(t *testing.T) {
 	ct := reflect.TypeFor[Config]()
 	seen := map[string]bool{}
 	for _, p := range Params {
-		f, ok := ct.FieldByName(p.Name)
+		f, ok := ct.FieldByName(p.FieldName())
 		if !ok {
 			t.Errorf("parameter %s has no Config field", p.Name)
 			continue

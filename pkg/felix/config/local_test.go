@@ -52,7 +52,7 @@ ca_file = "/etc/calico/ca.pem"
 		src  Source
 	}{
 		{"LogSeverityScreen", c.LogSeverityScreen, "Debug", SourceEnv},
-		{"ReportingIntervalSecs", c.ReportingIntervalSecs, 5 * time.Second, SourceEnv},
+		{"ReportingIntervalSecs", c.ReportingInterval, 5 * time.Second, SourceEnv},
 		{"InterfacePrefix", c.InterfacePrefix, []string{"cali", "tap"}, SourceFile},
 		{"EndpointReportingEnabled", c.EndpointReportingEnabled, true, SourceFile},
 		{"FailsafeInboundHostPorts", FormatPorts(c.FailsafeInboundHostPorts), "tcp:22,udp:68", SourceFile},

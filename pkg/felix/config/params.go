@@ -36,9 +36,11 @@ var kindNames = map[Kind]string{
 func (k Kind) String() string { return kindNames[k] }
 
 // Param describes one parameter. Its name is Project Calico's, and also the name of its field in
-// Config.
+// Config unless Field says otherwise.
 type Param struct {
-	Name    string
+	Name string
+	// Field is the name of the Config field when it differs from Name.
+	Field   string
 	Kind    Kind
 	Default string // in the same syntax as the environment variable; "" = zero value
 	// Restart means a change while running makes felix exit with ExitRestart so that systemd
@@ -54,6 +56,14 @@ type Param struct {
 	// Check, if set, validates a KindString value.
 	Check func(string) error
 	Doc   string
+}
+
+// FieldName is the name of the parameter's Config field.
+func (p *Param) FieldName() string {
+	if p.Field != "" {
+		return p.Field
+	}
+	return p.Name
 }
 
 // EnvName is the parameter's environment variable (FELIX_ + the upper-cased name).
@@ -86,13 +96,13 @@ var Params = []Param{
 		Default: "Info", Main: true, Doc: "Log level of the messages felix writes to stderr (the journal)."},
 
 	// Status reporting.
-	{Name: "ReportingIntervalSecs", Kind: KindSeconds, Default: "30", Main: true,
+	{Name: "ReportingIntervalSecs", Field: "ReportingInterval", Kind: KindSeconds, Default: "30", Main: true,
 		Doc: "How often felix rewrites its agent status key in etcd; 0 disables status reporting."},
-	{Name: "ReportingTTLSecs", Kind: KindSeconds, Default: "90",
+	{Name: "ReportingTTLSecs", Field: "ReportingTTL", Kind: KindSeconds, Default: "90",
 		Doc: "TTL of the lease on the agent status key: it disappears this long after felix dies."},
 	{Name: "EndpointReportingEnabled", Kind: KindBool, Default: "false", Restart: true, Main: true,
 		Doc: "Write per-endpoint status keys (up/down) to etcd; networking-calico turns this on."},
-	{Name: "EndpointReportingDelaySecs", Kind: KindSeconds, Default: "1",
+	{Name: "EndpointReportingDelaySecs", Field: "EndpointReportingDelay", Kind: KindSeconds, Default: "1",
 		Doc: "Minimum time between two batches of endpoint status writes."},
 	{Name: "OpenstackRegion", Kind: KindString, Restart: true, Main: true, Check: checkRegion,
 		Doc: "OpenStack region: status keys go under region-<name> instead of no-region."},
