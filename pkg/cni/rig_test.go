@@ -54,7 +54,7 @@ func buildBinaries() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	root := filepath.Dir(filepath.Dir(filepath.Dir(etcdtest.FixturePath("x"))))
+	root := repoRoot()
 	cmd := exec.Command("go", "build", "-o", dir+"/", "./cmd/calico", "./cmd/calico-ipam", "github.com/containernetworking/cni/cnitool")
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "CGO_ENABLED=0")
@@ -64,6 +64,9 @@ func buildBinaries() (string, error) {
 	}
 	return dir, nil
 }
+
+// repoRoot is the directory holding go.mod.
+func repoRoot() string { return filepath.Dir(filepath.Dir(filepath.Dir(etcdtest.FixturePath("x")))) }
 
 func requireRoot(t testing.TB) {
 	t.Helper()
