@@ -93,7 +93,7 @@ func (a *Applier) sync(ctx context.Context, desired *Ruleset, full bool) (Stats,
 	}
 	if tx.Len() > 0 {
 		if a.log.Debug().Enabled() {
-			a.log.Debug().Str("transaction", tx.Script(DefaultTable)).Msg("committing nftables transaction")
+			a.log.Debug().Str("transaction", tx.Script(a.table())).Msg("committing nftables transaction")
 		}
 		start = time.Now()
 		info, err := a.kernel.Commit(ctx, tx)
@@ -124,8 +124,17 @@ func (a *Applier) current(ctx context.Context, full bool) (*mirror, time.Duratio
 	return mirrorFromKernel(ks), time.Since(start), nil
 }
 
+// table names the kernel's table for logs.
+func (a *Applier) table() string {
+	if t, ok := a.kernel.(interface{ Table() string }); ok {
+		return t.Table()
+	}
+	return DefaultTable
+}
+
 func (a *Applier) logStats(st Stats) {
 	a.log.Info().
+		Str("table", a.table()).
 		Bool("full", st.FullSync).
 		Int("ops", st.Ops).
 		Int("chainsAdded", st.ChainsAdded).

@@ -44,7 +44,7 @@ func plan(cur *mirror, desired *Ruleset) (*Transaction, *mirror, Stats, error) {
 		return nil, nil, Stats{}, err
 	}
 	p := &planner{
-		desired: desired, cur: cur, next: newMirror(),
+		desired: desired, cur: cur, next: newMirrorSized(desired),
 		rewrite: map[string]bool{}, flushed: map[string]bool{}, changed: map[ref]bool{},
 	}
 	if !cur.table {
@@ -52,14 +52,14 @@ func plan(cur *mirror, desired *Ruleset) (*Transaction, *mirror, Stats, error) {
 	}
 	p.next.table = true
 	p.removeStale()
-	for _, step := range []func() error{p.planSets, p.planMaps, p.planChains, p.checkUsers, p.writeRules} {
+	for _, step := range []func() error{p.planChains, p.planSets, p.planMaps, p.checkUsers, p.writeRules} {
 		if err := step(); err != nil {
 			return nil, nil, Stats{}, err
 		}
 	}
 	tx := &Transaction{}
 	for _, ops := range p.phases {
-		tx.Ops = append(tx.Ops, ops...)
+		tx.Ops = appendSorted(tx.Ops, ops)
 	}
 	p.stats.Ops = len(tx.Ops)
 	return tx, p.next, p.stats, nil
@@ -67,10 +67,25 @@ func plan(cur *mirror, desired *Ruleset) (*Transaction, *mirror, Stats, error) {
 
 func (p *planner) emit(phase int, ops ...Op) { p.phases[phase] = append(p.phases[phase], ops...) }
 
+// appendSorted appends ops sorted by object name. Objects were visited in
+// map order; the sort makes the transaction deterministic, and it is stable
+// so that the operations on one object keep their order.
+func appendSorted(dst, ops []Op) []Op {
+	idx := make([]int, len(ops))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return strings.Compare(ops[a].Name, ops[b].Name) })
+	for _, i := range idx {
+		dst = append(dst, ops[i])
+	}
+	return dst
+}
+
 // removeStale deletes objects that are no longer wanted. A set that becomes
 // a map (or the reverse) is replaced by planSets/planMaps instead.
 func (p *planner) removeStale() {
-	for _, name := range sortedKeys(p.cur.chains) {
+	for name := range p.cur.chains {
 		if _, ok := p.desired.Chains[name]; !ok {
 			p.flush(name)
 			p.emit(phDelChains, Op{Kind: OpDeleteChain, Name: name})
@@ -78,14 +93,14 @@ func (p *planner) removeStale() {
 			p.stats.ChainsDeleted++
 		}
 	}
-	for _, name := range sortedKeys(p.cur.sets) {
+	for name := range p.cur.sets {
 		if _, ok := p.desired.Sets[name]; !ok && p.desired.Maps[name] == nil {
 			p.emit(phDelSets, Op{Kind: OpDeleteSet, Name: name})
 			p.changed[ref{kind: refSet, name: name}] = true
 			p.stats.SetsDeleted++
 		}
 	}
-	for _, name := range sortedKeys(p.cur.maps) {
+	for name := range p.cur.maps {
 		if _, ok := p.desired.Maps[name]; !ok && p.desired.Sets[name] == nil {
 			p.emit(phDelMaps, Op{Kind: OpDeleteMap, Name: name})
 			p.changed[ref{kind: refSet, name: name}] = true
@@ -114,8 +129,7 @@ func (p *planner) deleteOld(name string) {
 }
 
 func (p *planner) planSets() error {
-	for _, name := range sortedKeys(p.desired.Sets) {
-		s := p.desired.Sets[name]
+	for name, s := range p.desired.Sets {
 		t, _ := parseSetType(s.Type) // validated
 		st := p.cur.sets[name]
 		var err error
@@ -136,7 +150,7 @@ func (p *planner) planSets() error {
 }
 
 func (p *planner) addSet(phase int, t *setType, s *Set) error {
-	elems, err := normalizeElements(t, s.Interval, s.Elements)
+	elems, parsed, err := normalizeCached(t, s.Interval, s.Elements, nil)
 	if err != nil {
 		return err
 	}
@@ -144,7 +158,7 @@ func (p *planner) addSet(phase int, t *setType, s *Set) error {
 	if len(elems) > 0 {
 		p.emit(phase, Op{Kind: OpAddElements, Name: s.Name, Interval: s.Interval, Elements: elems})
 	}
-	p.next.sets[s.Name] = &setState{typ: t, interval: s.Interval, raw: slices.Clone(s.Elements), elems: elementMap(elems)}
+	p.next.sets[s.Name] = &setState{typ: t, interval: s.Interval, raw: slices.Clone(s.Elements), elems: elementMap(elems), parsed: parsed}
 	p.stats.SetsAdded++
 	p.stats.ElementsAdded += len(elems)
 	return nil
@@ -164,7 +178,7 @@ func (p *planner) updateSet(st *setState, t *setType, s *Set) error {
 		p.next.sets[s.Name] = st
 		return nil
 	}
-	elems, err := normalizeElements(t, s.Interval, s.Elements)
+	elems, parsed, err := normalizeCached(t, s.Interval, s.Elements, st.parsed)
 	if err != nil {
 		return err
 	}
@@ -179,7 +193,7 @@ func (p *planner) updateSet(st *setState, t *setType, s *Set) error {
 	}
 	p.stats.ElementsAdded += len(add)
 	p.stats.ElementsRemoved += len(del)
-	p.next.sets[s.Name] = &setState{typ: t, interval: s.Interval, raw: slices.Clone(s.Elements), elems: want}
+	p.next.sets[s.Name] = &setState{typ: t, interval: s.Interval, raw: slices.Clone(s.Elements), elems: want, parsed: parsed}
 	return nil
 }
 
@@ -196,12 +210,17 @@ func missingFrom(a, b map[string]element) []element {
 }
 
 func (p *planner) planMaps() error {
-	for _, name := range sortedKeys(p.desired.Maps) {
-		m := p.desired.Maps[name]
+	chainsChanged := p.chainsChanged()
+	for name, m := range p.desired.Maps {
 		t, _ := parseSetType(m.KeyType) // validated
 		st := p.cur.maps[name]
 		var err error
 		switch {
+		case st != nil && st.raw != nil && maps.Equal(st.raw, m.Elements):
+			p.next.maps[name] = st
+			if chainsChanged {
+				err = p.desired.validateMapElements(m)
+			}
 		case st == nil && p.cur.sets[name] == nil:
 			err = p.addMap(phAddSets, phElems, t, m)
 		case st == nil || st.typ == nil || st.typ.name != t.name:
@@ -217,10 +236,24 @@ func (p *planner) planMaps() error {
 	return nil
 }
 
+// chainsChanged reports whether a chain is deleted or replaced, which may
+// leave a map element pointing nowhere.
+func (p *planner) chainsChanged() bool {
+	for rf := range p.changed {
+		if rf.kind == refChain {
+			return true
+		}
+	}
+	return false
+}
+
 // addMap creates a map; its elements may jump to new chains, so they go
 // in a phase after the chains are added.
 func (p *planner) addMap(phase, elemPhase int, t *setType, m *Map) error {
-	elems, err := normalizeMap(m)
+	if err := p.desired.validateMapElements(m); err != nil {
+		return err
+	}
+	elems, parsed, err := normalizeMap(m, nil)
 	if err != nil {
 		return err
 	}
@@ -228,7 +261,7 @@ func (p *planner) addMap(phase, elemPhase int, t *setType, m *Map) error {
 	if len(elems) > 0 {
 		p.emit(elemPhase, Op{Kind: OpAddMapElements, Name: m.Name, MapElems: sortedMapElems(elems)})
 	}
-	p.next.maps[m.Name] = &mapState{typ: t, raw: maps.Clone(m.Elements), elems: elems}
+	p.next.maps[m.Name] = &mapState{typ: t, raw: maps.Clone(m.Elements), elems: elems, parsed: parsed}
 	p.stats.MapsAdded++
 	p.stats.ElementsAdded += len(elems)
 	return nil
@@ -237,11 +270,10 @@ func (p *planner) addMap(phase, elemPhase int, t *setType, m *Map) error {
 // updateMap emits the element delta of a map; a key whose verdict changed
 // is deleted and added again.
 func (p *planner) updateMap(st *mapState, t *setType, m *Map) error {
-	if st.raw != nil && maps.Equal(st.raw, m.Elements) {
-		p.next.maps[m.Name] = st
-		return nil
+	if err := p.desired.validateMapElements(m); err != nil {
+		return err
 	}
-	want, err := normalizeMap(m)
+	want, parsed, err := normalizeMap(m, st.parsed)
 	if err != nil {
 		return err
 	}
@@ -255,7 +287,7 @@ func (p *planner) updateMap(st *mapState, t *setType, m *Map) error {
 	}
 	p.stats.ElementsAdded += len(add)
 	p.stats.ElementsRemoved += len(del)
-	p.next.maps[m.Name] = &mapState{typ: t, raw: maps.Clone(m.Elements), elems: want}
+	p.next.maps[m.Name] = &mapState{typ: t, raw: maps.Clone(m.Elements), elems: want, parsed: parsed}
 	return nil
 }
 

@@ -3,13 +3,13 @@ package nft
 import (
 	"fmt"
 	"slices"
+	"strings"
 )
 
 // planChains decides, per desired chain, whether it is new, replaced (its
 // hook changed), rewritten (its rules changed) or left alone.
 func (p *planner) planChains() error {
-	for _, name := range sortedKeys(p.desired.Chains) {
-		c := p.desired.Chains[name]
+	for name, c := range p.desired.Chains {
 		st := p.cur.chains[name]
 		switch {
 		case st == nil:
@@ -61,18 +61,24 @@ func (p *planner) checkUsers() error {
 	if len(p.changed) == 0 {
 		return nil
 	}
-	for _, name := range sortedKeys(p.next.chains) {
-		for _, rf := range p.next.chains[name].refs {
+	var errs []error
+	for name, st := range p.next.chains {
+		for _, rf := range st.refs {
 			if !p.changed[refKey(rf)] {
 				continue
 			}
 			if err := p.desired.checkRef(rf); err != nil {
-				return fmt.Errorf("chain %q: %w", name, err)
+				errs = append(errs, fmt.Errorf("chain %q: %w", name, err))
+				break
 			}
 			delete(p.next.chains, name)
 			p.rewriteChain(name)
 			break
 		}
+	}
+	if len(errs) > 0 {
+		slices.SortFunc(errs, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
+		return errs[0]
 	}
 	return nil
 }

@@ -173,31 +173,60 @@ func decrement(b []byte) []byte {
 // canonical form. Interval sets get the union of their elements as a sorted
 // list of disjoint, non-adjacent intervals.
 func normalizeElements(t *setType, interval bool, raw []string) ([]element, error) {
-	if !interval {
-		out := make([]element, 0, len(raw))
-		for _, s := range raw {
-			e, err := parseKey(t, s)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, e)
-		}
-		return out, nil
-	}
-	spans := make([]span, 0, len(raw))
+	elems, _, err := normalizeCached(t, interval, raw, nil)
+	return elems, err
+}
+
+// parsedElem is one raw element of a desired set, parsed: a key for plain
+// sets, an inclusive interval for interval sets.
+type parsedElem struct {
+	el element
+	sp span
+}
+
+// normalizeCached is normalizeElements reusing the elements parsed for the
+// previous version of the set; it returns the cache for the next one.
+func normalizeCached(t *setType, interval bool, raw []string, cache map[string]parsedElem) ([]element, map[string]parsedElem, error) {
+	next := make(map[string]parsedElem, len(raw))
 	for _, s := range raw {
-		sp, err := parseSpan(t.fields[0], s)
-		if err != nil {
-			return nil, err
+		if _, ok := next[s]; ok {
+			continue
 		}
-		spans = append(spans, sp)
+		pe, ok := cache[s]
+		if !ok {
+			var err error
+			if pe, err = parseRaw(t, interval, s); err != nil {
+				return nil, nil, err
+			}
+		}
+		next[s] = pe
+	}
+	if !interval {
+		out := make([]element, 0, len(next))
+		for _, pe := range next {
+			out = append(out, pe.el)
+		}
+		return out, next, nil
+	}
+	spans := make([]span, 0, len(next))
+	for _, pe := range next {
+		spans = append(spans, pe.sp)
 	}
 	merged := mergeSpans(spans)
 	out := make([]element, len(merged))
 	for i, sp := range merged {
 		out[i] = spanElement(t.fields[0], sp)
 	}
-	return out, nil
+	return out, next, nil
+}
+
+func parseRaw(t *setType, interval bool, s string) (parsedElem, error) {
+	if interval {
+		sp, err := parseSpan(t.fields[0], s)
+		return parsedElem{sp: sp}, err
+	}
+	el, err := parseKey(t, s)
+	return parsedElem{el: el}, err
 }
 
 // mergeSpans sorts intervals and merges overlapping and adjacent ones.
@@ -246,22 +275,28 @@ type mapElement struct {
 	verdict Verdict
 }
 
-// normalizeMap parses a desired map's keys, keyed by canonical key text.
-func normalizeMap(m *Map) (map[string]mapElement, error) {
+// normalizeMap parses a desired map's keys, keyed by canonical key text,
+// reusing the keys parsed for the previous version of the map; it returns
+// the cache for the next one.
+func normalizeMap(m *Map, cache map[string]element) (map[string]mapElement, map[string]element, error) {
 	t, err := parseSetType(m.KeyType)
 	if err != nil {
-		return nil, fmt.Errorf("map %q: %w", m.Name, err)
+		return nil, nil, fmt.Errorf("map %q: %w", m.Name, err)
 	}
 	out := make(map[string]mapElement, len(m.Elements))
+	next := make(map[string]element, len(m.Elements))
 	for k, v := range m.Elements {
-		e, err := parseKey(t, k)
-		if err != nil {
-			return nil, fmt.Errorf("map %q: %w", m.Name, err)
+		e, ok := cache[k]
+		if !ok {
+			if e, err = parseKey(t, k); err != nil {
+				return nil, nil, fmt.Errorf("map %q: %w", m.Name, err)
+			}
 		}
 		if _, dup := out[e.text]; dup {
-			return nil, fmt.Errorf("map %q: key %q given twice", m.Name, e.text)
+			return nil, nil, fmt.Errorf("map %q: key %q given twice", m.Name, e.text)
 		}
+		next[k] = e
 		out[e.text] = mapElement{text: e.text, key: e.key, verdict: v}
 	}
-	return out, nil
+	return out, next, nil
 }

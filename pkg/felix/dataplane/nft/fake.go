@@ -156,6 +156,9 @@ func (f *Fake) Commit(_ context.Context, tx *Transaction) (CommitInfo, error) {
 	return CommitInfo{}, nil
 }
 
+// Table is the fake table's name.
+func (f *Fake) Table() string { return f.table }
+
 // FailCommits makes the next len(errs) commits fail with these errors,
 // without changing anything.
 func (f *Fake) FailCommits(errs ...error) {

@@ -27,12 +27,14 @@ type setState struct {
 	interval bool
 	raw      []string // the desired elements as last given; nil when unknown
 	elems    map[string]element
+	parsed   map[string]parsedElem // each raw element parsed, a cache
 }
 
 type mapState struct {
-	typ   *setType // nil: a kernel map we cannot use
-	raw   map[string]Verdict
-	elems map[string]mapElement
+	typ    *setType // nil: a kernel map we cannot use
+	raw    map[string]Verdict
+	elems  map[string]mapElement
+	parsed map[string]element // each raw key parsed, a cache
 }
 
 func newMirror() *mirror {
@@ -40,6 +42,15 @@ func newMirror() *mirror {
 		chains: map[string]*chainState{},
 		sets:   map[string]*setState{},
 		maps:   map[string]*mapState{},
+	}
+}
+
+// newMirrorSized returns an empty mirror with room for the ruleset.
+func newMirrorSized(rs *Ruleset) *mirror {
+	return &mirror{
+		chains: make(map[string]*chainState, len(rs.Chains)),
+		sets:   make(map[string]*setState, len(rs.Sets)),
+		maps:   make(map[string]*mapState, len(rs.Maps)),
 	}
 }
 

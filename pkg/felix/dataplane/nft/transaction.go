@@ -63,7 +63,6 @@ type Transaction struct {
 	Ops []Op
 }
 
-func (tx *Transaction) add(op Op) { tx.Ops = append(tx.Ops, op) }
 
 // Len is the number of operations.
 func (tx *Transaction) Len() int { return len(tx.Ops) }

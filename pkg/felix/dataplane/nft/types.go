@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/google/nftables"
 	"github.com/google/nftables/binaryutil"
@@ -60,8 +61,23 @@ type setType struct {
 	size   int // key length: each field padded to 4 bytes when concatenated
 }
 
+// setTypes caches parsed set types; a ruleset uses only a handful.
+var setTypes sync.Map // string -> *setType
+
 // parseSetType parses "ipv4_addr" or "ipv4_addr . inet_proto . inet_service".
+// The result is shared and must not be modified.
 func parseSetType(s string) (*setType, error) {
+	if t, ok := setTypes.Load(s); ok {
+		return t.(*setType), nil
+	}
+	t, err := parseSetTypeUncached(s)
+	if err == nil {
+		setTypes.Store(s, t)
+	}
+	return t, err
+}
+
+func parseSetTypeUncached(s string) (*setType, error) {
 	parts := strings.Split(s, ".")
 	if len(parts) > 5 {
 		return nil, fmt.Errorf("type %q: at most 5 concatenated fields", s)

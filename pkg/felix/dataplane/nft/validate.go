@@ -35,7 +35,10 @@ func (r *Ruleset) Validate() error {
 		}
 	}
 	for _, name := range sortedKeys(r.Maps) {
-		if _, err := normalizeMap(r.Maps[name]); err != nil {
+		if err := r.validateMapElements(r.Maps[name]); err != nil {
+			return err
+		}
+		if _, _, err := normalizeMap(r.Maps[name], nil); err != nil {
 			return err
 		}
 	}
@@ -104,10 +107,15 @@ func (r *Ruleset) validateMap(name string, m *Map) error {
 	if _, err := parseSetType(m.KeyType); err != nil {
 		return fmt.Errorf("map %q: %w", name, err)
 	}
-	for _, k := range sortedKeys(m.Elements) {
-		v := m.Elements[k]
+	return nil
+}
+
+// validateMapElements checks that every verdict of the map targets a
+// regular chain of the ruleset.
+func (r *Ruleset) validateMapElements(m *Map) error {
+	for k, v := range m.Elements {
 		if err := r.checkVerdictTarget(v); err != nil {
-			return fmt.Errorf("map %q element %q: %w", name, k, err)
+			return fmt.Errorf("map %q element %q: %w", m.Name, k, err)
 		}
 	}
 	return nil
