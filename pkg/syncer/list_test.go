@@ -99,3 +99,26 @@ func TestListCompactedRevision(t *testing.T) {
 		t.Errorf("listing a compacted revision: %v, want an error matching ErrCompacted", err)
 	}
 }
+
+// TestEmptyPrefixListsEverything: the prefix "" means every key (etcd rejects an empty key).
+func TestEmptyPrefixListsEverything(t *testing.T) {
+	sy, raw := newTestSyncer(t, "")
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	for _, k := range []string{"/x", "/y/z", "a"} {
+		if _, err := raw.Put(ctx, k, k); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rev, err := sy.currentRevision(ctx)
+	if err != nil {
+		t.Fatalf("probing with prefix \"\": %v", err)
+	}
+	snap, err := sy.list(ctx, rev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(snap) != 3 || snap[0].Key != "/x" || snap[2].Key != "a" {
+		t.Errorf("list of everything: %+v", snap)
+	}
+}

@@ -89,7 +89,8 @@ func (s *Syncer) Run(ctx context.Context, out chan<- Message) {
 }
 
 // syncOnce lists every prefix at one revision, delivers the snapshot and watches until the watch
-// fails. healthy reports whether the watch worked for a while (so the backoff can be reset).
+// fails. healthy reports whether the watch delivered anything (then the backoff restarts from its
+// minimum).
 func (s *Syncer) syncOnce(ctx context.Context, out chan<- Message) (healthy bool, err error) {
 	rev, err := s.currentRevision(ctx)
 	if err != nil {
@@ -113,12 +114,14 @@ func (s *Syncer) syncOnce(ctx context.Context, out chan<- Message) (healthy bool
 	return s.watch(ctx, out, rev)
 }
 
-// currentRevision asks etcd for its current revision with a cheap single-key count. It is both
-// the probe that etcd is reachable and the revision every prefix is listed at.
+// currentRevision asks etcd for its current revision with a cheap single-key count (a
+// linearizable read, so it also fails on a member without a leader). It is both the probe that
+// etcd is reachable and the revision every prefix is listed at.
 func (s *Syncer) currentRevision(ctx context.Context) (int64, error) {
 	rctx, cancel := context.WithTimeout(ctx, s.cfg.RequestTimeout)
 	defer cancel()
-	resp, err := s.etcd.Get(rctx, s.cfg.Prefixes[0], clientv3.WithCountOnly())
+	key, _ := prefixRange(s.cfg.Prefixes[0])
+	resp, err := s.etcd.Get(rctx, key, clientv3.WithCountOnly())
 	if err != nil {
 		return 0, err
 	}
