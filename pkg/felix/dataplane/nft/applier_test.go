@@ -173,9 +173,9 @@ func opCounts(tx *Transaction) map[string]int {
 
 func TestApplyMinimalTransactions(t *testing.T) {
 	for _, tc := range []struct {
-		name        string
-		from, to    *Ruleset
-		want        map[string]int
+		name     string
+		from, to *Ruleset
+		want     map[string]int
 	}{{
 		name: "add endpoint",
 		from: felixLike([]string{"cali1"}, "10.65.0.9"),

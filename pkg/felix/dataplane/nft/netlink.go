@@ -142,4 +142,3 @@ func setBuffers(c *netlink.Conn, size int) error {
 	})
 	return errors.Join(err, serr)
 }
-

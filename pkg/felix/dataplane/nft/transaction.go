@@ -63,7 +63,6 @@ type Transaction struct {
 	Ops []Op
 }
 
-
 // Len is the number of operations.
 func (tx *Transaction) Len() int { return len(tx.Ops) }
 
