@@ -36,7 +36,7 @@ func TestCnitool(t *testing.T) {
 	}
 	out := run("add")
 	var res struct {
-		Interfaces []struct{ Name string } `json:"interfaces"`
+		Interfaces []struct{ Name string }    `json:"interfaces"`
 		IPs        []struct{ Address string } `json:"ips"`
 	}
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
