@@ -202,6 +202,10 @@ func (c *Client) assignAffine(ctx context.Context, r request, cidr netip.Prefix,
 			return nil, nil
 		}
 	}
+	if errors.Is(err, errCorruptBlock) {
+		c.log.Warn().Err(err).Str("block", cidr.String()).Msg("skipping an affine block that cannot be decoded")
+		return nil, nil
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -228,3 +228,33 @@ func TestCheckReportsProblems(t *testing.T) {
 		t.Errorf("problems = %d, want 6", r.Problems())
 	}
 }
+
+// TestCorruptBlockIsSkipped: an undecodable block is neither allocated from nor re-created.
+func TestCorruptBlockIsSkipped(t *testing.T) {
+	e := newEnv(t)
+	ctx := tctx(t)
+	e.pool(t, "small", "10.65.0.0/29", 30, nil) // two blocks
+	cli := e.srv.Client()
+	if _, err := cli.Put(ctx, datastore.BlockKey("10.65.0.0/30"), `{"cidr":"10.65.0.0/30","allocations":[1]}`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cli.Put(ctx, datastore.AffinityKey("host-a", "10.65.0.0/30"), `{"state":"confirmed","deleted":false}`); err != nil {
+		t.Fatal(err)
+	}
+	v4, _, err := e.c.AutoAssign(ctx, ipam.AutoAssignArgs{Num4: 4, HandleID: "h", Hostname: "host-a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range v4 {
+		if !netip.MustParsePrefix("10.65.0.4/30").Contains(p.Addr()) {
+			t.Errorf("%s came from the corrupt block", p)
+		}
+	}
+	if _, _, err := e.c.AutoAssign(ctx, ipam.AutoAssignArgs{Num4: 1, HandleID: "h2", Hostname: "host-a"}); !errors.Is(err, ipam.ErrExhausted) {
+		t.Errorf("want ErrExhausted, got %v", err)
+	}
+	r, err := e.c.Check(ctx)
+	if err != nil || len(r.CorruptBlocks) != 1 {
+		t.Errorf("check: %+v %v", r, err)
+	}
+}

@@ -70,18 +70,22 @@ func (c *Client) getBlock(ctx context.Context, cidr netip.Prefix) (*block, error
 	return decodeBlock(cidr, kv)
 }
 
+// errCorruptBlock marks a stored block that cannot be used.
+var errCorruptBlock = errors.New("corrupt block")
+
 func decodeBlock(cidr netip.Prefix, kv *datastore.KV) (*block, error) {
 	var b api.AllocationBlock
 	if err := json.Unmarshal(kv.Value, &b); err != nil {
-		return nil, fmt.Errorf("decoding block %s: %w", kv.Key, err)
+		return nil, fmt.Errorf("decoding block %s: %w: %w", kv.Key, errCorruptBlock, err)
 	}
 	if err := validBlock(cidr, &b); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: %w", errCorruptBlock, err)
 	}
 	return &block{cidr: cidr, b: &b, rev: kv.ModRevision}, nil
 }
 
-// listBlocks reads every block of a family (4 or 6), skipping undecodable ones.
+// listBlocks reads every block of a family (4 or 6). Undecodable blocks come back empty and
+// unaffine, so that nothing allocates from them or tries to create them again.
 func (c *Client) listBlocks(ctx context.Context, fam int) ([]*block, error) {
 	prefix := datastore.BlockPrefix + familyName(fam) + "/block/"
 	kvs, _, err := c.ds.ListKV(ctx, prefix, 0)
@@ -101,8 +105,9 @@ func (c *Client) listBlocks(ctx context.Context, fam int) ([]*block, error) {
 		}
 		b, err := decodeBlock(cidr, &kvs[i])
 		if err != nil {
-			c.log.Warn().Err(err).Str("key", kvs[i].Key).Msg("skipping undecodable block")
-			continue
+			// Keep it as a full, unaffine block: never allocated from, never claimed over.
+			c.log.Warn().Err(err).Str("key", kvs[i].Key).Msg("ignoring undecodable block")
+			b = &block{cidr: cidr, b: &api.AllocationBlock{}, rev: kvs[i].ModRevision}
 		}
 		out = append(out, b)
 	}
