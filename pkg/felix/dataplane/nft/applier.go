@@ -62,6 +62,9 @@ func (a *Applier) RequestFullSync() { a.needFull.Store(true) }
 // Apply retries at once with a full sync; if that fails too, the error is
 // returned and the next Apply is a full sync again.
 func (a *Applier) Apply(ctx context.Context, desired *Ruleset) (Stats, error) {
+	if err := ctx.Err(); err != nil {
+		return Stats{}, err
+	}
 	full := a.needFull.Load() || a.mirror == nil
 	st, committed, err := a.sync(ctx, desired, full)
 	if err != nil && !full && committed {

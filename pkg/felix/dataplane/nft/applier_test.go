@@ -80,6 +80,9 @@ func dedent(s string) string {
 	indent := len(lines[0]) - len(strings.TrimLeft(lines[0], "\t"))
 	for i, l := range lines {
 		lines[i] = strings.TrimPrefix(l, strings.Repeat("\t", indent))
+		if strings.TrimSpace(l) == "" {
+			lines[i] = ""
+		}
 	}
 	return strings.Join(lines, "\n")
 }

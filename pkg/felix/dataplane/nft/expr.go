@@ -2,6 +2,7 @@ package nft
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 
 	"github.com/google/nftables"
@@ -65,6 +66,8 @@ const (
 	reg32Base  = 8 // first 32-bit register, overlaying reg1
 )
 
+var errConflictingFamilies = errors.New("conflicting families ipv4 and ipv6 in one rule")
+
 // encoder accumulates the netlink expressions of one rule. It tracks the
 // protocol facts already established in the rule so that the implicit
 // dependencies nft adds (meta nfproto before ip payload in an inet table,
@@ -108,6 +111,9 @@ func (e *encoder) needNFProto(f Family) {
 	if e.nfproto == p {
 		return
 	}
+	if e.nfproto != 0 {
+		e.fail(errConflictingFamilies)
+	}
 	e.add(&expr.Meta{Key: expr.MetaKeyNFPROTO, Register: reg1})
 	e.cmp(expr.CmpOpEq, []byte{p})
 	e.nfproto = p
@@ -117,6 +123,9 @@ func (e *encoder) needNFProto(f Family) {
 func (e *encoder) needL4Proto(p uint8) {
 	if e.l4proto == int(p) {
 		return
+	}
+	if e.l4proto >= 0 {
+		e.fail(fmt.Errorf("conflicting protocols %s and %s in one rule", protoName(uint8(e.l4proto)), protoName(p)))
 	}
 	e.add(&expr.Meta{Key: expr.MetaKeyL4PROTO, Register: reg1})
 	e.cmp(expr.CmpOpEq, []byte{p})

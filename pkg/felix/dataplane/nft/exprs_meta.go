@@ -112,6 +112,9 @@ func (m l4protoMatch) negate() Match { m.neg = !m.neg; return m }
 func (m l4protoMatch) String() string { return "meta l4proto " + negOp(m.neg) + protoName(m.proto) }
 
 func (m l4protoMatch) encode(e *encoder) {
+	if !m.neg && e.l4proto >= 0 && e.l4proto != int(m.proto) {
+		e.fail(fmt.Errorf("conflicting protocols %s and %s in one rule", protoName(uint8(e.l4proto)), protoName(m.proto)))
+	}
 	e.add(&expr.Meta{Key: expr.MetaKeyL4PROTO, Register: reg1})
 	e.cmp(cmpOp(m.neg), []byte{m.proto})
 	if !m.neg {
@@ -135,6 +138,9 @@ func (m nfprotoMatch) negate() Match { m.neg = !m.neg; return m }
 func (m nfprotoMatch) String() string { return "meta nfproto " + negOp(m.neg) + m.fam.String() }
 
 func (m nfprotoMatch) encode(e *encoder) {
+	if !m.neg && e.nfproto != 0 && e.nfproto != m.fam.nfproto() {
+		e.fail(errConflictingFamilies)
+	}
 	e.add(&expr.Meta{Key: expr.MetaKeyNFPROTO, Register: reg1})
 	e.cmp(cmpOp(m.neg), []byte{m.fam.nfproto()})
 	if !m.neg {

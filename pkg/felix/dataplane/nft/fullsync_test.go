@@ -205,6 +205,14 @@ func TestValidationErrors(t *testing.T) {
 		{"set and map share a name", func(rs *Ruleset) {
 			rs.AddSet(&Set{Name: "cali-to-wl-dispatch", Type: TypeIfname})
 		}},
+		{"ip and ip6 in one rule", func(rs *Ruleset) {
+			rs.Chains["cali-FORWARD"].Rules = append(rs.Chains["cali-FORWARD"].Rules,
+				NewRule(SAddr(netip.MustParsePrefix("10.0.0.0/8")), DAddr(netip.MustParsePrefix("fd5c::/16")), Drop()))
+		}},
+		{"tcp and udp ports in one rule", func(rs *Ruleset) {
+			rs.Chains["cali-FORWARD"].Rules = append(rs.Chains["cali-FORWARD"].Rules,
+				NewRule(L4Proto(ProtoTCP), DPort(ProtoUDP, Port(53)), Drop()))
+		}},
 		{"nat in forward hook", func(rs *Ruleset) {
 			rs.AddChain(&Chain{Name: "n", Base: &BaseChain{Type: TypeNAT, Hook: HookForward}})
 		}},

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/google/nftables"
 )
 
 var (
@@ -186,7 +188,13 @@ func (r *Ruleset) validateRule(rule Rule) error {
 			return err
 		}
 	}
-	return nil
+	// A dry run of the encoder finds what only the rule as a whole shows,
+	// such as an ip and an ip6 match in one rule.
+	enc := newEncoder(func(*nftables.Set, []nftables.SetElement) error { return nil })
+	for _, x := range rule.Exprs {
+		x.encode(enc)
+	}
+	return enc.err
 }
 
 // checkRef checks that a reference resolves in the ruleset.
