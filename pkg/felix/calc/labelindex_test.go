@@ -1,0 +1,167 @@
+package calc
+
+import (
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/calico-host/calico-host/pkg/selector"
+)
+
+// matchRecorder records the index's current matches from its callbacks.
+type matchRecorder struct {
+	t       *testing.T
+	matches map[[2]string]bool
+}
+
+func (r *matchRecorder) onMatch(selID, itemID string, matched bool) {
+	k := [2]string{selID, itemID}
+	if r.matches[k] == matched {
+		r.t.Fatalf("duplicate callback %v matched=%v", k, matched)
+	}
+	if matched {
+		r.matches[k] = true
+	} else {
+		delete(r.matches, k)
+	}
+}
+
+func TestChooseAnchor(t *testing.T) {
+	tests := []struct {
+		sel  string
+		want anchor
+	}{
+		{`role == "web"`, anchor{kind: anchorKV, key: "role", values: []string{"web"}}},
+		{`(projectcalico.org/namespace == "ns1") && (role in {"a", "b"})`, anchor{kind: anchorKV, key: "role", values: []string{"a", "b"}}},
+		{`(projectcalico.org/namespace == "openstack") && (has(sg.projectcalico.org/openstack-1))`,
+			anchor{kind: anchorKey, key: "sg.projectcalico.org/openstack-1"}},
+		{`projectcalico.org/namespace == "ns1"`, anchor{kind: anchorKV, key: "projectcalico.org/namespace", values: []string{"ns1"}}},
+		{`has(a) || has(b)`, anchor{kind: anchorScan}},
+		{`(has(a) && x == "1") || (has(a) && y == "2")`, anchor{kind: anchorKey, key: "a"}},
+		{`app contains "x"`, anchor{kind: anchorKey, key: "app"}},
+		{`app != "x"`, anchor{kind: anchorScan}},
+		{`!has(a)`, anchor{kind: anchorScan}},
+		{`all()`, anchor{kind: anchorScan}},
+		{`a == "x" && a == "y"`, anchor{kind: anchorKV, key: "a", values: []string{}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.sel, func(t *testing.T) {
+			got := chooseAnchor(selector.MustParse(tc.sel))
+			if got.kind != tc.want.kind || got.key != tc.want.key || !slices.Equal(got.values, tc.want.values) {
+				t.Errorf("anchor = %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestLabelIndexSteps(t *testing.T) {
+	rec := &matchRecorder{t: t, matches: map[[2]string]bool{}}
+	x := newLabelIndex(rec.onMatch)
+	steps := []struct {
+		name string
+		do   func()
+		want []string // "sel/item"
+	}{
+		{"selectors before items", func() {
+			x.UpdateSelector("web", selector.MustParse("role == 'web'"))
+			x.UpdateSelector("hasenv", selector.MustParse("has(env)"))
+			x.UpdateSelector("notdb", selector.MustParse("role != 'db'"))
+		}, nil},
+		{"items arrive", func() {
+			x.UpdateItem("a", map[string]string{"role": "web"})
+			x.UpdateItem("b", map[string]string{"role": "db", "env": "prod"})
+		}, []string{"hasenv/b", "notdb/a", "web/a"}},
+		{"label change moves an item", func() { x.UpdateItem("a", map[string]string{"role": "db", "env": "dev"}) },
+			[]string{"hasenv/a", "hasenv/b"}},
+		{"selector replaced", func() { x.UpdateSelector("web", selector.MustParse("role == 'db'")) },
+			[]string{"hasenv/a", "hasenv/b", "web/a", "web/b"}},
+		{"item deleted", func() { x.DeleteItem("b") }, []string{"hasenv/a", "web/a"}},
+		{"selector deleted", func() { x.DeleteSelector("hasenv") }, []string{"web/a"}},
+	}
+	for _, st := range steps {
+		st.do()
+		var got []string
+		for k := range rec.matches {
+			got = append(got, k[0]+"/"+k[1])
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, st.want) {
+			t.Errorf("%s: matches = %v, want %v", st.name, got, st.want)
+		}
+	}
+}
+
+// TestLabelIndexAgainstBruteForce applies random changes and compares the reported matches with
+// evaluating every selector against every item.
+func TestLabelIndexAgainstBruteForce(t *testing.T) {
+	sels := []string{"role == 'web'", "role in {'web', 'db'}", "has(env)", "env == 'prod' && has(role)", "all()",
+		"!has(app)", "app == 'a' || role == 'db'", "(has(x) && y == '1') || (has(x) && z == '2')", "role != 'db'"}
+	r := rand.New(rand.NewPCG(1, 2))
+	rec := &matchRecorder{t: t, matches: map[[2]string]bool{}}
+	x := newLabelIndex(rec.onMatch)
+	labelsOf := map[string]map[string]string{}
+	selOf := map[string]*selector.Selector{}
+	for i := 0; i < 3000; i++ {
+		id := fmt.Sprint(r.IntN(12))
+		switch r.IntN(4) {
+		case 0:
+			s := selector.MustParse(sels[r.IntN(len(sels))])
+			x.UpdateSelector(id, s)
+			selOf[id] = s
+		case 1:
+			x.DeleteSelector(id)
+			delete(selOf, id)
+		case 2:
+			l := map[string]string{}
+			for _, k := range []string{"role", "env", "app", "x", "y", "z"} {
+				if r.IntN(2) == 0 {
+					l[k] = []string{"web", "db", "prod", "a", "1", "2"}[r.IntN(6)]
+				}
+			}
+			x.UpdateItem(id, l)
+			labelsOf[id] = l
+		default:
+			x.DeleteItem(id)
+			delete(labelsOf, id)
+		}
+		want := map[[2]string]bool{}
+		for sid, s := range selOf {
+			for iid, l := range labelsOf {
+				if s.EvaluateMap(l) {
+					want[[2]string{sid, iid}] = true
+				}
+			}
+		}
+		if !maps.Equal(want, rec.matches) {
+			t.Fatalf("step %d: index matches differ from brute force", i)
+		}
+	}
+}
+
+func TestPrefixSelector(t *testing.T) {
+	tests := []struct {
+		in, prefix string
+		mode       prefixMode
+		want       string
+	}{
+		{"env == 'prod'", "pcns.", prefixNamespace, `pcns.env == "prod"`},
+		{"all()", "pcns.", prefixNamespace, `has(projectcalico.org/namespace)`},
+		{"global()", "pcns.", prefixNamespace, `!has(projectcalico.org/namespace)`},
+		{"has(a) && !(b in {'x', 'y'}) || c starts with 'z'", "pcns.", prefixNamespace,
+			`((has(pcns.a) && !pcns.b in {"x", "y"}) || pcns.c starts with "z")`},
+		{"a ends with 'q' && d contains \"it's\"", "pcsa.", prefixSvcAcct, `(pcsa.a ends with "q" && pcsa.d contains "it's")`},
+		{"all()", "pcsa.", prefixSvcAcct, `has(projectcalico.org/serviceaccount)`},
+		{"k not in {} && x != 'all()'", "p.", prefixOnly, `(p.k not in {} && p.x != "all()")`},
+	}
+	for _, tc := range tests {
+		got, err := prefixSelector(selector.MustParse(tc.in), tc.prefix, tc.mode)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.in, err)
+		}
+		if canon := selector.MustParse(got).String(); canon != selector.MustParse(tc.want).String() {
+			t.Errorf("prefix(%s) = %s, want %s", tc.in, canon, tc.want)
+		}
+	}
+}

@@ -1,0 +1,178 @@
+package calc
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/calico-host/calico-host/pkg/syncer"
+)
+
+// fakeClock is a manual clock for Run.
+type fakeClock struct {
+	mu     sync.Mutex
+	now    time.Time
+	timers []fakeTimer
+	armed  chan time.Duration // every After call, in order
+}
+
+type fakeTimer struct {
+	at time.Time
+	ch chan time.Time
+}
+
+func newFakeClock() *fakeClock {
+	return &fakeClock{now: time.Unix(1000, 0), armed: make(chan time.Duration, 100)}
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) After(d time.Duration) <-chan time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ch := make(chan time.Time, 1)
+	c.timers = append(c.timers, fakeTimer{at: c.now.Add(d), ch: ch})
+	c.armed <- d
+	return ch
+}
+
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+	kept := c.timers[:0]
+	for _, t := range c.timers {
+		if !t.at.After(c.now) {
+			t.ch <- c.now
+		} else {
+			kept = append(kept, t)
+		}
+	}
+	c.timers = kept
+}
+
+// waitArmed waits for an After call with the given duration.
+func (c *fakeClock) waitArmed(t *testing.T, want time.Duration) {
+	t.Helper()
+	for {
+		select {
+		case d := <-c.armed:
+			if d == want {
+				return
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("no timer of %v armed", want)
+		}
+	}
+}
+
+func recvBatch(t *testing.T, out <-chan []Update) []Update {
+	t.Helper()
+	select {
+	case b := <-out:
+		return b
+	case <-time.After(5 * time.Second):
+		t.Fatal("no batch")
+	}
+	return nil
+}
+
+func countWEPs(batch []Update) int {
+	n := 0
+	for _, u := range batch {
+		if _, ok := u.(WorkloadEndpointUpdate); ok {
+			n++
+		}
+	}
+	return n
+}
+
+func TestRunRateLimitsAndCoalesces(t *testing.T) {
+	clk := newFakeClock()
+	in, out := make(chan syncer.Message), make(chan []Update, 10)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var mu sync.Mutex
+	beats := 0
+	done := make(chan struct{})
+	g := newTestGraph("h1")
+	cfg := RunConfig{BucketSize: 2, Refill: 100 * time.Millisecond, Now: clk.Now, After: clk.After, IdleBeat: time.Hour}
+	go func() {
+		g.Run(ctx, in, out, cfg, func() { mu.Lock(); beats++; mu.Unlock() })
+		close(done)
+	}()
+	msg := func(i int) syncer.Message {
+		return syncer.Message{Status: syncer.InSync, Updates: []syncer.Update{
+			wep("ns", "h1", fmt.Sprint(i), nil, []string{fmt.Sprintf("10.65.0.%d/32", i)})}}
+	}
+	in <- syncer.Message{Status: syncer.InSync, Snapshot: true}
+	if b := recvBatch(t, out); len(b) == 0 {
+		t.Fatal("empty first batch")
+	}
+	in <- msg(1) // the second token
+	if b := recvBatch(t, out); countWEPs(b) != 1 {
+		t.Fatalf("second batch = %v", b)
+	}
+	in <- msg(2) // no token left: the flush waits for a refill
+	clk.waitArmed(t, 100*time.Millisecond)
+	in <- msg(3)
+	in <- msg(4)
+	select {
+	case b := <-out:
+		t.Fatalf("flushed without a token: %v", b)
+	case <-time.After(50 * time.Millisecond):
+	}
+	clk.Advance(100 * time.Millisecond)
+	if b := recvBatch(t, out); countWEPs(b) != 3 {
+		t.Fatalf("coalesced batch has %d endpoints, want 3", countWEPs(b))
+	}
+	clk.Advance(time.Hour) // the idle beat
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		mu.Lock()
+		n := beats
+		mu.Unlock()
+		if n >= 6 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("progress called %d times", n)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Run did not return on cancel")
+	}
+}
+
+func TestBucket(t *testing.T) {
+	start := time.Unix(0, 0)
+	b := &bucket{size: 3, refill: 10 * time.Millisecond, tokens: 3, last: start}
+	steps := []struct {
+		at        time.Duration
+		ok        bool
+		wantDelay time.Duration
+	}{
+		{0, true, 0}, {0, true, 0}, {1 * time.Millisecond, true, 0},
+		{2 * time.Millisecond, false, 8 * time.Millisecond},
+		{10 * time.Millisecond, true, 0},
+		{15 * time.Millisecond, false, 5 * time.Millisecond},
+		{45 * time.Millisecond, true, 0}, {45 * time.Millisecond, true, 0}, {45 * time.Millisecond, true, 0},
+		{45 * time.Millisecond, false, 10 * time.Millisecond}, // a full bucket earns nothing more
+	}
+	for i, st := range steps {
+		ok, d := b.take(start.Add(st.at))
+		if ok != st.ok || (!ok && d != st.wantDelay) {
+			t.Errorf("step %d at %v: take = %v, %v; want %v, %v", i, st.at, ok, d, st.ok, st.wantDelay)
+		}
+	}
+}
