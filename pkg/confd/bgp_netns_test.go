@@ -20,9 +20,14 @@ func hostNode(h *testHost, labels map[string]string, clusterID string) *api.Node
 	return n
 }
 
-func defaultBGP(mesh bool) *api.BGPConfiguration {
-	return &api.BGPConfiguration{ObjectMeta: api.ObjectMeta{Name: "default"},
-		Spec: api.BGPConfigurationSpec{ASNumber: asn(64512), NodeToNodeMeshEnabled: api.Bool(mesh), LogSeverityScreen: "Info"}}
+func defaultBGP(mesh bool, listenPort uint16, meshPassword bool) *api.BGPConfiguration {
+	c := &api.BGPConfiguration{ObjectMeta: api.ObjectMeta{Name: "default"},
+		Spec: api.BGPConfigurationSpec{ASNumber: asn(64512), NodeToNodeMeshEnabled: api.Bool(mesh), LogSeverityScreen: "Info",
+			ListenPort: listenPort}}
+	if meshPassword {
+		c.Spec.NodeMeshPassword = &api.BGPPassword{SecretKeyRef: &api.SecretKeyRef{Name: "bgp", Key: "mesh"}}
+	}
+	return c
 }
 
 // blocks: host-N owns 10.65.N.0/26 and fd5c:1:0:N::/122.
@@ -45,7 +50,7 @@ func TestRealBGP(t *testing.T) {
 	hosts := makeFabric(t, 3)
 	h1, h2, h3 := hosts[0], hosts[1], hosts[2]
 
-	st.put(defaultBGP(true),
+	st.put(defaultBGP(true, 0, false),
 		&api.IPPool{ObjectMeta: api.ObjectMeta{Name: "v4"}, Spec: api.IPPoolSpec{CIDR: "10.65.0.0/16"}},
 		&api.IPPool{ObjectMeta: api.ObjectMeta{Name: "v6"}, Spec: api.IPPoolSpec{CIDR: "fd5c:1::/48", BlockSize: 122}})
 	for i, h := range hosts {
@@ -97,21 +102,25 @@ func TestRealBGP(t *testing.T) {
 	checkMeshRoutes("mesh")
 	t.Logf("mesh: host-2 kernel routes from BIRD: %v %v", h2.birdRoutes(t, "-4"), h2.birdRoutes(t, "-6"))
 
-	// 2. Route reflector: host-1 reflects (cluster 224.0.0.1), the others peer with it by selector.
+	// 2. Route reflector: host-1 reflects (cluster 224.0.0.1), the others peer with it by selector;
+	// everybody listens on port 1179 now.
 	phase := time.Now()
-	st.put(defaultBGP(false), hostNode(h1, map[string]string{"rr": "true"}, "224.0.0.1"),
+	st.put(defaultBGP(false, 1179, false), hostNode(h1, map[string]string{"rr": "true"}, "224.0.0.1"),
 		&api.BGPPeer{ObjectMeta: api.ObjectMeta{Name: "to-rr"}, Spec: api.BGPPeerSpec{NodeSelector: "all()", PeerSelector: "rr == 'true'"}})
 	waitUntil(t, 30*time.Second, "RR sessions of host-1", wantSessions(h1,
-		peerName(PeerNode, h2.v4, 0), peerName(PeerNode, h3.v4, 0), peerName(PeerNode, h2.v6, 0), peerName(PeerNode, h3.v6, 0)))
+		peerName(PeerNode, h2.v4, 1179), peerName(PeerNode, h3.v4, 1179), peerName(PeerNode, h2.v6, 1179), peerName(PeerNode, h3.v6, 1179)))
 	for _, h := range []*testHost{h2, h3} {
-		waitUntil(t, 30*time.Second, "RR client sessions of "+h.name, wantSessions(h, peerName(PeerNode, h1.v4, 0), peerName(PeerNode, h1.v6, 0)))
+		waitUntil(t, 30*time.Second, "RR client sessions of "+h.name, wantSessions(h, peerName(PeerNode, h1.v4, 1179), peerName(PeerNode, h1.v6, 1179)))
+	}
+	if out := sh(t, "ip", "netns", "exec", h1.ns, "ss", "-Htln", "sport", "= :1179"); !strings.Contains(out, ":1179") {
+		t.Errorf("host-1's BIRD does not listen on port 1179: %q", out)
 	}
 	// Reflected routes keep the originating host as next hop.
 	waitUntil(t, 30*time.Second, "host-2 learns host-3's block through the reflector",
 		wantRoutes(t, h2, "-4", map[string]string{block4(3): "via " + h3.v4, block4(1): "via " + h1.v4}))
 	waitUntil(t, 30*time.Second, "host-3 learns host-2's IPv6 block through the reflector",
 		wantRoutes(t, h3, "-6", map[string]string{block6(2): "via " + h2.v6}))
-	if route := h2.birdCommand(t, "show route for "+block4(3)); !strings.Contains(route, "["+peerName(PeerNode, h1.v4, 0)+" ") {
+	if route := h2.birdCommand(t, "show route for "+block4(3)); !strings.Contains(route, "["+peerName(PeerNode, h1.v4, 1179)+" ") {
 		t.Errorf("host-2's route to host-3's block does not come from the reflector:\n%s", route)
 	}
 	t.Logf("route reflector: reconverged in %s; host-2 routes %v", time.Since(phase).Round(time.Millisecond), h2.birdRoutes(t, "-4"))
@@ -135,14 +144,17 @@ func TestRealBGP(t *testing.T) {
 	st.put(&api.BGPPeer{ObjectMeta: api.ObjectMeta{Name: "to-rr"}, Spec: api.BGPPeerSpec{NodeSelector: "all()", PeerSelector: "rr == 'true'"}})
 	waitUntil(t, 30*time.Second, "host-2 relearns host-3's block", wantRoutes(t, h2, "-4", map[string]string{block4(3): "via " + h3.v4}))
 
-	// 5. Back to the full mesh.
+	// 5. Back to the full mesh, on port 179, now with a TCP MD5 password read from a file.
 	phase = time.Now()
 	st.del("BGPPeer", "to-rr")
-	st.put(defaultBGP(true), hostNode(h1, nil, ""))
+	st.put(defaultBGP(true, 0, true), hostNode(h1, nil, ""))
 	for _, h := range hosts {
 		waitUntil(t, 30*time.Second, "mesh sessions again on "+h.name, wantSessions(h, meshNames(h)...))
 	}
 	checkMeshRoutes("mesh again")
+	if peers, _ := os.ReadFile(filepath.Join(h3.dir, "bird_peers.cfg")); strings.Count(string(peers), `password "mesh-pa55word";`) != 4 {
+		t.Errorf("the mesh sessions have no password:\n%s", peers)
+	}
 	t.Logf("back to mesh: reconverged in %s", time.Since(phase).Round(time.Millisecond))
 
 	// 6. A broken template on host-2: its files stay, BIRD keeps its sessions; a good template

@@ -92,7 +92,12 @@ func makeFabric(t *testing.T, n int) []*testHost {
 // startConfd runs the daemon of h in-process until the test ends, with short BGP timers.
 func startConfd(t *testing.T, h *testHost, ds *datastore.Client, templates string) {
 	t.Helper()
-	h.cfg = &Config{TemplatesDir: templates, OutputDir: h.dir, BIRDSocket: h.socket(), Templates: DefaultTemplates(),
+	secrets := filepath.Join(h.dir, "secrets")
+	os.MkdirAll(filepath.Join(secrets, "bgp"), 0o700)
+	if err := os.WriteFile(filepath.Join(secrets, "bgp", "mesh"), []byte("mesh-pa55word\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h.cfg = &Config{TemplatesDir: templates, OutputDir: h.dir, BIRDSocket: h.socket(), Templates: DefaultTemplates(), SecretsDir: secrets,
 		Vars: map[string]string{"connect_delay_time": "1", "connect_retry_time": "1", "error_wait_time": "1,2",
 			"hold_time": "3", "keepalive_time": "1"}}
 	h.cfg.setDefaults()
