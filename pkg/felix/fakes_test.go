@@ -147,19 +147,26 @@ func newHarness(t *testing.T, environ ...string) *harness {
 	t.Helper()
 	h := &harness{
 		t: t, etcd: etcdtest.Start(t),
-		syncer:  &fakeSyncer{msgs: make(chan syncer.Message, 8)},
-		calc:    &fakeCalc{batches: make(chan []calc.Update, 8)},
-		created: make(chan *fakeDataplane, 1),
-		levels:  make(chan zerolog.Level, 16),
-		done:    make(chan error, 1),
+		syncer: &fakeSyncer{msgs: make(chan syncer.Message, 8)},
+		calc:   &fakeCalc{batches: make(chan []calc.Update, 8)},
 	}
+	return h.run(h.syncer, h.calc, environ)
+}
+
+// run starts the daemon with the given syncer and calculation graph (fakes or real ones).
+func (h *harness) run(s Syncer, c CalcGraph, environ []string) *harness {
+	t := h.t
+	t.Helper()
+	h.created = make(chan *fakeDataplane, 1)
+	h.levels = make(chan zerolog.Level, 16)
+	h.done = make(chan error, 1)
 	local, err := config.LoadLocal(config.LoadOptions{ConfigFile: "/nonexistent/felix.toml", DatastoreFile: "/nonexistent/ds.toml",
 		Environ: environ, Hostname: func() (string, error) { return "Host-A", nil }})
 	if err != nil {
 		t.Fatal(err)
 	}
 	h.daemon, err = New(Options{
-		Local: local, Datastore: datastore.NewFromEtcd(h.etcd.Client()), Syncer: h.syncer, Calc: h.calc,
+		Local: local, Datastore: datastore.NewFromEtcd(h.etcd.Client()), Syncer: s, Calc: c,
 		NewDataplane: func(cfg dataplane.Config, _ zerolog.Logger) (Dataplane, error) {
 			dp := &fakeDataplane{cfg: cfg, release: make(chan struct{}), firstDone: make(chan struct{}),
 				statuses: make(chan dataplane.EndpointStatus, 16), stopped: make(chan struct{}),

@@ -40,7 +40,7 @@ func runHelper(endpoint string) {
 		os.Exit(2)
 	}
 	a := NewAgent(ds, AgentConfig{Hostname: "host-a", Region: "no-region", Interval: time.Hour, TTL: 2 * time.Second},
-		NewMetrics(), zerolog.New(os.Stderr))
+		NewMetrics(), zerolog.New(os.Stderr).Level(zerolog.InfoLevel))
 	a.Run(context.Background())
 }
 

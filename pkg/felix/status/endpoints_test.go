@@ -181,8 +181,16 @@ func TestEndpointWritesAreRateLimited(t *testing.T) {
 	}
 	e.Report(hep("eth0", "up"))
 	waitValue(t, cli, key, `{"status":"up"}`)
+	resp, err := cli.Get(context.Background(), key)
+	if err != nil || resp.Kvs[0].Version != 2 {
+		t.Fatalf("key written %d times, want 2 (down, then up once) (%v)", resp.Kvs[0].Version, err)
+	}
+	deadline := time.Now().Add(time.Second)
+	for testutil.ToFloat64(m.writes.WithLabelValues("endpoint")) != 2 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
 	if n := testutil.ToFloat64(m.writes.WithLabelValues("endpoint")); n != 2 {
-		t.Errorf("%v writes, want 2 (down, then up once)", n)
+		t.Errorf("write metric %v, want 2", n)
 	}
 	_, rev := value(t, cli, key)
 	e.Report(hep("eth0", "up"))
