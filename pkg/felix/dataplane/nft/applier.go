@@ -65,6 +65,9 @@ func (a *Applier) Apply(ctx context.Context, desired *Ruleset) (Stats, error) {
 	if err := ctx.Err(); err != nil {
 		return Stats{}, err
 	}
+	if desired == nil {
+		desired = NewRuleset()
+	}
 	full := a.needFull.Load() || a.mirror == nil
 	st, committed, err := a.sync(ctx, desired, full)
 	if err != nil && !full && committed {

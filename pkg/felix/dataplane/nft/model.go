@@ -1,11 +1,3 @@
-// Package nft is felix's generic nftables layer: a pure-data model of one
-// `inet` table (chains, sets, verdict maps and rules built from typed
-// primitives), an Applier that diffs a desired Ruleset against what it last
-// wrote and programs the difference as one atomic netlink transaction through
-// github.com/google/nftables, and a Fake kernel for tests.
-//
-// The package knows nothing about Calico policy; a renderer turns felix's
-// desired state into a *Ruleset and hands it to Applier.Apply.
 package nft
 
 // DefaultTable is the name of the table the package manages unless told
