@@ -48,7 +48,11 @@ func (f *fakeSyncer) Run(ctx context.Context, out chan<- syncer.Message) {
 			return
 		case m := <-f.msgs:
 			f.status.Store(int32(m.Status))
-			out <- m
+			select {
+			case out <- m:
+			case <-ctx.Done():
+				return
+			}
 		}
 	}
 }
