@@ -13,7 +13,7 @@ import (
 	"github.com/calico-host/calico-host/pkg/datastore"
 )
 
-// errNotFound is returned by writer.delete when the key was already gone.
+// errGone is returned by writer.delete when the key was already gone.
 var errGone = errors.New("already deleted")
 
 // writer writes keys with compare-and-swap, remembering each key's mod revision so that a write
