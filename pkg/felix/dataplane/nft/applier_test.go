@@ -248,3 +248,22 @@ func checkSameAsFresh(t *testing.T, f *Fake, rs *Ruleset) {
 		t.Errorf("table differs from a fresh apply (-fresh +got):\n%s", diff)
 	}
 }
+
+// TestInPlaceChanges: a renderer that keeps one Ruleset and edits it in
+// place between Applies is diffed correctly; the Applier keeps its own
+// copies.
+func TestInPlaceChanges(t *testing.T) {
+	rs := felixLike([]string{"cali1"}, "10.65.0.9")
+	a, f := newTestApplier(t)
+	mustApply(t, a, rs)
+
+	rs.Chains["cali-fw-cali1"].Rules[1] = NewRule(CTStateIn(CTStateInvalid), Reject())
+	rs.Chains["cali-FORWARD"].Rules[0].Exprs[1] = Goto("cali-from-wl-dispatch")
+	rs.Sets["cali40s-fe"].Elements[0] = "10.65.0.10"
+	rs.Maps["cali-to-wl-dispatch"].Elements["cali1"] = Jump("cali-tw-cali1")
+	st := mustApply(t, a, rs)
+	if st.ChainsRewritten != 2 || st.ElementsAdded != 2 || st.ElementsRemoved != 2 {
+		t.Errorf("stats %+v, want 2 chains rewritten and 2 elements replaced", st)
+	}
+	checkSameAsFresh(t, f, rs)
+}

@@ -18,6 +18,7 @@ const (
 	phElems            // element deltas: deletes then adds, per set or map
 	phFlush            // flush changed and stale chains
 	phRecreate         // replace sets, maps and base chains whose type changed
+	phRecreateElems    // elements of the replaced sets and maps
 	phRules            // refill changed chains
 	phDelMaps          // stale maps (their elements may jump to stale chains)
 	phDelChains        // stale chains
@@ -135,10 +136,10 @@ func (p *planner) planSets() error {
 		var err error
 		switch {
 		case st == nil && p.cur.maps[name] == nil:
-			err = p.addSet(phAddSets, t, s)
+			err = p.addSet(phAddSets, phAddSets, t, s)
 		case st == nil || st.typ == nil || st.typ.name != t.name || st.interval != s.Interval:
 			p.deleteOld(name)
-			err = p.addSet(phRecreate, t, s)
+			err = p.addSet(phRecreate, phRecreateElems, t, s)
 		default:
 			err = p.updateSet(st, t, s)
 		}
@@ -149,14 +150,14 @@ func (p *planner) planSets() error {
 	return nil
 }
 
-func (p *planner) addSet(phase int, t *setType, s *Set) error {
+func (p *planner) addSet(phase, elemPhase int, t *setType, s *Set) error {
 	elems, parsed, err := normalizeCached(t, s.Interval, s.Elements, nil)
 	if err != nil {
 		return err
 	}
 	p.emit(phase, Op{Kind: OpAddSet, Name: s.Name, Type: t.name, Interval: s.Interval})
 	if len(elems) > 0 {
-		p.emit(phase, Op{Kind: OpAddElements, Name: s.Name, Interval: s.Interval, Elements: elems})
+		p.emit(elemPhase, Op{Kind: OpAddElements, Name: s.Name, Interval: s.Interval, Elements: elems})
 	}
 	p.next.sets[s.Name] = &setState{typ: t, interval: s.Interval, raw: slices.Clone(s.Elements), elems: elementMap(elems), parsed: parsed}
 	p.stats.SetsAdded++
@@ -225,7 +226,7 @@ func (p *planner) planMaps() error {
 			err = p.addMap(phAddSets, phElems, t, m)
 		case st == nil || st.typ == nil || st.typ.name != t.name:
 			p.deleteOld(name)
-			err = p.addMap(phRecreate, phRecreate, t, m)
+			err = p.addMap(phRecreate, phRecreateElems, t, m)
 		default:
 			err = p.updateMap(st, t, m)
 		}

@@ -14,6 +14,11 @@ func (p *planner) planChains() error {
 		switch {
 		case st == nil:
 			p.emit(phAddChains, Op{Kind: OpAddChain, Name: name, Base: c.Base})
+			if p.cur.read && p.cur.table {
+				// A read that raced with another change may have missed
+				// an existing chain: flush it rather than append to it.
+				p.flush(name)
+			}
 			p.rewrite[name] = true
 			p.stats.ChainsAdded++
 		case !equalBase(st.base, c.Base):

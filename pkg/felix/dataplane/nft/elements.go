@@ -206,6 +206,7 @@ func normalizeCached(t *setType, interval bool, raw []string, cache map[string]p
 		for _, pe := range next {
 			out = append(out, pe.el)
 		}
+		slices.SortFunc(out, func(a, b element) int { return strings.Compare(a.text, b.text) })
 		return out, next, nil
 	}
 	spans := make([]span, 0, len(next))

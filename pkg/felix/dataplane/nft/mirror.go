@@ -9,6 +9,7 @@ import (
 // in a mirror, so successive mirrors share unchanged objects.
 type mirror struct {
 	table  bool
+	read   bool // read from the kernel (full sync), rather than written by us
 	chains map[string]*chainState
 	sets   map[string]*setState
 	maps   map[string]*mapState
@@ -59,7 +60,7 @@ func newMirrorSized(rs *Ruleset) *mirror {
 // the planner replace or delete them.
 func mirrorFromKernel(ks *KernelState) *mirror {
 	m := newMirror()
-	m.table = ks.TableExists
+	m.table, m.read = ks.TableExists, true
 	for name, kc := range ks.Chains {
 		m.chains[name] = &chainState{base: kc.Base, hashes: kc.Hashes}
 	}

@@ -17,17 +17,23 @@ import (
 // and elements, map verdicts — and never the rule expressions, so rules it
 // could not decode cannot make it fail. (google/nftables v0.3.0 cannot
 // decode verdict map elements, hence this small reader.) The dumps are
-// repeated if the ruleset generation changed while they ran.
+// repeated if the ruleset generation changed while they ran (any table's
+// change does that). After a few tries the last read is used anyway: the
+// Applier tolerates a slightly stale view (see planner.planChains), and
+// the next full sync corrects what it missed.
 func (k *Netlink) Read(ctx context.Context) (*KernelState, error) {
-	var lastErr error
-	for range 5 {
-		ks, err := k.readOnce(ctx)
+	var ks *KernelState
+	var err error
+	for range 3 {
+		ks, err = k.readOnce(ctx)
 		if !errors.Is(err, errGenerationChanged) {
 			return ks, err
 		}
-		lastErr = err
 	}
-	return nil, lastErr
+	if ks != nil {
+		return ks, nil
+	}
+	return nil, err
 }
 
 var errGenerationChanged = errors.New("nftables ruleset changed during the read")
@@ -54,16 +60,21 @@ func (k *Netlink) readOnce(ctx context.Context) (*KernelState, error) {
 	if err != nil {
 		return nil, err
 	}
-	if gen2, err := r.generation(); err != nil || gen2 != gen {
-		return nil, errors.Join(err, errGenerationChanged)
+	gen2, err := r.generation()
+	if err != nil {
+		return nil, err
+	}
+	if gen2 != gen || r.interrupted {
+		return ks, errGenerationChanged
 	}
 	return ks, nil
 }
 
 // reader runs netlink requests for one table.
 type reader struct {
-	conn  *netlink.Conn
-	table string
+	conn        *netlink.Conn
+	table       string
+	interrupted bool // a dump was interrupted by a concurrent change
 }
 
 func (r *reader) request(msgType int, dump bool, attrs ...netlink.Attribute) ([]netlink.Message, error) {
@@ -84,7 +95,7 @@ func (r *reader) request(msgType int, dump bool, attrs ...netlink.Attribute) ([]
 	}
 	for _, m := range msgs {
 		if m.Header.Flags&netlink.DumpInterrupted != 0 {
-			return nil, errGenerationChanged
+			r.interrupted = true
 		}
 	}
 	return msgs, nil
