@@ -12,17 +12,17 @@ import (
 // anything refers to them and deleted only after everything that referred
 // to them was flushed or deleted.
 const (
-	phTable     = iota // add table
-	phAddSets          // new sets (with elements) and new maps
-	phAddChains        // new chains, still empty
-	phElems            // element deltas: deletes then adds, per set or map
-	phFlush            // flush changed and stale chains
-	phRecreate         // replace sets, maps and base chains whose type changed
-	phRecreateElems    // elements of the replaced sets and maps
-	phRules            // refill changed chains
-	phDelMaps          // stale maps (their elements may jump to stale chains)
-	phDelChains        // stale chains
-	phDelSets          // stale sets
+	phTable         = iota // add table
+	phAddSets              // new sets (with elements) and new maps
+	phAddChains            // new chains, still empty
+	phElems                // element deltas: deletes then adds, per set or map
+	phFlush                // flush changed and stale chains
+	phRecreate             // replace sets, maps and base chains whose type changed
+	phRecreateElems        // elements of the replaced sets and maps
+	phRules                // refill changed chains
+	phDelMaps              // stale maps (their elements may jump to stale chains)
+	phDelChains            // stale chains
+	phDelSets              // stale sets
 	numPhases
 )
 
