@@ -2,6 +2,8 @@ package confd
 
 import (
 	"errors"
+	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -475,5 +477,32 @@ func TestServiceRoutes(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"fd00:96::/108"}, m.Families[1].StaticRoutes); diff != "" {
 		t.Errorf("v6 (-want +got):\n%s", diff)
+	}
+}
+
+// BenchmarkBuild measures the model of one node in a 500-node mesh with 50 explicit peers,
+// 20 filters and 50 pools.
+func BenchmarkBuild(b *testing.B) {
+	objs := []any{}
+	for i := 0; i < 500; i++ {
+		objs = append(objs, testNode("n"+strconv.Itoa(i), fmt.Sprintf("198.18.%d.%d/16", i/250, i%250+1),
+			fmt.Sprintf("fd5c:ff::%x/64", i+1), map[string]string{"rack": "r" + strconv.Itoa(i%10)}))
+	}
+	for i := 0; i < 50; i++ {
+		objs = append(objs, bgpPeer("p"+strconv.Itoa(i), api.BGPPeerSpec{PeerIP: fmt.Sprintf("198.19.0.%d", i+1), ASNumber: asn(65001),
+			NodeSelector: "rack == 'r" + strconv.Itoa(i%10) + "'", Filters: []string{"f" + strconv.Itoa(i%20)}}),
+			ipPool("pool"+strconv.Itoa(i), api.IPPoolSpec{CIDR: fmt.Sprintf("10.65.%d.0/24", i)}))
+	}
+	for i := 0; i < 20; i++ {
+		objs = append(objs, &api.BGPFilter{ObjectMeta: api.ObjectMeta{Name: "f" + strconv.Itoa(i)}, Spec: api.BGPFilterSpec{
+			ExportV4: []api.BGPFilterRule{{Action: "Reject", MatchOperator: "In", CIDR: "10.65.0.0/16"}}}})
+	}
+	in := testInputs(objs...)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		m := build(in, "n7")
+		if len(m.Families[0].Peers) != 499+5 {
+			b.Fatalf("%d peers", len(m.Families[0].Peers))
+		}
 	}
 }

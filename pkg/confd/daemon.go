@@ -121,7 +121,9 @@ func (d *Daemon) onMessage(l *loop, m syncer.Message) {
 	}
 	if m.Status != syncer.InSync && !m.Snapshot {
 		d.log.Info().Stringer("status", m.Status).Msg("Datastore connection status changed")
-		if !d.notifier.IsReady() {
+		if d.notifier.IsReady() {
+			d.notifier.Status("Datastore %s; BIRD keeps the last applied configuration", m.Status)
+		} else {
 			d.notifier.Status("Waiting for the datastore (%s)", m.Status)
 		}
 	}
