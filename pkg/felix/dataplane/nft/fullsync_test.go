@@ -1,6 +1,7 @@
 package nft
 
 import (
+	"context"
 	"errors"
 	"net/netip"
 	"testing"
@@ -320,4 +321,29 @@ func TestAddrMatchIgnoresHostBits(t *testing.T) {
 	if got := SAddr(netip.MustParsePrefix("10.65.1.5/16")).String(); got != "ip saddr 10.65.0.0/16" {
 		t.Errorf("got %q", got)
 	}
+}
+
+// staleReader is a kernel whose reads miss one chain, like a read that
+// raced with another change.
+type staleReader struct {
+	*Fake
+	hide string
+}
+
+func (k staleReader) Read(ctx context.Context) (*KernelState, error) {
+	ks, err := k.Fake.Read(ctx)
+	if ks != nil {
+		delete(ks.Chains, k.hide)
+	}
+	return ks, err
+}
+
+// TestFullSyncStaleReadDoesNotDuplicate: a chain the read missed is
+// flushed before it is filled, so its rules are not doubled.
+func TestFullSyncStaleReadDoesNotDuplicate(t *testing.T) {
+	rs := felixLike([]string{"cali1"}, "10.65.0.9")
+	_, f := newTestApplier(t)
+	mustApply(t, NewApplier(f, zerologNop()), rs)
+	mustApply(t, NewApplier(staleReader{Fake: f, hide: "cali-tw-cali1"}, zerologNop()), rs)
+	checkSameAsFresh(t, f, rs)
 }
