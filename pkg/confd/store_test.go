@@ -156,3 +156,19 @@ func writeFile(t *testing.T, path, text string) {
 		t.Fatal(err)
 	}
 }
+
+// TestShippedConfig: the packaged /etc/calico/confd.toml loads and names the shipped templates.
+func TestShippedConfig(t *testing.T) {
+	c, err := LoadConfig("../../etc/calico/confd.toml", func(string) (string, bool) { return "", false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(DefaultTemplates(), c.Templates); diff != "" {
+		t.Errorf("templates (-default +shipped):\n%s", diff)
+	}
+	for _, tmpl := range c.Templates {
+		if _, err := os.Stat(filepath.Join(templatesDir, tmpl.Src)); err != nil {
+			t.Errorf("template %s is not shipped: %v", tmpl.Src, err)
+		}
+	}
+}
