@@ -155,7 +155,7 @@ func newTunnelTrigger(node string) *tunnelTrigger {
 }
 
 type nodeTunnelInputs struct {
-	labels                     map[string]string
+	labels                   map[string]string
 	addr4, mac4, addr6, mac6 string
 }
 

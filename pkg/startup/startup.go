@@ -54,6 +54,8 @@ type Startup struct {
 	tunnelResync time.Duration
 	// debounce coalesces bursts of address events.
 	debounce time.Duration
+	// pingTimeout bounds each datastore probe while waiting for it.
+	pingTimeout time.Duration
 }
 
 // New builds the component. It determines the node name (which can fail: an invalid hostname)
@@ -71,7 +73,8 @@ func New(cfg Config, d Deps) (*Startup, error) {
 	}
 	s := &Startup{cfg: cfg, name: name, ds: d.Datastore, kernel: d.Kernel, ipam: d.IPAM, notify: d.Notifier,
 		watch: d.Watch, log: d.Log.With().Str("node", name).Logger(),
-		minBackoff: time.Second, maxBackoff: 30 * time.Second, tunnelResync: 5 * time.Minute, debounce: 250 * time.Millisecond}
+		minBackoff: time.Second, maxBackoff: 30 * time.Second, tunnelResync: 5 * time.Minute, debounce: 250 * time.Millisecond,
+		pingTimeout: 5 * time.Second}
 	if s.watch == nil {
 		s.watch = func(ctx context.Context, prefixes []string, out chan<- syncer.Message) {
 			syncer.New(d.Datastore, syncer.Config{Prefixes: prefixes}, d.Log.With().Str("syncer", "startup").Logger()).Run(ctx, out)
@@ -142,7 +145,7 @@ func (s *Startup) RunOnce(ctx context.Context) error {
 func (s *Startup) waitForDatastore(ctx context.Context) error {
 	delay := s.minBackoff
 	for attempt := 1; ; attempt++ {
-		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		pctx, cancel := context.WithTimeout(ctx, s.pingTimeout)
 		err := s.ds.Ping(pctx)
 		cancel()
 		if err == nil {

@@ -107,17 +107,17 @@ func (s *Startup) reconcileTunnel(ctx context.Context, node *api.Node, pools []*
 		}
 		return tunnelState{mac: cur.mac}, nil
 	}
-	keep, release, err := s.checkTunnelAddr(ctx, node.Name, cur.addr, cidrs, t)
+	keep, err := s.checkTunnelAddr(ctx, node.Name, cur.addr, cidrs, t)
 	if err != nil {
 		return cur, err
 	}
 	if keep {
 		return s.withMAC(cur, node.Name, t), nil
 	}
-	if release {
-		if err := s.ipam.ReleaseByHandle(ctx, handle); err != nil {
-			return cur, fmt.Errorf("releasing %s: %w", handle, err)
-		}
+	// The handle only ever holds this node's tunnel address: release whatever it still holds
+	// (never another owner's allocation) before assigning afresh.
+	if err := s.ipam.ReleaseByHandle(ctx, handle); err != nil {
+		return cur, fmt.Errorf("releasing %s: %w", handle, err)
 	}
 	addr, err := s.assignTunnel(ctx, node.Name, cidrs, t)
 	if err != nil {
@@ -134,32 +134,32 @@ func (s *Startup) withMAC(st tunnelState, node string, t vxlanTunnel) tunnelStat
 	return st
 }
 
-// checkTunnelAddr decides whether the Node's current address can be kept (still allocated to
-// this node's tunnel, inside a qualifying pool) and whether the handle must be released first.
-func (s *Startup) checkTunnelAddr(ctx context.Context, node, addr string, cidrs []netip.Prefix, t vxlanTunnel) (keep, release bool, err error) {
+// checkTunnelAddr reports whether the Node's current address can be kept: still allocated to
+// this node's tunnel and inside a qualifying pool.
+func (s *Startup) checkTunnelAddr(ctx context.Context, node, addr string, cidrs []netip.Prefix, t vxlanTunnel) (bool, error) {
 	if addr == "" {
-		return false, true, nil // defensively release whatever the handle still holds
+		return false, nil
 	}
 	ip, err := netip.ParseAddr(addr)
 	if err != nil {
 		s.log.Warn().Str("addr", addr).Msg("Node has an unparsable tunnel address; assigning a new one")
-		return false, true, nil
+		return false, nil
 	}
 	attrs, _, err := s.ipam.GetAssignmentAttributes(ctx, ip)
 	switch {
 	case errors.Is(err, ipam.ErrNotAssigned) || datastore.IsNotFound(err):
 		s.log.Info().Str("addr", addr).Msg("Tunnel address is not allocated in IPAM; assigning a new one")
-		return false, true, nil
+		return false, nil
 	case err != nil:
-		return false, false, fmt.Errorf("reading the IPAM attributes of %s: %w", addr, err)
+		return false, fmt.Errorf("reading the IPAM attributes of %s: %w", addr, err)
 	case attrs[AttrType] != t.attrType || attrs[AttrNode] != node:
 		s.log.Warn().Str("addr", addr).Interface("attrs", attrs).Msg("Tunnel address is allocated to something else; assigning a new one")
-		return false, false, nil
+		return false, nil
 	case !containsAddr(cidrs, ip):
 		s.log.Info().Str("addr", addr).Msg("Tunnel address is not in a VXLAN pool for this node; reassigning")
-		return false, true, nil
+		return false, nil
 	}
-	return true, false, nil
+	return true, nil
 }
 
 func containsAddr(cidrs []netip.Prefix, a netip.Addr) bool {

@@ -1,0 +1,182 @@
+package startup
+
+import (
+	"encoding/json"
+	"maps"
+	"os"
+	"reflect"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/calico-host/calico-host/pkg/api"
+	"github.com/calico-host/calico-host/pkg/buildinfo"
+	"github.com/calico-host/calico-host/pkg/datastore"
+	"github.com/calico-host/calico-host/pkg/datastore/etcdtest"
+)
+
+var (
+	guidRE = regexp.MustCompile(`^[0-9a-f]{32}$`)
+	ulaRE  = regexp.MustCompile(`^fd[0-9a-f]{2}:[0-9a-f]{1,4}:[0-9a-f]{1,4}::/48$`)
+)
+
+// normalise removes what differs between any two runs (uids, timestamps, the cluster GUID, the
+// random IPv6 pool) after checking its form.
+func normalise(t *testing.T, key string, v map[string]any, ours bool) {
+	t.Helper()
+	meta := v["metadata"].(map[string]any)
+	delete(meta, "uid")
+	delete(meta, "creationTimestamp")
+	spec, _ := v["spec"].(map[string]any)
+	if g, ok := spec["clusterGUID"].(string); ok {
+		if !guidRE.MatchString(g) {
+			t.Errorf("%s: clusterGUID %q is not 32 hex digits", key, g)
+		}
+		spec["clusterGUID"] = "GUID"
+	}
+	if strings.HasSuffix(key, "/default-ipv6-ippool") {
+		if !ulaRE.MatchString(spec["cidr"].(string)) {
+			t.Errorf("%s: cidr %v is not a random ULA /48", key, spec["cidr"])
+		}
+		spec["cidr"] = "ULA"
+	}
+	if strings.HasSuffix(key, "/default-ipv4-ippool") {
+		spec["cidr"] = "CIDR"
+	}
+	if ours && strings.Contains(key, "/clusterinformations/") {
+		if spec["calicoVersion"] != buildinfo.Version {
+			t.Errorf("calicoVersion: got %v, want %q", spec["calicoVersion"], buildinfo.Version)
+		}
+		delete(spec, "calicoVersion") // Project Calico's test build left it empty
+	}
+}
+
+// TestRegisterMatchesFixture runs the startup sequence against an empty etcd with the fixture's
+// settings and compares every object written with what Project Calico's calico-node wrote.
+func TestRegisterMatchesFixture(t *testing.T) {
+	h := newHarness(t, fixtureEnv(t), fixtureHost())
+	if err := h.startup().Register(ctxT(t, 30*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	fixture, err := etcdtest.ReadFixture("startup-result.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ours := h.values(datastore.ResourcePrefix)
+	want := map[string]map[string]any{}
+	for _, kv := range fixture {
+		var v map[string]any
+		if err := json.Unmarshal(kv.Value, &v); err != nil {
+			t.Fatal(err)
+		}
+		want[kv.Key] = v
+	}
+	if got, exp := slices.Sorted(maps.Keys(ours)), slices.Sorted(maps.Keys(want)); !reflect.DeepEqual(got, exp) {
+		t.Fatalf("keys differ\n got %v\nwant %v", got, exp)
+	}
+	for key, w := range want {
+		normalise(t, key, w, false)
+		normalise(t, key, ours[key], true)
+		if !reflect.DeepEqual(ours[key], w) {
+			g, _ := json.Marshal(ours[key])
+			e, _ := json.Marshal(w)
+			t.Errorf("%s differs\n got %s\nwant %s", key, g, e)
+		}
+	}
+	if pool := ours[datastore.ResourcePrefix+"ippools/default-ipv4-ippool"]; pool == nil {
+		t.Fatal("no IPv4 pool")
+	}
+	p, _ := datastore.GetAs[*api.IPPool](ctxT(t, 5*time.Second), h.ds, "", DefaultIPv4PoolName)
+	if p.Spec.CIDR != "10.65.0.0/16" {
+		t.Errorf("IPv4 pool CIDR %s, want the configured 10.65.0.0/16", p.Spec.CIDR)
+	}
+	if name, _ := os.ReadFile(h.env["CALICO_NODENAME_FILE"]); string(name) != "host-z" {
+		t.Errorf("nodename file holds %q", name)
+	}
+}
+
+// TestSecondRunIsNoop: running the whole sequence (with the tunnel address) again writes nothing.
+func TestSecondRunIsNoop(t *testing.T) {
+	h := newHarness(t, fixtureEnv(t), fixtureHost())
+	if err := h.startup().RunOnce(ctxT(t, 30*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	before, rev := h.revisions()
+	if err := h.startup().RunOnce(ctxT(t, 30*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	after, rev2 := h.revisions()
+	if rev2 != rev || !reflect.DeepEqual(before, after) {
+		t.Errorf("second run wrote to etcd: revision %d -> %d", rev, rev2)
+		for k, r := range after {
+			if before[k] != r {
+				t.Errorf("  %s: mod revision %d -> %d", k, before[k], r)
+			}
+		}
+	}
+}
+
+// TestCalicoStateIsKept starts on the datastore Project Calico's calico-node left: the only write
+// is the calicoVersion it did not record.
+func TestCalicoStateIsKept(t *testing.T) {
+	env := fixtureEnv(t)
+	delete(env, "CALICO_IPV4POOL_CIDR")
+	h := newHarness(t, env, fixtureHost())
+	etcdtest.LoadFixture(t, h.raw, "startup-result.json")
+	before, _ := h.revisions()
+	if err := h.startup().Register(ctxT(t, 30*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	after, _ := h.revisions()
+	for k, r := range after {
+		changed := before[k] != r
+		if changed != strings.HasSuffix(k, "/clusterinformations/default") {
+			t.Errorf("%s: changed=%v", k, changed)
+		}
+	}
+}
+
+// TestUserObjectsAreNeverOverwritten: existing pools and configuration stay exactly as the user
+// wrote them; the Node keeps the user's labels.
+func TestUserObjectsAreNeverOverwritten(t *testing.T) {
+	h := newHarness(t, fixtureEnv(t), fixtureHost())
+	ctx := ctxT(t, 30*time.Second)
+	user := []api.Resource{
+		&api.IPPool{ObjectMeta: api.ObjectMeta{Name: "user-v4"}, Spec: api.IPPoolSpec{CIDR: "10.65.128.0/17", BlockSize: 28, VXLANMode: "Never"}},
+		&api.IPPool{ObjectMeta: api.ObjectMeta{Name: "user-v6"}, Spec: api.IPPoolSpec{CIDR: "fd5c:9::/48", BlockSize: 122}},
+		&api.FelixConfiguration{ObjectMeta: api.ObjectMeta{Name: "default"}, Spec: api.FelixConfigurationSpec{LogSeverityScreen: "Debug", ReportingInterval: api.Dur(30 * time.Second)}},
+		&api.FelixConfiguration{ObjectMeta: api.ObjectMeta{Name: "node.host-z"}, Spec: api.FelixConfigurationSpec{DefaultEndpointToHostAction: "Accept"}},
+		&api.BGPConfiguration{ObjectMeta: api.ObjectMeta{Name: "default"}, Spec: api.BGPConfigurationSpec{NodeToNodeMeshEnabled: api.Bool(false)}},
+		&api.IPAMConfiguration{ObjectMeta: api.ObjectMeta{Name: "default"}, Spec: api.IPAMConfigurationSpec{StrictAffinity: true}},
+		&api.ClusterInformation{ObjectMeta: api.ObjectMeta{Name: "default"}, Spec: api.ClusterInformationSpec{
+			ClusterGUID: "00112233445566778899aabbccddeeff", CalicoVersion: buildinfo.Version, DatastoreReady: api.Bool(false), ClusterType: "openstack"}},
+		&api.Tier{ObjectMeta: api.ObjectMeta{Name: "default"}, Spec: api.TierSpec{Order: api.Float(5), DefaultAction: "Deny"}},
+		&api.Node{ObjectMeta: api.ObjectMeta{Name: "host-z", Labels: map[string]string{"rack": "r1"}}},
+	}
+	for _, r := range user {
+		if _, err := h.ds.Create(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before, _ := h.revisions()
+	if err := h.startup().Register(ctx); err != nil {
+		t.Fatal(err)
+	}
+	after, _ := h.revisions()
+	for k, r := range before {
+		if after[k] != r && !strings.HasSuffix(k, "/nodes/host-z") {
+			t.Errorf("%s was rewritten", k)
+		}
+	}
+	for k := range after {
+		if strings.Contains(k, "default-ipv") {
+			t.Errorf("%s created although pools of both families exist", k)
+		}
+	}
+	n := h.node("host-z")
+	if n.Labels["rack"] != "r1" || n.Spec.BGP == nil || n.Spec.BGP.IPv4Address != "198.18.255.2/30" {
+		t.Errorf("node: labels %v, bgp %+v", n.Labels, n.Spec.BGP)
+	}
+}
