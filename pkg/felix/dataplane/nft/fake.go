@@ -312,3 +312,35 @@ func (f *Fake) drift(fn func(*fakeTable) error) error {
 	f.state = next
 	return nil
 }
+
+// AddElements adds elements (nft syntax) to a set of the table.
+func (f *Fake) AddElements(set string, elems ...string) error {
+	return f.setDrift(OpAddElements, set, elems)
+}
+
+// DeleteElements deletes elements (nft syntax, as Dump prints them) from a
+// set of the table.
+func (f *Fake) DeleteElements(set string, elems ...string) error {
+	return f.setDrift(OpDeleteElements, set, elems)
+}
+
+func (f *Fake) setDrift(kind OpKind, set string, texts []string) error {
+	f.mu.Lock()
+	var s *fakeSet
+	if f.state != nil {
+		s = f.state.sets[set]
+	}
+	f.mu.Unlock()
+	if s == nil {
+		return fmt.Errorf("set %q: %w", set, ErrFakeNoEntry)
+	}
+	op := Op{Kind: kind, Name: set, Interval: s.interval}
+	for _, text := range texts {
+		e, err := parseElement(s.typ, s.interval, text)
+		if err != nil {
+			return err
+		}
+		op.Elements = append(op.Elements, e)
+	}
+	return f.Apply(op)
+}

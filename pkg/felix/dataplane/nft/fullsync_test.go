@@ -44,10 +44,10 @@ func TestFullSyncRepairsDrift(t *testing.T) {
 	}, {
 		name: "elements changed",
 		drift: func(t *testing.T, f *Fake) {
-			mustFake(t, f,
-				Op{Kind: OpDeleteElements, Name: "cali40s-fe", Interval: true, Elements: mustElems(t, TypeIPv4Addr, true, "10.65.0.9")},
-				Op{Kind: OpAddElements, Name: "cali40s-fe", Interval: true, Elements: mustElems(t, TypeIPv4Addr, true, "10.65.3.3")},
-				Op{Kind: OpDeleteMapElements, Name: "cali-to-wl-dispatch", MapElems: []mapElement{{text: `"cali1"`, key: ifnameKey("cali1")}}})
+			if err := errors.Join(f.DeleteElements("cali40s-fe", "10.65.0.9"), f.AddElements("cali40s-fe", "10.65.3.3")); err != nil {
+				t.Fatal(err)
+			}
+			mustFake(t, f, Op{Kind: OpDeleteMapElements, Name: "cali-to-wl-dispatch", MapElems: []mapElement{{text: `"cali1"`, key: ifnameKey("cali1")}}})
 		},
 		want: map[string]int{"delete element cali40s-fe": 1, "add element cali40s-fe": 1, "add element cali-to-wl-dispatch": 1},
 	}, {
