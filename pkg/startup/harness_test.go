@@ -135,3 +135,10 @@ func eventually(t *testing.T, timeout time.Duration, what string, cond func() bo
 	t.Fatalf("%s: not within %s", what, timeout)
 	return 0
 }
+
+// getNode reads a node without failing the test (for polling).
+func getNode(h *harness) (*api.Node, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return datastore.GetAs[*api.Node](ctx, h.ds, "", "host-z")
+}
