@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/calico-host/calico-host/pkg/confd/birdctl"
+	"github.com/calico-host/calico-host/pkg/birdctl"
 )
 
 // `calicoctl node status`: whether felix runs, and the BGP sessions of the local BIRD, read from

@@ -8,7 +8,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/calico-host/calico-host/pkg/confd/birdctl"
+	"github.com/calico-host/calico-host/pkg/birdctl"
 )
 
 // ErrBIRDNotRunning means a reload found no BIRD to talk to. It is not a failure: BIRD reads the
