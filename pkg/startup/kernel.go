@@ -9,6 +9,7 @@ import (
 	"os"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -40,12 +41,13 @@ type Kernel interface {
 
 // netlinkKernel is Kernel over a netlink handle of one network namespace.
 type netlinkKernel struct {
-	ns     netns.NsHandle // netns.None(): the namespace current when the kernel was created
-	h      *netlink.Handle
-	log    zerolog.Logger
-	events chan struct{}
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	ns      netns.NsHandle // netns.None(): the namespace current when the kernel was created
+	h       *netlink.Handle
+	log     zerolog.Logger
+	events  chan struct{}
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+	closing atomic.Bool
 }
 
 // NewNetlinkKernel opens netlink in the current network namespace (no namespace switching, so it
@@ -81,7 +83,12 @@ func newNetlinkKernel(ns netns.NsHandle, log zerolog.Logger) (Kernel, error) {
 func (k *netlinkKernel) subscribe() (chan netlink.AddrUpdate, chan struct{}, error) {
 	updates, done := make(chan netlink.AddrUpdate, 64), make(chan struct{})
 	opts := netlink.AddrSubscribeOptions{
-		ErrorCallback: func(err error) { k.log.Warn().Err(err).Msg("Address subscription error") },
+		ErrorCallback: func(err error) {
+			if k.closing.Load() {
+				return // the socket was closed by Close
+			}
+			k.log.Warn().Err(err).Msg("Address subscription error; resubscribing")
+		},
 	}
 	if k.ns.IsOpen() {
 		ns := k.ns
@@ -187,6 +194,7 @@ func (k *netlinkKernel) IPv6Supported() bool {
 }
 
 func (k *netlinkKernel) Close() error {
+	k.closing.Store(true)
 	k.cancel()
 	k.wg.Wait()
 	k.h.Close()
