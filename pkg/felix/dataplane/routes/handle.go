@@ -1,0 +1,210 @@
+package routes
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/netip"
+	"time"
+
+	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
+)
+
+// Handle is the Reconciler's access to one network namespace's routing tables. Netlink implements
+// it over a netlink handle; Fake implements it in memory. Errors keep the kernel's errno
+// (unix.ENODEV when a device is missing, unix.ESRCH when a route to delete is gone).
+type Handle interface {
+	// ListRoutes lists the routes carrying protocol in every table, both families.
+	ListRoutes(ctx context.Context, protocol int) ([]KernelRoute, error)
+	// ReplaceRoute adds the route or replaces the one with the same table, destination and metric.
+	ReplaceRoute(r KernelRoute) error
+	// DeleteRoute deletes the route with r's table, destination, metric and protocol.
+	DeleteRoute(r KernelRoute) error
+	// LinkIndexes maps every interface name to its index.
+	LinkIndexes(ctx context.Context) (map[string]int, error)
+}
+
+// Netlink is Handle over a netlink handle (netlink.NewHandleAt(ns) for another namespace).
+type Netlink struct{ h *netlink.Handle }
+
+// NewNetlink wraps h; closing h stays with the caller.
+func NewNetlink(h *netlink.Handle) *Netlink { return &Netlink{h: h} }
+
+var families = []int{netlink.FAMILY_V4, netlink.FAMILY_V6}
+
+// ListRoutes implements Handle.
+func (n *Netlink) ListRoutes(ctx context.Context, protocol int) ([]KernelRoute, error) {
+	filter := &netlink.Route{Protocol: netlink.RouteProtocol(protocol), Table: unix.RT_TABLE_UNSPEC}
+	mask := netlink.RT_FILTER_PROTOCOL | netlink.RT_FILTER_TABLE
+	var out []KernelRoute
+	for _, fam := range families {
+		rs, err := retryDump(ctx, func() ([]netlink.Route, error) {
+			return n.h.RouteListFiltered(fam, filter, mask)
+		})
+		if errors.Is(err, unix.EAFNOSUPPORT) {
+			continue // IPv6 disabled in this kernel
+		}
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range rs {
+			if kr, ok := fromNetlink(r, fam); ok {
+				out = append(out, kr)
+			}
+		}
+	}
+	return out, nil
+}
+
+// ReplaceRoute implements Handle.
+func (n *Netlink) ReplaceRoute(r KernelRoute) error { return n.h.RouteReplace(toNetlink(r)) }
+
+// DeleteRoute implements Handle. The device is left out, so a route whose device was re-created
+// can still be deleted.
+func (n *Netlink) DeleteRoute(r KernelRoute) error {
+	nr := toNetlink(r)
+	nr.LinkIndex, nr.Gw, nr.Src, nr.Flags, nr.Scope = 0, nil, nil, 0, netlink.SCOPE_NOWHERE
+	return n.h.RouteDel(nr)
+}
+
+// LinkIndexes implements Handle.
+func (n *Netlink) LinkIndexes(ctx context.Context) (map[string]int, error) {
+	links, err := retryDump(ctx, n.h.LinkList)
+	if err != nil {
+		return nil, err
+	}
+	m := make(map[string]int, len(links))
+	for _, l := range links {
+		m[l.Attrs().Name] = l.Attrs().Index
+	}
+	return m, nil
+}
+
+func toNetlink(r KernelRoute) *netlink.Route {
+	nr := &netlink.Route{
+		Dst:       prefixToIPNet(r.Dst),
+		LinkIndex: r.LinkIndex,
+		Table:     r.Table,
+		Priority:  r.Metric,
+		Protocol:  netlink.RouteProtocol(r.Protocol),
+		Scope:     scopeToNetlink(r.Scope),
+	}
+	if r.Blackhole {
+		nr.Type = unix.RTN_BLACKHOLE
+	}
+	if r.Gateway.IsValid() {
+		nr.Gw = r.Gateway.AsSlice()
+	}
+	if r.Src.IsValid() {
+		nr.Src = r.Src.AsSlice()
+	}
+	if r.Onlink {
+		nr.Flags = int(netlink.FLAG_ONLINK)
+	}
+	return nr
+}
+
+// fromNetlink converts a listed route. Kinds of route we never write (multipath, unreachable...)
+// come out as routes no desired route equals, so they are replaced or deleted.
+func fromNetlink(nr netlink.Route, family int) (KernelRoute, bool) {
+	dst, ok := ipNetToPrefix(nr.Dst, family)
+	if !ok {
+		return KernelRoute{}, false
+	}
+	kr := KernelRoute{
+		Route: Route{
+			Dst:       dst,
+			Blackhole: nr.Type == unix.RTN_BLACKHOLE,
+			Onlink:    nr.Flags&int(netlink.FLAG_ONLINK) != 0,
+			Table:     nr.Table,
+			Scope:     scopeFromNetlink(nr.Scope),
+		},
+		LinkIndex: nr.LinkIndex,
+		Metric:    nr.Priority,
+		Protocol:  int(nr.Protocol),
+	}
+	kr.Gateway = addrFromIP(nr.Gw)
+	kr.Src = addrFromIP(nr.Src)
+	if !kr.Gateway.IsValid() {
+		kr.Onlink = false
+	}
+	if kr.Blackhole {
+		kr.LinkIndex = 0 // IPv6 blackholes are reported on lo
+	}
+	return kr, true
+}
+
+func prefixToIPNet(p netip.Prefix) *net.IPNet {
+	return &net.IPNet{IP: p.Addr().AsSlice(), Mask: net.CIDRMask(p.Bits(), p.Addr().BitLen())}
+}
+
+// ipNetToPrefix converts a route destination; nil is the default route of the family.
+func ipNetToPrefix(n *net.IPNet, family int) (netip.Prefix, bool) {
+	if n == nil {
+		if family == netlink.FAMILY_V6 {
+			return netip.PrefixFrom(netip.IPv6Unspecified(), 0), true
+		}
+		return netip.PrefixFrom(netip.IPv4Unspecified(), 0), true
+	}
+	a, ok := netip.AddrFromSlice(n.IP)
+	if !ok {
+		return netip.Prefix{}, false
+	}
+	ones, bits := n.Mask.Size()
+	if bits == 32 {
+		a = a.Unmap()
+	}
+	return netip.PrefixFrom(a, ones), true
+}
+
+func addrFromIP(ip []byte) netip.Addr {
+	a, ok := netip.AddrFromSlice(ip)
+	if !ok {
+		return netip.Addr{}
+	}
+	return a.Unmap()
+}
+
+func scopeToNetlink(s Scope) netlink.Scope {
+	switch s {
+	case ScopeLink:
+		return netlink.SCOPE_LINK
+	case ScopeHost:
+		return netlink.SCOPE_HOST
+	}
+	return netlink.SCOPE_UNIVERSE
+}
+
+func scopeFromNetlink(s netlink.Scope) Scope {
+	switch s {
+	case netlink.SCOPE_LINK:
+		return ScopeLink
+	case netlink.SCOPE_HOST:
+		return ScopeHost
+	}
+	return ScopeGlobal
+}
+
+const maxDumpAttempts = 8
+
+// retryDump repeats a netlink dump that the kernel interrupted because the table changed during
+// it (the partial result is discarded), backing off from 1 ms.
+func retryDump[T any](ctx context.Context, dump func() (T, error)) (T, error) {
+	delay := time.Millisecond
+	for attempt := 1; ; attempt++ {
+		v, err := dump()
+		if !errors.Is(err, netlink.ErrDumpInterrupted) || attempt == maxDumpAttempts {
+			return v, err
+		}
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			var zero T
+			return zero, ctx.Err()
+		case <-t.C:
+		}
+		delay *= 2
+	}
+}

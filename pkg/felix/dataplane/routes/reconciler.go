@@ -1,0 +1,256 @@
+package routes
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/rs/zerolog"
+	"golang.org/x/sys/unix"
+)
+
+// DefaultProtocol is the route protocol number Project Calico's felix uses (RouteProtocol).
+const DefaultProtocol = 80
+
+// Stats describes one Apply.
+type Stats struct {
+	Full     bool // our routes were re-read from the kernel first
+	Replaced int  // routes added or replaced
+	Deleted  int  // routes of ours removed
+	Pending  int  // desired routes whose device does not exist (yet)
+	Failed   int  // routes that could not be written or deleted, or were invalid
+	Duration time.Duration
+}
+
+// Reconciler converges the routes carrying its protocol on the desired list. Apply must not be
+// called concurrently; RequestResync and InterfaceChanged may be called from any goroutine.
+type Reconciler struct {
+	h        Handle
+	protocol int
+	log      zerolog.Logger
+	resync   atomic.Bool
+
+	mu sync.Mutex // guards staleDevs (written by InterfaceChanged)
+	// staleDevs are devices reported changed since the last Apply: their cached index is dropped
+	// and routes through them are rewritten (a re-created device lost its routes).
+	staleDevs map[string]bool
+
+	// mirror is our routes in the kernel as far as we know: what was read at the last resync,
+	// plus what we achieved since (tracked = achieved).
+	mirror map[key]KernelRoute
+	// links caches interface indexes; linksFresh says it was refreshed during this Apply.
+	links      map[string]int
+	linksFresh bool
+}
+
+// New returns a Reconciler writing routes with the given protocol (DefaultProtocol if 0).
+// The first Apply reads the kernel.
+func New(h Handle, protocol int, log zerolog.Logger) *Reconciler {
+	if protocol == 0 {
+		protocol = DefaultProtocol
+	}
+	r := &Reconciler{h: h, protocol: protocol, log: log, staleDevs: map[string]bool{}}
+	r.resync.Store(true)
+	return r
+}
+
+// RequestResync makes the next Apply re-read our routes from the kernel (RouteRefreshInterval).
+func (r *Reconciler) RequestResync() { r.resync.Store(true) }
+
+// InterfaceChanged tells the Reconciler that an interface appeared, disappeared or was re-created,
+// so that its index is looked up again and routes through it are rewritten on the next Apply.
+// Calling it for every interface event is cheap.
+func (r *Reconciler) InterfaceChanged(name string) {
+	r.mu.Lock()
+	r.staleDevs[name] = true
+	r.mu.Unlock()
+}
+
+// Apply converges the kernel on desired: it adds or replaces every missing or different route
+// first, then deletes our routes that are no longer desired. Routes whose device does not exist
+// are counted in Stats.Pending and retried by later Applies (call InterfaceChanged, or just Apply
+// again, when interfaces appear). It keeps going after a failure and returns all errors joined;
+// any failure makes the next Apply re-read the kernel.
+func (r *Reconciler) Apply(ctx context.Context, desired []Route) (Stats, error) {
+	start := time.Now()
+	var st Stats
+	r.linksFresh = false
+	stale := r.takeStaleDevs()
+	if r.resync.Swap(false) || r.mirror == nil {
+		if err := r.readKernel(ctx); err != nil {
+			r.resync.Store(true)
+			return st, fmt.Errorf("reading routes of protocol %d: %w", r.protocol, err)
+		}
+		st.Full = true
+	}
+	want, errs := r.index(desired)
+	st.Failed += len(errs)
+	errs = append(errs, r.writeDesired(ctx, want, stale, &st)...)
+	errs = append(errs, r.deleteUndesired(want, &st)...)
+	if len(errs) > 0 {
+		r.resync.Store(true)
+	}
+	st.Duration = time.Since(start)
+	r.logApply(st, len(want.routes))
+	return st, errors.Join(errs...)
+}
+
+func (r *Reconciler) takeStaleDevs() map[string]bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	stale := r.staleDevs
+	r.staleDevs = map[string]bool{}
+	for name := range stale {
+		delete(r.links, name)
+	}
+	return stale
+}
+
+// readKernel replaces the mirror with our routes as the kernel has them.
+func (r *Reconciler) readKernel(ctx context.Context) error {
+	if err := r.refreshLinks(ctx); err != nil {
+		return err
+	}
+	krs, err := r.h.ListRoutes(ctx, r.protocol)
+	if err != nil {
+		return err
+	}
+	names := make(map[int]string, len(r.links))
+	for name, idx := range r.links {
+		names[idx] = name
+	}
+	r.mirror = make(map[key]KernelRoute, len(krs))
+	for _, kr := range krs {
+		kr.Dev = names[kr.LinkIndex]
+		r.mirror[kr.key()] = kr
+	}
+	return nil
+}
+
+func (r *Reconciler) refreshLinks(ctx context.Context) error {
+	links, err := r.h.LinkIndexes(ctx)
+	if err != nil {
+		return fmt.Errorf("listing interfaces: %w", err)
+	}
+	r.links, r.linksFresh = links, true
+	return nil
+}
+
+// linkIndex resolves a device name, refreshing the cache at most once per Apply.
+func (r *Reconciler) linkIndex(ctx context.Context, dev string) (int, bool, error) {
+	if idx, ok := r.links[dev]; ok {
+		return idx, true, nil
+	}
+	if r.linksFresh {
+		return 0, false, nil
+	}
+	if err := r.refreshLinks(ctx); err != nil {
+		return 0, false, err
+	}
+	idx, ok := r.links[dev]
+	return idx, ok, nil
+}
+
+// wanted is the desired routes in kernel form, indexed as the kernel keys them.
+type wanted struct {
+	routes []KernelRoute
+	byKey  map[key]int // index in routes (small map values keep the map cheap)
+}
+
+func (w *wanted) has(k key) bool { _, ok := w.byKey[k]; return ok }
+
+// index validates and canonicalises the desired routes.
+func (r *Reconciler) index(desired []Route) (*wanted, []error) {
+	w := &wanted{routes: make([]KernelRoute, 0, len(desired)), byKey: make(map[key]int, len(desired))}
+	var errs []error
+	for _, d := range desired {
+		c, err := canonical(d)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		kr := KernelRoute{Route: c, Metric: defaultMetric(c.Dst), Protocol: r.protocol}
+		if i, dup := w.byKey[kr.key()]; dup {
+			if prev := w.routes[i].Route; prev != c {
+				errs = append(errs, fmt.Errorf("route %s conflicts with %s; keeping the first", c, prev))
+			}
+			continue
+		}
+		w.byKey[kr.key()] = len(w.routes)
+		w.routes = append(w.routes, kr)
+	}
+	return w, errs
+}
+
+// writeDesired adds or replaces every desired route that the mirror does not show as present.
+func (r *Reconciler) writeDesired(ctx context.Context, want *wanted, stale map[string]bool, st *Stats) []error {
+	var errs []error
+	for _, w := range want.routes {
+		k := w.key()
+		if w.Dev != "" {
+			idx, ok, err := r.linkIndex(ctx, w.Dev)
+			if err != nil {
+				return append(errs, err)
+			}
+			if !ok {
+				delete(r.mirror, k) // the kernel dropped it with its device
+				st.Pending++
+				continue
+			}
+			w.LinkIndex = idx
+		}
+		if have, ok := r.mirror[k]; ok && same(have, w) && !stale[w.Dev] {
+			continue
+		}
+		if err := r.h.ReplaceRoute(w); err != nil {
+			if errors.Is(err, unix.ENODEV) {
+				delete(r.links, w.Dev)
+				delete(r.mirror, k)
+				st.Pending++
+				continue
+			}
+			errs = append(errs, fmt.Errorf("replacing route %s: %w", w.Route, err))
+			st.Failed++
+			continue
+		}
+		r.mirror[k] = w
+		st.Replaced++
+	}
+	return errs
+}
+
+// deleteUndesired removes our routes that are not desired.
+func (r *Reconciler) deleteUndesired(want *wanted, st *Stats) []error {
+	var errs []error
+	for k, have := range r.mirror {
+		if want.has(k) {
+			continue
+		}
+		if err := r.h.DeleteRoute(have); err != nil && !errors.Is(err, unix.ESRCH) {
+			errs = append(errs, fmt.Errorf("deleting route %s: %w", have.Route, err))
+			st.Failed++
+			continue
+		}
+		delete(r.mirror, k)
+		st.Deleted++
+	}
+	return errs
+}
+
+// same reports whether the kernel route have is exactly the desired w.
+func same(have, w KernelRoute) bool {
+	return have.Route == w.Route && have.LinkIndex == w.LinkIndex && have.Protocol == w.Protocol
+}
+
+func (r *Reconciler) logApply(st Stats, desired int) {
+	ev := r.log.Debug()
+	if st.Full || st.Replaced > 0 || st.Deleted > 0 || st.Failed > 0 {
+		ev = r.log.Info()
+	}
+	ev.Bool("full", st.Full).Int("desired", desired).Int("replaced", st.Replaced).
+		Int("deleted", st.Deleted).Int("pending", st.Pending).Int("failed", st.Failed).
+		Dur("duration", st.Duration).Msg("Routes applied")
+}

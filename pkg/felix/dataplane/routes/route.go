@@ -1,0 +1,150 @@
+// Package routes converges the kernel's routing tables on a desired list of routes. Every route it
+// writes carries our route protocol number (felix's RouteProtocol, 80 by default), and it only ever
+// deletes routes that carry that number, so routes of BIRD, the kernel or the administrator are
+// never removed. A route of another protocol with the same destination, table and metric as a
+// desired route is replaced by ours (it becomes ours), as Project Calico's felix does.
+//
+// Apply is cheap when little changed: an in-memory mirror of our routes in the kernel is diffed
+// against the desired list and only the differences are written, adds and replacements before any
+// deletion. A resync (the first Apply, RequestResync, or after a failure) re-reads our routes from
+// the kernel (both families, every table) and repairs drift.
+package routes
+
+import (
+	"fmt"
+	"net/netip"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// Scope is a route's scope.
+type Scope uint8
+
+// Scopes. ScopeAuto means link for a device route without a gateway, global otherwise.
+// The kernel reports every IPv6 route with global scope, so IPv6 routes are always ScopeGlobal.
+const (
+	ScopeAuto Scope = iota
+	ScopeGlobal
+	ScopeLink
+	ScopeHost
+)
+
+func (s Scope) String() string {
+	switch s {
+	case ScopeAuto:
+		return "auto"
+	case ScopeGlobal:
+		return "global"
+	case ScopeLink:
+		return "link"
+	case ScopeHost:
+		return "host"
+	}
+	return fmt.Sprintf("scope(%d)", uint8(s))
+}
+
+// Route is one desired route. A route has a device (Dev), or is a blackhole; a route with a
+// gateway and no device is not supported (the kernel would pick the device, and drift checks
+// could not tell whether it changed).
+type Route struct {
+	Dst       netip.Prefix
+	Dev       string     // outgoing interface; empty only for blackholes
+	Gateway   netip.Addr // next hop; invalid = directly connected
+	Onlink    bool       // the gateway is on the device's link even if no address says so
+	Blackhole bool
+	Scope     Scope
+	Table     int        // 0 = main
+	Src       netip.Addr // preferred source address; invalid = none
+}
+
+// String renders the route roughly as `ip route` does.
+func (r Route) String() string {
+	var b strings.Builder
+	if r.Blackhole {
+		b.WriteString("blackhole ")
+	}
+	b.WriteString(r.Dst.String())
+	if r.Gateway.IsValid() {
+		b.WriteString(" via " + r.Gateway.String())
+	}
+	if r.Dev != "" {
+		b.WriteString(" dev " + r.Dev)
+	}
+	if r.Table != 0 && r.Table != unix.RT_TABLE_MAIN {
+		fmt.Fprintf(&b, " table %d", r.Table)
+	}
+	if r.Scope != ScopeAuto && r.Scope != ScopeGlobal {
+		b.WriteString(" scope " + r.Scope.String())
+	}
+	if r.Src.IsValid() {
+		b.WriteString(" src " + r.Src.String())
+	}
+	if r.Onlink {
+		b.WriteString(" onlink")
+	}
+	return b.String()
+}
+
+// canonical returns the route as the kernel will report it back: masked destination, explicit
+// main table, concrete scope. It fails for routes the kernel cannot hold.
+func canonical(r Route) (Route, error) {
+	if !r.Dst.IsValid() {
+		return r, fmt.Errorf("route %s: invalid destination", r)
+	}
+	r.Dst = r.Dst.Masked()
+	v6 := r.Dst.Addr().Is6()
+	if r.Gateway.IsValid() && r.Gateway.Is6() != v6 {
+		return r, fmt.Errorf("route %s: gateway family differs from destination", r)
+	}
+	if r.Src.IsValid() && r.Src.Is6() != v6 {
+		return r, fmt.Errorf("route %s: source family differs from destination", r)
+	}
+	if r.Blackhole && (r.Dev != "" || r.Gateway.IsValid()) {
+		return r, fmt.Errorf("route %s: a blackhole has no device or gateway", r)
+	}
+	if !r.Blackhole && r.Dev == "" {
+		return r, fmt.Errorf("route %s: no device", r)
+	}
+	if r.Table == 0 {
+		r.Table = unix.RT_TABLE_MAIN
+	}
+	if !r.Gateway.IsValid() {
+		r.Onlink = false
+	}
+	switch {
+	case v6:
+		r.Scope = ScopeGlobal
+	case r.Scope == ScopeAuto && r.Dev != "" && !r.Gateway.IsValid():
+		r.Scope = ScopeLink
+	case r.Scope == ScopeAuto:
+		r.Scope = ScopeGlobal
+	}
+	return r, nil
+}
+
+// key identifies a route in the kernel: the kernel keeps one route per destination, table and
+// metric (we never use TOS).
+type key struct {
+	table  int
+	dst    netip.Prefix
+	metric int
+}
+
+// defaultMetric is the metric the kernel gives a route added with metric 0.
+func defaultMetric(dst netip.Prefix) int {
+	if dst.Addr().Is6() {
+		return 1024 // IP6_RT_PRIO_USER
+	}
+	return 0
+}
+
+// KernelRoute is a route as the kernel holds it.
+type KernelRoute struct {
+	Route         // canonical; Dev is filled by the Reconciler from LinkIndex
+	LinkIndex int // outgoing interface index (0 for blackholes)
+	Metric    int
+	Protocol  int
+}
+
+func (k KernelRoute) key() key { return key{table: k.Table, dst: k.Dst, metric: k.Metric} }
