@@ -23,35 +23,52 @@ func main() {
 	os.Exit(code)
 }
 
+type options struct {
+	configPath, dsPath string
+	runOnce, version   bool
+}
+
+// parseFlags parses the command line; ok is false after a usage error or -help (code to return).
+func parseFlags(args []string, stderr io.Writer) (o options, code int, ok bool) {
+	fs := flag.NewFlagSet("calico-startup", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&o.configPath, "config", startup.DefaultConfigFile, "node settings (TOML)")
+	fs.StringVar(&o.dsPath, "datastore-config", config.DefaultDatastoreFile, "datastore connection settings (TOML)")
+	fs.BoolVar(&o.runOnce, "run-once", false, "register the node, allocate the tunnel address and exit")
+	fs.BoolVar(&o.version, "version", false, "print the version and exit")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return o, 0, false
+		}
+		return o, 2, false
+	}
+	return o, 0, true
+}
+
 // run is the whole program; it returns the exit code: 0 on success or clean shutdown, 1 on
 // invalid configuration or failure, 2 on bad command-line usage.
 func run(ctx context.Context, args []string, env config.Env, stderr io.Writer) int {
-	fs := flag.NewFlagSet("calico-startup", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	configPath := fs.String("config", startup.DefaultConfigFile, "node settings (TOML)")
-	dsPath := fs.String("datastore-config", config.DefaultDatastoreFile, "datastore connection settings (TOML)")
-	runOnce := fs.Bool("run-once", false, "register the node, allocate the tunnel address and exit")
-	version := fs.Bool("version", false, "print the version and exit")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+	o, code, ok := parseFlags(args, stderr)
+	if !ok {
+		return code
 	}
-	if *version {
+	if o.version {
 		fmt.Fprintln(stderr, buildinfo.Version, buildinfo.GitCommit)
 		return 0
 	}
-	cfg, err := startup.LoadConfig(*configPath, env)
-	if err != nil {
-		fmt.Fprintf(stderr, "calico-startup: %v\n", err)
-		return 1
+	cfg, err := startup.LoadConfig(o.configPath, env)
+	if err == nil {
+		var ds config.Datastore
+		if ds, err = config.LoadDatastore(o.dsPath, env); err == nil {
+			return serve(ctx, cfg, ds, o.runOnce, stderr)
+		}
 	}
-	ds, err := config.LoadDatastore(*dsPath, env)
-	if err != nil {
-		fmt.Fprintf(stderr, "calico-startup: %v\n", err)
-		return 1
-	}
+	fmt.Fprintf(stderr, "calico-startup: %v\n", err)
+	return 1
+}
+
+// serve builds the component and runs it once or as a daemon.
+func serve(ctx context.Context, cfg startup.Config, ds config.Datastore, runOnce bool, stderr io.Writer) int {
 	level, _ := daemon.ParseLevel(cfg.LogSeverity) // validated by LoadConfig
 	log := daemon.NewLogger(stderr, "startup", level, daemon.FormatAuto)
 	s, closeFn, err := startup.Open(cfg, ds, log)
@@ -60,7 +77,7 @@ func run(ctx context.Context, args []string, env config.Env, stderr io.Writer) i
 		return 1
 	}
 	defer closeFn()
-	if *runOnce {
+	if runOnce {
 		err = s.RunOnce(ctx)
 	} else {
 		err = s.Run(ctx)
