@@ -147,3 +147,23 @@ func TestAddressConflict(t *testing.T) {
 		t.Fatalf("with disable_node_ip_check: %v", err)
 	}
 }
+
+// TestStopWhileWaiting: SIGTERM while etcd is unreachable is a clean stop, not a failure.
+func TestStopWhileWaiting(t *testing.T) {
+	sock := notifytest.Listen(t, 0)
+	h := newHarness(t, fixtureEnv(t), fixtureHost())
+	h.etcd.Stop()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- h.startup().Run(ctx) }()
+	sock.WaitFor(t, "STATUS=Waiting for the datastore", 10*time.Second)
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Run did not return after cancel")
+	}
+}

@@ -182,6 +182,10 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 // tunnel address up to date until ctx is done. It returns nil on a clean shutdown.
 func (s *Startup) Run(ctx context.Context) error {
 	if err := s.Register(ctx); err != nil {
+		if ctx.Err() != nil {
+			s.log.Info().Msg("Stopped before registration completed")
+			return nil
+		}
 		return err
 	}
 	tctx, cancel := context.WithTimeout(ctx, opTimeout)

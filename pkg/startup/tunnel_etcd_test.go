@@ -73,6 +73,7 @@ func (h *harness) checkNoTunnel(node string, old netip.Addr) {
 func TestTunnelAddressFollowsPools(t *testing.T) {
 	env := fixtureEnv(t)
 	env["CALICO_IPV4POOL_VXLAN"] = "Never"
+	env["CALICO_IPV6POOL_CIDR"] = "fd5c:1::/48"
 	h := newHarness(t, env, fixtureHost())
 	s := h.startup()
 	ctx := ctxT(t, 60*time.Second)
@@ -111,6 +112,24 @@ func TestTunnelAddressFollowsPools(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.checkNoTunnel("host-z", addr)
+
+	// IPv6 goes through the same code with its own handle, attribute type and MAC.
+	h.setPoolVXLAN(DefaultIPv6PoolName, api.EncapAlways)
+	if err := s.ReconcileTunnels(ctx); err != nil {
+		t.Fatal(err)
+	}
+	n := h.node("host-z")
+	a6, err := netip.ParseAddr(n.Spec.IPv6VXLANTunnelAddr)
+	if err != nil || !pfx("fd5c:1::/48").Contains(a6) || n.Spec.VXLANTunnelMACAddrV6 != VTEPMAC("host-z-v6") {
+		t.Fatalf("IPv6 tunnel: %q %q", n.Spec.IPv6VXLANTunnelAddr, n.Spec.VXLANTunnelMACAddrV6)
+	}
+	attrs, handle, err := ipam.New(h.ds, testLogger(t)).GetAssignmentAttributes(ctx, a6)
+	if err != nil || handle != "vxlan-v6-tunnel-addr-host-z" || attrs[AttrType] != AttrTypeVXLANV6 {
+		t.Fatalf("IPv6 tunnel in IPAM: %v %q %v", attrs, handle, err)
+	}
+	if n.Spec.IPv4VXLANTunnelAddr != "" {
+		t.Errorf("IPv4 tunnel address came back: %s", n.Spec.IPv4VXLANTunnelAddr)
+	}
 }
 
 // TestTunnelAddressRepair: a Node address that IPAM does not hold, or that belongs to someone
