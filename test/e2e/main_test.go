@@ -1,0 +1,67 @@
+// Package e2e runs calico-host as a whole: several simulated hosts in network namespaces on one
+// bridge, each running calico-startup, calico-confd with BIRD and calico-felix against one etcd,
+// with workloads plugged in by the CNI plugin. The tests need root and are skipped with -short.
+//
+// Environment: E2E_BIN=<dir> uses prebuilt binaries (calico, calico-ipam, calico-startup,
+// calico-confd, calico-felix built with -tags felixdataplane, calicoctl, devetcd) instead of
+// building them; E2E_KEEP=1 keeps each test's directory (configs and logs).
+package e2e
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/calico-host/calico-host/test/e2e/topo"
+)
+
+// bins are the programs under test, built once by TestMain (root only).
+var bins topo.Binaries
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	os.Exit(func() int {
+		if os.Geteuid() != 0 || testing.Short() {
+			return m.Run() // every test skips
+		}
+		topo.HandleSignals()
+		if left := topo.SweepLeftovers("cce2e"); len(left) > 0 {
+			fmt.Fprintf(os.Stderr, "e2e: removed %d namespaces left by a killed run\n", len(left))
+		}
+		var err error
+		if bins, err = binaries(); err != nil {
+			fmt.Fprintln(os.Stderr, "e2e: building the binaries:", err)
+			return 1
+		}
+		if os.Getenv("E2E_BIN") == "" {
+			defer os.RemoveAll(bins.Dir)
+		}
+		defer topo.CloseAll()
+		return m.Run()
+	}())
+}
+
+func binaries() (topo.Binaries, error) {
+	if dir := os.Getenv("E2E_BIN"); dir != "" {
+		return topo.Binaries{Dir: dir, Felix: topo.FelixHasDataplane(dir)}, nil
+	}
+	dir, err := os.MkdirTemp("", "calico-e2e-bin-")
+	if err != nil {
+		return topo.Binaries{}, err
+	}
+	repo, err := topo.RepoRoot()
+	if err != nil {
+		return topo.Binaries{}, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	start := time.Now()
+	b, err := topo.Build(ctx, repo, dir)
+	if err == nil {
+		fmt.Fprintf(os.Stderr, "e2e: built the binaries in %s (felix dataplane: %v)\n", time.Since(start).Round(time.Second), b.Felix)
+	}
+	return b, err
+}

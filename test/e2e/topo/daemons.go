@@ -1,0 +1,205 @@
+package topo
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/calico-host/calico-host/pkg/birdctl"
+)
+
+// StartOptions choose which daemons Fabric.Start runs.
+type StartOptions struct {
+	Felix bool // run calico-felix (needs a felix built with the dataplane)
+	// Timeout bounds the whole start (default 90 s).
+	Timeout time.Duration
+}
+
+// Start brings every host up: calico-startup (host 1 first: it creates the pools and cluster
+// defaults), then in parallel calico-confd and BIRD (BGP mode) and calico-felix, and waits until
+// felix is ready everywhere and, in BGP mode, every mesh session is established.
+func (f *Fabric) Start(ctx context.Context, o StartOptions) error {
+	if o.Timeout == 0 {
+		o.Timeout = 90 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
+	defer cancel()
+	if err := f.Hosts[0].StartStartup(ctx); err != nil {
+		return err
+	}
+	return f.eachHost(func(h *Host) error {
+		if h.Index != 1 {
+			if err := h.StartStartup(ctx); err != nil {
+				return err
+			}
+		}
+		if f.Opts.Mode == ModeBGP {
+			if err := h.StartBGP(ctx); err != nil {
+				return err
+			}
+		}
+		if o.Felix {
+			if err := h.StartFelix(ctx); err != nil {
+				return err
+			}
+		}
+		if f.Opts.Mode == ModeBGP {
+			return h.WaitBGPEstablished(ctx, len(f.Hosts)-1)
+		}
+		return nil
+	})
+}
+
+// eachHost runs fn for every host in parallel and returns the first error.
+func (f *Fabric) eachHost(fn func(h *Host) error) error {
+	errs := make(chan error, len(f.Hosts))
+	for _, h := range f.Hosts {
+		go func() { errs <- fn(h) }()
+	}
+	var first error
+	for range f.Hosts {
+		if err := <-errs; err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// StartStartup runs calico-startup --run-once (registers the Node, creates pools and cluster
+// defaults, allocates the tunnel address), then calico-startup as a daemon.
+func (h *Host) StartStartup(ctx context.Context) error {
+	args := []string{h.bin("calico-startup"), "--config", h.path("node.toml"), "--datastore-config", h.path("datastore.toml")}
+	once := newProc(h.Name+"/startup-once", h.NS, filepath.Join(h.Logs, "startup.log"), h.env(), append(args, "--run-once")...)
+	if err := once.Start(); err != nil {
+		return err
+	}
+	if err := once.WaitExit(ctx); err != nil {
+		return fmt.Errorf("%s: calico-startup --run-once: %w\n%s", h.Name, err, once.LogTail(2000))
+	}
+	h.Startup = newProc(h.Name+"/startup", h.NS, filepath.Join(h.Logs, "startup.log"), h.env(), args...)
+	h.f.undo.push(func() { h.Startup.Stop() })
+	return h.Startup.Start()
+}
+
+func (h *Host) bin(name string) string { return filepath.Join(h.f.Opts.Bin, name) }
+
+// StartBGP runs calico-confd, waits for its first render and starts BIRD on it.
+func (h *Host) StartBGP(ctx context.Context) error {
+	h.Confd = newProc(h.Name+"/confd", h.NS, filepath.Join(h.Logs, "confd.log"), h.env(),
+		h.bin("calico-confd"), "--config", h.path("confd.toml"), "--datastore-config", h.path("datastore.toml"))
+	h.f.undo.push(func() { h.Confd.Stop() })
+	if err := h.Confd.Start(); err != nil {
+		return err
+	}
+	cfg := filepath.Join(h.path("bird"), "bird.cfg")
+	if err := Eventually(ctx, 30*time.Second, 100*time.Millisecond, func() error {
+		if !h.Confd.Running() {
+			return fmt.Errorf("calico-confd exited: %v\n%s", h.Confd.ExitErr(), h.Confd.LogTail(2000))
+		}
+		_, err := os.Stat(cfg)
+		return err
+	}); err != nil {
+		return fmt.Errorf("%s: first BIRD config: %w", h.Name, err)
+	}
+	h.Bird = newProc(h.Name+"/bird", h.NS, filepath.Join(h.Logs, "bird.log"), nil,
+		"bird", "-f", "-c", cfg, "-s", h.BirdSocket(), "-P", h.path("bird.pid"))
+	h.f.undo.push(func() { h.Bird.Stop() })
+	return h.Bird.Start()
+}
+
+// BGPSessions returns the host's BGP protocols: name -> "<state> <info>" (e.g. "up
+// Established").
+func (h *Host) BGPSessions(ctx context.Context) (map[string]birdctl.Protocol, error) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	c, err := birdctl.Dial(ctx, h.BirdSocket())
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	protos, err := c.Protocols(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]birdctl.Protocol{}
+	for _, p := range protos {
+		if p.Proto == "BGP" {
+			out[p.Name] = p
+		}
+	}
+	return out, nil
+}
+
+// WaitBGPEstablished waits until the host has n BGP sessions, all Established.
+func (h *Host) WaitBGPEstablished(ctx context.Context, n int) error {
+	return Eventually(ctx, 60*time.Second, 250*time.Millisecond, func() error {
+		s, err := h.BGPSessions(ctx)
+		if err != nil {
+			return err
+		}
+		var bad []string
+		for name, p := range s {
+			if p.BGPState != "Established" {
+				bad = append(bad, name+"="+p.BGPState)
+			}
+		}
+		sort.Strings(bad)
+		if len(s) != n || len(bad) > 0 {
+			return fmt.Errorf("%s: %d BGP sessions (want %d), not established: %s", h.Name, len(s), n, strings.Join(bad, " "))
+		}
+		return nil
+	})
+}
+
+// StartFelix runs calico-felix and waits until it reports ready.
+func (h *Host) StartFelix(ctx context.Context) error {
+	if h.Felix == nil {
+		h.Felix = newProc(h.Name+"/felix", h.NS, filepath.Join(h.Logs, "felix.log"), append(h.env(), h.FelixEnv...),
+			h.bin("calico-felix"), "--config", h.path("felix.toml"))
+		h.f.undo.push(func() { h.Felix.Stop() })
+	}
+	if err := h.Felix.Start(); err != nil {
+		return err
+	}
+	return h.WaitFelixReady(ctx, 60*time.Second)
+}
+
+// FelixReady asks felix's health server whether it is ready.
+func (h *Host) FelixReady(ctx context.Context) error {
+	if h.Felix == nil || !h.Felix.Running() {
+		msg := "not started"
+		if h.Felix != nil {
+			msg = fmt.Sprintf("exited (%v): %s", h.Felix.ExitErr(), h.Felix.LogTail(1500))
+		}
+		return fmt.Errorf("%s: calico-felix %s", h.Name, msg)
+	}
+	code, body, err := h.NS.HTTPGet(ctx, FelixHealthAddr, "/readiness")
+	if err != nil {
+		return fmt.Errorf("%s: felix readiness: %w", h.Name, err)
+	}
+	if code != 200 {
+		return fmt.Errorf("%s: felix readiness %d: %s", h.Name, code, strings.TrimSpace(body))
+	}
+	return nil
+}
+
+// WaitFelixReady polls the readiness endpoint.
+func (h *Host) WaitFelixReady(ctx context.Context, timeout time.Duration) error {
+	return Eventually(ctx, timeout, 200*time.Millisecond, func() error { return h.FelixReady(ctx) })
+}
+
+// Metrics fetches felix's Prometheus metrics text.
+func (h *Host) Metrics(ctx context.Context) (string, error) {
+	code, body, err := h.NS.HTTPGet(ctx, FelixMetricsAddr, "/metrics")
+	if err != nil {
+		return "", err
+	}
+	if code != 200 {
+		return "", fmt.Errorf("metrics: HTTP %d", code)
+	}
+	return body, nil
+}
