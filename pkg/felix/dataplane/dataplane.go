@@ -1,0 +1,221 @@
+package dataplane
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/rs/zerolog"
+
+	"github.com/calico-host/calico-host/pkg/felix/calc"
+	"github.com/calico-host/calico-host/pkg/felix/dataplane/nft"
+)
+
+// Dataplane programs this host from calc's update batches: the nftables table through the nft
+// Applier, routes, interface settings and VXLAN devices through the kernel pieces. Run drives
+// it; nothing else may be called concurrently with Run except FirstApplyDone and Collectors.
+type Dataplane struct {
+	cfg      Config
+	log      zerolog.Logger
+	nft      *nft.Applier
+	routes   RouteSyncer
+	ifaces   Interfaces
+	vxlan    VXLAN
+	timing   Timing
+	closeFn  func() error
+	model    *model
+	builder  *rulesetBuilder
+	hostIfs  *ifaceMatcher
+	status   *statusTracker
+	workload *workloadConfigurer
+	metrics  *metrics
+
+	firstApply     chan struct{}
+	firstApplyDone bool
+}
+
+// Timing tunes the loop. Zero fields take the defaults.
+type Timing struct {
+	Burst    int           // applies allowed back to back (default 10)
+	Refill   time.Duration // time to earn one more apply (default 100 ms)
+	RetryMin time.Duration // first retry delay after a failed apply (default 100 ms)
+	RetryMax time.Duration // longest retry delay (default 10 s)
+	IdleBeat time.Duration // progress is called at least this often (default 5 s)
+}
+
+func (t Timing) withDefaults() Timing {
+	t.Burst = cmpOr(t.Burst, 10)
+	t.Refill = cmpOr(t.Refill, 100*time.Millisecond)
+	t.RetryMin = cmpOr(t.RetryMin, 100*time.Millisecond)
+	t.RetryMax = cmpOr(t.RetryMax, 10*time.Second)
+	t.IdleBeat = cmpOr(t.IdleBeat, 5*time.Second)
+	return t
+}
+
+// Option configures New.
+type Option func(*options)
+
+type options struct {
+	kernel nft.Kernel
+	routes RouteSyncer
+	ifaces Interfaces
+	vxlan  VXLAN
+	timing Timing
+}
+
+// WithNFTKernel programs nftables through k (for example nft.NewFake()) instead of netlink.
+func WithNFTKernel(k nft.Kernel) Option { return func(o *options) { o.kernel = k } }
+
+// WithRoutes reconciles routes through r.
+func WithRoutes(r RouteSyncer) Option { return func(o *options) { o.routes = r } }
+
+// WithInterfaces monitors and configures interfaces through i.
+func WithInterfaces(i Interfaces) Option { return func(o *options) { o.ifaces = i } }
+
+// WithVXLAN manages the VXLAN devices through v.
+func WithVXLAN(v VXLAN) Option { return func(o *options) { o.vxlan = v } }
+
+// WithTiming tunes the loop's throttle, retries and idle beat.
+func WithTiming(t Timing) Option { return func(o *options) { o.timing = t } }
+
+// New builds a dataplane. Without options it programs nftables through netlink (in cfg.NetNS
+// when set) and, lacking the routes, interfaces and VXLAN pieces, does none of that work (with
+// a warning); cmd/calico-felix passes them with WithRoutes, WithInterfaces and WithVXLAN.
+func New(cfg Config, log zerolog.Logger, opts ...Option) (*Dataplane, error) {
+	cfg = cfg.withDefaults()
+	log = log.With().Str("component", "dataplane").Logger()
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	rcfg, err := cfg.rulesConfig()
+	if err != nil {
+		return nil, fmt.Errorf("dataplane configuration: %w", err)
+	}
+	d := &Dataplane{
+		cfg: cfg, log: log, timing: o.timing.withDefaults(), closeFn: func() error { return nil },
+		model: newModel(), builder: newRulesetBuilder(rcfg, log), hostIfs: newIfaceMatcher(cfg, log),
+		status: newStatusTracker(), metrics: newMetrics(), firstApply: make(chan struct{}),
+	}
+	if err := d.setKernel(o); err != nil {
+		return nil, err
+	}
+	d.workload = &workloadConfigurer{ifaces: d.ifaces, ipv6: cfg.IPv6Support, openStack: cfg.OpenStack, configured: map[string]*calc.WorkloadEndpoint{}}
+	return d, nil
+}
+
+// setKernel wires the kernel pieces, defaulting nftables to netlink.
+func (d *Dataplane) setKernel(o options) error {
+	k := o.kernel
+	if k == nil {
+		nc := nft.NetlinkConfig{Table: d.cfg.TableName}
+		if d.cfg.NetNS != "" {
+			f, err := os.Open(d.cfg.NetNS)
+			if err != nil {
+				return fmt.Errorf("opening network namespace %s: %w", d.cfg.NetNS, err)
+			}
+			nc.NetNS = int(f.Fd())
+			d.closeFn = f.Close
+		}
+		nl := nft.NewNetlink(nc)
+		k, d.closeFn = nl, joinClose(nl.Close, d.closeFn)
+	}
+	d.nft = nft.NewApplier(k, applierLogger(d.log))
+	d.routes, d.ifaces, d.vxlan = o.routes, o.ifaces, o.vxlan
+	if d.routes == nil || d.ifaces == nil || d.vxlan == nil {
+		d.log.Warn().Bool("routes", d.routes != nil).Bool("interfaces", d.ifaces != nil).Bool("vxlan", d.vxlan != nil).
+			Msg("Dataplane built without some kernel pieces; their work is skipped")
+	}
+	d.routes = cmpOrIface[RouteSyncer](d.routes, nullRoutes{})
+	d.ifaces = cmpOrIface[Interfaces](d.ifaces, nullInterfaces{})
+	d.vxlan = cmpOrIface[VXLAN](d.vxlan, nullVXLAN{})
+	return nil
+}
+
+func cmpOrIface[T any](v, def T) T {
+	if any(v) == nil {
+		return def
+	}
+	return v
+}
+
+func joinClose(a, b func() error) func() error {
+	return func() error { return errors.Join(a(), b()) }
+}
+
+// applierLogger keeps the nft Applier's own per-sync info line out of the log (the dataplane
+// logs one line per apply with the same counts) unless debugging.
+func applierLogger(log zerolog.Logger) zerolog.Logger {
+	if log.GetLevel() <= zerolog.DebugLevel {
+		return log
+	}
+	return log.Level(zerolog.WarnLevel)
+}
+
+// FirstApplyDone is closed after the first successful apply once calc and the interface
+// monitor are in sync.
+func (d *Dataplane) FirstApplyDone() <-chan struct{} { return d.firstApply }
+
+// Collectors are the dataplane's Prometheus metrics.
+func (d *Dataplane) Collectors() []prometheus.Collector { return d.metrics.collectors() }
+
+// apply programs everything from the model: VXLAN devices, the nftables table, workload
+// interface settings, routes; then reports endpoint statuses. Any failure makes the next
+// apply a full resync of nftables and routes.
+func (d *Dataplane) apply(ctx context.Context) ([]EndpointStatus, error) {
+	start := time.Now()
+	devs := vxlanDevices(d.cfg, d.model)
+	hosts, hepIfaces := resolveHostEndpoints(d.model, d.hostIfs)
+	rs := d.builder.build(d.model, buildInput{hosts: hosts, vxlan: devs})
+	buildTime := time.Since(start)
+	var errs []error
+	if err := d.vxlan.Apply(ctx, devs); err != nil {
+		errs = append(errs, fmt.Errorf("applying VXLAN devices: %w", err))
+	}
+	st, err := d.nft.Apply(ctx, rs)
+	if err != nil {
+		d.metrics.applyErrors.Inc()
+		d.nft.RequestFullSync()
+		d.routes.RequestResync()
+		return nil, fmt.Errorf("applying nftables: %w", err)
+	}
+	errs = append(errs, d.workload.configure(d.model)...)
+	if err := d.routes.Apply(ctx, desiredRoutes(d.cfg, d.model, devs)); err != nil {
+		errs = append(errs, fmt.Errorf("applying routes: %w", err))
+	}
+	statuses := d.status.update(d.model, d.workload.configured, hepIfaces)
+	d.logApply(st, time.Since(start), buildTime, len(errs))
+	if len(errs) > 0 {
+		d.metrics.applyErrors.Inc()
+		d.nft.RequestFullSync()
+		d.routes.RequestResync()
+		return statuses, errors.Join(errs...)
+	}
+	d.metrics.observeApply(st, time.Since(start).Seconds(), rs, len(d.model.weps), len(d.model.heps))
+	return statuses, nil
+}
+
+func (d *Dataplane) logApply(st nft.Stats, total, build time.Duration, failures int) {
+	d.log.Info().
+		Bool("full", st.FullSync).
+		Dur("duration", total).
+		Dur("build", build).
+		Dur("commit", st.CommitTime).
+		Int("chainsAdded", st.ChainsAdded).
+		Int("chainsRewritten", st.ChainsRewritten).
+		Int("chainsDeleted", st.ChainsDeleted).
+		Int("elementsAdded", st.ElementsAdded).
+		Int("elementsRemoved", st.ElementsRemoved).
+		Int("failures", failures).
+		Msg("Applied dataplane")
+}
+
+// compile-time check that the null pieces implement the interfaces.
+var (
+	_ RouteSyncer = nullRoutes{}
+	_ Interfaces  = nullInterfaces{}
+	_ VXLAN       = nullVXLAN{}
+)

@@ -1,0 +1,178 @@
+package dataplane
+
+import (
+	"context"
+	"time"
+
+	"github.com/calico-host/calico-host/pkg/felix/calc"
+)
+
+// Run applies calc's update batches until ctx is done. It drains every pending batch (and
+// interface update) before applying, applies only once calc and the interface monitor are
+// both in sync, at most Timing.Burst times back to back and then once per Timing.Refill,
+// retries failures with exponential backoff, forces a full nftables resync every
+// NftablesRefreshInterval and a route resync every RouteRefreshInterval, and sends endpoint
+// statuses without ever blocking on the status channel. progress is called on every
+// iteration and at least every Timing.IdleBeat. Returning leaves the kernel state in place.
+func (d *Dataplane) Run(ctx context.Context, in <-chan []calc.Update, status chan<- EndpointStatus, progress func()) {
+	defer d.closeFn()
+	ifaceCh := make(chan InterfaceUpdate, 1024)
+	go d.ifaces.Run(ctx, ifaceCh)
+	l := &loop{d: d, in: in, ifaceCh: ifaceCh, status: status,
+		bucket: newBucket(d.timing.Burst, d.timing.Refill, time.Now())}
+	nftRefresh := time.NewTicker(d.cfg.NftablesRefreshInterval)
+	defer nftRefresh.Stop()
+	routeRefresh := time.NewTicker(d.cfg.RouteRefreshInterval)
+	defer routeRefresh.Stop()
+	idle := time.NewTicker(d.timing.IdleBeat)
+	defer idle.Stop()
+	for {
+		progress()
+		var statusOut chan<- EndpointStatus
+		var next EndpointStatus
+		if len(l.pending) > 0 {
+			statusOut, next = status, l.pending[0]
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case batch, ok := <-l.in:
+			l.onBatch(batch, ok)
+		case u := <-ifaceCh:
+			l.onIface(u)
+		case <-nftRefresh.C:
+			d.nft.RequestFullSync()
+			l.dirty = true
+		case <-routeRefresh.C:
+			d.routes.RequestResync()
+			l.dirty = true
+		case <-l.timer:
+			l.timer = nil
+		case <-idle.C:
+		case statusOut <- next:
+			l.pending = l.pending[1:]
+		}
+		l.maybeApply(ctx)
+	}
+}
+
+// loop is the state of Run between iterations.
+type loop struct {
+	d       *Dataplane
+	in      <-chan []calc.Update
+	ifaceCh chan InterfaceUpdate
+	status  chan<- EndpointStatus
+	pending []EndpointStatus
+	dirty   bool
+	bucket  *bucket
+	timer   <-chan time.Time // armed while an apply waits for a token or a retry
+	retryAt time.Time
+	backoff time.Duration
+}
+
+// onBatch records a batch and every batch already waiting behind it.
+func (l *loop) onBatch(batch []calc.Update, ok bool) {
+	if !ok {
+		l.in = nil // calc stopped; keep the kernel as it is until ctx ends
+		return
+	}
+	n := l.record(batch)
+	for more := true; more; {
+		select {
+		case b, ok := <-l.in:
+			if !ok {
+				l.in, more = nil, false
+				continue
+			}
+			n += l.record(b)
+		default:
+			more = false
+		}
+	}
+	l.d.metrics.batchSize.Observe(float64(n))
+	l.dirty = true
+}
+
+func (l *loop) record(batch []calc.Update) int {
+	for _, u := range batch {
+		if !l.d.model.apply(u) {
+			l.d.log.Warn().Type("update", u).Msg("Ignoring an update of unknown type")
+		}
+	}
+	return len(batch)
+}
+
+// onIface records an interface update and every one already waiting behind it.
+func (l *loop) onIface(u InterfaceUpdate) {
+	l.d.model.applyIface(u)
+	for more := true; more; {
+		select {
+		case u := <-l.ifaceCh:
+			l.d.model.applyIface(u)
+		default:
+			more = false
+		}
+	}
+	l.dirty = true
+}
+
+// maybeApply applies when there is something to apply, everything is in sync, the last
+// failure's backoff has passed and the throttle has a token; otherwise it arms the timer for
+// when it may.
+func (l *loop) maybeApply(ctx context.Context) {
+	m := l.d.model
+	if !l.dirty || !m.inSync || !m.ifacesInSync || l.timer != nil {
+		return
+	}
+	now := time.Now()
+	if now.Before(l.retryAt) {
+		l.timer = time.After(l.retryAt.Sub(now))
+		return
+	}
+	if ok, wait := l.bucket.take(now); !ok {
+		l.timer = time.After(wait)
+		return
+	}
+	statuses, err := l.d.apply(ctx)
+	l.pending = append(l.pending, statuses...)
+	if err != nil {
+		l.backoff = min(max(2*l.backoff, l.d.timing.RetryMin), l.d.timing.RetryMax)
+		l.retryAt = time.Now().Add(l.backoff)
+		l.d.log.Error().Err(err).Dur("retryIn", l.backoff).Msg("Dataplane apply failed; will retry with a full resync")
+		return
+	}
+	l.dirty, l.backoff = false, 0
+	if !l.d.firstApplyDone {
+		l.d.firstApplyDone = true
+		close(l.d.firstApply)
+	}
+}
+
+// bucket is a leaky bucket of apply tokens: size tokens, one more every refill.
+type bucket struct {
+	size   int
+	refill time.Duration
+	tokens int
+	last   time.Time
+}
+
+func newBucket(size int, refill time.Duration, now time.Time) *bucket {
+	return &bucket{size: size, refill: refill, tokens: size, last: now}
+}
+
+// take takes a token if there is one; otherwise it says how long until the next.
+func (b *bucket) take(now time.Time) (bool, time.Duration) {
+	earned := int(now.Sub(b.last) / b.refill)
+	if earned > 0 {
+		b.tokens = min(b.size, b.tokens+earned)
+		b.last = b.last.Add(time.Duration(earned) * b.refill)
+	}
+	if b.tokens == b.size {
+		b.last = now
+	}
+	if b.tokens == 0 {
+		return false, b.refill - now.Sub(b.last)
+	}
+	b.tokens--
+	return true, 0
+}

@@ -1,0 +1,65 @@
+package dataplane
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/calico-host/calico-host/pkg/felix/dataplane/nft"
+)
+
+// metrics are the dataplane's Prometheus collectors.
+type metrics struct {
+	applySeconds *prometheus.HistogramVec
+	batchSize    prometheus.Histogram
+	applyErrors  prometheus.Counter
+	elements     *prometheus.CounterVec
+	chains       prometheus.Gauge
+	sets         prometheus.Gauge
+	endpoints    *prometheus.GaugeVec
+}
+
+func newMetrics() *metrics {
+	return &metrics{
+		applySeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "felix_dataplane_apply_seconds", Help: "Time to apply the dataplane, by nftables sync kind.",
+			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16),
+		}, []string{"sync"}),
+		batchSize: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "felix_dataplane_batch_updates", Help: "Calc updates received per dataplane loop iteration.",
+			Buckets: prometheus.ExponentialBuckets(1, 4, 10),
+		}),
+		applyErrors: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "felix_dataplane_apply_errors_total", Help: "Dataplane applies that failed.",
+		}),
+		elements: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "felix_dataplane_nft_elements_total", Help: "nftables set and map elements written, by operation.",
+		}, []string{"op"}),
+		chains: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "felix_dataplane_nft_chains", Help: "Chains in the nftables table.",
+		}),
+		sets: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "felix_dataplane_nft_sets", Help: "Sets and maps in the nftables table.",
+		}),
+		endpoints: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "felix_dataplane_endpoints", Help: "Local endpoints programmed, by kind.",
+		}, []string{"kind"}),
+	}
+}
+
+func (m *metrics) collectors() []prometheus.Collector {
+	return []prometheus.Collector{m.applySeconds, m.batchSize, m.applyErrors, m.elements, m.chains, m.sets, m.endpoints}
+}
+
+// observeApply records a successful apply.
+func (m *metrics) observeApply(st nft.Stats, seconds float64, rs *nft.Ruleset, weps, heps int) {
+	kind := "partial"
+	if st.FullSync {
+		kind = "full"
+	}
+	m.applySeconds.WithLabelValues(kind).Observe(seconds)
+	m.elements.WithLabelValues("add").Add(float64(st.ElementsAdded))
+	m.elements.WithLabelValues("remove").Add(float64(st.ElementsRemoved))
+	m.chains.Set(float64(len(rs.Chains)))
+	m.sets.Set(float64(len(rs.Sets) + len(rs.Maps)))
+	m.endpoints.WithLabelValues("workload").Set(float64(weps))
+	m.endpoints.WithLabelValues("host").Set(float64(heps))
+}

@@ -1,0 +1,102 @@
+package rules
+
+import (
+	"fmt"
+	"math/bits"
+	"net/netip"
+
+	"github.com/calico-host/calico-host/pkg/felix/dataplane/nft"
+)
+
+// Config is what the renderers need from felix's configuration, already defaulted.
+type Config struct {
+	IPv6             bool
+	WorkloadPrefixes []string // interface name prefixes of workloads, e.g. "cali", "tap"
+	Marks            Marks
+
+	EndpointToHost Action // verdict for workload-to-host traffic after egress policy: Drop, Return or Accept
+	FailsafeIn     []ProtoPort
+	FailsafeOut    []ProtoPort
+
+	DropInvalid             bool // drop conntrack-invalid packets in endpoint chains
+	AllowVXLANFromWorkloads bool
+	AllowIPIPFromWorkloads  bool
+	VXLANPort               uint16
+	Reject                  bool   // deny with reject instead of drop
+	LogPrefix               string // log rule prefix, without the ": " separator
+
+	NATOutgoingAddress netip.Addr // SNAT to this address instead of masquerading (when valid)
+
+	OpenStack    bool
+	MetadataAddr netip.Addr
+	MetadataPort uint16
+}
+
+// Action is a fixed verdict chosen by configuration.
+type Action string
+
+// Configured verdicts.
+const (
+	ActionDrop   Action = "Drop"
+	ActionReturn Action = "Return"
+	ActionAccept Action = "Accept"
+)
+
+// ProtoPort is a failsafe port: protocol number, optional remote network, port.
+type ProtoPort struct {
+	Protocol uint8
+	Net      netip.Prefix // invalid: any address
+	Port     uint16
+}
+
+// Families are the IP families the ruleset handles.
+func (c *Config) Families() []nft.Family {
+	if c.IPv6 {
+		return []nft.Family{nft.IPv4, nft.IPv6}
+	}
+	return []nft.Family{nft.IPv4}
+}
+
+// deny is the verdict of a policy deny and of the end-of-tier and end-of-chain drops in the
+// filter layer.
+func (c *Config) deny(l Layer) nft.Expr {
+	if c.Reject && l == Filter {
+		return nft.Reject()
+	}
+	return nft.Drop()
+}
+
+// Marks are the packet mark bits felix uses, allocated from MarkMask.
+type Marks struct {
+	Accept   uint32 // a policy allowed the packet
+	Pass     uint32 // a policy passed the packet to the next tier
+	Scratch0 uint32 // scratch: came from a workload (raw); OR blocks in policy rules
+	Scratch1 uint32 // scratch: OR blocks in policy rules
+}
+
+// MarksFromMask allocates the mark bits from the lowest set bit of mask upwards, as Calico does
+// (ACCEPT, PASS, DROP, SCRATCH0, SCRATCH1; the DROP bit is reserved but unused).
+func MarksFromMask(mask uint32) (Marks, error) {
+	var got []uint32
+	for m := mask; m != 0 && len(got) < 5; m &= m - 1 {
+		got = append(got, 1<<bits.TrailingZeros32(m))
+	}
+	if len(got) < 5 {
+		return Marks{}, fmt.Errorf("mark mask %#x has %d bits, need at least 5", mask, bits.OnesCount32(mask))
+	}
+	return Marks{Accept: got[0], Pass: got[1], Scratch0: got[3], Scratch1: got[4]}, nil
+}
+
+// all is every bit felix clears before evaluating policy.
+func (m Marks) all() uint32 { return m.Accept | m.Pass | m.Scratch0 | m.Scratch1 }
+
+// isSet matches packets with every bit of b set; isClear those with none.
+func isSet(b uint32) nft.Match   { return nft.MarkMatch(b, b) }
+func isClear(b uint32) nft.Match { return nft.MarkMatch(b, 0) }
+
+// clearBits and setBits change the packet mark.
+func clearBits(b uint32) nft.Expr { return nft.AndMark(^b) }
+func setBits(b uint32) nft.Expr   { return nft.OrMark(b) }
+
+// rule is shorthand for nft.NewRule.
+func rule(x ...nft.Expr) nft.Rule { return nft.NewRule(x...) }

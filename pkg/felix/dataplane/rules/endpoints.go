@@ -1,0 +1,182 @@
+package rules
+
+import (
+	"github.com/calico-host/calico-host/pkg/felix/calc"
+	"github.com/calico-host/calico-host/pkg/felix/dataplane/nft"
+)
+
+// Ref is a policy or profile chain that an endpoint chain jumps to.
+type Ref struct {
+	Layer   Layer
+	Policy  calc.PolicyID // when Profile is ""
+	Profile string
+	Egress  bool
+}
+
+// Chain is the name of the referenced chain.
+func (r Ref) Chain() string {
+	if r.Profile != "" {
+		return ProfileChain(r.Layer, r.Profile, r.Egress)
+	}
+	return PolicyChain(r.Layer, r.Policy, r.Egress)
+}
+
+// Endpoint is the rendering of one endpoint: its chains and the chains they jump to.
+type Endpoint struct {
+	Chains []*nft.Chain
+	Refs   []Ref
+}
+
+func (e *Endpoint) add(c *nft.Chain, refs []Ref) {
+	e.Chains = append(e.Chains, c)
+	e.Refs = append(e.Refs, refs...)
+}
+
+// chainKind selects the template of an endpoint chain.
+type chainKind uint8
+
+const (
+	kindNormal    chainKind = iota // conntrack, tiers with end-of-tier drops, profiles, final drop
+	kindForward                    // applyOnForward: no profiles; no tiers means allow
+	kindUntracked                  // raw doNotTrack: notrack on allow; no drops of its own
+	kindPreDNAT                    // mangle preDNAT: no drops of its own
+)
+
+// chainSpec describes one endpoint chain.
+type chainSpec struct {
+	name     string
+	layer    Layer
+	kind     chainKind
+	egress   bool   // which policy direction applies
+	failsafe string // chain jumped to before policy (host endpoints)
+	encap    bool   // drop encapsulated traffic (from workloads)
+	tiers    []calc.TierInfo
+	profiles []string
+}
+
+// endpointChain renders an endpoint chain (Calico's endpointIptablesChain): conntrack, mark
+// reset, then each tier's policies, then the profiles, then the final drop.
+func endpointChain(cfg *Config, s chainSpec) (*nft.Chain, []Ref) {
+	a, p := cfg.Marks.Accept, cfg.Marks.Pass
+	var rs []nft.Rule
+	if s.kind == kindNormal || s.kind == kindForward {
+		rs = append(rs, rule(nft.CTStateIn(nft.CTStateEstablished|nft.CTStateRelated), nft.Accept()))
+		if cfg.DropInvalid {
+			rs = append(rs, rule(nft.CTStateIn(nft.CTStateInvalid), nft.Drop()))
+		}
+	}
+	if s.failsafe != "" {
+		rs = append(rs, rule(nft.Jump(s.failsafe)))
+	}
+	rs = append(rs, rule(clearBits(a|p)))
+	if s.encap {
+		rs = append(rs, encapDrops(cfg)...)
+	}
+	tierRules, refs := tiers(cfg, s)
+	rs = append(rs, tierRules...)
+	switch {
+	case s.kind == kindForward && len(refs) == 0:
+		rs = append(rs, rule(setBits(a), nft.Return()).WithComment("Allow forwarded traffic by default"))
+	case s.kind == kindNormal:
+		for _, prof := range s.profiles {
+			ref := Ref{Layer: s.layer, Profile: prof, Egress: s.egress}
+			refs = append(refs, ref)
+			rs = append(rs, rule(nft.Jump(ref.Chain())), rule(isSet(a), nft.Return()))
+		}
+		fallthrough
+	case s.kind == kindForward:
+		rs = append(rs, rule(nft.Counter(), cfg.deny(s.layer)).WithComment("Drop if no profiles matched"))
+	}
+	return &nft.Chain{Name: s.name, Rules: rs}, refs
+}
+
+// tiers renders the tier blocks of the policy direction of s.
+func tiers(cfg *Config, s chainSpec) ([]nft.Rule, []Ref) {
+	a, p := cfg.Marks.Accept, cfg.Marks.Pass
+	var rs []nft.Rule
+	var refs []Ref
+	for _, t := range s.tiers {
+		pols := t.IngressPolicies
+		if s.egress {
+			pols = t.EgressPolicies
+		}
+		if len(pols) == 0 {
+			continue
+		}
+		rs = append(rs, rule(clearBits(p)).WithComment("Start of tier "+t.Name))
+		for _, id := range pols {
+			ref := Ref{Layer: s.layer, Policy: id, Egress: s.egress}
+			refs = append(refs, ref)
+			rs = append(rs, rule(isClear(p), nft.Jump(ref.Chain())))
+			if s.kind == kindUntracked {
+				rs = append(rs, rule(isSet(a), nft.Notrack(), nft.Return()))
+			} else {
+				rs = append(rs, rule(isSet(a), nft.Return()))
+			}
+		}
+		if (s.kind == kindNormal || s.kind == kindForward) && t.DefaultAction != "Pass" {
+			rs = append(rs, rule(isClear(p), nft.Counter(), cfg.deny(s.layer)).
+				WithComment("End of tier "+t.Name+". Drop if no policies passed packet"))
+		}
+	}
+	return rs, refs
+}
+
+// encapDrops drop VXLAN and IP-in-IP packets sent by a workload unless configured otherwise.
+func encapDrops(cfg *Config) []nft.Rule {
+	var rs []nft.Rule
+	if !cfg.AllowVXLANFromWorkloads {
+		rs = append(rs, rule(nft.L4Proto(nft.ProtoUDP), nft.DPort(nft.ProtoUDP, nft.Port(cfg.VXLANPort)), nft.Counter(), nft.Drop()).
+			WithComment("Drop VXLAN encapped packets originating in workloads"))
+	}
+	if !cfg.AllowIPIPFromWorkloads {
+		rs = append(rs, rule(nft.L4Proto(4), nft.Counter(), nft.Drop()).
+			WithComment("Drop IPinIP encapped packets originating in workloads"))
+	}
+	return rs
+}
+
+// WorkloadEndpoint renders the two chains of a local workload: cali-tw-<iface> (traffic to
+// it, ingress policy) and cali-fw-<iface> (traffic from it, egress policy).
+func WorkloadEndpoint(cfg *Config, ep *calc.WorkloadEndpoint) Endpoint {
+	to, from := WorkloadChains(ep.Name)
+	var out Endpoint
+	out.add(endpointChain(cfg, chainSpec{name: to, layer: Filter, tiers: ep.Tiers, profiles: ep.ProfileIDs}))
+	out.add(endpointChain(cfg, chainSpec{name: from, layer: Filter, egress: true, encap: true, tiers: ep.Tiers, profiles: ep.ProfileIDs}))
+	return out
+}
+
+// WorkloadDispatch renders the verdict maps that send traffic from and to each workload
+// interface to its chains.
+func WorkloadDispatch(ifaces []string) (from, to *nft.Map) {
+	fromName, toName := DispatchMaps()
+	from = &nft.Map{Name: fromName, KeyType: nft.TypeIfname, Elements: make(map[string]nft.Verdict, len(ifaces))}
+	to = &nft.Map{Name: toName, KeyType: nft.TypeIfname, Elements: make(map[string]nft.Verdict, len(ifaces))}
+	for _, iface := range ifaces {
+		tw, fw := WorkloadChains(iface)
+		from.Elements[iface] = nft.Goto(fw)
+		to.Elements[iface] = nft.Goto(tw)
+	}
+	return from, to
+}
+
+// dispatchChain is a dispatch chain over a verdict map: `iifname vmap @map` (oifname when
+// out), then the given tail rules.
+func dispatchChain(name, mapName string, out bool, tail ...nft.Rule) *nft.Chain {
+	vm := nft.IIFNameVmap(mapName)
+	if out {
+		vm = nft.OIFNameVmap(mapName)
+	}
+	return &nft.Chain{Name: name, Rules: append([]nft.Rule{rule(vm)}, tail...)}
+}
+
+// workloadDispatchChains are the chains that apply the workload dispatch maps; traffic of an
+// unknown workload interface is dropped.
+func workloadDispatchChains() []*nft.Chain {
+	fromMap, toMap := DispatchMaps()
+	drop := rule(nft.Counter(), nft.Drop()).WithComment("Unknown interface")
+	return []*nft.Chain{
+		dispatchChain(Filter.Name(chainFromWorkload), fromMap, false, drop),
+		dispatchChain(Filter.Name(chainToWorkload), toMap, true, drop),
+	}
+}

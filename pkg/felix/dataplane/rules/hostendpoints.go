@@ -1,0 +1,216 @@
+package rules
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/calico-host/calico-host/pkg/felix/calc"
+	"github.com/calico-host/calico-host/pkg/felix/dataplane/nft"
+)
+
+// HostIface is a host endpoint resolved to one of this host's interfaces, or to "*" (all
+// interfaces).
+type HostIface struct {
+	Iface string
+	EP    *calc.HostEndpoint
+}
+
+// AllInterfaces is the interface name of a host endpoint that applies to every interface.
+const AllInterfaces = "*"
+
+// HostDispatch says which kinds of host endpoint policy are in use, so that the static chains
+// jump to the matching dispatch chains.
+type HostDispatch struct {
+	Normal, Forward, Untracked, PreDNAT bool
+}
+
+type hepCategory uint8
+
+const (
+	catNormal hepCategory = iota
+	catForward
+	catUntracked
+	catPreDNAT
+)
+
+// hepChain describes one kind of host endpoint chain: where it lives, how traffic reaches it
+// and which of the endpoint's policies it evaluates.
+type hepChain struct {
+	cat      hepCategory
+	layer    Layer
+	prefix   string // per-interface chain prefix
+	dispatch string // dispatch chain (and map) it is reached from
+	out      bool   // dispatched on the output interface
+	kind     chainKind
+	egress   bool
+	failsafe string
+}
+
+// hepChains is every host endpoint chain Calico renders (rules/endpoints.go, endpoint_mgr.go):
+// normal policy in filter (both directions) and in mangle (egress of DNATed host traffic),
+// applyOnForward policy in filter, doNotTrack policy in raw, preDNAT policy in mangle.
+var hepChains = []hepChain{
+	{catNormal, Filter, prefixFromHost, chainFromHost, false, kindNormal, false, chainFailsafeIn},
+	{catNormal, Filter, prefixToHost, chainToHost, true, kindNormal, true, chainFailsafeOut},
+	{catNormal, Mangle, prefixToHost, chainToHost, true, kindNormal, true, chainFailsafeOut},
+	{catForward, Filter, prefixFromHostFwd, chainFromHostFwd, false, kindForward, false, ""},
+	{catForward, Filter, prefixToHostFwd, chainToHostFwd, true, kindForward, true, ""},
+	{catUntracked, Raw, prefixFromHost, chainFromHost, false, kindUntracked, false, chainFailsafeIn},
+	{catUntracked, Raw, prefixToHost, chainToHost, true, kindUntracked, true, chainFailsafeOut},
+	{catPreDNAT, Mangle, prefixFromHost, chainFromHost, false, kindPreDNAT, false, chainFailsafeIn},
+}
+
+// tiersOf returns the endpoint's policies for a category, nil when it takes no part in it.
+func tiersOf(ep *calc.HostEndpoint, c hepCategory) ([]calc.TierInfo, bool) {
+	switch c {
+	case catForward:
+		return ep.ForwardTiers, len(ep.ForwardTiers) > 0
+	case catUntracked:
+		return ep.UntrackedTiers, len(ep.UntrackedTiers) > 0
+	case catPreDNAT:
+		return ep.PreDNATTiers, len(ep.PreDNATTiers) > 0
+	}
+	return ep.Tiers, true
+}
+
+// hostDispatch collects the dispatch of one (layer, dispatch chain).
+type hostDispatch struct {
+	hc       hepChain
+	elements map[string]nft.Verdict
+	all      string // chain of the "*" endpoint, if any
+}
+
+// HostEndpoints renders the chains of the resolved host endpoints, their dispatch chains and
+// verdict maps, and the failsafe chains they use.
+func HostEndpoints(cfg *Config, heps []HostIface) (Endpoint, []*nft.Map, HostDispatch) {
+	heps = slices.Clone(heps)
+	slices.SortFunc(heps, func(a, b HostIface) int { return strings.Compare(a.Iface, b.Iface) })
+	var out Endpoint
+	var hd HostDispatch
+	dispatch := map[string]*hostDispatch{}
+	failsafes := map[string]bool{}
+	for _, h := range heps {
+		for _, hc := range hepChains {
+			tiers, ok := tiersOf(h.EP, hc.cat)
+			if !ok {
+				continue
+			}
+			name := hc.layer.Name(hc.prefix + h.Iface)
+			spec := chainSpec{name: name, layer: hc.layer, kind: hc.kind, egress: hc.egress, tiers: tiers}
+			if hc.kind == kindNormal {
+				spec.profiles = h.EP.ProfileIDs
+			}
+			if hc.failsafe != "" {
+				spec.failsafe = hc.layer.Name(hc.failsafe)
+				failsafes[spec.failsafe] = true
+			}
+			out.add(endpointChain(cfg, spec))
+			addDispatch(dispatch, hc, h.Iface, name)
+			hd.set(hc.cat)
+		}
+	}
+	var maps []*nft.Map
+	for _, key := range sortedKeys(dispatch) {
+		c, m := dispatch[key].render(cfg)
+		out.Chains = append(out.Chains, c)
+		maps = append(maps, m)
+	}
+	for _, name := range sortedKeys(failsafes) {
+		out.Chains = append(out.Chains, failsafeChain(cfg, name))
+	}
+	return out, maps, hd
+}
+
+func (hd *HostDispatch) set(c hepCategory) {
+	switch c {
+	case catNormal:
+		hd.Normal = true
+	case catForward:
+		hd.Forward = true
+	case catUntracked:
+		hd.Untracked = true
+	case catPreDNAT:
+		hd.PreDNAT = true
+	}
+}
+
+func addDispatch(m map[string]*hostDispatch, hc hepChain, iface, chain string) {
+	key := hc.layer.Name(hc.dispatch)
+	d := m[key]
+	if d == nil {
+		d = &hostDispatch{hc: hc, elements: map[string]nft.Verdict{}}
+		m[key] = d
+	}
+	if iface == AllInterfaces {
+		d.all = chain
+		return
+	}
+	d.elements[iface] = nft.Goto(chain)
+}
+
+// render returns the dispatch chain and its map. Packets of interfaces without an endpoint
+// go to the "*" endpoint if there is one (except, outbound, packets to workloads), else return.
+func (d *hostDispatch) render(cfg *Config) (*nft.Chain, *nft.Map) {
+	name := d.hc.layer.Name(d.hc.dispatch)
+	m := &nft.Map{Name: name, KeyType: nft.TypeIfname, Elements: d.elements}
+	var tail []nft.Rule
+	if d.all != "" {
+		if d.hc.out {
+			for _, p := range cfg.WorkloadPrefixes {
+				tail = append(tail, rule(nft.OIFName(p+"*"), nft.Return()).WithComment("Skip egress host endpoint policy for traffic to local workloads"))
+			}
+		}
+		tail = append(tail, rule(nft.Goto(d.all)))
+	}
+	return dispatchChain(name, name, d.hc.out, tail...), m
+}
+
+// failsafeChain renders a failsafe chain. Inbound failsafes match the destination port of
+// incoming packets (and their source network), outbound ones the destination port of outgoing
+// packets (and their destination network). Untracked traffic has no conntrack to let replies
+// through, so the raw chains also accept the other direction's ports as source ports.
+func failsafeChain(cfg *Config, name string) *nft.Chain {
+	in := strings.HasSuffix(name, chainFailsafeIn)
+	ports, reverse := cfg.FailsafeOut, cfg.FailsafeIn
+	if in {
+		ports, reverse = cfg.FailsafeIn, cfg.FailsafeOut
+	}
+	var rs []nft.Rule
+	for _, pp := range ports {
+		rs = append(rs, failsafeRule(pp, !in, false))
+	}
+	if strings.HasPrefix(name, string(Raw)+"-") {
+		for _, pp := range reverse {
+			rs = append(rs, failsafeRule(pp, !in, true))
+		}
+	}
+	return &nft.Chain{Name: name, Rules: rs}
+}
+
+// failsafeRule accepts protocol and port pp.Port, as destination port (or source port), with
+// the remote address in pp.Net when set (remote = destination when remoteIsDst).
+func failsafeRule(pp ProtoPort, remoteIsDst, sport bool) nft.Rule {
+	x := []nft.Expr{nft.L4Proto(pp.Protocol)}
+	if pp.Net.IsValid() {
+		if remoteIsDst {
+			x = append(x, nft.DAddr(pp.Net))
+		} else {
+			x = append(x, nft.SAddr(pp.Net))
+		}
+	}
+	if sport {
+		x = append(x, nft.SPort(pp.Protocol, nft.Port(pp.Port)))
+	} else {
+		x = append(x, nft.DPort(pp.Protocol, nft.Port(pp.Port)))
+	}
+	return rule(append(x, nft.Counter(), nft.Accept())...)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}

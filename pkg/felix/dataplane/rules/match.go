@@ -1,0 +1,239 @@
+package rules
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+
+	"github.com/calico-host/calico-host/pkg/felix/calc"
+	"github.com/calico-host/calico-host/pkg/felix/dataplane/nft"
+)
+
+// errNoMatch means a rule variant can never match in its family (for example, every source
+// net of the rule is IPv6 and this is the IPv4 variant); the variant is left out silently.
+var errNoMatch = errors.New("matches nothing in this family")
+
+// matcher builds the matches of one family variant of a calc rule, in Calico's order:
+// protocol, source net, set, ports and named ports, the same for the destination, ICMP, then
+// the negated forms. Lists are OR (nets, ports, named-port sets) or AND (IP sets) as calc
+// defines; an OR of named-port sets is computed into a scratch mark bit by rules that run
+// before the main rule.
+type matcher struct {
+	cfg     *Config
+	r       *calc.Rule
+	fam     nft.Family // 0: the rule is the same for both families
+	pre     []nft.Rule
+	matches []nft.Expr
+	sets    []string
+	famSeen bool // some match already restricts the rule to fam
+	err     error
+}
+
+func (m *matcher) add(x ...nft.Expr) { m.matches = append(m.matches, x...) }
+
+// addFam adds matches that imply the family (address, set and ICMP matches).
+func (m *matcher) addFam(x ...nft.Expr) {
+	m.famSeen = true
+	m.add(x...)
+}
+
+func (m *matcher) fail(err error) {
+	if m.err == nil {
+		m.err = err
+	}
+}
+
+// build returns the variant's pre-rules and matches.
+func (m *matcher) build() ([]nft.Rule, []nft.Expr, error) {
+	m.protocol()
+	m.side(false)
+	m.side(true)
+	m.icmp(m.r.ICMP, false)
+	m.notSide(false)
+	m.notSide(true)
+	m.icmp(m.r.NotICMP, true)
+	if m.err != nil {
+		return nil, nil, m.err
+	}
+	if m.fam != 0 && !m.famSeen {
+		m.matches = append([]nft.Expr{nft.NFProto(m.fam)}, m.matches...)
+	}
+	return m.pre, m.matches, nil
+}
+
+func (m *matcher) protocol() {
+	r := m.r
+	switch {
+	case r.Protocol == nft.ProtoICMP && m.fam == nft.IPv6, r.Protocol == nft.ProtoICMPv6 && m.fam == nft.IPv4:
+		m.fail(errNoMatch)
+	case r.Protocol != 0:
+		m.add(nft.L4Proto(r.Protocol))
+	}
+	if r.NotProtocol != 0 {
+		m.add(nft.Not(nft.L4Proto(r.NotProtocol)))
+	}
+}
+
+// side adds the positive matches of the source or destination.
+func (m *matcher) side(dst bool) {
+	nets, sets, ports, named := m.r.SrcNets, m.r.SrcIPSetIDs, m.r.SrcPorts, m.r.SrcNamedPortIPSetIDs
+	if dst {
+		nets, sets, ports, named = m.r.DstNets, m.r.DstIPSetIDs, m.r.DstPorts, m.r.DstNamedPortIPSetIDs
+	}
+	if len(nets) > 0 {
+		fnets := m.familyNets(nets)
+		if len(fnets) == 0 {
+			m.fail(errNoMatch)
+			return
+		}
+		m.addFam(addrIn(dst, m.fam, fnets))
+	}
+	for _, id := range sets {
+		m.addFam(nft.InSet(m.useSet(id), addrField(dst, m.fam)))
+	}
+	if len(ports) > 0 {
+		m.add(m.portMatch(dst, ports))
+	}
+	m.namedPorts(dst, named)
+}
+
+// notSide adds the negated matches of the source or destination: in none of the nets, sets,
+// ports or named-port sets.
+func (m *matcher) notSide(dst bool) {
+	nets, sets, ports, named := m.r.NotSrcNets, m.r.NotSrcIPSetIDs, m.r.NotSrcPorts, m.r.NotSrcNamedPortIPSetIDs
+	if dst {
+		nets, sets, ports, named = m.r.NotDstNets, m.r.NotDstIPSetIDs, m.r.NotDstPorts, m.r.NotDstNamedPortIPSetIDs
+	}
+	if len(nets) > 0 {
+		if fnets := m.familyNets(nets); len(fnets) > 0 {
+			m.addFam(nft.Not(addrIn(dst, m.fam, fnets)))
+		}
+	}
+	for _, id := range sets {
+		m.addFam(nft.Not(nft.InSet(m.useSet(id), addrField(dst, m.fam))))
+	}
+	if len(ports) > 0 {
+		m.add(nft.Not(m.portMatch(dst, ports)))
+	}
+	for _, id := range named {
+		m.addFam(nft.Not(nft.InSet(m.useSet(id), namedPortFields(dst, m.fam)...)))
+	}
+}
+
+// namedPorts matches a list of named-port sets: directly for one, through a scratch bit (set
+// by one pre-rule per set) for several.
+func (m *matcher) namedPorts(dst bool, ids []string) {
+	switch len(ids) {
+	case 0:
+		return
+	case 1:
+		m.addFam(nft.InSet(m.useSet(ids[0]), namedPortFields(dst, m.fam)...))
+		return
+	}
+	bit := m.cfg.Marks.Scratch0
+	if dst {
+		bit = m.cfg.Marks.Scratch1
+	}
+	m.pre = append(m.pre, rule(clearBits(bit)))
+	for _, id := range ids {
+		m.pre = append(m.pre, rule(nft.InSet(m.useSet(id), namedPortFields(dst, m.fam)...), setBits(bit)))
+	}
+	m.famSeen = true // the pre-rules match addresses of the family; the bit stays clear otherwise
+	m.add(isSet(bit))
+}
+
+func (m *matcher) portMatch(dst bool, ports []calc.PortRange) nft.Match {
+	proto := m.r.Protocol
+	switch proto {
+	case nft.ProtoTCP, nft.ProtoUDP, nft.ProtoSCTP, nft.ProtoUDPLite:
+	default:
+		m.fail(fmt.Errorf("port match needs protocol tcp, udp, sctp or udplite, rule has %d", proto))
+		return nft.L4Proto(0)
+	}
+	rs := make([]nft.PortRange, len(ports))
+	for i, p := range ports {
+		rs[i] = nft.Ports(p.First, p.Last)
+	}
+	if dst {
+		return nft.DPort(proto, rs...)
+	}
+	return nft.SPort(proto, rs...)
+}
+
+// icmp adds an ICMP or ICMPv6 type (and code) match, or its negation.
+func (m *matcher) icmp(ic *calc.ICMPMatch, neg bool) {
+	if ic == nil {
+		return
+	}
+	if want := icmpProto(m.fam); m.r.Protocol != 0 && m.r.Protocol != want {
+		m.fail(fmt.Errorf("ICMP type match with protocol %d", m.r.Protocol))
+		return
+	}
+	if !neg {
+		m.addFam(nft.ICMPType(m.fam, ic.Type))
+		if ic.Code != nil {
+			m.add(nft.ICMPCode(m.fam, *ic.Code))
+		}
+		return
+	}
+	if ic.Code != nil {
+		m.fail(errors.New("a negated ICMP type and code match is not supported"))
+		return
+	}
+	if m.r.Protocol == 0 {
+		m.add(nft.L4Proto(icmpProto(m.fam)))
+	}
+	m.addFam(nft.Not(nft.ICMPType(m.fam, ic.Type)))
+}
+
+// familyNets keeps the nets of the matcher's family.
+func (m *matcher) familyNets(nets []netip.Prefix) []netip.Prefix {
+	var out []netip.Prefix
+	for _, n := range nets {
+		if familyOf(n.Addr()) == m.fam {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func (m *matcher) useSet(id string) string {
+	m.sets = append(m.sets, id)
+	return SetName(m.fam, id)
+}
+
+func addrIn(dst bool, f nft.Family, nets []netip.Prefix) nft.Match {
+	if dst {
+		return nft.DAddrIn(f, nets...)
+	}
+	return nft.SAddrIn(f, nets...)
+}
+
+func addrField(dst bool, f nft.Family) nft.Field {
+	if dst {
+		return nft.FieldDAddr(f)
+	}
+	return nft.FieldSAddr(f)
+}
+
+// namedPortFields is the key of a named-port set lookup: address . protocol . port.
+func namedPortFields(dst bool, f nft.Family) []nft.Field {
+	if dst {
+		return []nft.Field{nft.FieldDAddr(f), nft.FieldL4Proto, nft.FieldDPort(0)}
+	}
+	return []nft.Field{nft.FieldSAddr(f), nft.FieldL4Proto, nft.FieldSPort(0)}
+}
+
+func icmpProto(f nft.Family) uint8 {
+	if f == nft.IPv6 {
+		return nft.ProtoICMPv6
+	}
+	return nft.ProtoICMP
+}
+
+func familyOf(a netip.Addr) nft.Family {
+	if a.Is4() || a.Is4In6() {
+		return nft.IPv4
+	}
+	return nft.IPv6
+}

@@ -1,0 +1,144 @@
+// Package rules renders felix's desired dataplane state as an nftables ruleset (package nft):
+// pure functions from calc's policies, profiles, endpoints and IP sets plus a Config to chains,
+// sets and verdict maps of the one `inet calico` table. Nothing here does I/O or keeps state.
+//
+// The layout follows Project Calico's nftables mode: each iptables-style table is a "layer"
+// whose name prefixes every chain and map (filter-, nat-, raw-, mangle-), workloads are
+// dispatched by verdict maps, policy verdicts travel in mark bits, and a policy or profile chain
+// exists only while an endpoint chain jumps to it.
+package rules
+
+import (
+	"crypto/sha256"
+	"encoding/base64"
+	"strings"
+
+	"github.com/calico-host/calico-host/pkg/felix/calc"
+	"github.com/calico-host/calico-host/pkg/felix/dataplane/nft"
+)
+
+// Layer is one of Calico's iptables-style tables inside the nft table.
+type Layer string
+
+// Layers.
+const (
+	Filter Layer = "filter"
+	NAT    Layer = "nat"
+	Raw    Layer = "raw"
+	Mangle Layer = "mangle"
+)
+
+// Name is the nft name of a logical chain or map of the layer: Filter.Name("cali-INPUT") is
+// "filter-cali-INPUT".
+func (l Layer) Name(logical string) string { return limitName(string(l) + "-" + logical) }
+
+// Logical names of the static chains and maps (before the layer prefix).
+const (
+	chainInput          = "cali-INPUT"
+	chainForward        = "cali-FORWARD"
+	chainOutput         = "cali-OUTPUT"
+	chainPrerouting     = "cali-PREROUTING"
+	chainPostrouting    = "cali-POSTROUTING"
+	chainWorkloadToHost = "cali-wl-to-host"
+	chainFailsafeIn     = "cali-failsafe-in"
+	chainFailsafeOut    = "cali-failsafe-out"
+	chainRPFSkip        = "cali-rpf-skip"
+	chainFromWorkload   = "cali-from-wl-dispatch"
+	chainToWorkload     = "cali-to-wl-dispatch"
+	chainFromHost       = "cali-from-host-endpoint"
+	chainToHost         = "cali-to-host-endpoint"
+	chainFromHostFwd    = "cali-from-hep-forward"
+	chainToHostFwd      = "cali-to-hep-forward"
+	chainFIPDNAT        = "cali-fip-dnat"
+	chainFIPSNAT        = "cali-fip-snat"
+	chainNATOutgoing    = "cali-nat-outgoing"
+)
+
+// Per-endpoint chain prefixes: to/from workload, to/from host endpoint, and the applyOnForward
+// host endpoint chains.
+const (
+	prefixToWorkload   = "cali-tw-"
+	prefixFromWorkload = "cali-fw-"
+	prefixToHost       = "cali-th-"
+	prefixFromHost     = "cali-fh-"
+	prefixToHostFwd    = "cali-thfw-"
+	prefixFromHostFwd  = "cali-fhfw-"
+)
+
+// Internal IP set IDs (the family-specific set names are made by SetName).
+const (
+	SetAllPools  = "all-ipam-pools"  // every IP pool
+	SetMasqPools = "masq-ipam-pools" // pools with natOutgoing
+	SetAllVXLAN  = "all-vxlan-net"   // the underlay addresses of the other hosts' VTEPs
+)
+
+// maxName is the longest name nft accepts (NFT_NAME_MAXLEN - 1).
+const maxName = 255
+
+// limitName keeps a name within nft's limit: an over-long name becomes a prefix of it, "_" and
+// a hash of the whole, as Calico's GetLengthLimitedID does.
+func limitName(s string) string {
+	if len(s) <= maxName {
+		return s
+	}
+	sum := sha256.Sum256([]byte(s))
+	h := base64.RawURLEncoding.EncodeToString(sum[:])[:22]
+	return s[:maxName-len(h)-1] + "_" + h
+}
+
+// SetName is the nft set of an IP set ID for a family, named like Calico's: "cali40s-<hash>"
+// (IPv4) or "cali60s-<hash>" (IPv6) for the calc ID "s:<hash>".
+func SetName(f nft.Family, id string) string {
+	fam := "4"
+	if f == nft.IPv6 {
+		fam = "6"
+	}
+	return limitName("cali" + fam + "0" + strings.ReplaceAll(id, ":", "-"))
+}
+
+// PolicyName is the policy part of a policy chain name: "<kind>/[<ns>/]<name>", with the
+// "default." tier prefix dropped as Calico does.
+func PolicyName(id calc.PolicyID) string {
+	name := id.Name
+	if id.Tier == "default" || id.Tier == "" {
+		name = strings.TrimPrefix(name, "default.")
+	}
+	kind := id.Kind
+	if kind == "" {
+		kind = "gnp"
+	}
+	if id.Namespace != "" {
+		return kind + "/" + id.Namespace + "/" + name
+	}
+	return kind + "/" + name
+}
+
+// PolicyChain is the chain of one direction of a policy in a layer:
+// "filter-cali-pi-gnp/allow-web" (ingress) or "filter-cali-po-gnp/allow-web" (egress).
+func PolicyChain(l Layer, id calc.PolicyID, egress bool) string {
+	if egress {
+		return l.Name("cali-po-" + PolicyName(id))
+	}
+	return l.Name("cali-pi-" + PolicyName(id))
+}
+
+// ProfileChain is the chain of one direction of a profile: "filter-cali-pri-<name>" (inbound)
+// or "filter-cali-pro-<name>" (outbound).
+func ProfileChain(l Layer, name string, egress bool) string {
+	if egress {
+		return l.Name("cali-pro-" + name)
+	}
+	return l.Name("cali-pri-" + name)
+}
+
+// WorkloadChains are the filter chains of a workload interface: to (ingress policy) and from
+// (egress policy).
+func WorkloadChains(iface string) (to, from string) {
+	return Filter.Name(prefixToWorkload + iface), Filter.Name(prefixFromWorkload + iface)
+}
+
+// DispatchMaps are the verdict maps that send workload traffic to the endpoint chains, keyed by
+// interface name: from-workload (iifname) and to-workload (oifname).
+func DispatchMaps() (from, to string) {
+	return Filter.Name(chainFromWorkload), Filter.Name(chainToWorkload)
+}

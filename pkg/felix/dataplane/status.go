@@ -1,0 +1,157 @@
+package dataplane
+
+import (
+	"maps"
+	"net"
+	"net/netip"
+	"slices"
+
+	"github.com/calico-host/calico-host/pkg/felix/calc"
+	"github.com/calico-host/calico-host/pkg/felix/dataplane/rules"
+)
+
+// Endpoint status values.
+const (
+	statusUp    = "up"
+	statusDown  = "down"
+	statusError = "error"
+)
+
+// statusKey identifies an endpoint for status reporting.
+type statusKey struct {
+	wep calc.WorkloadEndpointID
+	hep string
+}
+
+// statusTracker remembers the status last reported per endpoint and reports changes.
+type statusTracker struct {
+	reported map[statusKey]string
+}
+
+func newStatusTracker() *statusTracker { return &statusTracker{reported: map[statusKey]string{}} }
+
+// update computes every endpoint's status after a successful apply and returns those that
+// changed. A workload is up when its interface is oper-up and was configured; a host endpoint
+// when one of its interfaces is up ("*" always), in error when it resolved to no interface.
+func (t *statusTracker) update(m *model, configured map[string]*calc.WorkloadEndpoint, hepIfaces map[string][]string) []EndpointStatus {
+	now := map[statusKey]string{}
+	for id, ep := range m.weps {
+		st := statusDown
+		if m.ifaceUp(ep.Name) && configured[ep.Name] != nil {
+			st = statusUp
+		}
+		now[statusKey{wep: id}] = st
+	}
+	for name := range m.heps {
+		now[statusKey{hep: name}] = hostEndpointStatus(m, hepIfaces[name])
+	}
+	var out []EndpointStatus
+	for k, st := range now {
+		if t.reported[k] != st {
+			out = append(out, k.status(st))
+		}
+	}
+	for k := range t.reported {
+		if _, ok := now[k]; !ok {
+			out = append(out, k.status(""))
+		}
+	}
+	t.reported = now
+	slices.SortFunc(out, compareStatus)
+	return out
+}
+
+func hostEndpointStatus(m *model, ifaces []string) string {
+	switch {
+	case len(ifaces) == 0:
+		return statusError
+	case slices.Contains(ifaces, rules.AllInterfaces) || slices.ContainsFunc(ifaces, m.ifaceUp):
+		return statusUp
+	}
+	return statusDown
+}
+
+func (k statusKey) status(st string) EndpointStatus {
+	if k.hep != "" {
+		return EndpointStatus{HostEndpoint: k.hep, Status: st}
+	}
+	id := k.wep
+	return EndpointStatus{Workload: &id, Status: st}
+}
+
+func compareStatus(a, b EndpointStatus) int {
+	ka, kb := "h"+a.HostEndpoint, "h"+b.HostEndpoint
+	if a.Workload != nil {
+		ka = "w" + a.Workload.WorkloadID + "/" + a.Workload.EndpointID
+	}
+	if b.Workload != nil {
+		kb = "w" + b.Workload.WorkloadID + "/" + b.Workload.EndpointID
+	}
+	switch {
+	case ka < kb:
+		return -1
+	case ka > kb:
+		return 1
+	}
+	return 0
+}
+
+// workloadConfigurer applies host-side interface settings to workload interfaces once per
+// appearance of the interface (and again when the endpoint changes), remembering which
+// endpoint value each interface was configured for.
+type workloadConfigurer struct {
+	ifaces     Interfaces
+	ipv6       bool
+	openStack  bool
+	configured map[string]*calc.WorkloadEndpoint
+}
+
+// configure configures the interfaces of endpoints that exist and are not configured yet; it
+// returns the errors of those that failed (they are retried on the next apply).
+func (w *workloadConfigurer) configure(m *model) []error {
+	for name := range w.configured {
+		if _, ok := m.ifaces[name]; !ok {
+			delete(w.configured, name)
+		}
+	}
+	var errs []error
+	for _, ep := range sortedEndpoints(m) {
+		if _, exists := m.ifaces[ep.Name]; !exists || w.configured[ep.Name] == ep {
+			continue
+		}
+		if err := w.configureOne(ep); err != nil {
+			errs = append(errs, err)
+			delete(w.configured, ep.Name)
+			continue
+		}
+		w.configured[ep.Name] = ep
+	}
+	return errs
+}
+
+func (w *workloadConfigurer) configureOne(ep *calc.WorkloadEndpoint) error {
+	if err := w.ifaces.ConfigureWorkload(ep.Name, w.ipv6 && len(ep.IPv6Nets) > 0); err != nil {
+		return err
+	}
+	mac, err := net.ParseMAC(ep.MAC)
+	if !w.openStack || err != nil {
+		return nil
+	}
+	var addrs []netip.Addr
+	for _, n := range slices.Concat(ep.IPv4Nets, ep.IPv6Nets) {
+		if n.IsSingleIP() && (w.ipv6 || n.Addr().Is4()) {
+			addrs = append(addrs, n.Addr())
+		}
+	}
+	return w.ifaces.SetStaticNeighbors(ep.Name, mac, addrs)
+}
+
+// sortedEndpoints lists the workload endpoints in a stable order.
+func sortedEndpoints(m *model) []*calc.WorkloadEndpoint {
+	ids := slices.SortedFunc(maps.Keys(m.weps), compareWEPIDs)
+	out := make([]*calc.WorkloadEndpoint, len(ids))
+	for i, id := range ids {
+		out[i] = m.weps[id]
+	}
+	return out
+}

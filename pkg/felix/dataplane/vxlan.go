@@ -1,0 +1,92 @@
+package dataplane
+
+import (
+	"crypto/sha1"
+	"net"
+	"net/netip"
+	"slices"
+	"strings"
+
+	"github.com/calico-host/calico-host/pkg/felix/calc"
+	"github.com/calico-host/calico-host/pkg/felix/dataplane/nft"
+)
+
+// Names of the VXLAN devices.
+const (
+	vxlanDeviceV4 = "vxlan.calico"
+	vxlanDeviceV6 = "vxlan-v6.calico"
+)
+
+// vxlanFamily is what differs between the IPv4 and IPv6 VXLAN devices.
+type vxlanFamily struct {
+	fam    nft.Family
+	device string
+	hashID string // appended to the host name when deriving the default MAC
+}
+
+var vxlanFamilies = []vxlanFamily{{nft.IPv4, vxlanDeviceV4, ""}, {nft.IPv6, vxlanDeviceV6, "-v6"}}
+
+// hostFacts are this host's tunnel address, underlay address and tunnel MAC for the family.
+func (vf vxlanFamily) hostFacts(cfg Config, c *calc.ConfigUpdate) (tunnel, local netip.Addr, mac string) {
+	if vf.fam == nft.IPv6 {
+		return c.VXLANTunnelAddrV6, c.HostIPv6.Addr(), c.VXLANTunnelMACV6
+	}
+	return c.VXLANTunnelAddrV4, c.HostIPv4.Addr(), cmpOr(c.VXLANTunnelMAC, cfg.VXLANTunnelMAC)
+}
+
+// vxlanDevices computes the VXLAN devices this host needs: one per family whose VXLAN is on
+// (VXLANEnabled, or a pool of that family with vxlanMode Always or CrossSubnet) and whose
+// tunnel address calc has reported, with every remote VTEP of that family as a peer.
+func vxlanDevices(cfg Config, m *model) []VXLANDevice {
+	var out []VXLANDevice
+	for _, vf := range vxlanFamilies {
+		if vf.fam == nft.IPv6 && !cfg.IPv6Support || !vxlanWanted(cfg, m, vf.fam) {
+			continue
+		}
+		if d, ok := vxlanDevice(cfg, m, vf); ok {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+func vxlanWanted(cfg Config, m *model, f nft.Family) bool {
+	if cfg.VXLANEnabled {
+		return true
+	}
+	for _, p := range m.pools {
+		if familyOf(p.CIDR.Addr()) == f && (p.VXLANMode == "Always" || p.VXLANMode == "CrossSubnet") {
+			return true
+		}
+	}
+	return false
+}
+
+func vxlanDevice(cfg Config, m *model, vf vxlanFamily) (VXLANDevice, bool) {
+	tunnel, local, macText := vf.hostFacts(cfg, &m.host)
+	if !tunnel.IsValid() {
+		return VXLANDevice{}, false
+	}
+	d := VXLANDevice{
+		Name: vf.device, VNI: cfg.VXLANVNI, Port: cfg.VXLANPort, MTU: cfg.VXLANMTU,
+		MAC: parseMACOr(macText, cfg.Hostname+vf.hashID), LocalAddr: local, TunnelAddr: tunnel,
+	}
+	for key, v := range m.vteps {
+		if key.v6 != (vf.fam == nft.IPv6) || key.node == cfg.Hostname {
+			continue
+		}
+		d.Peers = append(d.Peers, VXLANPeer{MAC: parseMACOr(v.MAC, v.Node+vf.hashID), TunnelAddr: v.TunnelAddr, HostAddr: v.ParentDeviceAddr})
+	}
+	slices.SortFunc(d.Peers, func(a, b VXLANPeer) int { return a.TunnelAddr.Compare(b.TunnelAddr) })
+	return d, true
+}
+
+// parseMACOr parses s, or derives Calico's default VTEP MAC from seed: 0x66 followed by the
+// first five bytes of its SHA-1.
+func parseMACOr(s, seed string) net.HardwareAddr {
+	if mac, err := net.ParseMAC(strings.TrimSpace(s)); err == nil && len(mac) == 6 {
+		return mac
+	}
+	sum := sha1.Sum([]byte(seed))
+	return net.HardwareAddr{0x66, sum[0], sum[1], sum[2], sum[3], sum[4]}
+}
