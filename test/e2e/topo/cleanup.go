@@ -75,11 +75,11 @@ func CloseAll() {
 	}
 }
 
-// HandleSignals makes SIGINT and SIGTERM close every live fabric, then exit with 130. Call it
-// once from main or TestMain.
+// HandleSignals makes SIGINT, SIGTERM, SIGHUP and SIGPIPE (the output went away) close every
+// live fabric, then exit with 130. Call it once from main or TestMain.
 func HandleSignals() {
 	ch := make(chan os.Signal, 1)
-	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM)
+	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGPIPE)
 	go func() {
 		sig := <-ch
 		fmt.Fprintf(os.Stderr, "\n%s: cleaning up network namespaces and processes...\n", sig)
