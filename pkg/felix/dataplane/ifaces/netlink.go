@@ -1,0 +1,225 @@
+package ifaces
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"time"
+
+	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
+)
+
+// Handle is the monitor's and the neighbour setter's access to one network namespace. Netlink
+// implements it; Fake implements it in memory.
+type Handle interface {
+	// ListInterfaces lists every interface with its addresses.
+	ListInterfaces(ctx context.Context) ([]State, error)
+	// Subscribe delivers link and address events until ctx is done or the subscription fails;
+	// the channel is closed then (events may have been lost: list again).
+	Subscribe(ctx context.Context) (<-chan Event, error)
+	// SetNeighbor installs (or replaces) a permanent neighbour entry on the interface.
+	SetNeighbor(iface string, ip netip.Addr, mac net.HardwareAddr) error
+}
+
+// Netlink is Handle over netlink in one network namespace.
+type Netlink struct {
+	h  *netlink.Handle
+	ns netns.NsHandle // closed by Close; netns.None() for the current namespace
+}
+
+// OpenNetlink opens netlink in the namespace at nsPath ("" = the current one).
+func OpenNetlink(nsPath string) (*Netlink, error) {
+	ns := netns.None()
+	if nsPath != "" {
+		var err error
+		if ns, err = netns.GetFromPath(nsPath); err != nil {
+			return nil, fmt.Errorf("opening network namespace %s: %w", nsPath, err)
+		}
+	}
+	h, err := netlink.NewHandleAt(ns)
+	if err != nil {
+		if ns.IsOpen() {
+			ns.Close()
+		}
+		return nil, fmt.Errorf("opening netlink: %w", err)
+	}
+	return &Netlink{h: h, ns: ns}, nil
+}
+
+// Close releases the netlink socket and the namespace handle.
+func (n *Netlink) Close() {
+	n.h.Close()
+	if n.ns.IsOpen() {
+		n.ns.Close()
+	}
+}
+
+// ListInterfaces implements Handle.
+func (n *Netlink) ListInterfaces(ctx context.Context) ([]State, error) {
+	links, err := retryDump(ctx, n.h.LinkList)
+	if err != nil {
+		return nil, fmt.Errorf("listing interfaces: %w", err)
+	}
+	addrs, err := retryDump(ctx, func() ([]netlink.Addr, error) { return n.h.AddrList(nil, netlink.FAMILY_ALL) })
+	if err != nil {
+		return nil, fmt.Errorf("listing addresses: %w", err)
+	}
+	byIndex := map[int][]netip.Prefix{}
+	for _, a := range addrs {
+		if p, ok := prefixOf(a.IPNet); ok {
+			byIndex[a.LinkIndex] = append(byIndex[a.LinkIndex], p)
+		}
+	}
+	out := make([]State, 0, len(links))
+	for _, l := range links {
+		s := stateOf(l)
+		s.Addrs = byIndex[s.Index]
+		sortPrefixes(s.Addrs)
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+func stateOf(l netlink.Link) State {
+	a := l.Attrs()
+	return State{
+		Name:  a.Name,
+		Index: a.Index,
+		Up:    a.RawFlags&unix.IFF_UP != 0 && a.RawFlags&unix.IFF_RUNNING != 0,
+		MTU:   a.MTU,
+	}
+}
+
+func prefixOf(n *net.IPNet) (netip.Prefix, bool) {
+	if n == nil {
+		return netip.Prefix{}, false
+	}
+	a, ok := netip.AddrFromSlice(n.IP)
+	if !ok {
+		return netip.Prefix{}, false
+	}
+	ones, bits := n.Mask.Size()
+	if bits == 32 {
+		a = a.Unmap()
+	}
+	return netip.PrefixFrom(a, ones), true
+}
+
+const subscribeBuffer = 4 << 20 // socket receive buffer: bursts of link creation overflow the default
+
+// Subscribe implements Handle. Link and address events come from two sockets, so their relative
+// order is not kept.
+func (n *Netlink) Subscribe(ctx context.Context) (<-chan Event, error) {
+	links, addrs, done := make(chan netlink.LinkUpdate, 256), make(chan netlink.AddrUpdate, 256), make(chan struct{})
+	var ns *netns.NsHandle
+	if n.ns.IsOpen() {
+		ns = &n.ns
+	}
+	err := netlink.LinkSubscribeWithOptions(links, done, netlink.LinkSubscribeOptions{
+		Namespace: ns, ReceiveBufferSize: subscribeBuffer, ReceiveBufferForceSize: true})
+	if err != nil {
+		close(done)
+		return nil, fmt.Errorf("subscribing to link events: %w", err)
+	}
+	err = netlink.AddrSubscribeWithOptions(addrs, done, netlink.AddrSubscribeOptions{
+		Namespace: ns, ReceiveBufferSize: subscribeBuffer, ReceiveBufferForceSize: true})
+	if err != nil {
+		close(done)
+		go drain(links)
+		return nil, fmt.Errorf("subscribing to address events: %w", err)
+	}
+	out := make(chan Event, 256)
+	go forward(ctx, links, addrs, done, out)
+	return out, nil
+}
+
+// forward turns netlink updates into Events until ctx is done or either subscription ends, then
+// stops both and closes out.
+func forward(ctx context.Context, links <-chan netlink.LinkUpdate, addrs <-chan netlink.AddrUpdate, done chan struct{}, out chan<- Event) {
+	defer func() {
+		close(done)
+		go drain(links) // unblock the library's receivers so they see the closed socket
+		go drain(addrs)
+		close(out)
+	}()
+	for {
+		var ev Event
+		select {
+		case <-ctx.Done():
+			return
+		case u, ok := <-links:
+			if !ok {
+				return
+			}
+			ev = Event{Kind: LinkChanged, Link: stateOf(u.Link)}
+			if u.Header.Type == unix.RTM_DELLINK {
+				ev.Kind = LinkDeleted
+			}
+		case u, ok := <-addrs:
+			if !ok {
+				return
+			}
+			p, valid := prefixOf(&u.LinkAddress)
+			if !valid {
+				continue
+			}
+			ev = Event{Kind: AddrDeleted, Index: u.LinkIndex, Addr: p}
+			if u.NewAddr {
+				ev.Kind = AddrAdded
+			}
+		}
+		select {
+		case out <- ev:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+func drain[T any](ch <-chan T) {
+	for range ch {
+	}
+}
+
+// SetNeighbor implements Handle.
+func (n *Netlink) SetNeighbor(iface string, ip netip.Addr, mac net.HardwareAddr) error {
+	link, err := n.h.LinkByName(iface)
+	if err != nil {
+		return fmt.Errorf("finding interface %s: %w", iface, err)
+	}
+	family := netlink.FAMILY_V4
+	if ip.Is6() {
+		family = netlink.FAMILY_V6
+	}
+	return n.h.NeighSet(&netlink.Neigh{
+		LinkIndex:    link.Attrs().Index,
+		Family:       family,
+		State:        netlink.NUD_PERMANENT,
+		Type:         unix.RTN_UNICAST,
+		IP:           ip.AsSlice(),
+		HardwareAddr: mac,
+	})
+}
+
+const maxDumpAttempts = 8
+
+// retryDump repeats a netlink dump that the kernel interrupted because the table changed during
+// it, backing off from 1 ms.
+func retryDump[T any](ctx context.Context, dump func() (T, error)) (T, error) {
+	delay := time.Millisecond
+	for attempt := 1; ; attempt++ {
+		v, err := dump()
+		if !errors.Is(err, netlink.ErrDumpInterrupted) || attempt == maxDumpAttempts {
+			return v, err
+		}
+		if !sleep(ctx, delay) {
+			var zero T
+			return zero, ctx.Err()
+		}
+		delay *= 2
+	}
+}
