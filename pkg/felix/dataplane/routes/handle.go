@@ -3,11 +3,13 @@ package routes
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/netip"
 	"time"
 
 	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 )
 
@@ -30,6 +32,27 @@ type Netlink struct{ h *netlink.Handle }
 
 // NewNetlink wraps h; closing h stays with the caller.
 func NewNetlink(h *netlink.Handle) *Netlink { return &Netlink{h: h} }
+
+// OpenNetlink opens a netlink handle in the namespace at nsPath ("" = the current one). Close
+// releases it.
+func OpenNetlink(nsPath string) (*Netlink, error) {
+	ns := netns.None()
+	if nsPath != "" {
+		var err error
+		if ns, err = netns.GetFromPath(nsPath); err != nil {
+			return nil, fmt.Errorf("opening network namespace %s: %w", nsPath, err)
+		}
+		defer ns.Close() // the handle keeps its own socket in the namespace
+	}
+	h, err := netlink.NewHandleAt(ns)
+	if err != nil {
+		return nil, fmt.Errorf("opening netlink: %w", err)
+	}
+	return &Netlink{h: h}, nil
+}
+
+// Close releases the netlink handle.
+func (n *Netlink) Close() { n.h.Close() }
 
 var families = []int{netlink.FAMILY_V4, netlink.FAMILY_V6}
 

@@ -154,7 +154,12 @@ func TestNetnsDriftAndPending(t *testing.T) {
 	ns := newTestNS(t)
 	ns.veth(t, "eth0", "eth0p")
 	ns.ip(t, "addr", "add", "198.18.0.1/24", "dev", "eth0")
-	r := New(NewNetlink(ns.h), 0, testLog(t))
+	h, err := OpenNetlink("/run/netns/" + ns.name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	r := New(h, 0, testLog(t))
 	desired := []Route{
 		wl("10.65.1.5/32", "cali1"), // device does not exist yet
 		{Dst: pfx("10.65.2.0/26"), Dev: "eth0", Gateway: addr("198.18.0.2")},
