@@ -149,7 +149,7 @@ func newHarness(t testing.TB, cfg Config) *harness {
 }
 
 func testLogger(t testing.TB) zerolog.Logger {
-	return zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel)
+	return zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.ErrorLevel)
 }
 
 // send records updates and applies; it fails the test on error.

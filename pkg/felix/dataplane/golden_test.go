@@ -3,10 +3,13 @@ package dataplane
 import (
 	"flag"
 	"os"
+	"net/netip"
 	"path/filepath"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/calico-host/calico-host/pkg/felix/calc"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -38,4 +41,31 @@ func TestGoldenExample19(t *testing.T) {
 	h.up("cali1a2b3c4d5e6")
 	h.send(example19()...)
 	checkGolden(t, "example19", h.fake.Dump())
+}
+
+func TestGoldenScenarios(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		cfg    Config
+		ifaces []string
+		ups    []calc.Update
+	}{
+		{"base", Config{Hostname: "host1"}, nil, nil},
+		{"tiers", Config{Hostname: "host1"}, []string{"cali11111111111"}, tieredPolicies()},
+		{"rules-v6-reject", Config{Hostname: "host1", IPv6Support: true, FilterDenyAction: "Reject"}, []string{"cali11111111111"}, ruleFeatures()},
+		{"hostendpoints", Config{Hostname: "host1", FailsafeInbound: []ProtoPort{{Protocol: "tcp", Port: 22}, {Protocol: "udp", Port: 68, Net: pfx("198.18.0.0/16")}},
+			FailsafeOutbound: []ProtoPort{{Protocol: "udp", Port: 53}}}, nil, hostEndpoints()},
+		{"nat", Config{Hostname: "host1", IPv6Support: true, NATOutgoingAddress: addr("198.18.0.1")}, []string{"cali11111111111"}, natAndFloatingIPs()},
+		{"openstack", Config{Hostname: "host1", IPv6Support: true, InterfacePrefixes: []string{"tap"}, DefaultEndpointToHostAction: "Return"},
+			[]string{"tap12345678-ab"}, openStack()},
+		{"vxlan", Config{Hostname: "host1"}, nil, vxlanHosts()},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, tc.cfg)
+			h.up(tc.ifaces...)
+			h.dp.model.applyIface(InterfaceUpdate{Name: "eth1", Up: true, Addrs: []netip.Prefix{pfx("198.18.1.1/24")}})
+			h.send(tc.ups...)
+			checkGolden(t, tc.name, h.fake.Dump())
+		})
+	}
 }

@@ -138,6 +138,7 @@ func (l *loop) maybeApply(ctx context.Context) {
 	if err != nil {
 		l.backoff = min(max(2*l.backoff, l.d.timing.RetryMin), l.d.timing.RetryMax)
 		l.retryAt = time.Now().Add(l.backoff)
+		l.timer = time.After(l.backoff)
 		l.d.log.Error().Err(err).Dur("retryIn", l.backoff).Msg("Dataplane apply failed; will retry with a full resync")
 		return
 	}

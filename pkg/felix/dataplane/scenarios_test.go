@@ -94,3 +94,124 @@ func example19() []calc.Update {
 			withTiers(tier("default", ids(gnpID("allow-web")), nil)), withProfiles("net1")),
 	}
 }
+
+func u8(v uint8) *uint8 { return &v }
+
+func ports(p ...uint16) []calc.PortRange {
+	out := make([]calc.PortRange, len(p))
+	for i, x := range p {
+		out[i] = calc.PortRange{First: x, Last: x}
+	}
+	return out
+}
+
+// tieredPolicies: two tiers; the first passes web traffic to the second, whose default action
+// is Pass, so the profile decides what the second tier does not.
+func tieredPolicies() []calc.Update {
+	sec, app := tierPolicyID("security", "pass-web"), tierPolicyID("security", "deny-all")
+	logp, appAllow := tierPolicyID("app", "log"), tierPolicyID("app", "allow-dns")
+	return []calc.Update{
+		policy(sec, []calc.Rule{{Action: calc.RulePass, Protocol: 6, DstPorts: ports(80, 443)}}, nil),
+		policy(app, []calc.Rule{{Action: calc.RuleDeny}}, []calc.Rule{{Action: calc.RuleDeny}}),
+		policy(logp, nil, []calc.Rule{{Action: calc.RuleLog, Protocol: 17}}),
+		policy(appAllow, nil, []calc.Rule{{Action: calc.RuleAllow, Protocol: 17, DstPorts: ports(53)}}),
+		profile("p1", []calc.Rule{allow()}, []calc.Rule{allow()}),
+		wep("w1", "cali11111111111", []string{"10.65.0.1/32"}, withProfiles("p1"), withTiers(
+			calc.TierInfo{Name: "security", DefaultAction: "Deny", IngressPolicies: ids(sec, app), EgressPolicies: ids(app)},
+			calc.TierInfo{Name: "app", DefaultAction: "Pass", EgressPolicies: ids(logp, appAllow)},
+		)),
+	}
+}
+
+// ruleFeatures: one policy using every kind of match.
+func ruleFeatures() []calc.Update {
+	id := gnpID("features")
+	in := []calc.Rule{
+		{Action: calc.RuleAllow, SrcNets: []netip.Prefix{pfx("10.65.1.0/24"), pfx("198.18.0.1/32"), pfx("fd5c:1::/64")}},
+		{Action: calc.RuleDeny, Protocol: 6, NotSrcNets: []netip.Prefix{pfx("10.65.0.0/16")}, NotDstPorts: ports(22)},
+		{Action: calc.RuleAllow, Protocol: 17, SrcPorts: []calc.PortRange{{First: 1000, Last: 2000}, {First: 53, Last: 53}}, DstIPSetIDs: []string{"s:a", "s:b"}},
+		{Action: calc.RuleAllow, DstNamedPortIPSetIDs: []string{"n:http"}},
+		{Action: calc.RuleAllow, SrcIPSetIDs: []string{"s:a"}, DstNamedPortIPSetIDs: []string{"n:http", "n:dns"}},
+		{Action: calc.RuleAllow, Protocol: 1, ICMP: &calc.ICMPMatch{Type: 8, Code: u8(0)}},
+		{Action: calc.RuleAllow, Protocol: 58, IPVersion: 6, ICMP: &calc.ICMPMatch{Type: 128}},
+		{Action: calc.RuleDeny, Protocol: 1, NotICMP: &calc.ICMPMatch{Type: 0}},
+		{Action: calc.RuleLog, NotProtocol: 6, NotSrcIPSetIDs: []string{"s:b"}},
+		{Action: calc.RulePass, IPVersion: 4, Protocol: 132, DstPorts: ports(9000)},
+		{Action: calc.RuleAllow, Protocol: 47, DstPorts: ports(1)},                        // ports without a port protocol: skipped
+		{Action: calc.RuleAllow, Protocol: 1, NotICMP: &calc.ICMPMatch{Type: 3, Code: u8(1)}}, // negated type and code: skipped
+		{Action: calc.RuleAllow, SrcNets: []netip.Prefix{pfx("fd5c:2::/64")}, IPVersion: 6},
+	}
+	return []calc.Update{
+		ipset("s:a", "10.65.0.0/24", "10.65.2.7/32", "fd5c::7/128"),
+		ipset("s:b", "10.65.3.0/24"),
+		namedPortSet("n:http", 6, 8080, "10.65.0.10/32", "fd5c::10/128"),
+		namedPortSet("n:dns", 17, 53, "10.65.0.11/32"),
+		policy(id, in, nil),
+		wep("w1", "cali11111111111", []string{"10.65.0.1/32"}, withV6("fd5c::1/128"), withTiers(tier("default", ids(id), nil))),
+	}
+}
+
+// hostEndpoints: eth0 by name with normal, applyOnForward, preDNAT and doNotTrack policies; a
+// HEP found by its expected IP; a "*" HEP with a profile only.
+func hostEndpoints() []calc.Update {
+	norm, fwd, pre, untr := gnpID("host-ssh"), gnpID("fwd"), gnpID("pre"), gnpID("untracked")
+	return []calc.Update{
+		ipset("s:admin", "198.18.5.0/24"),
+		policy(norm, []calc.Rule{{Action: calc.RuleAllow, Protocol: 6, DstPorts: ports(22), SrcIPSetIDs: []string{"s:admin"}}}, []calc.Rule{allow()}),
+		policy(fwd, []calc.Rule{{Action: calc.RuleDeny, Protocol: 6, DstPorts: ports(25)}}, nil),
+		policy(pre, []calc.Rule{{Action: calc.RuleDeny, SrcNets: []netip.Prefix{pfx("198.18.66.0/24")}}}, nil),
+		policy(untr, []calc.Rule{{Action: calc.RuleAllow, Protocol: 17, DstPorts: ports(123)}}, []calc.Rule{{Action: calc.RuleAllow, Protocol: 17, SrcPorts: ports(123)}}),
+		profile("hostprof", []calc.Rule{allow()}, []calc.Rule{allow()}),
+		calc.HostEndpointUpdate{Endpoint: &calc.HostEndpoint{Name: "host1-eth0", InterfaceName: "eth0",
+			Tiers:          []calc.TierInfo{tier("default", ids(norm), ids(norm))},
+			ForwardTiers:   []calc.TierInfo{tier("default", ids(fwd), nil)},
+			PreDNATTiers:   []calc.TierInfo{tier("default", ids(pre), nil)},
+			UntrackedTiers: []calc.TierInfo{tier("default", ids(untr), ids(untr))},
+		}},
+		calc.HostEndpointUpdate{Endpoint: &calc.HostEndpoint{Name: "host1-byip", ExpectedIPv4Addrs: []netip.Addr{addr("198.18.1.1")}}},
+		calc.HostEndpointUpdate{Endpoint: &calc.HostEndpoint{Name: "host1-all", InterfaceName: "*", ProfileIDs: []string{"hostprof"}}},
+	}
+}
+
+// natAndFloatingIPs: NAT outgoing for both families (IPv4 SNAT to a fixed address), a pool
+// without NAT, and a workload with a floating IP.
+func natAndFloatingIPs() []calc.Update {
+	w := wep("w1", "cali11111111111", []string{"10.65.0.1/32"}, withProfiles("p1"), withV6("fd5c::1/128"))
+	w.Endpoint.IPv4NAT = []calc.NATInfo{{ExtIP: addr("198.18.100.1"), IntIP: addr("10.65.0.1")}}
+	return []calc.Update{
+		profile("p1", []calc.Rule{allow()}, []calc.Rule{allow()}),
+		calc.IPPoolUpdate{Pool: &calc.IPPool{Name: "p4", CIDR: pfx("10.65.0.0/16"), NATOutgoing: true}},
+		calc.IPPoolUpdate{Pool: &calc.IPPool{Name: "p4b", CIDR: pfx("10.66.0.0/16")}},
+		calc.IPPoolUpdate{Pool: &calc.IPPool{Name: "p6", CIDR: pfx("fd5c::/48"), NATOutgoing: true}},
+		w,
+	}
+}
+
+// openStack: a VM on a tap interface with a floating IP and a spoofing exception.
+func openStack() []calc.Update {
+	w := wep("vm1", "tap12345678-ab", []string{"10.65.0.2/32"}, withTiers(tier("default", ids(gnpID("ossg.default.sg1")), ids(gnpID("ossg.default.sg1")))))
+	w.Endpoint.MAC = "00:11:22:33:44:55"
+	w.Endpoint.AllowSpoofedSourcePrefixes = []netip.Prefix{pfx("10.65.9.0/24")}
+	return []calc.Update{
+		policy(gnpID("ossg.default.sg1"), []calc.Rule{{Action: calc.RuleAllow, Protocol: 6, DstPorts: ports(22)}}, []calc.Rule{allow()}),
+		w,
+	}
+}
+
+// vxlanHosts: a VXLAN pool, this host's tunnel address, two remote VTEPs and their blocks.
+func vxlanHosts() []calc.Update {
+	route := func(dst, node, nodeIP string, typ calc.RouteType, mode string, same bool) calc.Update {
+		return calc.RouteUpdate{Route: &calc.Route{Dst: pfx(dst), Type: typ, DstNode: node, DstNodeIP: addr(nodeIP),
+			PoolName: "vx", VXLANMode: mode, SameSubnet: same}}
+	}
+	return []calc.Update{
+		calc.ConfigUpdate{HostIPv4: pfx("198.18.0.1/24"), VXLANTunnelAddrV4: addr("10.65.0.1"), VXLANTunnelMAC: "66:00:00:00:00:01"},
+		calc.IPPoolUpdate{Pool: &calc.IPPool{Name: "vx", CIDR: pfx("10.65.0.0/16"), VXLANMode: "CrossSubnet"}},
+		calc.VTEPUpdate{VTEP: &calc.VTEP{Node: "host2", MAC: "66:00:00:00:00:02", TunnelAddr: addr("10.65.1.1"), ParentDeviceAddr: addr("198.18.1.2")}},
+		calc.VTEPUpdate{VTEP: &calc.VTEP{Node: "host3", MAC: "66:00:00:00:00:03", TunnelAddr: addr("10.65.2.1"), ParentDeviceAddr: addr("198.18.0.3")}},
+		route("10.65.0.0/26", "host1", "198.18.0.1", calc.RouteLocalWorkload, "CrossSubnet", true),
+		route("10.65.1.0/26", "host2", "198.18.1.2", calc.RouteRemoteWorkload, "CrossSubnet", false),
+		route("10.65.2.0/26", "host3", "198.18.0.3", calc.RouteRemoteWorkload, "CrossSubnet", true),
+		route("10.65.3.0/26", "host4", "198.18.1.4", calc.RouteRemoteWorkload, "CrossSubnet", false),
+	}
+}

@@ -1,0 +1,93 @@
+package dataplane
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/calico-host/calico-host/pkg/felix/calc"
+	"github.com/calico-host/calico-host/pkg/felix/dataplane/nft"
+)
+
+// opCounts summarises a transaction.
+func opCounts(tx *nft.Transaction) map[string]int {
+	out := map[string]int{}
+	for _, op := range tx.Ops {
+		out[op.Kind.String()]++
+	}
+	return out
+}
+
+// TestEndpointLifecycle adds, changes and removes endpoints on a loaded table and checks both
+// the resulting table and that each step's transaction touches only that endpoint.
+func TestEndpointLifecycle(t *testing.T) {
+	h := newHarness(t, Config{Hostname: "host1"})
+	h.up("cali1a2b3c4d5e6", "cali22222222222")
+	h.send(example19()...)
+	base := h.fake.Dump()
+
+	w2 := wep("w2", "cali22222222222", []string{"10.65.0.7/32"}, withProfiles("net1"))
+	net1 := ipset("s:net1", "10.65.0.5/32", "10.65.0.7/32")
+	h.send(net1, w2)
+	if got, want := opCounts(h.fake.LastTransaction()), map[string]int{"add chain": 2, "add rule": 14, "add element": 3}; !cmp.Equal(got, want) {
+		t.Errorf("adding an endpoint: ops %v, want %v", got, want)
+	}
+	for _, s := range []string{`"cali22222222222" : goto filter-cali-fw-cali22222222222`, "chain filter-cali-tw-cali22222222222", "10.65.0.5, 10.65.0.7"} {
+		if !strings.Contains(h.fake.Dump(), s) {
+			t.Errorf("after adding w2 the table lacks %q", s)
+		}
+	}
+
+	// Changing w2's profiles rewrites its two chains and nothing else; the unused profile
+	// chains of net1 stay because w1 still uses them.
+	h.send(profile("other", nil, []calc.Rule{allow()}), wep("w2", "cali22222222222", []string{"10.65.0.7/32"}, withProfiles("other")))
+	got := opCounts(h.fake.LastTransaction())
+	if got["flush chain"] != 2 || got["delete chain"] != 0 || got["add chain"] != 2 {
+		t.Errorf("changing profiles: ops %v, want 2 rewritten chains and the 2 new profile chains", got)
+	}
+
+	h.send(calc.WorkloadEndpointRemove{ID: wepID("w2")}, calc.ActiveProfileRemove{Name: "other"}, ipset("s:net1", "10.65.0.5/32"))
+	if diff := cmp.Diff(base, h.fake.Dump()); diff != "" {
+		t.Errorf("removing w2 did not restore the table (-want +got):\n%s", diff)
+	}
+
+	// Removing the last endpoint removes its policy and profile chains: nothing refers to them.
+	h.send(calc.WorkloadEndpointRemove{ID: wepID("w1")})
+	dump := h.fake.Dump()
+	for _, s := range []string{"cali-pi-gnp/allow-web", "cali-pri-net1", "cali-tw-cali1a2b3c4d5e6"} {
+		if strings.Contains(dump, s) {
+			t.Errorf("after removing every endpoint the table still has %q", s)
+		}
+	}
+}
+
+// TestUnchangedApplyCommitsNothing: applying the same model twice sends nothing the second time.
+func TestUnchangedApplyCommitsNothing(t *testing.T) {
+	h := newHarness(t, Config{Hostname: "host1", IPv6Support: true})
+	h.up("cali11111111111")
+	h.send(ruleFeatures()...)
+	n := h.fake.Commits()
+	h.send()
+	if h.fake.Commits() != n {
+		t.Errorf("a second apply of the same model committed a transaction: %s", h.fake.LastTransaction().Script("calico"))
+	}
+}
+
+// TestPolicyChangeRewritesOnlyItsChain: changing a policy's rules flushes and refills that
+// chain only; the endpoint chains that jump to it are untouched.
+func TestPolicyChangeRewritesOnlyItsChain(t *testing.T) {
+	h := newHarness(t, Config{Hostname: "host1"})
+	h.up("cali1a2b3c4d5e6")
+	h.send(example19()...)
+	h.send(policy(gnpID("allow-web"), []calc.Rule{{Action: calc.RuleAllow, Protocol: 6, DstPorts: ports(8080)}}, nil))
+	var flushed []string
+	for _, op := range h.fake.LastTransaction().Ops {
+		if op.Kind == nft.OpFlushChain {
+			flushed = append(flushed, op.Name)
+		}
+	}
+	if want := []string{"filter-cali-pi-gnp/allow-web"}; !cmp.Equal(flushed, want) {
+		t.Errorf("flushed %v, want %v", flushed, want)
+	}
+}

@@ -1,0 +1,193 @@
+package dataplane
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/netip"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/calico-host/calico-host/pkg/felix/calc"
+	"github.com/calico-host/calico-host/pkg/felix/dataplane/rules"
+)
+
+var cmpAddrs = cmp.Comparer(func(a, b netip.Addr) bool { return a == b })
+var cmpPrefixes = cmp.Comparer(func(a, b netip.Prefix) bool { return a == b })
+
+func TestDesiredRoutes(t *testing.T) {
+	h := newHarness(t, Config{Hostname: "host1", IPv6Support: true})
+	w := wep("w1", "cali11111111111", []string{"10.65.0.1/32"}, withV6("fd5c::1/128"))
+	w.Endpoint.IPv4NAT = []calc.NATInfo{{ExtIP: addr("198.18.100.1"), IntIP: addr("10.65.0.1")}}
+	down := wep("w2", "cali22222222222", []string{"10.65.0.2/32"})
+	h.up("cali11111111111")
+	h.dp.model.applyIface(InterfaceUpdate{Name: "cali22222222222", Up: false})
+	h.send(append(vxlanHosts(), w, down)...)
+	want := []Route{
+		{Dst: pfx("10.65.0.1/32"), Dev: "cali11111111111", Scope: ScopeLink},
+		{Dst: pfx("10.65.1.0/26"), Dev: "vxlan.calico", Gateway: addr("10.65.1.1"), Onlink: true},
+		{Dst: pfx("198.18.100.1/32"), Dev: "cali11111111111", Scope: ScopeLink},
+		{Dst: pfx("fd5c::1/128"), Dev: "cali11111111111", Scope: ScopeLink},
+	}
+	// 10.65.0.0/26 is local, 10.65.2.0/26 is in the same subnet (CrossSubnet), 10.65.3.0/26's
+	// host has no VTEP yet, w2's interface is down.
+	if diff := cmp.Diff(want, h.routes.routes(), cmpAddrs, cmpPrefixes); diff != "" {
+		t.Errorf("routes (-want +got):\n%s", diff)
+	}
+}
+
+func TestVXLANDevices(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		cfg  Config
+		ups  []calc.Update
+		want []VXLANDevice
+	}{
+		{"no VXLAN pool", Config{Hostname: "host1"}, []calc.Update{
+			calc.ConfigUpdate{VXLANTunnelAddrV4: addr("10.65.0.1")},
+			calc.IPPoolUpdate{Pool: &calc.IPPool{Name: "p", CIDR: pfx("10.65.0.0/16"), VXLANMode: "Never"}},
+		}, nil},
+		{"pool but no tunnel address yet", Config{Hostname: "host1"}, []calc.Update{
+			calc.IPPoolUpdate{Pool: &calc.IPPool{Name: "p", CIDR: pfx("10.65.0.0/16"), VXLANMode: "Always"}},
+		}, nil},
+		{"VXLAN pool", Config{Hostname: "host1", VXLANMTU: 1400}, vxlanHosts(), []VXLANDevice{{
+			Name: "vxlan.calico", VNI: 4096, Port: 4789, MTU: 1400, MAC: mac("66:00:00:00:00:01"),
+			LocalAddr: addr("198.18.0.1"), TunnelAddr: addr("10.65.0.1"),
+			Peers: []VXLANPeer{
+				{MAC: mac("66:00:00:00:00:02"), TunnelAddr: addr("10.65.1.1"), HostAddr: addr("198.18.1.2")},
+				{MAC: mac("66:00:00:00:00:03"), TunnelAddr: addr("10.65.2.1"), HostAddr: addr("198.18.0.3")},
+			},
+		}}},
+		{"enabled by config, derived MAC", Config{Hostname: "host1", VXLANEnabled: true, VXLANVNI: 10, VXLANPort: 8472}, []calc.Update{
+			calc.ConfigUpdate{HostIPv4: pfx("198.18.0.1/24"), VXLANTunnelAddrV4: addr("10.65.0.1")},
+		}, []VXLANDevice{{Name: "vxlan.calico", VNI: 10, Port: 8472, MAC: parseMACOr("", "host1"), LocalAddr: addr("198.18.0.1"), TunnelAddr: addr("10.65.0.1")}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, tc.cfg)
+			h.send(tc.ups...)
+			if diff := cmp.Diff(tc.want, h.vxlan.devices(), cmpAddrs); diff != "" {
+				t.Errorf("devices (-want +got):\n%s", diff)
+			}
+		})
+	}
+	if m := parseMACOr("", "host1"); m[0] != 0x66 || len(m) != 6 {
+		t.Errorf("derived MAC %s does not start with 66", m)
+	}
+}
+
+func mac(s string) net.HardwareAddr {
+	m, _ := net.ParseMAC(s)
+	return m
+}
+
+func TestResolveHostEndpoints(t *testing.T) {
+	m := newModel()
+	m.applyIface(InterfaceUpdate{Name: "eth0", Up: true, Addrs: []netip.Prefix{pfx("198.18.0.1/24")}})
+	m.applyIface(InterfaceUpdate{Name: "eth1", Up: true, Addrs: []netip.Prefix{pfx("198.18.1.1/24")}})
+	m.applyIface(InterfaceUpdate{Name: "docker0", Up: true, Addrs: []netip.Prefix{pfx("198.18.9.1/24")}})
+	m.applyIface(InterfaceUpdate{Name: "cali1", Up: true, Addrs: []netip.Prefix{pfx("198.18.1.1/32")}})
+	for _, ep := range []*calc.HostEndpoint{
+		{Name: "a-by-ip", ExpectedIPv4Addrs: []netip.Addr{addr("198.18.0.1"), addr("198.18.1.1")}},
+		{Name: "b-by-name", InterfaceName: "eth1"},
+		{Name: "c-by-name", InterfaceName: "eth1"},
+		{Name: "d-excluded", ExpectedIPv4Addrs: []netip.Addr{addr("198.18.9.1")}},
+		{Name: "e-unresolved", ExpectedIPv4Addrs: []netip.Addr{addr("198.18.7.7")}},
+	} {
+		m.heps[ep.Name] = ep
+	}
+	im := newIfaceMatcher(Config{InterfacePrefixes: []string{"cali"}, InterfaceExclude: []string{"/^docker/"}}, testLogger(t))
+	got, byEP := resolveHostEndpoints(m, im)
+	var pairs []string
+	for _, h := range got {
+		pairs = append(pairs, h.Iface+"="+h.EP.Name)
+	}
+	if want := []string{"eth0=a-by-ip", "eth1=b-by-name"}; !cmp.Equal(pairs, want) {
+		t.Errorf("resolved %v, want %v", pairs, want)
+	}
+	if diff := cmp.Diff(map[string][]string{"a-by-ip": {"eth0"}, "b-by-name": {"eth1"}}, byEP); diff != "" {
+		t.Errorf("per endpoint (-want +got):\n%s", diff)
+	}
+}
+
+func TestEndpointStatus(t *testing.T) {
+	h := newHarness(t, Config{Hostname: "host1"})
+	h.ifaces.failConfig["cali33333333333"] = errors.New("sysctl failed")
+	h.up("cali11111111111", "cali33333333333", "eth0")
+	eps := []calc.Update{
+		wep("up", "cali11111111111", []string{"10.65.0.1/32"}),
+		wep("noiface", "cali22222222222", []string{"10.65.0.2/32"}),
+		wep("unconfigured", "cali33333333333", []string{"10.65.0.3/32"}),
+		calc.HostEndpointUpdate{Endpoint: &calc.HostEndpoint{Name: "h-eth0", InterfaceName: "eth0"}},
+		calc.HostEndpointUpdate{Endpoint: &calc.HostEndpoint{Name: "h-none", ExpectedIPv4Addrs: []netip.Addr{addr("198.18.7.7")}}},
+	}
+	for _, u := range eps {
+		h.dp.model.apply(u)
+	}
+	got, err := h.dp.apply(context.Background())
+	if err == nil {
+		t.Errorf("apply succeeded although a workload could not be configured")
+	}
+	want := []EndpointStatus{
+		{HostEndpoint: "h-eth0", Status: "up"},
+		{HostEndpoint: "h-none", Status: "error"},
+		{Workload: ptr(wepID("noiface")), Status: "down"},
+		{Workload: ptr(wepID("unconfigured")), Status: "down"},
+		{Workload: ptr(wepID("up")), Status: "up"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("first statuses (-want +got):\n%s", diff)
+	}
+	// Only changes are reported: the interface appears and configuration now works.
+	delete(h.ifaces.failConfig, "cali33333333333")
+	h.up("cali22222222222")
+	got = h.send(calc.WorkloadEndpointRemove{ID: wepID("up")})
+	want = []EndpointStatus{
+		{Workload: ptr(wepID("noiface")), Status: "up"},
+		{Workload: ptr(wepID("unconfigured")), Status: "up"},
+		{Workload: ptr(wepID("up")), Status: ""},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("second statuses (-want +got):\n%s", diff)
+	}
+	if got := h.send(); len(got) != 0 {
+		t.Errorf("an apply without changes reported %v", got)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func TestOpenStackNeighbors(t *testing.T) {
+	h := newHarness(t, Config{Hostname: "host1", InterfacePrefixes: []string{"tap"}})
+	h.up("tap12345678-ab")
+	h.send(openStack()...)
+	if got := h.ifaces.neighbors["tap12345678-ab"]; !cmp.Equal(got, []netip.Addr{addr("10.65.0.2")}, cmpAddrs) {
+		t.Errorf("static neighbours %v, want the VM's address", got)
+	}
+	if got := h.ifaces.configuredList(); !cmp.Equal(got, []string{"tap12345678-ab"}) {
+		t.Errorf("configured %v", got)
+	}
+}
+
+func TestConfigDefaults(t *testing.T) {
+	c := Config{InterfacePrefixes: []string{"cali", "tap"}}.withDefaults()
+	if !c.OpenStack || c.MetadataPort != 8775 || c.VXLANVNI != 4096 || c.MarkMask != 0xffff0000 || len(c.FailsafeInbound) != 9 {
+		t.Errorf("defaults not applied: %+v", c)
+	}
+	if c := (Config{FailsafeInbound: []ProtoPort{}}).withDefaults(); len(c.FailsafeInbound) != 0 {
+		t.Errorf("an explicitly empty failsafe list was replaced by the defaults")
+	}
+	for _, bad := range []Config{
+		{DefaultEndpointToHostAction: "Maybe"},
+		{FailsafeInbound: []ProtoPort{{Protocol: "icmp", Port: 1}}},
+		{MarkMask: 0xf},
+	} {
+		if _, err := New(bad, testLogger(t)); err == nil {
+			t.Errorf("New accepted %+v", bad)
+		}
+	}
+	rc, err := Config{DefaultEndpointToHostAction: "accept"}.withDefaults().rulesConfig()
+	if err != nil || rc.EndpointToHost != rules.ActionAccept {
+		t.Errorf("action is case-insensitive: %v %v", rc, err)
+	}
+}
