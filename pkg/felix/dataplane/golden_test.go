@@ -2,8 +2,8 @@ package dataplane
 
 import (
 	"flag"
-	"os"
 	"net/netip"
+	"os"
 	"path/filepath"
 	"testing"
 

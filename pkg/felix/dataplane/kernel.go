@@ -83,8 +83,8 @@ type VXLANDevice struct {
 	Port       int
 	MTU        int // 0: the host's MTU minus the encapsulation overhead
 	MAC        net.HardwareAddr
-	LocalAddr  netip.Addr   // this host's underlay address (the VXLAN source)
-	TunnelAddr netip.Addr   // the device's own address (/32 or /128)
+	LocalAddr  netip.Addr  // this host's underlay address (the VXLAN source)
+	TunnelAddr netip.Addr  // the device's own address (/32 or /128)
 	Peers      []VXLANPeer // exactly these ARP and FDB entries
 }
 

@@ -55,7 +55,7 @@ func wepID(name string) calc.WorkloadEndpointID {
 type wepOpt func(*calc.WorkloadEndpoint)
 
 func withTiers(t ...calc.TierInfo) wepOpt { return func(w *calc.WorkloadEndpoint) { w.Tiers = t } }
-func withProfiles(p ...string) wepOpt   { return func(w *calc.WorkloadEndpoint) { w.ProfileIDs = p } }
+func withProfiles(p ...string) wepOpt     { return func(w *calc.WorkloadEndpoint) { w.ProfileIDs = p } }
 func withV6(nets ...string) wepOpt {
 	return func(w *calc.WorkloadEndpoint) {
 		for _, n := range nets {
@@ -137,7 +137,7 @@ func ruleFeatures() []calc.Update {
 		{Action: calc.RuleDeny, Protocol: 1, NotICMP: &calc.ICMPMatch{Type: 0}},
 		{Action: calc.RuleLog, NotProtocol: 6, NotSrcIPSetIDs: []string{"s:b"}},
 		{Action: calc.RulePass, IPVersion: 4, Protocol: 132, DstPorts: ports(9000)},
-		{Action: calc.RuleAllow, Protocol: 47, DstPorts: ports(1)},                        // ports without a port protocol: skipped
+		{Action: calc.RuleAllow, Protocol: 47, DstPorts: ports(1)},                            // ports without a port protocol: skipped
 		{Action: calc.RuleAllow, Protocol: 1, NotICMP: &calc.ICMPMatch{Type: 3, Code: u8(1)}}, // negated type and code: skipped
 		{Action: calc.RuleAllow, SrcNets: []netip.Prefix{pfx("fd5c:2::/64")}, IPVersion: 6},
 	}
