@@ -60,6 +60,7 @@ type Config struct {
 	RouteRefreshInterval           time.Duration
 	InterfaceRefreshInterval       time.Duration
 	NFTablesMode                   string
+	DataplaneNetNS                 string
 
 	VXLANEnabled *bool
 	VXLANVNI     int

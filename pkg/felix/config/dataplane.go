@@ -89,6 +89,7 @@ func (c *Config) Dataplane(poolsUseVXLAN bool) dataplane.Config {
 		VXLANPort:                      c.VXLANPort,
 		VXLANMTU:                       c.VXLANMTU,
 		VXLANTunnelMAC:                 c.VXLANMAC(),
+		NetNS:                          c.DataplaneNetNS,
 	}
 }
 

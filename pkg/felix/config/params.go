@@ -153,6 +153,8 @@ var Params = []Param{
 	{Name: "RouteRefreshInterval", Kind: KindSeconds, Default: "90", Restart: true, Doc: "Period of the full route resync."},
 	{Name: "InterfaceRefreshInterval", Kind: KindSeconds, Default: "90", Restart: true,
 		Doc: "Period of the full interface rescan."},
+	{Name: "DataplaneNetNS", Kind: KindString, Restart: true, LocalOnly: true,
+		Doc: "Path of a network namespace (/run/netns/NAME) to program instead of felix's own; for tests and demos."},
 	{Name: "NFTablesMode", Kind: KindOneOf, Values: []string{"Enabled", "Disabled", "Auto"}, Default: "Enabled",
 		Doc: "Accepted for compatibility: calico-host always programs nftables."},
 
