@@ -1,0 +1,123 @@
+package vxlan
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/calico-host/calico-host/pkg/felix/dataplane"
+)
+
+// fallbackHostMTU is used when the host MTU cannot be found (felix's fallback).
+const fallbackHostMTU = 1460
+
+// Devices is the dataplane's view of this package (dataplane.VXLAN): one Manager per device name,
+// with vxlan.calico and vxlan-v6.calico removed when not listed.
+type Devices struct {
+	h        Handle
+	log      zerolog.Logger
+	hostMTU  func(context.Context) (int, error)
+	refresh  time.Duration
+	due      time.Time // next periodic resync
+	mtu      int       // cached host MTU; 0 = find it again
+	managers map[string]*Manager
+}
+
+var _ dataplane.VXLAN = (*Devices)(nil)
+
+// NewDevices returns Devices over h. hostMTU finds the host MTU for devices with MTU 0 (for
+// example ifaces.HostMTU over the same namespace; nil means 1460); it is called again at each
+// resync. Every refresh (0 = never) the devices are checked and their neighbours re-read.
+func NewDevices(h Handle, log zerolog.Logger, hostMTU func(context.Context) (int, error), refresh time.Duration) *Devices {
+	return &Devices{h: h, log: log, hostMTU: hostMTU, refresh: refresh, managers: map[string]*Manager{}}
+}
+
+// RequestResync makes the next Apply check every device and re-read the host MTU.
+func (d *Devices) RequestResync() {
+	d.mtu = 0
+	for _, m := range d.managers {
+		m.RequestResync()
+	}
+}
+
+func (d *Devices) manager(name string) *Manager {
+	m, ok := d.managers[name]
+	if !ok {
+		m = NewManager(d.h, d.log.With().Str("device", name).Logger())
+		m.device = name // so that an unlisted device is removed, even if this run never made it
+		d.managers[name] = m
+	}
+	return m
+}
+
+// Apply implements dataplane.VXLAN.
+func (d *Devices) Apply(ctx context.Context, devices []dataplane.VXLANDevice) error {
+	if now := time.Now(); d.refresh > 0 && !now.Before(d.due) {
+		d.RequestResync()
+		d.due = now.Add(d.refresh)
+	}
+	var errs []error
+	listed := map[string]bool{}
+	for _, dev := range devices {
+		listed[dev.Name] = true
+		cfg, err := d.config(ctx, dev)
+		if err == nil {
+			err = d.manager(dev.Name).Apply(ctx, cfg, peers(dev.Peers))
+		}
+		errs = append(errs, err)
+	}
+	d.manager(DeviceV4)
+	d.manager(DeviceV6)
+	names := make([]string, 0, len(d.managers))
+	for name := range d.managers {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if !listed[name] {
+			errs = append(errs, d.managers[name].Apply(ctx, nil, nil))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (d *Devices) config(ctx context.Context, dev dataplane.VXLANDevice) (*Config, error) {
+	ipv6 := dev.TunnelAddr.Is6()
+	cfg := &Config{Device: dev.Name, VNI: dev.VNI, Port: dev.Port, MTU: dev.MTU, MAC: dev.MAC,
+		TunnelAddr: dev.TunnelAddr, ParentAddr: dev.LocalAddr, IPv6: ipv6}
+	if cfg.MTU == 0 {
+		host, err := d.hostMTUCached(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("VXLAN device %s: %w", dev.Name, err)
+		}
+		cfg.MTU = DeviceMTU(host, 0, ipv6)
+	}
+	return cfg, nil
+}
+
+func (d *Devices) hostMTUCached(ctx context.Context) (int, error) {
+	if d.mtu > 0 {
+		return d.mtu, nil
+	}
+	if d.hostMTU == nil {
+		return fallbackHostMTU, nil
+	}
+	mtu, err := d.hostMTU(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("finding the host MTU: %w", err)
+	}
+	d.mtu = mtu
+	return mtu, nil
+}
+
+func peers(ps []dataplane.VXLANPeer) []VTEP {
+	out := make([]VTEP, len(ps))
+	for i, p := range ps {
+		out[i] = VTEP{MAC: p.MAC, TunnelAddr: p.TunnelAddr, ParentAddr: p.HostAddr}
+	}
+	return out
+}
