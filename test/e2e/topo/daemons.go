@@ -48,10 +48,19 @@ func (f *Fabric) Start(ctx context.Context, o StartOptions) error {
 			}
 		}
 		if f.Opts.Mode == ModeBGP {
-			return h.WaitBGPEstablished(ctx, len(f.Hosts)-1)
+			return h.WaitBGPEstablished(ctx, f.meshSessions())
 		}
 		return nil
 	})
+}
+
+// meshSessions is the number of BGP sessions of each host: one per peer and family.
+func (f *Fabric) meshSessions() int {
+	n := len(f.Hosts) - 1
+	if f.Opts.IPv6 {
+		n *= 2
+	}
+	return n
 }
 
 // eachHost runs fn for every host in parallel and returns the first error.
