@@ -1,0 +1,52 @@
+package e2e
+
+import (
+	"testing"
+	"time"
+
+	"github.com/calico-host/calico-host/pkg/api"
+	"github.com/calico-host/calico-host/pkg/datastore"
+	"github.com/calico-host/calico-host/test/e2e/topo"
+)
+
+// TestNATOutgoing: workloads reach the outside (which has no route to the pools) through their
+// host's address while the pool has natOutgoing, not without it; traffic inside the pool is
+// never NATed.
+func TestNATOutgoing(t *testing.T) {
+	forModes(t, func(t *testing.T, mode topo.Mode) {
+		requireFelix(t)
+		s := newSystem(t, topo.Options{Hosts: 2, Mode: mode}, topo.StartOptions{Felix: true})
+		s.serve(s.Outside, "outside", 80)
+		a := s.workload(s.Host(1), "a", nil, 80)
+		b := s.workload(s.Host(2), "b", nil, 80)
+		out := func(w *topo.Workload, want bool) topo.Probe {
+			p := toAddr(w.NS, w.Name, topo.OutsideAddr, "outside", "tcp", 80, want)
+			p.WantClient = w.Host.Addr
+			return p
+		}
+		inPool := tcp(a, b, 80, true)
+		inPool.WantClient = a.IP(4)
+		s.expect(30*time.Second, out(a, true), out(b, true), inPool, toAddr(a.NS, "a", topo.OutsideAddr, "outside", "udp", 80, true))
+
+		s.setNATOutgoing(false)
+		s.expect(20*time.Second, out(a, false), out(b, false), inPool)
+		s.setNATOutgoing(true)
+		s.expect(20*time.Second, out(a, true), out(b, true), inPool)
+	})
+}
+
+func (s *system) setNATOutgoing(on bool) {
+	s.t.Helper()
+	ds, err := s.Datastore()
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	pool, err := datastore.GetAs[*api.IPPool](s.ctx, ds, "", "default-ipv4-ippool")
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	pool.Spec.NATOutgoing = on
+	if _, err := ds.Update(s.ctx, pool); err != nil {
+		s.t.Fatal(err)
+	}
+}
