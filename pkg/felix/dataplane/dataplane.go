@@ -25,6 +25,7 @@ type Dataplane struct {
 	ifaces   Interfaces
 	vxlan    VXLAN
 	timing   Timing
+	after    func(int, error)
 	closeFn  func() error
 	model    *model
 	builder  *rulesetBuilder
@@ -64,6 +65,9 @@ type options struct {
 	ifaces Interfaces
 	vxlan  VXLAN
 	timing Timing
+	// afterApply, when set, is called after every apply with the number of batches received
+	// before it started and its result (tests use it to wait for the loop).
+	afterApply func(batches int, err error)
 }
 
 // WithNFTKernel programs nftables through k (for example nft.NewFake()) instead of netlink.
@@ -81,6 +85,9 @@ func WithVXLAN(v VXLAN) Option { return func(o *options) { o.vxlan = v } }
 // WithTiming tunes the loop's throttle, retries and idle beat.
 func WithTiming(t Timing) Option { return func(o *options) { o.timing = t } }
 
+// withAfterApply calls fn after every apply of the loop.
+func withAfterApply(fn func(batches int, err error)) Option { return func(o *options) { o.afterApply = fn } }
+
 // New builds a dataplane. Without options it programs nftables through netlink (in cfg.NetNS
 // when set) and, lacking the routes, interfaces and VXLAN pieces, does none of that work (with
 // a warning); cmd/calico-felix passes them with WithRoutes, WithInterfaces and WithVXLAN.
@@ -96,7 +103,7 @@ func New(cfg Config, log zerolog.Logger, opts ...Option) (*Dataplane, error) {
 		return nil, fmt.Errorf("dataplane configuration: %w", err)
 	}
 	d := &Dataplane{
-		cfg: cfg, log: log, timing: o.timing.withDefaults(), closeFn: func() error { return nil },
+		cfg: cfg, log: log, timing: o.timing.withDefaults(), after: o.afterApply, closeFn: func() error { return nil },
 		model: newModel(), builder: newRulesetBuilder(rcfg, log), hostIfs: newIfaceMatcher(cfg, log),
 		status: newStatusTracker(), metrics: newMetrics(), firstApply: make(chan struct{}),
 	}

@@ -63,6 +63,7 @@ type loop struct {
 	ifaceCh chan InterfaceUpdate
 	status  chan<- EndpointStatus
 	pending []EndpointStatus
+	batches int // batches received so far
 	dirty   bool
 	bucket  *bucket
 	timer   <-chan time.Time // armed while an apply waits for a token or a retry
@@ -94,6 +95,7 @@ func (l *loop) onBatch(batch []calc.Update, ok bool) {
 }
 
 func (l *loop) record(batch []calc.Update) int {
+	l.batches++
 	for _, u := range batch {
 		if !l.d.model.apply(u) {
 			l.d.log.Warn().Type("update", u).Msg("Ignoring an update of unknown type")
@@ -133,8 +135,12 @@ func (l *loop) maybeApply(ctx context.Context) {
 		l.timer = time.After(wait)
 		return
 	}
+	batches := l.batches
 	statuses, err := l.d.apply(ctx)
 	l.pending = append(l.pending, statuses...)
+	if l.d.after != nil {
+		l.d.after(batches, err)
+	}
 	if err != nil {
 		l.backoff = min(max(2*l.backoff, l.d.timing.RetryMin), l.d.timing.RetryMax)
 		l.retryAt = time.Now().Add(l.backoff)

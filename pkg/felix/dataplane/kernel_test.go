@@ -1,0 +1,301 @@
+package dataplane
+
+import (
+	"net/netip"
+	"strings"
+	"testing"
+
+	"github.com/calico-host/calico-host/pkg/felix/calc"
+)
+
+// Workload interfaces and addresses of the kernel tests.
+const (
+	ifA, ipA = "cali0000000000a", "10.65.0.1"
+	ifB, ipB = "cali0000000000b", "10.65.0.2"
+)
+
+// egressAll is the profile both test workloads use: all egress allowed, no ingress.
+func egressAll() calc.Update { return profile("egress", nil, []calc.Rule{allow()}) }
+
+func kwep(name, iface, ip string, tiers ...calc.TierInfo) calc.WorkloadEndpointUpdate {
+	return wep(name, iface, []string{ip + "/32"}, withProfiles("egress"), withTiers(tiers...))
+}
+
+// TestKernelPolicy proves allow and deny for TCP, UDP and ICMP between two workloads, with IP
+// sets, network sets, named ports, and Pass between tiers.
+func TestKernelPolicy(t *testing.T) {
+	tp := newTopology(t)
+	a := tp.addWorkload(t, "a", ifA, ipA)
+	b := tp.addWorkload(t, "b", ifB, ipB)
+	listenTCP(t, b, ipB, 8080)
+	listenTCP(t, b, ipB, 8081)
+	listenUDP(t, b, ipB, 5353)
+	web := gnpID("b-web")
+	k := startDataplane(t, tp, Config{},
+		ipset("s:a", ipA+"/32"),
+		namedPortSet("n:http", 6, 8080, ipB+"/32"),
+		policy(web, []calc.Rule{{Action: calc.RuleAllow, Protocol: 6, SrcIPSetIDs: []string{"s:a"}, DstNamedPortIPSetIDs: []string{"n:http"}}}, nil),
+		egressAll(),
+		kwep("a", ifA, ipA),
+		kwep("b", ifB, ipB, tier("default", ids(web), nil)))
+	tcp := func(port int) func() bool { return func() bool { return canTCP(t, a, ipB, port) } }
+	udp := func() bool { return canUDP(t, a, "", ipB, 5353) }
+	ping := func() bool { return canPing(t, a, ipB) }
+	check(t, "named port from IP set",
+		expectation{"tcp 8080", tcp(8080), true}, expectation{"tcp 8081", tcp(8081), false},
+		expectation{"udp 5353", udp, false}, expectation{"ping", ping, false})
+
+	udpPol, icmpPol := gnpID("b-udp"), gnpID("b-icmp")
+	k.send(
+		ipset("s:netset", "10.65.0.0/30"),
+		policy(udpPol, []calc.Rule{{Action: calc.RuleAllow, Protocol: 17, SrcNets: []netip.Prefix{pfx("10.65.0.0/30")}, DstPorts: ports(5353)}}, nil),
+		policy(icmpPol, []calc.Rule{{Action: calc.RuleAllow, Protocol: 1, SrcIPSetIDs: []string{"s:netset"}, ICMP: &calc.ICMPMatch{Type: 8}}}, nil),
+		kwep("b", ifB, ipB, tier("default", ids(web, udpPol, icmpPol), nil)))
+	check(t, "nets and network set",
+		expectation{"tcp 8080", tcp(8080), true}, expectation{"tcp 8081", tcp(8081), false},
+		expectation{"udp 5353", udp, true}, expectation{"ping", ping, true})
+
+	// A first tier passes tcp 8081 to the default tier and denies tcp 8080; anything else
+	// ends the first tier with its default drop.
+	sec, allow8081 := tierPolicyID("security", "sec"), gnpID("b-8081")
+	k.send(
+		policy(sec, []calc.Rule{
+			{Action: calc.RulePass, Protocol: 6, DstPorts: ports(8081)},
+			{Action: calc.RuleDeny, Protocol: 6, DstPorts: ports(8080)},
+		}, nil),
+		policy(allow8081, []calc.Rule{{Action: calc.RuleAllow, Protocol: 6, DstPorts: ports(8081)}}, nil),
+		kwep("b", ifB, ipB, tier("security", ids(sec), nil), tier("default", ids(web, udpPol, icmpPol, allow8081), nil)))
+	check(t, "tiers",
+		expectation{"tcp 8080", tcp(8080), false}, expectation{"tcp 8081", tcp(8081), true},
+		expectation{"udp 5353", udp, false}, expectation{"ping", ping, false})
+}
+
+// TestKernelAntiSpoofing: a workload sending from an address that is not its own (here, the
+// other workload's) is dropped; from its own address it gets through.
+func TestKernelAntiSpoofing(t *testing.T) {
+	tp := newTopology(t)
+	a := tp.addWorkload(t, "a", ifA, ipA)
+	b := tp.addWorkload(t, "b", ifB, ipB)
+	a.run(t, "ip", "addr", "add", "10.65.0.3/32", "dev", "eth0")
+	tp.addWorkload(t, "c", "cali0000000000c", "10.65.0.3")
+	srv := listenUDP(t, b, ipB, 5353)
+	ni := &nsInterfaces{t: t, ns: tp.host}
+	for _, iface := range []string{ifA, ifB, "cali0000000000c"} {
+		if err := ni.ConfigureWorkload(iface, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Without the dataplane the forged packet reaches B (and B's answer goes to C).
+	canUDP(t, a, "10.65.0.3", ipB, 5353)
+	if !srv.received("10.65.0.3") {
+		t.Fatal("setup: the forged packet does not reach B even without policy")
+	}
+	srv.reset()
+	startDataplane(t, tp, Config{},
+		profile("open", []calc.Rule{allow()}, []calc.Rule{allow()}),
+		wep("a", ifA, []string{ipA + "/32"}, withProfiles("open")),
+		wep("b", ifB, []string{ipB + "/32"}, withProfiles("open")),
+		wep("c", "cali0000000000c", []string{"10.65.0.3/32"}, withProfiles("open")))
+	if !canUDP(t, a, ipA, ipB, 5353) {
+		t.Error("a packet from A's own address was dropped")
+	}
+	canUDP(t, a, "10.65.0.3", ipB, 5353)
+	if srv.received("10.65.0.3") {
+		t.Error("a packet with a forged source address reached B")
+	}
+}
+
+// TestKernelWorkloadToHost: DefaultEndpointToHostAction decides what workloads may send to the
+// host after their egress policy allowed it; host-to-workload traffic is not policed.
+func TestKernelWorkloadToHost(t *testing.T) {
+	for _, tc := range []struct {
+		action string
+		want   bool
+	}{{"Drop", false}, {"Return", true}, {"Accept", true}} {
+		t.Run(tc.action, func(t *testing.T) {
+			tp := newTopology(t)
+			a := tp.addWorkload(t, "a", ifA, ipA)
+			listenTCP(t, tp.host, "0.0.0.0", 9000)
+			listenTCP(t, a, ipA, 9001)
+			startDataplane(t, tp, Config{DefaultEndpointToHostAction: tc.action}, egressAll(), kwep("a", ifA, ipA))
+			check(t, tc.action,
+				expectation{"workload to host", func() bool { return canTCP(t, a, "198.18.0.1", 9000) }, tc.want},
+				expectation{"host to workload", func() bool { return canTCP(t, tp.host, ipA, 9001) }, true})
+		})
+	}
+}
+
+// TestKernelNATOutgoing: traffic from a natOutgoing pool to the fabric (which has no route
+// back to the pool) is masqueraded to the host's address; without the pool flag it is not.
+func TestKernelNATOutgoing(t *testing.T) {
+	tp := newTopology(t)
+	a := tp.addWorkload(t, "a", ifA, ipA)
+	srv := listenTCP(t, tp.fabric, "198.18.0.2", 7000)
+	pool := func(nat bool) calc.Update {
+		return calc.IPPoolUpdate{Pool: &calc.IPPool{Name: "pool1", CIDR: pfx("10.65.0.0/16"), NATOutgoing: nat}}
+	}
+	k := startDataplane(t, tp, Config{}, egressAll(), kwep("a", ifA, ipA), pool(false))
+	if canTCP(t, a, "198.18.0.2", 7000) {
+		t.Error("reached the fabric without NAT although it has no route back")
+	}
+	k.send(pool(true))
+	if !canTCP(t, a, "198.18.0.2", 7000) {
+		t.Fatal("NAT outgoing: cannot reach the fabric")
+	}
+	if p := srv.lastPeer(); p != "198.18.0.1" {
+		t.Errorf("the fabric saw source %s, want the host's 198.18.0.1", p)
+	}
+	// Traffic between pool addresses is not NATed.
+	b := tp.addWorkload(t, "b", ifB, ipB)
+	srvB := listenTCP(t, b, ipB, 7001)
+	k.send(profile("open-in", []calc.Rule{allow()}, nil), wep("b", ifB, []string{ipB + "/32"}, withProfiles("open-in")))
+	k.waitUp("b")
+	if !canTCP(t, a, ipB, 7001) || srvB.lastPeer() != ipA {
+		t.Errorf("workload to workload: peer %q, want %s unNATed", srvB.lastPeer(), ipA)
+	}
+}
+
+// TestKernelHostEndpoint: a host endpoint on eth0 allows what its policy allows, the failsafe
+// ports always, and drops the rest, in both directions.
+func TestKernelHostEndpoint(t *testing.T) {
+	tp := newTopology(t)
+	for _, port := range []int{22, 7001, 7002} {
+		listenTCP(t, tp.host, "198.18.0.1", port)
+	}
+	for _, port := range []int{179, 7003} {
+		listenTCP(t, tp.fabric, "198.18.0.2", port)
+	}
+	in := gnpID("host-in")
+	hep := calc.HostEndpointUpdate{Endpoint: &calc.HostEndpoint{Name: "host1-eth0", InterfaceName: "eth0",
+		Tiers: []calc.TierInfo{tier("default", ids(in), nil)}}}
+	toHost := func(port int) func() bool { return func() bool { return canTCP(t, tp.fabric, "198.18.0.1", port) } }
+	fromHost := func(port int) func() bool { return func() bool { return canTCP(t, tp.host, "198.18.0.2", port) } }
+	check(t, "no dataplane", expectation{"in 7002", toHost(7002), true}, expectation{"out 7003", fromHost(7003), true})
+	startDataplane(t, tp, Config{},
+		policy(in, []calc.Rule{{Action: calc.RuleAllow, Protocol: 6, DstPorts: ports(7001)}}, nil), hep)
+	check(t, "host endpoint",
+		expectation{"in 7001 (policy)", toHost(7001), true},
+		expectation{"in 22 (failsafe)", toHost(22), true},
+		expectation{"in 7002", toHost(7002), false},
+		expectation{"out 179 (failsafe)", fromHost(179), true},
+		expectation{"out 7003", fromHost(7003), false})
+}
+
+// TestKernelEstablishedSurvivesPolicyChange: an open connection keeps working while unrelated
+// policy changes are applied.
+func TestKernelEstablishedSurvivesPolicyChange(t *testing.T) {
+	tp := newTopology(t)
+	a := tp.addWorkload(t, "a", ifA, ipA)
+	b := tp.addWorkload(t, "b", ifB, ipB)
+	listenTCP(t, b, ipB, 8080)
+	web := gnpID("b-web")
+	k := startDataplane(t, tp, Config{},
+		policy(web, []calc.Rule{{Action: calc.RuleAllow, Protocol: 6, DstPorts: ports(8080)}}, nil),
+		egressAll(), kwep("a", ifA, ipA), kwep("b", ifB, ipB, tier("default", ids(web), nil)))
+	c, err := dialTCP(t, a, ipB, 8080)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := echo(c); err != nil {
+		t.Fatalf("new connection: %v", err)
+	}
+	other := gnpID("unrelated")
+	for i := range 5 {
+		k.send(
+			policy(other, []calc.Rule{{Action: calc.RuleDeny, Protocol: 17, DstPorts: ports(uint16(1000 + i))}}, nil),
+			kwep("a", ifA, ipA, tier("default", ids(other), ids(other))),
+			ipset("s:x", "10.65.9.0/24", "10.65.10."+string(rune('1'+i))+"/32"))
+		if err := echo(c); err != nil {
+			t.Fatalf("after change %d: %v", i, err)
+		}
+	}
+}
+
+// TestKernelDriftRepair: deleting the table, or one rule, in the namespace is repaired by the
+// next refresh.
+func TestKernelDriftRepair(t *testing.T) {
+	tp := newTopology(t)
+	a := tp.addWorkload(t, "a", ifA, ipA)
+	b := tp.addWorkload(t, "b", ifB, ipB)
+	listenTCP(t, b, ipB, 8080)
+	web := gnpID("b-web")
+	k := startDataplane(t, tp, Config{},
+		policy(web, []calc.Rule{{Action: calc.RuleDeny, Protocol: 6, DstPorts: ports(8080)}}, nil),
+		egressAll(), kwep("a", ifA, ipA), kwep("b", ifB, ipB, tier("default", ids(web), nil)))
+	want := listRuleset(t, tp.host)
+	if canTCP(t, a, ipB, 8080) {
+		t.Fatal("policy not in force")
+	}
+	tp.host.run(t, "nft", "delete", "table", "inet", "calico")
+	if !canTCP(t, a, ipB, 8080) {
+		t.Fatal("setup: deleting the table did not remove the policy")
+	}
+	k.refresh()
+	if got := listRuleset(t, tp.host); got != want {
+		t.Errorf("after repairing a deleted table:\n%s\nwant:\n%s", got, want)
+	}
+	if canTCP(t, a, ipB, 8080) {
+		t.Error("policy not restored")
+	}
+	handle := ruleHandle(t, tp.host, "filter-cali-pi-gnp/b-web", "drop")
+	tp.host.run(t, "nft", "delete", "rule", "inet", "calico", "filter-cali-pi-gnp/b-web", "handle", handle)
+	k.refresh()
+	if got := listRuleset(t, tp.host); got != want {
+		t.Errorf("after repairing a deleted rule:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// TestKernelRestartIsDiffOnly: a new dataplane on a table a previous one programmed changes
+// nothing when the desired state is the same (every rule keeps its handle: no window without
+// rules), and only what differs otherwise.
+func TestKernelRestartIsDiffOnly(t *testing.T) {
+	tp := newTopology(t)
+	tp.addWorkload(t, "a", ifA, ipA)
+	tp.addWorkload(t, "b", ifB, ipB)
+	ups := append(example19(), egressAll(), kwep("a", ifA, ipA), kwep("b", ifB, ipB, tier("default", ids(gnpID("allow-web")), nil)))
+	k := startDataplane(t, tp, Config{}, ups...)
+	before := handles(t, tp.host)
+	k.stop()
+	startDataplane(t, tp, Config{}, ups...)
+	if after := handles(t, tp.host); after != before {
+		t.Errorf("restart rewrote rules:\nbefore %s\nafter  %s", before, after)
+	}
+}
+
+// refresh forces a full resync and waits for it.
+func (k *kernelDP) refresh() {
+	k.t.Helper()
+	k.dp.nft.RequestFullSync()
+	k.send()
+}
+
+// listRuleset is `nft list table inet calico` without counters.
+func listRuleset(t *testing.T, ns *testNS) string {
+	t.Helper()
+	return ns.run(t, "nft", "-s", "list", "table", "inet", "calico")
+}
+
+// handles lists every rule handle of the table, in order.
+func handles(t *testing.T, ns *testNS) string {
+	t.Helper()
+	var out []string
+	for _, l := range strings.Split(ns.run(t, "nft", "-a", "-s", "list", "table", "inet", "calico"), "\n") {
+		if i := strings.LastIndex(l, "# handle "); i >= 0 && !strings.Contains(l, "chain ") {
+			out = append(out, l[i+len("# handle "):])
+		}
+	}
+	return strings.Join(out, ",")
+}
+
+// ruleHandle finds the handle of the first rule of chain containing text.
+func ruleHandle(t *testing.T, ns *testNS, chain, text string) string {
+	t.Helper()
+	for _, l := range strings.Split(ns.run(t, "nft", "-a", "list", "chain", "inet", "calico", chain), "\n") {
+		if i := strings.LastIndex(l, "# handle "); i >= 0 && strings.Contains(l, text) {
+			return l[i+len("# handle "):]
+		}
+	}
+	t.Fatalf("no rule with %q in %s", text, chain)
+	return ""
+}

@@ -1,0 +1,313 @@
+package dataplane
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"os/exec"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netns"
+
+	"github.com/calico-host/calico-host/pkg/felix/calc"
+)
+
+// Kernel tests run as root only, each in network namespaces it creates: a "host", one
+// namespace per workload joined to it by a veth pair set up as the CNI plugin does, and a
+// "fabric" standing in for the outside network. Addresses: workloads 10.65.0.x/32, host
+// 198.18.0.1/24 on its eth0, fabric 198.18.0.2/24.
+
+func requireRoot(t testing.TB) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root")
+	}
+	for _, bin := range []string{"ip", "nft", "sysctl"} {
+		if _, err := exec.LookPath(bin); err != nil {
+			t.Skipf("needs %s: %v", bin, err)
+		}
+	}
+}
+
+// testNS is a named network namespace that is deleted when the test ends.
+type testNS struct {
+	name string
+	fd   int
+}
+
+func newTestNS(t testing.TB, role string) *testNS {
+	t.Helper()
+	b := make([]byte, 3)
+	_, _ = rand.Read(b)
+	name := "dpt-" + role + "-" + hex.EncodeToString(b)
+	mustRun(t, "ip", "netns", "add", name)
+	f, err := os.Open("/run/netns/" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := &testNS{name: name, fd: int(f.Fd())}
+	t.Cleanup(func() {
+		_ = f.Close()
+		_ = exec.Command("ip", "netns", "del", name).Run()
+	})
+	ns.run(t, "ip", "link", "set", "lo", "up")
+	return ns
+}
+
+func (ns *testNS) path() string { return "/run/netns/" + ns.name }
+
+// run runs a command inside the namespace and fails the test on error.
+func (ns *testNS) run(t testing.TB, args ...string) string {
+	t.Helper()
+	return mustRun(t, append([]string{"ip", "netns", "exec", ns.name}, args...)...)
+}
+
+func mustRun(t testing.TB, args ...string) string {
+	t.Helper()
+	out, err := exec.Command(args[0], args[1:]...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// do runs fn on a thread inside the namespace; sockets made there stay in it.
+func (ns *testNS) do(t testing.TB, fn func()) {
+	t.Helper()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	orig, err := netns.Get()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer orig.Close()
+	if err := netns.Set(netns.NsHandle(ns.fd)); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := netns.Set(orig); err != nil {
+			panic(err) // never leave a thread in the wrong namespace
+		}
+	}()
+	fn()
+}
+
+// topology is a host with workloads and a fabric.
+type topology struct {
+	host, fabric *testNS
+	workloads    map[string]*testNS // by name
+}
+
+// newTopology builds the host and fabric namespaces joined by a veth pair (eth0 on both).
+func newTopology(t testing.TB) *topology {
+	requireRoot(t)
+	tp := &topology{host: newTestNS(t, "host"), fabric: newTestNS(t, "fab"), workloads: map[string]*testNS{}}
+	mustRun(t, "ip", "link", "add", "eth0", "netns", tp.host.name, "type", "veth", "peer", "name", "eth0", "netns", tp.fabric.name)
+	tp.host.run(t, "ip", "addr", "add", "198.18.0.1/24", "dev", "eth0")
+	tp.host.run(t, "ip", "link", "set", "eth0", "up")
+	tp.fabric.run(t, "ip", "addr", "add", "198.18.0.2/24", "dev", "eth0")
+	tp.fabric.run(t, "ip", "link", "set", "eth0", "up")
+	// A default route, so that proxy ARP answers for the workloads' gateway 169.254.1.1.
+	tp.host.run(t, "ip", "route", "add", "default", "via", "198.18.0.2", "dev", "eth0")
+	tp.host.run(t, "sysctl", "-qw", "net.ipv4.ip_forward=1")
+	return tp
+}
+
+// addWorkload plumbs a workload as the CNI plugin does: address /32 on eth0, a link route to
+// 169.254.1.1 and the default route through it; on the host the interface and a /32 route.
+func (tp *topology) addWorkload(t testing.TB, name, iface, ip string) *testNS {
+	w := newTestNS(t, name)
+	mustRun(t, "ip", "link", "add", iface, "netns", tp.host.name, "type", "veth", "peer", "name", "eth0", "netns", w.name)
+	w.run(t, "ip", "addr", "add", ip+"/32", "dev", "eth0")
+	w.run(t, "ip", "link", "set", "eth0", "up")
+	w.run(t, "ip", "route", "add", "169.254.1.1", "dev", "eth0", "scope", "link")
+	w.run(t, "ip", "route", "add", "default", "via", "169.254.1.1", "dev", "eth0")
+	tp.host.run(t, "ip", "link", "set", iface, "up")
+	tp.host.run(t, "ip", "route", "add", ip+"/32", "dev", iface, "scope", "link")
+	tp.workloads[name] = w
+	return w
+}
+
+// nsInterfaces is the Interfaces piece for kernel tests: it polls the namespace's links and
+// addresses, and applies workload sysctls with sysctl(8) inside the namespace.
+type nsInterfaces struct {
+	t  testing.TB
+	ns *testNS
+}
+
+func (n *nsInterfaces) Run(ctx context.Context, out chan<- InterfaceUpdate) {
+	h, err := netlink.NewHandleAt(netns.NsHandle(n.ns.fd))
+	if err != nil {
+		n.t.Errorf("netlink handle: %v", err)
+		return
+	}
+	defer h.Close()
+	known := map[string]string{}
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for synced := false; ; synced = true {
+		for _, u := range pollInterfaces(h, known) {
+			out <- u
+		}
+		if !synced {
+			out <- InterfaceUpdate{InSync: true}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// pollInterfaces lists the links and reports those whose state changed since known.
+func pollInterfaces(h *netlink.Handle, known map[string]string) []InterfaceUpdate {
+	links, err := h.LinkList()
+	if err != nil {
+		return nil
+	}
+	var out []InterfaceUpdate
+	seen := map[string]bool{}
+	for _, l := range links {
+		a := l.Attrs()
+		u := InterfaceUpdate{Name: a.Name, Up: a.OperState == netlink.OperUp || a.OperState == netlink.OperUnknown && a.Flags&net.FlagUp != 0}
+		addrs, _ := h.AddrList(l, netlink.FAMILY_ALL)
+		for _, ad := range addrs {
+			if p, ok := netip.AddrFromSlice(ad.IP); ok {
+				ones, _ := ad.Mask.Size()
+				u.Addrs = append(u.Addrs, netip.PrefixFrom(p.Unmap(), ones))
+			}
+		}
+		seen[a.Name] = true
+		if key := fmt.Sprint(u); known[a.Name] != key {
+			known[a.Name] = key
+			out = append(out, u)
+		}
+	}
+	for name := range known {
+		if !seen[name] {
+			delete(known, name)
+			out = append(out, InterfaceUpdate{Name: name, Gone: true})
+		}
+	}
+	return out
+}
+
+func (n *nsInterfaces) ConfigureWorkload(name string, _ bool) error {
+	for _, kv := range []string{"proxy_arp=1", "forwarding=1", "route_localnet=1"} {
+		if out, err := exec.Command("ip", "netns", "exec", n.ns.name, "sysctl", "-qw", "net.ipv4.conf."+name+"."+kv).CombinedOutput(); err != nil {
+			return fmt.Errorf("sysctl %s on %s: %v: %s", kv, name, err, out)
+		}
+	}
+	if out, err := exec.Command("ip", "netns", "exec", n.ns.name, "sysctl", "-qw", "net.ipv4.neigh."+name+".proxy_delay=0").CombinedOutput(); err != nil {
+		return fmt.Errorf("proxy_delay on %s: %v: %s", name, err, out)
+	}
+	return nil
+}
+
+func (n *nsInterfaces) SetStaticNeighbors(string, net.HardwareAddr, []netip.Addr) error { return nil }
+
+// kernelDP is a Dataplane running its loop on the host namespace.
+type kernelDP struct {
+	t       testing.TB
+	dp      *Dataplane
+	in      chan []calc.Update
+	status  chan EndpointStatus
+	mu      sync.Mutex
+	sent    int // batches sent
+	applied int // batches covered by the last successful apply
+	lastErr error
+	cancel  context.CancelFunc
+	done    chan struct{}
+}
+
+// startDataplane runs a Dataplane on the topology's host through netlink, sends it ups plus
+// InSync and waits for its first apply.
+func startDataplane(t testing.TB, tp *topology, cfg Config, ups ...calc.Update) *kernelDP {
+	t.Helper()
+	cfg.Hostname, cfg.NetNS = "host1", tp.host.path()
+	k := &kernelDP{t: t, in: make(chan []calc.Update), status: make(chan EndpointStatus, 1024), done: make(chan struct{})}
+	dp, err := New(cfg, testLogger(t), WithRoutes(nullRoutes{}), WithVXLAN(nullVXLAN{}),
+		WithInterfaces(&nsInterfaces{t: t, ns: tp.host}), WithTiming(Timing{Refill: time.Millisecond}), withAfterApply(k.onApply))
+	if err != nil {
+		t.Fatal(err)
+	}
+	k.dp = dp
+	ctx, cancel := context.WithCancel(context.Background())
+	k.cancel = cancel
+	go func() {
+		defer close(k.done)
+		dp.Run(ctx, k.in, k.status, func() {})
+	}()
+	t.Cleanup(k.stop)
+	k.send(append(slices.Clone(ups), calc.InSync{})...)
+	return k
+}
+
+func (k *kernelDP) onApply(batches int, err error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.lastErr = err
+	if err == nil {
+		k.applied = batches
+	}
+}
+
+// send feeds a batch and waits until an apply that includes it succeeded.
+func (k *kernelDP) send(ups ...calc.Update) {
+	k.t.Helper()
+	k.in <- ups
+	k.mu.Lock()
+	k.sent++
+	k.mu.Unlock()
+	k.waitApplied()
+}
+
+// waitApplied waits for a successful apply of every batch sent.
+func (k *kernelDP) waitApplied() {
+	k.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		k.mu.Lock()
+		done, err := k.applied >= k.sent, k.lastErr
+		k.mu.Unlock()
+		if done {
+			return
+		}
+		if time.Now().After(deadline) {
+			k.t.Fatalf("the batches sent were not applied (last error: %v)", err)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// waitUp waits until the workload endpoint's status is "up" (its interface is configured).
+func (k *kernelDP) waitUp(name string) {
+	k.t.Helper()
+	deadline := time.After(10 * time.Second)
+	for {
+		select {
+		case st := <-k.status:
+			if st.Workload != nil && *st.Workload == wepID(name) && st.Status == "up" {
+				return
+			}
+		case <-deadline:
+			k.t.Fatalf("workload %s never reported up", name)
+		}
+	}
+}
+
+func (k *kernelDP) stop() {
+	k.cancel()
+	<-k.done
+}
