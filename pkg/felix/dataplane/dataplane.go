@@ -86,7 +86,9 @@ func WithVXLAN(v VXLAN) Option { return func(o *options) { o.vxlan = v } }
 func WithTiming(t Timing) Option { return func(o *options) { o.timing = t } }
 
 // withAfterApply calls fn after every apply of the loop.
-func withAfterApply(fn func(batches int, err error)) Option { return func(o *options) { o.afterApply = fn } }
+func withAfterApply(fn func(batches int, err error)) Option {
+	return func(o *options) { o.afterApply = fn }
+}
 
 // New builds a dataplane. Without options it programs nftables through netlink (in cfg.NetNS
 // when set) and, lacking the routes, interfaces and VXLAN pieces, does none of that work (with
