@@ -73,10 +73,10 @@ func priorityText(b *BaseChain) string {
 	}{
 		{"raw", PriorityRaw, true},
 		{"mangle", PriorityMangle, true},
-		{"dstnat", PriorityDstNAT, b.Hook == HookPrerouting || b.Hook == HookOutput},
+		{"dstnat", PriorityDstNAT, b.Hook == HookPrerouting}, // nft names it only there
 		{"filter", PriorityFilter, true},
 		{"security", PrioritySecurity, true},
-		{"srcnat", PrioritySrcNAT, b.Hook == HookPostrouting || b.Hook == HookInput},
+		{"srcnat", PrioritySrcNAT, b.Hook == HookPostrouting},
 	} {
 		off := b.Priority - p.value
 		switch {
