@@ -3,7 +3,9 @@ package calc
 import (
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"sort"
+	"strconv"
 	"testing"
 	"time"
 
@@ -140,11 +142,8 @@ func (g gen) rules() []api.Rule {
 }
 
 func (g gen) policy(slot int) syncer.Update {
-	tierName := g.pick("default", "default", "t1", "t2", "t3")
-	name := fmt.Sprintf("pol%d", slot)
-	if tierName != "default" {
-		name = tierName + "." + name
-	}
+	// One key per slot, whatever the tier (so that a policy moves between tiers).
+	tierName, name := g.pick("default", "default", "t1", "t2", "t3"), fmt.Sprintf("pol%d", slot)
 	var order *float64
 	if g.chance(0.7) {
 		order = ptr(float64(g.r.IntN(3)))
@@ -152,7 +151,7 @@ func (g gen) policy(slot int) syncer.Update {
 	types := g.subset("Ingress", "Egress")
 	ingress, egress := g.rules(), g.rules()
 	if slot%3 == 0 {
-		return np(g.pick("ns1", "ns2"), fmt.Sprintf("np%d", slot), api.NetworkPolicySpec{Tier: tierName, Order: order,
+		return np([]string{"ns1", "ns2"}[slot%2], fmt.Sprintf("np%d", slot), api.NetworkPolicySpec{Tier: tierName, Order: order,
 			Selector: g.pick(testSelectors...), Types: types, Ingress: ingress, Egress: egress})
 	}
 	spec := api.GlobalNetworkPolicySpec{Tier: tierName, Order: order, Selector: g.pick(testSelectors...), Types: types,
@@ -216,6 +215,14 @@ func slots() []slot {
 	}
 	add(func(g gen) syncer.Update {
 		return gns("gset", g.labels(), g.subset("192.0.2.0/24", "10.65.0.1/32", "fd00::/64")...)
+	})
+	add(func(g gen) syncer.Update { // sometimes a value of the wrong type: treated as absent
+		if g.chance(0.5) {
+			return up(resKey("globalnetworkpolicies", "", "odd"), &api.Node{})
+		}
+		u := g.policy(101)
+		u.Key = resKey("globalnetworkpolicies", "", "odd")
+		return u
 	})
 	add(func(g gen) syncer.Update {
 		return netset("ns1", "nset", g.labels(), g.subset("198.51.100.0/24", "10.65.0.2")...)
@@ -304,6 +311,9 @@ func TestConvergence(t *testing.T) {
 	runs, steps := 300, 80
 	if testing.Short() {
 		runs = 40
+	}
+	if n, err := strconv.Atoi(os.Getenv("CALC_CONVERGENCE_RUNS")); err == nil {
+		runs = n // for soak runs
 	}
 	all := slots()
 	for seed := 0; seed < runs; seed++ {

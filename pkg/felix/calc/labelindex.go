@@ -71,30 +71,38 @@ var weakAnchorKeys = map[string]bool{
 	saLabelPrefix + labelName: true,
 }
 
-// chooseAnchor picks the most selective anchor: a strong (key, values) pair, a strong has() key,
-// a weak pair, a weak key, or a scan.
-func chooseAnchor(sel *selector.Selector) anchor {
+// anchorOptions lists the anchors a selector could be filed under, best first by a static
+// ranking: strong (key, values) pairs, strong has() keys, weak pairs, weak keys.
+func anchorOptions(sel *selector.Selector) []anchor {
+	var opts []anchor
+	var ranks []int
 	eq := sel.RequiredEqualities()
-	keys := slices.Sorted(maps.Keys(eq))
-	var best anchor
-	bestRank := 100
-	consider := func(a anchor, rank int) {
-		if rank < bestRank || rank == bestRank && a.kind == anchorKV && len(a.values) < len(best.values) {
-			best, bestRank = a, rank
-		}
-	}
-	for _, k := range keys {
-		consider(anchor{kind: anchorKV, key: k, values: eq[k]}, rankOf(k, 0))
+	for _, k := range slices.Sorted(maps.Keys(eq)) {
+		opts, ranks = append(opts, anchor{kind: anchorKV, key: k, values: eq[k]}), append(ranks, rankOf(k, 0))
 	}
 	req := selectorRequiredKeys(sel)
 	slices.Sort(req)
-	for _, k := range req {
-		consider(anchor{kind: anchorKey, key: k}, rankOf(k, 1))
+	for _, k := range slices.Compact(req) {
+		opts, ranks = append(opts, anchor{kind: anchorKey, key: k}), append(ranks, rankOf(k, 1))
 	}
-	if bestRank == 100 {
-		return anchor{kind: anchorScan}
+	idx := make([]int, len(opts))
+	for i := range idx {
+		idx[i] = i
 	}
-	return best
+	slices.SortStableFunc(idx, func(a, b int) int {
+		if ranks[a] != ranks[b] {
+			return ranks[a] - ranks[b]
+		}
+		if opts[a].kind == anchorKV && opts[b].kind == anchorKV {
+			return len(opts[a].values) - len(opts[b].values)
+		}
+		return 0
+	})
+	out := make([]anchor, len(idx))
+	for i, j := range idx {
+		out[i] = opts[j]
+	}
+	return out
 }
 
 func rankOf(key string, base int) int {
@@ -104,13 +112,45 @@ func rankOf(key string, base int) int {
 	return base
 }
 
+// chooseAnchor picks the anchor with the fewest items behind it (the static ranking decides
+// ties, and everything while the index holds no items).
+func (x *labelIndex) chooseAnchor(sel *selector.Selector) anchor {
+	opts := anchorOptions(sel)
+	if len(opts) == 0 {
+		return anchor{kind: anchorScan}
+	}
+	best, bestCount := opts[0], x.anchorCount(opts[0])
+	for _, a := range opts[1:] {
+		if n := x.anchorCount(a); n < bestCount {
+			best, bestCount = a, n
+		}
+	}
+	return best
+}
+
+// anchorCount is the number of items carrying an anchor.
+func (x *labelIndex) anchorCount(a anchor) int {
+	n := 0
+	switch a.kind {
+	case anchorKV:
+		for _, v := range a.values {
+			n += len(x.itemsByKV[a.key][v])
+		}
+	case anchorKey:
+		for _, ids := range x.itemsByKV[a.key] {
+			n += len(ids)
+		}
+	}
+	return n
+}
+
 // UpdateSelector adds or replaces a selector and reports the matches that change.
 func (x *labelIndex) UpdateSelector(id string, sel *selector.Selector) {
 	old := x.sels[id]
 	if old != nil && old.sel.String() == sel.String() {
 		return
 	}
-	s := &idxSel{sel: sel, anchor: chooseAnchor(sel), matches: map[string]struct{}{}}
+	s := &idxSel{sel: sel, anchor: x.chooseAnchor(sel), matches: map[string]struct{}{}}
 	var oldMatches map[string]struct{}
 	if old != nil {
 		x.unfileSel(id, old.anchor)

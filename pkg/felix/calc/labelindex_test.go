@@ -48,11 +48,23 @@ func TestChooseAnchor(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.sel, func(t *testing.T) {
-			got := chooseAnchor(selector.MustParse(tc.sel))
+			got := newLabelIndex(nil).chooseAnchor(selector.MustParse(tc.sel))
 			if got.kind != tc.want.kind || got.key != tc.want.key || !slices.Equal(got.values, tc.want.values) {
 				t.Errorf("anchor = %+v, want %+v", got, tc.want)
 			}
 		})
+	}
+}
+
+func TestChooseAnchorByCount(t *testing.T) {
+	x := newLabelIndex(func(string, string, bool) {})
+	for i := 0; i < 10; i++ {
+		x.UpdateItem(fmt.Sprint(i), map[string]string{"team": "red", "role": fmt.Sprint(i % 5)})
+	}
+	// "role" is static-ranked after "team" (key order) but has fewer items behind the value.
+	got := x.chooseAnchor(selector.MustParse(`team == "red" && role == "1"`))
+	if got.key != "role" {
+		t.Errorf("anchor = %+v, want the role pair", got)
 	}
 }
 

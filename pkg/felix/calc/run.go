@@ -75,6 +75,9 @@ func (b *bucket) take(now time.Time) (bool, time.Duration) {
 // (and every IdleBeat while idle). Run returns when ctx is done or in is closed.
 func (g *Graph) Run(ctx context.Context, in <-chan syncer.Message, out chan<- []Update, cfg RunConfig, progress func()) {
 	cfg = cfg.withDefaults()
+	if progress == nil {
+		progress = func() {}
+	}
 	b := &bucket{size: cfg.BucketSize, refill: cfg.Refill, tokens: cfg.BucketSize, last: cfg.Now()}
 	pending := false
 	var idle, retry <-chan time.Time
