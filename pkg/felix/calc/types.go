@@ -18,7 +18,11 @@ type Update interface{ isUpdate() }
 // overlaid with `node.<host>`, as Project Calico parameter names (InterfacePrefix,
 // ReportingIntervalSecs, FailsafeInboundHostPorts...) with string values in the same syntax as
 // FELIX_* environment variables, plus ClusterInformation and this host's Node facts. It is sent in
-// full whenever any of it changes.
+// full whenever any of it changes, and always in the first batch. Durations are Go duration
+// strings ("30s", "1m30s"); FailsafeInbound/OutboundHostPorts are "tcp:22,udp:68" (an optional
+// net between protocol and port, IPv6 nets in brackets). DatastoreReady is false without a
+// ClusterInformation `default` and true when it exists without the field. VXLANTunnelMAC(V6)
+// is the Node's stored MAC, else the one Calico computes from the host name (as for VTEPs).
 type ConfigUpdate struct {
 	Params         map[string]string
 	ClusterType    string
@@ -50,7 +54,9 @@ type IPSetMember struct {
 	Port     uint16
 }
 
-// IPSetUpdate gives the full contents of a set (a new set, or after a resync).
+// IPSetUpdate gives the full contents of a set (a new set, or after a resync). It may also come
+// for a set the dataplane already has (removed and re-created within one batch): the contents
+// are replaced.
 type IPSetUpdate struct {
 	ID      string // "s:<hash>" for selector sets, "n:<hash>" for named-port sets (Calico's IDs)
 	Type    IPSetType
@@ -101,7 +107,8 @@ type Profile struct {
 	OutboundRules []Rule
 }
 
-// ActiveProfileUpdate adds or changes a profile referenced by a local endpoint.
+// ActiveProfileUpdate adds or changes a profile referenced by a local endpoint. A profile that an
+// endpoint names but that does not exist is sent with no rules (it matches nothing).
 type ActiveProfileUpdate struct {
 	Name    string
 	Profile *Profile
@@ -211,7 +218,7 @@ type HostEndpoint struct {
 	ProfileIDs        []string
 	Tiers             []TierInfo // normal policies
 	UntrackedTiers    []TierInfo // doNotTrack policies
-	PreDNATTiers      []TierInfo // preDNAT policies (ingress only)
+	PreDNATTiers      []TierInfo // preDNAT policies (ingress only: EgressPolicies is always empty)
 	ForwardTiers      []TierInfo // applyOnForward policies
 }
 
@@ -268,8 +275,8 @@ type Route struct {
 	Type        RouteType
 	DstNode     string
 	DstNodeIP   netip.Addr // the owning host's address (bgp.ipv4Address / ipv6Address)
-	PoolName    string
-	VXLANMode   string // of the pool containing Dst: Never, Always, CrossSubnet
+	PoolName    string     // "" when no pool contains Dst
+	VXLANMode   string     // of the pool containing Dst: Never, Always, CrossSubnet ("" without a pool)
 	NATOutgoing bool
 	SameSubnet  bool // the owning host is in one of this host's subnets (for CrossSubnet)
 }
@@ -280,7 +287,8 @@ type RouteUpdate struct{ Route *Route }
 // RouteRemove removes a route.
 type RouteRemove struct{ Dst netip.Prefix }
 
-// VTEP is another host's VXLAN tunnel endpoint.
+// VTEP is another host's VXLAN tunnel endpoint. It is sent for each host (other than this one)
+// whose Node has a tunnel address of the family and a bgp address of the same family.
 type VTEP struct {
 	Node             string
 	MAC              string
