@@ -24,7 +24,10 @@ type BGPConfigurationSpec struct {
 	IgnoredInterfaces              []string              `json:"ignoredInterfaces,omitempty"`
 	LocalWorkloadPeeringIPV4       string                `json:"localWorkloadPeeringIPV4,omitempty"`
 	LocalWorkloadPeeringIPV6       string                `json:"localWorkloadPeeringIPV6,omitempty"`
-	ServiceLoadBalancerAggregation string                `json:"serviceLoadBalancerAggregation,omitempty"`
+	ServiceLoadBalancerAggregation *string               `json:"serviceLoadBalancerAggregation,omitempty"`
+	ProgramClusterRoutes           *string               `json:"programClusterRoutes,omitempty"`
+	IPv4NormalRoutePriority        *int                  `json:"ipv4NormalRoutePriority,omitempty"`
+	IPv6NormalRoutePriority        *int                  `json:"ipv6NormalRoutePriority,omitempty"`
 }
 
 // ServiceIPBlock is a CIDR to advertise.
@@ -50,10 +53,11 @@ type BGPPassword struct {
 	SecretKeyRef *SecretKeyRef `json:"secretKeyRef,omitempty"`
 }
 
-// SecretKeyRef names a key of a secret.
+// SecretKeyRef names a key of a secret (Kubernetes' SecretKeySelector).
 type SecretKeyRef struct {
-	Name string `json:"name"`
-	Key  string `json:"key"`
+	Name     string `json:"name,omitempty"`
+	Key      string `json:"key"`
+	Optional *bool  `json:"optional,omitempty"`
 }
 
 // BGPPeer is an explicit BGP peering.
@@ -63,53 +67,26 @@ type BGPPeer struct {
 	Spec       BGPPeerSpec `json:"spec"`
 }
 
-// BGPPeerSpec is the specification of a BGPPeer.
+// BGPPeerSpec is the specification of a BGPPeer. NextHopMode and ReversePeering are pointers in
+// Project Calico; an explicit empty value is invalid there, so plain strings round-trip every
+// valid object.
 type BGPPeerSpec struct {
 	Node                     string       `json:"node,omitempty"`
+	NodeSelector             string       `json:"nodeSelector,omitempty"`
 	PeerIP                   string       `json:"peerIP,omitempty"`
 	ASNumber                 *ASNumber    `json:"asNumber,omitempty"`
-	NodeSelector             string       `json:"nodeSelector,omitempty"`
+	LocalASNumber            *ASNumber    `json:"localASNumber,omitempty"`
 	PeerSelector             string       `json:"peerSelector,omitempty"`
+	KeepOriginalNextHop      bool         `json:"keepOriginalNextHop,omitempty"`
+	NextHopMode              string       `json:"nextHopMode,omitempty"`
 	Password                 *BGPPassword `json:"password,omitempty"`
 	SourceAddress            string       `json:"sourceAddress,omitempty"`
 	MaxRestartTime           *Duration    `json:"maxRestartTime,omitempty"`
+	KeepaliveTime            *Duration    `json:"keepaliveTime,omitempty"`
 	NumAllowedLocalASNumbers *int         `json:"numAllowedLocalASNumbers,omitempty"`
 	TTLSecurity              *int         `json:"ttlSecurity,omitempty"`
-	KeepOriginalNextHop      bool         `json:"keepOriginalNextHop,omitempty"`
-	NextHopMode              string       `json:"nextHopMode,omitempty"`
 	ReachableBy              string       `json:"reachableBy,omitempty"`
 	Filters                  []string     `json:"filters,omitempty"`
 	LocalWorkloadSelector    string       `json:"localWorkloadSelector,omitempty"`
 	ReversePeering           string       `json:"reversePeering,omitempty"`
-}
-
-// BGPFilter is a set of import and export rules for BGP peers.
-type BGPFilter struct {
-	TypeMeta   `json:",inline"`
-	ObjectMeta `json:"metadata"`
-	Spec       BGPFilterSpec `json:"spec"`
-}
-
-// BGPFilterSpec is the specification of a BGPFilter.
-type BGPFilterSpec struct {
-	ExportV4 []BGPFilterRule `json:"exportV4,omitempty"`
-	ImportV4 []BGPFilterRule `json:"importV4,omitempty"`
-	ExportV6 []BGPFilterRule `json:"exportV6,omitempty"`
-	ImportV6 []BGPFilterRule `json:"importV6,omitempty"`
-}
-
-// BGPFilterRule is one filter rule.
-type BGPFilterRule struct {
-	CIDR          string                 `json:"cidr,omitempty"`
-	PrefixLength  *BGPFilterPrefixLength `json:"prefixLength,omitempty"`
-	MatchOperator string                 `json:"matchOperator,omitempty"`
-	Source        string                 `json:"source,omitempty"`
-	Interface     string                 `json:"interface,omitempty"`
-	Action        string                 `json:"action"`
-}
-
-// BGPFilterPrefixLength bounds the prefix length a filter rule matches.
-type BGPFilterPrefixLength struct {
-	Min *int `json:"min,omitempty"`
-	Max *int `json:"max,omitempty"`
 }

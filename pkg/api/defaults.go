@@ -24,8 +24,8 @@ func SetDefaults(r Resource) {
 	case *FelixConfiguration:
 		defaultFelixConfiguration(&o.Spec)
 	case *BGPConfiguration:
-		if o.Spec.ServiceLoadBalancerAggregation == "" {
-			o.Spec.ServiceLoadBalancerAggregation = "Enabled"
+		if o.Spec.ServiceLoadBalancerAggregation == nil {
+			o.Spec.ServiceLoadBalancerAggregation = Str("Enabled")
 		}
 	case *IPAMConfiguration:
 		if o.Spec.KubeVirtVMAddressPersistence == nil {

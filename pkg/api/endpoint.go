@@ -61,6 +61,7 @@ type QoSControls struct {
 	EgressPacketBurst     int64 `json:"egressPacketBurst,omitempty"`
 	IngressMaxConnections int64 `json:"ingressMaxConnections,omitempty"`
 	EgressMaxConnections  int64 `json:"egressMaxConnections,omitempty"`
+	DSCP                  *DSCP `json:"dscp,omitempty"`
 }
 
 // HostEndpoint is an interface of a host that policy applies to ("*" = all of the host's interfaces).
@@ -93,15 +94,31 @@ type LiveMigration struct {
 	Spec       LiveMigrationSpec `json:"spec"`
 }
 
-// LiveMigrationSpec names the source and target endpoints of a live migration.
+// LiveMigrationSpec names the source and target of a live migration.
 type LiveMigrationSpec struct {
-	Source *LiveMigrationEndpoint `json:"source,omitempty"`
-	Target *LiveMigrationEndpoint `json:"target,omitempty"`
+	Source *LiveMigrationSource `json:"source,omitempty"`
+	Target *LiveMigrationTarget `json:"target,omitempty"`
 }
 
-// LiveMigrationEndpoint identifies one side of a live migration.
-type LiveMigrationEndpoint struct {
+// LiveMigrationSource identifies the migrating workload (KubeVirt: one object per VM) or workload
+// endpoint (OpenStack: one object per port); exactly one is set.
+type LiveMigrationSource struct {
+	Workload         *WorkloadIdentifier          `json:"workload,omitempty"`
 	WorkloadEndpoint *WorkloadEndpointIdentifiers `json:"workloadEndpoint,omitempty"`
+}
+
+// LiveMigrationTarget identifies the target pod or VM by selector (KubeVirt) or the target
+// workload endpoint (OpenStack); exactly one is set.
+type LiveMigrationTarget struct {
+	Selector         *string                      `json:"selector,omitempty"`
+	WorkloadEndpoint *WorkloadEndpointIdentifiers `json:"workloadEndpoint,omitempty"`
+}
+
+// WorkloadIdentifier identifies a pod or VM, possibly with several interfaces.
+type WorkloadIdentifier struct {
+	Hostname       string `json:"hostname,omitempty"`
+	OrchestratorID string `json:"orchestratorID,omitempty"`
+	WorkloadID     string `json:"workloadID,omitempty"`
 }
 
 // WorkloadEndpointIdentifiers identify a workload endpoint by its parts.

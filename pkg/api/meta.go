@@ -71,6 +71,7 @@ var kinds = []KindInfo{
 	{Kind: "WorkloadEndpoint", Plural: "workloadendpoints", Namespaced: true, Aliases: []string{"wep", "weps"}, typ: reflect.TypeOf(WorkloadEndpoint{})},
 	{Kind: "LiveMigration", Plural: "livemigrations", Namespaced: true, typ: reflect.TypeOf(LiveMigration{})},
 	{Kind: "IPAMConfiguration", Plural: "ipamconfigurations", Aliases: []string{"ipamconfig"}, typ: reflect.TypeOf(IPAMConfiguration{})},
+	{Kind: "IPReservation", Plural: "ipreservations", Aliases: []string{"ipreservation"}, typ: reflect.TypeOf(IPReservation{})},
 	{Kind: "KubeControllersConfiguration", Plural: "kubecontrollersconfigurations", Aliases: []string{"kcc"}, typ: reflect.TypeOf(KubeControllersConfiguration{})},
 }
 
@@ -124,4 +125,15 @@ func Kinds() []KindInfo {
 	out := append([]KindInfo(nil), kinds...)
 	sort.Slice(out, func(i, j int) bool { return out[i].Kind < out[j].Kind })
 	return out
+}
+
+// Condition is a status condition, with the JSON of Kubernetes' metav1.Condition, which Project
+// Calico uses for Tier and IPPool status.
+type Condition struct {
+	Type               string `json:"type"`
+	Status             string `json:"status"`
+	ObservedGeneration int64  `json:"observedGeneration,omitempty"`
+	LastTransitionTime string `json:"lastTransitionTime"`
+	Reason             string `json:"reason"`
+	Message            string `json:"message"`
 }

@@ -32,7 +32,7 @@ type NodeBGPSpec struct {
 
 // OrchRef links a Node to an orchestrator's node.
 type OrchRef struct {
-	Orchestrator string `json:"orchestrator,omitempty"`
+	Orchestrator string `json:"orchestrator"`
 	NodeName     string `json:"nodeName,omitempty"`
 }
 
@@ -50,7 +50,7 @@ type NodeAddress struct {
 
 // NodeInterface lists the addresses of one host interface.
 type NodeInterface struct {
-	Name      string   `json:"name"`
+	Name      string   `json:"name,omitempty"`
 	Addresses []string `json:"addresses,omitempty"`
 }
 

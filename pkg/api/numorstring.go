@@ -224,3 +224,74 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 
 // Dur returns a pointer to a Duration.
 func Dur(d time.Duration) *Duration { return &Duration{Duration: d} }
+
+// dscpNames maps the DSCP class names Project Calico accepts to their values.
+var dscpNames = map[string]uint8{
+	"DF": 0, "EF": 46,
+	"AF11": 10, "AF12": 12, "AF13": 14, "AF21": 18, "AF22": 20, "AF23": 22,
+	"AF31": 26, "AF32": 28, "AF33": 30, "AF41": 34, "AF42": 36, "AF43": 38,
+	"CS0": 0, "CS1": 8, "CS2": 16, "CS3": 24, "CS4": 32, "CS5": 40, "CS6": 48,
+}
+
+// DSCP is a DSCP value: a number 0-63 or a class name (DF, EF, AF11-AF43, CS0-CS6). Like Project
+// Calico's numorstring.DSCP, a numeric string is read as a number; it marshals as a number or as
+// the name it was given.
+type DSCP struct {
+	Name  string
+	Value uint8
+	IsNum bool
+}
+
+// DSCPFromInt returns a numeric DSCP.
+func DSCPFromInt(v uint8) DSCP { return DSCP{Value: v, IsNum: true} }
+
+// DSCPFromString returns a named DSCP (or a numeric one, if s is a number 0-255).
+func DSCPFromString(s string) DSCP {
+	if n, err := strconv.ParseUint(s, 10, 8); err == nil {
+		return DSCPFromInt(uint8(n))
+	}
+	return DSCP{Name: s}
+}
+
+// NumberValue returns the 6-bit DSCP value, and false for an unknown name or a number above 63.
+func (d DSCP) NumberValue() (uint8, bool) {
+	if d.IsNum {
+		return d.Value, d.Value <= 63
+	}
+	v, ok := dscpNames[strings.ToUpper(strings.TrimSpace(d.Name))]
+	return v, ok
+}
+
+// String renders the DSCP as it was given.
+func (d DSCP) String() string {
+	if d.IsNum {
+		return strconv.Itoa(int(d.Value))
+	}
+	return d.Name
+}
+
+// MarshalJSON renders a number or a string, as given.
+func (d DSCP) MarshalJSON() ([]byte, error) {
+	if d.IsNum {
+		return []byte(strconv.Itoa(int(d.Value))), nil
+	}
+	return json.Marshal(d.Name)
+}
+
+// UnmarshalJSON accepts a number 0-255 or a string.
+func (d *DSCP) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && b[0] == '"' {
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		*d = DSCPFromString(s)
+		return nil
+	}
+	var n int64
+	if err := json.Unmarshal(b, &n); err != nil || n < 0 || n > 255 {
+		return fmt.Errorf("DSCP must be a number 0-255 or a string: %s", b)
+	}
+	*d = DSCPFromInt(uint8(n))
+	return nil
+}

@@ -13,15 +13,16 @@ type Tier struct {
 	Status     TierStatus `json:"status"`
 }
 
-// TierSpec is the specification of a Tier.
+// TierSpec is the specification of a Tier. DefaultAction is a pointer in Project Calico; an
+// explicit empty value is invalid there, so a plain string round-trips every valid tier.
 type TierSpec struct {
 	Order         *float64 `json:"order,omitempty"`
 	DefaultAction string   `json:"defaultAction,omitempty"`
 }
 
-// TierStatus is the (empty) status of a Tier.
+// TierStatus is the status Project Calico's controllers report on a tier.
 type TierStatus struct {
-	Conditions []any `json:"conditions,omitempty"`
+	Conditions []Condition `json:"conditions,omitempty"`
 }
 
 // GlobalNetworkPolicy is a policy that applies across namespaces and to host endpoints.

@@ -18,21 +18,29 @@ const (
 type IPPool struct {
 	TypeMeta   `json:",inline"`
 	ObjectMeta `json:"metadata"`
-	Spec       IPPoolSpec `json:"spec"`
+	Spec       IPPoolSpec    `json:"spec"`
+	Status     *IPPoolStatus `json:"status,omitempty"`
 }
 
-// IPPoolSpec is the specification of an IPPool.
+// IPPoolSpec is the specification of an IPPool. AssignmentMode is a pointer in Project Calico;
+// an explicit empty value is invalid there, so a plain string round-trips every valid pool.
 type IPPoolSpec struct {
-	CIDR             string   `json:"cidr"`
-	VXLANMode        string   `json:"vxlanMode,omitempty"`
-	IPIPMode         string   `json:"ipipMode,omitempty"`
-	NATOutgoing      bool     `json:"natOutgoing,omitempty"`
-	Disabled         bool     `json:"disabled,omitempty"`
-	DisableBGPExport bool     `json:"disableBGPExport,omitempty"`
-	BlockSize        int      `json:"blockSize,omitempty"`
-	NodeSelector     string   `json:"nodeSelector,omitempty"`
-	AllowedUses      []string `json:"allowedUses,omitempty"`
-	AssignmentMode   string   `json:"assignmentMode,omitempty"`
+	CIDR              string   `json:"cidr"`
+	VXLANMode         string   `json:"vxlanMode,omitempty"`
+	IPIPMode          string   `json:"ipipMode,omitempty"`
+	NATOutgoing       bool     `json:"natOutgoing,omitempty"`
+	Disabled          bool     `json:"disabled,omitempty"`
+	DisableBGPExport  bool     `json:"disableBGPExport,omitempty"`
+	BlockSize         int      `json:"blockSize,omitempty"`
+	NodeSelector      string   `json:"nodeSelector,omitempty"`
+	NamespaceSelector string   `json:"namespaceSelector,omitempty"`
+	AllowedUses       []string `json:"allowedUses,omitempty"`
+	AssignmentMode    string   `json:"assignmentMode,omitempty"`
+}
+
+// IPPoolStatus is the status Project Calico's controllers report on a pool.
+type IPPoolStatus struct {
+	Conditions []Condition `json:"conditions,omitempty"`
 }
 
 // AllowsUse reports whether the pool may be used for the given purpose (no allowedUses = all).
@@ -60,5 +68,18 @@ type IPAMConfigurationSpec struct {
 	StrictAffinity               bool    `json:"strictAffinity"`
 	AutoAllocateBlocks           bool    `json:"autoAllocateBlocks"`
 	MaxBlocksPerHost             int     `json:"maxBlocksPerHost,omitempty"`
+	MinIPReclaimAgeSeconds       *int32  `json:"minIPReclaimAgeSeconds,omitempty"`
 	KubeVirtVMAddressPersistence *string `json:"kubeVirtVMAddressPersistence,omitempty"`
+}
+
+// IPReservation keeps addresses out of IPAM's new allocations (existing ones are not released).
+type IPReservation struct {
+	TypeMeta   `json:",inline"`
+	ObjectMeta `json:"metadata"`
+	Spec       IPReservationSpec `json:"spec"`
+}
+
+// IPReservationSpec lists the reserved CIDRs (a bare address is a /32 or /128).
+type IPReservationSpec struct {
+	ReservedCIDRs []string `json:"reservedCIDRs,omitempty"`
 }

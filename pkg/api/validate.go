@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"regexp"
+	"strconv"
 	"strings"
 )
 
@@ -92,6 +93,10 @@ func validateSpec(e *errs, r Resource) {
 		validateWorkloadEndpoint(e, &o.Spec)
 	case *IPAMConfiguration:
 		validateIPAMConfiguration(e, o)
+	case *IPReservation:
+		validateIPReservation(e, &o.Spec)
+	case *KubeControllersConfiguration:
+		validateKubeControllersConfiguration(e, o)
 	}
 }
 
@@ -216,4 +221,91 @@ func validateOneOf(e *errs, field, value string, allowed ...string) {
 		}
 	}
 	e.add(field, "%q is not one of %s", value, strings.Join(allowed, ", "))
+}
+
+// validateOneOfFold is validateOneOf ignoring case, for fields that Project Calico matches
+// case-insensitively.
+func validateOneOfFold(e *errs, field, value string, allowed ...string) {
+	for _, a := range allowed {
+		if strings.EqualFold(value, a) {
+			return
+		}
+	}
+	e.add(field, "%q is not one of %s", value, strings.Join(allowed, ", "))
+}
+
+// enumCheck is one enum-valued field: its path, its value ("" when unset) and allowed values.
+type enumCheck struct {
+	field   string
+	value   string
+	allowed []string
+}
+
+// validateEnums checks every set field of the list, exactly or ignoring case.
+func validateEnums(e *errs, fold bool, checks []enumCheck) {
+	for _, c := range checks {
+		switch {
+		case c.value == "":
+		case fold:
+			validateOneOfFold(e, c.field, c.value, c.allowed...)
+		default:
+			validateOneOf(e, c.field, c.value, c.allowed...)
+		}
+	}
+}
+
+// deref returns *p, or "" for nil.
+func deref(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
+func validateRange(e *errs, field string, v *int, lo, hi int) {
+	if v != nil && (*v < lo || *v > hi) {
+		e.add(field, "%d is out of range %d-%d", *v, lo, hi)
+	}
+}
+
+// rangeCheck is one optional integer field and its inclusive bounds.
+type rangeCheck struct {
+	field  string
+	v      *int
+	lo, hi int
+}
+
+func validateRanges(e *errs, checks []rangeCheck) {
+	for _, c := range checks {
+		validateRange(e, c.field, c.v, c.lo, c.hi)
+	}
+}
+
+func validateConfigName(e *errs, name string) {
+	if name != "default" && !strings.HasPrefix(name, "node.") {
+		e.add("metadata.name", "name %q must be \"default\" or \"node.<nodename>\"", name)
+	}
+}
+
+// validateCommunity checks a BGP community: "aa:nn" with 16-bit parts or "aa:nn:mm" with 32-bit
+// parts.
+func validateCommunity(e *errs, field, v string) {
+	m := communityValue.FindStringSubmatch(v)
+	if m == nil {
+		e.add(field, "invalid community %q (want aa:nn or aa:nn:mm)", v)
+		return
+	}
+	limit := uint64(65535)
+	if m[4] != "" {
+		limit = 1<<32 - 1
+	}
+	for _, part := range []string{m[1], m[2], m[4]} {
+		if part == "" {
+			continue
+		}
+		if n, err := strconv.ParseUint(part, 10, 64); err != nil || n > limit {
+			e.add(field, "community %q has a part out of range", v)
+			return
+		}
+	}
 }

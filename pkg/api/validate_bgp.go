@@ -15,15 +15,43 @@ var (
 func validateBGPConfiguration(e *errs, b *BGPConfiguration) {
 	validateConfigName(e, b.Name)
 	s := &b.Spec
-	if s.LogSeverityScreen != "" {
-		validateOneOf(e, "spec.logSeverityScreen", s.LogSeverityScreen, logSeverities...)
-	}
-	for field, blocks := range map[string][]ServiceIPBlock{"spec.serviceExternalIPs": s.ServiceExternalIPs,
-		"spec.serviceClusterIPs": s.ServiceClusterIPs, "spec.serviceLoadBalancerIPs": s.ServiceLoadBalancerIPs} {
-		for i, blk := range blocks {
-			validateNets(e, fmt.Sprintf("%s[%d].cidr", field, i), []string{blk.CIDR}, 0)
+	validateEnums(e, false, []enumCheck{
+		{"spec.logSeverityScreen", s.LogSeverityScreen, logSeverities},
+		{"spec.bindMode", s.BindMode, []string{"None", "NodeIP"}},
+		{"spec.serviceLoadBalancerAggregation", deref(s.ServiceLoadBalancerAggregation), []string{"Enabled", "Disabled"}},
+		{"spec.programClusterRoutes", deref(s.ProgramClusterRoutes), []string{"Enabled", "Disabled"}},
+	})
+	validateRanges(e, []rangeCheck{
+		{"spec.ipv4NormalRoutePriority", s.IPv4NormalRoutePriority, 1, 2147483646},
+		{"spec.ipv6NormalRoutePriority", s.IPv6NormalRoutePriority, 1, 2147483646},
+	})
+	for _, list := range []struct {
+		field  string
+		blocks []ServiceIPBlock
+	}{{"spec.serviceLoadBalancerIPs", s.ServiceLoadBalancerIPs}, {"spec.serviceExternalIPs", s.ServiceExternalIPs},
+		{"spec.serviceClusterIPs", s.ServiceClusterIPs}} {
+		for i, blk := range list.blocks {
+			validateNets(e, fmt.Sprintf("%s[%d].cidr", list.field, i), []string{blk.CIDR}, 0)
 		}
 	}
+	if s.LocalWorkloadPeeringIPV4 != "" {
+		validateIP(e, "spec.localWorkloadPeeringIPV4", s.LocalWorkloadPeeringIPV4, 4)
+	}
+	if s.LocalWorkloadPeeringIPV6 != "" {
+		validateIP(e, "spec.localWorkloadPeeringIPV6", s.LocalWorkloadPeeringIPV6, 6)
+	}
+	if s.NodeToNodeMeshEnabled != nil && !*s.NodeToNodeMeshEnabled {
+		if s.NodeMeshPassword != nil {
+			e.add("spec.nodeMeshPassword", "nodeMeshPassword cannot be set when nodeToNodeMeshEnabled is false")
+		}
+		if s.NodeMeshMaxRestartTime != nil {
+			e.add("spec.nodeMeshMaxRestartTime", "nodeMeshMaxRestartTime cannot be set when nodeToNodeMeshEnabled is false")
+		}
+	}
+	validateCommunities(e, s)
+}
+
+func validateCommunities(e *errs, s *BGPConfigurationSpec) {
 	names := map[string]bool{}
 	for i, c := range s.Communities {
 		if !communityName.MatchString(c.Name) {
@@ -43,36 +71,55 @@ func validateBGPConfiguration(e *errs, b *BGPConfiguration) {
 	}
 }
 
-func validateCommunity(e *errs, field, v string) {
-	m := communityValue.FindStringSubmatch(v)
-	if m == nil {
-		e.add(field, "invalid community %q (want aa:nn or aa:nn:mm)", v)
-		return
+func validateBGPPeer(e *errs, s *BGPPeerSpec) {
+	validateBGPPeerTargets(e, s)
+	e.selector("spec.nodeSelector", s.NodeSelector)
+	e.selector("spec.peerSelector", s.PeerSelector)
+	e.selector("spec.localWorkloadSelector", s.LocalWorkloadSelector)
+	validateEnums(e, false, []enumCheck{
+		{"spec.sourceAddress", s.SourceAddress, []string{"UseNodeIP", "None"}},
+		{"spec.nextHopMode", s.NextHopMode, []string{"Auto", "Self", "Keep"}},
+		{"spec.reversePeering", s.ReversePeering, []string{"Auto", "Manual"}},
+	})
+	if s.KeepOriginalNextHop && s.NextHopMode != "" {
+		e.add("spec.nextHopMode", "keepOriginalNextHop and nextHopMode cannot both be set; keepOriginalNextHop is deprecated")
 	}
-	limit := uint64(65535)
-	if m[4] != "" {
-		limit = 1<<32 - 1
-	}
-	for _, part := range []string{m[1], m[2], m[4]} {
-		if part == "" {
-			continue
+	validateRange(e, "spec.ttlSecurity", s.TTLSecurity, 0, 255)
+	if s.ReachableBy != "" {
+		if s.PeerIP == "" {
+			e.add("spec.reachableBy", "reachableBy requires peerIP")
 		}
-		if n, err := strconv.ParseUint(part, 10, 64); err != nil || n > limit {
-			e.add(field, "community %q has a part out of range", v)
-			return
+		validateIP(e, "spec.reachableBy", s.ReachableBy, 0)
+	}
+	for i, f := range s.Filters {
+		if !dns1123Subdomain.MatchString(f) {
+			e.add(fmt.Sprintf("spec.filters[%d]", i), "invalid filter name %q", f)
 		}
 	}
 }
 
-func validateBGPPeer(e *errs, s *BGPPeerSpec) {
+// validateBGPPeerTargets checks which of node/nodeSelector and peerIP/peerSelector/
+// localWorkloadSelector may be combined, and when asNumber is required or forbidden.
+func validateBGPPeerTargets(e *errs, s *BGPPeerSpec) {
 	if s.Node != "" && s.NodeSelector != "" {
 		e.add("spec.node", "node and nodeSelector cannot both be set")
 	}
 	if s.PeerIP != "" && s.PeerSelector != "" {
 		e.add("spec.peerIP", "peerIP and peerSelector cannot both be set")
 	}
-	if s.PeerIP == "" && s.PeerSelector == "" {
-		e.add("spec.peerIP", "peerIP or peerSelector is required")
+	hasAS := s.ASNumber != nil && *s.ASNumber != 0
+	switch {
+	case s.LocalWorkloadSelector != "":
+		if s.PeerIP != "" || s.PeerSelector != "" {
+			e.add("spec.localWorkloadSelector", "peerIP and peerSelector must be empty when localWorkloadSelector is set")
+		}
+		if !hasAS {
+			e.add("spec.asNumber", "asNumber is required with localWorkloadSelector")
+		}
+	case s.PeerIP == "" && s.PeerSelector == "":
+		e.add("spec.peerIP", "peerIP, peerSelector or localWorkloadSelector is required")
+	case s.PeerSelector != "" && hasAS:
+		e.add("spec.asNumber", "asNumber must be empty with peerSelector (the peer nodes' AS numbers are used)")
 	}
 	if s.PeerIP != "" {
 		if _, _, err := SplitPeerIP(s.PeerIP); err != nil {
@@ -80,16 +127,6 @@ func validateBGPPeer(e *errs, s *BGPPeerSpec) {
 		}
 		if s.ASNumber == nil {
 			e.add("spec.asNumber", "asNumber is required with peerIP")
-		}
-	}
-	e.selector("spec.nodeSelector", s.NodeSelector)
-	e.selector("spec.peerSelector", s.PeerSelector)
-	if s.SourceAddress != "" {
-		validateOneOf(e, "spec.sourceAddress", s.SourceAddress, "UseNodeIP", "None")
-	}
-	for i, f := range s.Filters {
-		if !dns1123Subdomain.MatchString(f) {
-			e.add(fmt.Sprintf("spec.filters[%d]", i), "invalid filter name %q", f)
 		}
 	}
 }
@@ -109,30 +146,4 @@ func SplitPeerIP(s string) (net.IP, int, error) {
 		return nil, 0, fmt.Errorf("invalid peer IP %q", s)
 	}
 	return ip, p, nil
-}
-
-func validateBGPFilter(e *errs, s *BGPFilterSpec) {
-	validateFilterRules(e, "spec.exportV4", s.ExportV4, 4)
-	validateFilterRules(e, "spec.importV4", s.ImportV4, 4)
-	validateFilterRules(e, "spec.exportV6", s.ExportV6, 6)
-	validateFilterRules(e, "spec.importV6", s.ImportV6, 6)
-}
-
-func validateFilterRules(e *errs, field string, rules []BGPFilterRule, version int) {
-	for i, r := range rules {
-		f := fmt.Sprintf("%s[%d]", field, i)
-		validateOneOf(e, f+".action", r.Action, "Accept", "Reject")
-		if r.CIDR != "" {
-			validateNets(e, f+".cidr", []string{r.CIDR}, version)
-		}
-		if (r.CIDR == "") != (r.MatchOperator == "") {
-			e.add(f, "cidr and matchOperator must be set together")
-		}
-		if r.MatchOperator != "" {
-			validateOneOf(e, f+".matchOperator", r.MatchOperator, "Equal", "NotEqual", "In", "NotIn")
-		}
-		if r.Source != "" {
-			validateOneOf(e, f+".source", r.Source, "RemotePeers")
-		}
-	}
 }

@@ -35,11 +35,24 @@ func validateIPPool(e *errs, s *IPPoolSpec) {
 	if bits == 128 && s.IPIPMode != EncapNever {
 		e.add("spec.ipipMode", "IPIP is not supported on an IPv6 pool")
 	}
+	for _, ll := range linkLocalNets {
+		if n.Contains(ll.IP) || ll.Contains(n.IP) {
+			e.add("spec.cidr", "%s overlaps with the IPv%d link-local range %s", s.CIDR, ipv(bits), ll)
+		}
+	}
 	e.selector("spec.nodeSelector", s.NodeSelector)
+	e.selector("spec.namespaceSelector", s.NamespaceSelector)
 	for i, u := range s.AllowedUses {
 		validateOneOf(e, fmt.Sprintf("spec.allowedUses[%d]", i), u, UseWorkload, UseTunnel, UseLoadBalancer)
 	}
 	validateOneOf(e, "spec.assignmentMode", s.AssignmentMode, "Automatic", "Manual")
+}
+
+// linkLocalNets are the ranges Project Calico refuses IP pools in: their addresses are not
+// routed, and felix uses 169.254.1.1 and fe80::/64 addresses on workload interfaces.
+var linkLocalNets = []*net.IPNet{
+	{IP: net.IPv4(169, 254, 0, 0).To4(), Mask: net.CIDRMask(16, 32)},
+	{IP: net.ParseIP("fe80::"), Mask: net.CIDRMask(10, 128)},
 }
 
 func ipv(bits int) int {
@@ -107,64 +120,6 @@ func validateMAC(e *errs, field, mac string) {
 	}
 }
 
-var logSeverities = []string{"Trace", "Debug", "Info", "Warning", "Error", "Fatal", "Panic", "None"}
-
-func validateFelixConfiguration(e *errs, f *FelixConfiguration) {
-	validateConfigName(e, f.Name)
-	s := &f.Spec
-	if s.DefaultEndpointToHostAction != "" {
-		validateOneOf(e, "spec.defaultEndpointToHostAction", s.DefaultEndpointToHostAction, "Drop", "Return", "Accept")
-	}
-	for field, v := range map[string]string{"spec.logSeverityScreen": s.LogSeverityScreen,
-		"spec.logSeverityFile": s.LogSeverityFile, "spec.logSeveritySys": s.LogSeveritySys} {
-		if v != "" {
-			validateOneOf(e, field, v, logSeverities...)
-		}
-	}
-	if s.NFTablesMode != nil {
-		validateOneOf(e, "spec.nftablesMode", *s.NFTablesMode, "Enabled", "Disabled", "Auto")
-	}
-	validateFailsafe(e, "spec.failsafeInboundHostPorts", s.FailsafeInboundHostPorts)
-	validateFailsafe(e, "spec.failsafeOutboundHostPorts", s.FailsafeOutboundHostPorts)
-	validateRange(e, "spec.vxlanVNI", s.VXLANVNI, 1, 1<<24-1)
-	validateRange(e, "spec.vxlanPort", s.VXLANPort, 1, 65535)
-	validateRange(e, "spec.vxlanMTU", s.VXLANMTU, 0, 65535)
-	validateRange(e, "spec.healthPort", s.HealthPort, 0, 65535)
-	validateRange(e, "spec.prometheusMetricsPort", s.PrometheusMetricsPort, 0, 65535)
-	validateRange(e, "spec.metadataPort", s.MetadataPort, 0, 65535)
-	if s.InterfacePrefix != "" {
-		for i, p := range strings.Split(s.InterfacePrefix, ",") {
-			if !interfaceName.MatchString(p) {
-				e.add("spec.interfacePrefix", "entry %d (%q) is not a valid interface name prefix", i, p)
-			}
-		}
-	}
-}
-
-func validateConfigName(e *errs, name string) {
-	if name != "default" && !strings.HasPrefix(name, "node.") {
-		e.add("metadata.name", "name %q must be \"default\" or \"node.<nodename>\"", name)
-	}
-}
-
-func validateFailsafe(e *errs, field string, ports *[]ProtoPort) {
-	if ports == nil {
-		return
-	}
-	for i, p := range *ports {
-		validateOneOf(e, fmt.Sprintf("%s[%d].protocol", field, i), p.Protocol, "TCP", "UDP", "SCTP")
-		if p.Net != "" {
-			validateNets(e, fmt.Sprintf("%s[%d].net", field, i), []string{p.Net}, 0)
-		}
-	}
-}
-
-func validateRange(e *errs, field string, v *int, lo, hi int) {
-	if v != nil && (*v < lo || *v > hi) {
-		e.add(field, "%d is out of range %d-%d", *v, lo, hi)
-	}
-}
-
 func validateTier(e *errs, t *Tier) {
 	if strings.Contains(t.Name, ".") {
 		e.add("metadata.name", "tier name %q must not contain '.'", t.Name)
@@ -172,7 +127,13 @@ func validateTier(e *errs, t *Tier) {
 	if t.Spec.DefaultAction != "" {
 		validateOneOf(e, "spec.defaultAction", t.Spec.DefaultAction, ActionDeny, ActionPass)
 	}
+	if want, ok := fixedTierActions[t.Name]; ok && t.Spec.DefaultAction != "" && t.Spec.DefaultAction != want {
+		e.add("spec.defaultAction", "the %q tier must have default action %q", t.Name, want)
+	}
 }
+
+// fixedTierActions are the default actions Project Calico requires of its built-in tiers.
+var fixedTierActions = map[string]string{TierDefault: ActionDeny, "kube-admin": ActionPass, "kube-baseline": ActionPass}
 
 func validateHostEndpoint(e *errs, s *HostEndpointSpec) {
 	if s.Node == "" {
@@ -209,6 +170,9 @@ func validateWorkloadEndpoint(e *errs, s *WorkloadEndpointSpec) {
 	for i, p := range s.Ports {
 		validateEndpointPort(e, fmt.Sprintf("spec.ports[%d]", i), p.Name, p.Protocol, p.Port)
 	}
+	if s.QoSControls != nil {
+		validateDSCP(e, "spec.qosControls.dscp", s.QoSControls.DSCP)
+	}
 }
 
 func validateEndpointPort(e *errs, field, name string, proto Protocol, port uint16) {
@@ -229,5 +193,45 @@ func validateIPAMConfiguration(e *errs, c *IPAMConfiguration) {
 	}
 	if c.Spec.MaxBlocksPerHost < 0 {
 		e.add("spec.maxBlocksPerHost", "must not be negative")
+	}
+	if c.Spec.MaxBlocksPerHost > 1000000 {
+		e.add("spec.maxBlocksPerHost", "%d is out of range 0-1000000", c.Spec.MaxBlocksPerHost)
+	}
+	if v := c.Spec.MinIPReclaimAgeSeconds; v != nil && *v < 0 {
+		e.add("spec.minIPReclaimAgeSeconds", "must not be negative")
+	}
+	validateEnums(e, false, []enumCheck{{"spec.kubeVirtVMAddressPersistence", deref(c.Spec.KubeVirtVMAddressPersistence), []string{"Enabled", "Disabled"}}})
+}
+
+func validateIPReservation(e *errs, s *IPReservationSpec) {
+	validateNets(e, "spec.reservedCIDRs", s.ReservedCIDRs, 0)
+}
+
+func validateKubeControllersConfiguration(e *errs, c *KubeControllersConfiguration) {
+	if c.Name != "default" {
+		e.add("metadata.name", "KubeControllersConfiguration must be named \"default\"")
+	}
+	s, enabled := &c.Spec, []string{"Enabled", "Disabled"}
+	checks := []enumCheck{
+		{"spec.logSeverityScreen", s.LogSeverityScreen, []string{"None", "Debug", "Info", "Warning", "Error", "Fatal", "Panic"}},
+		{"spec.healthChecks", s.HealthChecks, enabled},
+	}
+	if n := s.Controllers.Node; n != nil {
+		checks = append(checks, enumCheck{"spec.controllers.node.syncLabels", n.SyncLabels, enabled})
+		if h := n.HostEndpoint; h != nil {
+			checks = append(checks, enumCheck{"spec.controllers.node.hostEndpoint.autoCreate", h.AutoCreate, enabled},
+				enumCheck{"spec.controllers.node.hostEndpoint.createDefaultHostEndpoint", h.CreateDefaultHostEndpoint, enabled})
+		}
+	}
+	if lb := s.Controllers.LoadBalancer; lb != nil {
+		checks = append(checks, enumCheck{"spec.controllers.loadBalancer.assignIPs", lb.AssignIPs, []string{"AllServices", "RequestedServicesOnly"}})
+	}
+	if m := s.Controllers.Migration; m != nil {
+		checks = append(checks, enumCheck{"spec.controllers.policyMigration.enabled", m.Enabled, enabled})
+	}
+	validateEnums(e, false, checks)
+	validateRange(e, "spec.prometheusMetricsPort", s.PrometheusMetricsPort, 0, 65535)
+	if p := s.DebugProfilePort; p != nil && (*p < 0 || *p > 65535) {
+		e.add("spec.debugProfilePort", "%d is out of range 0-65535", *p)
 	}
 }
