@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -18,12 +19,14 @@ const fallbackHostMTU = 1460
 // Devices is the dataplane's view of this package (dataplane.VXLAN): one Manager per device name,
 // with vxlan.calico and vxlan-v6.calico removed when not listed.
 type Devices struct {
-	h        Handle
-	log      zerolog.Logger
-	hostMTU  func(context.Context) (int, error)
-	refresh  time.Duration
-	due      time.Time // next periodic resync
-	mtu      int       // cached host MTU; 0 = find it again
+	h       Handle
+	log     zerolog.Logger
+	hostMTU func(context.Context) (int, error)
+	refresh time.Duration
+	due     time.Time // next periodic resync
+	mtu     int       // cached host MTU; 0 = find it again
+
+	mu       sync.Mutex // guards managers (InterfaceChanged may run on another goroutine)
 	managers map[string]*Manager
 }
 
@@ -37,14 +40,30 @@ func NewDevices(h Handle, log zerolog.Logger, hostMTU func(context.Context) (int
 }
 
 // RequestResync makes the next Apply check every device and re-read the host MTU.
+// Like Apply, it must not run concurrently with Apply.
 func (d *Devices) RequestResync() {
 	d.mtu = 0
+	d.mu.Lock()
+	defer d.mu.Unlock()
 	for _, m := range d.managers {
 		m.RequestResync()
 	}
 }
 
+// InterfaceChanged makes the next Apply check the named device if it is one of ours (for example
+// after it was set down, which flushes its ARP entries). Cheap for other names; safe to call from
+// any goroutine.
+func (d *Devices) InterfaceChanged(name string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if m, ok := d.managers[name]; ok {
+		m.RequestResync()
+	}
+}
+
 func (d *Devices) manager(name string) *Manager {
+	d.mu.Lock()
+	defer d.mu.Unlock()
 	m, ok := d.managers[name]
 	if !ok {
 		m = NewManager(d.h, d.log.With().Str("device", name).Logger())
@@ -70,19 +89,26 @@ func (d *Devices) Apply(ctx context.Context, devices []dataplane.VXLANDevice) er
 		}
 		errs = append(errs, err)
 	}
+	for _, name := range d.names() {
+		if !listed[name] {
+			errs = append(errs, d.manager(name).Apply(ctx, nil, nil))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// names lists the known devices, the two standard ones always included.
+func (d *Devices) names() []string {
 	d.manager(DeviceV4)
 	d.manager(DeviceV6)
+	d.mu.Lock()
+	defer d.mu.Unlock()
 	names := make([]string, 0, len(d.managers))
 	for name := range d.managers {
 		names = append(names, name)
 	}
 	sort.Strings(names)
-	for _, name := range names {
-		if !listed[name] {
-			errs = append(errs, d.managers[name].Apply(ctx, nil, nil))
-		}
-	}
-	return errors.Join(errs...)
+	return names
 }
 
 func (d *Devices) config(ctx context.Context, dev dataplane.VXLANDevice) (*Config, error) {

@@ -45,7 +45,7 @@ var (
 )
 
 // newHost is a Fake with an eth0 (index 2) holding the parent address.
-func newHost() *Fake {
+func newFakeHost() *Fake {
 	f := NewFake()
 	f.AddLink("eth0", "veth", pfx("198.18.0.1/24"), pfx("fd5c:ffff::1/64"))
 	return f
@@ -68,7 +68,7 @@ func checkDump(t *testing.T, f *Fake, want []string) {
 const deviceLine = "vxlan.calico vxlan vni 4096 port 4789 learning false parent 2 src 198.18.0.1 mtu 1450 mac 66:00:00:00:00:01 up true"
 
 func TestManagerCreatesAndConverges(t *testing.T) {
-	f := newHost()
+	f := newFakeHost()
 	m := NewManager(f, testLog(t))
 	applyOK(t, m, v4Config(), vtepB, vtepC, vtepV6)
 	checkDump(t, f, []string{
@@ -103,7 +103,7 @@ func TestManagerCreatesAndConverges(t *testing.T) {
 }
 
 func TestManagerRepairsDriftAtResync(t *testing.T) {
-	f := newHost()
+	f := newFakeHost()
 	m := NewManager(f, testLog(t))
 	applyOK(t, m, v4Config(), vtepB)
 	f.Mutate(DeviceV4, func(l *Link, addrs *[]netip.Prefix, ns *[]Neigh) {
@@ -139,7 +139,7 @@ func TestManagerRecreatesIncompatibleDevice(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			f := newHost()
+			f := newFakeHost()
 			m := NewManager(f, testLog(t))
 			applyOK(t, m, v4Config(), vtepB)
 			before, _ := f.Link(DeviceV4)
@@ -193,7 +193,7 @@ func TestManagerErrors(t *testing.T) {
 }
 
 func TestManagerRemoves(t *testing.T) {
-	f := newHost()
+	f := newFakeHost()
 	m := NewManager(f, testLog(t))
 	applyOK(t, m, v4Config(), vtepB)
 	applyOK(t, m, nil)
@@ -215,7 +215,7 @@ func TestManagerRemoves(t *testing.T) {
 }
 
 func TestDevices(t *testing.T) {
-	f := newHost()
+	f := newFakeHost()
 	f.AddVXLAN(Link{Name: DeviceV6, VNI: 4096, Port: 4789}) // left over from an earlier run
 	mtuCalls := 0
 	d := NewDevices(f, testLog(t), func(context.Context) (int, error) { mtuCalls++; return 1500, nil }, 0)
@@ -248,6 +248,17 @@ func TestDevices(t *testing.T) {
 	}
 	if mtuCalls != 1 {
 		t.Errorf("host MTU looked up %d times", mtuCalls)
+	}
+	// Drift is noticed after InterfaceChanged (or at the periodic resync), not before.
+	f.Mutate(DeviceV4, func(l *Link, _ *[]netip.Prefix, _ *[]Neigh) { l.Up = false })
+	both := []dataplane.VXLANDevice{v4, v6}
+	if err := d.Apply(ctx, both); err != nil || f.Dump(DeviceV4)[0] == deviceLine {
+		t.Fatalf("repaired without being told: %v", err)
+	}
+	d.InterfaceChanged("cali1") // not ours: nothing
+	d.InterfaceChanged(DeviceV4)
+	if err := d.Apply(ctx, both); err != nil || f.Dump(DeviceV4)[0] != deviceLine {
+		t.Fatalf("not repaired: %v %v", err, f.Dump(DeviceV4))
 	}
 	if err := d.Apply(ctx, nil); err != nil {
 		t.Fatal(err)
