@@ -67,12 +67,12 @@ func TestLabelChangesMoveEndpointsBetweenPoliciesAndSets(t *testing.T) {
 			if active != (st.wantPols != nil) {
 				t.Errorf("allow-web active = %v", active)
 			}
-			if got, ok := m.IPSets[clientSet]; ok != (st.wantMembers != nil) {
-				t.Fatalf("client set present = %v, want %v", ok, st.wantMembers != nil)
-			} else if ok && !slices.Equal(m.members(clientSet), st.wantMembers) {
+			_, present := m.IPSets[clientSet]
+			if present != (st.wantMembers != nil) {
+				t.Fatalf("client set present = %v, want %v", present, st.wantMembers != nil)
+			}
+			if present && !slices.Equal(m.members(clientSet), st.wantMembers) {
 				t.Errorf("client set = %v, want %v", m.members(clientSet), st.wantMembers)
-			} else {
-				_ = got
 			}
 		})
 	}

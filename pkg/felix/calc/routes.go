@@ -28,18 +28,18 @@ type routeSource struct {
 // host holds in a block affine to another (borrowed), and to the other hosts' tunnel addresses,
 // each decorated with its pool and the owning host's address.
 type routeCalc struct {
-	host    string
-	blocks  map[string]map[netip.Prefix]routeSource // source key (block key or "tunnel/<node>") -> routes
-	sources map[netip.Prefix]map[string]routeSource // prefix -> source key -> source
-	byNode  map[string]map[netip.Prefix]int         // node -> prefixes routed to it (source count)
-	dirty   map[netip.Prefix]struct{}
-	sent    map[netip.Prefix]*Route
-	nodes   *nodeCalc
-	pools   *poolCalc
+	host     string
+	bySource map[string]map[netip.Prefix]routeSource // source key (block key or "tunnel/<node>") -> routes
+	sources  map[netip.Prefix]map[string]routeSource // prefix -> source key -> source
+	byNode   map[string]map[netip.Prefix]int         // node -> prefixes routed to it (source count)
+	dirty    map[netip.Prefix]struct{}
+	sent     map[netip.Prefix]*Route
+	nodes    *nodeCalc
+	pools    *poolCalc
 }
 
 func newRouteCalc(host string, nodes *nodeCalc, pools *poolCalc) *routeCalc {
-	return &routeCalc{host: host, blocks: map[string]map[netip.Prefix]routeSource{},
+	return &routeCalc{host: host, bySource: map[string]map[netip.Prefix]routeSource{},
 		sources: map[netip.Prefix]map[string]routeSource{}, byNode: map[string]map[netip.Prefix]int{},
 		dirty: map[netip.Prefix]struct{}{}, sent: map[netip.Prefix]*Route{}, nodes: nodes, pools: pools}
 }
@@ -102,7 +102,7 @@ func addrAdd(a netip.Addr, n int) (netip.Addr, bool) {
 
 // setSource replaces the routes contributed by one source (nil removes them).
 func (c *routeCalc) setSource(key string, routes map[netip.Prefix]routeSource) {
-	old := c.blocks[key]
+	old := c.bySource[key]
 	for dst, src := range old {
 		if cur, ok := routes[dst]; ok && cur == src {
 			continue
@@ -116,9 +116,9 @@ func (c *routeCalc) setSource(key string, routes map[netip.Prefix]routeSource) {
 		c.link(key, dst, src)
 	}
 	if len(routes) == 0 {
-		delete(c.blocks, key)
+		delete(c.bySource, key)
 	} else {
-		c.blocks[key] = routes
+		c.bySource[key] = routes
 	}
 }
 
