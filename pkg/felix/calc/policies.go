@@ -17,6 +17,7 @@ type policyInfo struct {
 	view     api.PolicySpecView
 	sel      *selector.Selector
 	order    float64
+	sortKey  string // "<name>/<namespace>/<kind>", the tie-break between equal orders
 	ingress  bool
 	egress   bool
 	hostOnly bool // doNotTrack or preDNAT: applies to host endpoints only
@@ -95,6 +96,7 @@ func newPolicyInfo(kind, name string, v api.PolicySpecView) (*policyInfo, error)
 		view:     v,
 		sel:      sel,
 		order:    policyOrder(v.Order),
+		sortKey:  name + "/" + v.Namespace + "/" + kind,
 		hostOnly: v.DoNotTrack || v.PreDNAT,
 	}
 	if v.Namespace != "" {

@@ -136,6 +136,7 @@ func TestTierOrderingWithPass(t *testing.T) {
 		pol("security.a", "security", ord(10), "Ingress", "Egress"),
 		pol("security.z", "security", nil, "Egress"),
 		pol("security.c", "security", ord(5)),
+		pol("security.a-b", "security", ord(10), "Egress"), // "security.a-b/" sorts before "security.a/"
 		pol("early.x", "early", ord(1), "Ingress"),
 		pol("late.y", "late", ord(1), "Ingress"),
 		pol("d", "default", ord(1), "Ingress"),
@@ -147,7 +148,8 @@ func TestTierOrderingWithPass(t *testing.T) {
 		{Name: "early", DefaultAction: "Deny", IngressPolicies: []PolicyID{id("early", "early.x")}},
 		{Name: "security", DefaultAction: "Pass",
 			IngressPolicies: []PolicyID{id("security", "security.c"), id("security", "security.a"), id("security", "security.b")},
-			EgressPolicies:  []PolicyID{id("security", "security.c"), id("security", "security.a"), id("security", "security.z")}},
+			EgressPolicies: []PolicyID{id("security", "security.c"), id("security", "security.a-b"), id("security", "security.a"),
+				id("security", "security.z")}},
 		{Name: "default", DefaultAction: "Deny", IngressPolicies: []PolicyID{id("default", "d")}},
 		{Name: "late", DefaultAction: "Deny", IngressPolicies: []PolicyID{id("late", "late.y")}},
 	}

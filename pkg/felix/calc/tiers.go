@@ -60,14 +60,13 @@ func policyOrder(o *float64) float64 {
 	return *o
 }
 
-// comparePolicies orders the policies of one tier by order ascending, then name, namespace and
-// kind (felix's policy sorter).
+// comparePolicies orders the policies of one tier by order ascending, then by the string
+// "<name>/<namespace>/<kind>" (felix's policy sorter, PolKVLess).
 func comparePolicies(a, b *policyInfo) int {
 	if a.order != b.order {
 		return cmp.Compare(a.order, b.order)
 	}
-	return cmp.Or(cmp.Compare(a.id.Name, b.id.Name), cmp.Compare(a.id.Namespace, b.id.Namespace),
-		cmp.Compare(a.id.Kind, b.id.Kind))
+	return cmp.Compare(a.sortKey, b.sortKey)
 }
 
 // tierLists are the resolved tiers of an endpoint, per kind of policy. Workload endpoints use
