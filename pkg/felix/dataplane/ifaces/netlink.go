@@ -41,6 +41,11 @@ func OpenNetlink(nsPath string) (*Netlink, error) {
 		}
 	}
 	h, err := netlink.NewHandleAt(ns)
+	if err == nil {
+		if err = h.SetSocketTimeout(socketTimeout); err != nil {
+			h.Close()
+		}
+	}
 	if err != nil {
 		if ns.IsOpen() {
 			ns.Close()
@@ -206,6 +211,9 @@ func (n *Netlink) SetNeighbor(iface string, ip netip.Addr, mac net.HardwareAddr)
 }
 
 const maxDumpAttempts = 8
+
+// socketTimeout bounds every netlink request, so a lost reply cannot hang the caller forever.
+const socketTimeout = 10 * time.Second
 
 // retryDump repeats a netlink dump that the kernel interrupted because the table changed during
 // it, backing off from 1 ms.

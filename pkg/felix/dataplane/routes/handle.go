@@ -48,6 +48,10 @@ func OpenNetlink(nsPath string) (*Netlink, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening netlink: %w", err)
 	}
+	if err := h.SetSocketTimeout(socketTimeout); err != nil {
+		h.Close()
+		return nil, fmt.Errorf("opening netlink: %w", err)
+	}
 	return &Netlink{h: h}, nil
 }
 
@@ -210,6 +214,9 @@ func scopeFromNetlink(s netlink.Scope) Scope {
 }
 
 const maxDumpAttempts = 8
+
+// socketTimeout bounds every netlink request, so a lost reply cannot hang the caller forever.
+const socketTimeout = 10 * time.Second
 
 // retryDump repeats a netlink dump that the kernel interrupted because the table changed during
 // it (the partial result is discarded), backing off from 1 ms.
