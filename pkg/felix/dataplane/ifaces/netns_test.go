@@ -21,7 +21,7 @@ import (
 
 type testNS struct{ name, path string }
 
-func newTestNS(t *testing.T) *testNS {
+func newTestNS(t testing.TB) *testNS {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("needs root")
@@ -43,7 +43,7 @@ func (ns *testNS) ip(t *testing.T, args ...string) string {
 	return run(t, append([]string{"ip", "-n", ns.name}, args...)...)
 }
 
-func run(t *testing.T, args ...string) string {
+func run(t testing.TB, args ...string) string {
 	t.Helper()
 	out, err := exec.Command(args[0], args[1:]...).CombinedOutput()
 	if err != nil {
@@ -52,7 +52,7 @@ func run(t *testing.T, args ...string) string {
 	return string(out)
 }
 
-func openNetlink(t *testing.T, ns *testNS) *Netlink {
+func openNetlink(t testing.TB, ns *testNS) *Netlink {
 	t.Helper()
 	h, err := OpenNetlink(ns.path)
 	if err != nil {
