@@ -26,7 +26,7 @@ import (
 // VXLAN devices, package routes the routes and package ifaces the workload sysctls. Only
 // namespaces the test creates are touched.
 
-func requireRoot(t *testing.T) {
+func requireRoot(t testing.TB) {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("needs root")
@@ -38,7 +38,7 @@ func requireRoot(t *testing.T) {
 	}
 }
 
-func run(t *testing.T, args ...string) string {
+func run(t testing.TB, args ...string) string {
 	t.Helper()
 	out, err := exec.Command(args[0], args[1:]...).CombinedOutput()
 	if err != nil {
@@ -48,7 +48,7 @@ func run(t *testing.T, args ...string) string {
 }
 
 // newNS creates a namespace named prefix-<random> and deletes it when the test ends.
-func newNS(t *testing.T, prefix string) string {
+func newNS(t testing.TB, prefix string) string {
 	t.Helper()
 	b := make([]byte, 3)
 	_, _ = rand.Read(b)
