@@ -1,18 +1,21 @@
 #!/usr/bin/env bash
 # Time from calico-felix's start to ready (first full dataplane apply after the datastore sync)
 # and its memory, against an etcd loaded with bench data. etcd and felix run inside a fresh
-# network namespace that the script creates and deletes (root only); the workloads' interfaces
-# are veth pairs in it, so every endpoint is programmed and comes up.
+# network namespace that the script creates and deletes (root only); the local workloads'
+# interfaces are veth pairs in it, so every local endpoint is programmed and comes up.
 #
-# Usage: scripts/felix-ready-time.sh [WORKLOADS [POLICIES]]     (defaults 1000 and 100)
-# Environment: BENCH_FELIX / BENCH_CALICOCTL use prebuilt binaries (default: built here, felix
-# with -tags felixdataplane); KEEP=1 keeps the temporary directory (felix.log, etcd.log).
+# Usage: scripts/felix-ready-time.sh [LOCAL [REMOTE [POLICIES [NETSETS]]]]
+#        (defaults 500 local and 5000 remote workload endpoints, 500 policies, 50 network sets)
+# Environment: BENCH_FELIX uses a prebuilt calico-felix (default: built here); KEEP=1 keeps the
+# temporary directory (felix.log, etcd.log).
 # Output: one line, e.g.
-#   workloads=1000 policies=100 keys=1105 load=3.2s ready=1.84s rss=41.2MiB hwm=55.0MiB
+#   local=500 remote=5000 policies=500 netsets=50 keys=5843 load=3.20s ready=1.84s rss=41.2MiB hwm=55.0MiB
 set -euo pipefail
 
-WORKLOADS=${1:-1000}
-POLICIES=${2:-100}
+LOCAL=${1:-500}
+REMOTE=${2:-5000}
+POLICIES=${3:-500}
+NETSETS=${4:-50}
 HOST=bench-host
 HEALTH_PORT=9099
 
@@ -42,12 +45,7 @@ in_ns() { ip netns exec "$ns" "$@"; }
 felix_bin=${BENCH_FELIX:-}
 if [ -z "$felix_bin" ]; then
   felix_bin=$tmp/calico-felix
-  go build -tags felixdataplane -o "$felix_bin" ./cmd/calico-felix
-fi
-calicoctl_bin=${BENCH_CALICOCTL:-}
-if [ -z "$calicoctl_bin" ]; then
-  calicoctl_bin=$tmp/calicoctl
-  go build -o "$calicoctl_bin" ./cmd/calicoctl
+  go build -o "$felix_bin" ./cmd/calico-felix
 fi
 
 # --- namespace and etcd -----------------------------------------------------------------------
@@ -65,54 +63,20 @@ for _ in $(seq 100); do
 done
 
 # --- bench data -------------------------------------------------------------------------------
-# Workload i: interface cali<i, 11 digits>, address 10.65.x.y, labels app=app-<i % POLICIES> and
-# role=fe-<i % 7>. Policy j selects app-j and allows TCP 80 and 443 from role fe-<j % 7>.
-gen_yaml() {
-  cat <<EOF
-apiVersion: projectcalico.org/v3
-kind: Node
-metadata: {name: $HOST}
-spec: {bgp: {ipv4Address: 198.18.0.1/24}}
----
-apiVersion: projectcalico.org/v3
-kind: IPPool
-metadata: {name: bench-pool}
-spec: {cidr: 10.65.0.0/16, natOutgoing: true, vxlanMode: Never, ipipMode: Never}
----
-apiVersion: projectcalico.org/v3
-kind: Profile
-metadata: {name: bench-net}
-spec:
-  ingress: [{action: Allow, source: {selector: has(bench-net)}}]
-  egress: [{action: Allow}]
-  labelsToApply: {bench-net: ""}
-EOF
-  awk -v n="$POLICIES" 'BEGIN { for (j = 0; j < n; j++) printf \
-    "---\napiVersion: projectcalico.org/v3\nkind: GlobalNetworkPolicy\nmetadata: {name: bench-%d}\n" \
-    "spec:\n  selector: app == \"app-%d\"\n  ingress:\n  - action: Allow\n    protocol: TCP\n" \
-    "    source: {selector: role == \"fe-%d\"}\n    destination: {ports: [80, 443]}\n", j, j, j % 7 }'
-  awk -v n="$WORKLOADS" -v p="$POLICIES" -v host="${HOST//-/--}" -v node="$HOST" 'BEGIN { for (i = 0; i < n; i++) {
-    cid = sprintf("%011d", i)
-    printf "---\napiVersion: projectcalico.org/v3\nkind: WorkloadEndpoint\n" \
-      "metadata:\n  name: %s-cni-%s-eth0\n  namespace: default\n  labels: {app: app-%d, role: fe-%d}\n" \
-      "spec:\n  orchestrator: cni\n  node: %s\n  containerID: \"%s\"\n  endpoint: eth0\n" \
-      "  interfaceName: cali%s\n  ipNetworks: [10.65.%d.%d/32]\n  profiles: [bench-net]\n", \
-      host, cid, i % p, i % 7, node, cid, cid, int((i + 1) / 256), (i + 1) % 256 } }'
-}
+# calcbench's data set (pkg/felix/calc/calcbench.BenchData): LOCAL workloads on this host, REMOTE
+# ones on other hosts, POLICIES policies, NETSETS network sets, with their nodes, host endpoints,
+# pools, blocks, profiles, tiers and configuration; written by the loader in pkg/felix.
 t0=$(now)
-# ClusterInformation is read-only for calicoctl: written as calico-node's startup writes it.
-in_ns etcdctl --endpoints "$ETCD_ENDPOINTS" put /calico/resources/v3/projectcalico.org/clusterinformations/default \
-  '{"kind":"ClusterInformation","apiVersion":"projectcalico.org/v3","metadata":{"name":"default","uid":"6f1d1c9e-0000-4000-8000-000000000001","creationTimestamp":"2026-01-01T00:00:00Z"},"spec":{"clusterGUID":"0123456789abcdef0123456789abcdef","clusterType":"bench","calicoVersion":"bench","datastoreReady":true}}' >/dev/null
-gen_yaml >"$tmp/bench.yaml"
-in_ns "$calicoctl_bin" apply -f "$tmp/bench.yaml" >"$tmp/apply.log"
+in_ns env BENCH_ETCD_ENDPOINTS="$ETCD_ENDPOINTS" BENCH_SPEC="$HOST,$LOCAL,$REMOTE,$POLICIES,$NETSETS" \
+  BENCH_IFACES="$tmp/ifaces" go test -count=1 -run '^TestLoadBenchData$' ./pkg/felix/ >"$tmp/load.log" 2>&1 ||
+  { cat "$tmp/load.log" >&2; exit 1; }
 keys=$(in_ns etcdctl --endpoints "$ETCD_ENDPOINTS" get --prefix /calico/ --keys-only | grep -c . || true)
 load=$(elapsed "$t0" "$(now)")
 
-# The workloads' interfaces (veth pairs; the peer stands for the container side), up, so that
-# every endpoint is programmed and reported up.
-awk -v n="$WORKLOADS" 'BEGIN { for (i = 0; i < n; i++) printf \
-  "link add cali%011d type veth peer name wl%011d\nlink set wl%011d up\nlink set cali%011d up\n", i, i, i, i }' \
-  >"$tmp/links.batch"
+# The local workloads' interfaces (veth pairs; the peer stands for the container side), up, so
+# that every local endpoint is programmed and reported up.
+awk '{ printf "link add %s type veth peer name p%s\nlink set p%s up\nlink set %s up\n", $1, substr($1, 5), substr($1, 5), $1 }' \
+  "$tmp/ifaces" >"$tmp/links.batch"
 in_ns ip -batch "$tmp/links.batch"
 
 # --- felix ------------------------------------------------------------------------------------
@@ -135,4 +99,4 @@ until ready; do
 done
 t_ready=$(elapsed "$t0" "$(now)")
 rss() { awk -v k="$1" '$1 == k":" { printf "%.1fMiB", $2 / 1024 }' "/proc/$felix_pid/status"; }
-echo "workloads=$WORKLOADS policies=$POLICIES keys=$keys load=${load}s ready=${t_ready}s rss=$(rss VmRSS) hwm=$(rss VmHWM)"
+echo "local=$LOCAL remote=$REMOTE policies=$POLICIES netsets=$NETSETS keys=$keys load=${load}s ready=${t_ready}s rss=$(rss VmRSS) hwm=$(rss VmHWM)"
