@@ -79,3 +79,31 @@ func TestPolicyDefaults(t *testing.T) {
 		t.Errorf("annotation %q", p.Annotations[AnnotationMetadata])
 	}
 }
+
+func TestDSCPJSON(t *testing.T) {
+	for _, c := range []struct {
+		in, out string
+		value   uint8
+		valid   bool
+	}{
+		{`"AF11"`, `"AF11"`, 10, true}, {`"ef"`, `"ef"`, 46, true}, {`23`, `23`, 23, true},
+		{`"10"`, `10`, 10, true}, {`64`, `64`, 64, false}, {`"AF99"`, `"AF99"`, 0, false},
+	} {
+		var d DSCP
+		if err := json.Unmarshal([]byte(c.in), &d); err != nil {
+			t.Fatalf("%s: %v", c.in, err)
+		}
+		if b, _ := json.Marshal(d); string(b) != c.out {
+			t.Errorf("%s re-marshalled as %s, want %s", c.in, b, c.out)
+		}
+		if v, ok := d.NumberValue(); ok != c.valid || (ok && v != c.value) {
+			t.Errorf("%s: value %d %v, want %d %v", c.in, v, ok, c.value, c.valid)
+		}
+	}
+	for _, bad := range []string{`-1`, `256`, `true`} {
+		var d DSCP
+		if err := json.Unmarshal([]byte(bad), &d); err == nil {
+			t.Errorf("%s: want error, got %+v", bad, d)
+		}
+	}
+}

@@ -1,7 +1,9 @@
 package api
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -97,6 +99,182 @@ func TestValidationMessages(t *testing.T) {
 		{"wep nets", &WorkloadEndpoint{ObjectMeta: ObjectMeta{Name: "w", Namespace: "default"}, Spec: WorkloadEndpointSpec{Node: "n", IPNetworks: []string{"10.65.0.300/32"}}},
 			`invalid WorkloadEndpoint "w": spec.ipNetworks[0]: invalid CIDR "10.65.0.300/32"`},
 		{"label", &GlobalNetworkSet{ObjectMeta: ObjectMeta{Name: "s", Labels: map[string]string{"a b": "x"}}}, `invalid GlobalNetworkSet "s": metadata.labels: invalid label key "a b"`},
+
+		// FelixConfiguration enums, ranges and formats.
+		{"felix chainInsertMode", fc(`{"chainInsertMode":"Middle"}`), fcErr(`spec.chainInsertMode: "Middle" is not one of Insert, Append`)},
+		{"felix iptablesBackend", fc(`{"iptablesBackend":"Nft2"}`), fcErr(`spec.iptablesBackend: "Nft2" is not one of Legacy, NFT, Auto`)},
+		{"felix iptablesFilterAllowAction", fc(`{"iptablesFilterAllowAction":"Drop"}`), fcErr(`spec.iptablesFilterAllowAction: "Drop" is not one of Accept, Return`)},
+		{"felix iptablesMangleAllowAction", fc(`{"iptablesMangleAllowAction":"Drop"}`), fcErr(`spec.iptablesMangleAllowAction: "Drop" is not one of Accept, Return`)},
+		{"felix iptablesFilterDenyAction", fc(`{"iptablesFilterDenyAction":"Accept"}`), fcErr(`spec.iptablesFilterDenyAction: "Accept" is not one of Drop, Reject`)},
+		{"felix nftablesFilterAllowAction", fc(`{"nftablesFilterAllowAction":"Drop"}`), fcErr(`spec.nftablesFilterAllowAction: "Drop" is not one of Accept, Return`)},
+		{"felix nftablesMangleAllowAction", fc(`{"nftablesMangleAllowAction":"Drop"}`), fcErr(`spec.nftablesMangleAllowAction: "Drop" is not one of Accept, Return`)},
+		{"felix nftablesFilterDenyAction", fc(`{"nftablesFilterDenyAction":"Accept"}`), fcErr(`spec.nftablesFilterDenyAction: "Accept" is not one of Drop, Reject`)},
+		{"felix routeSource", fc(`{"routeSource":"BGP"}`), fcErr(`spec.routeSource: "BGP" is not one of WorkloadIPs, CalicoIPAM`)},
+		{"felix bpfLogLevel", fc(`{"bpfLogLevel":"Trace"}`), fcErr(`spec.bpfLogLevel: "Trace" is not one of Off, Info, Debug`)},
+		{"felix bpfExternalServiceMode", fc(`{"bpfExternalServiceMode":"Direct"}`), fcErr(`spec.bpfExternalServiceMode: "Direct" is not one of Tunnel, DSR`)},
+		{"felix ipForwarding", fc(`{"ipForwarding":"On"}`), fcErr(`spec.ipForwarding: "On" is not one of Enabled, Disabled`)},
+		{"felix floatingIPs", fc(`{"floatingIPs":"On"}`), fcErr(`spec.floatingIPs: "On" is not one of Enabled, Disabled`)},
+		{"felix programClusterRoutes", fc(`{"programClusterRoutes":"On"}`), fcErr(`spec.programClusterRoutes: "On" is not one of Enabled, Disabled`)},
+		{"felix bpfEnforceRPF", fc(`{"bpfEnforceRPF":"Hard"}`), fcErr(`spec.bpfEnforceRPF: "Hard" is not one of Disabled, Strict, Loose`)},
+		{"felix bpfMapSizeConntrackScaling", fc(`{"bpfMapSizeConntrackScaling":"Triple"}`), fcErr(`spec.bpfMapSizeConntrackScaling: "Triple" is not one of Disabled, DoubleIfFull`)},
+		{"felix bpfRedirectToPeer", fc(`{"bpfRedirectToPeer":"Always"}`), fcErr(`spec.bpfRedirectToPeer: "Always" is not one of Enabled, Disabled, L2Only`)},
+		{"felix flowLogsLocalReporter", fc(`{"flowLogsLocalReporter":"On"}`), fcErr(`spec.flowLogsLocalReporter: "On" is not one of Enabled, Disabled`)},
+		{"felix flowLogsPolicyEvaluationMode", fc(`{"flowLogsPolicyEvaluationMode":"Sometimes"}`), fcErr(`spec.flowLogsPolicyEvaluationMode: "Sometimes" is not one of None, Continuous`)},
+		{"felix istioAmbientMode", fc(`{"istioAmbientMode":"On"}`), fcErr(`spec.istioAmbientMode: "On" is not one of Enabled, Disabled`)},
+		{"felix serviceLoopPrevention", fc(`{"serviceLoopPrevention":"Ignore"}`), fcErr(`spec.serviceLoopPrevention: "Ignore" is not one of Drop, Reject, Disabled`)},
+		{"felix workloadSourceSpoofing", fc(`{"workloadSourceSpoofing":"All"}`), fcErr(`spec.workloadSourceSpoofing: "All" is not one of Disabled, Any`)},
+		{"felix natOutgoingExclusions", fc(`{"natOutgoingExclusions":"None"}`), fcErr(`spec.natOutgoingExclusions: "None" is not one of IPPoolsOnly, IPPoolsAndHostIPs`)},
+		{"felix awsSrcDstCheck", fc(`{"awsSrcDstCheck":"Off"}`), fcErr(`spec.awsSrcDstCheck: "Off" is not one of DoNothing, Enable, Disable`)},
+		{"felix windowsManageFirewallRules", fc(`{"windowsManageFirewallRules":"On"}`), fcErr(`spec.windowsManageFirewallRules: "On" is not one of Enabled, Disabled`)},
+		{"felix proxyARPEnabled", fc(`{"proxyARPEnabled":"On"}`), fcErr(`spec.proxyARPEnabled: "On" is not one of Enabled, Disabled`)},
+		{"felix prometheusMetricsClientAuth", fc(`{"prometheusMetricsClientAuth":"Any"}`),
+			fcErr(`spec.prometheusMetricsClientAuth: "Any" is not one of RequireAndVerifyClientCert, RequireAnyClientCert, VerifyClientCertIfGiven, NoClientCert`)},
+		{"felix bpfConntrackLogLevel", fc(`{"bpfConntrackLogLevel":"Info"}`), fcErr(`spec.bpfConntrackLogLevel: "Info" is not one of Off, Debug`)},
+		{"felix bpfConntrackMode", fc(`{"bpfConntrackMode":"Kernel"}`), fcErr(`spec.bpfConntrackMode: "Kernel" is not one of Auto, Userspace, BPFProgram`)},
+		{"felix bpfConnectTimeLoadBalancing", fc(`{"bpfConnectTimeLoadBalancing":"UDP"}`), fcErr(`spec.bpfConnectTimeLoadBalancing: "UDP" is not one of TCP, Enabled, Disabled`)},
+		{"felix bpfHostNetworkedNATWithoutCTLB", fc(`{"bpfHostNetworkedNATWithoutCTLB":"On"}`), fcErr(`spec.bpfHostNetworkedNATWithoutCTLB: "On" is not one of Enabled, Disabled`)},
+		{"felix bpfJITHardening", fc(`{"bpfJITHardening":"Off"}`), fcErr(`spec.bpfJITHardening: "Off" is not one of Auto, Strict`)},
+		{"felix bpfAttachType", fc(`{"bpfAttachType":"XDP"}`), fcErr(`spec.bpfAttachType: "XDP" is not one of TC, TCX`)},
+		{"felix debugPort", fc(`{"debugPort":70000}`), fcErr(`spec.debugPort: 70000 is out of range 0-65535`)},
+		{"felix bpfKubeProxyHealthzPort", fc(`{"bpfKubeProxyHealthzPort":-1}`), fcErr(`spec.bpfKubeProxyHealthzPort: -1 is out of range 0-65535`)},
+		{"felix wireguardListeningPort", fc(`{"wireguardListeningPort":0}`), fcErr(`spec.wireguardListeningPort: 0 is out of range 1-65535`)},
+		{"felix wireguardListeningPortV6", fc(`{"wireguardListeningPortV6":65536}`), fcErr(`spec.wireguardListeningPortV6: 65536 is out of range 1-65535`)},
+		{"felix wireguardRoutingRulePriority", fc(`{"wireguardRoutingRulePriority":32766}`), fcErr(`spec.wireguardRoutingRulePriority: 32766 is out of range 1-32765`)},
+		{"felix bpfExtToServiceConnmark", fc(`{"bpfExtToServiceConnmark":4294967296}`), fcErr(`spec.bpfExtToServiceConnmark: 4294967296 is out of range 0-4294967295`)},
+		{"felix bpfMapSizeConntrackCleanupQueue", fc(`{"bpfMapSizeConntrackCleanupQueue":0}`), fcErr(`spec.bpfMapSizeConntrackCleanupQueue: 0 is out of range 1-2147483647`)},
+		{"felix bpfMaglevMaxEndpointsPerService", fc(`{"bpfMaglevMaxEndpointsPerService":3001}`), fcErr(`spec.bpfMaglevMaxEndpointsPerService: 3001 is out of range 1-3000`)},
+		{"felix bpfMaglevMaxServices", fc(`{"bpfMaglevMaxServices":0}`), fcErr(`spec.bpfMaglevMaxServices: 0 is out of range 1-3000`)},
+		{"felix goGCThreshold", fc(`{"goGCThreshold":-2}`), fcErr(`spec.goGCThreshold: -2 is out of range -1-2147483647`)},
+		{"felix goMemoryLimitMB", fc(`{"goMemoryLimitMB":-2}`), fcErr(`spec.goMemoryLimitMB: -2 is out of range -1-2147483647`)},
+		{"felix goMaxProcs", fc(`{"goMaxProcs":-2}`), fcErr(`spec.goMaxProcs: -2 is out of range -1-2147483647`)},
+		{"felix logActionRateLimitBurst", fc(`{"logActionRateLimitBurst":10000}`), fcErr(`spec.logActionRateLimitBurst: 10000 is out of range 0-9999`)},
+		{"felix ipv4NormalRoutePriority", fc(`{"ipv4NormalRoutePriority":0}`), fcErr(`spec.ipv4NormalRoutePriority: 0 is out of range 1-2147483646`)},
+		{"felix ipv4ElevatedRoutePriority", fc(`{"ipv4ElevatedRoutePriority":2147483647}`), fcErr(`spec.ipv4ElevatedRoutePriority: 2147483647 is out of range 1-2147483646`)},
+		{"felix ipv6NormalRoutePriority", fc(`{"ipv6NormalRoutePriority":0}`), fcErr(`spec.ipv6NormalRoutePriority: 0 is out of range 1-2147483646`)},
+		{"felix ipv6ElevatedRoutePriority", fc(`{"ipv6ElevatedRoutePriority":0}`), fcErr(`spec.ipv6ElevatedRoutePriority: 0 is out of range 1-2147483646`)},
+		{"felix natPortRange named", fc(`{"natPortRange":"http"}`), fcErr(`spec.natPortRange: "http" must be a port number or a min:max range`)},
+		{"felix bpfPSNATPorts order", fc(`{"bpfPSNATPorts":"30000:20000"}`), fcErr(`spec.bpfPSNATPorts: port range 30000:20000 has min greater than max`)},
+		{"felix kubeNodePortRanges", fc(`{"kubeNodePortRanges":["30000:32767","nodeports"]}`), fcErr(`spec.kubeNodePortRanges[1]: "nodeports" must be a port number or a min:max range`)},
+		{"felix route table range and ranges", fc(`{"routeTableRange":{"min":1,"max":250},"routeTableRanges":[{"min":1,"max":250}]}`),
+			fcErr(`spec.routeTableRange: routeTableRange and routeTableRanges cannot both be set`)},
+		{"felix routeTableRange bounds", fc(`{"routeTableRange":{"min":0,"max":250}}`), fcErr(`spec.routeTableRange: range 0-250 must be ordered and within 1-250`)},
+		{"felix routeTableRanges order", fc(`{"routeTableRanges":[{"min":300,"max":260}]}`), fcErr(`spec.routeTableRanges[0]: range 300-260 must be ordered and within 1-4294967295`)},
+		{"felix routeTableRanges reserved", fc(`{"routeTableRanges":[{"min":1,"max":250},{"min":250,"max":260}]}`),
+			fcErr(`spec.routeTableRanges[1]: range 250-260 includes the reserved tables 253-255`)},
+		{"felix featureDetectOverride", fc(`{"featureDetectOverride":"SNATFullyRandom=maybe"}`),
+			fcErr(`spec.featureDetectOverride: "SNATFullyRandom=maybe" must be a comma-separated list of name=true|false`)},
+		{"felix featureGates", fc(`{"featureGates":"BPFConnectTimeLoadBalancingWorkaround"}`),
+			fcErr(`spec.featureGates: "BPFConnectTimeLoadBalancingWorkaround" must be a comma-separated list of name=value`)},
+		{"felix logActionRateLimit", fc(`{"logActionRateLimit":"10/week"}`),
+			fcErr(`spec.logActionRateLimit: "10/week" must be N/second, N/minute, N/hour or N/day with N 1-9999`)},
+		{"felix bpfDSROptoutCIDRs", fc(`{"bpfDSROptoutCIDRs":["10.0.0.0/33"]}`), fcErr(`spec.bpfDSROptoutCIDRs[0]: invalid CIDR "10.0.0.0/33"`)},
+		{"felix bpfExcludeCIDRsFromNAT", fc(`{"bpfExcludeCIDRsFromNAT":["dns-cache"]}`), fcErr(`spec.bpfExcludeCIDRsFromNAT[0]: invalid CIDR "dns-cache"`)},
+		{"felix istioDSCPMark name", fc(`{"istioDSCPMark":"AF99"}`), fcErr(`spec.istioDSCPMark: "AF99" is not a DSCP value (0-63, DF, EF, AF11-AF43 or CS0-CS6)`)},
+		{"felix istioDSCPMark number", fc(`{"istioDSCPMark":64}`), fcErr(`spec.istioDSCPMark: "64" is not a DSCP value (0-63, DF, EF, AF11-AF43 or CS0-CS6)`)},
+
+		// BGPConfiguration.
+		{"bgp bindMode", obj("BGPConfiguration", "default", `{"bindMode":"All"}`), `invalid BGPConfiguration "default": spec.bindMode: "All" is not one of None, NodeIP`},
+		{"bgp serviceLoadBalancerAggregation", obj("BGPConfiguration", "default", `{"serviceLoadBalancerAggregation":"On"}`),
+			`invalid BGPConfiguration "default": spec.serviceLoadBalancerAggregation: "On" is not one of Enabled, Disabled`},
+		{"bgp programClusterRoutes", obj("BGPConfiguration", "default", `{"programClusterRoutes":"On"}`),
+			`invalid BGPConfiguration "default": spec.programClusterRoutes: "On" is not one of Enabled, Disabled`},
+		{"bgp ipv4NormalRoutePriority", obj("BGPConfiguration", "default", `{"ipv4NormalRoutePriority":0}`),
+			`invalid BGPConfiguration "default": spec.ipv4NormalRoutePriority: 0 is out of range 1-2147483646`},
+		{"bgp ipv6NormalRoutePriority", obj("BGPConfiguration", "default", `{"ipv6NormalRoutePriority":-5}`),
+			`invalid BGPConfiguration "default": spec.ipv6NormalRoutePriority: -5 is out of range 1-2147483646`},
+		{"bgp localWorkloadPeeringIPV4", obj("BGPConfiguration", "default", `{"localWorkloadPeeringIPV4":"fe80::1"}`),
+			`invalid BGPConfiguration "default": spec.localWorkloadPeeringIPV4: "fe80::1" is not an IPv4 address`},
+		{"bgp localWorkloadPeeringIPV6", obj("BGPConfiguration", "default", `{"localWorkloadPeeringIPV6":"169.254.0.1"}`),
+			`invalid BGPConfiguration "default": spec.localWorkloadPeeringIPV6: "169.254.0.1" is not an IPv6 address`},
+		{"bgp mesh password without mesh", obj("BGPConfiguration", "default", `{"nodeToNodeMeshEnabled":false,"nodeMeshPassword":{"secretKeyRef":{"name":"s","key":"k"}}}`),
+			`invalid BGPConfiguration "default": spec.nodeMeshPassword: nodeMeshPassword cannot be set when nodeToNodeMeshEnabled is false`},
+		{"bgp mesh restart time without mesh", obj("BGPConfiguration", "default", `{"nodeToNodeMeshEnabled":false,"nodeMeshMaxRestartTime":"2m"}`),
+			`invalid BGPConfiguration "default": spec.nodeMeshMaxRestartTime: nodeMeshMaxRestartTime cannot be set when nodeToNodeMeshEnabled is false`},
+
+		// BGPPeer.
+		{"peer nextHopMode", obj("BGPPeer", "p", `{"peerIP":"198.18.0.1","asNumber":64512,"nextHopMode":"Next"}`),
+			`invalid BGPPeer "p": spec.nextHopMode: "Next" is not one of Auto, Self, Keep`},
+		{"peer reversePeering", obj("BGPPeer", "p", `{"peerSelector":"all()","reversePeering":"Both"}`),
+			`invalid BGPPeer "p": spec.reversePeering: "Both" is not one of Auto, Manual`},
+		{"peer keepOriginalNextHop and nextHopMode", obj("BGPPeer", "p", `{"peerIP":"198.18.0.1","asNumber":64512,"keepOriginalNextHop":true,"nextHopMode":"Keep"}`),
+			`invalid BGPPeer "p": spec.nextHopMode: keepOriginalNextHop and nextHopMode cannot both be set; keepOriginalNextHop is deprecated`},
+		{"peer ttlSecurity", obj("BGPPeer", "p", `{"peerIP":"198.18.0.1","asNumber":64512,"ttlSecurity":256}`),
+			`invalid BGPPeer "p": spec.ttlSecurity: 256 is out of range 0-255`},
+		{"peer reachableBy needs peerIP", obj("BGPPeer", "p", `{"peerSelector":"all()","reachableBy":"198.18.0.254"}`),
+			`invalid BGPPeer "p": spec.reachableBy: reachableBy requires peerIP`},
+		{"peer reachableBy address", obj("BGPPeer", "p", `{"peerIP":"198.18.0.1","asNumber":64512,"reachableBy":"gw"}`),
+			`invalid BGPPeer "p": spec.reachableBy: invalid IP address "gw"`},
+		{"peer no target", obj("BGPPeer", "p", `{"node":"host-a"}`), `invalid BGPPeer "p": spec.peerIP: peerIP, peerSelector or localWorkloadSelector is required`},
+		{"peer asNumber with peerSelector", obj("BGPPeer", "p", `{"peerSelector":"all()","asNumber":64512}`),
+			`invalid BGPPeer "p": spec.asNumber: asNumber must be empty with peerSelector (the peer nodes' AS numbers are used)`},
+		{"peer localWorkloadSelector with peerSelector", obj("BGPPeer", "p", `{"localWorkloadSelector":"all()","peerSelector":"all()","asNumber":64512}`),
+			`invalid BGPPeer "p": spec.localWorkloadSelector: peerIP and peerSelector must be empty when localWorkloadSelector is set`},
+		{"peer localWorkloadSelector needs asNumber", obj("BGPPeer", "p", `{"localWorkloadSelector":"all()"}`),
+			`invalid BGPPeer "p": spec.asNumber: asNumber is required with localWorkloadSelector`},
+		{"peer localWorkloadSelector syntax", obj("BGPPeer", "p", `{"localWorkloadSelector":"bad(","asNumber":64512}`),
+			`invalid BGPPeer "p": spec.localWorkloadSelector: invalid selector "bad(": unexpected '('`},
+
+		// BGPFilter.
+		{"filter peerType", filter(`{"exportV4":[{"action":"Accept","peerType":"external"}]}`), filterErr(`spec.exportV4[0].peerType: "external" is not one of eBGP, iBGP`)},
+		{"filter priority", filter(`{"exportV4":[{"action":"Accept","priority":0}]}`), filterErr(`spec.exportV4[0].priority: 0 is out of range 1-2147483646`)},
+		{"filter communities count", filter(`{"importV4":[{"action":"Accept","communities":{"values":["1:1","1:2"]}}]}`),
+			filterErr(`spec.importV4[0].communities.values: exactly one community value is required, not 2`)},
+		{"filter community value", filter(`{"importV6":[{"action":"Accept","communities":{"values":["1:2:3:4"]}}]}`),
+			filterErr(`spec.importV6[0].communities.values[0]: invalid community "1:2:3:4" (want aa:nn or aa:nn:mm)`)},
+		{"filter source on import", filter(`{"importV4":[{"action":"Reject","source":"RemotePeers"}]}`), filterErr(`spec.importV4[0].source: source is not applicable to import rules`)},
+		{"filter prefixLength needs cidr", filter(`{"exportV4":[{"action":"Accept","prefixLength":{"min":24}}]}`), filterErr(`spec.exportV4[0].prefixLength: prefixLength requires cidr`)},
+		{"filter prefixLength v4 bits", filter(`{"exportV4":[{"action":"Accept","cidr":"10.0.0.0/8","matchOperator":"In","prefixLength":{"max":33}}]}`),
+			filterErr(`spec.exportV4[0].prefixLength.max: 33 is out of range 0-32`)},
+		{"filter prefixLength v6 bits", filter(`{"exportV6":[{"action":"Accept","cidr":"fd5c::/16","matchOperator":"In","prefixLength":{"min":129}}]}`),
+			filterErr(`spec.exportV6[0].prefixLength.min: 129 is out of range 0-128`)},
+		{"filter operations with Reject", filter(`{"exportV4":[{"action":"Reject","operations":[{"setPriority":{"value":10}}]}]}`),
+			filterErr(`spec.exportV4[0].operations: operations may only be used with action Accept`)},
+		{"filter too many operations", filter(`{"exportV4":[{"action":"Accept","operations":[` + strings.Repeat(`{"setPriority":{"value":10}},`, 10) + `{"setPriority":{"value":10}}]}]}`),
+			filterErr(`spec.exportV4[0].operations: at most 10 operations are allowed, not 11`)},
+		{"filter operation with two fields", filter(`{"exportV4":[{"action":"Accept","operations":[{"setPriority":{"value":10},"prependASPath":{"prefix":[64512]}}]}]}`),
+			filterErr(`spec.exportV4[0].operations[0]: exactly one operation must be set, not 2`)},
+		{"filter empty operation", filter(`{"exportV4":[{"action":"Accept","operations":[{}]}]}`), filterErr(`spec.exportV4[0].operations[0]: exactly one operation must be set, not 0`)},
+		{"filter prependASPath length", filter(`{"exportV4":[{"action":"Accept","operations":[{"prependASPath":{"prefix":[]}}]}]}`),
+			filterErr(`spec.exportV4[0].operations[0].prependASPath.prefix: 1 to 10 AS numbers are required, not 0`)},
+		{"filter setPriority value", filter(`{"exportV6":[{"action":"Accept","operations":[{"setPriority":{"value":0}}]}]}`),
+			filterErr(`spec.exportV6[0].operations[0].setPriority.value: 0 is out of range 1-2147483646`)},
+		{"filter addCommunity value", filter(`{"exportV4":[{"action":"Accept","operations":[{"addCommunity":{"value":"70000:1"}}]}]}`),
+			filterErr(`spec.exportV4[0].operations[0].addCommunity.value: community "70000:1" has a part out of range`)},
+
+		// IPPool, IPReservation, IPAMConfiguration.
+		{"pool IPv4 link-local", pool("169.254.0.0/16", 26), `invalid IPPool "p": spec.cidr: 169.254.0.0/16 overlaps with the IPv4 link-local range 169.254.0.0/16`},
+		{"pool containing IPv4 link-local", pool("169.0.0.0/8", 26), `invalid IPPool "p": spec.cidr: 169.0.0.0/8 overlaps with the IPv4 link-local range 169.254.0.0/16`},
+		{"pool IPv6 link-local", pool("fe80:0:0:1::/64", 122), `invalid IPPool "p": spec.cidr: fe80:0:0:1::/64 overlaps with the IPv6 link-local range fe80::/10`},
+		{"pool namespaceSelector", func() Resource { p := pool("10.65.0.0/16", 26); p.Spec.NamespaceSelector = "bad("; return p }(),
+			`invalid IPPool "p": spec.namespaceSelector: invalid selector "bad(": unexpected '('`},
+		{"reservation CIDR", obj("IPReservation", "r", `{"reservedCIDRs":["10.65.0.1/32","10.65.0.256"]}`), `invalid IPReservation "r": spec.reservedCIDRs[1]: invalid CIDR "10.65.0.256"`},
+		{"ipam maxBlocksPerHost", obj("IPAMConfiguration", "default", `{"maxBlocksPerHost":1000001}`),
+			`invalid IPAMConfiguration "default": spec.maxBlocksPerHost: 1000001 is out of range 0-1000000`},
+		{"ipam minIPReclaimAgeSeconds", obj("IPAMConfiguration", "default", `{"minIPReclaimAgeSeconds":-1}`),
+			`invalid IPAMConfiguration "default": spec.minIPReclaimAgeSeconds: must not be negative`},
+		{"ipam kubeVirtVMAddressPersistence", obj("IPAMConfiguration", "default", `{"kubeVirtVMAddressPersistence":"On"}`),
+			`invalid IPAMConfiguration "default": spec.kubeVirtVMAddressPersistence: "On" is not one of Enabled, Disabled`},
+
+		// KubeControllersConfiguration.
+		{"kcc name", obj("KubeControllersConfiguration", "kcc", `{"controllers":{}}`), `invalid KubeControllersConfiguration "kcc": metadata.name: KubeControllersConfiguration must be named "default"`},
+		{"kcc logSeverityScreen", kcc(`{"logSeverityScreen":"Trace","controllers":{}}`), kccErr(`spec.logSeverityScreen: "Trace" is not one of None, Debug, Info, Warning, Error, Fatal, Panic`)},
+		{"kcc healthChecks", kcc(`{"healthChecks":"On","controllers":{}}`), kccErr(`spec.healthChecks: "On" is not one of Enabled, Disabled`)},
+		{"kcc syncLabels", kcc(`{"controllers":{"node":{"syncLabels":"On"}}}`), kccErr(`spec.controllers.node.syncLabels: "On" is not one of Enabled, Disabled`)},
+		{"kcc autoCreate", kcc(`{"controllers":{"node":{"hostEndpoint":{"autoCreate":"On"}}}}`), kccErr(`spec.controllers.node.hostEndpoint.autoCreate: "On" is not one of Enabled, Disabled`)},
+		{"kcc createDefaultHostEndpoint", kcc(`{"controllers":{"node":{"hostEndpoint":{"createDefaultHostEndpoint":"On"}}}}`),
+			kccErr(`spec.controllers.node.hostEndpoint.createDefaultHostEndpoint: "On" is not one of Enabled, Disabled`)},
+		{"kcc assignIPs", kcc(`{"controllers":{"loadBalancer":{"assignIPs":"Some"}}}`), kccErr(`spec.controllers.loadBalancer.assignIPs: "Some" is not one of AllServices, RequestedServicesOnly`)},
+		{"kcc policyMigration", kcc(`{"controllers":{"policyMigration":{"enabled":"On"}}}`), kccErr(`spec.controllers.policyMigration.enabled: "On" is not one of Enabled, Disabled`)},
+		{"kcc prometheusMetricsPort", kcc(`{"prometheusMetricsPort":65536,"controllers":{}}`), kccErr(`spec.prometheusMetricsPort: 65536 is out of range 0-65535`)},
+		{"kcc debugProfilePort", kcc(`{"debugProfilePort":-1,"controllers":{}}`), kccErr(`spec.debugProfilePort: -1 is out of range 0-65535`)},
+
+		// Tiers and workload endpoints.
+		{"kube-admin tier action", &Tier{ObjectMeta: ObjectMeta{Name: "kube-admin"}, Spec: TierSpec{DefaultAction: ActionDeny}},
+			`invalid Tier "kube-admin": spec.defaultAction: the "kube-admin" tier must have default action "Pass"`},
+		{"default tier action", &Tier{ObjectMeta: ObjectMeta{Name: "default"}, Spec: TierSpec{DefaultAction: ActionPass}},
+			`invalid Tier "default": spec.defaultAction: the "default" tier must have default action "Deny"`},
+		{"wep dscp", &WorkloadEndpoint{ObjectMeta: ObjectMeta{Name: "w", Namespace: "default"}, Spec: WorkloadEndpointSpec{Node: "n", QoSControls: &QoSControls{DSCP: &DSCP{Name: "XF1"}}}},
+			`invalid WorkloadEndpoint "w": spec.qosControls.dscp: "XF1" is not a DSCP value (0-63, DF, EF, AF11-AF43 or CS0-CS6)`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -111,6 +289,32 @@ func TestValidationMessages(t *testing.T) {
 	}
 }
 
+// obj decodes a v3 object of the given kind and name from its spec JSON, strictly.
+func obj(kind, name, spec string) Resource {
+	k, ok := LookupKind(kind)
+	if !ok {
+		panic("unknown kind " + kind)
+	}
+	r := k.New()
+	r.GetObjectMeta().Name = name
+	if k.Namespaced {
+		r.GetObjectMeta().Namespace = "default"
+	}
+	dec := json.NewDecoder(strings.NewReader(`{"spec":` + spec + `}`))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(r); err != nil {
+		panic(fmt.Sprintf("%s %s: %v", kind, spec, err))
+	}
+	return r
+}
+
+func fc(spec string) Resource     { return obj("FelixConfiguration", "default", spec) }
+func fcErr(msg string) string     { return `invalid FelixConfiguration "default": ` + msg }
+func filter(spec string) Resource { return obj("BGPFilter", "f", spec) }
+func filterErr(msg string) string { return `invalid BGPFilter "f": ` + msg }
+func kcc(spec string) Resource    { return obj("KubeControllersConfiguration", "default", spec) }
+func kccErr(msg string) string    { return `invalid KubeControllersConfiguration "default": ` + msg }
+
 func asn(n uint32) *ASNumber { a := ASNumber(n); return &a }
 
 func TestValidObjectsPass(t *testing.T) {
@@ -119,6 +323,19 @@ func TestValidObjectsPass(t *testing.T) {
 		pool("10.65.0.0/16", 26), pool("fd5c:1:2::/48", 122),
 		gnp(GlobalNetworkPolicySpec{Ingress: rule(func(r *Rule) { r.Protocol = &tcp; r.Destination.Ports = []Port{SinglePort(22), NamedPort("http-alt")} })}),
 		&BGPPeer{ObjectMeta: ObjectMeta{Name: "p"}, Spec: BGPPeerSpec{PeerIP: "[fd00::1]:1179", ASNumber: asn(64512)}},
+		// Values Project Calico matches case-insensitively, defaults it fills in, and new fields.
+		fc(`{"chainInsertMode":"append","iptablesBackend":"nft","nftablesFilterDenyAction":"reject","failsafeInboundHostPorts":[{"port":22}],
+			"routeTableRanges":[{"min":1,"max":250},{"min":256,"max":1000}],"istioDSCPMark":"af11","featureGates":"A=b,C=d",
+			"featureDetectOverride":"SNATFullyRandom=true,MASQFullyRandom=","logActionRateLimit":"100/hour","goMaxProcs":-1,"bpfLogLevel":""}`),
+		obj("BGPConfiguration", "default", `{"bindMode":"NodeIP","nodeToNodeMeshEnabled":true,"nodeMeshMaxRestartTime":"2m","localWorkloadPeeringIPV4":"169.254.0.179"}`),
+		obj("BGPPeer", "workloads", `{"localWorkloadSelector":"color == 'red'","asNumber":65001,"nextHopMode":"Self","keepaliveTime":"20s","localASNumber":64513}`),
+		obj("BGPPeer", "tor", `{"peerIP":"198.18.1.254","asNumber":64600,"reachableBy":"198.18.1.1","ttlSecurity":1,"reversePeering":"Manual"}`),
+		filter(`{"exportV4":[{"action":"Accept","cidr":"10.65.0.0/16","matchOperator":"In","prefixLength":{"min":16,"max":26},"peerType":"eBGP",
+			"communities":{"values":["64512:100"]},"asPathPrefix":[64600],"priority":512,
+			"operations":[{"addCommunity":{"value":"64512:200:1"}},{"prependASPath":{"prefix":[64512,64512]}},{"setPriority":{"value":1024}}]}]}`),
+		obj("IPReservation", "r", `{"reservedCIDRs":["10.65.0.0/30","10.65.0.9","fd5c::/126"]}`),
+		kcc(`{"controllers":{"node":{"syncLabels":"Enabled","hostEndpoint":{"autoCreate":"Enabled"}},"loadBalancer":{"assignIPs":"RequestedServicesOnly"}}}`),
+		&Tier{ObjectMeta: ObjectMeta{Name: "kube-baseline"}, Spec: TierSpec{DefaultAction: ActionPass}},
 	} {
 		if err := testValidator.Validate(r); err != nil {
 			t.Errorf("%v", err)
