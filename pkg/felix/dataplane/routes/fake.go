@@ -12,10 +12,11 @@ import (
 // Fake is an in-memory Handle that behaves like the kernel where the Reconciler can tell: one
 // route per table, destination and metric; IPv6 metric 0 becomes 1024; a route needs an existing
 // device (ENODEV otherwise); deleting a link deletes its routes; deleting a missing route (or one of
-// another protocol) fails with ESRCH.
+// another protocol) fails with ESRCH; a route through a down device fails with ENETDOWN.
 type Fake struct {
 	mu        sync.Mutex
 	links     map[string]int
+	down      map[int]bool
 	nextIndex int
 	routes    map[key]KernelRoute
 	// Writes counts ReplaceRoute and DeleteRoute calls; Lists counts ListRoutes calls.
@@ -26,7 +27,7 @@ type Fake struct {
 
 // NewFake returns a Fake with only "lo" (index 1).
 func NewFake() *Fake {
-	return &Fake{links: map[string]int{"lo": 1}, nextIndex: 2, routes: map[key]KernelRoute{}}
+	return &Fake{links: map[string]int{"lo": 1}, down: map[int]bool{}, nextIndex: 2, routes: map[key]KernelRoute{}}
 }
 
 // AddLink creates an interface and returns its index.
@@ -36,6 +37,14 @@ func (f *Fake) AddLink(name string) int {
 	f.links[name] = f.nextIndex
 	f.nextIndex++
 	return f.links[name]
+}
+
+// SetLinkUp sets an interface up or down (a down interface keeps its routes, as IPv4 does for
+// routes added while it was up).
+func (f *Fake) SetLinkUp(name string, up bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.down[f.links[name]] = !up
 }
 
 // DelLink deletes an interface and, like the kernel, every route through it.
@@ -121,6 +130,9 @@ func (f *Fake) ReplaceRoute(r KernelRoute) error {
 	}
 	if !r.Blackhole && !f.hasIndex(r.LinkIndex) {
 		return unix.ENODEV
+	}
+	if !r.Blackhole && f.down[r.LinkIndex] {
+		return unix.ENETDOWN
 	}
 	if r.Metric == 0 {
 		r.Metric = defaultMetric(r.Dst)

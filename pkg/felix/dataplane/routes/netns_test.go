@@ -168,9 +168,14 @@ func TestNetnsDriftAndPending(t *testing.T) {
 	if st := apply(t, r, desired); st.Pending != 1 || st.Replaced != 2 {
 		t.Fatalf("first apply: %+v", st)
 	}
-	ns.veth(t, "cali1", "cali1p")
+	ns.ip(t, "link", "add", "cali1", "type", "veth", "peer", "name", "cali1p")
+	if st := apply(t, r, desired); st.Pending != 1 || st.Failed != 0 {
+		t.Fatalf("device down: %+v", st)
+	}
+	ns.ip(t, "link", "set", "cali1", "up")
+	ns.ip(t, "link", "set", "cali1p", "up")
 	if st := apply(t, r, desired); st.Pending != 0 || st.Replaced != 1 {
-		t.Fatalf("after the device appeared: %+v", st)
+		t.Fatalf("after the device came up: %+v", st)
 	}
 
 	ns.ip(t, "route", "del", "10.65.2.0/26")

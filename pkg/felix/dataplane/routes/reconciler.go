@@ -71,8 +71,8 @@ func (r *Reconciler) InterfaceChanged(name string) {
 
 // Apply converges the kernel on desired: it adds or replaces every missing or different route
 // first, then deletes our routes that are no longer desired. Routes whose device does not exist
-// are counted in Stats.Pending and retried by later Applies (call InterfaceChanged, or just Apply
-// again, when interfaces appear). It keeps going after a failure and returns all errors joined;
+// or is down are counted in Stats.Pending and retried by later Applies (call InterfaceChanged, or
+// just Apply again, when interfaces appear or come up). It keeps going after a failure and returns all errors joined;
 // any failure makes the next Apply re-read the kernel.
 func (r *Reconciler) Apply(ctx context.Context, desired []Route) (Stats, error) {
 	start := time.Now()
@@ -206,7 +206,8 @@ func (r *Reconciler) writeDesired(ctx context.Context, want *wanted, stale map[s
 			continue
 		}
 		if err := r.h.ReplaceRoute(w); err != nil {
-			if errors.Is(err, unix.ENODEV) {
+			if errors.Is(err, unix.ENODEV) || errors.Is(err, unix.ENETDOWN) {
+				// The device is gone (or was re-created) or is down: retried by later Applies.
 				delete(r.links, w.Dev)
 				delete(r.mirror, k)
 				st.Pending++

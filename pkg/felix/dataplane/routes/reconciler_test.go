@@ -201,6 +201,19 @@ func TestPendingDevices(t *testing.T) {
 	if d := cmp.Diff(want, f.Dump()); d != "" {
 		t.Errorf("(-want +got):\n%s", d)
 	}
+	// A new route through a down device waits for it to come up.
+	f.SetLinkUp("eth0", false)
+	desired = append(desired, wl("10.65.1.7/32", "eth0"))
+	if st := apply(t, r, desired); st.Pending != 1 || st.Failed != 0 {
+		t.Fatalf("device down: %+v", st)
+	}
+	f.SetLinkUp("eth0", true)
+	if st := apply(t, r, desired); st.Pending != 0 || st.Replaced != 1 {
+		t.Fatalf("device up: %+v", st)
+	}
+	desired = desired[:2]
+	apply(t, r, desired)
+
 	// The device goes away for good: the route is pending again and nothing is deleted.
 	f.DelLink("cali1")
 	r.InterfaceChanged("cali1")

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -381,9 +382,19 @@ func TestNetnsManagerReadBackAndDrift(t *testing.T) {
 	defer nl.Close()
 	vteps := []VTEP{vtepB, vtepC}
 	applyOK(t, NewManager(nl, testLog(t)), v4Config(), vteps...)
+	// state is what `ip` and `bridge` show of the device, as sorted lines (listing order and the
+	// IPv6 link-local address's DAD state are not ours).
 	state := func() string {
-		return run(t, "ip", "-n", ns, "-d", "link", "show", DeviceV4) + run(t, "ip", "-n", ns, "addr", "show", "dev", DeviceV4) +
+		out := run(t, "ip", "-n", ns, "-d", "link", "show", DeviceV4) + run(t, "ip", "-n", ns, "addr", "show", "dev", DeviceV4) +
 			run(t, "ip", "-n", ns, "neigh", "show", "dev", DeviceV4) + run(t, "bridge", "-n", ns, "fdb", "show", "dev", DeviceV4)
+		var lines []string
+		for _, l := range strings.Split(out, "\n") {
+			if l = strings.TrimSpace(l); l != "" && !strings.Contains(l, "fe80::") && !strings.HasPrefix(l, "valid_lft") {
+				lines = append(lines, l)
+			}
+		}
+		sort.Strings(lines)
+		return strings.Join(lines, "\n")
 	}
 	want := state()
 
