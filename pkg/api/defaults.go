@@ -34,6 +34,30 @@ func SetDefaults(r Resource) {
 	}
 }
 
+// SetReadDefaults fills in, on an object read from the datastore, the defaults its consumers rely
+// on where they do not change its meaning: a pool's encapsulation, block size, node selector and
+// uses; a tier's default action; a policy's tier. Unlike SetDefaults it never derives a policy's
+// types: a policy stored without types (networking-calico writes them so) applies to both
+// directions, as felix treats it, and it never renames or relabels anything.
+func SetReadDefaults(r Resource) {
+	switch o := r.(type) {
+	case *IPPool:
+		defaultIPPool(&o.Spec)
+	case *Tier:
+		if o.Spec.DefaultAction == "" {
+			o.Spec.DefaultAction = ActionDeny
+		}
+	case *GlobalNetworkPolicy:
+		if o.Spec.Tier == "" {
+			o.Spec.Tier = TierDefault
+		}
+	case *NetworkPolicy:
+		if o.Spec.Tier == "" {
+			o.Spec.Tier = TierDefault
+		}
+	}
+}
+
 func defaultIPPool(s *IPPoolSpec) {
 	// calicoctl stores the pool CIDR in canonical form ("FD5C:0001:2::/48" -> "fd5c:1:2::/48");
 	// an address with host bits set is left for validation to reject.

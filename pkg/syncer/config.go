@@ -48,18 +48,19 @@ const (
 	DefaultRequestTimeout = 10 * time.Second
 )
 
-// DefaultDecoder is datastore.Decode followed, for v3 resources, by api.SetDefaults and
+// DefaultDecoder is datastore.Decode followed, for v3 resources, by api.SetReadDefaults and
 // datastore.Validate: a resource that does not validate is bad input, treated as absent.
-// Defaults are applied first because objects written by other tools (older Project Calico
+// Read defaults are applied first because objects written by other tools (older Project Calico
 // releases, networking-calico) may lack fields that calicoctl fills in today, such as an IPPool's
-// assignmentMode; those objects are valid.
+// assignmentMode; those objects are valid. They never change meaning: a policy without types
+// keeps none (it applies to both directions).
 func DefaultDecoder(key string, value []byte, modRevision int64) (any, error) {
 	v, err := datastore.Decode(key, value, modRevision)
 	if err != nil {
 		return nil, err
 	}
 	if r, ok := v.(api.Resource); ok {
-		api.SetDefaults(r)
+		api.SetReadDefaults(r)
 		if err := datastore.Validate(r); err != nil {
 			return nil, fmt.Errorf("invalid %s: %w", r.GetTypeMeta().Kind, err)
 		}

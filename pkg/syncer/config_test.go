@@ -148,3 +148,19 @@ func TestDefaultDecoder(t *testing.T) {
 		})
 	}
 }
+
+// TestDefaultDecoderKeepsPolicyTypesEmpty: networking-calico writes security-group policies
+// without types; they apply to both directions, so decoding must not derive types from the rules.
+func TestDefaultDecoderKeepsPolicyTypesEmpty(t *testing.T) {
+	key := datastore.ResourcePrefix + "networkpolicies/openstack/ossg.default.sg1"
+	value := `{"kind":"NetworkPolicy","apiVersion":"projectcalico.org/v3","metadata":{"name":"ossg.default.sg1","namespace":"openstack"},` +
+		`"spec":{"selector":"has(sg.projectcalico.org/openstack-sg1)","ingress":[{"action":"Allow","protocol":6}]}}`
+	v, err := DefaultDecoder(key, []byte(value), 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	np := v.(*api.NetworkPolicy)
+	if len(np.Spec.Types) != 0 || np.Spec.Tier != "default" {
+		t.Errorf("types %v tier %q; want no types and tier default", np.Spec.Types, np.Spec.Tier)
+	}
+}
