@@ -69,6 +69,14 @@ func (m addrListMatch) String() string {
 }
 
 func (m addrListMatch) encode(e *encoder) {
+	if p, err := netip.ParsePrefix(m.list); err == nil && m.bad == "" {
+		addrMatch{dst: m.dst, prefix: p, neg: m.neg}.encode(e) // one CIDR: a comparison, no set
+		return
+	}
+	if a, err := netip.ParseAddr(m.list); err == nil && m.bad == "" {
+		addrMatch{dst: m.dst, prefix: netip.PrefixFrom(a, a.BitLen()), neg: m.neg}.encode(e)
+		return
+	}
 	t, _ := parseSetType(m.fam.addrType())
 	elems, err := normalizeElements(t, true, strings.Split(m.list, ","))
 	if err != nil || m.bad != "" {
