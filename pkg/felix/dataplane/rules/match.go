@@ -23,13 +23,17 @@ type matcher struct {
 	r       *calc.Rule
 	fam     nft.Family // 0: the rule is the same for both families
 	pre     []nft.Rule
-	matches []nft.Expr
+	matches []choice
 	sets    []string
 	famSeen bool // some match already restricts the rule to fam
 	err     error
 }
 
-func (m *matcher) add(x ...nft.Expr) { m.matches = append(m.matches, x...) }
+func (m *matcher) add(x ...nft.Expr) {
+	for _, e := range x {
+		m.matches = append(m.matches, choice{whole: e})
+	}
+}
 
 // addFam adds matches that imply the family (address, set and ICMP matches).
 func (m *matcher) addFam(x ...nft.Expr) {
@@ -43,8 +47,8 @@ func (m *matcher) fail(err error) {
 	}
 }
 
-// build returns the variant's pre-rules and matches.
-func (m *matcher) build() ([]nft.Rule, []nft.Expr, error) {
+// build returns the variant's pre-rules and its match lists (one per rule).
+func (m *matcher) build() ([]nft.Rule, [][]nft.Expr, error) {
 	m.protocol()
 	m.side(false)
 	m.side(true)
@@ -56,9 +60,9 @@ func (m *matcher) build() ([]nft.Rule, []nft.Expr, error) {
 		return nil, nil, m.err
 	}
 	if m.fam != 0 && !m.famSeen {
-		m.matches = append([]nft.Expr{nft.NFProto(m.fam)}, m.matches...)
+		m.matches = append([]choice{{whole: nft.NFProto(m.fam)}}, m.matches...)
 	}
-	return m.pre, m.matches, nil
+	return m.pre, expand(m.matches), nil
 }
 
 func (m *matcher) protocol() {
@@ -81,18 +85,27 @@ func (m *matcher) side(dst bool) {
 		nets, sets, ports, named = m.r.DstNets, m.r.DstIPSetIDs, m.r.DstPorts, m.r.DstNamedPortIPSetIDs
 	}
 	if len(nets) > 0 {
-		fnets := m.familyNets(nets)
+		fnets := disjointNets(m.familyNets(nets))
 		if len(fnets) == 0 {
 			m.fail(errNoMatch)
 			return
 		}
-		m.addFam(addrIn(dst, m.fam, fnets))
+		c := choice{whole: addrIn(dst, m.fam, fnets)}
+		for _, n := range fnets {
+			c.alts = append(c.alts, addrIn(dst, m.fam, []netip.Prefix{n}))
+		}
+		m.famSeen = true
+		m.matches = append(m.matches, c)
 	}
 	for _, id := range sets {
 		m.addFam(nft.InSet(m.useSet(id), addrField(dst, m.fam)))
 	}
 	if len(ports) > 0 {
-		m.add(m.portMatch(dst, ports))
+		c := choice{whole: m.portMatch(dst, ports)}
+		for _, r := range disjointPorts(ports) {
+			c.alts = append(c.alts, m.portMatch(dst, []calc.PortRange{{First: r.First, Last: r.Last}}))
+		}
+		m.matches = append(m.matches, c)
 	}
 	m.namedPorts(dst, named)
 }
@@ -202,8 +215,14 @@ func (m *matcher) useSet(id string) string {
 	return SetName(m.fam, id)
 }
 
+// addrIn matches an address against nets: a comparison for one net, an anonymous set for more.
 func addrIn(dst bool, f nft.Family, nets []netip.Prefix) nft.Match {
-	if dst {
+	switch {
+	case len(nets) == 1 && dst:
+		return nft.DAddr(nets[0])
+	case len(nets) == 1:
+		return nft.SAddr(nets[0])
+	case dst:
 		return nft.DAddrIn(f, nets...)
 	}
 	return nft.SAddrIn(f, nets...)

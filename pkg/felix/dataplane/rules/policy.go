@@ -66,7 +66,9 @@ func renderRule(cfg *Config, l Layer, r *calc.Rule) ([]nft.Rule, []string, error
 			return nil, nil, err
 		}
 		rules = append(rules, pre...)
-		rules = append(rules, rule(append(matches, action...)...))
+		for _, ms := range matches {
+			rules = append(rules, rule(append(ms, action...)...))
+		}
 		sets = append(sets, m.sets...)
 	}
 	return rules, sets, nil
