@@ -42,6 +42,12 @@ type system struct {
 // (the logs are printed first if it failed).
 func newSystem(t *testing.T, o topo.Options, start topo.StartOptions) *system {
 	t.Helper()
+	return newSystemWith(t, o, start, nil)
+}
+
+// newSystemWith is newSystem with a hook that runs once etcd is up, before any daemon starts.
+func newSystemWith(t *testing.T, o topo.Options, start topo.StartOptions, before func(*topo.Fabric) error) *system {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	o.Bin, o.Logf = bins.Dir, t.Logf
@@ -63,6 +69,11 @@ func newSystem(t *testing.T, o topo.Options, start topo.StartOptions) *system {
 		}
 		f.Close()
 	})
+	if before != nil {
+		if err := before(f); err != nil {
+			t.Fatalf("preparing the datastore: %v", err)
+		}
+	}
 	if err := f.Start(ctx, start); err != nil {
 		t.Fatalf("starting the hosts: %v", err)
 	}

@@ -212,3 +212,55 @@ func (h *Host) Metrics(ctx context.Context) (string, error) {
 	}
 	return body, nil
 }
+
+// BlockEtcd cuts the host off from etcd (a drop rule in a table of our own in the host's
+// namespace, beside felix's); UnblockEtcd removes it.
+func (h *Host) BlockEtcd(ctx context.Context) error {
+	rules := "table inet e2e-partition {\n chain out {\n  type filter hook output priority -400; policy accept;\n" +
+		"  tcp dport 2379 drop\n }\n chain in {\n  type filter hook input priority -400; policy accept;\n  tcp sport 2379 drop\n }\n}\n"
+	_, err := h.NS.ExecInput(ctx, []byte(rules), nil, "nft", "-f", "-")
+	return err
+}
+
+// UnblockEtcd undoes BlockEtcd.
+func (h *Host) UnblockEtcd(ctx context.Context) error {
+	_, err := h.Exec(ctx, "nft", "delete", "table", "inet", "e2e-partition")
+	return err
+}
+
+// Metric returns the sum of every sample of a felix metric (all label sets).
+func (h *Host) Metric(ctx context.Context, name string) (float64, error) {
+	text, err := h.Metrics(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return SumMetric(text, name)
+}
+
+// SumMetric adds up the samples of one metric in Prometheus text format.
+func SumMetric(text, name string) (float64, error) {
+	var sum float64
+	found := false
+	for _, line := range strings.Split(text, "\n") {
+		if !strings.HasPrefix(line, name) || strings.HasPrefix(line, "#") {
+			continue
+		}
+		rest := line[len(name):]
+		if rest == "" || (rest[0] != ' ' && rest[0] != '{') {
+			continue // a longer metric name
+		}
+		f := strings.Fields(rest[strings.LastIndex(rest, "}")+1:])
+		if len(f) == 0 {
+			continue
+		}
+		var v float64
+		if _, err := fmt.Sscan(f[0], &v); err != nil {
+			return 0, fmt.Errorf("metric line %q: %w", line, err)
+		}
+		sum, found = sum+v, true
+	}
+	if !found {
+		return 0, fmt.Errorf("no metric %s", name)
+	}
+	return sum, nil
+}

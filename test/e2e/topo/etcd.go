@@ -12,6 +12,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
 )
 
 // Etcd is the datastore: devetcd members running in the fabric namespace, on addresses of br0.
@@ -80,7 +81,12 @@ func (e *Etcd) Client(dialTimeout time.Duration) (*clientv3.Client, error) {
 		Logger:      zap.NewNop(),
 		DialOptions: []grpc.DialOption{grpc.WithContextDialer(func(ctx context.Context, addr string) (net.Conn, error) {
 			return e.f.NS.DialContext(ctx, "tcp", addr)
-		})},
+		}),
+			// Reconnect quickly after an outage, so that the test's own writes are not delayed by
+			// gRPC's exponential backoff (up to 2 minutes by default).
+			grpc.WithConnectParams(grpc.ConnectParams{Backoff: backoff.Config{BaseDelay: 100 * time.Millisecond,
+				Multiplier: 1.6, Jitter: 0.2, MaxDelay: time.Second}, MinConnectTimeout: 2 * time.Second}),
+		},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("etcd client for %v: %w", e.Endpoints, err)

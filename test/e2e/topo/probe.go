@@ -220,3 +220,6 @@ func (c *Conn) Echo(msg string, timeout time.Duration) error {
 
 // Close closes the connection.
 func (c *Conn) Close() error { return c.c.Close() }
+
+// AddrPort joins an address and a port.
+func AddrPort(a netip.Addr, port int) netip.AddrPort { return netip.AddrPortFrom(a, uint16(port)) }
