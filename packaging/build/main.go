@@ -5,6 +5,7 @@ package main
 
 import (
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -37,7 +38,12 @@ func run(configPath, outDir, version string) error {
 	if err := os.MkdirAll(outDir, 0o755); err != nil {
 		return err
 	}
-	env := map[string]string{"VERSION": version, "ARCH": runtime.GOARCH}
+	changelog, err := gzipChangelog("packaging/changelog", outDir)
+	if err != nil {
+		return err
+	}
+	defer os.Remove(changelog)
+	env := map[string]string{"VERSION": version, "ARCH": runtime.GOARCH, "CHANGELOG": changelog}
 	for _, p := range pkgs {
 		for _, format := range []string{"deb", "rpm"} {
 			path, err := buildOne(p, format, outDir, env)
@@ -48,6 +54,32 @@ func run(configPath, outDir, version string) error {
 		}
 	}
 	return nil
+}
+
+// gzipChangelog writes the Debian changelog gzipped (without a name or time stamp in the gzip
+// header, so builds are reproducible) and returns its path.
+func gzipChangelog(src, outDir string) (string, error) {
+	data, err := os.ReadFile(src)
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(outDir, ".changelog.gz")
+	f, err := os.Create(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	zw, err := gzip.NewWriterLevel(f, gzip.BestCompression)
+	if err != nil {
+		return "", err
+	}
+	if _, err := zw.Write(data); err != nil {
+		return "", err
+	}
+	if err := zw.Close(); err != nil {
+		return "", err
+	}
+	return path, f.Close()
 }
 
 // readPackages expands the YAML (merge keys included) and returns one YAML document per package.

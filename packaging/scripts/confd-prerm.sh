@@ -1,2 +1,3 @@
 #!/bin/sh
+set -e
 exec /usr/lib/calico-host/maint prerm "$1" calico-confd.service calico-bird.service
