@@ -91,3 +91,40 @@ func TestPolicyChangeRewritesOnlyItsChain(t *testing.T) {
 		t.Errorf("flushed %v, want %v", flushed, want)
 	}
 }
+
+// TestInterfaceClaimedTwice: two endpoints on one interface; the lower ID is programmed, and
+// the other takes over when it goes.
+func TestInterfaceClaimedTwice(t *testing.T) {
+	h := newHarness(t, Config{Hostname: "host1"})
+	h.up("cali11111111111")
+	h.send(profile("p1", []calc.Rule{allow()}, nil), profile("p2", nil, []calc.Rule{allow()}),
+		wep("a", "cali11111111111", []string{"10.65.0.1/32"}, withProfiles("p1")),
+		wep("b", "cali11111111111", []string{"10.65.0.2/32"}, withProfiles("p2")))
+	if d := h.fake.Dump(); !strings.Contains(d, "jump filter-cali-pri-p1") || strings.Contains(d, "cali-pro-p2") {
+		t.Errorf("endpoint a (the lower ID) should own the interface:\n%s", d)
+	}
+	h.send(calc.WorkloadEndpointRemove{ID: wepID("a")})
+	if d := h.fake.Dump(); strings.Contains(d, "cali-pri-p1") || !strings.Contains(d, "jump filter-cali-pro-p2") {
+		t.Errorf("endpoint b should own the interface once a is gone:\n%s", d)
+	}
+}
+
+// TestMissingSetAndPolicy: references calc did not honour (a set or policy it never sent)
+// still give a consistent table: an empty set, an empty policy chain. When the set arrives,
+// it is filled.
+func TestMissingSetAndPolicy(t *testing.T) {
+	h := newHarness(t, Config{Hostname: "host1"})
+	h.up("cali11111111111")
+	h.send(policy(gnpID("p"), []calc.Rule{{Action: calc.RuleAllow, SrcIPSetIDs: []string{"s:late"}}}, nil),
+		wep("w1", "cali11111111111", []string{"10.65.0.1/32"}, withTiers(tier("default", ids(gnpID("p"), gnpID("never-sent")), nil))))
+	d := h.fake.Dump()
+	for _, s := range []string{"set cali40s-late {", "chain filter-cali-pi-gnp/never-sent {"} {
+		if !strings.Contains(d, s) {
+			t.Errorf("table lacks %q:\n%s", s, d)
+		}
+	}
+	h.send(ipset("s:late", "10.65.0.9/32"))
+	if d := h.fake.Dump(); !strings.Contains(d, "elements = { 10.65.0.9 }") {
+		t.Errorf("the late set was not filled:\n%s", d)
+	}
+}
