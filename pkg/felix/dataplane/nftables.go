@@ -29,12 +29,12 @@ type rulesetBuilder struct {
 	rs  *nft.Ruleset
 
 	weps     map[calc.WorkloadEndpointID]*wepEntry
-	from, to *nft.Map                           // workload dispatch maps
-	refs     map[rules.Ref]*refEntry            // rendered policy and profile chains
-	calcSets map[string]bool                    // set names made from calc IP sets
-	volatile map[string]bool                    // chains, maps and sets of the last volatile build
-	missing  map[string]bool                    // empty stand-ins for sets calc did not send
-	refsDirt bool                               // referenced chains or calc sets changed
+	from, to *nft.Map                // workload dispatch maps
+	refs     map[rules.Ref]*refEntry // rendered policy and profile chains
+	calcSets map[string]bool         // set names made from calc IP sets
+	volatile map[string]bool         // chains, maps and sets of the last volatile build
+	missing  map[string]bool         // empty stand-ins for sets calc did not send
+	refsDirt bool                    // referenced chains or calc sets changed
 }
 
 type wepEntry struct {
