@@ -122,18 +122,20 @@ func BenchmarkAddEndpoint(b *testing.B) {
 	requireRoot(b)
 	g := calc.New("host1", zerolog.Nop())
 	g.OnMessage(syncer.Message{Snapshot: true, Status: syncer.InSync, Updates: benchSnapshot(calcBenchShape)})
+	initial := g.Flush()
 	ns := newTestNS(b, "bench")
 	dp := newBenchDataplane(b, ns.path(), nil)
 	defer dp.closeFn()
-	dp.load(b, g.Flush())
+	dp.load(b, initial)
 	i := calcBenchShape.local + calcBenchShape.remote
 	ctr := fmt.Sprintf("c%05d", i)
 	name := api.WorkloadEndpointName("host1", "cni", ctr, "eth0")
 	key := resPrefix + "workloadendpoints/ns1/" + name
 	addUps := flushWith(g, syncer.Update{Key: key, Value: benchWEP(i, "host1", "ns1", ctr, name), Revision: 1 << 40})
 	delUps := flushWith(g, syncer.Update{Key: key})
+	nftNS, addScript, delScript := nftScripts(b, initial, addUps, delUps)
 	var add, del nft.Stats
-	var addTotal, delTotal time.Duration
+	var addTotal, delTotal, nftAdd, nftDel time.Duration
 	n := 0
 	for b.Loop() {
 		start := time.Now()
@@ -142,15 +144,48 @@ func BenchmarkAddEndpoint(b *testing.B) {
 		start = time.Now()
 		del = dp.load(b, delUps)
 		delTotal += time.Since(start)
+		start = time.Now()
+		nftNS.run(b, "nft", "-f", addScript)
+		nftAdd += time.Since(start)
+		start = time.Now()
+		nftNS.run(b, "nft", "-f", delScript)
+		nftDel += time.Since(start)
 		n++
 	}
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 / float64(n) }
 	b.ReportMetric(float64(len(addUps)), "add-updates")
 	b.ReportMetric(float64(add.Ops), "add-ops")
-	b.ReportMetric(float64(addTotal.Microseconds())/float64(n)/1000, "add-ms")
+	b.ReportMetric(ms(addTotal), "add-ms")
 	b.ReportMetric(float64(add.CommitTime.Microseconds())/1000, "add-commit-ms")
 	b.ReportMetric(float64(add.PlanTime.Microseconds())/1000, "add-plan-ms")
+	b.ReportMetric(ms(nftAdd), "nft-f-add-ms")
 	b.ReportMetric(float64(del.Ops), "del-ops")
-	b.ReportMetric(float64(delTotal.Microseconds())/float64(n)/1000, "del-ms")
+	b.ReportMetric(ms(delTotal), "del-ms")
+	b.ReportMetric(ms(nftDel), "nft-f-del-ms")
+}
+
+// nftScripts loads the initial state into a second namespace with `nft -f`, and writes the
+// same add and delete transactions the Dataplane makes as `nft -f` scripts, for comparison.
+func nftScripts(b *testing.B, initial, addUps, delUps []calc.Update) (*testNS, string, string) {
+	fake := nft.NewFake()
+	dp := newBenchDataplane(b, "", fake)
+	dp.load(b, initial)
+	dir := b.TempDir()
+	write := func(name, text string) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+			b.Fatal(err)
+		}
+		return path
+	}
+	full := write("full.nft", fake.DumpWithHashes())
+	dp.load(b, addUps)
+	add := write("add.nft", fake.LastTransaction().Script(nft.DefaultTable))
+	dp.load(b, delUps)
+	del := write("del.nft", fake.LastTransaction().Script(nft.DefaultTable))
+	ns := newTestNS(b, "bench")
+	ns.run(b, "nft", "-f", full)
+	return ns, add, del
 }
 
 // flushWith feeds one update to the graph and returns its output.
