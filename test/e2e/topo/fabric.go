@@ -168,7 +168,7 @@ func (f *Fabric) newNetns(ctx context.Context, role string) (*Netns, error) {
 	if err != nil {
 		return nil, err
 	}
-	f.undo.push(func() { deleteNetns(n.Name) })
+	f.undo.push(n.Delete)
 	return n, nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/vishvananda/netns"
@@ -16,7 +17,15 @@ import (
 
 // Netns is a named network namespace (/var/run/netns/<Name>) created by this package.
 type Netns struct {
-	Name string
+	Name    string
+	deleted atomic.Bool
+}
+
+// Delete removes the namespace now (and kills what runs in it); later calls do nothing.
+func (n *Netns) Delete() {
+	if n.deleted.CompareAndSwap(false, true) {
+		deleteNetns(n.Name)
+	}
 }
 
 // Path is the namespace's bind-mount path, as CNI_NETNS wants it.

@@ -98,17 +98,24 @@ type cniResult struct {
 	} `json:"ips"`
 }
 
+// NewContainerNetns creates a namespace for a container, as a runtime does before CNI ADD,
+// and a fresh container id. Delete it when done (Close deletes it otherwise).
+func (h *Host) NewContainerNetns(ctx context.Context) (string, *Netns, error) {
+	id := make([]byte, 8)
+	rand.Read(id)
+	ns, err := h.f.newNetns(ctx, fmt.Sprintf("h%dc%d", h.Index, workloadSeq.Add(1)))
+	return hex.EncodeToString(id), ns, err
+}
+
 // AddWorkload creates a container namespace, runs CNI ADD for it and sets the WorkloadEndpoint's
 // labels (as an orchestrator would).
 func (h *Host) AddWorkload(ctx context.Context, name string, labels map[string]string) (*Workload, error) {
-	id := make([]byte, 8)
-	rand.Read(id)
-	w := &Workload{Host: h, Name: name, ContainerID: hex.EncodeToString(id)}
-	w.WEPName = api.WorkloadEndpointName(h.Name, "cni", w.ContainerID, "eth0")
-	var err error
-	if w.NS, err = h.f.newNetns(ctx, fmt.Sprintf("h%dw%d", h.Index, workloadSeq.Add(1))); err != nil {
+	id, ns, err := h.NewContainerNetns(ctx)
+	if err != nil {
 		return nil, err
 	}
+	w := &Workload{Host: h, Name: name, ContainerID: id, NS: ns}
+	w.WEPName = api.WorkloadEndpointName(h.Name, "cni", w.ContainerID, "eth0")
 	out, err := h.CNI(ctx, "ADD", w.ContainerID, w.NS.Path())
 	if err != nil {
 		return nil, err
@@ -163,7 +170,7 @@ func (w *Workload) SetLabels(ctx context.Context, labels map[string]string) erro
 // Delete runs CNI DEL and removes the container's namespace.
 func (w *Workload) Delete(ctx context.Context) error {
 	_, err := w.Host.CNI(ctx, "DEL", w.ContainerID, w.NS.Path())
-	deleteNetns(w.NS.Name)
+	w.NS.Delete()
 	w.Host.mu.Lock()
 	delete(w.Host.workloads, w.Name)
 	w.Host.mu.Unlock()
