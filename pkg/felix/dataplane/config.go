@@ -25,9 +25,10 @@ var (
 	}
 )
 
-// withDefaults fills zero fields with Project Calico's defaults. A nil failsafe list gets the
-// default ports; an empty non-nil list means none.
-func (c Config) withDefaults() Config {
+// WithDefaults fills zero fields with Project Calico's defaults. New does this itself; callers
+// that build the kernel pieces from the same Config (RouteProtocol, refresh intervals) should
+// too. A nil failsafe list gets the default ports; an empty non-nil list means none.
+func (c Config) WithDefaults() Config {
 	if len(c.InterfacePrefixes) == 0 {
 		c.InterfacePrefixes = []string{"cali"}
 	}

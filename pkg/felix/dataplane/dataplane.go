@@ -94,7 +94,7 @@ func withAfterApply(fn func(batches int, err error)) Option {
 // when set) and, lacking the routes, interfaces and VXLAN pieces, does none of that work (with
 // a warning); cmd/calico-felix passes them with WithRoutes, WithInterfaces and WithVXLAN.
 func New(cfg Config, log zerolog.Logger, opts ...Option) (*Dataplane, error) {
-	cfg = cfg.withDefaults()
+	cfg = cfg.WithDefaults()
 	log = log.With().Str("component", "dataplane").Logger()
 	var o options
 	for _, opt := range opts {

@@ -170,11 +170,11 @@ func TestOpenStackNeighbors(t *testing.T) {
 }
 
 func TestConfigDefaults(t *testing.T) {
-	c := Config{InterfacePrefixes: []string{"cali", "tap"}}.withDefaults()
+	c := Config{InterfacePrefixes: []string{"cali", "tap"}}.WithDefaults()
 	if !c.OpenStack || c.MetadataPort != 8775 || c.VXLANVNI != 4096 || c.MarkMask != 0xffff0000 || len(c.FailsafeInbound) != 9 {
 		t.Errorf("defaults not applied: %+v", c)
 	}
-	if c := (Config{FailsafeInbound: []ProtoPort{}}).withDefaults(); len(c.FailsafeInbound) != 0 {
+	if c := (Config{FailsafeInbound: []ProtoPort{}}).WithDefaults(); len(c.FailsafeInbound) != 0 {
 		t.Errorf("an explicitly empty failsafe list was replaced by the defaults")
 	}
 	for _, bad := range []Config{
@@ -186,7 +186,7 @@ func TestConfigDefaults(t *testing.T) {
 			t.Errorf("New accepted %+v", bad)
 		}
 	}
-	rc, err := Config{DefaultEndpointToHostAction: "accept"}.withDefaults().rulesConfig()
+	rc, err := Config{DefaultEndpointToHostAction: "accept"}.WithDefaults().rulesConfig()
 	if err != nil || rc.EndpointToHost != rules.ActionAccept {
 		t.Errorf("action is case-insensitive: %v %v", rc, err)
 	}
