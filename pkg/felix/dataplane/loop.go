@@ -137,7 +137,9 @@ func (l *loop) maybeApply(ctx context.Context) {
 	}
 	batches := l.batches
 	statuses, err := l.d.apply(ctx)
-	l.pending = append(l.pending, statuses...)
+	if l.status != nil {
+		l.pending = append(l.pending, statuses...)
+	}
 	if l.d.after != nil {
 		l.d.after(batches, err)
 	}

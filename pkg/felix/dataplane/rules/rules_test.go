@@ -64,11 +64,11 @@ func TestPolicyRules(t *testing.T) {
 	}{
 		{"allow any", false, calc.Rule{Action: calc.RuleAllow},
 			[]string{"counter meta mark set meta mark | 0x00010000 return"}},
-		{"deny tcp port list", false, calc.Rule{Action: calc.RuleDeny, Protocol: 6, DstPorts: []calc.PortRange{{443, 443}, {80, 80}}},
+		{"deny tcp port list", false, calc.Rule{Action: calc.RuleDeny, Protocol: 6, DstPorts: []calc.PortRange{{First: 443, Last: 443}, {First: 80, Last: 80}}},
 			[]string{"meta l4proto tcp tcp dport 80 counter drop", "meta l4proto tcp tcp dport 443 counter drop"}},
-		{"long port list stays a set", false, calc.Rule{Action: calc.RuleDeny, Protocol: 17, DstPorts: []calc.PortRange{{1, 1}, {3, 3}, {5, 5}, {7, 7}, {9, 9}}},
+		{"long port list stays a set", false, calc.Rule{Action: calc.RuleDeny, Protocol: 17, DstPorts: []calc.PortRange{{First: 1, Last: 1}, {First: 3, Last: 3}, {First: 5, Last: 5}, {First: 7, Last: 7}, {First: 9, Last: 9}}},
 			[]string{"meta l4proto udp udp dport { 1, 3, 5, 7, 9 } counter drop"}},
-		{"overlapping ports merge", false, calc.Rule{Action: calc.RuleLog, Protocol: 6, DstPorts: []calc.PortRange{{80, 90}, {85, 100}}},
+		{"overlapping ports merge", false, calc.Rule{Action: calc.RuleLog, Protocol: 6, DstPorts: []calc.PortRange{{First: 80, Last: 90}, {First: 85, Last: 100}}},
 			[]string{`meta l4proto tcp tcp dport 80-100 log prefix "calico-packet: " level info`}},
 		{"nets per family", true, calc.Rule{Action: calc.RulePass, SrcNets: []netip.Prefix{pfx("10.65.0.0/16"), pfx("10.65.1.0/24"), pfx("fd5c::/16")}},
 			[]string{"ip saddr 10.65.0.0/16 counter meta mark set meta mark | 0x00020000 return", "ip6 saddr fd5c::/16 counter meta mark set meta mark | 0x00020000 return"}},
@@ -102,7 +102,7 @@ func TestPolicyRules(t *testing.T) {
 func TestPolicyRulesProblems(t *testing.T) {
 	rc := PolicyRules(testConfig(false), Filter, "c", []calc.Rule{
 		{Action: "teleport"},
-		{Action: calc.RuleAllow, DstPorts: []calc.PortRange{{80, 80}}},
+		{Action: calc.RuleAllow, DstPorts: []calc.PortRange{{First: 80, Last: 80}}},
 		{Action: calc.RuleAllow, Protocol: 6, ICMP: &calc.ICMPMatch{Type: 8}},
 		{Action: calc.RuleAllow},
 	})
