@@ -38,9 +38,9 @@ packages: build
 	rm -rf dist
 	$(GO) run ./packaging/build -config nfpm.yaml -out dist -version $(VERSION)
 
-test-packages: build
-	rm -rf dist
-	$(GO) run ./packaging/build -config nfpm.yaml -out dist -version $(VERSION)
+# Packaging test: a booted Debian 12 (systemd-nspawn) installs and runs the .deb files.
+test-packages: deps packages
+	scripts/test-packages.sh
 
 clean:
 	rm -rf $(BIN) dist
