@@ -166,15 +166,20 @@ func (h *Host) WaitBGPEstablished(ctx context.Context, n int) error {
 
 // StartFelix runs calico-felix and waits until it reports ready.
 func (h *Host) StartFelix(ctx context.Context) error {
+	if err := h.LaunchFelix(); err != nil {
+		return err
+	}
+	return h.WaitFelixReady(ctx, 60*time.Second)
+}
+
+// LaunchFelix starts calico-felix without waiting for it.
+func (h *Host) LaunchFelix() error {
 	if h.Felix == nil {
 		h.Felix = newProc(h.Name+"/felix", h.NS, filepath.Join(h.Logs, "felix.log"), append(h.env(), h.FelixEnv...),
 			h.bin("calico-felix"), "--config", h.path("felix.toml"))
 		h.f.undo.push(func() { h.Felix.Stop() })
 	}
-	if err := h.Felix.Start(); err != nil {
-		return err
-	}
-	return h.WaitFelixReady(ctx, 60*time.Second)
+	return h.Felix.Start()
 }
 
 // FelixReady asks felix's health server whether it is ready.

@@ -263,3 +263,11 @@ func (f *Fabric) Apply(ctx context.Context, yaml string) error {
 	_, err := f.Calicoctl(ctx, yaml, "apply", "-f", "-")
 	return err
 }
+
+// NewProc describes an extra process run in the fabric namespace (log in LogDir/<name>.log),
+// stopped on Close. Start it with Start.
+func (f *Fabric) NewProc(name string, args ...string) *Proc {
+	p := newProc(name, f.NS, filepath.Join(f.LogDir(), name+".log"), nil, args...)
+	f.undo.push(func() { p.Stop() })
+	return p
+}

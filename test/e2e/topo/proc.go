@@ -198,3 +198,9 @@ func procStatus(pid int, field string) (int64, error) {
 	}
 	return 0, fmt.Errorf("no %s in /proc/%d/status", field, pid)
 }
+
+// PeakRss is the peak resident set size (VmHWM) of the running process, in bytes.
+func (p *Proc) PeakRss() int64 {
+	v, _ := procStatus(p.Pid(), "VmHWM")
+	return v
+}

@@ -1,0 +1,74 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/calico-host/calico-host/pkg/api"
+	"github.com/calico-host/calico-host/pkg/datastore"
+	"github.com/calico-host/calico-host/pkg/felix/calc/calcbench"
+	"github.com/calico-host/calico-host/test/e2e/topo"
+)
+
+// encode turns a calcbench value into what Project Calico's tools store.
+func encode(v any) ([]byte, error) {
+	if r, ok := v.(api.Resource); ok {
+		if r.GetObjectMeta().CreationTimestamp == "" {
+			r.GetObjectMeta().CreationTimestamp = "2026-01-01T00:00:00Z"
+		}
+		if k, ok := api.KindOf(r); ok {
+			*r.GetTypeMeta() = api.TypeMeta{Kind: k.Kind, APIVersion: api.APIVersion}
+		}
+		return datastore.EncodeResource(r)
+	}
+	return json.Marshal(v)
+}
+
+// loadBenchData writes calcbench's data set into etcd (100 puts per transaction) and returns
+// the number of keys and the local workloads' interface names.
+func loadBenchData(ctx context.Context, cli *clientv3.Client, shape calcbench.Shape) (int, []string, error) {
+	var ops []clientv3.Op
+	var ifaces []string
+	for _, u := range shape.Updates() {
+		val, err := encode(u.Value)
+		if err != nil {
+			return 0, nil, fmt.Errorf("%s: %w", u.Key, err)
+		}
+		ops = append(ops, clientv3.OpPut(u.Key, string(val)))
+		if w, ok := u.Value.(*api.WorkloadEndpoint); ok && w.Spec.Node == shape.Host {
+			ifaces = append(ifaces, w.Spec.InterfaceName)
+		}
+	}
+	n := len(ops)
+	for len(ops) > 0 {
+		k := min(len(ops), 100)
+		if _, err := cli.Txn(ctx).Then(ops[:k]...).Commit(); err != nil {
+			return 0, nil, err
+		}
+		ops = ops[k:]
+	}
+	return n, ifaces, nil
+}
+
+// plugInterfaces creates a veth pair per local workload interface in the host's namespace (the
+// peer stands for the container side), both ends up, so that felix programs every endpoint.
+func plugInterfaces(ctx context.Context, h *topo.Host, ifaces []string) error {
+	var b strings.Builder
+	for i, name := range ifaces {
+		peer := fmt.Sprintf("wl%d", i)
+		fmt.Fprintf(&b, "link add %s type veth peer name %s\nlink set %s up\nlink set %s up\n", name, peer, peer, name)
+	}
+	_, err := h.NS.ExecInput(ctx, []byte(b.String()), nil, "ip", "-batch", "-")
+	return err
+}
+
+// waitReady polls felix's readiness every 20 ms and returns how long it took from start.
+func waitReady(ctx context.Context, h *topo.Host, start time.Time, timeout time.Duration) (time.Duration, error) {
+	err := topo.Eventually(ctx, timeout, 20*time.Millisecond, func() error { return h.FelixReady(ctx) })
+	return time.Since(start), err
+}
