@@ -27,7 +27,7 @@ type options struct {
 	bin                              string
 	local, remote, policies, netsets int
 	changes, syncers, burst          int
-	skipFelix, skipSyncers, keep     bool
+	skipFelix, keep                  bool
 }
 
 func main() {

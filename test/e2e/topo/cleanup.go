@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"regexp"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 )
@@ -88,7 +88,16 @@ func HandleSignals() {
 	}()
 }
 
-var leftoverName = regexp.MustCompile(`^([a-z]+)(\d+)-`)
+// leftoverPid parses "<tag><pid>-..." and returns pid.
+func leftoverPid(name, tag string) (int, bool) {
+	rest, ok := strings.CutPrefix(name, tag)
+	if !ok {
+		return 0, false
+	}
+	digits, _, ok := strings.Cut(rest, "-")
+	pid, err := strconv.Atoi(digits)
+	return pid, ok && err == nil && pid > 0
+}
 
 // SweepLeftovers deletes the namespaces named "<tag><pid>-..." whose creating process <pid> is
 // gone (killed before it could clean up), with every process still running in them. It returns
@@ -100,12 +109,8 @@ func SweepLeftovers(tag string) []string {
 	}
 	var deleted []string
 	for _, e := range entries {
-		m := leftoverName.FindStringSubmatch(e.Name())
-		if m == nil || m[1] != tag {
-			continue
-		}
-		pid, _ := strconv.Atoi(m[2])
-		if pid == os.Getpid() || processAlive(pid) {
+		pid, ok := leftoverPid(e.Name(), tag)
+		if !ok || pid == os.Getpid() || processAlive(pid) {
 			continue
 		}
 		deleteNetns(e.Name())

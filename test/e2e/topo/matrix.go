@@ -47,8 +47,16 @@ func (r Result) Matches() bool {
 	return !r.OK || !r.WantClient.IsValid() || r.Greeting.Client == r.WantClient
 }
 
-// Run makes one attempt; a denied connection takes the whole timeout.
+// allowedTimeout is the least time a probe expected to succeed gets, so that a loaded machine
+// does not make a slow answer look like a denial.
+const allowedTimeout = 3 * time.Second
+
+// Run makes one attempt; a denied connection takes the whole timeout (at least allowedTimeout
+// when the probe is expected to succeed).
 func (p Probe) Run(ctx context.Context, timeout time.Duration) Result {
+	if p.Want {
+		timeout = max(timeout, allowedTimeout)
+	}
 	start := time.Now()
 	r := Result{Probe: p}
 	switch p.Proto {
