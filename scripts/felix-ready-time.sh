@@ -7,7 +7,7 @@
 # Usage: scripts/felix-ready-time.sh [LOCAL [REMOTE [POLICIES [NETSETS]]]]
 #        (defaults 500 local and 5000 remote workload endpoints, 500 policies, 50 network sets)
 # Environment: BENCH_FELIX uses a prebuilt calico-felix (default: built here); KEEP=1 keeps the
-# temporary directory (felix.log, etcd.log).
+# temporary directory (felix.log, etcd.log); READY_TIMEOUT (seconds, default 600).
 # Output: one line, e.g.
 #   local=500 remote=5000 policies=500 netsets=50 keys=5843 load=3.20s ready=1.84s rss=41.2MiB hwm=55.0MiB
 set -euo pipefail
@@ -77,6 +77,10 @@ load=$(elapsed "$t0" "$(now)")
 # that every local endpoint is programmed and reported up.
 awk '{ printf "link add %s type veth peer name p%s\nlink set p%s up\nlink set %s up\n", $1, substr($1, 5), substr($1, 5), $1 }' \
   "$tmp/ifaces" >"$tmp/links.batch"
+# The host's own interface with its address (calcbench's first node, 198.18.0.1/16): the VXLAN
+# device's parent and the host endpoint's interface.
+printf 'link add eth0 type veth peer name eth0-peer\naddress add 198.18.0.1/16 dev eth0\nlink set eth0-peer up\nlink set eth0 up\n' \
+  >>"$tmp/links.batch"
 in_ns ip -batch "$tmp/links.batch"
 
 # --- felix ------------------------------------------------------------------------------------
@@ -89,9 +93,10 @@ ip netns exec "$ns" env FELIX_FELIXHOSTNAME=$HOST FELIX_HEALTHENABLED=true FELIX
   FELIX_IPV6SUPPORT=false FELIX_LOGSEVERITYSCREEN=Info CALICO_LOG_FORMAT=text \
   "$felix_bin" --config "$tmp/none.toml" >"$tmp/felix.log" 2>&1 &
 felix_pid=$!
+deadline=$(( $(date +%s) + ${READY_TIMEOUT:-600} ))
 until ready; do
-  if ! kill -0 "$felix_pid" 2>/dev/null; then
-    echo "felix-ready-time: calico-felix exited before it was ready:" >&2
+  if ! kill -0 "$felix_pid" 2>/dev/null || [ "$(date +%s)" -gt "$deadline" ]; then
+    echo "felix-ready-time: calico-felix exited or was not ready within ${READY_TIMEOUT:-600}s:" >&2
     tail -20 "$tmp/felix.log" >&2
     exit 1
   fi
