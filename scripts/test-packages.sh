@@ -77,7 +77,7 @@ boot() {
   cp -a "$BASE" "$WORK/root"
   mkdir -p "$WORK/root/debs"
   cp "$DIST"/*.deb "$WORK/root/debs/"
-  systemd-nspawn --boot --private-network --register=no --machine="$MACHINE" \
+  systemd-nspawn --boot --private-network --register=no --keep-unit --machine="$MACHINE" \
     --directory="$WORK/root" >"$WORK/console.log" 2>&1 </dev/null &
   NSPAWN=$!
   wait_for 30 "container init" pgrep -P "$NSPAWN" -x systemd
@@ -108,7 +108,7 @@ install_and_start() {
   in_ct mkdir -p /etc/systemd/system/calico-felix.service.d
   printf '[Service]\nWatchdogSec=6s\nRestartSec=1s\n' | in_ct tee /etc/systemd/system/calico-felix.service.d/10-test.conf >/dev/null
   in_ct systemctl daemon-reload
-  in_ct systemctl enable --now calico-startup.service calico-confd.service calico-felix.service
+  in_ct systemctl enable --now calico-startup.service calico-confd.service calico-felix.service || true
   for u in calico-startup calico-confd calico-bird calico-felix; do
     if wait_for 90 "$u active (running)" unit_running "$u.service"; then
       pass "$u.service is active (running)"
@@ -169,9 +169,9 @@ check_remove_purge() {
 check_lintian() {
   log "lintian on the .deb files"
   local out
-  out=$(lintian --no-tag-display-limit "$DIST"/*.deb 2>&1 || true)
+  out=$(lintian --tag-display-limit 0 "$DIST"/*.deb 2>&1 || true)
   echo "$out" | grep -E '^(E|W):' | sort | uniq -c | sort -rn | head -30 || true
-  check "lintian reports no errors" sh -c "! grep -q '^E:' <<<\"\$0\"" "$out"
+  if grep -q '^E:' <<<"$out"; then fail "lintian reports no errors"; else pass "lintian reports no errors"; fi
 }
 
 check_rpms() {
