@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/rs/zerolog"
 
@@ -13,20 +14,23 @@ import (
 	"github.com/calico-host/calico-host/pkg/felix/dataplane/vxlan"
 )
 
-// newDataplane builds the kernel dataplane: nftables, routes, interfaces (monitor, sysctls,
-// neighbours) and the VXLAN devices, all in cfg.NetNS ("" = felix's own namespace).
-func newDataplane(cfg dataplane.Config, log zerolog.Logger) (felix.Dataplane, error) {
-	k, err := openKernel(cfg, log)
-	if err != nil {
-		return nil, err
+// newDataplane returns the builder of the kernel dataplane: nftables, routes, interfaces
+// (monitor, sysctls, neighbours) and the VXLAN devices, all in cfg.NetNS ("" = felix's own
+// namespace). The dataplane loop reports progress at least every idleBeat.
+func newDataplane(idleBeat time.Duration) felix.NewDataplane {
+	return func(cfg dataplane.Config, log zerolog.Logger) (felix.Dataplane, error) {
+		k, err := openKernel(cfg, log)
+		if err != nil {
+			return nil, err
+		}
+		dp, err := dataplane.New(cfg, log, dataplane.WithRoutes(k.routes), dataplane.WithInterfaces(k),
+			dataplane.WithVXLAN(k.vxlan), dataplane.WithTiming(dataplane.Timing{IdleBeat: idleBeat}))
+		if err != nil {
+			k.close()
+			return nil, err
+		}
+		return dp, nil
 	}
-	dp, err := dataplane.New(cfg, log,
-		dataplane.WithRoutes(k.routes), dataplane.WithInterfaces(k), dataplane.WithVXLAN(k.vxlan))
-	if err != nil {
-		k.close()
-		return nil, err
-	}
-	return dp, nil
 }
 
 // kernel holds the netlink-backed pieces. It is the dataplane's Interfaces, passing every

@@ -10,7 +10,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/calico-host/calico-host/pkg/api"
 	"github.com/calico-host/calico-host/pkg/felix/dataplane"
 )
 
@@ -121,8 +120,8 @@ func TestEveryParamHasATypedField(t *testing.T) {
 		if f.Type != want[p.Kind] {
 			t.Errorf("field %s is %v, kind %v wants %v", p.Name, f.Type, p.Kind, want[p.Kind])
 		}
-		if seen[lower(p.Name)] || IsCompat(p.Name) {
-			t.Errorf("parameter %s listed twice or also as compat", p.Name)
+		if seen[lower(p.Name)] {
+			t.Errorf("parameter %s listed twice", p.Name)
 		}
 		seen[lower(p.Name)] = true
 		if p.Default != "" {
@@ -200,21 +199,28 @@ func TestChangedSplitsRestartAndLive(t *testing.T) {
 	}
 }
 
-// TestEveryFelixConfigurationFieldIsKnown: every field of the v3 FelixConfiguration spec (as calc
-// names it) is a parameter or an accepted compatibility name, so none is reported as unknown.
-func TestEveryFelixConfigurationFieldIsKnown(t *testing.T) {
-	renames := map[string]string{"reportingInterval": "ReportingIntervalSecs", "reportingTTL": "ReportingTTLSecs",
-		"endpointReportingDelay": "EndpointReportingDelaySecs", "ipipEnabled": "IpInIpEnabled", "ipipMTU": "IpInIpMtu",
-		"externalNodesList": "ExternalNodesCIDRList"}
-	st := reflect.TypeFor[api.FelixConfigurationSpec]()
-	for i := 0; i < st.NumField(); i++ {
-		tag, _, _ := strings.Cut(st.Field(i).Tag.Get("json"), ",")
-		name, ok := renames[tag]
-		if !ok {
-			name = strings.ToUpper(tag[:1]) + tag[1:]
+// TestDatastoreNamesMatchParams: every parameter that can be set in etcd is the name calc gives
+// a FelixConfiguration field (a mismatch would silently ignore that field), and no field name is
+// reported as unknown.
+func TestDatastoreNamesMatchParams(t *testing.T) {
+	fields := map[string]bool{}
+	raw := map[string]string{}
+	for _, n := range datastoreNames() {
+		fields[lower(n)] = true
+		raw[n] = ""
+	}
+	for _, p := range Params {
+		if !p.LocalOnly && !fields[lower(p.Name)] {
+			t.Errorf("parameter %s is not the name of any FelixConfiguration field", p.Name)
 		}
-		if _, known := Lookup(name); !known && !IsCompat(name) {
-			t.Errorf("FelixConfiguration field %s (parameter %s) is neither a parameter nor a compatibility name", tag, name)
+	}
+	for n := range raw {
+		raw[n] = "x"
+	}
+	_, problems := Resolve(Layer{Source: SourceDatastore, Origin: "FelixConfiguration", Values: raw})
+	for _, p := range problems {
+		if strings.Contains(p.Err.Error(), "unknown") {
+			t.Errorf("FelixConfiguration field reported unknown: %v", p)
 		}
 	}
 	c, problems := Resolve(ds("MetadataAddr", "None", "Ipv6Support", "false"))

@@ -167,18 +167,10 @@ var Params = []Param{
 		Doc: "MTU of vxlan.calico; 0 = host MTU - 50."},
 }
 
-// compatParams are Project Calico parameters calico-host accepts and ignores (they appear in
-// existing FelixConfigurations and felix.cfg files).
-var compatParams = []string{
-	"ChainInsertMode", "DataplaneDriver", "EndpointStatusPathPrefix", "IptablesRefreshInterval",
-	"IpsetsRefreshInterval", "IPForwarding", "LogFilePath", "LogSeverityFile", "LogSeveritySys",
-	"NftablesFilterAllowAction", "NftablesMangleAllowAction", "NftablesFlowTableOffload", "MTUIfacePattern",
-	"UseInternalDataplaneDriver", "HealthTimeoutOverrides", "RouteSource", "ServiceLoopPrevention",
-	"DeviceRouteProtocol", "DeviceRouteSourceAddress", "DeviceRouteSourceAddressIPv6", "RemoveExternalRoutes",
-	"FloatingIPs", "BPFEnabled", "WireguardEnabled", "WireguardEnabledV6", "IpInIpEnabled", "IpInIpMtu",
-	"VXLANMTUV6", "NATOutgoingExclusions", "ExternalNodesCIDRList", "VXLANTunnelMACAddr", "IPv4VXLANTunnelAddr",
-	"BPFLogLevel", "BPFConnectTimeLoadBalancing", "BPFHostNetworkedNATWithoutCTLB",
-}
+// compatParams are Project Calico parameters calico-host accepts and ignores that are not
+// FelixConfiguration fields (they appear in felix.cfg files and environments). Every
+// FelixConfiguration field is accepted too (see datastoreNames).
+var compatParams = []string{"IPv4VXLANTunnelAddr", "VXLANTunnelMACAddr", "IpInIpTunnelAddr", "LogFilePath", "LogSeverityFile", "LogSeveritySys"}
 
 // byName indexes Params by lower-case name.
 var byName = func() map[string]*Param {
@@ -191,7 +183,7 @@ var byName = func() map[string]*Param {
 
 var compatByName = func() map[string]bool {
 	m := map[string]bool{}
-	for _, n := range compatParams {
+	for _, n := range append(compatParams, datastoreNames()...) {
 		m[lower(n)] = true
 	}
 	return m
@@ -203,5 +195,6 @@ func Lookup(name string) (*Param, bool) {
 	return p, ok
 }
 
-// IsCompat reports whether name is a Project Calico parameter that calico-host accepts and ignores.
+// IsCompat reports whether name is a Project Calico parameter that calico-host accepts (and
+// ignores unless it is also in Params).
 func IsCompat(name string) bool { return compatByName[lower(name)] }
