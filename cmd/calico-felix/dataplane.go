@@ -72,7 +72,28 @@ func openKernel(cfg dataplane.Config, log zerolog.Logger) (*kernel, error) {
 	k.routes = routes.NewSyncer(rh, cfg.RouteProtocol, log.With().Str("piece", "routes").Logger())
 	hostMTU := func(ctx context.Context) (int, error) { return ifaces.HostMTU(ctx, ih, nil) }
 	k.vxlan = vxlan.NewDevices(vh, log.With().Str("piece", "vxlan").Logger(), hostMTU, cfg.RouteRefreshInterval)
+	writeWorkloadMTU(cfg, hostMTU, log)
 	return k, nil
+}
+
+// writeWorkloadMTU records the MTU workloads should use (the host's, less the VXLAN overhead when
+// VXLAN is on) in cfg.MTUFile, where the CNI plugin reads it when its network config sets no mtu.
+func writeWorkloadMTU(cfg dataplane.Config, hostMTU func(context.Context) (int, error), log zerolog.Logger) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	mtu, err := hostMTU(ctx)
+	if err != nil {
+		log.Warn().Err(err).Int("mtu", mtu).Msg("Could not read the host MTU; using the fallback")
+	}
+	if cfg.VXLANEnabled {
+		mtu = vxlan.DeviceMTU(mtu, cfg.VXLANMTU, false)
+	}
+	path := cfg.WithDefaults().MTUFile
+	if err := vxlan.WriteMTUFile(path, mtu); err != nil {
+		log.Warn().Err(err).Str("file", path).Msg("Could not write the workload MTU file")
+		return
+	}
+	log.Info().Int("mtu", mtu).Str("file", path).Msg("Wrote the workload MTU")
 }
 
 // Run implements dataplane.Interfaces, telling the route and VXLAN pieces about each change.
