@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"net/netip"
 	"testing"
 	"time"
@@ -31,7 +32,27 @@ func TestCrossHost(t *testing.T) {
 			probes = append(probes, v6(tcp(p.from, p.to, 80, true), p.to), v6(icmp(p.from, p.to, true), p.to))
 		}
 		s.expect(30*time.Second, probes...)
+		s.checkNotified()
 	})
+}
+
+// checkNotified asserts every daemon told systemd it is ready and has a status line.
+func (s *system) checkNotified() {
+	s.t.Helper()
+	for _, h := range s.Hosts {
+		for _, p := range []*topo.Proc{h.Startup, h.Confd, h.Felix} {
+			if p == nil {
+				continue
+			}
+			s.eventually(20*time.Second, p.Name+" READY=1", func() error {
+				if !p.Notify.Ready() || p.Notify.Status() == "" {
+					return fmt.Errorf("ready %v, status %q", p.Notify.Ready(), p.Notify.Status())
+				}
+				return nil
+			})
+			s.t.Logf("%s: STATUS=%s", p.Name, p.Notify.Status())
+		}
+	}
 }
 
 // v6 turns a probe to a workload into one to its IPv6 address.

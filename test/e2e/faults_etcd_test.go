@@ -3,6 +3,7 @@ package e2e
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -81,18 +82,25 @@ func TestEtcdOutage(t *testing.T) {
 
 	s.Etcd.Members[0].Kill()
 	down := time.Now()
-	notReady := map[string]time.Duration{} // when each host's felix first said it is not ready
+	// When each agent first said it is not ready: felix on its readiness endpoint, confd in its
+	// systemd STATUS.
+	notReady := map[string]time.Duration{}
 	s.keepChecking(27*time.Second, []*topo.Conn{conn}, func() {
 		for _, h := range s.Hosts {
-			if _, seen := notReady[h.Name]; !seen && h.FelixReady(s.ctx) != nil {
-				notReady[h.Name] = time.Since(down).Round(time.Second)
+			if _, seen := notReady[h.Felix.Name]; !seen && h.FelixReady(s.ctx) != nil {
+				notReady[h.Felix.Name] = time.Since(down).Round(time.Second)
+			}
+			if _, seen := notReady[h.Confd.Name]; !seen && strings.Contains(strings.ToLower(h.Confd.Notify.Status()), "datastore") {
+				notReady[h.Confd.Name] = time.Since(down).Round(time.Second)
 			}
 		}
 	}, w.enforced()...)
-	t.Logf("felix not ready after: %v (etcd down for 30 s)", notReady)
+	t.Logf("agents not ready after: %v (etcd down for 30 s)", notReady)
 	for _, h := range s.Hosts {
-		if _, seen := notReady[h.Name]; !seen {
-			t.Errorf("%s: felix still reported ready after 30 s without etcd", h.Name)
+		for _, p := range []*topo.Proc{h.Felix, h.Confd} {
+			if _, seen := notReady[p.Name]; !seen {
+				t.Errorf("%s still reported ready after 30 s without etcd (STATUS=%s)", p.Name, p.Notify.Status())
+			}
 		}
 	}
 	if err := s.Host(1).WaitBGPEstablished(s.ctx, 1); err != nil {

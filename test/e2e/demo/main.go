@@ -95,6 +95,7 @@ func (d *demo) run(ctx context.Context) error {
 	if err := d.connectivity(ctx, "with the policy", true); err != nil {
 		return err
 	}
+	d.printDaemons()
 	d.printLogs()
 	if d.keep {
 		d.step("Running; press Ctrl-C to clean up. Try: ip netns exec %s birdc -s %s show protocols", d.f.Host(1).NS.Name, d.f.Host(1).BirdSocket())

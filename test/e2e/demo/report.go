@@ -153,6 +153,21 @@ func (d *demo) printWorkloads() {
 	tw.Flush()
 }
 
+// printDaemons shows what each daemon last told systemd (READY=1 and STATUS=).
+func (d *demo) printDaemons() {
+	fmt.Fprintln(d.out, "\nDaemons (their sd_notify READY and STATUS, as systemctl status would show):")
+	tw := tabwriter.NewWriter(d.out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  DAEMON\tREADY\tSTATUS\t")
+	for _, h := range d.f.Hosts {
+		for _, p := range []*topo.Proc{h.Startup, h.Confd, h.Felix} {
+			if p != nil && p.Notify != nil {
+				fmt.Fprintf(tw, "  %s\t%v\t%s\t\n", p.Name, p.Notify.Ready(), p.Notify.Status())
+			}
+		}
+	}
+	tw.Flush()
+}
+
 func (d *demo) printBGP(ctx context.Context) {
 	fmt.Fprintln(d.out, "\nBGP sessions (BIRD, configured by calico-confd; node-to-node mesh):")
 	tw := tabwriter.NewWriter(d.out, 0, 0, 2, ' ', 0)

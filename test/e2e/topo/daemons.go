@@ -89,18 +89,35 @@ func (h *Host) StartStartup(ctx context.Context) error {
 	if err := once.WaitExit(ctx); err != nil {
 		return fmt.Errorf("%s: calico-startup --run-once: %w\n%s", h.Name, err, once.LogTail(2000))
 	}
-	h.Startup = newProc(h.Name+"/startup", h.NS, filepath.Join(h.Logs, "startup.log"), h.env(), args...)
-	h.f.undo.push(func() { h.Startup.Stop() })
+	var err error
+	if h.Startup, err = h.daemon("startup", args...); err != nil {
+		return err
+	}
 	return h.Startup.Start()
+}
+
+// daemon describes one of the host's daemons: its log is <logs>/<name>.log, its systemd
+// notifications go to a socket of the harness; it is stopped on Close.
+func (h *Host) daemon(name string, args ...string) (*Proc, error) {
+	n, err := listenNotify(h.path(name + ".notify"))
+	if err != nil {
+		return nil, err
+	}
+	p := newProc(h.Name+"/"+name, h.NS, filepath.Join(h.Logs, name+".log"), h.env(), args...)
+	p.Notify = n
+	h.f.undo.push(func() { p.Stop(); n.Close() })
+	return p, nil
 }
 
 func (h *Host) bin(name string) string { return filepath.Join(h.f.Opts.Bin, name) }
 
 // StartBGP runs calico-confd, waits for its first render and starts BIRD on it.
 func (h *Host) StartBGP(ctx context.Context) error {
-	h.Confd = newProc(h.Name+"/confd", h.NS, filepath.Join(h.Logs, "confd.log"), h.env(),
-		h.bin("calico-confd"), "--config", h.path("confd.toml"), "--datastore-config", h.path("datastore.toml"))
-	h.f.undo.push(func() { h.Confd.Stop() })
+	var err error
+	h.Confd, err = h.daemon("confd", h.bin("calico-confd"), "--config", h.path("confd.toml"), "--datastore-config", h.path("datastore.toml"))
+	if err != nil {
+		return err
+	}
 	if err := h.Confd.Start(); err != nil {
 		return err
 	}
@@ -175,9 +192,11 @@ func (h *Host) StartFelix(ctx context.Context) error {
 // LaunchFelix starts calico-felix without waiting for it.
 func (h *Host) LaunchFelix() error {
 	if h.Felix == nil {
-		h.Felix = newProc(h.Name+"/felix", h.NS, filepath.Join(h.Logs, "felix.log"), append(h.env(), h.FelixEnv...),
-			h.bin("calico-felix"), "--config", h.path("felix.toml"))
-		h.f.undo.push(func() { h.Felix.Stop() })
+		var err error
+		if h.Felix, err = h.daemon("felix", h.bin("calico-felix"), "--config", h.path("felix.toml")); err != nil {
+			return err
+		}
+		h.Felix.env = append(h.Felix.env, h.FelixEnv...)
 	}
 	return h.Felix.Start()
 }

@@ -17,9 +17,11 @@ import (
 type Proc struct {
 	Name    string // e.g. "host-1/felix"
 	LogPath string
-	ns      *Netns
-	args    []string
-	env     []string
+	// Notify records what the daemon tells systemd (nil: NOTIFY_SOCKET is unset).
+	Notify *Notify
+	ns     *Netns
+	args   []string
+	env    []string
 
 	mu   sync.Mutex
 	cmd  *exec.Cmd
@@ -50,6 +52,10 @@ func (p *Proc) Start() error {
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), p.env...)
+	if p.Notify != nil {
+		p.Notify.reset()
+		cmd.Env = append(cmd.Env, "NOTIFY_SOCKET="+p.Notify.Path)
+	}
 	cmd.Stdout, cmd.Stderr = logf, logf
 	// Die with us, even on a crash: nothing outlives the test or the demo.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
