@@ -139,5 +139,12 @@ func (s *system) checkNoLeaks() {
 		if err := h.FelixReady(s.ctx); err != nil {
 			s.t.Error(err)
 		}
+		s.eventually(30*time.Second, h.Name+": felix programs no endpoint", func() error {
+			n, err := h.Metric(s.ctx, "felix_dataplane_endpoints")
+			if err == nil && n != 0 {
+				err = fmt.Errorf("felix_dataplane_endpoints = %v", n)
+			}
+			return err
+		})
 	}
 }
