@@ -169,8 +169,9 @@ func endpointChange(ctx context.Context, ds *datastore.Client, shape calcbench.S
 	return change{kind: "endpoint", key: key, token: ip.String(), value: val}, err
 }
 
-// latencies applies each change and measures until the kernel shows it.
-func latencies(ctx context.Context, ds *datastore.Client, m *monitor, cs []change) (map[string][]time.Duration, int, error) {
+// latencies applies each change and measures until the kernel shows it (giving up after
+// timeout).
+func latencies(ctx context.Context, ds *datastore.Client, m *monitor, cs []change, timeout time.Duration) (map[string][]time.Duration, int, error) {
 	out := map[string][]time.Duration{}
 	missed := 0
 	for _, c := range cs {
@@ -183,7 +184,7 @@ func latencies(ctx context.Context, ds *datastore.Client, m *monitor, cs []chang
 		case t := <-seen:
 			d := t.Sub(start)
 			out[c.kind], out["all"] = append(out[c.kind], d), append(out["all"], d)
-		case <-time.After(5 * time.Second):
+		case <-time.After(timeout):
 			missed++
 			fmt.Fprintf(os.Stderr, "scale: %s change of %s never showed %s in the kernel\n", c.kind, c.key, c.token)
 		case <-ctx.Done():

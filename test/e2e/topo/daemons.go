@@ -137,6 +137,17 @@ func (h *Host) StartBGP(ctx context.Context) error {
 	return h.Bird.Start()
 }
 
+// privateVarLib wraps a command so that it sees the host's own directory as /var/lib/calico
+// (felix writes the workload MTU there): a tmpfs over /var/lib with a bind mount, in the mount
+// namespace "ip netns exec" gives each process (its mounts never reach the machine's).
+func (h *Host) privateVarLib(args ...string) []string {
+	dir := h.path("var-lib-calico")
+	os.MkdirAll(dir, 0o755)
+	script := `mount -t tmpfs -o size=1m,mode=755 calico-e2e /var/lib && mkdir /var/lib/calico && ` +
+		`mount --bind "$0" /var/lib/calico && exec "$@"`
+	return append([]string{"sh", "-c", script, dir}, args...)
+}
+
 // BGPSessions returns the host's BGP protocols: name -> "<state> <info>" (e.g. "up
 // Established").
 func (h *Host) BGPSessions(ctx context.Context) (map[string]birdctl.Protocol, error) {
@@ -193,7 +204,7 @@ func (h *Host) StartFelix(ctx context.Context) error {
 func (h *Host) LaunchFelix() error {
 	if h.Felix == nil {
 		var err error
-		if h.Felix, err = h.daemon("felix", h.bin("calico-felix"), "--config", h.path("felix.toml")); err != nil {
+		if h.Felix, err = h.daemon("felix", h.privateVarLib(h.bin("calico-felix"), "--config", h.path("felix.toml"))...); err != nil {
 			return err
 		}
 		h.Felix.env = append(h.Felix.env, h.FelixEnv...)
