@@ -24,6 +24,11 @@ type Applier struct {
 	log      zerolog.Logger
 	mirror   *mirror // nil until the first successful sync
 	needFull atomic.Bool
+	// last is the ruleset of the last successful sync and lastEpoch its
+	// journal's epoch then: when the same tracked ruleset comes again, only
+	// the objects in its journal are planned.
+	last      *Ruleset
+	lastEpoch uint64
 }
 
 // Stats describes one Apply.
@@ -89,7 +94,7 @@ func (a *Applier) sync(ctx context.Context, desired *Ruleset, full bool) (Stats,
 		return Stats{FullSync: full}, false, err
 	}
 	start := time.Now()
-	tx, next, st, err := plan(cur, desired)
+	tx, edits, st, err := plan(cur, desired, a.scope(desired, full))
 	st.FullSync, st.ReadTime, st.PlanTime = full, readTime, time.Since(start)
 	if err != nil {
 		if full {
@@ -110,8 +115,21 @@ func (a *Applier) sync(ctx context.Context, desired *Ruleset, full bool) (Stats,
 			return st, true, fmt.Errorf("committing nftables transaction of %d operations: %w", tx.Len(), err)
 		}
 	}
-	a.mirror = next
+	edits.apply(cur)
+	cur.table, cur.read = true, false
+	a.mirror = cur
+	a.last, a.lastEpoch = desired, desired.resetJournal()
 	return st, false, nil
+}
+
+// scope returns the journal of changes to plan, or nil to compare every
+// object: on a full sync, for a ruleset other than the last one applied,
+// and for an untracked ruleset.
+func (a *Applier) scope(desired *Ruleset, full bool) *changes {
+	if full || desired != a.last {
+		return nil
+	}
+	return desired.journal(a.lastEpoch)
 }
 
 // current returns the state to diff against: the mirror, or for a full sync

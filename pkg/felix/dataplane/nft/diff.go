@@ -1,7 +1,6 @@
 package nft
 
 import (
-	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -27,33 +26,41 @@ const (
 )
 
 // planner diffs a desired ruleset against a mirror and produces the
-// transaction and the mirror that will be true once it commits.
+// transaction and the edits that make the mirror true once it commits.
+// It looks at every object (scope nil: a full comparison), or only at the
+// objects a tracked ruleset reports as changed.
 type planner struct {
 	desired *Ruleset
 	cur     *mirror
-	next    *mirror
+	scope   *changes
+	edits   edits
 	stats   Stats
 	phases  [numPhases][]Op
+	chains  []string        // chain names to look at
+	sets    []string        // set and map names to look at
+	kept    []string        // chains looked at and left as they are
 	rewrite map[string]bool // chains whose rules are written
 	flushed map[string]bool // existing chains flushed before being rewritten
 	changed map[ref]bool    // objects deleted or replaced: their users must be checked
 }
 
-// plan computes the transaction that turns cur into desired.
-func plan(cur *mirror, desired *Ruleset) (*Transaction, *mirror, Stats, error) {
-	if err := desired.validateObjects(); err != nil {
-		return nil, nil, Stats{}, err
-	}
+// plan computes the transaction that turns cur into desired, looking only
+// at the objects named in scope when it is not nil. cur is not changed; the
+// returned edits make it true once the transaction commits.
+func plan(cur *mirror, desired *Ruleset, scope *changes) (*Transaction, edits, Stats, error) {
 	p := &planner{
-		desired: desired, cur: cur, next: newMirrorSized(desired),
+		desired: desired, cur: cur, scope: scope,
 		rewrite: map[string]bool{}, flushed: map[string]bool{}, changed: map[ref]bool{},
+	}
+	p.chains, p.sets = p.names()
+	if err := desired.validateNamed(p.chains, p.sets); err != nil {
+		return nil, nil, Stats{}, err
 	}
 	if !cur.table {
 		p.emit(phTable, Op{Kind: OpAddTable})
 	}
-	p.next.table = true
 	p.removeStale()
-	for _, step := range []func() error{p.planChains, p.planSets, p.planMaps, p.checkUsers, p.writeRules} {
+	for _, step := range []func() error{p.planChains, p.planSets, p.checkMaps, p.checkUsers, p.writeRules} {
 		if err := step(); err != nil {
 			return nil, nil, Stats{}, err
 		}
@@ -63,10 +70,25 @@ func plan(cur *mirror, desired *Ruleset) (*Transaction, *mirror, Stats, error) {
 		tx.Ops = appendSorted(tx.Ops, ops)
 	}
 	p.stats.Ops = len(tx.Ops)
-	return tx, p.next, p.stats, nil
+	return tx, p.edits, p.stats, nil
 }
 
 func (p *planner) emit(phase int, ops ...Op) { p.phases[phase] = append(p.phases[phase], ops...) }
+
+func (p *planner) edit(f func(*mirror)) { p.edits = append(p.edits, f) }
+
+// names lists the chains and the sets and maps to look at: those in scope,
+// or every one desired or present.
+func (p *planner) names() (chains, sets []string) {
+	if p.scope != nil {
+		return slices.Collect(maps.Keys(p.scope.chains)), slices.Collect(maps.Keys(p.scope.sets))
+	}
+	chains = unionKeys(p.desired.Chains, p.cur.chains)
+	sets = unionKeys(p.desired.Sets, p.desired.Maps)
+	sets = append(sets, unionKeys(p.cur.sets, p.cur.maps)...)
+	slices.Sort(sets)
+	return chains, slices.Compact(sets)
+}
 
 // appendSorted appends ops sorted by object name. Objects were visited in
 // map order; the sort makes the transaction deterministic, and it is stable
@@ -84,28 +106,32 @@ func appendSorted(dst, ops []Op) []Op {
 }
 
 // removeStale deletes objects that are no longer wanted. A set that becomes
-// a map (or the reverse) is replaced by planSets/planMaps instead.
+// a map (or the reverse) is replaced by planSet/planMap instead.
 func (p *planner) removeStale() {
-	for name := range p.cur.chains {
-		if _, ok := p.desired.Chains[name]; !ok {
+	for _, name := range p.chains {
+		if _, ok := p.desired.Chains[name]; !ok && p.cur.chains[name] != nil {
 			p.flush(name)
 			p.emit(phDelChains, Op{Kind: OpDeleteChain, Name: name})
 			p.changed[ref{kind: refChain, name: name}] = true
+			p.edit(func(m *mirror) { m.deleteChain(name) })
 			p.stats.ChainsDeleted++
 		}
 	}
-	for name := range p.cur.sets {
-		if _, ok := p.desired.Sets[name]; !ok && p.desired.Maps[name] == nil {
+	for _, name := range p.sets {
+		if p.desired.Sets[name] != nil || p.desired.Maps[name] != nil {
+			continue
+		}
+		if p.cur.sets[name] != nil {
 			p.emit(phDelSets, Op{Kind: OpDeleteSet, Name: name})
-			p.changed[ref{kind: refSet, name: name}] = true
 			p.stats.SetsDeleted++
 		}
-	}
-	for name := range p.cur.maps {
-		if _, ok := p.desired.Maps[name]; !ok && p.desired.Sets[name] == nil {
+		if p.cur.maps[name] != nil {
 			p.emit(phDelMaps, Op{Kind: OpDeleteMap, Name: name})
-			p.changed[ref{kind: refSet, name: name}] = true
 			p.stats.MapsDeleted++
+		}
+		if p.cur.sets[name] != nil || p.cur.maps[name] != nil {
+			p.changed[ref{kind: refSet, name: name}] = true
+			p.edit(func(m *mirror) { delete(m.sets, name); delete(m.maps, name) })
 		}
 	}
 }
@@ -129,109 +155,39 @@ func (p *planner) deleteOld(name string) {
 	p.changed[ref{kind: refSet, name: name}] = true
 }
 
+// planSets plans every set and map looked at.
 func (p *planner) planSets() error {
-	for name, s := range p.desired.Sets {
-		t, _ := parseSetType(s.Type) // validated
-		st := p.cur.sets[name]
+	for _, name := range p.sets {
 		var err error
-		switch {
-		case st == nil && p.cur.maps[name] == nil:
-			err = p.addSet(phAddSets, phAddSets, t, s)
-		case st == nil || st.typ == nil || st.typ.name != t.name || st.interval != s.Interval:
-			p.deleteOld(name)
-			err = p.addSet(phRecreate, phRecreateElems, t, s)
-		default:
-			err = p.updateSet(st, t, s)
-		}
-		if err != nil {
-			return fmt.Errorf("set %q: %w", name, err)
-		}
-	}
-	return nil
-}
-
-func (p *planner) addSet(phase, elemPhase int, t *setType, s *Set) error {
-	elems, parsed, err := normalizeCached(t, s.Interval, s.Elements, nil)
-	if err != nil {
-		return err
-	}
-	p.emit(phase, Op{Kind: OpAddSet, Name: s.Name, Type: t.name, Interval: s.Interval})
-	if len(elems) > 0 {
-		p.emit(elemPhase, Op{Kind: OpAddElements, Name: s.Name, Interval: s.Interval, Elements: elems})
-	}
-	p.next.sets[s.Name] = &setState{typ: t, interval: s.Interval, raw: slices.Clone(s.Elements), elems: elementMap(elems), parsed: parsed}
-	p.stats.SetsAdded++
-	p.stats.ElementsAdded += len(elems)
-	return nil
-}
-
-func elementMap(elems []element) map[string]element {
-	m := make(map[string]element, len(elems))
-	for _, e := range elems {
-		m[e.text] = e
-	}
-	return m
-}
-
-// updateSet emits the element delta of a set that keeps its type.
-func (p *planner) updateSet(st *setState, t *setType, s *Set) error {
-	if st.raw != nil && slices.Equal(st.raw, s.Elements) {
-		p.next.sets[s.Name] = st
-		return nil
-	}
-	elems, parsed, err := normalizeCached(t, s.Interval, s.Elements, st.parsed)
-	if err != nil {
-		return err
-	}
-	want := elementMap(elems)
-	del := missingFrom(st.elems, want)
-	add := missingFrom(want, st.elems)
-	if len(del) > 0 {
-		p.emit(phElems, Op{Kind: OpDeleteElements, Name: s.Name, Interval: s.Interval, Elements: del})
-	}
-	if len(add) > 0 {
-		p.emit(phElems, Op{Kind: OpAddElements, Name: s.Name, Interval: s.Interval, Elements: add})
-	}
-	p.stats.ElementsAdded += len(add)
-	p.stats.ElementsRemoved += len(del)
-	p.next.sets[s.Name] = &setState{typ: t, interval: s.Interval, raw: slices.Clone(s.Elements), elems: want, parsed: parsed}
-	return nil
-}
-
-// missingFrom lists the elements of a that b lacks, sorted by text.
-func missingFrom(a, b map[string]element) []element {
-	var out []element
-	for k, e := range a {
-		if _, ok := b[k]; !ok {
-			out = append(out, e)
-		}
-	}
-	slices.SortFunc(out, func(x, y element) int { return strings.Compare(x.text, y.text) })
-	return out
-}
-
-func (p *planner) planMaps() error {
-	chainsChanged := p.chainsChanged()
-	for name, m := range p.desired.Maps {
-		t, _ := parseSetType(m.KeyType) // validated
-		st := p.cur.maps[name]
-		var err error
-		switch {
-		case st != nil && st.raw != nil && maps.Equal(st.raw, m.Elements):
-			p.next.maps[name] = st
-			if chainsChanged {
-				err = p.desired.validateMapElements(m)
-			}
-		case st == nil && p.cur.sets[name] == nil:
-			err = p.addMap(phAddSets, phElems, t, m)
-		case st == nil || st.typ == nil || st.typ.name != t.name:
-			p.deleteOld(name)
-			err = p.addMap(phRecreate, phRecreateElems, t, m)
-		default:
-			err = p.updateMap(st, t, m)
+		if s := p.desired.Sets[name]; s != nil {
+			err = p.planSet(name, s)
+		} else if m := p.desired.Maps[name]; m != nil {
+			err = p.planMap(name, m)
 		}
 		if err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// checkMaps: when chains are deleted or replaced, a map that was not looked
+// at may still send packets to one of them, which is an error in the
+// desired ruleset. Maps are few; each knows the chains it targets.
+func (p *planner) checkMaps() error {
+	if p.scope == nil || !p.chainsChanged() {
+		return nil
+	}
+	for name, st := range p.cur.maps {
+		if _, seen := p.scope.sets[name]; seen || p.desired.Maps[name] == nil {
+			continue
+		}
+		for rf := range p.changed {
+			if rf.kind == refChain && st.targets[rf.name] > 0 {
+				if err := p.desired.validateMapElements(p.desired.Maps[name]); err != nil {
+					return err
+				}
+			}
 		}
 	}
 	return nil
@@ -248,62 +204,16 @@ func (p *planner) chainsChanged() bool {
 	return false
 }
 
-// addMap creates a map; its elements may jump to new chains, so they go
-// in a phase after the chains are added.
-func (p *planner) addMap(phase, elemPhase int, t *setType, m *Map) error {
-	if err := p.desired.validateMapElements(m); err != nil {
-		return err
+// unionKeys lists the keys of a and those of b that a lacks.
+func unionKeys[A, B any](a map[string]A, b map[string]B) []string {
+	out := make([]string, 0, len(a)+len(b))
+	for k := range a {
+		out = append(out, k)
 	}
-	elems, parsed, err := normalizeMap(m, nil)
-	if err != nil {
-		return err
-	}
-	p.emit(phase, Op{Kind: OpAddMap, Name: m.Name, Type: t.name})
-	if len(elems) > 0 {
-		p.emit(elemPhase, Op{Kind: OpAddMapElements, Name: m.Name, MapElems: sortedMapElems(elems)})
-	}
-	p.next.maps[m.Name] = &mapState{typ: t, raw: maps.Clone(m.Elements), elems: elems, parsed: parsed}
-	p.stats.MapsAdded++
-	p.stats.ElementsAdded += len(elems)
-	return nil
-}
-
-// updateMap emits the element delta of a map; a key whose verdict changed
-// is deleted and added again.
-func (p *planner) updateMap(st *mapState, t *setType, m *Map) error {
-	if err := p.desired.validateMapElements(m); err != nil {
-		return err
-	}
-	want, parsed, err := normalizeMap(m, st.parsed)
-	if err != nil {
-		return err
-	}
-	del := mapDelta(st.elems, want)
-	add := mapDelta(want, st.elems)
-	if len(del) > 0 {
-		p.emit(phElems, Op{Kind: OpDeleteMapElements, Name: m.Name, MapElems: del})
-	}
-	if len(add) > 0 {
-		p.emit(phElems, Op{Kind: OpAddMapElements, Name: m.Name, MapElems: add})
-	}
-	p.stats.ElementsAdded += len(add)
-	p.stats.ElementsRemoved += len(del)
-	p.next.maps[m.Name] = &mapState{typ: t, raw: maps.Clone(m.Elements), elems: want, parsed: parsed}
-	return nil
-}
-
-// mapDelta lists the elements of a that b lacks or maps differently.
-func mapDelta(a, b map[string]mapElement) []mapElement {
-	var out []mapElement
-	for k, e := range a {
-		if o, ok := b[k]; !ok || o.verdict != e.verdict {
-			out = append(out, e)
+	for k := range b {
+		if _, ok := a[k]; !ok {
+			out = append(out, k)
 		}
 	}
-	slices.SortFunc(out, func(x, y mapElement) int { return strings.Compare(x.text, y.text) })
 	return out
-}
-
-func sortedMapElems(m map[string]mapElement) []mapElement {
-	return mapDelta(m, nil)
 }

@@ -6,10 +6,14 @@ import (
 	"strings"
 )
 
-// planChains decides, per desired chain, whether it is new, replaced (its
-// hook changed), rewritten (its rules changed) or left alone.
+// planChains decides, per desired chain looked at, whether it is new,
+// replaced (its hook changed), rewritten (its rules changed) or left alone.
 func (p *planner) planChains() error {
-	for name, c := range p.desired.Chains {
+	for _, name := range p.chains {
+		c := p.desired.Chains[name]
+		if c == nil {
+			continue
+		}
 		st := p.cur.chains[name]
 		switch {
 		case st == nil:
@@ -27,7 +31,7 @@ func (p *planner) planChains() error {
 			p.changed[ref{kind: refChain, name: name}] = true
 			p.rewriteChain(name)
 		case st.known && rulesEqual(st.rules, c.Rules):
-			p.next.chains[name] = st
+			p.kept = append(p.kept, name)
 		case st.known:
 			p.rewriteChain(name)
 		default:
@@ -41,11 +45,13 @@ func (p *planner) planChains() error {
 // the hash of every rule matches.
 func (p *planner) compareHashes(name string, c *Chain, st *chainState) {
 	hashes := ruleHashes(name, c.Rules)
-	if slices.Equal(hashes, st.hashes) {
-		p.next.chains[name] = newChainState(c, hashes)
+	if !slices.Equal(hashes, st.hashes) {
+		p.rewriteChain(name)
 		return
 	}
-	p.rewriteChain(name)
+	known := newChainState(c, hashes)
+	p.edit(func(m *mirror) { m.putChain(name, known) })
+	p.kept = append(p.kept, name)
 }
 
 // rewriteChain flushes an existing chain and schedules its rules.
@@ -61,29 +67,49 @@ func (p *planner) rewriteChain(name string) {
 // checkUsers looks at the chains that are not rewritten and refer to an
 // object that is deleted or replaced: a reference that no longer resolves
 // is an error in the desired ruleset; a replaced object forces the chain to
-// be rewritten, since the kernel does not let a set in use be deleted.
+// be rewritten, since the kernel does not let a set in use be deleted. The
+// users are the kept chains looked at and, from the mirror's index, the
+// chains not looked at.
 func (p *planner) checkUsers() error {
 	if len(p.changed) == 0 {
 		return nil
 	}
 	var errs []error
-	for name, st := range p.next.chains {
-		for _, rf := range st.refs {
-			if !p.changed[refKey(rf)] {
-				continue
-			}
-			if err := p.desired.checkRef(rf); err != nil {
-				errs = append(errs, fmt.Errorf("chain %q: %w", name, err))
-				break
-			}
-			delete(p.next.chains, name)
-			p.rewriteChain(name)
-			break
+	check := func(name string) {
+		if err := p.checkUser(name); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for _, name := range p.kept {
+		check(name)
+	}
+	for rf := range p.changed {
+		for name := range p.cur.users[rf] {
+			check(name)
 		}
 	}
 	if len(errs) > 0 {
 		slices.SortFunc(errs, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
 		return errs[0]
+	}
+	return nil
+}
+
+// checkUser checks one chain that stays as it is against the changed objects.
+func (p *planner) checkUser(name string) error {
+	c := p.desired.Chains[name]
+	if c == nil || p.rewrite[name] {
+		return nil
+	}
+	for _, rf := range chainRefs(c.Rules) {
+		if !p.changed[refKey(rf)] {
+			continue
+		}
+		if err := p.desired.checkRef(rf); err != nil {
+			return fmt.Errorf("chain %q: %w", name, err)
+		}
+		p.rewriteChain(name)
+		return nil
 	}
 	return nil
 }
@@ -99,7 +125,7 @@ func (p *planner) writeRules() error {
 		for i, r := range st.rules {
 			p.emit(phRules, Op{Kind: OpAddRule, Name: name, Rule: r, Hash: st.hashes[i]})
 		}
-		p.next.chains[name] = st
+		p.edit(func(m *mirror) { m.putChain(name, st) })
 		p.stats.RulesWritten += len(c.Rules)
 	}
 	return nil

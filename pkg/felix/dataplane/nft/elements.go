@@ -173,7 +173,7 @@ func decrement(b []byte) []byte {
 // canonical form. Interval sets get the union of their elements as a sorted
 // list of disjoint, non-adjacent intervals.
 func normalizeElements(t *setType, interval bool, raw []string) ([]element, error) {
-	elems, _, err := normalizeCached(t, interval, raw, nil)
+	_, elems, err := newSetState(t, interval, raw)
 	return elems, err
 }
 
@@ -182,43 +182,6 @@ func normalizeElements(t *setType, interval bool, raw []string) ([]element, erro
 type parsedElem struct {
 	el element
 	sp span
-}
-
-// normalizeCached is normalizeElements reusing the elements parsed for the
-// previous version of the set; it returns the cache for the next one.
-func normalizeCached(t *setType, interval bool, raw []string, cache map[string]parsedElem) ([]element, map[string]parsedElem, error) {
-	next := make(map[string]parsedElem, len(raw))
-	for _, s := range raw {
-		if _, ok := next[s]; ok {
-			continue
-		}
-		pe, ok := cache[s]
-		if !ok {
-			var err error
-			if pe, err = parseRaw(t, interval, s); err != nil {
-				return nil, nil, err
-			}
-		}
-		next[s] = pe
-	}
-	if !interval {
-		out := make([]element, 0, len(next))
-		for _, pe := range next {
-			out = append(out, pe.el)
-		}
-		slices.SortFunc(out, func(a, b element) int { return strings.Compare(a.text, b.text) })
-		return out, next, nil
-	}
-	spans := make([]span, 0, len(next))
-	for _, pe := range next {
-		spans = append(spans, pe.sp)
-	}
-	merged := mergeSpans(spans)
-	out := make([]element, len(merged))
-	for i, sp := range merged {
-		out[i] = spanElement(t.fields[0], sp)
-	}
-	return out, next, nil
 }
 
 func parseRaw(t *setType, interval bool, s string) (parsedElem, error) {

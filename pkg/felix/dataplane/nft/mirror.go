@@ -5,14 +5,18 @@ import (
 )
 
 // mirror is what the Applier believes the kernel holds: after a commit, what
-// it wrote; after a full sync's read, what it read. States are immutable once
-// in a mirror, so successive mirrors share unchanged objects.
+// it wrote; after a full sync's read, what it read. The Applier keeps one
+// mirror and edits it in place once a transaction commits (see edits), so a
+// partial sync costs what it changes, not the size of the table.
 type mirror struct {
 	table  bool
 	read   bool // read from the kernel (full sync), rather than written by us
 	chains map[string]*chainState
 	sets   map[string]*setState
 	maps   map[string]*mapState
+	// users indexes the known chains by what their rules refer to (keyed
+	// by refKey), so that deleting or replacing an object finds its users.
+	users map[ref]map[string]struct{}
 }
 
 type chainState struct {
@@ -23,19 +27,25 @@ type chainState struct {
 	refs   []ref
 }
 
+// setState is one set. A set we wrote knows its desired elements (raw) and
+// indexes them so that a change of a few elements costs a few elements; a
+// set read from the kernel knows only the kernel's elements.
 type setState struct {
 	typ      *setType // nil: a kernel set we cannot use; it is recreated or deleted
 	interval bool
-	raw      []string // the desired elements as last given; nil when unknown
-	elems    map[string]element
-	parsed   map[string]parsedElem // each raw element parsed, a cache
+	raw      []string              // the desired elements as last given, sorted; nil when read
+	elems    map[string]element    // read from the kernel: its elements by text
+	parsed   map[string]parsedElem // each raw element parsed
+	count    map[string]int        // plain sets: how many raw elements give each element text
+	ivx      *intervalIndex        // interval sets: the raw intervals and their union
 }
 
 type mapState struct {
-	typ    *setType // nil: a kernel map we cannot use
-	raw    map[string]Verdict
-	elems  map[string]mapElement
-	parsed map[string]element // each raw key parsed, a cache
+	typ     *setType // nil: a kernel map we cannot use
+	raw     map[string]Verdict
+	elems   map[string]mapElement
+	parsed  map[string]element // each raw key parsed, a cache
+	targets map[string]int     // chains that elements jump or go to, with their counts
 }
 
 func newMirror() *mirror {
@@ -43,16 +53,62 @@ func newMirror() *mirror {
 		chains: map[string]*chainState{},
 		sets:   map[string]*setState{},
 		maps:   map[string]*mapState{},
+		users:  map[ref]map[string]struct{}{},
 	}
 }
 
-// newMirrorSized returns an empty mirror with room for the ruleset.
-func newMirrorSized(rs *Ruleset) *mirror {
-	return &mirror{
-		chains: make(map[string]*chainState, len(rs.Chains)),
-		sets:   make(map[string]*setState, len(rs.Sets)),
-		maps:   make(map[string]*mapState, len(rs.Maps)),
+// edits are the changes to the mirror that a planned transaction makes
+// true; they are applied, in order, once it commits.
+type edits []func(*mirror)
+
+func (e edits) apply(m *mirror) {
+	for _, f := range e {
+		f(m)
 	}
+}
+
+// putChain records a chain's state and indexes its references.
+func (m *mirror) putChain(name string, st *chainState) {
+	m.dropUsers(name)
+	m.chains[name] = st
+	for _, rf := range st.refs {
+		k := refKey(rf)
+		if m.users[k] == nil {
+			m.users[k] = map[string]struct{}{}
+		}
+		m.users[k][name] = struct{}{}
+	}
+}
+
+func (m *mirror) deleteChain(name string) {
+	m.dropUsers(name)
+	delete(m.chains, name)
+}
+
+func (m *mirror) dropUsers(name string) {
+	old := m.chains[name]
+	if old == nil {
+		return
+	}
+	for _, rf := range old.refs {
+		k := refKey(rf)
+		delete(m.users[k], name)
+		if len(m.users[k]) == 0 {
+			delete(m.users, k)
+		}
+	}
+}
+
+// putSet records a set, replacing any set or map of that name.
+func (m *mirror) putSet(name string, st *setState) {
+	delete(m.maps, name)
+	m.sets[name] = st
+}
+
+// putMap records a map, replacing any set or map of that name.
+func (m *mirror) putMap(name string, st *mapState) {
+	delete(m.sets, name)
+	m.maps[name] = st
 }
 
 // mirrorFromKernel turns a kernel read into a mirror. Objects it cannot
@@ -91,7 +147,7 @@ func setFromKernel(ks *KernelSet) *setState {
 }
 
 func mapFromKernel(km *KernelMap) *mapState {
-	st := &mapState{elems: make(map[string]mapElement, len(km.Elements))}
+	st := &mapState{elems: make(map[string]mapElement, len(km.Elements)), targets: map[string]int{}}
 	typ, err := parseSetType(km.KeyType)
 	if err != nil {
 		return st
@@ -102,9 +158,20 @@ func mapFromKernel(km *KernelMap) *mapState {
 			return st
 		}
 		st.elems[e.text] = mapElement{text: e.text, key: e.key, verdict: v}
+		st.target(v, 1)
 	}
 	st.typ = typ
 	return st
+}
+
+// target counts (n=1) or uncounts (n=-1) an element's verdict.
+func (st *mapState) target(v Verdict, n int) {
+	if v.Kind != VerdictJump && v.Kind != VerdictGoto {
+		return
+	}
+	if st.targets[v.Chain] += n; st.targets[v.Chain] <= 0 {
+		delete(st.targets, v.Chain)
+	}
 }
 
 // newChainState records a chain as written from the desired state.

@@ -4,11 +4,15 @@ package nft
 // otherwise. The table family is always inet.
 const DefaultTable = "calico"
 
-// Ruleset is the whole desired content of our table.
+// Ruleset is the whole desired content of our table. A renderer that keeps
+// one Ruleset and edits it between Applies can make it tracked (Track), so
+// that a partial sync costs what changed rather than the whole ruleset.
 type Ruleset struct {
 	Chains map[string]*Chain
 	Sets   map[string]*Set
 	Maps   map[string]*Map
+
+	changes *changes // nil unless tracked
 }
 
 // NewRuleset returns an empty Ruleset with its maps allocated.
@@ -26,6 +30,7 @@ func (r *Ruleset) AddChain(c *Chain) *Chain {
 		r.Chains = map[string]*Chain{}
 	}
 	r.Chains[c.Name] = c
+	r.TouchChain(c.Name)
 	return c
 }
 
@@ -35,6 +40,7 @@ func (r *Ruleset) AddSet(s *Set) *Set {
 		r.Sets = map[string]*Set{}
 	}
 	r.Sets[s.Name] = s
+	r.TouchSet(s.Name)
 	return s
 }
 
@@ -44,6 +50,7 @@ func (r *Ruleset) AddMap(m *Map) *Map {
 		r.Maps = map[string]*Map{}
 	}
 	r.Maps[m.Name] = m
+	r.TouchMap(m.Name)
 	return m
 }
 

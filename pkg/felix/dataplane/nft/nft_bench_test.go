@@ -84,6 +84,19 @@ func addWorkload(rs *Ruleset, i int) {
 	}
 	rs.Maps["cali-from-wl-dispatch"].Elements[iface] = Goto("cali-fw-" + iface)
 	rs.Maps["cali-to-wl-dispatch"].Elements[iface] = Goto("cali-tw-" + iface)
+	rs.TouchMap("cali-from-wl-dispatch")
+	rs.TouchMap("cali-to-wl-dispatch")
+}
+
+// removeWorkload undoes addWorkload.
+func removeWorkload(rs *Ruleset, i int) {
+	iface := fmt.Sprintf("cali%011d", i)
+	rs.DeleteChain("cali-fw-" + iface)
+	rs.DeleteChain("cali-tw-" + iface)
+	delete(rs.Maps["cali-from-wl-dispatch"].Elements, iface)
+	delete(rs.Maps["cali-to-wl-dispatch"].Elements, iface)
+	rs.TouchMap("cali-from-wl-dispatch")
+	rs.TouchMap("cali-to-wl-dispatch")
 }
 
 // BenchmarkPlan: time to diff the big ruleset against an empty table and
@@ -91,7 +104,7 @@ func addWorkload(rs *Ruleset, i int) {
 func BenchmarkPlan(b *testing.B) {
 	rs := bigHost(1000)
 	for b.Loop() {
-		if _, _, _, err := plan(newMirror(), rs); err != nil {
+		if _, _, _, err := plan(newMirror(), rs, nil); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -100,7 +113,7 @@ func BenchmarkPlan(b *testing.B) {
 // BenchmarkEncode: time to turn that transaction into netlink messages
 // (google/nftables expressions and marshalling), without sending.
 func BenchmarkEncode(b *testing.B) {
-	tx, _, _, err := plan(newMirror(), bigHost(1000))
+	tx, _, _, err := plan(newMirror(), bigHost(1000), nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -126,7 +139,7 @@ func BenchmarkEncode(b *testing.B) {
 func BenchmarkLoad(b *testing.B) {
 	requireRoot(b)
 	rs := bigHost(1000)
-	tx, _, _, err := plan(newMirror(), rs)
+	tx, _, _, err := plan(newMirror(), rs, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -179,27 +192,49 @@ func timeCommit(b *testing.B, tx *Transaction, cfg NetlinkConfig, info *CommitIn
 
 // BenchmarkPartialAddEndpoint: on the loaded big ruleset, add one workload
 // (two chains, two map elements) and apply: plan plus commit. Every other
-// iteration removes it again; both are reported.
+// iteration removes it again; both are reported. "tracked" edits one
+// tracked Ruleset in place (as felix's dataplane does); "compare-all"
+// alternates two untracked rulesets, which the Applier compares whole.
 func BenchmarkPartialAddEndpoint(b *testing.B) {
 	requireRoot(b)
 	for _, mode := range sendModes {
-		b.Run(mode.name, func(b *testing.B) { benchPartial(b, mode.cfg) })
+		for _, tracked := range []bool{true, false} {
+			name := mode.name + "/" + map[bool]string{true: "tracked", false: "compare-all"}[tracked]
+			b.Run(name, func(b *testing.B) { benchPartial(b, mode.cfg, tracked) })
+		}
 	}
 }
 
-func benchPartial(b *testing.B, cfg NetlinkConfig) {
+// workloadSwitch adds and removes workload 1000 of a big ruleset.
+type workloadSwitch struct {
+	add, del func() *Ruleset
+}
+
+func newWorkloadSwitch(tracked bool) (*Ruleset, workloadSwitch) {
+	base := bigHost(1000)
+	if !tracked {
+		grown := bigHost(1000)
+		addWorkload(grown, 1000)
+		return base, workloadSwitch{add: func() *Ruleset { return grown }, del: func() *Ruleset { return base }}
+	}
+	base.Track()
+	return base, workloadSwitch{
+		add: func() *Ruleset { addWorkload(base, 1000); return base },
+		del: func() *Ruleset { removeWorkload(base, 1000); return base },
+	}
+}
+
+func benchPartial(b *testing.B, cfg NetlinkConfig, tracked bool) {
 	ns := newNetNS(b)
 	a, _ := ns.applierWith(b, cfg)
-	base := bigHost(1000)
+	base, sw := newWorkloadSwitch(tracked)
 	ns.apply(b, a, base)
-	grown := bigHost(1000)
-	addWorkload(grown, 1000)
 	var add, del Stats
 	var addCommit, delCommit, addPlan, delPlan time.Duration
 	n := 0
 	for b.Loop() {
-		add = ns.apply(b, a, grown)
-		del = ns.apply(b, a, base)
+		add = ns.apply(b, a, sw.add())
+		del = ns.apply(b, a, sw.del())
 		if add.FullSync || add.Ops == 0 || del.Ops == 0 {
 			b.Fatalf("unexpected stats %+v / %+v", add, del)
 		}

@@ -136,9 +136,12 @@ func mapElementTexts(elems map[string]Verdict) []string {
 	return out
 }
 
+// sortedCopy returns s sorted, in a slice of its own.
 func sortedCopy(s []string) []string {
 	out := slices.Clone(s)
-	slices.Sort(out)
+	if !slices.IsSorted(out) {
+		slices.Sort(out)
+	}
 	return out
 }
 

@@ -54,22 +54,34 @@ func (r *Ruleset) Validate() error {
 
 // validateObjects checks everything except chain contents.
 func (r *Ruleset) validateObjects() error {
-	for name, s := range r.Sets {
-		if err := validateSetDecl(name, s); err != nil {
-			return err
-		}
-		if _, ok := r.Maps[name]; ok {
+	return r.validateNamed(sortedKeys(r.Chains), unionKeys(r.Sets, r.Maps))
+}
+
+// validateNamed checks the declarations of the named chains and of the
+// named sets and maps (one namespace), where they exist.
+func (r *Ruleset) validateNamed(chains, sets []string) error {
+	for _, name := range sets {
+		s, isSet := r.Sets[name]
+		m, isMap := r.Maps[name]
+		if isSet && isMap {
 			return fmt.Errorf("%q is both a set and a map", name)
 		}
-	}
-	for name, m := range r.Maps {
-		if err := r.validateMap(name, m); err != nil {
-			return err
+		if isSet {
+			if err := validateSetDecl(name, s); err != nil {
+				return err
+			}
+		}
+		if isMap {
+			if err := r.validateMap(name, m); err != nil {
+				return err
+			}
 		}
 	}
-	for name, c := range r.Chains {
-		if err := validateChainDecl(name, c); err != nil {
-			return err
+	for _, name := range chains {
+		if c, ok := r.Chains[name]; ok {
+			if err := validateChainDecl(name, c); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
