@@ -14,9 +14,10 @@ var families = [2]nft.Family{nft.IPv4, nft.IPv6}
 // ipSet is one calc IP set, kept as sorted nft element texts per family so that a delta costs
 // a binary search and a copy, not a rebuild of a large set.
 type ipSet struct {
-	typ   calc.IPSetType
-	count [2]map[string]int // element text -> number of members that render to it
-	elems [2][]string       // sorted keys of count
+	typ     calc.IPSetType
+	version uint64            // bumped by every change of the members
+	count   [2]map[string]int // element text -> number of members that render to it
+	elems   [2][]string       // sorted keys of count
 }
 
 func newIPSet(typ calc.IPSetType, members []calc.IPSetMember) *ipSet {
@@ -65,6 +66,7 @@ func (s *ipSet) remove(m calc.IPSetMember) (int, string, bool) {
 
 // change applies a delta to the members and the sorted element lists.
 func (s *ipSet) change(added, removed []calc.IPSetMember) {
+	s.version++
 	for _, m := range removed {
 		if i, e, gone := s.remove(m); gone {
 			if j, ok := slices.BinarySearch(s.elems[i], e); ok {

@@ -2,7 +2,6 @@ package dataplane
 
 import (
 	"cmp"
-	"net/netip"
 	"slices"
 
 	"github.com/rs/zerolog"
@@ -22,7 +21,9 @@ import (
 //   - the small, "volatile" rest (static chains, host endpoints, internal sets) is rebuilt on
 //     every build, and what it no longer produces is removed.
 //
-// The nft Applier copies what it keeps, so changing the Ruleset between Applies is safe.
+// The Ruleset is tracked (nft.Ruleset.Track): every object added, replaced, edited or deleted
+// is reported to it, so that the Applier plans only those objects on a partial sync. The nft
+// Applier copies what it keeps, so changing the Ruleset between Applies is safe.
 type rulesetBuilder struct {
 	cfg *rules.Config
 	log zerolog.Logger
@@ -32,6 +33,7 @@ type rulesetBuilder struct {
 	from, to *nft.Map                // workload dispatch maps
 	refs     map[rules.Ref]*refEntry // rendered policy and profile chains
 	calcSets map[string]bool         // set names made from calc IP sets
+	rendered map[string]ipSetRev     // calc IP set ID -> the version its sets were made from
 	volatile map[string]bool         // chains, maps and sets of the last volatile build
 	missing  map[string]bool         // empty stand-ins for sets calc did not send
 	refsDirt bool                    // referenced chains or calc sets changed
@@ -56,8 +58,10 @@ func newRulesetBuilder(cfg *rules.Config, log zerolog.Logger) *rulesetBuilder {
 	b := &rulesetBuilder{
 		cfg: cfg, log: log, rs: nft.NewRuleset(),
 		weps: map[calc.WorkloadEndpointID]*wepEntry{},
-		refs: map[rules.Ref]*refEntry{}, calcSets: map[string]bool{}, volatile: map[string]bool{}, missing: map[string]bool{},
+		refs: map[rules.Ref]*refEntry{}, calcSets: map[string]bool{}, rendered: map[string]ipSetRev{},
+		volatile: map[string]bool{}, missing: map[string]bool{},
 	}
+	b.rs.Track()
 	b.from, b.to = rules.WorkloadDispatch(nil)
 	b.rs.AddMap(b.from)
 	b.rs.AddMap(b.to)
@@ -115,7 +119,7 @@ func (b *rulesetBuilder) dropRef(ref rules.Ref) {
 func (b *rulesetBuilder) gcRef(ref rules.Ref, e *refEntry) {
 	if e.wlRefs <= 0 && !e.hostRefd {
 		delete(b.refs, ref)
-		delete(b.rs.Chains, e.rc.Chain.Name)
+		b.rs.DeleteChain(e.rc.Chain.Name)
 		b.refsDirt = true
 	}
 }
@@ -155,30 +159,6 @@ func pick(egress bool, in, out []calc.Rule) []calc.Rule {
 		return out
 	}
 	return in
-}
-
-// syncCalcSets puts calc's IP sets (per configured family) in the ruleset and removes those
-// calc removed. The element lists are the model's own sorted slices.
-func (b *rulesetBuilder) syncCalcSets(m *model) {
-	nfam := len(b.cfg.Families())
-	now := make(map[string]bool, len(b.calcSets))
-	for id, s := range m.ipsets {
-		for i := range nfam {
-			set := s.nftSet(i, id)
-			b.rs.AddSet(set)
-			now[set.Name] = true
-		}
-	}
-	for name := range b.calcSets {
-		if !now[name] {
-			delete(b.rs.Sets, name)
-			b.refsDirt = true
-		}
-	}
-	if len(now) != len(b.calcSets) {
-		b.refsDirt = true
-	}
-	b.calcSets = now
 }
 
 // buildVolatile rebuilds the static chains, the host endpoint chains and maps, and the
@@ -222,44 +202,17 @@ func (b *rulesetBuilder) removeStaleVolatile(now map[string]bool) {
 		if now[name] {
 			continue
 		}
-		delete(b.rs.Chains, name)
-		if !b.calcSets[name] {
-			delete(b.rs.Sets, name)
+		if _, ok := b.rs.Chains[name]; ok {
+			b.rs.DeleteChain(name)
 		}
-		if name != b.from.Name && name != b.to.Name {
-			delete(b.rs.Maps, name)
+		if _, ok := b.rs.Sets[name]; ok && !b.calcSets[name] {
+			b.rs.DeleteSet(name)
+		}
+		if _, ok := b.rs.Maps[name]; ok && name != b.from.Name && name != b.to.Name {
+			b.rs.DeleteMap(name)
 		}
 	}
 	b.volatile = now
-}
-
-// addMissingSets adds an empty set for each set a rule looks up that calc never sent, so that
-// the table stays consistent; it warns, since calc promised to send every set it refers to.
-// It only looks again when the referenced chains or calc's sets changed.
-func (b *rulesetBuilder) addMissingSets() {
-	if !b.refsDirt {
-		return
-	}
-	b.refsDirt = false
-	for name := range b.missing {
-		if !b.calcSets[name] {
-			delete(b.rs.Sets, name)
-		}
-	}
-	clear(b.missing)
-	for _, e := range b.refs {
-		for _, id := range e.rc.SetIDs {
-			for i := range b.cfg.Families() {
-				name := rules.SetName(families[i], id)
-				if _, ok := b.rs.Sets[name]; ok {
-					continue
-				}
-				b.log.Warn().Str("ipset", id).Msg("A rule refers to an IP set that calc did not send; using an empty set")
-				b.rs.AddSet(newIPSet(calc.IPSetNet, nil).nftSet(i, id))
-				b.missing[name] = true
-			}
-		}
-	}
 }
 
 // static gathers the state the static chains depend on.
@@ -288,30 +241,4 @@ func (b *rulesetBuilder) static(m *model, hd rules.HostDispatch, devs []VXLANDev
 		st.VXLAN = append(st.VXLAN, rules.VXLANDevice{Name: d.Name, Family: familyOf(d.TunnelAddr)})
 	}
 	return st
-}
-
-// internalSets are the pool sets NAT outgoing uses and the VTEP underlay sets the VXLAN rules
-// use, for the families that need them.
-func (b *rulesetBuilder) internalSets(m *model, st *rules.Static) []*nft.Set {
-	var out []*nft.Set
-	for _, f := range st.MasqFamilies {
-		var all, masq []netip.Prefix
-		for _, p := range m.pools {
-			all = append(all, p.CIDR)
-			if p.NATOutgoing {
-				masq = append(masq, p.CIDR)
-			}
-		}
-		out = append(out, rules.NetSet(f, rules.SetAllPools, all), rules.NetSet(f, rules.SetMasqPools, masq))
-	}
-	for _, d := range st.VXLAN {
-		var hosts []netip.Prefix
-		for _, v := range m.vteps {
-			if a := v.ParentDeviceAddr; a.IsValid() {
-				hosts = append(hosts, hostPrefix(a))
-			}
-		}
-		out = append(out, rules.NetSet(d.Family, rules.SetAllVXLAN, hosts))
-	}
-	return out
 }

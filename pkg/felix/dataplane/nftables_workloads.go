@@ -63,6 +63,7 @@ func (b *rulesetBuilder) install(e *wepEntry, m *model) {
 	from, to := rules.WorkloadDispatch([]string{e.src.Name})
 	b.from.Elements[e.src.Name] = from.Elements[e.src.Name]
 	b.to.Elements[e.src.Name] = to.Elements[e.src.Name]
+	b.touchDispatch()
 	e.installed = true
 }
 
@@ -73,14 +74,21 @@ func (b *rulesetBuilder) uninstall(id calc.WorkloadEndpointID) {
 		return
 	}
 	for _, c := range e.ep.Chains {
-		delete(b.rs.Chains, c.Name)
+		b.rs.DeleteChain(c.Name)
 	}
 	for _, r := range e.ep.Refs {
 		b.dropRef(r)
 	}
 	delete(b.from.Elements, e.src.Name)
 	delete(b.to.Elements, e.src.Name)
+	b.touchDispatch()
 	e.installed = false
+}
+
+// touchDispatch reports an edit of the dispatch maps' elements to the tracked ruleset.
+func (b *rulesetBuilder) touchDispatch() {
+	b.rs.TouchMap(b.from.Name)
+	b.rs.TouchMap(b.to.Name)
 }
 
 func compareWEPIDs(a, b calc.WorkloadEndpointID) int {
