@@ -17,9 +17,13 @@ import (
 	"github.com/calico-host/calico-host/pkg/syncer"
 )
 
-// newBenchDataplane is a Dataplane on the netns at path (nft fake when path is "").
+// newBenchDataplane is a Dataplane on the netns at path, or on the nft kernel k (a fake). It
+// refuses to make one that would program this process's own namespace.
 func newBenchDataplane(b *testing.B, path string, k nft.Kernel) *Dataplane {
 	b.Helper()
+	if path == "" && k == nil {
+		b.Fatal("refusing a netlink dataplane without a test namespace")
+	}
 	opts := []Option{WithRoutes(nullRoutes{}), WithInterfaces(nullInterfaces{}), WithVXLAN(nullVXLAN{})}
 	if k != nil {
 		opts = append(opts, WithNFTKernel(k))

@@ -120,17 +120,11 @@ func New(cfg Config, log zerolog.Logger, opts ...Option) (*Dataplane, error) {
 func (d *Dataplane) setKernel(o options) error {
 	k := o.kernel
 	if k == nil {
-		nc := nft.NetlinkConfig{Table: d.cfg.TableName}
-		if d.cfg.NetNS != "" {
-			f, err := os.Open(d.cfg.NetNS)
-			if err != nil {
-				return fmt.Errorf("opening network namespace %s: %w", d.cfg.NetNS, err)
-			}
-			nc.NetNS = int(f.Fd())
-			d.closeFn = f.Close
+		nl, err := d.netlinkKernel()
+		if err != nil {
+			return err
 		}
-		nl := nft.NewNetlink(nc)
-		k, d.closeFn = nl, joinClose(nl.Close, d.closeFn)
+		k, d.closeFn = nl, nl.Close
 	}
 	d.nft = nft.NewApplier(k, applierLogger(d.log))
 	d.routes, d.ifaces, d.vxlan = o.routes, o.ifaces, o.vxlan
@@ -144,6 +138,22 @@ func (d *Dataplane) setKernel(o options) error {
 	return nil
 }
 
+// netlinkKernel programs nftables through netlink in cfg.NetNS (the current namespace when
+// unset). The Netlink keeps its own descriptor of the namespace, so ours is closed at once.
+func (d *Dataplane) netlinkKernel() (*nft.Netlink, error) {
+	nc := nft.NetlinkConfig{Table: d.cfg.TableName}
+	if d.cfg.NetNS == "" {
+		return nft.NewNetlink(nc), nil
+	}
+	f, err := os.Open(d.cfg.NetNS)
+	if err != nil {
+		return nil, fmt.Errorf("opening network namespace %s: %w", d.cfg.NetNS, err)
+	}
+	defer f.Close()
+	nc.NetNS = int(f.Fd())
+	return nft.NewNetlink(nc), nil
+}
+
 func cmpOrIface[T any](v, def T) T {
 	if any(v) == nil {
 		return def
@@ -151,8 +161,6 @@ func cmpOrIface[T any](v, def T) T {
 	return v
 }
 
-func joinClose(a, b func() error) func() error {
-	return func() error { return errors.Join(a(), b()) }
 }
 
 // applierLogger keeps the nft Applier's own per-sync info line out of the log (the dataplane

@@ -20,12 +20,18 @@ import (
 	"github.com/vishvananda/netns"
 
 	"github.com/calico-host/calico-host/pkg/felix/calc"
+	"github.com/calico-host/calico-host/pkg/felix/dataplane/nft"
 )
 
 // Kernel tests run as root only, each in network namespaces it creates: a "host", one
 // namespace per workload joined to it by a veth pair set up as the CNI plugin does, and a
 // "fabric" standing in for the outside network. Addresses: workloads 10.65.0.x/32, host
 // 198.18.0.1/24 on its eth0, fabric 198.18.0.2/24.
+
+// Nothing a test of this package (or of dataplane_test) creates may program the test
+// process's own namespace: a Dataplane without a NetNS, or with one that resolves to ours,
+// fails its applies.
+func init() { nft.RefuseOwnNamespace() }
 
 func requireRoot(t testing.TB) {
 	t.Helper()
@@ -310,4 +316,21 @@ func (k *kernelDP) waitUp(name string) {
 func (k *kernelDP) stop() {
 	k.cancel()
 	<-k.done
+}
+
+// TestDataplaneWithoutNetNSRefused: under the tests' guard, a Dataplane that would program
+// this process's own namespace (no NetNS, or the namespace we are in) cannot apply anything.
+func TestDataplaneWithoutNetNSRefused(t *testing.T) {
+	for _, path := range []string{"", "/proc/self/ns/net"} {
+		dp, err := New(Config{Hostname: "host1", NetNS: path}, testLogger(t),
+			WithRoutes(nullRoutes{}), WithInterfaces(nullInterfaces{}), WithVXLAN(nullVXLAN{}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		dp.model.inSync, dp.model.ifacesInSync = true, true
+		if _, err := dp.apply(t.Context()); err == nil || !strings.Contains(err.Error(), "own network namespace") {
+			t.Errorf("NetNS %q: apply returned %v, want a refusal", path, err)
+		}
+		_ = dp.closeFn()
+	}
 }

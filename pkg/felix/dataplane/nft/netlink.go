@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -18,7 +19,8 @@ type NetlinkConfig struct {
 	// Table is the inet table to manage (default DefaultTable).
 	Table string
 	// NetNS is an open file descriptor of the network namespace to program;
-	// 0 means the caller's namespace.
+	// 0 means the caller's namespace. NewNetlink takes its own duplicate, so
+	// the caller may close its descriptor at any time.
 	NetNS int
 	// Timeout bounds one Read or Commit when the context has no deadline
 	// (default 2 minutes).
@@ -36,7 +38,9 @@ type NetlinkConfig struct {
 // nftables.Conn and sends it with one conn.Flush(); the kernel applies it
 // atomically.
 type Netlink struct {
-	cfg    NetlinkConfig
+	cfg    NetlinkConfig // NetNS is our own duplicate descriptor (see openTarget)
+	err    error         // the namespace cannot be used: every Read and Commit fails
+	closed atomic.Bool
 	commit sync.Mutex // one Commit at a time on the shared socket
 	sock   commitSocket
 }
@@ -49,20 +53,45 @@ func NewNetlink(cfg NetlinkConfig) *Netlink {
 	if cfg.Timeout == 0 {
 		cfg.Timeout = 2 * time.Minute
 	}
-	return &Netlink{cfg: cfg}
+	k := &Netlink{cfg: cfg}
+	k.cfg.NetNS, k.err = openTarget(cfg.NetNS)
+	return k
+}
+
+// usable reports why the kernel cannot be used, if it cannot.
+func (k *Netlink) usable() error {
+	if k.closed.Load() {
+		return errClosed
+	}
+	return k.err
 }
 
 // Table is the managed table's name.
 func (k *Netlink) Table() string { return k.cfg.Table }
 
-// Close releases the netlink socket kept open between commits.
-func (k *Netlink) Close() error { return k.sock.close() }
+// Close releases the netlink socket kept open between commits and the
+// namespace descriptor; Read and Commit fail afterwards.
+func (k *Netlink) Close() error {
+	k.commit.Lock()
+	defer k.commit.Unlock()
+	if k.closed.Swap(true) {
+		return nil
+	}
+	err := k.sock.close()
+	if k.cfg.NetNS > 0 {
+		err = errors.Join(err, unix.Close(k.cfg.NetNS))
+	}
+	return err
+}
 
 // Commit sends all operations of tx as one netlink batch, which the kernel
 // applies atomically.
 func (k *Netlink) Commit(ctx context.Context, tx *Transaction) (CommitInfo, error) {
 	k.commit.Lock()
 	defer k.commit.Unlock()
+	if err := k.usable(); err != nil {
+		return CommitInfo{}, err
+	}
 	deadline, ok := ctx.Deadline()
 	if !ok {
 		deadline = time.Now().Add(k.cfg.Timeout)

@@ -22,6 +22,9 @@ import (
 // Applier tolerates a slightly stale view (see planner.planChains), and
 // the next full sync corrects what it missed.
 func (k *Netlink) Read(ctx context.Context) (*KernelState, error) {
+	if err := k.usable(); err != nil {
+		return nil, err
+	}
 	var ks *KernelState
 	var err error
 	for range 3 {

@@ -18,6 +18,9 @@ import (
 // Kernel tests run only as root, each in network namespaces it creates
 // (never the host's own). They use `ip` and `nft` to set up and to inspect.
 
+// Nothing a test of this package creates may program the test process's own namespace.
+func init() { RefuseOwnNamespace() }
+
 // testNetNS is a named network namespace made with `ip netns add`.
 type testNetNS struct {
 	name string

@@ -1,0 +1,66 @@
+package nft
+
+import (
+	"errors"
+	"fmt"
+	"sync/atomic"
+
+	"golang.org/x/sys/unix"
+)
+
+// ownNamespaceRefused is set by RefuseOwnNamespace.
+var ownNamespaceRefused atomic.Bool
+
+var (
+	errOwnNamespace = errors.New("refusing to program this process's own network namespace " +
+		"(RefuseOwnNamespace is in force: tests program only namespaces they create)")
+	errClosed = errors.New("the netlink kernel is closed")
+)
+
+// RefuseOwnNamespace makes every Netlink created afterwards refuse to program the network
+// namespace this process is in, whether asked for with NetlinkConfig.NetNS 0 or with a
+// descriptor of that same namespace: its Read and Commit fail. Tests call it (from an init
+// function) so that nothing they run can change the host's own nftables. It cannot be undone.
+func RefuseOwnNamespace() { ownNamespaceRefused.Store(true) }
+
+// openTarget takes the Netlink's own duplicate of the caller's namespace descriptor, so that
+// the caller closing its descriptor (or the garbage collector closing it for the caller) can
+// never let the number be reused by another file: mdlayher/socket opens the calling thread's
+// own namespace while it switches, and a reused number would silently point the socket at the
+// host's namespace. 0 stays 0: the caller's namespace.
+func openTarget(fd int) (int, error) {
+	if fd == 0 {
+		if ownNamespaceRefused.Load() {
+			return -1, errOwnNamespace
+		}
+		return 0, nil
+	}
+	dup, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 3)
+	if err != nil {
+		return -1, fmt.Errorf("network namespace descriptor %d: %w", fd, err)
+	}
+	if err := checkNetNS(dup); err != nil {
+		unix.Close(dup)
+		return -1, fmt.Errorf("network namespace descriptor %d: %w", fd, err)
+	}
+	return dup, nil
+}
+
+// checkNetNS checks that fd is a network namespace, and not ours when that is refused.
+func checkNetNS(fd int) error {
+	typ, err := unix.IoctlRetInt(fd, unix.NS_GET_NSTYPE)
+	if err != nil || typ != unix.CLONE_NEWNET {
+		return errors.New("not a network namespace")
+	}
+	if !ownNamespaceRefused.Load() {
+		return nil
+	}
+	var target, own unix.Stat_t
+	if err := errors.Join(unix.Fstat(fd, &target), unix.Stat("/proc/self/ns/net", &own)); err != nil {
+		return err
+	}
+	if target.Dev == own.Dev && target.Ino == own.Ino {
+		return errOwnNamespace
+	}
+	return nil
+}
