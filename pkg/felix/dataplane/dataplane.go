@@ -161,8 +161,6 @@ func cmpOrIface[T any](v, def T) T {
 	return v
 }
 
-}
-
 // applierLogger keeps the nft Applier's own per-sync info line out of the log (the dataplane
 // logs one line per apply with the same counts) unless debugging.
 func applierLogger(log zerolog.Logger) zerolog.Logger {
