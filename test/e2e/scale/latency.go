@@ -28,6 +28,7 @@ type monitor struct {
 	mu     sync.Mutex
 	token  string
 	notify chan time.Time
+	last   time.Time // when the last line arrived
 }
 
 func startMonitor(ns *topo.Netns) (*monitor, error) {
@@ -52,12 +53,25 @@ func (m *monitor) read(r io.Reader) {
 	for sc.Scan() {
 		now := time.Now()
 		m.mu.Lock()
+		m.last = now
 		if m.token != "" && hasToken(sc.Text(), m.token) {
 			m.notify <- now
 			m.token = ""
 		}
 		m.mu.Unlock()
 	}
+}
+
+// quiet waits until no line arrived for d (the monitor has printed everything so far).
+func (m *monitor) quiet(ctx context.Context, d time.Duration) error {
+	return topo.Eventually(ctx, 5*time.Minute, 100*time.Millisecond, func() error {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		if since := time.Since(m.last); since < d {
+			return fmt.Errorf("nft monitor printed a line %s ago", since)
+		}
+		return nil
+	})
 }
 
 // expect registers the token the next change will produce.
@@ -170,11 +184,14 @@ func endpointChange(ctx context.Context, ds *datastore.Client, shape calcbench.S
 }
 
 // latencies applies each change and measures until the kernel shows it (giving up after
-// timeout).
-func latencies(ctx context.Context, ds *datastore.Client, m *monitor, cs []change, timeout time.Duration) (map[string][]time.Duration, int, error) {
+// timeout), waiting gap between the kernel update and the next change.
+func latencies(ctx context.Context, ds *datastore.Client, m *monitor, cs []change, timeout, gap time.Duration) (map[string][]time.Duration, int, error) {
 	out := map[string][]time.Duration{}
 	missed := 0
 	for _, c := range cs {
+		if gap > 0 {
+			time.Sleep(gap)
+		}
 		seen := m.expect(c.token)
 		start := time.Now()
 		if _, err := ds.Etcd().Put(ctx, c.key, string(c.value)); err != nil {

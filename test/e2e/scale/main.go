@@ -27,6 +27,7 @@ type options struct {
 	bin                              string
 	local, remote, policies, netsets int
 	changes, syncers, burst          int
+	gap                              time.Duration
 	skipFelix, keep                  bool
 }
 
@@ -37,7 +38,8 @@ func main() {
 	flag.IntVar(&o.remote, "remote", 10000, "remote workload endpoints")
 	flag.IntVar(&o.policies, "policies", 1000, "policies")
 	flag.IntVar(&o.netsets, "netsets", 100, "network sets")
-	flag.IntVar(&o.changes, "changes", 200, "changes timed from etcd to the kernel")
+	flag.IntVar(&o.changes, "changes", 200, "changes timed from etcd to the kernel (in each series)")
+	flag.DurationVar(&o.gap, "gap", 300*time.Millisecond, "pause between changes of the paced series")
 	flag.IntVar(&o.syncers, "syncers", 50, "felix syncers for the etcd load test (0: skip)")
 	flag.IntVar(&o.burst, "burst", 500, "changes written while the syncers watch")
 	flag.BoolVar(&o.skipFelix, "skip-felix", false, "skip the felix measurements")
@@ -94,6 +96,13 @@ func measureFelix(ctx context.Context, f *topo.Fabric, shape calcbench.Shape, if
 	if err := plugInterfaces(ctx, h, ifaces); err != nil {
 		return fmt.Errorf("creating %d workload interfaces: %w", len(ifaces), err)
 	}
+	// nft monitor starts before felix: started later, it would first read felix's whole ruleset
+	// (seconds) before reporting anything.
+	m, err := startMonitor(h.NS)
+	if err != nil {
+		return err
+	}
+	defer m.stop()
 	start := time.Now()
 	if err := h.LaunchFelix(); err != nil {
 		return err
@@ -106,40 +115,48 @@ func measureFelix(ctx context.Context, f *topo.Fabric, shape calcbench.Shape, if
 	sets, _ := h.Metric(ctx, "felix_dataplane_nft_sets")
 	fmt.Printf("felix: ready (dataplane programmed) %s after start; RSS %.1f MiB (peak %.1f MiB); %v chains, %v sets\n",
 		ready.Round(10*time.Millisecond), float64(h.Felix.Rss())/(1<<20), float64(h.Felix.PeakRss())/(1<<20), chains, sets)
-	return measureLatency(ctx, f, shape, o.changes)
+	return measureLatency(ctx, f, m, shape, o.changes, o.gap)
 }
 
-func measureLatency(ctx context.Context, f *topo.Fabric, shape calcbench.Shape, n int) error {
+// measureLatency times changes from etcd to the kernel: the first ones right after ready, then
+// a paced series (gap between changes: the pipeline's own latency) and a back-to-back series
+// (each change written as soon as the previous one is in the kernel: latency under a steady
+// stream, including felix's rate limiting).
+func measureLatency(ctx context.Context, f *topo.Fabric, m *monitor, shape calcbench.Shape, n int, gap time.Duration) error {
 	ds, err := f.Datastore()
 	if err != nil {
 		return err
 	}
 	const warm = 6
-	cs, err := changes(ctx, ds, shape, n+warm)
+	cs, err := changes(ctx, ds, shape, 2*n+warm)
 	if err != nil {
 		return err
 	}
-	m, err := startMonitor(f.Host(1).NS)
-	if err != nil {
+	if err := m.quiet(ctx, time.Second); err != nil {
 		return err
 	}
-	defer m.stop()
 	// The first changes right after ready, waiting as long as it takes (up to a minute).
-	first, missed, err := latencies(ctx, ds, m, cs[:warm], time.Minute)
+	first, missed, err := latencies(ctx, ds, m, cs[:warm], time.Minute, 0)
 	if err != nil {
 		return err
 	}
 	fmt.Printf("first %d changes right after ready (%d never seen): policy %v, endpoint %v\n", warm, missed,
 		round(first["policy"]), round(first["endpoint"]))
-	lat, missed, err := latencies(ctx, ds, m, cs[warm:], 5*time.Second)
-	if err != nil {
-		return err
-	}
-	fmt.Printf("etcd -> kernel latency over %d changes (%d never seen):\n", n, missed)
-	for _, kind := range []string{"policy", "endpoint", "all"} {
-		d := lat[kind]
-		fmt.Printf("  %-9s n=%-4d p50 %-9s p99 %-9s max %s\n", kind, len(d), percentile(d, 50).Round(100*time.Microsecond),
-			percentile(d, 99).Round(100*time.Microsecond), percentile(d, 100).Round(100*time.Microsecond))
+	for _, series := range []struct {
+		name string
+		gap  time.Duration
+		cs   []change
+	}{{fmt.Sprintf("paced, %s apart", gap), gap, cs[warm : warm+n]}, {"back to back", 0, cs[warm+n:]}} {
+		lat, missed, err := latencies(ctx, ds, m, series.cs, 5*time.Second, series.gap)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("etcd -> kernel latency, %d changes %s (%d never seen):\n", len(series.cs), series.name, missed)
+		for _, kind := range []string{"policy", "endpoint", "all"} {
+			d := lat[kind]
+			fmt.Printf("  %-9s n=%-4d p50 %-9s p99 %-9s max %s\n", kind, len(d), percentile(d, 50).Round(100*time.Microsecond),
+				percentile(d, 99).Round(100*time.Microsecond), percentile(d, 100).Round(100*time.Microsecond))
+		}
 	}
 	if rss := f.Host(1).Felix.Rss(); rss > 0 {
 		fmt.Printf("felix RSS after the changes: %.1f MiB\n", float64(rss)/(1<<20))

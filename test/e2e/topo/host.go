@@ -88,7 +88,7 @@ func (h *Host) BirdSocket() string { return h.path("bird.ctl") }
 
 // env is what every daemon of the host gets: the datastore and a plain log format.
 func (h *Host) env() []string {
-	return []string{"ETCD_ENDPOINTS=" + h.f.Etcd.EndpointList(), "CALICO_LOG_FORMAT=text", "NOTIFY_SOCKET=", "WATCHDOG_USEC="}
+	return []string{"ETCD_ENDPOINTS=" + h.f.Etcd.EndpointList(), "NOTIFY_SOCKET=", "WATCHDOG_USEC="}
 }
 
 // writeConfigs writes node.toml, datastore.toml, confd.toml and felix.toml.
