@@ -38,6 +38,7 @@ func TestMain(m *testing.M) {
 		}
 		if os.Getenv("E2E_BIN") == "" {
 			defer os.RemoveAll(bins.Dir)
+			topo.AtExit(func() { os.RemoveAll(bins.Dir) })
 		}
 		defer topo.CloseAll()
 		return m.Run()

@@ -75,6 +75,19 @@ func CloseAll() {
 	}
 }
 
+var atExit struct {
+	sync.Mutex
+	fns []func()
+}
+
+// AtExit registers fn to run after the fabrics are closed when a signal ends the process
+// (for example removing a build directory).
+func AtExit(fn func()) {
+	atExit.Lock()
+	atExit.fns = append(atExit.fns, fn)
+	atExit.Unlock()
+}
+
 // HandleSignals makes SIGINT, SIGTERM, SIGHUP and SIGPIPE (the output went away) close every
 // live fabric, then exit with 130. Call it once from main or TestMain.
 func HandleSignals() {
@@ -84,6 +97,11 @@ func HandleSignals() {
 		sig := <-ch
 		fmt.Fprintf(os.Stderr, "\n%s: cleaning up network namespaces and processes...\n", sig)
 		CloseAll()
+		atExit.Lock()
+		for _, fn := range atExit.fns {
+			fn()
+		}
+		atExit.Unlock()
 		os.Exit(130)
 	}()
 }
