@@ -49,7 +49,8 @@ type Stats struct {
 	Bytes           int // netlink bytes sent
 	ReadTime        time.Duration
 	PlanTime        time.Duration
-	CommitTime      time.Duration
+	CommitTime      time.Duration // includes EncodeTime
+	EncodeTime      time.Duration // turning the transaction into netlink messages
 }
 
 // NewApplier returns an Applier writing through k. Its first Apply is a full
@@ -109,6 +110,7 @@ func (a *Applier) sync(ctx context.Context, desired *Ruleset, full bool) (Stats,
 		start = time.Now()
 		info, err := a.kernel.Commit(ctx, tx)
 		st.CommitTime, st.Messages, st.Bytes = time.Since(start), info.Messages, info.Bytes
+		st.EncodeTime = info.EncodeTime
 		if err != nil {
 			a.needFull.Store(true)
 			a.mirror = nil

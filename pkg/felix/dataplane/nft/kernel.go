@@ -1,6 +1,9 @@
 package nft
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // Kernel is the nftables backend of the Applier, scoped to one inet table
 // and working at transaction granularity. NewNetlink programs the real
@@ -14,8 +17,9 @@ type Kernel interface {
 
 // CommitInfo describes what a Commit sent.
 type CommitInfo struct {
-	Messages int // netlink messages in the batch (0 for the fake)
-	Bytes    int // netlink bytes in the batch (0 for the fake)
+	Messages   int           // netlink messages in the batch (0 for the fake)
+	Bytes      int           // netlink bytes in the batch (0 for the fake)
+	EncodeTime time.Duration // of the commit, spent encoding the batch (0 for the fake)
 }
 
 // KernelState is the content of our table as read back from the kernel.

@@ -106,6 +106,7 @@ func (k *Netlink) Commit(ctx context.Context, tx *Transaction) (CommitInfo, erro
 	if err != nil {
 		return CommitInfo{}, fmt.Errorf("opening nftables connection: %w", err)
 	}
+	start := time.Now()
 	b := &batch{conn: conn, table: &nftables.Table{Name: k.cfg.Table, Family: nftables.TableFamilyINet}}
 	for i, op := range tx.Ops {
 		if err := b.queue(op); err != nil {
@@ -113,7 +114,7 @@ func (k *Netlink) Commit(ctx context.Context, tx *Transaction) (CommitInfo, erro
 		}
 		b.opEnds = append(b.opEnds, b.messages)
 	}
-	info := CommitInfo{Messages: b.messages}
+	info := CommitInfo{Messages: b.messages, EncodeTime: time.Since(start)}
 	err = conn.Flush()
 	if lean != nil {
 		info.Bytes = lean.bytes
