@@ -25,6 +25,10 @@ type model struct {
 
 	inSync       bool // calc sent InSync
 	ifacesInSync bool // the interface monitor sent InSync
+
+	// rulesChanged: a policy or profile was updated or removed since the ruleset builder last
+	// looked (it then re-checks the chains rendered from them); the builder clears it.
+	rulesChanged bool
 }
 
 // vtepKey identifies a remote VTEP: one per host and family.
@@ -60,13 +64,15 @@ func (m *model) apply(u calc.Update) bool {
 	case calc.IPSetRemove:
 		delete(m.ipsets, u.ID)
 	case calc.ActivePolicyUpdate:
-		m.policies[u.ID] = u.Policy
+		m.policies[u.ID], m.rulesChanged = u.Policy, true
 	case calc.ActivePolicyRemove:
 		delete(m.policies, u.ID)
+		m.rulesChanged = true
 	case calc.ActiveProfileUpdate:
-		m.profiles[u.Name] = u.Profile
+		m.profiles[u.Name], m.rulesChanged = u.Profile, true
 	case calc.ActiveProfileRemove:
 		delete(m.profiles, u.Name)
+		m.rulesChanged = true
 	case calc.WorkloadEndpointUpdate:
 		m.weps[u.ID] = u.Endpoint
 	case calc.WorkloadEndpointRemove:

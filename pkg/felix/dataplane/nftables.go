@@ -83,8 +83,13 @@ func (b *rulesetBuilder) build(m *model, in buildInput) *nft.Ruleset {
 	return b.rs
 }
 
-// refreshRefChains re-renders the referenced chains whose policy or profile changed.
+// refreshRefChains re-renders the referenced chains whose policy or profile changed; it looks
+// only when the model says some did.
 func (b *rulesetBuilder) refreshRefChains(m *model) {
+	if !m.rulesChanged {
+		return
+	}
+	m.rulesChanged = false
 	for ref, e := range b.refs {
 		if src, _ := refSource(ref, m); src != e.src {
 			b.renderRef(ref, e, m)

@@ -65,7 +65,11 @@ func plan(cur *mirror, desired *Ruleset, scope *changes) (*Transaction, edits, S
 			return nil, nil, Stats{}, err
 		}
 	}
-	tx := &Transaction{}
+	n := 0
+	for _, ops := range p.phases {
+		n += len(ops)
+	}
+	tx := &Transaction{Ops: make([]Op, 0, n)}
 	for _, ops := range p.phases {
 		tx.Ops = appendSorted(tx.Ops, ops)
 	}

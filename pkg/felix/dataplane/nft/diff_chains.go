@@ -116,6 +116,11 @@ func (p *planner) checkUser(name string) error {
 
 // writeRules validates the chains being written and emits their rules.
 func (p *planner) writeRules() error {
+	n := 0
+	for name := range p.rewrite {
+		n += len(p.desired.Chains[name].Rules)
+	}
+	p.phases[phRules] = slices.Grow(p.phases[phRules], n)
 	for _, name := range sortedKeys(p.rewrite) {
 		c := p.desired.Chains[name]
 		if err := p.desired.validateChain(name, c); err != nil {

@@ -8,8 +8,12 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// ownNamespaceRefused is set by RefuseOwnNamespace.
-var ownNamespaceRefused atomic.Bool
+// ownNamespaceRefused is set by RefuseOwnNamespace, and ownNamespace is the identity of the
+// namespace the process was in then.
+var (
+	ownNamespaceRefused atomic.Bool
+	ownNamespace        atomic.Pointer[unix.Stat_t]
+)
 
 var (
 	errOwnNamespace = errors.New("refusing to program this process's own network namespace " +
@@ -18,10 +22,18 @@ var (
 )
 
 // RefuseOwnNamespace makes every Netlink created afterwards refuse to program the network
-// namespace this process is in, whether asked for with NetlinkConfig.NetNS 0 or with a
-// descriptor of that same namespace: its Read and Commit fail. Tests call it (from an init
-// function) so that nothing they run can change the host's own nftables. It cannot be undone.
-func RefuseOwnNamespace() { ownNamespaceRefused.Store(true) }
+// namespace this process is in when RefuseOwnNamespace is called, whether asked for with
+// NetlinkConfig.NetNS 0 or with a descriptor of that same namespace: its Read and Commit fail.
+// Tests call it from an init function, so that nothing they run can change the host's own
+// nftables. It cannot be undone. (The namespace is remembered rather than looked up later:
+// code that switches threads between namespaces may leave even the main thread elsewhere.)
+func RefuseOwnNamespace() {
+	var st unix.Stat_t
+	if unix.Stat("/proc/thread-self/ns/net", &st) == nil {
+		ownNamespace.CompareAndSwap(nil, &st)
+	}
+	ownNamespaceRefused.Store(true)
+}
 
 // openTarget takes the Netlink's own duplicate of the caller's namespace descriptor, so that
 // the caller closing its descriptor (or the garbage collector closing it for the caller) can
@@ -52,11 +64,12 @@ func checkNetNS(fd int) error {
 	if err != nil || typ != unix.CLONE_NEWNET {
 		return errors.New("not a network namespace")
 	}
-	if !ownNamespaceRefused.Load() {
+	own := ownNamespace.Load()
+	if !ownNamespaceRefused.Load() || own == nil {
 		return nil
 	}
-	var target, own unix.Stat_t
-	if err := errors.Join(unix.Fstat(fd, &target), unix.Stat("/proc/self/ns/net", &own)); err != nil {
+	var target unix.Stat_t
+	if err := unix.Fstat(fd, &target); err != nil {
 		return err
 	}
 	if target.Dev == own.Dev && target.Ino == own.Ino {
