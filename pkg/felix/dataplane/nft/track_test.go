@@ -341,3 +341,26 @@ func TestTrackedInvalidChangeKeepsJournal(t *testing.T) {
 	}
 	checkSameAsFresh(t, f, cloneRuleset(rs))
 }
+
+// TestKernelTrackedChurn: the same random churn against the real kernel, in a namespace of
+// its own: every partial sync leaves the table a fresh apply would make, and a full sync at
+// the end finds nothing to repair.
+func TestKernelTrackedChurn(t *testing.T) {
+	ns := newNetNS(t)
+	a, _ := ns.applier(t)
+	c := newChurn(11)
+	for step := range 120 {
+		if st := ns.apply(t, a, c.rs); st.FullSync && step > 0 {
+			t.Fatalf("step %d: a partial sync failed and was repaired by a full sync", step)
+		}
+		kernelMatchesFake(t, ns, cloneRuleset(c.rs))
+		if t.Failed() {
+			t.Fatalf("step %d", step)
+		}
+		c.step()
+	}
+	a.RequestFullSync()
+	if st := ns.apply(t, a, c.rs); st.Ops != 0 {
+		t.Errorf("full sync after churn: %+v, want nothing to repair", st)
+	}
+}
