@@ -111,6 +111,21 @@ func newClusterGUID() string {
 	return hex.EncodeToString(u[:])
 }
 
+// openStackCluster reports whether this host's or the stored cluster type includes "openstack"
+// (networking-calico appends it to ClusterInformation default).
+func (s *Startup) openStackCluster(ctx context.Context) bool {
+	types := s.cfg.ClusterType
+	if ci, err := datastore.GetAs[*api.ClusterInformation](ctx, s.ds, "", "default"); err == nil {
+		types += "," + ci.Spec.ClusterType
+	}
+	for _, t := range strings.Split(types, ",") {
+		if strings.EqualFold(strings.TrimSpace(t), "openstack") {
+			return true
+		}
+	}
+	return false
+}
+
 // mergeClusterTypes adds the local cluster types to the stored comma-separated list.
 func mergeClusterTypes(stored, local string) string {
 	if local == "" {
@@ -151,14 +166,21 @@ func (s *Startup) ensureTiers(ctx context.Context) error {
 }
 
 func (s *Startup) ensureGlobalFelixConfig(ctx context.Context) error {
+	// Project Calico's calico-node writes reportingInterval 0 (no agent status). On OpenStack
+	// Neutron binds ports only to hosts whose felix reports its status, so there the field is
+	// left unset and felix's default (30 s) applies.
+	var reporting *api.Duration
+	if !s.openStackCluster(ctx) {
+		reporting = api.Dur(0)
+	}
 	return ensure(ctx, s, "default", func() *api.FelixConfiguration {
 		return &api.FelixConfiguration{ObjectMeta: api.ObjectMeta{Name: "default"}, Spec: api.FelixConfigurationSpec{
-			ReportingInterval: api.Dur(0), LogSeverityScreen: "Info",
+			ReportingInterval: reporting, LogSeverityScreen: "Info",
 		}}
 	}, func(fc *api.FelixConfiguration) bool {
 		changed := false
-		if fc.Spec.ReportingInterval == nil {
-			fc.Spec.ReportingInterval, changed = api.Dur(0), true
+		if fc.Spec.ReportingInterval == nil && reporting != nil {
+			fc.Spec.ReportingInterval, changed = reporting, true
 		}
 		if fc.Spec.LogSeverityScreen == "" {
 			fc.Spec.LogSeverityScreen, changed = "Info", true

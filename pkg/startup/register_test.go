@@ -180,3 +180,34 @@ func TestUserObjectsAreNeverOverwritten(t *testing.T) {
 		t.Errorf("node: labels %v, bgp %+v", n.Labels, n.Spec.BGP)
 	}
 }
+
+// TestOpenStackKeepsAgentStatusOn: on an OpenStack cluster (networking-calico adds "openstack"
+// to clusterType) startup must not switch felix's agent status off (reportingInterval 0), or
+// Neutron can no longer bind ports; elsewhere it writes 0 as Project Calico does.
+func TestOpenStackKeepsAgentStatusOn(t *testing.T) {
+	for _, tc := range []struct {
+		clusterType string
+		want        *api.Duration
+	}{{"", api.Dur(0)}, {"openstack", nil}} {
+		h := newHarness(t, fixtureEnv(t), fixtureHost())
+		ctx := ctxT(t, 30*time.Second)
+		if tc.clusterType != "" {
+			ci := &api.ClusterInformation{ObjectMeta: api.ObjectMeta{Name: "default"}, Spec: api.ClusterInformationSpec{
+				ClusterGUID: "00112233445566778899aabbccddeeff", DatastoreReady: api.Bool(true), ClusterType: tc.clusterType}}
+			if _, err := h.ds.Create(ctx, ci); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := h.startup().Register(ctx); err != nil {
+			t.Fatal(err)
+		}
+		fc, err := datastore.GetAs[*api.FelixConfiguration](ctx, h.ds, "", "default")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := fc.Spec.ReportingInterval
+		if (got == nil) != (tc.want == nil) || (got != nil && got.Duration != tc.want.Duration) {
+			t.Errorf("clusterType %q: reportingInterval %v, want %v", tc.clusterType, got, tc.want)
+		}
+	}
+}
