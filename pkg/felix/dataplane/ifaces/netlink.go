@@ -2,11 +2,10 @@ package ifaces
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"github.com/calico-host/calico-host/pkg/felix/dataplane/nlhandle"
 	"net"
 	"net/netip"
-	"time"
 
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
@@ -42,7 +41,7 @@ func OpenNetlink(nsPath string) (*Netlink, error) {
 	}
 	h, err := netlink.NewHandleAt(ns)
 	if err == nil {
-		if err = h.SetSocketTimeout(socketTimeout); err != nil {
+		if err = h.SetSocketTimeout(nlhandle.SocketTimeout); err != nil {
 			h.Close()
 		}
 	}
@@ -65,11 +64,11 @@ func (n *Netlink) Close() {
 
 // ListInterfaces implements Handle.
 func (n *Netlink) ListInterfaces(ctx context.Context) ([]State, error) {
-	links, err := retryDump(ctx, n.h.LinkList)
+	links, err := nlhandle.RetryDump(ctx, n.h.LinkList)
 	if err != nil {
 		return nil, fmt.Errorf("listing interfaces: %w", err)
 	}
-	addrs, err := retryDump(ctx, func() ([]netlink.Addr, error) { return n.h.AddrList(nil, netlink.FAMILY_ALL) })
+	addrs, err := nlhandle.RetryDump(ctx, func() ([]netlink.Addr, error) { return n.h.AddrList(nil, netlink.FAMILY_ALL) })
 	if err != nil {
 		return nil, fmt.Errorf("listing addresses: %w", err)
 	}
@@ -208,26 +207,4 @@ func (n *Netlink) SetNeighbor(iface string, ip netip.Addr, mac net.HardwareAddr)
 		IP:           ip.AsSlice(),
 		HardwareAddr: mac,
 	})
-}
-
-const maxDumpAttempts = 8
-
-// socketTimeout bounds every netlink request, so a lost reply cannot hang the caller forever.
-const socketTimeout = 10 * time.Second
-
-// retryDump repeats a netlink dump that the kernel interrupted because the table changed during
-// it, backing off from 1 ms.
-func retryDump[T any](ctx context.Context, dump func() (T, error)) (T, error) {
-	delay := time.Millisecond
-	for attempt := 1; ; attempt++ {
-		v, err := dump()
-		if !errors.Is(err, netlink.ErrDumpInterrupted) || attempt == maxDumpAttempts {
-			return v, err
-		}
-		if !sleep(ctx, delay) {
-			var zero T
-			return zero, ctx.Err()
-		}
-		delay *= 2
-	}
 }

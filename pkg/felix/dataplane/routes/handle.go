@@ -3,13 +3,11 @@ package routes
 import (
 	"context"
 	"errors"
-	"fmt"
+	"github.com/calico-host/calico-host/pkg/felix/dataplane/nlhandle"
 	"net"
 	"net/netip"
-	"time"
 
 	"github.com/vishvananda/netlink"
-	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 )
 
@@ -36,21 +34,9 @@ func NewNetlink(h *netlink.Handle) *Netlink { return &Netlink{h: h} }
 // OpenNetlink opens a netlink handle in the namespace at nsPath ("" = the current one). Close
 // releases it.
 func OpenNetlink(nsPath string) (*Netlink, error) {
-	ns := netns.None()
-	if nsPath != "" {
-		var err error
-		if ns, err = netns.GetFromPath(nsPath); err != nil {
-			return nil, fmt.Errorf("opening network namespace %s: %w", nsPath, err)
-		}
-		defer ns.Close() // the handle keeps its own socket in the namespace
-	}
-	h, err := netlink.NewHandleAt(ns)
+	h, err := nlhandle.Open(nsPath)
 	if err != nil {
-		return nil, fmt.Errorf("opening netlink: %w", err)
-	}
-	if err := h.SetSocketTimeout(socketTimeout); err != nil {
-		h.Close()
-		return nil, fmt.Errorf("opening netlink: %w", err)
+		return nil, err
 	}
 	return &Netlink{h: h}, nil
 }
@@ -66,7 +52,7 @@ func (n *Netlink) ListRoutes(ctx context.Context, protocol int) ([]KernelRoute, 
 	mask := netlink.RT_FILTER_PROTOCOL | netlink.RT_FILTER_TABLE
 	var out []KernelRoute
 	for _, fam := range families {
-		rs, err := retryDump(ctx, func() ([]netlink.Route, error) {
+		rs, err := nlhandle.RetryDump(ctx, func() ([]netlink.Route, error) {
 			return n.h.RouteListFiltered(fam, filter, mask)
 		})
 		if errors.Is(err, unix.EAFNOSUPPORT) {
@@ -97,7 +83,7 @@ func (n *Netlink) DeleteRoute(r KernelRoute) error {
 
 // LinkIndexes implements Handle.
 func (n *Netlink) LinkIndexes(ctx context.Context) (map[string]int, error) {
-	links, err := retryDump(ctx, n.h.LinkList)
+	links, err := nlhandle.RetryDump(ctx, n.h.LinkList)
 	if err != nil {
 		return nil, err
 	}
@@ -211,30 +197,4 @@ func scopeFromNetlink(s netlink.Scope) Scope {
 		return ScopeHost
 	}
 	return ScopeGlobal
-}
-
-const maxDumpAttempts = 8
-
-// socketTimeout bounds every netlink request, so a lost reply cannot hang the caller forever.
-const socketTimeout = 10 * time.Second
-
-// retryDump repeats a netlink dump that the kernel interrupted because the table changed during
-// it (the partial result is discarded), backing off from 1 ms.
-func retryDump[T any](ctx context.Context, dump func() (T, error)) (T, error) {
-	delay := time.Millisecond
-	for attempt := 1; ; attempt++ {
-		v, err := dump()
-		if !errors.Is(err, netlink.ErrDumpInterrupted) || attempt == maxDumpAttempts {
-			return v, err
-		}
-		t := time.NewTimer(delay)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			var zero T
-			return zero, ctx.Err()
-		case <-t.C:
-		}
-		delay *= 2
-	}
 }

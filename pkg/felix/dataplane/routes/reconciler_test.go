@@ -11,7 +11,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/rs/zerolog"
-	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 )
 
@@ -321,28 +320,6 @@ func TestCanonical(t *testing.T) {
 		if c.String() != tc.want || c.Table != unix.RT_TABLE_MAIN {
 			t.Errorf("canonical(%s) = %s table %d, want %s", tc.in, c, c.Table, tc.want)
 		}
-	}
-}
-
-func TestRetryDump(t *testing.T) {
-	for _, failures := range []int{0, 3, maxDumpAttempts} {
-		calls := 0
-		v, err := retryDump(ctx, func() (int, error) {
-			calls++
-			if calls <= failures {
-				return 0, netlink.ErrDumpInterrupted
-			}
-			return 42, nil
-		})
-		wantErr := failures >= maxDumpAttempts
-		if (err != nil) != wantErr || (!wantErr && v != 42) {
-			t.Errorf("failures=%d: %d, %v", failures, v, err)
-		}
-	}
-	cctx, cancel := context.WithCancel(ctx)
-	cancel()
-	if _, err := retryDump(cctx, func() (int, error) { return 0, netlink.ErrDumpInterrupted }); !errors.Is(err, context.Canceled) {
-		t.Errorf("cancelled: %v", err)
 	}
 }
 

@@ -4,12 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/calico-host/calico-host/pkg/felix/dataplane/nlhandle"
 	"net"
 	"net/netip"
-	"time"
 
 	"github.com/vishvananda/netlink"
-	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 )
 
@@ -76,21 +75,9 @@ func NewNetlink(h *netlink.Handle) *Netlink { return &Netlink{h: h} }
 
 // OpenNetlink opens a netlink handle in the namespace at nsPath ("" = the current one).
 func OpenNetlink(nsPath string) (*Netlink, error) {
-	ns := netns.None()
-	if nsPath != "" {
-		var err error
-		if ns, err = netns.GetFromPath(nsPath); err != nil {
-			return nil, fmt.Errorf("opening network namespace %s: %w", nsPath, err)
-		}
-		defer ns.Close()
-	}
-	h, err := netlink.NewHandleAt(ns)
+	h, err := nlhandle.Open(nsPath)
 	if err != nil {
-		return nil, fmt.Errorf("opening netlink: %w", err)
-	}
-	if err := h.SetSocketTimeout(socketTimeout); err != nil {
-		h.Close()
-		return nil, fmt.Errorf("opening netlink: %w", err)
+		return nil, err
 	}
 	return &Netlink{h: h}, nil
 }
@@ -118,7 +105,7 @@ func (n *Netlink) Link(name string) (*Link, error) {
 
 // LinkWithAddr implements Handle.
 func (n *Netlink) LinkWithAddr(ctx context.Context, addr netip.Addr) (int, error) {
-	addrs, err := retryDump(ctx, func() ([]netlink.Addr, error) { return n.h.AddrList(nil, familyOf(addr.Is6())) })
+	addrs, err := nlhandle.RetryDump(ctx, func() ([]netlink.Addr, error) { return n.h.AddrList(nil, familyOf(addr.Is6())) })
 	if err != nil {
 		return 0, err
 	}
@@ -161,7 +148,7 @@ func (n *Netlink) SetUp(index int) error { return n.h.LinkSetUp(n.link(index)) }
 
 // Addrs implements Handle.
 func (n *Netlink) Addrs(ctx context.Context, index int, ipv6 bool) ([]netip.Prefix, error) {
-	addrs, err := retryDump(ctx, func() ([]netlink.Addr, error) { return n.h.AddrList(n.link(index), familyOf(ipv6)) })
+	addrs, err := nlhandle.RetryDump(ctx, func() ([]netlink.Addr, error) { return n.h.AddrList(n.link(index), familyOf(ipv6)) })
 	if err != nil {
 		return nil, err
 	}
@@ -197,7 +184,7 @@ func (n *Netlink) Neighbors(ctx context.Context, index int, fdb, ipv6 bool) ([]N
 	if fdb {
 		family = unix.AF_BRIDGE
 	}
-	ns, err := retryDump(ctx, func() ([]netlink.Neigh, error) { return n.h.NeighList(index, family) })
+	ns, err := nlhandle.RetryDump(ctx, func() ([]netlink.Neigh, error) { return n.h.NeighList(index, family) })
 	if err != nil {
 		return nil, err
 	}
@@ -244,30 +231,4 @@ func addrOf(ip net.IP) netip.Addr {
 		return netip.Addr{}
 	}
 	return a.Unmap()
-}
-
-const maxDumpAttempts = 8
-
-// socketTimeout bounds every netlink request, so a lost reply cannot hang the caller forever.
-const socketTimeout = 10 * time.Second
-
-// retryDump repeats a netlink dump that the kernel interrupted because the table changed during
-// it, backing off from 1 ms.
-func retryDump[T any](ctx context.Context, dump func() (T, error)) (T, error) {
-	delay := time.Millisecond
-	for attempt := 1; ; attempt++ {
-		v, err := dump()
-		if !errors.Is(err, netlink.ErrDumpInterrupted) || attempt == maxDumpAttempts {
-			return v, err
-		}
-		t := time.NewTimer(delay)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			var zero T
-			return zero, ctx.Err()
-		case <-t.C:
-		}
-		delay *= 2
-	}
 }
