@@ -127,6 +127,33 @@ check_node() {
   check "calicoctl get nodes shows the host" grep -q pkgtest-host <<<"$out"
 }
 
+check_workload() {
+  log "A workload interface: felix (hardened unit) writes its sysctls, route and policy chains"
+  in_ct ip link add calipkgtest0 type veth peer name calipkgtest0p
+  in_ct ip link set calipkgtest0 up
+  in_ct ip link set calipkgtest0p up
+  in_ct calicoctl apply -f - <<'EOF2'
+apiVersion: projectcalico.org/v3
+kind: WorkloadEndpoint
+metadata:
+  name: pkgtest--host-cni-pkgtest-eth0
+  namespace: default
+spec:
+  node: pkgtest-host
+  orchestrator: cni
+  workload: pkgtest
+  endpoint: eth0
+  interfaceName: calipkgtest0
+  ipNetworks: [10.65.0.5/32]
+EOF2
+  check "felix set proxy_arp on the workload interface" wait_for 30 "proxy_arp" \
+    sh -c "[ \"\$(nsenter -t $LEADER -a cat /proc/sys/net/ipv4/conf/calipkgtest0/proxy_arp)\" = 1 ]"
+  check "felix routed the workload address" wait_for 30 "route" \
+    sh -c "nsenter -t $LEADER -a ip route show 10.65.0.5 | grep -q calipkgtest0"
+  check "felix programmed the workload's policy chains" wait_for 30 "chains" \
+    sh -c "nsenter -t $LEADER -a nft list table inet calico | grep -q 'calipkgtest0'"
+}
+
 check_watchdog() {
   log "SIGSTOP calico-felix: the watchdog (WatchdogSec=6s) must get it killed and restarted"
   local pid restarts
@@ -200,6 +227,7 @@ main() {
   boot
   install_and_start
   check_node
+  check_workload
   check_watchdog
   check_stop_keeps_rules
   check_remove_purge
