@@ -32,20 +32,28 @@ type Config struct {
 	// MinBackoff and MaxBackoff bound the exponential retry delay; defaults 100ms and 5s.
 	MinBackoff, MaxBackoff time.Duration
 	// WatchTimeout: if nothing (no event, no progress notification) arrives on the watch for this
-	// long, the syncer checks etcd and restarts the watch (re-list + snapshot). Progress is requested
-	// from etcd after a third of it without traffic. Default 60s.
+	// long although etcd is past the watch's start, the watch is stuck: the syncer restarts it from
+	// the revision the consumer has. Progress is requested from etcd after a third of it without
+	// traffic. Default 60s.
 	WatchTimeout time.Duration
+	// LivenessTimeout is how long etcd may go without a sign of life before the syncer reports
+	// WaitingForDatastore (the consumer keeps its model; the watch resumes from its revision once
+	// etcd answers again). Signs of life are watch traffic and answers to a cheap probe (a
+	// serializable single-key read) sent after half of it without traffic; a gRPC connection that
+	// stays down for a quarter of it counts as a loss at once. Default 4s.
+	LivenessTimeout time.Duration
 	// RequestTimeout bounds each list page and each probe request; default 10s.
 	RequestTimeout time.Duration
 }
 
 // Defaults.
 const (
-	DefaultPageSize       = 500
-	DefaultMinBackoff     = 100 * time.Millisecond
-	DefaultMaxBackoff     = 5 * time.Second
-	DefaultWatchTimeout   = 60 * time.Second
-	DefaultRequestTimeout = 10 * time.Second
+	DefaultPageSize        = 500
+	DefaultMinBackoff      = 100 * time.Millisecond
+	DefaultMaxBackoff      = 5 * time.Second
+	DefaultWatchTimeout    = 60 * time.Second
+	DefaultLivenessTimeout = 4 * time.Second
+	DefaultRequestTimeout  = 10 * time.Second
 )
 
 // DefaultDecoder is datastore.Decode followed, for v3 resources, by api.SetReadDefaults and
@@ -85,6 +93,9 @@ func (c Config) withDefaults() Config {
 	c.MaxBackoff = max(c.MaxBackoff, c.MinBackoff)
 	if c.WatchTimeout <= 0 {
 		c.WatchTimeout = DefaultWatchTimeout
+	}
+	if c.LivenessTimeout <= 0 {
+		c.LivenessTimeout = DefaultLivenessTimeout
 	}
 	if c.RequestTimeout <= 0 {
 		c.RequestTimeout = DefaultRequestTimeout

@@ -249,6 +249,13 @@ func (c *consumer) waitFor(t testing.TB, what string, cond func() bool) {
 	}
 }
 
+// snapshotCount returns the number of snapshots received.
+func (c *consumer) snapshotCount() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.snapshots
+}
+
 // modelCopy returns a copy of the model.
 func (c *consumer) modelCopy() map[string]syncer.Update {
 	c.mu.Lock()

@@ -9,6 +9,8 @@ import (
 
 // tcpProxy forwards loopback connections to etcd and can cut them: Cut closes every connection and
 // holds new ones until Resume, so the client reconnects (and resumes its watches) only then.
+// Freeze instead keeps the connections open but stops forwarding bytes until Thaw, like a network
+// that silently drops packets: the client sees nothing break.
 type tcpProxy struct {
 	t      testing.TB
 	target string
@@ -17,6 +19,7 @@ type tcpProxy struct {
 	mu      sync.Mutex
 	cut     bool
 	resumed chan struct{}
+	thawed  chan struct{} // closed while not frozen
 	conns   map[net.Conn]struct{}
 }
 
@@ -26,10 +29,12 @@ func startProxy(t testing.TB, target string) *tcpProxy {
 	if err != nil {
 		t.Fatalf("proxy listen: %v", err)
 	}
-	p := &tcpProxy{t: t, target: target, ln: ln, conns: map[net.Conn]struct{}{}, resumed: make(chan struct{})}
+	p := &tcpProxy{t: t, target: target, ln: ln, conns: map[net.Conn]struct{}{}, resumed: make(chan struct{}),
+		thawed: make(chan struct{})}
 	close(p.resumed)
+	close(p.thawed)
 	go p.accept()
-	t.Cleanup(func() { ln.Close(); p.Cut() })
+	t.Cleanup(func() { ln.Close(); p.Cut(); p.Thaw() })
 	return p
 }
 
@@ -58,10 +63,52 @@ func (p *tcpProxy) serve(c net.Conn) {
 	if !p.track(c, up) {
 		return
 	}
-	go func() { io.Copy(up, c); up.Close(); c.Close() }()
-	io.Copy(c, up)
+	go func() { p.copy(up, c); up.Close(); c.Close() }()
+	p.copy(c, up)
 	c.Close()
 	up.Close()
+}
+
+// copy forwards src to dst, holding what it read while the proxy is frozen.
+func (p *tcpProxy) copy(dst io.Writer, src io.Reader) {
+	buf := make([]byte, 32*1024)
+	for {
+		n, err := src.Read(buf)
+		if n > 0 {
+			p.mu.Lock()
+			thawed := p.thawed
+			p.mu.Unlock()
+			<-thawed
+			if _, werr := dst.Write(buf[:n]); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// Freeze stops forwarding on every connection, open or new, until Thaw.
+func (p *tcpProxy) Freeze() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	select {
+	case <-p.thawed:
+		p.thawed = make(chan struct{})
+	default:
+	}
+}
+
+// Thaw forwards again, starting with what was held.
+func (p *tcpProxy) Thaw() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	select {
+	case <-p.thawed:
+	default:
+		close(p.thawed)
+	}
 }
 
 // track registers a live pair, unless the proxy was cut meanwhile.

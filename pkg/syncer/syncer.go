@@ -11,6 +11,7 @@ import (
 	"github.com/rs/zerolog"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"google.golang.org/grpc/connectivity"
 	"google.golang.org/grpc/metadata"
 
 	"github.com/calico-host/calico-host/pkg/datastore"
@@ -19,11 +20,14 @@ import (
 // Syncer lists and watches a set of key prefixes and streams the result (see the package doc).
 //
 // The stream: a WaitingForDatastore status message; once etcd answers, ResyncInProgress; the
-// snapshot (status InSync); then batches of updates. After any watch failure (compaction, closed
-// channel, watch error, "no leader", or a watch that stays silent past Config.WatchTimeout) it
-// sends ResyncInProgress and a new snapshot; while etcd is unreachable it sends
-// WaitingForDatastore and retries with capped exponential backoff. A status message is sent only
-// when the status changes.
+// snapshot (status InSync); then batches of updates. When etcd stops answering (see
+// Config.LivenessTimeout) it sends WaitingForDatastore and retries with capped exponential
+// backoff, or at once when the connection comes back; the consumer keeps its model, and once etcd
+// answers the watch resumes from the revision the consumer has, with InSync as soon as etcd
+// confirms the new watch. Other watch failures (closed channel, watch error, "no leader", or a
+// watch that stays silent past Config.WatchTimeout) also resume the watch from that revision.
+// Only when that history is gone (compacted, or etcd's revision went backwards) does it send
+// ResyncInProgress and a new snapshot. A status message is sent only when the status changes.
 type Syncer struct {
 	etcd   *clientv3.Client
 	cfg    Config
@@ -38,6 +42,9 @@ type Syncer struct {
 	sent Status
 	// rev is the highest revision delivered to the consumer.
 	rev int64
+	// resume is, per prefix, the revision up to which the consumer has every change: the next
+	// watch of the prefix starts after it. nil while the consumer needs a snapshot.
+	resume map[string]int64
 }
 
 var syncerIDs atomic.Int64
@@ -81,17 +88,33 @@ func (s *Syncer) Run(ctx context.Context, out chan<- Message) {
 		if failures == 1 || failures%20 == 0 { // no log flood while etcd is down
 			ev = s.log.Warn()
 		}
-		ev.Err(err).Int("attempt", failures).Dur("retry_in", delay).Msg("datastore sync interrupted, resyncing")
-		if !sleep(ctx, delay) {
+		ev.Err(err).Int("attempt", failures).Dur("retry_in", delay).Bool("resync", s.resume == nil).
+			Msg("datastore sync interrupted, resuming")
+		if !s.pause(ctx, delay) {
 			return
 		}
 	}
 }
 
-// syncOnce lists every prefix at one revision, delivers the snapshot and watches until the watch
-// fails. healthy reports whether the watch delivered anything (then the backoff restarts from its
-// minimum).
+// syncOnce resumes the watch from the revisions the consumer has or, when it has none (or that
+// history is gone), lists every prefix at one revision and delivers the snapshot; then it watches
+// until the watch fails. healthy reports whether the watch worked (then the backoff restarts from
+// its minimum).
 func (s *Syncer) syncOnce(ctx context.Context, out chan<- Message) (healthy bool, err error) {
+	if s.resume != nil {
+		err := s.checkResume(ctx)
+		switch {
+		case needsResync(err):
+			s.log.Info().Err(err).Int64("revision", s.resumeFrom()).
+				Msg("history since the consumer's revision is gone; re-listing")
+			s.resume = nil
+		case err != nil:
+			s.setStatus(ctx, out, WaitingForDatastore)
+			return false, fmt.Errorf("contacting etcd: %w", err)
+		default:
+			return s.watchAndReport(ctx, out)
+		}
+	}
 	rev, err := s.currentRevision(ctx)
 	if err != nil {
 		s.setStatus(ctx, out, WaitingForDatastore)
@@ -111,7 +134,53 @@ func (s *Syncer) syncOnce(ctx context.Context, out chan<- Message) (healthy bool
 	if !s.send(ctx, out, Message{Status: InSync, Snapshot: true, Updates: snap, Revision: rev}) {
 		return false, ctx.Err()
 	}
-	return s.watch(ctx, out, rev)
+	s.resume = make(map[string]int64, len(s.cfg.Prefixes))
+	for _, p := range s.cfg.Prefixes {
+		s.resume[p] = rev
+	}
+	return s.watchAndReport(ctx, out)
+}
+
+// watchAndReport watches until the watch fails. A compaction of the history it needs drops the
+// consumer's revisions (the next attempt re-lists); a lost etcd is reported to the consumer.
+func (s *Syncer) watchAndReport(ctx context.Context, out chan<- Message) (bool, error) {
+	healthy, err := s.watch(ctx, out)
+	switch {
+	case ctx.Err() != nil:
+	case needsResync(err):
+		s.resume = nil
+	case errors.Is(err, errUnreachable):
+		s.setStatus(ctx, out, WaitingForDatastore)
+	}
+	return healthy, err
+}
+
+// checkResume checks that etcd answers and still has the history the watch resumes from: a
+// count-only read at the oldest revision the consumer has. It fails with a compaction error when
+// that history is gone and with a future-revision error when etcd's revision went backwards
+// (restored from a backup).
+func (s *Syncer) checkResume(ctx context.Context) error {
+	rctx, cancel := context.WithTimeout(ctx, s.cfg.RequestTimeout)
+	defer cancel()
+	key, _ := prefixRange(s.cfg.Prefixes[0])
+	_, err := s.etcd.Get(rctx, key, clientv3.WithCountOnly(), clientv3.WithRev(s.resumeFrom()))
+	return err
+}
+
+// resumeFrom is the oldest revision the consumer has of any prefix.
+func (s *Syncer) resumeFrom() int64 {
+	var oldest int64
+	for _, r := range s.resume {
+		if oldest == 0 || r < oldest {
+			oldest = r
+		}
+	}
+	return oldest
+}
+
+// needsResync reports whether err means the consumer's revision can no longer be resumed from.
+func needsResync(err error) bool {
+	return errors.Is(err, rpctypes.ErrCompacted) || errors.Is(err, rpctypes.ErrFutureRev)
 }
 
 // currentRevision asks etcd for its current revision with a cheap single-key count (a
@@ -164,6 +233,34 @@ func (s *Syncer) watchContext(ctx context.Context) (context.Context, context.Can
 	return clientv3.WithRequireLeader(wctx), cancel
 }
 
+// pause waits d before the next attempt, but no longer than until the gRPC connection to etcd
+// comes back up (so that a returning etcd is used at once, not after the backoff). It reports
+// false when ctx ended.
+func (s *Syncer) pause(ctx context.Context, d time.Duration) bool {
+	conn := s.etcd.ActiveConnection()
+	if conn == nil || conn.GetState() == connectivity.Ready {
+		return sleep(ctx, d)
+	}
+	wctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	for st := conn.GetState(); st != connectivity.Ready; st = conn.GetState() {
+		if st == connectivity.Idle {
+			conn.Connect()
+		}
+		if !conn.WaitForStateChange(wctx, st) {
+			break
+		}
+	}
+	return ctx.Err() == nil
+}
+
+// connDown reports whether the gRPC connection to etcd is not usable (connecting, failing, idle or
+// shut down). Without a connection (a client built for tests) it is never down.
+func (s *Syncer) connDown() bool {
+	conn := s.etcd.ActiveConnection()
+	return conn != nil && conn.GetState() != connectivity.Ready
+}
+
 // sleep waits d or until ctx is done; it reports whether the full delay passed.
 func sleep(ctx context.Context, d time.Duration) bool {
 	t := time.NewTimer(d)
@@ -192,5 +289,10 @@ func (b *backoff) next() time.Duration {
 	return half + rand.N(d-half+1)
 }
 
-// errWatchClosed means a watch channel closed without an error.
-var errWatchClosed = errors.New("watch channel closed")
+// Why a watch ended, besides etcd's own errors.
+var (
+	// errWatchClosed means a watch channel closed without an error.
+	errWatchClosed = errors.New("watch channel closed")
+	// errUnreachable means etcd gave no sign of life within the liveness timeout.
+	errUnreachable = errors.New("etcd unreachable")
+)

@@ -279,12 +279,14 @@ func TestEtcdRestart(t *testing.T) {
 
 	c.waitFor(t, "InSync again", func() bool { return c.statuses[len(c.statuses)-1] == syncer.InSync })
 	c.waitConverged(t, raw)
-	n := len(c.statuses)
-	if want := []syncer.Status{syncer.WaitingForDatastore, syncer.ResyncInProgress, syncer.InSync}; !slices.Equal(c.statuses[n-3:], want) {
-		t.Errorf("statuses %v, want them to end with %v", c.statuses, want)
+	// The history since the consumer's revision is still there: the watch resumes, no re-list.
+	want := []syncer.Status{syncer.WaitingForDatastore, syncer.ResyncInProgress, syncer.InSync,
+		syncer.WaitingForDatastore, syncer.InSync}
+	if !slices.Equal(c.statuses, want) {
+		t.Errorf("statuses %v, want %v", c.statuses, want)
 	}
-	if got := strings.Count(c.logs.String(), "resync: listed datastore"); got < 2 {
-		t.Errorf("%d resync log lines, want at least 2", got)
+	if got, n := strings.Count(c.logs.String(), "resync: listed datastore"), c.snapshotCount(); got != 1 || n != 1 {
+		t.Errorf("%d resync log lines and %d snapshots, want 1 (the watch resumes)", got, n)
 	}
 }
 

@@ -3,6 +3,7 @@ package syncer
 import (
 	"context"
 	"fmt"
+	"maps"
 	"sync"
 	"time"
 
@@ -25,20 +26,26 @@ type watchResult struct {
 	closed bool
 }
 
-// watch watches every prefix from listRev+1 and streams the changes until a watch fails. It
-// returns why it stopped and whether the watch delivered anything before that.
-func (s *Syncer) watch(ctx context.Context, out chan<- Message, listRev int64) (healthy bool, err error) {
+// watch watches every prefix from the revision after the one the consumer has, and streams the
+// changes until a watch fails. It returns why it stopped and whether the watch worked before that.
+func (s *Syncer) watch(ctx context.Context, out chan<- Message) (healthy bool, err error) {
 	wctx, cancel := s.watchContext(ctx)
 	var wg sync.WaitGroup
 	defer func() { cancel(); wg.Wait() }()
 	merged := make(chan watchResult)
+	from := maps.Clone(s.resume) // the goroutines read it while the loop updates s.resume
+	w := &watchLoop{s: s, wctx: wctx, wg: &wg, out: out, from: from, next: maps.Clone(from)}
 	for _, p := range s.cfg.Prefixes {
-		start, end := prefixRange(p)
-		wch := s.etcd.Watch(wctx, start, clientv3.WithRange(end), clientv3.WithRev(listRev+1),
-			clientv3.WithPrevKV(), clientv3.WithProgressNotify())
-		wg.Go(func() { forward(wctx, p, wch, merged) })
+		w.base = max(w.base, from[p])
+		// Watch blocks until etcd created the watch: open it in the forwarding goroutine, so that
+		// the loop's liveness checks run meanwhile.
+		wg.Go(func() {
+			start, end := prefixRange(p)
+			wch := s.etcd.Watch(wctx, start, clientv3.WithRange(end), clientv3.WithRev(from[p]+1),
+				clientv3.WithPrevKV(), clientv3.WithProgressNotify(), clientv3.WithCreatedNotify())
+			forward(wctx, p, wch, merged)
+		})
 	}
-	w := &watchLoop{s: s, wctx: wctx, wg: &wg, listRev: listRev, out: out}
 	return w.run(ctx, merged)
 }
 
@@ -65,41 +72,52 @@ func forward(ctx context.Context, prefix string, wch clientv3.WatchChan, merged 
 
 // watchLoop is the state of one watch generation.
 type watchLoop struct {
-	s       *Syncer
-	wctx    context.Context
-	wg      *sync.WaitGroup
-	out     chan<- Message
-	listRev int64
-	pending Message
-	healthy bool
-	idle    int  // ticks without traffic
-	armed   bool // etcd is known to be past listRev, so progress requests must be answered
+	s    *Syncer
+	wctx context.Context
+	wg   *sync.WaitGroup
+	out  chan<- Message
+	// from and next are, per prefix, the revision the consumer had when the watch started and the
+	// one it has once everything received so far is delivered.
+	from, next map[string]int64
+	// base is the highest revision the watch started after: until etcd is past it, silence is
+	// normal (etcd does not answer progress requests).
+	base      int64
+	created   int  // prefixes whose watch etcd confirmed
+	confirmed bool // every prefix's watch is confirmed: the stream is live
+	pending   Message
+	healthy   bool
+	idle      int  // ticks without traffic
+	armed     bool // etcd is known to be past base, so progress requests must be answered
+	live      liveness
 }
 
-// run multiplexes watch results, deliveries to the consumer and the silence detector.
+// run multiplexes watch results, deliveries to the consumer, the silence detector and the
+// liveness checks.
 func (w *watchLoop) run(ctx context.Context, merged <-chan watchResult) (bool, error) {
 	tick := w.s.cfg.WatchTimeout / idleTicks
 	timer := time.NewTimer(tick)
 	defer timer.Stop()
-	w.pending = Message{Status: InSync}
+	// Probes carry neither the watch's stream key nor its leader requirement: they only ask
+	// whether etcd answers.
+	pctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	w.live = newLiveness(w.s, pctx, w.wg)
+	check := time.NewTicker(w.live.period())
+	defer check.Stop()
+	w.pending = Message{Status: InSync, Revision: w.s.rev}
 	for {
-		var sendCh chan<- Message
-		if len(w.pending.Updates) > 0 {
-			sendCh = w.out
-		}
-		recv := merged
-		if len(w.pending.Updates) >= maxPending {
-			recv = nil
-		}
+		recv, sendCh := w.channels(merged)
 		select {
 		case <-ctx.Done():
 			return w.healthy, ctx.Err()
 		case sendCh <- w.pending:
 			w.s.delivered(w.pending)
-			w.pending = Message{Status: InSync}
+			w.pending = Message{Status: InSync, Revision: w.s.rev}
+			w.commit()
 		case r := <-recv:
 			w.idle, w.armed = 0, false
 			timer.Reset(tick)
+			w.live.alive()
 			if err := w.handle(r); err != nil {
 				return w.healthy, w.flush(ctx, err)
 			}
@@ -113,8 +131,30 @@ func (w *watchLoop) run(ctx context.Context, merged <-chan watchResult) (bool, e
 				return w.healthy, w.flush(ctx, err)
 			}
 			timer.Reset(tick)
+		case err := <-w.live.results():
+			w.live.answered(err)
+		case <-check.C:
+			if err := w.live.check(recv == nil); err != nil {
+				return w.healthy, w.flush(ctx, err)
+			}
 		}
 	}
+}
+
+// channels returns the watch results to read (nil while the consumer is too far behind) and the
+// consumer to send to (nil while there is nothing to send). Nothing is sent before every prefix's
+// watch is confirmed; then the pending batch, or the InSync status if the consumer was told
+// anything else meanwhile.
+func (w *watchLoop) channels(merged <-chan watchResult) (<-chan watchResult, chan<- Message) {
+	recv := merged
+	if w.confirmed && len(w.pending.Updates) >= maxPending {
+		recv = nil
+	}
+	var sendCh chan<- Message
+	if w.confirmed && (len(w.pending.Updates) > 0 || w.s.sent != InSync) {
+		sendCh = w.out
+	}
+	return recv, sendCh
 }
 
 // handle adds one watch response to the pending batch, or returns why the watch is over.
@@ -123,23 +163,58 @@ func (w *watchLoop) handle(r watchResult) error {
 		return fmt.Errorf("watching %s: %w", r.prefix, errWatchClosed)
 	}
 	if err := r.resp.Err(); err != nil {
-		return fmt.Errorf("watching %s: %w", r.prefix, err)
+		return fmt.Errorf("watching %s from revision %d: %w", r.prefix, w.from[r.prefix]+1, err)
+	}
+	if r.resp.Created {
+		w.onCreated()
+		return nil
 	}
 	w.healthy = true
+	if r.resp.IsProgressNotify() {
+		w.next[r.prefix] = max(w.next[r.prefix], r.resp.Header.Revision)
+	}
 	for _, ev := range r.resp.Events {
-		if u, ok := w.s.eventUpdate(ev, w.listRev); ok {
+		w.next[r.prefix] = max(w.next[r.prefix], ev.Kv.ModRevision)
+		if u, ok := w.s.eventUpdate(ev, w.from[r.prefix]); ok {
 			w.pending.Updates = append(w.pending.Updates, u)
 			w.pending.Revision = max(w.pending.Revision, u.Revision)
 		}
 	}
 	w.pending.Revision = max(w.pending.Revision, w.s.rev)
+	if len(w.pending.Updates) == 0 {
+		w.commit()
+	}
 	return nil
 }
 
-// eventUpdate converts one watch event; ok is false for filtered keys and for events already
-// covered by the snapshot.
-func (s *Syncer) eventUpdate(ev *clientv3.Event, listRev int64) (Update, bool) {
-	if ev.Kv.ModRevision <= listRev {
+// onCreated counts a confirmed watch. Once every prefix's watch is confirmed the syncer is in
+// sync again (the consumer learns it with the next message the loop sends).
+func (w *watchLoop) onCreated() {
+	w.created++
+	if w.confirmed || w.created < len(w.s.cfg.Prefixes) {
+		return
+	}
+	w.confirmed, w.healthy = true, true
+	if w.s.Status() != InSync {
+		w.s.log.Info().Int64("revision", w.base).Msg("datastore watch resumed; in sync")
+	}
+	w.s.status.Store(int32(InSync))
+	if len(w.pending.Updates) == 0 {
+		w.commit()
+	}
+}
+
+// commit records that the consumer has everything received so far (nothing is pending).
+func (w *watchLoop) commit() {
+	if w.confirmed {
+		maps.Copy(w.s.resume, w.next)
+	}
+}
+
+// eventUpdate converts one watch event; ok is false for filtered keys and for events the consumer
+// already has (at or before revision have).
+func (s *Syncer) eventUpdate(ev *clientv3.Event, have int64) (Update, bool) {
+	if ev.Kv.ModRevision <= have {
 		return Update{}, false
 	}
 	if ev.Type == mvccpb.PUT {
@@ -156,8 +231,8 @@ func (s *Syncer) eventUpdate(ev *clientv3.Event, listRev int64) (Update, bool) {
 // silent ticks it checks etcd, and returns an error if the watch must be restarted.
 //
 // etcd answers progress requests only when all of the stream's watches have a start revision at
-// or below its current one, so while nothing at all has been written since listRev silence is
-// normal. Once etcd is past listRev, one more request must be answered within a tick.
+// or below its current one, so while nothing at all has been written since the watch started
+// silence is normal. Once etcd is past that, one more request must be answered within a tick.
 func (w *watchLoop) onIdle(ctx context.Context) error {
 	w.idle++
 	if w.idle < idleTicks {
@@ -167,8 +242,8 @@ func (w *watchLoop) onIdle(ctx context.Context) error {
 	cur, err := w.s.currentRevision(ctx)
 	switch {
 	case err != nil:
-		return fmt.Errorf("watch silent for %s and etcd unreachable: %w", w.s.cfg.WatchTimeout, err)
-	case cur <= w.listRev:
+		return fmt.Errorf("watch silent for %s and etcd did not answer: %w (%w)", w.s.cfg.WatchTimeout, errUnreachable, err)
+	case cur <= w.base:
 		w.idle = 0
 		return nil
 	case !w.armed:
@@ -192,11 +267,15 @@ func (w *watchLoop) requestProgress() {
 	})
 }
 
-// flush delivers the pending updates (they are still valid: the next snapshot follows them) and
-// returns cause.
+// flush delivers the pending updates of a confirmed watch (they are still valid: the next watch
+// or snapshot follows them) and returns cause. Updates of an unconfirmed watch are dropped: the
+// consumer's revisions do not include them, so the next watch delivers them again.
 func (w *watchLoop) flush(ctx context.Context, cause error) error {
-	if len(w.pending.Updates) > 0 && !w.s.send(ctx, w.out, w.pending) {
-		return ctx.Err()
+	if w.confirmed && len(w.pending.Updates) > 0 {
+		if !w.s.send(ctx, w.out, w.pending) {
+			return ctx.Err()
+		}
+		w.commit()
 	}
 	return cause
 }
