@@ -248,6 +248,41 @@ func TestHealthAndMetrics(t *testing.T) {
 	}
 }
 
+// TestDatastoreLossNotReady: while the syncer waits for the datastore felix is not ready and
+// says so on its STATUS line, but the dataplane keeps running untouched and felix does not exit;
+// when the syncer is back in sync, felix is ready again.
+func TestDatastoreLossNotReady(t *testing.T) {
+	sock := notifytest.Listen(t, 0)
+	h := newHarness(t)
+	h.syncer.msgs <- syncer.Message{Status: syncer.InSync, Snapshot: true}
+	dp := h.ready(nil)
+	sock.WaitFor(t, "STATUS=In sync: 0 endpoints programmed (0 up)", 5*time.Second)
+	batches := len(dp.received())
+
+	h.syncer.msgs <- syncer.Message{Status: syncer.WaitingForDatastore}
+	sock.WaitFor(t, "STATUS=Datastore unreachable; the dataplane keeps the last applied state (0 endpoints programmed)", 5*time.Second)
+	if ok, reason := h.daemon.readiness(); ok || !strings.Contains(reason, "WaitingForDatastore") {
+		t.Errorf("readiness while the datastore is unreachable = %v %q, want not ready", ok, reason)
+	}
+	time.Sleep(200 * time.Millisecond)
+	select {
+	case err := <-h.done:
+		t.Fatalf("felix exited while the datastore was unreachable: %v", err)
+	case <-dp.stopped:
+		t.Fatal("the dataplane stopped while the datastore was unreachable")
+	default:
+	}
+	if got := len(dp.received()); got != batches {
+		t.Errorf("the dataplane got %d batches while the datastore was unreachable, want none", got-batches)
+	}
+
+	h.syncer.msgs <- syncer.Message{Status: syncer.InSync}
+	sock.WaitFor(t, "STATUS=In sync: 0 endpoints programmed (0 up)", 5*time.Second)
+	if ok, reason := h.daemon.readiness(); !ok {
+		t.Errorf("not ready once back in sync: %q", reason)
+	}
+}
+
 // TestStopLeavesDataplane: cancelling (SIGTERM) stops every loop and Run returns nil; the
 // dataplane is only told to stop (its Run returns), nothing is torn down.
 func TestStopCleanly(t *testing.T) {

@@ -202,10 +202,13 @@ func (d *Daemon) reportStatus(ctx context.Context) {
 
 func (d *Daemon) runningStatus() string {
 	known := fmt.Sprintf("%d workload and %d host endpoints", d.workloads.Load(), d.hosts.Load())
-	switch {
+	switch st := d.o.Syncer.Status(); {
 	case !d.ready.Load():
 		return "Programming the dataplane: " + known
-	case d.o.Syncer.Status() != syncer.InSync:
+	case st == syncer.WaitingForDatastore:
+		return fmt.Sprintf("Datastore unreachable; the dataplane keeps the last applied state (%d endpoints programmed)",
+			d.programmed.Load())
+	case st != syncer.InSync:
 		return fmt.Sprintf("Resyncing with the datastore; %d endpoints programmed", d.programmed.Load())
 	}
 	return fmt.Sprintf("In sync: %d endpoints programmed (%d up); %s", d.programmed.Load(), d.up.Load(), known)

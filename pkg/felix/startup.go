@@ -156,13 +156,16 @@ func (d *Daemon) live() (bool, string) {
 	return true, ""
 }
 
-// readiness is the readiness probe: the first apply is done and the datastore is in sync.
+// readiness is the readiness probe: the first apply is done and the datastore is in sync. While
+// etcd is unreachable felix is not ready, but keeps enforcing the last state it applied.
 func (d *Daemon) readiness() (bool, string) {
-	switch {
+	switch st := d.o.Syncer.Status(); {
 	case !d.ready.Load():
 		return false, "the dataplane has not completed its first apply"
-	case d.o.Syncer.Status() != syncer.InSync:
-		return false, "not in sync with the datastore: " + d.o.Syncer.Status().String()
+	case st == syncer.WaitingForDatastore:
+		return false, "not in sync with the datastore: " + st.String() + " (etcd unreachable; the dataplane keeps the last applied state)"
+	case st != syncer.InSync:
+		return false, "not in sync with the datastore: " + st.String()
 	}
 	return true, ""
 }

@@ -1,8 +1,11 @@
 // Package syncer streams a consistent view of etcd key prefixes: a paginated list pinned to one
 // revision, then a watch from revision+1. Consumers receive one stream of Messages: a snapshot
 // (the complete state, replacing whatever they had) or a batch of incremental updates, plus the
-// syncer's status. On compaction or a broken watch it re-lists and sends a new snapshot; on etcd
-// loss it retries with capped backoff and reports that it is not in sync. It never exits on its own.
+// syncer's status. When etcd is lost (no sign of life within Config.LivenessTimeout) it reports
+// WaitingForDatastore, retries with capped backoff and, once etcd answers, resumes the watch from
+// the revision the consumer has (InSync again, no snapshot; the consumer keeps its model
+// throughout). Only when that history is gone (compaction) does it re-list and send a new
+// snapshot. It never exits on its own.
 package syncer
 
 // Status is the syncer's view of the datastore.
@@ -10,9 +13,9 @@ type Status int
 
 // Statuses, in the order a healthy syncer goes through them.
 const (
-	WaitingForDatastore Status = iota // etcd unreachable (or not yet contacted)
+	WaitingForDatastore Status = iota // etcd unreachable (or not yet contacted); the consumer's model is as of the last message
 	ResyncInProgress                  // listing
-	InSync                            // the last snapshot was delivered and the watch is running
+	InSync                            // the consumer has a snapshot and the watch is running
 )
 
 func (s Status) String() string {

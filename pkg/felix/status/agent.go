@@ -58,9 +58,10 @@ type Agent struct {
 	w           *writer
 	lease       clientv3.LeaseID
 	leaseTTL    time.Duration
-	leaseLost   chan struct{}
+	leaseLost   chan struct{} // closed when the lease's keep-alive stops; nil without a lease
 	stopKeep    context.CancelFunc
 	firstUpdate bool
+	failed      bool // the last report failed
 }
 
 // NewAgent returns a reporter; call Run.
@@ -98,7 +99,9 @@ func (a *Agent) intervals() (time.Duration, time.Duration) {
 	return a.interval, a.ttl
 }
 
-// Run reports at once, then every interval, until ctx is done. It leaves the lease to expire on
+// Run reports at once, then every interval, until ctx is done. A failed report is retried after
+// a second, and a lease whose keep-alive stopped (etcd unreachable for its TTL) is replaced at
+// once, so that the status is rewritten as soon as etcd is back. It leaves the lease to expire on
 // exit (a restarting felix does not look dead to networking-calico in between).
 func (a *Agent) Run(ctx context.Context) {
 	defer a.dropLease()
@@ -109,11 +112,10 @@ func (a *Agent) Run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-a.changed:
+		case <-a.leaseLost:
+			a.tryReport(ctx)
 		case <-t.C:
-			if err := a.report(ctx); err != nil && ctx.Err() == nil {
-				a.metrics.errors.WithLabelValues("agent").Inc()
-				a.log.Warn().Err(err).Str("key", a.key).Msg("Failed to write agent status; will retry")
-			}
+			a.tryReport(ctx)
 		}
 		if interval, _ := a.intervals(); interval > 0 {
 			t.Reset(a.nextDelay(interval))
@@ -123,10 +125,24 @@ func (a *Agent) Run(ctx context.Context) {
 	}
 }
 
-// nextDelay is the interval, or a short retry while the last report failed.
+// tryReport reports once, logging a failure.
+func (a *Agent) tryReport(ctx context.Context) {
+	err := a.report(ctx)
+	a.failed = err != nil
+	if err != nil && ctx.Err() == nil {
+		a.metrics.errors.WithLabelValues("agent").Inc()
+		a.log.Warn().Err(err).Str("key", a.key).Msg("Failed to write agent status; will retry")
+	}
+}
+
+// retryDelay is how soon a failed report is retried (each attempt itself waits up to the write
+// timeout while etcd is unreachable).
+const retryDelay = time.Second
+
+// nextDelay is the interval, or a short retry before the first success and after a failure.
 func (a *Agent) nextDelay(interval time.Duration) time.Duration {
-	if a.firstUpdate {
-		return min(interval, time.Second)
+	if a.firstUpdate || a.failed {
+		return min(interval, retryDelay)
 	}
 	return interval
 }
@@ -224,5 +240,5 @@ func (a *Agent) dropLease() {
 		return
 	}
 	a.stopKeep()
-	a.lease = 0
+	a.lease, a.leaseLost = 0, nil
 }

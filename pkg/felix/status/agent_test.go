@@ -175,6 +175,32 @@ func TestAgentRegrantsLostLease(t *testing.T) {
 	}
 }
 
+// TestAgentRewritesAfterOutage: etcd is unreachable for longer than the lease's TTL. The lease
+// may expire meanwhile, but as soon as etcd is back the agent grants a new one and rewrites its
+// status, long before its next regular report (here an hour away).
+func TestAgentRewritesAfterOutage(t *testing.T) {
+	srv := etcdtest.Start(t)
+	ds, err := datastore.New(srv.Datastore())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ds.Close() })
+	_, m := runAgent(t, ds, AgentConfig{Hostname: "host-a", Region: "no-region", Interval: time.Hour, TTL: 2 * time.Second})
+	key := datastore.AgentStatusKey("no-region", "host-a")
+	first := waitKey(t, srv.Client(), key, 5*time.Second, "written", exists)
+	srv.Stop()
+	time.Sleep(3500 * time.Millisecond) // longer than the TTL
+	srv.Restart()
+	back := time.Now()
+	again := waitKey(t, srv.Client(), key, 10*time.Second, "rewritten on a new lease", func(r *clientv3.GetResponse) bool {
+		return exists(r) && r.Kvs[0].Lease != first.Kvs[0].Lease
+	})
+	t.Logf("status rewritten %s after etcd's return", time.Since(back).Round(time.Millisecond))
+	if n := testutil.ToFloat64(m.leases); n != 2 || again.Kvs[0].ModRevision <= first.Kvs[0].ModRevision {
+		t.Errorf("%v leases granted, want 2 (one re-grant)", n)
+	}
+}
+
 // TestLeaseExpiresAfterSIGKILL runs a reporter in a child process, kills it with SIGKILL and
 // checks the status key disappears within the TTL (2 s) — and not before, while it lived.
 func TestLeaseExpiresAfterSIGKILL(t *testing.T) {
