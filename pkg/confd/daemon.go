@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -36,6 +37,11 @@ type Daemon struct {
 	watchdog *daemon.Watchdog
 	log      zerolog.Logger
 	now      func() time.Time
+
+	// dsStatus is the datastore's status as the last syncer message reported it.
+	dsStatus atomic.Int32
+	// summary describes the last successful sync ("" before the first one).
+	summary string
 }
 
 // NewDaemon builds the daemon for node nodeName.
@@ -54,6 +60,19 @@ func NewDaemon(cfg *Config, nodeName string, src Source, run Runner, n *daemon.N
 
 // Watchdog returns the daemon's watchdog (for a health endpoint).
 func (d *Daemon) Watchdog() *daemon.Watchdog { return d.watchdog }
+
+// Readiness reports whether confd is ready: BIRD's configuration was applied at least once and
+// the datastore is in sync. While etcd is unreachable confd is not ready, and BIRD keeps the last
+// configuration it applied. It is safe to call from any goroutine (a daemon.Probe).
+func (d *Daemon) Readiness() (bool, string) {
+	switch st := syncer.Status(d.dsStatus.Load()); {
+	case !d.notifier.IsReady():
+		return false, "BGP configuration not applied yet"
+	case st != syncer.InSync:
+		return false, fmt.Sprintf("not in sync with the datastore: %s; BIRD keeps the last applied configuration", st)
+	}
+	return true, ""
+}
 
 // loop is the state of Run's select loop.
 type loop struct {
@@ -119,19 +138,30 @@ func (d *Daemon) onMessage(l *loop, m syncer.Message) {
 		l.synced = true
 		d.log.Info().Int("keys", len(m.Updates)).Int64("revision", m.Revision).Msg("Datastore snapshot received")
 	}
-	if m.Status != syncer.InSync && !m.Snapshot {
-		d.log.Info().Stringer("status", m.Status).Msg("Datastore connection status changed")
-		if d.notifier.IsReady() {
-			d.notifier.Status("Datastore %s; BIRD keeps the last applied configuration", m.Status)
-		} else {
-			d.notifier.Status("Waiting for the datastore (%s)", m.Status)
-		}
+	if prev := syncer.Status(d.dsStatus.Swap(int32(m.Status))); prev != m.Status {
+		d.log.Info().Stringer("status", m.Status).Stringer("was", prev).Msg("Datastore connection status changed")
+		d.showStatus()
 	}
 	if changed {
 		l.dirty = true
 	}
 	if l.synced && l.dirty {
 		l.arm(d.now(), d.cfg.Debounce.Duration)
+	}
+}
+
+// showStatus sets systemd's STATUS from the datastore's status and the last successful sync.
+func (d *Daemon) showStatus() {
+	st := syncer.Status(d.dsStatus.Load())
+	switch {
+	case st == syncer.WaitingForDatastore && d.notifier.IsReady():
+		d.notifier.Status("Datastore unreachable (%s); BIRD keeps the last applied configuration", st)
+	case st != syncer.InSync && d.notifier.IsReady():
+		d.notifier.Status("Datastore %s; BIRD keeps the last applied configuration", st)
+	case st != syncer.InSync:
+		d.notifier.Status("Waiting for the datastore (%s)", st)
+	case d.summary != "":
+		d.notifier.Status("%s", d.summary)
 	}
 }
 
@@ -171,8 +201,10 @@ func (d *Daemon) syncNow(ctx context.Context, l *loop) {
 		return
 	}
 	l.dirty, l.retry = false, minRetry
-	d.notifier.Status("%s", res.summary(d.now()))
+	d.summary = res.summary(d.now())
+	d.showStatus() // before READY=1, so that systemd shows the result with it
 	d.notifier.Ready()
+	d.showStatus() // the wording while the datastore is unreachable depends on READY
 }
 
 func (d *Daemon) logResult(res Result, err error, took time.Duration) {

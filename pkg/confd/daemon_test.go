@@ -120,6 +120,63 @@ func TestDaemon(t *testing.T) {
 	}
 }
 
+// TestDaemonDatastoreLoss: while the datastore is unreachable confd is not ready and says so in
+// STATUS; BIRD's files and process are left alone (no render, no reload, even on the periodic
+// resync). Back in sync, it is ready again and STATUS shows the last result.
+func TestDaemonDatastoreLoss(t *testing.T) {
+	requireBIRD(t)
+	sock := notifytest.Listen(t, 0)
+	dir := t.TempDir()
+	cfg := testConfig(dir)
+	cfg.ResyncInterval.Duration = 100 * time.Millisecond
+	fake := newFakeBIRDSocket(t, cfg.BIRDSocket, "0003 Reconfigured\n")
+	src := make(chanSource)
+	log := zerolog.New(zerolog.NewTestWriter(t))
+	d := NewDaemon(cfg, "host-a", src, ExecRunner, daemon.NewNotifier(log), log)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- d.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	}()
+	if ok, _ := d.Readiness(); ok {
+		t.Error("ready before anything was applied")
+	}
+	src <- syncer.Message{Status: syncer.InSync, Snapshot: true, Updates: []syncer.Update{
+		nodeUpdate("host-a", "198.18.0.1/24"), nodeUpdate("host-b", "198.18.0.2/24")}}
+	sock.WaitFor(t, "READY=1", 10*time.Second)
+	if ok, reason := d.Readiness(); !ok {
+		t.Errorf("not ready after the first sync: %s", reason)
+	}
+	peers, _ := os.ReadFile(filepath.Join(dir, "bird_peers.cfg"))
+
+	src <- syncer.Message{Status: syncer.WaitingForDatastore}
+	sock.WaitFor(t, "STATUS=Datastore unreachable (WaitingForDatastore); BIRD keeps the last applied configuration", 5*time.Second)
+	if ok, reason := d.Readiness(); ok || !strings.Contains(reason, "WaitingForDatastore") {
+		t.Errorf("readiness while the datastore is unreachable = %v %q", ok, reason)
+	}
+	reloads := fake.reloads()
+	time.Sleep(500 * time.Millisecond) // several resync ticks
+	after, _ := os.ReadFile(filepath.Join(dir, "bird_peers.cfg"))
+	if fake.reloads() != reloads || string(after) != string(peers) {
+		t.Errorf("BIRD's configuration changed while the datastore was unreachable (%d reloads)", fake.reloads()-reloads)
+	}
+	for _, m := range sock.Drain() {
+		if strings.HasPrefix(m, "STATUS=") {
+			t.Errorf("STATUS changed while the datastore was unreachable: %q", m)
+		}
+	}
+
+	src <- syncer.Message{Status: syncer.InSync}
+	sock.WaitFor(t, "STATUS=BGP sessions: 1 IPv4, 0 IPv6", 5*time.Second)
+	if ok, reason := d.Readiness(); !ok {
+		t.Errorf("not ready back in sync: %s", reason)
+	}
+}
+
 // TestDaemonReadyWithoutBIRD: with no BIRD socket the daemon still becomes READY after a good
 // render (BIRD reads the file when it starts).
 func TestDaemonReadyWithoutBIRD(t *testing.T) {

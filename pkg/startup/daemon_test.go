@@ -7,9 +7,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"github.com/calico-host/calico-host/pkg/api"
+	"github.com/calico-host/calico-host/pkg/daemon"
 	"github.com/calico-host/calico-host/pkg/daemon/notifytest"
 	"github.com/calico-host/calico-host/pkg/datastore"
+	"github.com/calico-host/calico-host/pkg/syncer"
 )
 
 // TestDaemon runs the component as the service does: it waits for etcd (reporting STATUS), sends
@@ -165,5 +169,80 @@ func TestStopWhileWaiting(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("Run did not return after cancel")
+	}
+}
+
+// TestStatusLine: once registered, STATUS shows the last thing done, prefixed by the datastore's
+// trouble when it is no longer in sync after it was (not while the syncer is still starting).
+func TestStatusLine(t *testing.T) {
+	type step struct {
+		event string // "" = a datastore status instead
+		ds    syncer.Status
+	}
+	tests := []struct {
+		name  string
+		steps []step
+		want  string
+	}{
+		{"registered", []step{{event: "node a registered"}}, "STATUS=Ready: node a registered"},
+		{"syncer starting", []step{{event: "node a registered"}, {ds: syncer.WaitingForDatastore}, {ds: syncer.ResyncInProgress}},
+			"STATUS=Ready: node a registered"},
+		{"datastore lost", []step{{event: "node a registered"}, {ds: syncer.InSync}, {ds: syncer.WaitingForDatastore}},
+			"STATUS=Datastore unreachable (WaitingForDatastore); the node stays as registered; last: node a registered"},
+		{"resyncing", []step{{event: "node a registered"}, {ds: syncer.InSync}, {ds: syncer.ResyncInProgress}},
+			"STATUS=Datastore ResyncInProgress; last: node a registered"},
+		{"address update while lost", []step{{event: "node a registered"}, {ds: syncer.InSync}, {ds: syncer.WaitingForDatastore},
+			{event: "node a addresses updated"}}, "STATUS=Datastore unreachable (WaitingForDatastore); the node stays as registered; last: node a addresses updated"},
+		{"back", []step{{event: "node a registered"}, {ds: syncer.InSync}, {ds: syncer.WaitingForDatastore}, {ds: syncer.InSync}},
+			"STATUS=Ready: node a registered"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sock := notifytest.Listen(t, 0)
+			l := &statusLine{notify: daemon.NewNotifier(zerolog.Nop())}
+			for _, s := range tt.steps {
+				if s.event != "" {
+					l.event("%s", s.event)
+				} else {
+					l.datastore(s.ds)
+				}
+			}
+			l.notify.Status("end of test") // messages arrive asynchronously: read up to this one
+			var last string
+			for _, m := range sock.WaitFor(t, "STATUS=end of test", 5*time.Second) {
+				if strings.HasPrefix(m, "STATUS=") && m != "STATUS=end of test" {
+					last = m
+				}
+			}
+			if last != tt.want {
+				t.Errorf("last STATUS %q, want %q", last, tt.want)
+			}
+		})
+	}
+}
+
+// TestStatusFollowsDatastore: the running service says in STATUS that etcd is unreachable, keeps
+// running, and says it is ready again once etcd is back.
+func TestStatusFollowsDatastore(t *testing.T) {
+	sock := notifytest.Listen(t, 0)
+	env := fixtureEnv(t)
+	env["CALICO_IPV4POOL_VXLAN"] = "Never"
+	h := newHarness(t, env, fixtureHost())
+	s := h.startup()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	sock.WaitFor(t, "READY=1", 30*time.Second)
+	time.Sleep(500 * time.Millisecond) // the tunnel loop's syncer is in sync
+	h.etcd.Stop()
+	sock.WaitFor(t, "STATUS=Datastore unreachable", 10*time.Second)
+	h.etcd.Restart()
+	sock.WaitFor(t, "STATUS=Ready: node host-z registered", 10*time.Second)
+	select {
+	case err := <-done:
+		done <- err // for the cleanup
+		t.Fatalf("Run returned while etcd was unreachable: %v", err)
+	default:
 	}
 }

@@ -2,6 +2,7 @@ package startup
 
 import (
 	"context"
+	"fmt"
 	"reflect"
 	"sync"
 	"time"
@@ -90,7 +91,7 @@ func (s *Startup) checkAddresses(ctx context.Context) {
 		s.log.Error().Err(err).Msg("Updating node addresses")
 	case changed:
 		s.log.Info().Dur("took", time.Since(start)).Msg("Updated node addresses")
-		s.notify.Status("Ready: node %s addresses updated at %s", s.name, time.Now().Format(time.RFC3339))
+		s.line.event("node %s addresses updated at %s", s.name, time.Now().Format(time.RFC3339))
 	}
 }
 
@@ -116,6 +117,7 @@ func (s *Startup) tunnelLoop(ctx context.Context, wd *daemon.Watchdog) {
 			return
 		case <-beat.C:
 		case m := <-msgs:
+			s.line.datastore(m.Status)
 			run = trig.apply(m)
 		case <-resync.C:
 			run = true
@@ -193,4 +195,47 @@ func (t *tunnelTrigger) relevant(u syncer.Update) (any, bool) {
 			addr6: v.Spec.IPv6VXLANTunnelAddr, mac6: v.Spec.VXLANTunnelMACAddrV6}, true
 	}
 	return nil, false
+}
+
+// statusLine is systemd's STATUS once the node is registered: the last thing done (registration,
+// an address update) and, when the datastore is no longer in sync after it was, that first. The
+// node stays as registered meanwhile; nothing is undone.
+type statusLine struct {
+	notify *daemon.Notifier
+
+	mu     sync.Mutex
+	last   string
+	ds     syncer.Status
+	synced bool // the datastore was in sync at least once
+}
+
+// event records what was done last.
+func (l *statusLine) event(format string, args ...any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.last = fmt.Sprintf(format, args...)
+	l.show()
+}
+
+// datastore records the datastore's status (as the tunnel loop's syncer reports it).
+func (l *statusLine) datastore(st syncer.Status) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if st == l.ds && (l.synced || st != syncer.InSync) {
+		return
+	}
+	l.ds, l.synced = st, l.synced || st == syncer.InSync
+	l.show()
+}
+
+func (l *statusLine) show() {
+	switch {
+	case l.last == "":
+	case l.synced && l.ds == syncer.WaitingForDatastore:
+		l.notify.Status("Datastore unreachable (%s); the node stays as registered; last: %s", l.ds, l.last)
+	case l.synced && l.ds != syncer.InSync:
+		l.notify.Status("Datastore %s; last: %s", l.ds, l.last)
+	default:
+		l.notify.Status("Ready: %s", l.last)
+	}
 }

@@ -45,6 +45,7 @@ type Startup struct {
 	kernel Kernel
 	ipam   TunnelIPAM
 	notify *daemon.Notifier
+	line   *statusLine // STATUS once registered
 	watch  WatchFunc
 	log    zerolog.Logger
 
@@ -83,6 +84,7 @@ func New(cfg Config, d Deps) (*Startup, error) {
 	if s.notify == nil {
 		s.notify = daemon.NewNotifier(d.Log)
 	}
+	s.line = &statusLine{notify: s.notify}
 	return s, nil
 }
 
@@ -195,7 +197,7 @@ func (s *Startup) Run(ctx context.Context) error {
 		s.log.Warn().Err(tunnelErr).Msg("Tunnel address not reconciled yet; will retry")
 	}
 	s.notify.Ready()
-	s.notify.Status("Ready: node %s registered; monitoring addresses and tunnel", s.name)
+	s.line.event("node %s registered; monitoring addresses and tunnel", s.name)
 	err := s.runLoops(ctx)
 	s.notify.Stopping()
 	if errors.Is(err, context.Canceled) || ctx.Err() != nil {
