@@ -66,10 +66,6 @@ func New(cfg config.Datastore) (*Client, error) {
 
 // clientConfig is the etcd client configuration for e (see the constants above).
 func clientConfig(e config.Etcd, tlsCfg *tls.Config) clientv3.Config {
-	connectTimeout := minConnectTimeout
-	if d := e.DialTimeout.Duration; d > 0 {
-		connectTimeout = min(connectTimeout, d)
-	}
 	return clientv3.Config{
 		Endpoints:             e.Endpoints,
 		DialTimeout:           e.DialTimeout.Duration,
@@ -90,9 +86,17 @@ func clientConfig(e config.Etcd, tlsCfg *tls.Config) clientv3.Config {
 				Jitter:     reconnectJitter,
 				MaxDelay:   reconnectMaxDelay,
 			},
-			MinConnectTimeout: connectTimeout,
+			MinConnectTimeout: connectTimeout(e),
 		})},
 	}
+}
+
+// connectTimeout bounds one connection attempt: minConnectTimeout, or the dial timeout if shorter.
+func connectTimeout(e config.Etcd) time.Duration {
+	if d := e.DialTimeout.Duration; d > 0 {
+		return min(minConnectTimeout, d)
+	}
+	return minConnectTimeout
 }
 
 // NewFromEtcd wraps an existing etcd client.
