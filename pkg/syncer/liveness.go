@@ -21,7 +21,7 @@ type liveness struct {
 	last      time.Time // the last sign of life
 	downSince time.Time // when the connection was first seen down (zero while it is up)
 	probing   bool
-	failed    error      // why the last probe failed
+	probeSent time.Time
 	done      chan error // a probe's answer
 }
 
@@ -38,14 +38,16 @@ func (l *liveness) alive() { l.last = time.Now() }
 // results delivers the answers of probes.
 func (l *liveness) results() <-chan error { return l.done }
 
-// answered records a probe's outcome.
-func (l *liveness) answered(err error) {
+// answered records a probe's outcome; an error wrapping errUnreachable means etcd is lost.
+func (l *liveness) answered(err error) error {
 	l.probing = false
-	if err != nil {
-		l.failed = err
-		return
+	switch {
+	case err == nil:
+		l.alive()
+	case l.last.Before(l.probeSent): // no sign of life since the probe was sent either
+		return fmt.Errorf("%w: probe failed: %w", errUnreachable, err)
 	}
-	l.alive()
+	return nil
 }
 
 // check returns an error wrapping errUnreachable when etcd is lost, and sends a probe when the
@@ -64,9 +66,6 @@ func (l *liveness) check(busy bool) error {
 		l.alive()
 		return nil
 	}
-	if l.failed != nil {
-		return fmt.Errorf("%w: probe failed: %w", errUnreachable, l.failed)
-	}
 	switch silent := now.Sub(l.last); {
 	case silent > timeout:
 		return fmt.Errorf("no answer from etcd for %s: %w", silent.Round(time.Millisecond), errUnreachable)
@@ -76,11 +75,13 @@ func (l *liveness) check(busy bool) error {
 	return nil
 }
 
-// probe asks etcd for a count of one key, bounded by half the timeout.
+// probe asks etcd for a count of one key. It must be answered before the timeout runs out since
+// the last sign of life.
 func (l *liveness) probe() {
-	l.probing = true
+	l.probing, l.probeSent = true, time.Now()
+	deadline := l.last.Add(l.s.cfg.LivenessTimeout)
 	l.wg.Go(func() {
-		ctx, cancel := context.WithTimeout(l.ctx, l.s.cfg.LivenessTimeout/2)
+		ctx, cancel := context.WithDeadline(l.ctx, deadline)
 		defer cancel()
 		key, _ := prefixRange(l.s.cfg.Prefixes[0])
 		_, err := l.s.etcd.Get(ctx, key, clientv3.WithCountOnly(), clientv3.WithSerializable())

@@ -120,12 +120,12 @@ func TestCompactionWhileLost(t *testing.T) {
 func TestHealthyIdleWatchStaysInSync(t *testing.T) {
 	s, raw := startEtcd(t)
 	put(t, raw, poolPrefix+"p", poolJSON("10.65.0.0/16"))
-	cfg := syncer.Config{Prefixes: []string{poolPrefix}, LivenessTimeout: 200 * time.Millisecond, WatchTimeout: 300 * time.Millisecond}
+	cfg := syncer.Config{Prefixes: []string{poolPrefix}, LivenessTimeout: time.Second, WatchTimeout: 300 * time.Millisecond}
 	c := startConsumer(t, newClient(t, s.Datastore()), cfg)
 	c.waitFor(t, "first snapshot", func() bool { return c.snapshots == 1 })
-	time.Sleep(1500 * time.Millisecond) // no writes at all
+	time.Sleep(3 * time.Second) // no writes at all: about five probes
 	ctx := testCtx(t)
-	for range 15 { // writes elsewhere only
+	for range 30 { // writes elsewhere only
 		if _, err := raw.Put(ctx, "/unrelated/key", "x", clientv3.WithPrevKV()); err != nil {
 			t.Fatal(err)
 		}

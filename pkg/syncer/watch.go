@@ -132,7 +132,9 @@ func (w *watchLoop) run(ctx context.Context, merged <-chan watchResult) (bool, e
 			}
 			timer.Reset(tick)
 		case err := <-w.live.results():
-			w.live.answered(err)
+			if err := w.live.answered(err); err != nil {
+				return w.healthy, w.flush(ctx, err)
+			}
 		case <-check.C:
 			if err := w.live.check(recv == nil); err != nil {
 				return w.healthy, w.flush(ctx, err)
