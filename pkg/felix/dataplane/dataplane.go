@@ -36,6 +36,7 @@ type Dataplane struct {
 
 	firstApply     chan struct{}
 	firstApplyDone bool
+	bigCommit      bool // the last apply committed a big nftables transaction (see bigCommitOps)
 }
 
 // Timing tunes the loop. Zero fields take the defaults.
@@ -210,6 +211,7 @@ func (d *Dataplane) apply(ctx context.Context) ([]EndpointStatus, error) {
 		return statuses, errors.Join(errs...)
 	}
 	d.metrics.observeApply(st, time.Since(start).Seconds(), rs, len(d.model.weps), len(d.model.heps))
+	d.bigCommit = st.Ops >= bigCommitOps
 	return statuses, nil
 }
 

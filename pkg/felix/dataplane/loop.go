@@ -151,6 +151,10 @@ func (l *loop) maybeApply(ctx context.Context) {
 		return
 	}
 	l.dirty, l.backoff = false, 0
+	if l.d.bigCommit { // before READY, so that felix is ready at its steady size
+		l.d.bigCommit = false
+		l.d.releaseMemory()
+	}
 	if !l.d.firstApplyDone {
 		l.d.firstApplyDone = true
 		close(l.d.firstApply)

@@ -39,11 +39,12 @@ type leanSender struct {
 	bufSize  int
 	deadline time.Time
 
-	sent  []netlink.Message // the batch as sent
-	bytes int
-	err   error
-	errNo syscall.Errno
-	seq   uint32 // sequence number of the message the kernel refused
+	sent     bool   // the batch went out
+	firstSeq uint32 // sequence number of its first message (the others follow)
+	bytes    int
+	err      error
+	errNo    syscall.Errno
+	seq      uint32 // sequence number of the message the kernel refused
 }
 
 // fakeAck is what the Conn reads for each of its messages.
@@ -53,7 +54,7 @@ var fakeAck = netlink.Message{Header: netlink.Header{Type: netlink.Error}, Data:
 // each time the Conn waits for a reply.
 func (s *leanSender) dial(reqs []netlink.Message) ([]netlink.Message, error) {
 	if reqs != nil {
-		if s.sent != nil {
+		if s.sent {
 			s.err = errors.New("second send on one batch")
 		} else {
 			s.err = s.send(reqs)
@@ -76,7 +77,7 @@ func (s *leanSender) send(reqs []netlink.Message) error {
 		reqs[i].Header.Sequence = s.sock.nextSeq()
 	}
 	reqs[last].Header.Flags |= netlink.Acknowledge
-	s.sent = reqs
+	s.sent, s.firstSeq = true, reqs[0].Header.Sequence
 	err = s.exchange(conn, reqs)
 	if err != nil {
 		s.sock.drop() // its state is unknown: replies may still arrive
@@ -88,14 +89,52 @@ func (s *leanSender) exchange(conn *netlink.Conn, reqs []netlink.Message) error 
 	if err := errors.Join(setBuffers(conn, s.bufSize), conn.SetDeadline(s.deadline)); err != nil {
 		return err
 	}
-	if _, err := conn.SendMessages(reqs); err != nil {
+	n, err := sendBatch(conn, reqs)
+	if err != nil {
 		return err
 	}
-	for _, m := range reqs {
-		s.bytes += int(m.Header.Length)
-	}
+	s.bytes += n
 	return s.readReplies(conn, reqs[0].Header.Sequence, reqs[len(reqs)-2].Header.Sequence)
 }
+
+// sendBatch writes the messages into one buffer of the exact size and sends it in one sendmsg.
+// (netlink.Conn.SendMessages marshals each message into a buffer of its own and appends them
+// all to a growing one: for a full sync of a big host that was three copies of a batch of tens
+// of megabytes, most of felix's peak memory.)
+func sendBatch(conn *netlink.Conn, msgs []netlink.Message) (int, error) {
+	size := 0
+	for _, m := range msgs {
+		size += nlmsgAlign(unix.SizeofNlMsghdr + len(m.Data))
+	}
+	buf := make([]byte, size)
+	off := 0
+	for _, m := range msgs {
+		n := unix.SizeofNlMsghdr + len(m.Data)
+		h := buf[off : off+unix.SizeofNlMsghdr]
+		binary.NativeEndian.PutUint32(h[0:4], uint32(n))
+		binary.NativeEndian.PutUint16(h[4:6], uint16(m.Header.Type))
+		binary.NativeEndian.PutUint16(h[6:8], uint16(m.Header.Flags))
+		binary.NativeEndian.PutUint32(h[8:12], m.Header.Sequence)
+		binary.NativeEndian.PutUint32(h[12:16], m.Header.PID)
+		copy(buf[off+unix.SizeofNlMsghdr:], m.Data)
+		off += nlmsgAlign(n)
+	}
+	raw, err := conn.SyscallConn()
+	if err != nil {
+		return 0, err
+	}
+	var serr error
+	err = raw.Write(func(fd uintptr) bool {
+		serr = unix.Sendto(int(fd), buf, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK})
+		return !errors.Is(serr, unix.EAGAIN)
+	})
+	if err = errors.Join(err, serr); err != nil {
+		return 0, fmt.Errorf("sending the batch: %w", err)
+	}
+	return size, nil
+}
+
+func nlmsgAlign(n int) int { return (n + unix.NLMSG_ALIGNTO - 1) &^ (unix.NLMSG_ALIGNTO - 1) }
 
 // readReplies drains the replies: errors for refused messages and the
 // acknowledgement of the last one.
@@ -151,7 +190,7 @@ func (s *leanSender) failure(tx *Transaction, opEnds []int) error {
 	if s.err != nil || s.errNo == 0 {
 		return s.err
 	}
-	msg := slices.IndexFunc(s.sent, func(m netlink.Message) bool { return m.Header.Sequence == s.seq })
+	msg := int(s.seq - s.firstSeq)            // messages carry consecutive sequence numbers
 	op, _ := slices.BinarySearch(opEnds, msg) // message i (1-based after the batch begin) belongs to the first op whose end is >= i
 	if msg <= 0 || op >= len(tx.Ops) {
 		return fmt.Errorf("kernel refused the batch: %w", s.errNo)
