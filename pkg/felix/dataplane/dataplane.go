@@ -191,6 +191,7 @@ func (d *Dataplane) apply(ctx context.Context) ([]EndpointStatus, error) {
 	if err := d.vxlan.Apply(ctx, devs); err != nil {
 		errs = append(errs, fmt.Errorf("applying VXLAN devices: %w", err))
 	}
+	defer d.tightenGC()()
 	st, err := d.nft.Apply(ctx, rs)
 	if err != nil {
 		d.metrics.applyErrors.Inc()

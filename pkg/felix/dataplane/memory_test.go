@@ -1,6 +1,7 @@
 package dataplane
 
 import (
+	"runtime/debug"
 	"testing"
 
 	"github.com/calico-host/calico-host/pkg/felix/calc"
@@ -31,6 +32,38 @@ func TestBigCommitReleasesMemory(t *testing.T) {
 			h.send(calc.IPSetDelta{ID: "s:extra", Added: []calc.IPSetMember{{Prefix: pfx("10.65.9.9/32")}}})
 			if h.dp.bigCommit {
 				t.Error("a partial sync is marked as a big commit")
+			}
+		})
+	}
+}
+
+// TestTightenGC: GOGC is lowered for a full sync and restored after it; a partial sync, or a
+// GOGC already at or below the target, is left alone.
+func TestTightenGC(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		gogc       int
+		full       bool
+		wantDuring int
+	}{
+		{"full sync", 100, true, fullSyncGCPercent},
+		{"partial sync", 100, false, 100},
+		{"GOGC already low", 20, true, 20},
+		{"GC off", -1, true, -1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			defer debug.SetGCPercent(debug.SetGCPercent(tc.gogc))
+			h := newHarness(t, Config{Hostname: "host1"})
+			if !tc.full {
+				h.send(example19()...)
+			}
+			restore := h.dp.tightenGC()
+			if got := debug.SetGCPercent(tc.wantDuring); got != tc.wantDuring {
+				t.Errorf("GOGC during the sync: %d, want %d", got, tc.wantDuring)
+			}
+			restore()
+			if got := debug.SetGCPercent(tc.gogc); got != tc.gogc {
+				t.Errorf("GOGC after the sync: %d, want %d", got, tc.gogc)
 			}
 		})
 	}

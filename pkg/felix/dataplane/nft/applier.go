@@ -61,6 +61,9 @@ func NewApplier(k Kernel, log zerolog.Logger) *Applier {
 	return a
 }
 
+// FullSyncPending reports whether the next Apply is a full sync.
+func (a *Applier) FullSyncPending() bool { return a.needFull.Load() || a.mirror == nil }
+
 // RequestFullSync makes the next Apply read the kernel and repair drift.
 func (a *Applier) RequestFullSync() { a.needFull.Store(true) }
 
