@@ -62,6 +62,9 @@ func openKernel(cfg dataplane.Config, log zerolog.Logger) (*kernel, error) {
 		return nil, fmt.Errorf("sysctls: %w", err)
 	}
 	k.closers = append(k.closers, sys.Close)
+	if err := ifaces.EnableForwarding(sys, cfg.IPv6Support); err != nil {
+		log.Warn().Err(err).Msg("Could not enable IP forwarding; workload traffic will not be routed")
+	}
 	vh, err := vxlan.OpenNetlink(cfg.NetNS)
 	if err != nil {
 		k.close()

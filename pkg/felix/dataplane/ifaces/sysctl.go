@@ -205,3 +205,19 @@ func SetPermanentNeighbor(h Handle, iface string, ip netip.Addr, mac net.Hardwar
 	}
 	return nil
 }
+
+// EnableForwarding turns on IP forwarding for the whole host (namespace), as Project Calico's
+// felix does by default (IPForwarding=Enabled): workload traffic is routed through the host.
+// IPv6 forwarding is set only with ipv6; a kernel without IPv6 is not an error.
+func EnableForwarding(w SysctlWriter, ipv6 bool) error {
+	if err := w.WriteSysctl("net/ipv4/ip_forward", "1"); err != nil {
+		return fmt.Errorf("enabling IPv4 forwarding: %w", err)
+	}
+	if !ipv6 {
+		return nil
+	}
+	if err := w.WriteSysctl("net/ipv6/conf/all/forwarding", "1"); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("enabling IPv6 forwarding: %w", err)
+	}
+	return nil
+}
