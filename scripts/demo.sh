@@ -25,13 +25,7 @@ bin=$(mktemp -d /tmp/calico-demo-bin.XXXXXX)
 trap 'rm -rf "$bin"' EXIT
 echo "Building the binaries into $bin ..."
 start=$(date +%s)
-go build -o "$bin/" ./cmd/calico ./cmd/calico-ipam ./cmd/calico-startup ./cmd/calico-confd ./cmd/calicoctl \
-  ./test/devetcd ./test/e2e/demo
-# calico-felix with its kernel dataplane (the build tag goes away once the dataplane is the default).
-if ! go build -tags felixdataplane -o "$bin/" ./cmd/calico-felix 2>"$bin/felix-build.log"; then
-  echo "demo: calico-felix does not build with its dataplane yet; running without policy enforcement:" >&2
-  tail -5 "$bin/felix-build.log" >&2
-  go build -o "$bin/" ./cmd/calico-felix
-fi
+go build -o "$bin/" ./cmd/calico ./cmd/calico-ipam ./cmd/calico-startup ./cmd/calico-confd ./cmd/calico-felix \
+  ./cmd/calicoctl ./test/devetcd ./test/e2e/demo
 echo "Built in $(( $(date +%s) - start ))s."
 "$bin/demo" -bin "$bin" "$@"

@@ -20,6 +20,6 @@ export GOFLAGS="${GOFLAGS:--mod=mod}" CGO_ENABLED=0
 bin=$(mktemp -d /tmp/calico-scale-bin.XXXXXX)
 trap 'rm -rf "$bin"' EXIT
 go build -o "$bin/" ./test/devetcd ./test/e2e/scale ./cmd/calicoctl
-go build -tags felixdataplane -o "$bin/" ./cmd/calico-felix
+go build -o "$bin/" ./cmd/calico-felix
 echo "machine: $(nproc) CPUs, $(awk '/MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo), kernel $(uname -r)"
 "$bin/scale" -bin "$bin" "$@"

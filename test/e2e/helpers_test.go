@@ -25,9 +25,6 @@ func requireRoot(t *testing.T) {
 func requireFelix(t *testing.T) {
 	t.Helper()
 	requireRoot(t)
-	if !bins.Felix {
-		t.Skip("calico-felix has no kernel dataplane yet (pkg/felix/dataplane.New does not build)")
-	}
 }
 
 // system is one test's fabric, with helpers that fail the test.

@@ -3,7 +3,7 @@
 // with workloads plugged in by the CNI plugin. The tests need root and are skipped with -short.
 //
 // Environment: E2E_BIN=<dir> uses prebuilt binaries (calico, calico-ipam, calico-startup,
-// calico-confd, calico-felix built with -tags felixdataplane, calicoctl, devetcd) instead of
+// calico-confd, calico-felix, calicoctl, devetcd) instead of
 // building them; E2E_KEEP=1 keeps each test's directory (configs and logs).
 package e2e
 
@@ -47,7 +47,7 @@ func TestMain(m *testing.M) {
 
 func binaries() (topo.Binaries, error) {
 	if dir := os.Getenv("E2E_BIN"); dir != "" {
-		return topo.Binaries{Dir: dir, Felix: topo.FelixHasDataplane(dir)}, nil
+		return topo.Binaries{Dir: dir}, nil
 	}
 	dir, err := os.MkdirTemp("", "calico-e2e-bin-")
 	if err != nil {
@@ -62,7 +62,7 @@ func binaries() (topo.Binaries, error) {
 	start := time.Now()
 	b, err := topo.Build(ctx, repo, dir)
 	if err == nil {
-		fmt.Fprintf(os.Stderr, "e2e: built the binaries in %s (felix dataplane: %v)\n", time.Since(start).Round(time.Second), b.Felix)
+		fmt.Fprintf(os.Stderr, "e2e: built the binaries in %s\n", time.Since(start).Round(time.Second))
 	}
 	return b, err
 }

@@ -54,7 +54,6 @@ type demo struct {
 	mode  topo.Mode
 	hosts int
 	keep  bool
-	felix bool
 	f     *topo.Fabric
 	wls   []*topo.Workload
 }
@@ -66,7 +65,6 @@ func (d *demo) step(format string, args ...any) {
 }
 
 func (d *demo) run(ctx context.Context) error {
-	d.felix = topo.FelixHasDataplane(d.bin)
 	logs, err := os.MkdirTemp("", "calico-demo-")
 	if err != nil {
 		return err
@@ -109,11 +107,8 @@ func (d *demo) startHosts(ctx context.Context) error {
 	if d.mode == topo.ModeVXLAN {
 		what = "calico-startup, calico-felix (VXLAN, no BGP)"
 	}
-	if !d.felix {
-		what += " — WITHOUT felix: this calico-felix was built without its kernel dataplane, so no policy is enforced"
-	}
 	d.step("Starting on every host: %s", what)
-	if err := d.f.Start(ctx, topo.StartOptions{Felix: d.felix}); err != nil {
+	if err := d.f.Start(ctx, topo.StartOptions{Felix: true}); err != nil {
 		return err
 	}
 	d.step("All hosts up")
