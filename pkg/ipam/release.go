@@ -2,6 +2,7 @@ package ipam
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/netip"
 	"sort"
@@ -176,32 +177,59 @@ func (c *Client) releaseInBlock(ctx context.Context, cidr netip.Prefix, addrs []
 // ReleaseHostAffinities gives up the host's claim on all its blocks: empty blocks are deleted,
 // blocks still in use lose their affinity (or, with mustBeEmpty, are kept as they are).
 func (c *Client) ReleaseHostAffinities(ctx context.Context, host string, mustBeEmpty bool) error {
-	affs, err := c.listAffinities(ctx, host, 0)
-	if err != nil {
-		return err
-	}
-	for _, af := range affs {
-		if err := c.releaseAffinity(ctx, af, mustBeEmpty); err != nil {
-			return fmt.Errorf("releasing affinity of %s for %s: %w", host, af.cidr, err)
-		}
-	}
-	return nil
+	_, err := c.releaseHostAffinities(ctx, host, mustBeEmpty)
+	return err
 }
 
+// releaseHostAffinities is ReleaseHostAffinities returning what became of each block.
+func (c *Client) releaseHostAffinities(ctx context.Context, host string, mustBeEmpty bool) (map[netip.Prefix]affinityOutcome, error) {
+	affs, err := c.listAffinities(ctx, host, 0)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[netip.Prefix]affinityOutcome, len(affs))
+	for _, af := range affs {
+		o, err := c.releaseAffinity(ctx, af, mustBeEmpty)
+		if err != nil {
+			return out, fmt.Errorf("releasing affinity of %s for %s: %w", host, af.cidr, err)
+		}
+		out[af.cidr] = o
+	}
+	return out, nil
+}
+
+// affinityOutcome is what releasing one affinity did to its block.
+type affinityOutcome int
+
+const (
+	affinityGone   affinityOutcome = iota // only the affinity was removed (no block of this host)
+	blockDeleted                          // the host's empty block was deleted with it
+	blockUnaffined                        // the host's block is in use: kept without affinity
+	blockKept                             // mustBeEmpty and the block is in use: nothing changed
+)
+
 // releaseAffinity marks the affinity pendingDeletion, then deletes or unaffines the block and
-// deletes the affinity in one transaction.
-func (c *Client) releaseAffinity(ctx context.Context, af *affinity, mustBeEmpty bool) error {
-	return c.retry(ctx, "releasing affinity", func() error {
+// deletes the affinity in one transaction. A block that cannot be decoded is left alone (only
+// the affinity goes).
+func (c *Client) releaseAffinity(ctx context.Context, af *affinity, mustBeEmpty bool) (affinityOutcome, error) {
+	var outcome affinityOutcome
+	err := c.retry(ctx, "releasing affinity", func() error {
+		outcome = affinityGone
 		cur, err := c.getAffinity(ctx, af.host, af.cidr)
 		if err != nil || cur.rev == 0 {
 			return err
 		}
 		b, err := c.getBlock(ctx, af.cidr)
+		if errors.Is(err, errCorruptBlock) {
+			c.log.Warn().Err(err).Str("block", af.cidr.String()).Msg("releasing the affinity of an undecodable block; the block is left as it is")
+			b, err = nil, nil
+		}
 		if err != nil && !datastore.IsNotFound(err) {
 			return err
 		}
 		ours := b != nil && affinityHost(b.b) == af.host
 		if ours && mustBeEmpty && !isEmpty(b.b) {
+			outcome = blockKept
 			if cur.state == api.AffinityPendingDeletion { // our own earlier attempt: undo it
 				_, err = c.commit(ctx, cur.write(api.AffinityConfirmed))
 			}
@@ -214,17 +242,28 @@ func (c *Client) releaseAffinity(ctx context.Context, af *affinity, mustBeEmpty 
 		}
 		ws := []write{{key: cur.key(), rev: cur.rev}}
 		if ours {
-			empty := isEmpty(b.b)
-			b.b.Affinity, b.b.AffinityClaimTime = nil, ""
-			bw, err := blockWrite(b, empty)
+			bw, o, err := dropAffinity(b)
 			if err != nil {
 				return err
 			}
-			ws = append(ws, bw)
+			ws, outcome = append(ws, bw), o
 		}
 		_, err = c.commit(ctx, ws...)
 		return err
 	})
+	return outcome, err
+}
+
+// dropAffinity is the write that removes a block's affinity: an empty block is deleted, a block
+// in use is kept without affinity.
+func dropAffinity(b *block) (write, affinityOutcome, error) {
+	empty := isEmpty(b.b)
+	b.b.Affinity, b.b.AffinityClaimTime = nil, ""
+	bw, err := blockWrite(b, empty)
+	if empty {
+		return bw, blockDeleted, err
+	}
+	return bw, blockUnaffined, err
 }
 
 func sortedKeys(m map[string]int) []string {
