@@ -63,6 +63,7 @@ const (
 	regVerdict = 0
 	reg1       = 1 // 128-bit register 1
 	reg2       = 2
+	reg3       = 3
 	reg32Base  = 8 // first 32-bit register, overlaying reg1
 )
 
@@ -78,6 +79,7 @@ type encoder struct {
 	l4proto int
 	ether   bool
 	anon    func(*nftables.Set, []nftables.SetElement) error
+	splices []splice // expressions google/nftables cannot marshal (see addSplice)
 	err     error
 }
 

@@ -197,8 +197,8 @@ func TestValidationErrors(t *testing.T) {
 		{"bad element", func(rs *Ruleset) { rs.Sets["cali40s-fe"].Elements = []string{"fd5c::1"} }},
 		{"vmap to missing chain", func(rs *Ruleset) { rs.Maps["cali-to-wl-dispatch"].Elements["cali9"] = Goto("nope") }},
 		{"empty rule", func(rs *Ruleset) { rs.Chains["cali-FORWARD"].Rules = append(rs.Chains["cali-FORWARD"].Rules, Rule{}) }},
-		{"masquerade ports", func(rs *Ruleset) {
-			rs.Chains["cali-FORWARD"].Rules = append(rs.Chains["cali-FORWARD"].Rules, NewRule(MasqueradeToPorts(Ports(1, 2))))
+		{"masquerade to an empty port range", func(rs *Ruleset) {
+			rs.Chains["cali-FORWARD"].Rules = append(rs.Chains["cali-FORWARD"].Rules, NewRule(MasqueradeToPorts(Ports(2, 1), false)))
 		}},
 		{"interval concatenation", func(rs *Ruleset) {
 			rs.AddSet(&Set{Name: "c", Type: Concat(TypeIPv4Addr, TypeInetService), Interval: true})

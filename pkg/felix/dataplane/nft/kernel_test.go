@@ -105,6 +105,8 @@ func allPrimitivesRuleset() *Ruleset {
 		NewRule(SAddrInSet(IPv4, "s4"), Not(DAddrInSet(IPv4, "s4")), Counter(), Masquerade()),
 		NewRule(L4Proto(ProtoTCP), MasqueradeFullyRandom()),
 		NewRule(SNAT(netip.MustParseAddr("198.18.0.1"))),
+		NewRule(L4Proto(ProtoUDP), SNATToPorts(netip.MustParseAddr("198.18.0.1"), Ports(1024, 65535))),
+		NewRule(L4Proto(ProtoTCP), SNATToPorts(netip.MustParseAddr("fd5c::1"), Port(2000))),
 	}})
 	rs.AddChain(&Chain{Name: "nat-PREROUTING", Base: &BaseChain{Type: TypeNAT, Hook: HookPrerouting, Priority: PriorityDstNAT},
 		Rules: []Rule{

@@ -13,6 +13,9 @@ type batch struct {
 	table    *nftables.Table
 	messages int   // messages queued so far
 	opEnds   []int // messages queued after each operation
+	// splices are the expressions to put into rule messages before sending, by message index
+	// (1-based: the index in the batch after its begin marker).
+	splices map[int][]splice
 }
 
 func (b *batch) chain(name string) *nftables.Chain {
@@ -91,6 +94,12 @@ func (b *batch) addRule(op Op) error {
 		Exprs:    enc.exprs,
 		UserData: ruleUserData(kernelComment(op.Hash, op.Rule)),
 	})
+	if len(enc.splices) > 0 { // the rule is the last message queued (anonymous sets go first)
+		if b.splices == nil {
+			b.splices = map[int][]splice{}
+		}
+		b.splices[b.messages] = enc.splices
+	}
 	return nil
 }
 

@@ -38,6 +38,7 @@ type leanSender struct {
 	netns    int
 	bufSize  int
 	deadline time.Time
+	splices  map[int][]splice // expressions to put into rule messages (see applySplices)
 
 	sent     bool   // the batch went out
 	firstSeq uint32 // sequence number of its first message (the others follow)
@@ -66,6 +67,9 @@ func (s *leanSender) dial(reqs []netlink.Message) ([]netlink.Message, error) {
 func (s *leanSender) send(reqs []netlink.Message) error {
 	if len(reqs) < 3 {
 		return errors.New("empty batch")
+	}
+	if err := applySplices(reqs, s.splices); err != nil {
+		return err
 	}
 	conn, err := s.sock.get(s.netns)
 	if err != nil {

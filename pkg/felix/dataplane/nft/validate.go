@@ -324,16 +324,15 @@ func (s natStmt) check() error {
 	if !s.addr.IsValid() {
 		return errors.New("NAT without an address")
 	}
+	if s.ports.First > s.ports.Last || s.ports.First == 0 && s.ports.Last != 0 {
+		return fmt.Errorf("invalid NAT port range %s", s.ports)
+	}
 	return nil
 }
 
-// errMasqPorts: google/nftables v0.3.0 sends a masquerade port range without
-// NF_NAT_RANGE_PROTO_SPECIFIED, and the kernel then ignores the range.
-var errMasqPorts = errors.New("masquerade to a port range is not supported (google/nftables v0.3.0 cannot set NF_NAT_RANGE_PROTO_SPECIFIED, so the kernel would ignore the range)")
-
 func (s masqStmt) check() error {
-	if s.hasPorts {
-		return errMasqPorts
+	if s.hasPorts && (s.ports.First == 0 || s.ports.First > s.ports.Last) {
+		return fmt.Errorf("invalid masquerade port range %s", s.ports)
 	}
 	return nil
 }
