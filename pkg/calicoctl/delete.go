@@ -45,6 +45,13 @@ Options:
 Description:
   A resourceVersion given in a file must still be current. Deleting a resource that does not
   exist is an error unless --skip-not-exists is set; skipped resources count as deleted.
+
+  Deleting a Node cleans up what belongs to it first, as Project Calico does: the IP addresses
+  of its WorkloadEndpoints and its tunnel addresses are released, its WorkloadEndpoints deleted,
+  the node is removed from IPAM (empty blocks deleted, blocks still in use kept without
+  affinity), and its BGPPeers, HostEndpoints, FelixConfiguration and BGPConfiguration
+  node.<NAME> are deleted. What was cleaned up is printed. A Node that no longer exists still
+  has its leftovers cleaned up.
 `
 
 // deletion is one object to delete; revision 0 deletes whatever is stored.
@@ -151,11 +158,12 @@ func checkDeletable(k api.KindInfo, m *api.ObjectMeta, ns namespaceOptions) erro
 	return ns.resolve(k, m)
 }
 
+// deleteOne deletes one object; a Node takes what belongs to it along (see deleteNode).
 func (s *session) deleteOne(d deletion) error {
-	ctx, cancel := s.op()
-	defer cancel()
-	_, err := s.ds.Delete(ctx, d.kind, d.namespace, d.name, d.revision)
-	return err
+	if d.kind.Kind == "Node" {
+		return s.deleteNode(d)
+	}
+	return s.deleteResource(d.kind, d.namespace, d.name, d.revision)
 }
 
 // reportDelete prints the result of delete as Project Calico does.
