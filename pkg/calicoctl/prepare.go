@@ -101,6 +101,11 @@ func checkDocument(d *document, ns namespaceOptions, act action) []string {
 	if d.kind.Kind == "ClusterInformation" {
 		return []string{clusterInfoReadOnly(act)}
 	}
+	return checkContent(d, ns, act)
+}
+
+// checkContent resolves the document's namespace, fills in calicoctl's defaults and validates it.
+func checkContent(d *document, ns namespaceOptions, act action) []string {
 	if err := ns.resolve(d.kind, d.meta()); err != nil {
 		return []string{err.Error()}
 	}
@@ -155,15 +160,9 @@ func (s *session) crossCheck(docs []*document, act action) ([]crossProblem, erro
 }
 
 // poolChecks checks every IPPool document against the stored pools overlaid with the pools of
-// the input: enabled pools may not overlap, and an existing pool keeps its CIDR and block size.
+// the input (see poolProblems).
 func (s *session) poolChecks(docs []*document, act action) ([]crossProblem, error) {
-	var mine []*document
-	for _, d := range docs {
-		if _, ok := d.res.(*api.IPPool); ok {
-			mine = append(mine, d)
-		}
-	}
-	if len(mine) == 0 {
+	if len(poolDocuments(docs)) == 0 {
 		return nil, nil
 	}
 	ctx, cancel := s.op()
@@ -172,6 +171,23 @@ func (s *session) poolChecks(docs []*document, act action) ([]crossProblem, erro
 	if err != nil {
 		return nil, fmt.Errorf("listing IP pools: %w", err)
 	}
+	return poolProblems(stored, docs, act), nil
+}
+
+func poolDocuments(docs []*document) []*document {
+	var out []*document
+	for _, d := range docs {
+		if _, ok := d.res.(*api.IPPool); ok {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// poolProblems checks the IPPool documents against the stored pools overlaid with the pools of
+// the input: enabled pools may not overlap, and an existing pool keeps its CIDR and block size.
+func poolProblems(stored []*api.IPPool, docs []*document, act action) []crossProblem {
+	mine := poolDocuments(docs)
 	storedByName, all := poolView(stored, mine)
 	var out []crossProblem
 	for _, d := range mine {
@@ -183,7 +199,7 @@ func (s *session) poolChecks(docs []*document, act action) ([]crossProblem, erro
 			out = append(out, immutablePoolFields(d, old, p)...)
 		}
 	}
-	return out, nil
+	return out
 }
 
 // poolView overlays the input's pools on the stored ones (by name) and returns the stored pools
