@@ -76,6 +76,21 @@ func (n *netNS) Do(fn func() error) error {
 	return fnErr
 }
 
+// dumpAttempts bounds the repetitions of a netlink dump.
+const dumpAttempts = 10
+
+// retryDump repeats a netlink dump that the kernel interrupted because the table changed during
+// it (its partial result is discarded). Links come and go while containers start in parallel, and
+// kernels before 6.9 interrupt an address dump of the namespace whenever a link changes.
+func retryDump[T any](dump func() (T, error)) (T, error) {
+	for attempt := 1; ; attempt++ {
+		v, err := dump()
+		if !errors.Is(err, netlink.ErrDumpInterrupted) || attempt == dumpAttempts {
+			return v, err
+		}
+	}
+}
+
 // sysctl is one setting; names use "/" for the interface part so that dots in names are kept.
 type sysctl struct{ name, value string }
 

@@ -209,7 +209,7 @@ func hostLinkLocal(ctx context.Context, host *netlink.Handle, link netlink.Link)
 	tick := time.NewTicker(5 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		addrs, err := host.AddrList(link, netlink.FAMILY_V6)
+		addrs, err := retryDump(func() ([]netlink.Addr, error) { return host.AddrList(link, netlink.FAMILY_V6) })
 		if err != nil {
 			return netip.Addr{}, fmt.Errorf("reading addresses of %s: %w", link.Attrs().Name, err)
 		}
@@ -254,7 +254,9 @@ func routeVia(host *netlink.Handle, p netip.Prefix, idx int) bool {
 	if p.Addr().Is6() {
 		fam = netlink.FAMILY_V6
 	}
-	routes, err := host.RouteListFiltered(fam, &netlink.Route{Dst: prefixNet(p)}, netlink.RT_FILTER_DST)
+	routes, err := retryDump(func() ([]netlink.Route, error) {
+		return host.RouteListFiltered(fam, &netlink.Route{Dst: prefixNet(p)}, netlink.RT_FILTER_DST)
+	})
 	if err != nil {
 		return false
 	}

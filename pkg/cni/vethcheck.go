@@ -48,7 +48,7 @@ func CheckVeth(c VethConfig) error {
 }
 
 func checkAddrs(nl *netlink.Handle, link netlink.Link, want []netip.Prefix) error {
-	addrs, err := nl.AddrList(link, netlink.FAMILY_ALL)
+	addrs, err := retryDump(func() ([]netlink.Addr, error) { return nl.AddrList(link, netlink.FAMILY_ALL) })
 	if err != nil {
 		return fmt.Errorf("listing addresses of %s: %w", link.Attrs().Name, err)
 	}
@@ -72,7 +72,7 @@ func hasDefaultRoute(nl *netlink.Handle, link netlink.Link, fam int) bool {
 	if fam == 6 {
 		f = netlink.FAMILY_V6
 	}
-	routes, err := nl.RouteList(link, f)
+	routes, err := retryDump(func() ([]netlink.Route, error) { return nl.RouteList(link, f) })
 	if err != nil {
 		return false
 	}
