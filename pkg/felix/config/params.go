@@ -144,7 +144,7 @@ var Params = []Param{
 	{Name: "NftablesMarkMask", Kind: KindUint32, Default: "0xffff0000", Restart: true, Check: checkMarkMask,
 		Doc: "Packet mark bits felix may use."},
 	{Name: "NATOutgoingAddress", Kind: KindAddr, Restart: true, Doc: "Source address for NAT outgoing (default: masquerade)."},
-	{Name: "NATPortRange", Kind: KindPortRange, Restart: true, Doc: "Source port range for NAT outgoing, min:max."},
+	{Name: "NATPortRange", Kind: KindPortRange, Restart: true, Doc: "Source ports for NAT outgoing TCP and UDP, min:max (with VXLAN on, UDP never gets VXLANPort)."},
 	{Name: "MetadataAddr", Kind: KindAddr, Default: "127.0.0.1", Restart: true,
 		Doc: "OpenStack metadata server address that 169.254.169.254:80 is DNATed to."},
 	{Name: "MetadataPort", Kind: KindInt, Default: "8775", Min: 1, Max: 65535, Restart: true, Doc: "OpenStack metadata server port."},

@@ -96,8 +96,17 @@ func (c Config) rulesConfig() (*rules.Config, error) {
 		Reject:                  strings.EqualFold(c.FilterDenyAction, "Reject"),
 		LogPrefix:               c.LogPrefix,
 		NATOutgoingAddress:      c.NATOutgoingAddress,
+		NATPortRange:            natPortRange(c.NATPortRange),
 		OpenStack:               c.OpenStack, MetadataAddr: c.MetadataAddr, MetadataPort: c.MetadataPort,
 	}, nil
+}
+
+// natPortRange is NATPortRange as a range; zero (unset) when its maximum is 0, as in Calico.
+func natPortRange(r [2]uint16) nft.PortRange {
+	if r[1] == 0 {
+		return nft.PortRange{}
+	}
+	return nft.Ports(max(r[0], 1), r[1])
 }
 
 func parseAction(s string) (rules.Action, error) {

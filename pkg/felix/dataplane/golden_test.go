@@ -59,6 +59,9 @@ func TestGoldenScenarios(t *testing.T) {
 		{"openstack", Config{Hostname: "host1", IPv6Support: true, InterfacePrefixes: []string{"tap"}, DefaultEndpointToHostAction: "Return"},
 			[]string{"tap12345678-ab"}, openStack()},
 		{"vxlan", Config{Hostname: "host1"}, nil, vxlanHosts()},
+		{"nat-vxlan-portrange", Config{Hostname: "host1", NATPortRange: [2]uint16{1024, 65535}}, nil, natOutgoingVXLAN()},
+		{"nat-address-portrange", Config{Hostname: "host1", IPv6Support: true, NATOutgoingAddress: addr("198.18.0.1"),
+			NATPortRange: [2]uint16{32768, 60999}}, []string{"cali11111111111"}, natAndFloatingIPs()},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t, tc.cfg)

@@ -198,6 +198,11 @@ func openStack() []calc.Update {
 	}
 }
 
+// natOutgoingVXLAN: vxlanHosts with NAT outgoing on the VXLAN pool.
+func natOutgoingVXLAN() []calc.Update {
+	return append(vxlanHosts(), calc.IPPoolUpdate{Pool: &calc.IPPool{Name: "vx", CIDR: pfx("10.65.0.0/16"), VXLANMode: "CrossSubnet", NATOutgoing: true}})
+}
+
 // vxlanHosts: a VXLAN pool, this host's tunnel address, two remote VTEPs and their blocks.
 func vxlanHosts() []calc.Update {
 	route := func(dst, node, nodeIP string, typ calc.RouteType, mode string, same bool) calc.Update {

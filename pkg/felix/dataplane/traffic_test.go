@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"os/exec"
 	"sync"
 	"testing"
@@ -15,8 +16,9 @@ import (
 // tcpServer accepts connections on addr:port in ns and remembers their peers; it echoes what
 // it reads.
 type tcpServer struct {
-	mu    sync.Mutex
-	peers []string
+	mu      sync.Mutex
+	peers   []string
+	remotes []netip.AddrPort
 }
 
 func listenTCP(t *testing.T, ns *testNS, addr string, port int) *tcpServer {
@@ -39,6 +41,7 @@ func listenTCP(t *testing.T, ns *testNS, addr string, port int) *tcpServer {
 			host, _, _ := net.SplitHostPort(c.RemoteAddr().String())
 			s.mu.Lock()
 			s.peers = append(s.peers, host)
+			s.remotes = append(s.remotes, c.RemoteAddr().(*net.TCPAddr).AddrPort())
 			s.mu.Unlock()
 			go func() {
 				defer c.Close()
@@ -76,6 +79,17 @@ func (s *tcpServer) lastPeer() string {
 		return ""
 	}
 	return s.peers[len(s.peers)-1]
+}
+
+// lastRemote is the address and port of the last accepted connection's peer (after lastPeer).
+func (s *tcpServer) lastRemote() netip.AddrPort {
+	s.lastPeer()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.remotes) == 0 {
+		return netip.AddrPort{}
+	}
+	return s.remotes[len(s.remotes)-1]
 }
 
 // dialTCP connects from ns; it returns the connection or the error.
@@ -119,6 +133,7 @@ func echo(c net.Conn) error {
 type udpServer struct {
 	mu      sync.Mutex
 	sources []string
+	peers   []netip.AddrPort
 }
 
 func listenUDP(t *testing.T, ns *testNS, addr string, port int) *udpServer {
@@ -142,6 +157,7 @@ func listenUDP(t *testing.T, ns *testNS, addr string, port int) *udpServer {
 			host, _, _ := net.SplitHostPort(from.String())
 			s.mu.Lock()
 			s.sources = append(s.sources, host)
+			s.peers = append(s.peers, from.(*net.UDPAddr).AddrPort())
 			s.mu.Unlock()
 			_, _ = pc.WriteTo(buf[:n], from)
 		}
@@ -152,7 +168,17 @@ func listenUDP(t *testing.T, ns *testNS, addr string, port int) *udpServer {
 func (s *udpServer) reset() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.sources = nil
+	s.sources, s.peers = nil, nil
+}
+
+// lastPeer is the source address and port of the last datagram.
+func (s *udpServer) lastPeer() netip.AddrPort {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.peers) == 0 {
+		return netip.AddrPort{}
+	}
+	return s.peers[len(s.peers)-1]
 }
 
 func (s *udpServer) received(from string) bool {
@@ -166,15 +192,19 @@ func (s *udpServer) received(from string) bool {
 	return false
 }
 
-// canUDP sends a datagram from ns (from local address src, "" for any) and reports whether
-// the echo came back.
+// canUDP sends a datagram from ns (from local address src, "addr" or "addr:port", "" for any)
+// and reports whether the echo came back.
 func canUDP(t *testing.T, ns *testNS, src, addr string, port int) bool {
 	t.Helper()
 	ok := false
 	ns.do(t, func() {
 		var laddr *net.UDPAddr
 		if src != "" {
-			laddr = &net.UDPAddr{IP: net.ParseIP(src)}
+			ap, err := netip.ParseAddrPort(src)
+			if err != nil {
+				ap = netip.AddrPortFrom(netip.MustParseAddr(src), 0)
+			}
+			laddr = net.UDPAddrFromAddrPort(ap)
 		}
 		c, err := net.DialUDP("udp", laddr, &net.UDPAddr{IP: net.ParseIP(addr), Port: port})
 		if err != nil {

@@ -25,7 +25,8 @@ type Config struct {
 	Reject                  bool   // deny with reject instead of drop
 	LogPrefix               string // log rule prefix, without the ": " separator
 
-	NATOutgoingAddress netip.Addr // SNAT to this address instead of masquerading (when valid)
+	NATOutgoingAddress netip.Addr    // SNAT to this address instead of masquerading (when valid)
+	NATPortRange       nft.PortRange // source ports for NAT outgoing TCP and UDP (zero: the kernel's choice)
 
 	OpenStack    bool
 	MetadataAddr netip.Addr

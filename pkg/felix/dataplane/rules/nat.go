@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"cmp"
 	"slices"
 
 	"github.com/calico-host/calico-host/pkg/felix/dataplane/nft"
@@ -23,7 +24,7 @@ func natOutput(_ *Config, st *Static) []nft.Rule {
 
 // natPostrouting: floating IP hairpin SNAT, NAT outgoing, and masquerading of host traffic
 // that leaves through a tunnel with a source address of another interface.
-func natPostrouting(_ *Config, st *Static) []nft.Rule {
+func natPostrouting(cfg *Config, st *Static) []nft.Rule {
 	var rs []nft.Rule
 	if len(st.FloatingIPs) > 0 {
 		rs = append(rs, rule(nft.Jump(NAT.Name(chainFIPSNAT))))
@@ -32,10 +33,14 @@ func natPostrouting(_ *Config, st *Static) []nft.Rule {
 		rs = append(rs, rule(nft.Jump(NAT.Name(chainNATOutgoing))))
 	}
 	for _, d := range st.VXLAN {
-		rs = append(rs, rule(nft.NFProto(d.Family), nft.OIFName(d.Name),
-			nft.Not(nft.FibAddrType(nft.FibSAddr|nft.FibOIF, nft.AddrTypeLocal)),
-			nft.FibAddrType(nft.FibSAddr, nft.AddrTypeLocal), nft.Counter(), nft.Masquerade()).
-			WithComment("Masquerade host traffic into the tunnel"))
+		match := []nft.Expr{nft.NFProto(d.Family), nft.OIFName(d.Name),
+			nft.Not(nft.FibAddrType(nft.FibSAddr|nft.FibOIF, nft.AddrTypeLocal)), nft.FibAddrType(nft.FibSAddr, nft.AddrTypeLocal)}
+		rs = append(rs,
+			rule(slices.Concat(match, []nft.Expr{nft.L4Proto(nft.ProtoUDP), nft.Counter(),
+				nft.MasqueradeToPorts(avoidPort(defaultNATPorts, cfg.VXLANPort), false)})...).
+				WithComment("Masquerade host UDP into the tunnel, never onto the VXLAN port"),
+			rule(slices.Concat(match, []nft.Expr{nft.Counter(), nft.Masquerade()})...).
+				WithComment("Masquerade host traffic into the tunnel"))
 	}
 	return rs
 }
@@ -48,7 +53,7 @@ func natChains(cfg *Config, st *Static) []*nft.Chain {
 		out = append(out, dnat, snat)
 	}
 	if len(st.MasqFamilies) > 0 {
-		out = append(out, natOutgoingChain(cfg, st.MasqFamilies))
+		out = append(out, natOutgoingChain(cfg, st.MasqFamilies, len(st.VXLAN) > 0))
 	}
 	return out
 }
@@ -77,22 +82,62 @@ func floatingIPChains(cfg *Config, fips []FloatingIP) (dnat, snat *nft.Chain) {
 	return dnat, snat
 }
 
+// defaultNATPorts is the range the kernel picks a source port from when it must change one of
+// 1024 or above and no range is given.
+var defaultNATPorts = nft.Ports(1024, 65535)
+
 // natOutgoingChain masquerades traffic from natOutgoing pools to anywhere outside the pools
-// (or SNATs it to NATOutgoingAddress).
-func natOutgoingChain(cfg *Config, fams []nft.Family) *nft.Chain {
+// (or SNATs it to NATOutgoingAddress). TCP and UDP get their source ports from NATPortRange
+// when it is set; with VXLAN on, UDP never gets the VXLAN port (a reply to it would look like
+// VXLAN). No `return` follows a NAT rule, as it does in Calico's iptables rules: an nft NAT
+// statement ends the chain.
+func natOutgoingChain(cfg *Config, fams []nft.Family, vxlan bool) *nft.Chain {
 	c := &nft.Chain{Name: NAT.Name(chainNATOutgoing)}
+	tcp, udp := cfg.NATPortRange, cfg.NATPortRange
+	if vxlan {
+		udp = avoidPort(cmp.Or(udp, defaultNATPorts), cfg.VXLANPort)
+	}
 	for _, f := range fams {
-		x := []nft.Expr{
-			nft.SAddrInSet(f, SetName(f, SetMasqPools)),
-			nft.Not(nft.DAddrInSet(f, SetName(f, SetAllPools))),
-			nft.Counter(),
+		match := []nft.Expr{nft.SAddrInSet(f, SetName(f, SetMasqPools)), nft.Not(nft.DAddrInSet(f, SetName(f, SetAllPools)))}
+		for _, pp := range []struct {
+			proto uint8
+			ports nft.PortRange
+		}{{nft.ProtoTCP, tcp}, {nft.ProtoUDP, udp}} {
+			if pp.ports != (nft.PortRange{}) {
+				rs := slices.Concat(match, []nft.Expr{nft.L4Proto(pp.proto), nft.Counter(), natOutgoingStmt(cfg, f, pp.ports)})
+				c.Rules = append(c.Rules, rule(rs...))
+			}
 		}
-		if a := cfg.NATOutgoingAddress; a.IsValid() && familyOf(a) == f {
-			x = append(x, nft.SNAT(a))
-		} else {
-			x = append(x, nft.MasqueradeFullyRandom())
-		}
-		c.Rules = append(c.Rules, rule(x...))
+		c.Rules = append(c.Rules, rule(slices.Concat(match, []nft.Expr{nft.Counter(), natOutgoingStmt(cfg, f, nft.PortRange{})})...))
 	}
 	return c
+}
+
+// natOutgoingStmt is the NAT statement of NAT outgoing for family f: SNAT to
+// NATOutgoingAddress when it is of that family, else fully-random masquerade; to a port range
+// when ports is not zero.
+func natOutgoingStmt(cfg *Config, f nft.Family, ports nft.PortRange) nft.Expr {
+	a := cfg.NATOutgoingAddress
+	switch {
+	case a.IsValid() && familyOf(a) == f && ports.First != 0:
+		return nft.SNATToPorts(a, ports)
+	case a.IsValid() && familyOf(a) == f:
+		return nft.SNAT(a)
+	case ports.First != 0:
+		return nft.MasqueradeToPorts(ports, true)
+	}
+	return nft.MasqueradeFullyRandom()
+}
+
+// avoidPort is the larger part of r on either side of port p, or r when p is outside it (or
+// r is p alone). A single masquerade range cannot have a hole.
+func avoidPort(r nft.PortRange, p uint16) nft.PortRange {
+	if p < r.First || p > r.Last || r.First == r.Last {
+		return r
+	}
+	below, above := int(p)-int(r.First), int(r.Last)-int(p)
+	if above >= below {
+		return nft.Ports(p+1, r.Last)
+	}
+	return nft.Ports(r.First, p-1)
 }

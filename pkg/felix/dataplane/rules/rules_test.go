@@ -168,3 +168,23 @@ func TestRenderedRulesetIsValid(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestAvoidPort(t *testing.T) {
+	for _, tc := range []struct {
+		r    nft.PortRange
+		port uint16
+		want nft.PortRange
+	}{
+		{nft.Ports(1024, 65535), 4789, nft.Ports(4790, 65535)},
+		{nft.Ports(32768, 60999), 4789, nft.Ports(32768, 60999)},
+		{nft.Ports(4780, 4800), 4789, nft.Ports(4790, 4800)},
+		{nft.Ports(4700, 4795), 4789, nft.Ports(4700, 4788)},
+		{nft.Ports(4789, 5000), 4789, nft.Ports(4790, 5000)},
+		{nft.Ports(1024, 4789), 4789, nft.Ports(1024, 4788)},
+		{nft.Port(4789), 4789, nft.Port(4789)},
+	} {
+		if got := avoidPort(tc.r, tc.port); got != tc.want {
+			t.Errorf("avoidPort(%s, %d) = %s, want %s", tc.r, tc.port, got, tc.want)
+		}
+	}
+}
