@@ -20,6 +20,9 @@ const opTimeout = 15 * time.Second
 type session struct {
 	*cli
 	ds *datastore.Client
+	// beforePatchWrite, when set, runs between reading and writing each attempt of a patch
+	// (tests use it to make a concurrent change).
+	beforePatchWrite func()
 }
 
 // connect loads the datastore configuration and connects. With no --config, it reads
