@@ -125,7 +125,7 @@ var Params = []Param{
 		Doc: "Comma-separated prefixes of workload interfaces (\"cali,tap\" for OpenStack)."},
 	{Name: "InterfaceExclude", Kind: KindList, Default: "kube-ipvs0", Restart: true,
 		Doc: "Interfaces (names or /regex/) that are never host endpoints."},
-	{Name: "IPv6Support", Kind: KindBool, Default: "true", Restart: true, Main: true, Doc: "Program IPv6 as well as IPv4."},
+	{Name: "IPv6Support", Kind: KindBool, Default: "true", Restart: true, Main: true, Doc: "Program IPv6 as well as IPv4. false leaves IPv6 alone, as Project Calico does: not policed, not NATed, no IPv6 routes, sysctls or VXLAN device."},
 	{Name: "DefaultEndpointToHostAction", Kind: KindOneOf, Values: []string{"DROP", "RETURN", "ACCEPT"}, Default: "DROP",
 		Restart: true, Main: true, Doc: "What happens to workload traffic to the host after workload egress policy."},
 	{Name: "FailsafeInboundHostPorts", Kind: KindPorts, Default: defaultFailsafeIn, Restart: true, Main: true,

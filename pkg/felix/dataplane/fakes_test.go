@@ -54,12 +54,14 @@ type fakeIfaces struct {
 	initial    []InterfaceUpdate
 	updates    chan InterfaceUpdate
 	configured []string
+	ipv6       map[string]bool // the ipv6 argument of the last ConfigureWorkload per interface
 	neighbors  map[string][]netip.Addr
 	failConfig map[string]error
 }
 
 func newFakeIfaces(initial ...InterfaceUpdate) *fakeIfaces {
-	return &fakeIfaces{initial: initial, updates: make(chan InterfaceUpdate, 64), neighbors: map[string][]netip.Addr{}, failConfig: map[string]error{}}
+	return &fakeIfaces{initial: initial, updates: make(chan InterfaceUpdate, 64), ipv6: map[string]bool{},
+		neighbors: map[string][]netip.Addr{}, failConfig: map[string]error{}}
 }
 
 func (f *fakeIfaces) Run(ctx context.Context, out chan<- InterfaceUpdate) {
@@ -84,13 +86,14 @@ func (f *fakeIfaces) Run(ctx context.Context, out chan<- InterfaceUpdate) {
 	}
 }
 
-func (f *fakeIfaces) ConfigureWorkload(name string, _ bool) error {
+func (f *fakeIfaces) ConfigureWorkload(name string, ipv6 bool) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if err := f.failConfig[name]; err != nil {
 		return err
 	}
 	f.configured = append(f.configured, name)
+	f.ipv6[name] = ipv6
 	return nil
 }
 

@@ -98,12 +98,19 @@ func StaticChains(cfg *Config, st *Static) []*nft.Chain {
 	return out
 }
 
+// baseChainOf renders a base chain. With IPv6Support false, IPv6 packets leave every base chain
+// at once: Project Calico then programs no ip6 table at all, so IPv6 is neither policed nor
+// NATed nor marked (accept in a base chain only ends this table's verdict; other tables still
+// see the packet).
 func baseChainOf(cfg *Config, b baseChain) *nft.Chain {
 	c := &nft.Chain{
-		Name:  b.layer.Name(b.name),
-		Base:  &nft.BaseChain{Type: b.typ, Hook: b.hook, Priority: b.priority},
-		Rules: []nft.Rule{rule(nft.Jump(b.layer.Name(b.target)))},
+		Name: b.layer.Name(b.name),
+		Base: &nft.BaseChain{Type: b.typ, Hook: b.hook, Priority: b.priority},
 	}
+	if !cfg.IPv6 {
+		c.Rules = append(c.Rules, rule(nft.NFProto(nft.IPv6), nft.Accept()).WithComment("IPv6Support is false: IPv6 is not policed"))
+	}
+	c.Rules = append(c.Rules, rule(nft.Jump(b.layer.Name(b.target))))
 	if b.layer == Filter && b.hook == nft.HookForward {
 		// Accept what policy accepted; mark the rest as forwarded for mangle POSTROUTING.
 		a := cfg.Marks.Accept
