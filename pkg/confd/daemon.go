@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -89,10 +90,12 @@ type loop struct {
 // not running yet).
 func (d *Daemon) Run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	defer wg.Wait() // the source and the watchdog end with ctx
 	defer cancel()
 	msgs := make(chan syncer.Message, 16)
-	go d.src.Run(ctx, msgs)
-	go d.watchdog.Run(ctx)
+	wg.Go(func() { d.src.Run(ctx, msgs) })
+	wg.Go(func() { d.watchdog.Run(ctx) })
 	d.notifier.Status("Waiting for the datastore")
 
 	l := &loop{timer: time.NewTimer(time.Hour), retry: minRetry}
@@ -186,10 +189,17 @@ func (l *loop) stop() {
 	l.deadline = time.Time{}
 }
 
+// syncTimeout bounds one sync (checks and reload): a hung `bird -p`, reload command or BIRD
+// socket fails the sync, which is reported and retried, well before the loop counts as stalled
+// for the watchdog (systemd would kill and restart confd, which cannot help a hung BIRD).
+func (d *Daemon) syncTimeout() time.Duration { return d.watchdog.Limit() / 2 }
+
 // syncNow renders and applies the current inputs, scheduling a retry on failure.
 func (d *Daemon) syncNow(ctx context.Context, l *loop) {
 	start := d.now()
-	res, err := d.engine.Sync(ctx, d.store.Inputs())
+	sctx, cancel := context.WithTimeout(ctx, d.syncTimeout())
+	res, err := d.engine.Sync(sctx, d.store.Inputs())
+	cancel()
 	if ctx.Err() != nil {
 		return
 	}
@@ -224,9 +234,11 @@ func (d *Daemon) logResult(res Result, err error, took time.Duration) {
 // BIRD not running is not an error.
 func (d *Daemon) RunOnce(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	defer wg.Wait()
 	defer cancel()
 	msgs := make(chan syncer.Message, 16)
-	go d.src.Run(ctx, msgs)
+	wg.Go(func() { d.src.Run(ctx, msgs) })
 	for {
 		select {
 		case <-ctx.Done():

@@ -21,11 +21,25 @@ const CommandTimeout = 30 * time.Second
 // Runner runs an external command and returns its combined output (exec in production).
 type Runner func(ctx context.Context, argv []string) ([]byte, error)
 
-// ExecRunner runs commands with os/exec.
+// commandWaitDelay is how long a timed-out command's output is still read after it was killed.
+const commandWaitDelay = time.Second
+
+// ExecRunner runs commands with os/exec, each for CommandTimeout at most.
 func ExecRunner(ctx context.Context, argv []string) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(ctx, CommandTimeout)
+	return runCommand(ctx, CommandTimeout, argv)
+}
+
+// runCommand runs argv in a process group of its own. When ctx ends or timeout passes the whole
+// group is killed (a check or reload command's children too), and the call returns even if
+// something still holds its output open.
+func runCommand(ctx context.Context, timeout time.Duration, argv []string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	return exec.CommandContext(ctx, argv[0], argv[1:]...).CombinedOutput()
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = commandWaitDelay
+	return cmd.CombinedOutput()
 }
 
 // CheckError is a staged file that its check command rejected.
