@@ -94,7 +94,7 @@ func (p *Port) UnmarshalJSON(b []byte) error {
 }
 
 // Protocol is a protocol name (TCP, UDP, ICMP, ICMPv6, SCTP, UDPLite) or a number 1-255.
-// It marshals back in the form it was given.
+// It marshals back in the form it was given, except that a numeric string becomes a number.
 type Protocol struct {
 	Name   string
 	Number uint8
@@ -147,14 +147,15 @@ func (p Protocol) MarshalJSON() ([]byte, error) {
 	return json.Marshal(p.Name)
 }
 
-// UnmarshalJSON accepts a number or a string.
+// UnmarshalJSON accepts a number or a string. As in Project Calico's numorstring, a string that
+// is a number 0-255 ("17", as Neutron stores "--protocol 17") is that number.
 func (p *Protocol) UnmarshalJSON(b []byte) error {
 	if len(b) > 0 && b[0] == '"' {
 		var s string
 		if err := json.Unmarshal(b, &s); err != nil {
 			return err
 		}
-		*p = Protocol{Name: s}
+		*p = ProtocolFromString(s)
 		return nil
 	}
 	var n int64

@@ -39,6 +39,16 @@ func TestProtocolJSON(t *testing.T) {
 			t.Errorf("%s number %d %v, want %d", in, n, ok, num)
 		}
 	}
+	// A numeric string is that number, as in Project Calico (Neutron writes "17").
+	for in, want := range map[string]string{`"17"`: `17`, `"0"`: `0`, `"256"`: `"256"`, `"tcp"`: `"tcp"`} {
+		var p Protocol
+		if err := json.Unmarshal([]byte(in), &p); err != nil {
+			t.Fatal(err)
+		}
+		if b, _ := json.Marshal(p); string(b) != want {
+			t.Errorf("%s re-marshalled as %s, want %s", in, b, want)
+		}
+	}
 }
 
 func TestASNumberAndDuration(t *testing.T) {
