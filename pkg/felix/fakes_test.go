@@ -145,8 +145,12 @@ type harness struct {
 	levels  chan zerolog.Level
 	cancel  context.CancelFunc
 	done    chan error
+
+	statusPrefix string // EndpointStatusPathPrefix
 }
 
+// newHarness starts a daemon with fake loops; its endpoint status files go to h.statusPrefix
+// (environ may override that, as any other parameter).
 func newHarness(t *testing.T, environ ...string) *harness {
 	t.Helper()
 	h := &harness{
@@ -157,10 +161,13 @@ func newHarness(t *testing.T, environ ...string) *harness {
 	return h.run(h.syncer, h.calc, environ)
 }
 
-// run starts the daemon with the given syncer and calculation graph (fakes or real ones).
+// run starts the daemon with the given syncer and calculation graph (fakes or real ones). Its
+// endpoint status files go to a temporary h.statusPrefix unless environ says otherwise.
 func (h *harness) run(s Syncer, c CalcGraph, environ []string) *harness {
 	t := h.t
 	t.Helper()
+	h.statusPrefix = t.TempDir()
+	environ = append([]string{"FELIX_ENDPOINTSTATUSPATHPREFIX=" + h.statusPrefix}, environ...)
 	h.created = make(chan *fakeDataplane, 1)
 	h.levels = make(chan zerolog.Level, 16)
 	h.done = make(chan error, 1)

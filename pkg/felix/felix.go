@@ -68,6 +68,7 @@ type Daemon struct {
 
 	agent     *status.Agent
 	endpoints *status.Endpoints // nil unless EndpointReportingEnabled
+	files     *status.Files     // nil when EndpointStatusPathPrefix is empty
 
 	ready      atomic.Bool
 	workloads  atomic.Int64

@@ -7,6 +7,9 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -18,6 +21,7 @@ import (
 	"github.com/calico-host/calico-host/pkg/datastore"
 	"github.com/calico-host/calico-host/pkg/felix/calc"
 	"github.com/calico-host/calico-host/pkg/felix/dataplane"
+	"github.com/calico-host/calico-host/pkg/felix/status"
 	"github.com/calico-host/calico-host/pkg/syncer"
 )
 
@@ -299,4 +303,45 @@ func TestStopCleanly(t *testing.T) {
 		t.Error("Run returned before the dataplane loop stopped")
 	}
 	sock.WaitFor(t, "STOPPING=1", time.Second)
+}
+
+// TestEndpointStatusFiles: once the first apply is done felix removes the status file of an
+// endpoint that no longer exists, writes the file of an endpoint the dataplane reports up, and
+// removes it when the endpoint goes.
+func TestEndpointStatusFiles(t *testing.T) {
+	h := newHarness(t)
+	dir := filepath.Join(h.statusPrefix, status.StatusDirName)
+	stale := filepath.Join(dir, "k8s ns%2Fgone eth0")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(stale, []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h.syncer.msgs <- syncer.Message{Status: syncer.InSync, Snapshot: true}
+	dp := h.ready(nil, wepUpdate(wep1))
+	waitFile(t, stale, "")
+	path := filepath.Join(dir, status.StatusFileName(wep1))
+	ep := &calc.WorkloadEndpoint{Name: "tapport-1", MAC: "00:11:22:33:44:55", IPv4Nets: []netip.Prefix{netip.MustParsePrefix("10.65.0.2/32")}}
+	dp.statuses <- dataplane.EndpointStatus{Workload: &wep1, Status: "up", Endpoint: ep}
+	waitFile(t, path, `{"ifaceName":"tapport-1","mac":"00:11:22:33:44:55","ipv4Nets":["10.65.0.2/32"]}`)
+	h.emit(calc.WorkloadEndpointRemove{ID: wep1})
+	dp.statuses <- dataplane.EndpointStatus{Workload: &wep1, Status: ""}
+	waitFile(t, path, "")
+}
+
+// waitFile waits until path holds want ("": until it does not exist).
+func waitFile(t *testing.T, path, want string) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		b, err := os.ReadFile(path)
+		if want == "" && os.IsNotExist(err) || err == nil && string(b) == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: %q (%v), want %q", path, b, err, want)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }

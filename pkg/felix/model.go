@@ -14,11 +14,11 @@ type model struct {
 	vxlan     map[string]bool // pool name -> uses VXLAN
 	workloads map[calc.WorkloadEndpointID]bool
 	hosts     map[string]bool
-	// onEndpoint, if set, is told about local endpoints appearing and disappearing.
-	onEndpoint endpointObserver
+	// observers are told about local endpoints appearing and disappearing.
+	observers []endpointObserver
 }
 
-// endpointObserver learns which local endpoints exist (the endpoint status reporter).
+// endpointObserver learns which local endpoints exist (the endpoint status reporters).
 type endpointObserver interface {
 	KnownWorkload(id calc.WorkloadEndpointID, exists bool)
 	KnownHostEndpoint(name string, exists bool)
@@ -59,8 +59,8 @@ func (m *model) setWorkload(id calc.WorkloadEndpointID, exists bool) {
 	} else {
 		delete(m.workloads, id)
 	}
-	if m.onEndpoint != nil {
-		m.onEndpoint.KnownWorkload(id, exists)
+	for _, o := range m.observers {
+		o.KnownWorkload(id, exists)
 	}
 }
 
@@ -70,13 +70,14 @@ func (m *model) setHost(name string, exists bool) {
 	} else {
 		delete(m.hosts, name)
 	}
-	if m.onEndpoint != nil {
-		m.onEndpoint.KnownHostEndpoint(name, exists)
+	for _, o := range m.observers {
+		o.KnownHostEndpoint(name, exists)
 	}
 }
 
-// replayEndpoints tells a new observer about every endpoint known so far.
-func (m *model) replayEndpoints(o endpointObserver) {
+// observe adds an observer and tells it about every endpoint known so far.
+func (m *model) observe(o endpointObserver) {
+	m.observers = append(m.observers, o)
 	for id := range m.workloads {
 		o.KnownWorkload(id, true)
 	}

@@ -132,7 +132,7 @@ func (d *Daemon) countEndpoints() {
 	d.metrics.endpoints.WithLabelValues("host").Set(float64(len(d.model.hosts)))
 }
 
-// consumeStatuses passes the dataplane's endpoint statuses to the reporter and counts them.
+// consumeStatuses passes the dataplane's endpoint statuses to the reporters and counts them.
 func (d *Daemon) consumeStatuses(ctx context.Context, in <-chan dataplane.EndpointStatus) {
 	current := map[string]string{}
 	for {
@@ -153,6 +153,9 @@ func (d *Daemon) consumeStatuses(ctx context.Context, in <-chan dataplane.Endpoi
 			d.up.Store(int64(countUp(current)))
 			if d.endpoints != nil {
 				d.endpoints.Report(st)
+			}
+			if d.files != nil {
+				d.files.Report(st)
 			}
 		}
 	}
@@ -181,6 +184,9 @@ func (d *Daemon) awaitFirstApply(ctx context.Context, dp Dataplane) {
 	d.notifier.Ready()
 	if d.endpoints != nil {
 		d.endpoints.Synced()
+	}
+	if d.files != nil {
+		d.files.Synced()
 	}
 	d.log.Info().Int64("workload_endpoints", d.workloads.Load()).Int64("host_endpoints", d.hosts.Load()).
 		Dur("since_start", time.Since(d.o.Started)).Msg("Dataplane programmed; ready")

@@ -101,7 +101,8 @@ func (d *Daemon) start(ctx context.Context) (chan<- []calc.Update, error) {
 	return dpIn, nil
 }
 
-// startStatus starts the agent status reporter and, when enabled, the endpoint reporter.
+// startStatus starts the agent status reporter and, when enabled, the endpoint reporter (etcd)
+// and the endpoint status files.
 func (d *Daemon) startStatus(ctx context.Context) *status.Metrics {
 	m := status.NewMetrics()
 	region := datastore.Region(d.cfg.OpenstackRegion)
@@ -115,9 +116,13 @@ func (d *Daemon) startStatus(ctx context.Context) *status.Metrics {
 		d.endpoints = status.NewEndpoints(d.o.Datastore, status.EndpointsConfig{
 			Hostname: d.cfg.FelixHostname, Region: region, Delay: d.cfg.EndpointReportingDelay,
 		}, m, log)
-		d.model.onEndpoint = d.endpoints
-		d.model.replayEndpoints(d.endpoints)
+		d.model.observe(d.endpoints)
 		d.wg.Go(func() { d.endpoints.Run(ctx) })
+	}
+	if d.cfg.EndpointStatusPathPrefix != "" {
+		d.files = status.NewFiles(status.FilesConfig{PathPrefix: d.cfg.EndpointStatusPathPrefix}, m, log)
+		d.model.observe(d.files)
+		d.wg.Go(func() { d.files.Run(ctx) })
 	}
 	return m
 }

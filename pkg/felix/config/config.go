@@ -29,6 +29,7 @@ type Config struct {
 	ReportingTTL             time.Duration // ReportingTTLSecs
 	EndpointReportingEnabled bool
 	EndpointReportingDelay   time.Duration // EndpointReportingDelaySecs
+	EndpointStatusPathPrefix string
 	OpenstackRegion          string
 
 	HealthEnabled                   bool

@@ -104,6 +104,9 @@ var Params = []Param{
 		Doc: "Write per-endpoint status keys (up/down) to etcd; networking-calico turns this on."},
 	{Name: "EndpointReportingDelaySecs", Field: "EndpointReportingDelay", Kind: KindSeconds, Default: "1",
 		Doc: "Minimum time between two batches of endpoint status writes."},
+	{Name: "EndpointStatusPathPrefix", Kind: KindString, Default: "/var/run/calico", Restart: true, Main: true,
+		Doc: "Felix writes a JSON file per local workload endpoint whose policy is programmed to <prefix>/endpoint-status/ " +
+			"(the CNI plugin's policy_setup_timeout_seconds waits for it); none disables."},
 	{Name: "OpenstackRegion", Kind: KindString, Restart: true, Main: true, Check: checkRegion,
 		Doc: "OpenStack region: status keys go under region-<name> instead of no-region."},
 

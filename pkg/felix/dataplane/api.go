@@ -63,9 +63,13 @@ type ProtoPort struct {
 	Port     uint16
 }
 
-// EndpointStatus is reported for each local endpoint after each apply that changed it.
+// EndpointStatus is reported for each local endpoint after each apply that changed its status
+// (or, for a workload, its interface name, MAC or addresses).
 type EndpointStatus struct {
 	Workload     *calc.WorkloadEndpointID // set for workload endpoints
 	HostEndpoint string                   // set for host endpoints (object name)
 	Status       string                   // "up", "down" or "error"; "" = gone (delete its status key)
+	// Endpoint is the workload endpoint as programmed (nil for host endpoints and when gone).
+	// Shared with the dataplane: read only.
+	Endpoint *calc.WorkloadEndpoint
 }

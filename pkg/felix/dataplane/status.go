@@ -25,40 +25,59 @@ type statusKey struct {
 
 // statusTracker remembers the status last reported per endpoint and reports changes.
 type statusTracker struct {
-	reported map[statusKey]string
+	reported map[statusKey]reportedStatus
 }
 
-func newStatusTracker() *statusTracker { return &statusTracker{reported: map[statusKey]string{}} }
+// reportedStatus is what was last reported for an endpoint: its status and, for a workload,
+// the endpoint value (a change of its addressing is reported again).
+type reportedStatus struct {
+	status string
+	ep     *calc.WorkloadEndpoint
+}
+
+func newStatusTracker() *statusTracker {
+	return &statusTracker{reported: map[statusKey]reportedStatus{}}
+}
 
 // update computes every endpoint's status after a successful apply and returns those that
 // changed. A workload is up when its interface is oper-up and was configured; a host endpoint
 // when one of its interfaces is up ("*" always), in error when it resolved to no interface.
 func (t *statusTracker) update(m *model, configured map[string]*calc.WorkloadEndpoint, hepIfaces map[string][]string) []EndpointStatus {
-	now := map[statusKey]string{}
+	now := map[statusKey]reportedStatus{}
 	for id, ep := range m.weps {
 		st := statusDown
 		if m.ifaceUp(ep.Name) && configured[ep.Name] != nil {
 			st = statusUp
 		}
-		now[statusKey{wep: id}] = st
+		now[statusKey{wep: id}] = reportedStatus{st, ep}
 	}
 	for name := range m.heps {
-		now[statusKey{hep: name}] = hostEndpointStatus(m, hepIfaces[name])
+		now[statusKey{hep: name}] = reportedStatus{status: hostEndpointStatus(m, hepIfaces[name])}
 	}
 	var out []EndpointStatus
 	for k, st := range now {
-		if t.reported[k] != st {
+		if old, ok := t.reported[k]; !ok || old.status != st.status || !sameAddressing(old.ep, st.ep) {
 			out = append(out, k.status(st))
 		}
 	}
 	for k := range t.reported {
 		if _, ok := now[k]; !ok {
-			out = append(out, k.status(""))
+			out = append(out, k.status(reportedStatus{}))
 		}
 	}
 	t.reported = now
 	slices.SortFunc(out, compareStatus)
 	return out
+}
+
+// sameAddressing reports whether two values of a workload endpoint have the same interface,
+// MAC and addresses (what the endpoint status file holds).
+func sameAddressing(a, b *calc.WorkloadEndpoint) bool {
+	if a == b {
+		return true
+	}
+	return a != nil && b != nil && a.Name == b.Name && a.MAC == b.MAC &&
+		slices.Equal(a.IPv4Nets, b.IPv4Nets) && slices.Equal(a.IPv6Nets, b.IPv6Nets)
 }
 
 func hostEndpointStatus(m *model, ifaces []string) string {
@@ -71,12 +90,12 @@ func hostEndpointStatus(m *model, ifaces []string) string {
 	return statusDown
 }
 
-func (k statusKey) status(st string) EndpointStatus {
+func (k statusKey) status(st reportedStatus) EndpointStatus {
 	if k.hep != "" {
-		return EndpointStatus{HostEndpoint: k.hep, Status: st}
+		return EndpointStatus{HostEndpoint: k.hep, Status: st.status}
 	}
 	id := k.wep
-	return EndpointStatus{Workload: &id, Status: st}
+	return EndpointStatus{Workload: &id, Status: st.status, Endpoint: st.ep}
 }
 
 func compareStatus(a, b EndpointStatus) int {

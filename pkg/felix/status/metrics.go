@@ -13,7 +13,7 @@ type Metrics struct {
 func NewMetrics() *Metrics {
 	m := &Metrics{
 		writes: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "felix_status_writes_total", Help: "Status keys written to etcd, by reporter (agent, endpoint).",
+			Name: "felix_status_writes_total", Help: "Status keys written to etcd (agent, endpoint) and endpoint status files written or removed (file), by reporter.",
 		}, []string{"reporter"}),
 		errors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "felix_status_errors_total", Help: "Failed status writes, deletes and listings, by reporter.",
@@ -22,7 +22,7 @@ func NewMetrics() *Metrics {
 			Name: "felix_status_leases_granted_total", Help: "Leases granted for the agent status key.",
 		}),
 	}
-	for _, r := range []string{"agent", "endpoint"} { // export zeros from the start
+	for _, r := range []string{"agent", "endpoint", "file"} { // export zeros from the start
 		m.writes.WithLabelValues(r)
 		m.errors.WithLabelValues(r)
 	}
