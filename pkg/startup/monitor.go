@@ -23,6 +23,7 @@ const (
 // systemd only while both make progress.
 func (s *Startup) runLoops(ctx context.Context) error {
 	wd := daemon.NewWatchdog(s.notify, s.log, loopMonitor, loopTunnel)
+	s.loopTimeout = min(opTimeout, wd.Limit()/2)
 	var wg sync.WaitGroup
 	for _, loop := range []func(context.Context, *daemon.Watchdog){s.monitorAddresses, s.tunnelLoop, runWatchdog} {
 		wg.Add(1)
@@ -41,14 +42,19 @@ func runWatchdog(ctx context.Context, wd *daemon.Watchdog) { wd.Run(ctx) }
 func beatInterval(wd *daemon.Watchdog) time.Duration { return max(wd.Limit()/3, 10*time.Millisecond) }
 
 // monitorAddresses re-runs address configuration after host address changes (netlink events,
-// debounced) and every poll interval, updating the Node when the result changed.
+// debounced), every poll interval and, after a failure, with backoff, updating the Node when the
+// result changed.
 func (s *Startup) monitorAddresses(ctx context.Context, wd *daemon.Watchdog) {
 	poll := time.NewTicker(s.cfg.PollInterval)
 	defer poll.Stop()
 	beat := time.NewTicker(beatInterval(wd))
 	defer beat.Stop()
+	retry := time.NewTimer(time.Hour)
+	retry.Stop()
+	delay := s.minBackoff
 	var debounce <-chan time.Time
 	for {
+		check := false
 		select {
 		case <-ctx.Done():
 			return
@@ -58,27 +64,37 @@ func (s *Startup) monitorAddresses(ctx context.Context, wd *daemon.Watchdog) {
 				debounce = time.After(s.debounce)
 			}
 		case <-debounce:
-			debounce = nil
-			s.checkAddresses(ctx)
+			debounce, check = nil, true
 		case <-poll.C:
-			s.checkAddresses(ctx)
+			check = true
+		case <-retry.C:
+			check = true
+		}
+		if check {
+			if err := s.checkAddresses(ctx); err != nil && ctx.Err() == nil {
+				s.log.Error().Err(err).Dur("retryIn", delay).Msg("Updating node addresses failed")
+				retry.Reset(delay)
+				delay = min(2*delay, s.maxBackoff)
+			} else {
+				retry.Stop()
+				delay = s.minBackoff
+			}
 		}
 		wd.Beat(loopMonitor)
 	}
 }
 
 // checkAddresses brings the Node's addresses and interfaces in line with the host.
-func (s *Startup) checkAddresses(ctx context.Context) {
+func (s *Startup) checkAddresses(ctx context.Context) error {
 	if s.cfg.Backend == BackendNone {
-		return
+		return nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, opTimeout)
+	ctx, cancel := context.WithTimeout(ctx, s.loopTimeout)
 	defer cancel()
 	start := time.Now()
 	ifaces, err := s.kernel.Interfaces()
 	if err != nil {
-		s.log.Error().Err(err).Msg("Reading host interfaces")
-		return
+		return fmt.Errorf("reading host interfaces: %w", err)
 	}
 	changed := false
 	err = s.updateNode(ctx, func(n *api.Node) (bool, error) {
@@ -86,13 +102,14 @@ func (s *Startup) checkAddresses(ctx context.Context) {
 		changed = c
 		return c, err
 	})
-	switch {
-	case err != nil && ctx.Err() == nil:
-		s.log.Error().Err(err).Msg("Updating node addresses")
-	case changed:
+	if err != nil {
+		return err
+	}
+	if changed {
 		s.log.Info().Dur("took", time.Since(start)).Msg("Updated node addresses")
 		s.line.event("node %s addresses updated at %s", s.name, time.Now().Format(time.RFC3339))
 	}
+	return nil
 }
 
 // tunnelLoop reconciles the VXLAN tunnel addresses whenever the pools or this Node change (as
@@ -100,8 +117,12 @@ func (s *Startup) checkAddresses(ctx context.Context) {
 func (s *Startup) tunnelLoop(ctx context.Context, wd *daemon.Watchdog) {
 	msgs := make(chan syncer.Message, 16)
 	wctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	defer wg.Wait()
 	defer cancel()
-	go s.watch(wctx, []string{datastore.ResourcePrefix + "ippools/", datastore.ResourcePrefix + "nodes/" + s.name}, msgs)
+	wg.Go(func() {
+		s.watch(wctx, []string{datastore.ResourcePrefix + "ippools/", datastore.ResourcePrefix + "nodes/" + s.name}, msgs)
+	})
 	resync := time.NewTicker(s.tunnelResync)
 	defer resync.Stop()
 	beat := time.NewTicker(beatInterval(wd))
@@ -139,7 +160,7 @@ func (s *Startup) tunnelLoop(ctx context.Context, wd *daemon.Watchdog) {
 }
 
 func (s *Startup) reconcileWithTimeout(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, opTimeout)
+	ctx, cancel := context.WithTimeout(ctx, s.loopTimeout)
 	defer cancel()
 	return s.ReconcileTunnels(ctx)
 }

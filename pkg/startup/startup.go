@@ -17,7 +17,8 @@ import (
 	"github.com/calico-host/calico-host/pkg/syncer"
 )
 
-// opTimeout bounds one round of datastore work (a registration step, one reconcile).
+// opTimeout bounds one round of datastore work (registration, the first reconcile; the running
+// loops use a shorter bound, see Startup.loopTimeout).
 const opTimeout = 60 * time.Second
 
 // WatchFunc streams the keys under prefixes to out until ctx is done (a syncer's Run).
@@ -57,6 +58,10 @@ type Startup struct {
 	debounce time.Duration
 	// pingTimeout bounds each datastore probe while waiting for it.
 	pingTimeout time.Duration
+	// loopTimeout bounds one round of datastore work in the running loops (an address update, a
+	// tunnel reconcile): half the watchdog's staleness limit, so that an unreachable etcd fails
+	// the round (retried later) instead of stalling the loop until systemd kills the service.
+	loopTimeout time.Duration
 }
 
 // New builds the component. It determines the node name (which can fail: an invalid hostname)
@@ -75,7 +80,7 @@ func New(cfg Config, d Deps) (*Startup, error) {
 	s := &Startup{cfg: cfg, name: name, ds: d.Datastore, kernel: d.Kernel, ipam: d.IPAM, notify: d.Notifier,
 		watch: d.Watch, log: d.Log.With().Str("node", name).Logger(),
 		minBackoff: time.Second, maxBackoff: 30 * time.Second, tunnelResync: 5 * time.Minute, debounce: 250 * time.Millisecond,
-		pingTimeout: 5 * time.Second}
+		pingTimeout: 5 * time.Second, loopTimeout: opTimeout}
 	if s.watch == nil {
 		s.watch = func(ctx context.Context, prefixes []string, out chan<- syncer.Message) {
 			syncer.New(d.Datastore, syncer.Config{Prefixes: prefixes}, d.Log.With().Str("syncer", "startup").Logger()).Run(ctx, out)

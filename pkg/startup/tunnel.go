@@ -240,7 +240,7 @@ func (s *Startup) undoAssignments(states []tunnelState) {
 		if !st.assigned {
 			continue
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+		ctx, cancel := context.WithTimeout(context.Background(), s.loopTimeout)
 		if err := s.ipam.ReleaseByHandle(ctx, vxlanTunnels[i].handle(s.name)); err != nil {
 			s.log.Error().Err(err).Str("addr", st.addr).Msg("Releasing a tunnel address after a failed update")
 		}
