@@ -28,6 +28,8 @@ type Host struct {
 	// FelixEnv is added to felix's environment (set before StartFelix), e.g.
 	// "FELIX_ENDPOINTREPORTINGENABLED=true".
 	FelixEnv []string
+	// Region is felix's OpenstackRegion (set with SetOpenStackRegion before felix starts).
+	Region string
 
 	mu        sync.Mutex
 	workloads map[string]*Workload
@@ -69,6 +71,13 @@ func newHost(ctx context.Context, f *Fabric, i int) (*Host, error) {
 		return nil, err
 	}
 	return h, h.writeConfigs()
+}
+
+// SetOpenStackRegion makes felix run with OpenstackRegion = region (an operator's felix.cfg);
+// call it before felix starts.
+func (h *Host) SetOpenStackRegion(region string) {
+	h.Region = region
+	h.FelixEnv = append(h.FelixEnv, "FELIX_OPENSTACKREGION="+region)
 }
 
 // Exec runs a command in the host's namespace and returns its combined output.

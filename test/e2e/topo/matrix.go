@@ -20,12 +20,17 @@ type Probe struct {
 	Want     bool   // expected to succeed
 	// WantClient, when valid, is the client address the server must see (NAT checks).
 	WantClient netip.Addr
+	// Src, when valid, is the local address a TCP probe binds (spoofing checks).
+	Src netip.Addr
 }
 
 func (p Probe) String() string {
 	dst := p.To.String()
 	if p.Proto != "icmp" {
 		dst = netip.AddrPortFrom(p.To, uint16(p.Port)).String()
+	}
+	if p.Src.IsValid() {
+		dst = p.Src.String() + " -> " + dst
 	}
 	return fmt.Sprintf("%s -> %s (%s %s)", p.FromName, p.ToName, p.Proto, dst)
 }
@@ -61,6 +66,10 @@ func (p Probe) Run(ctx context.Context, timeout time.Duration) Result {
 	r := Result{Probe: p}
 	switch p.Proto {
 	case "tcp":
+		if p.Src.IsValid() {
+			r.Greeting, r.Err = p.From.TCPFrom(ctx, p.Src, netip.AddrPortFrom(p.To, uint16(p.Port)), timeout)
+			break
+		}
 		r.Greeting, r.Err = p.From.TCP(ctx, netip.AddrPortFrom(p.To, uint16(p.Port)), timeout)
 	case "udp":
 		r.Greeting, r.Err = p.From.UDP(ctx, netip.AddrPortFrom(p.To, uint16(p.Port)), timeout)
