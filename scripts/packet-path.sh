@@ -38,6 +38,7 @@ cleanup() {
   if [ "${KEEP:-0}" = 1 ]; then echo "kept $tmp" >&2; else rm -rf "$tmp"; fi
 }
 trap cleanup EXIT
+trap "exit 1" INT TERM
 
 go build -o "$tmp/" ./cmd/calico-felix ./test/packetpath
 zcat "$data/project-calico-ruleset.nft.gz" >"$tmp/calico.nft"
