@@ -31,7 +31,7 @@ func TestParseNetConfFixture(t *testing.T) {
 		c.MTU != 1410 || c.IPAM.Type != "calico-ipam" || !c.IPAM.WantIPv4() || !c.IPAM.WantIPv6() || c.LogLevel != "warning" {
 		t.Errorf("parsed %+v", c)
 	}
-	d, err := c.Datastore(func(string) (string, bool) { return "", false })
+	d, err := c.Datastore(func(string) (string, bool) { return "", false }, "")
 	if err != nil || len(d.Etcd.Endpoints) != 1 || d.Etcd.Endpoints[0] != "http://127.0.0.1:23790" {
 		t.Errorf("datastore %+v %v", d, err)
 	}
@@ -117,7 +117,7 @@ func TestResolveMTU(t *testing.T) {
 	cases := []struct {
 		conf    NetConf
 		file    string
-		want    int
+		want    MTU
 		wantErr bool
 	}{
 		{NetConf{MTU: 1410}, good, 1410, false},
@@ -135,7 +135,7 @@ func TestResolveMTU(t *testing.T) {
 }
 
 func TestWorkloadNames(t *testing.T) {
-	w := NewWorkload("calico-net", "host-a", "cidpwl20000000000", "eth0", &Args{}, "")
+	w := mustWorkload(t, "calico-net", "host-a", "cidpwl20000000000", "eth0", &Args{}, "")
 	if w.Name != "host--a-cni-cidpwl20000000000-eth0" || w.HostVeth != "calicidpwl20000" || w.Namespace != "default" ||
 		w.Handle != "calico-net.cidpwl20000000000" || w.Orchestrator != "cni" {
 		t.Errorf("cni workload %+v", w)
@@ -144,7 +144,7 @@ func TestWorkloadNames(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	k := NewWorkload("net", "node1", "abc", "eth0", a, "")
+	k := mustWorkload(t, "net", "node1", "abc", "eth0", a, "")
 	if k.Name != "node1-k8s-web--0-eth0" || k.Namespace != "ns1" || k.Pod != "web-0" || k.LegacyHandle != "ns1.web-0" ||
 		k.HostVeth != K8sVethName("ns1", "web-0") || len(k.HostVeth) != 15 {
 		t.Errorf("k8s workload %+v", k)
@@ -184,7 +184,7 @@ func TestRequestedIPs(t *testing.T) {
 // TestResultMatchesFixture builds the result for the fixture's container and compares it with
 // what Project Calico's plugin printed.
 func TestResultMatchesFixture(t *testing.T) {
-	w := NewWorkload("calico-net", "host-a", "cidpwl20000000000", "eth0", &Args{}, "")
+	w := mustWorkload(t, "calico-net", "host-a", "cidpwl20000000000", "eth0", &Args{}, "")
 	addrs := addresses{netip.MustParsePrefix("10.65.54.0/26"), netip.MustParsePrefix("fd5c:1:2:13f2:fcce:4caf:5a2d:bc40/122")}
 	r := pluginResult("1.0.0", w, "/var/run/netns/pwl2", 1410, "26:7c:ba:39:2b:6e", addrs, types.DNS{})
 	var buf jsonBuffer
@@ -220,3 +220,12 @@ func TestResultMatchesFixture(t *testing.T) {
 type jsonBuffer struct{ b []byte }
 
 func (j *jsonBuffer) Write(p []byte) (int, error) { j.b = append(j.b, p...); return len(p), nil }
+
+func mustWorkload(t *testing.T, network, node, id, ifName string, a *Args, testNS string) Workload {
+	t.Helper()
+	w, err := NewWorkload(network, node, id, ifName, a, testNS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}

@@ -103,3 +103,26 @@ func writeSysctls(s []sysctl) error {
 	}
 	return nil
 }
+
+// ownNetNSPaths name the network namespaces the plugin runs in (the thread's and the process's).
+var ownNetNSPaths = []string{"/proc/thread-self/ns/net", "/proc/self/ns/net"}
+
+// isOwnNetNS reports whether path is the network namespace the plugin runs in, compared by
+// identity (device and inode of the namespace), whatever path names it. A path that cannot be
+// read is not the plugin's namespace (openNetNS reports it).
+func isOwnNetNS(path string) (bool, error) {
+	var target unix.Stat_t
+	if err := unix.Stat(path, &target); err != nil {
+		return false, nil
+	}
+	for _, p := range ownNetNSPaths {
+		var own unix.Stat_t
+		if err := unix.Stat(p, &own); err != nil {
+			return false, fmt.Errorf("reading the plugin's own network namespace %s: %w", p, err)
+		}
+		if own.Dev == target.Dev && own.Ino == target.Ino {
+			return true, nil
+		}
+	}
+	return false, nil
+}
