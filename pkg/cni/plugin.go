@@ -65,6 +65,9 @@ func (s *session) addSteps() error {
 	if err := validateObjects(s.w); err != nil {
 		return err
 	}
+	if _, err := s.cniArgs.RequestedIPs(); err != nil {
+		return err
+	}
 	mtu, err := s.conf.ResolveMTU(s.opts.MTUFile)
 	if err != nil {
 		return err

@@ -54,6 +54,11 @@ func NewWorkload(network, node, containerID, ifName string, a *Args, testNamespa
 		}
 		w.Namespace = testNamespace
 	}
+	// In cni mode the container ID is part of the WorkloadEndpoint name: lower case only.
+	if err := checkName(types.ErrInvalidEnvironmentVariables, "CNI_CONTAINERID (part of the WorkloadEndpoint name without K8S_POD_NAME)",
+		containerID, dnsLabel, labelText, maxContainerID); err != nil {
+		return w, err
+	}
 	w.Name = api.WorkloadEndpointName(node, OrchestratorCNI, containerID, ifName)
 	w.HostVeth = CNIVethName(containerID)
 	return w, nil
