@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/containernetworking/cni/pkg/types"
@@ -228,4 +229,47 @@ func mustWorkload(t *testing.T, network, node, id, ifName string, a *Args, testN
 		t.Fatal(err)
 	}
 	return w
+}
+
+// TestDatastorePrecedence: the network configuration's etcd_* fields over the environment over
+// the datastore file over the defaults, setting by setting; TLS refusals name their sources.
+func TestDatastorePrecedence(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "datastore.toml")
+	if err := os.WriteFile(file, []byte("[etcd]\nendpoints = [\"https://file:2379\"]\nca_file = \"/file/ca.pem\"\nusername = \"file-user\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	envOf := func(m map[string]string) func(string) (string, bool) {
+		return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
+	}
+	cases := []struct {
+		name               string
+		conf               NetConf
+		env                map[string]string
+		endpoint, ca, user string
+	}{
+		{"file", NetConf{}, nil, "https://file:2379", "/file/ca.pem", "file-user"},
+		{"env over file", NetConf{}, map[string]string{"ETCD_ENDPOINTS": "https://env:2379", "ETCD_USERNAME": "env-user"},
+			"https://env:2379", "/file/ca.pem", "env-user"},
+		{"netconf over env", NetConf{EtcdEndpoints: "https://conf:2379", EtcdCaCertFile: "/conf/ca.pem"},
+			map[string]string{"ETCD_ENDPOINTS": "https://env:2379", "ETCD_CA_CERT_FILE": "/env/ca.pem"}, "https://conf:2379", "/conf/ca.pem", "file-user"},
+		{"etcd_authority", NetConf{EtcdAuthority: "auth:2379", EtcdScheme: "https"}, nil, "https://auth:2379", "/file/ca.pem", "file-user"},
+	}
+	for _, c := range cases {
+		d, err := c.conf.Datastore(envOf(c.env), file)
+		if err != nil {
+			t.Errorf("%s: %v", c.name, err)
+			continue
+		}
+		if len(d.Etcd.Endpoints) != 1 || d.Etcd.Endpoints[0] != c.endpoint || d.Etcd.CAFile != c.ca || d.Etcd.Username != c.user {
+			t.Errorf("%s: got %v %q %q", c.name, d.Etcd.Endpoints, d.Etcd.CAFile, d.Etcd.Username)
+		}
+	}
+	_, err := (&NetConf{EtcdEndpoints: "http://conf:2379"}).Datastore(envOf(nil), file)
+	if err == nil || !strings.Contains(err.Error(), "etcd.ca_file in "+file) || !strings.Contains(err.Error(), "etcd_endpoints in the CNI network configuration") {
+		t.Errorf("TLS file with an http endpoint: %v", err)
+	}
+	_, err = (&NetConf{EtcdCertFile: "/c.pem", EtcdKeyFile: "/k.pem"}).Datastore(envOf(map[string]string{"ETCD_ENDPOINTS": "http://env:2379"}), "")
+	if err == nil || !strings.Contains(err.Error(), "etcd_cert_file in the CNI network configuration") || !strings.Contains(err.Error(), "ETCD_ENDPOINTS") {
+		t.Errorf("cert from the netconf, http from the environment: %v", err)
+	}
 }
