@@ -115,14 +115,19 @@ func isOwnNetNS(path string) (bool, error) {
 	if err := unix.Stat(path, &target); err != nil {
 		return false, nil
 	}
+	read := 0
 	for _, p := range ownNetNSPaths {
 		var own unix.Stat_t
 		if err := unix.Stat(p, &own); err != nil {
-			return false, fmt.Errorf("reading the plugin's own network namespace %s: %w", p, err)
+			continue // /proc/thread-self is missing before Linux 3.17
 		}
+		read++
 		if own.Dev == target.Dev && own.Ino == target.Ino {
 			return true, nil
 		}
+	}
+	if read == 0 {
+		return false, fmt.Errorf("cannot read the plugin's own network namespace (%v)", ownNetNSPaths)
 	}
 	return false, nil
 }
