@@ -66,6 +66,7 @@ func TestBadConfigurationExitsOne(t *testing.T) {
 		{"bad file value", "[ipv4_pool]\nblock_size = 40\n", env{}, []string{"ipv4_pool.block_size", "CALICO_IPV4POOL_BLOCK_SIZE"}},
 		{"unknown file key", "ip_method = \"first-found\"\n", env{}, []string{"ip_method", "line 1"}},
 		{"bad datastore type", "", env{"DATASTORE_TYPE": "kubernetes"}, []string{"kubernetes"}},
+		{"TLS file with an http endpoint", "", env{"ETCD_CA_CERT_FILE": "/etc/calico/pki/ca.pem"}, []string{"ETCD_CA_CERT_FILE", "plain http"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -103,3 +103,31 @@ func writeSysctls(s []sysctl) error {
 	}
 	return nil
 }
+
+// ownNetNSPaths name the network namespaces the plugin runs in (the thread's and the process's).
+var ownNetNSPaths = []string{"/proc/thread-self/ns/net", "/proc/self/ns/net"}
+
+// isOwnNetNS reports whether path is the network namespace the plugin runs in, compared by
+// identity (device and inode of the namespace), whatever path names it. A path that cannot be
+// read is not the plugin's namespace (openNetNS reports it).
+func isOwnNetNS(path string) (bool, error) {
+	var target unix.Stat_t
+	if err := unix.Stat(path, &target); err != nil {
+		return false, nil
+	}
+	read := 0
+	for _, p := range ownNetNSPaths {
+		var own unix.Stat_t
+		if err := unix.Stat(p, &own); err != nil {
+			continue // /proc/thread-self is missing before Linux 3.17
+		}
+		read++
+		if own.Dev == target.Dev && own.Ino == target.Ino {
+			return true, nil
+		}
+	}
+	if read == 0 {
+		return false, fmt.Errorf("cannot read the plugin's own network namespace (%v)", ownNetNSPaths)
+	}
+	return false, nil
+}

@@ -15,7 +15,7 @@ func CheckVeth(c VethConfig) error {
 		return err
 	}
 	defer cont.Close()
-	contLink, err := cont.nl.LinkByName(c.ContainerIf)
+	contLink, err := cont.nl.LinkByName(string(c.ContainerIf))
 	if err != nil {
 		return fmt.Errorf("container interface %s: %w", c.ContainerIf, err)
 	}
@@ -27,7 +27,7 @@ func CheckVeth(c VethConfig) error {
 			return fmt.Errorf("no IPv%d default route through %s in the container", fam, c.ContainerIf)
 		}
 	}
-	hostLink, err := netlink.LinkByName(c.HostIf)
+	hostLink, err := netlink.LinkByName(string(c.HostIf))
 	if err != nil {
 		return fmt.Errorf("host veth %s: %w", c.HostIf, err)
 	}
