@@ -1,0 +1,58 @@
+// Package nft is a generic nftables library with one typed model. It knows
+// nothing of Calico: a renderer describes the tables it wants, and an
+// Applier (package apply) makes the kernel (package kernel) or an in-memory
+// fake (package fake) hold exactly that.
+//
+// # Model
+//
+// A Table (any family: ip, ip6, inet, arp, bridge, netdev) holds chains,
+// sets and verdict maps:
+//
+//   - Chain{Name, Base, Rules}: a base chain (Base: type, hook, priority,
+//     policy) or a regular chain reached by jump, goto or a verdict map.
+//   - Rule{Exprs, Comment}: expressions built by constructors: matches
+//     (SAddr, DPort, InSet, InList, L4Proto, IIFName, CTStateIn,
+//     MarkMasked, FibAddrType, ICMPType, ARPOp, EtherSAddr, ..., negated by
+//     Not) and statements (Counter, Log, Reject, Notrack, SetMarkBits,
+//     SNAT, DNATToPort, MasqueradeToPorts, Vmap, and the verdicts Accept,
+//     Drop, Return, Jump, Goto).
+//   - Set{Name, Type, Interval, Elements}: Type is a DataType (TypeIPv4Addr,
+//     TypeInetService, Concat(...)); elements are built from typed values
+//     (AddrElem, PrefixElem, PortRangeElem, IfnameElem, ConcatElem) and
+//     stored as the kernel's bytes.
+//   - Map{Name, Type, Elements map[Key]Verdict}: a verdict map.
+//
+// Values are typed end to end and text appears only in dumps: every
+// expression is a small comparable value that lowers to kernel instructions
+// (package vm), raises back from them (RaiseRule) and prints as `nft list`
+// prints it (Rule.Text, Table.Dump). Keys and elements are compact strings
+// of kernel bytes, so a million elements cost a million small strings.
+//
+// # Changes
+//
+// Tables record which objects were put or deleted (Table.Journal). An
+// Applier applying the same Table again plans only those objects: a partial
+// sync costs what changed. Objects handed to a Table are owned by it and
+// never copied; change them by putting new ones (UpdateSet and UpdateMap
+// copy for you).
+//
+// # Applying
+//
+// apply.Applier.Apply diffs the desired tables against what it knows the
+// backend holds (a mirror of pointers to the objects it last wrote) and
+// commits one batch for all its tables: one netlink transaction. Changed
+// chains are flushed and refilled inside it; set and map elements change
+// one by one; objects are created before anything refers to them and
+// deleted after their users are gone. A full sync (the first Apply, after a
+// failure it cannot account for, or on request) reads the tables back into
+// this model, compares and repairs the drift in that same single batch; it
+// never deletes a table it keeps, so the rules stay in force throughout.
+//
+// # Failures
+//
+// When a batch is refused, nothing of it is applied and the error is a
+// *CommitError listing the refused objects (table, chain, set or map, rule
+// index) with the kernel's reasons, so that a caller can replace those
+// objects and apply again. The Applier's mirror stays what the backend
+// holds, so the retry is again a partial sync.
+package nft
