@@ -153,7 +153,7 @@ type Undecoded struct {
 	Reason string
 }
 
-func (x Undecoded) String() string { return exprString(x) }
+func (x Undecoded) String() string  { return exprString(x) }
 func (x Undecoded) text(p *printer) { p.word("# undecoded: " + x.Reason) }
 func (x Undecoded) lower(l *lowerer) {
 	l.fail(errUndecoded)

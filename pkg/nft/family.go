@@ -128,7 +128,7 @@ var hookTables = map[Family]map[Hook]uint32{
 	FamilyIP:     ipHooks,
 	FamilyIP6:    ipHooks,
 	FamilyBridge: ipHooks,
-	FamilyInet:   withHook(ipHooks, HookIngress, 5), // NF_INET_INGRESS,
+	FamilyInet:   withHook(ipHooks, HookIngress, 5),             // NF_INET_INGRESS,
 	FamilyARP:    {HookInput: 0, HookOutput: 1, HookForward: 2}, // NF_ARP_IN, _OUT, _FORWARD
 	FamilyNetdev: {HookIngress: unix.NF_NETDEV_INGRESS, HookEgress: 1},
 }

@@ -45,22 +45,22 @@ const (
 
 // Fields without parameters.
 var (
-	FieldIIFName        = Field{kind: fkIIFName}
-	FieldOIFName        = Field{kind: fkOIFName}
-	FieldL4Proto        = Field{kind: fkL4Proto}
-	FieldNFProto        = Field{kind: fkNFProto}
-	FieldMark           = Field{kind: fkMark}
-	FieldEtherSAddr     = Field{kind: fkEtherSAddr}
-	FieldEtherDAddr     = Field{kind: fkEtherDAddr}
-	FieldARPOp          = Field{kind: fkARPOp}
-	FieldARPSAddrIP     = Field{kind: fkARPSAddrIP}
-	FieldARPDAddrIP     = Field{kind: fkARPDAddrIP}
-	FieldARPSAddrEther  = Field{kind: fkARPSAddrEther}
-	FieldARPDAddrEther  = Field{kind: fkARPDAddrEther}
-	fieldIIFType        = Field{kind: fkIIFType}
-	fieldProtocol       = Field{kind: fkProtocol}
-	fieldCtState        = Field{kind: fkCtState}
-	fieldCtStatus       = Field{kind: fkCtStatus}
+	FieldIIFName       = Field{kind: fkIIFName}
+	FieldOIFName       = Field{kind: fkOIFName}
+	FieldL4Proto       = Field{kind: fkL4Proto}
+	FieldNFProto       = Field{kind: fkNFProto}
+	FieldMark          = Field{kind: fkMark}
+	FieldEtherSAddr    = Field{kind: fkEtherSAddr}
+	FieldEtherDAddr    = Field{kind: fkEtherDAddr}
+	FieldARPOp         = Field{kind: fkARPOp}
+	FieldARPSAddrIP    = Field{kind: fkARPSAddrIP}
+	FieldARPDAddrIP    = Field{kind: fkARPDAddrIP}
+	FieldARPSAddrEther = Field{kind: fkARPSAddrEther}
+	FieldARPDAddrEther = Field{kind: fkARPDAddrEther}
+	fieldIIFType       = Field{kind: fkIIFType}
+	fieldProtocol      = Field{kind: fkProtocol}
+	fieldCtState       = Field{kind: fkCtState}
+	fieldCtStatus      = Field{kind: fkCtStatus}
 )
 
 // FieldSAddr is `ip saddr` (v IPv4) or `ip6 saddr` (IPv6).
@@ -105,15 +105,15 @@ var metaFields = map[fieldKind]fieldInfo{
 }
 
 var payloadFields = map[fieldKind]fieldInfo{
-	fkEtherSAddr:     {text: "ether saddr", size: 6, typ: btEtherAddr, base: vm.BaseLL, off: 6, arpOK: true, ipOK: true},
-	fkEtherDAddr:     {text: "ether daddr", size: 6, typ: btEtherAddr, base: vm.BaseLL, off: 0, arpOK: true, ipOK: true},
-	fkARPOp:          {text: "arp operation", size: 2, typ: btARPOp, base: vm.BaseNetwork, off: 6, arpOK: true},
-	fkARPSAddrEther:  {text: "arp saddr ether", size: 6, typ: btEtherAddr, base: vm.BaseNetwork, off: 8, arpOK: true},
-	fkARPSAddrIP:     {text: "arp saddr ip", size: 4, typ: btIPv4Addr, base: vm.BaseNetwork, off: 14, arpOK: true},
-	fkARPDAddrEther:  {text: "arp daddr ether", size: 6, typ: btEtherAddr, base: vm.BaseNetwork, off: 18, arpOK: true},
-	fkARPDAddrIP:     {text: "arp daddr ip", size: 4, typ: btIPv4Addr, base: vm.BaseNetwork, off: 24, arpOK: true},
-	fkCtState:        {text: "ct state", size: 4},
-	fkCtStatus:       {text: "ct status", size: 4},
+	fkEtherSAddr:    {text: "ether saddr", size: 6, typ: btEtherAddr, base: vm.BaseLL, off: 6, arpOK: true, ipOK: true},
+	fkEtherDAddr:    {text: "ether daddr", size: 6, typ: btEtherAddr, base: vm.BaseLL, off: 0, arpOK: true, ipOK: true},
+	fkARPOp:         {text: "arp operation", size: 2, typ: btARPOp, base: vm.BaseNetwork, off: 6, arpOK: true},
+	fkARPSAddrEther: {text: "arp saddr ether", size: 6, typ: btEtherAddr, base: vm.BaseNetwork, off: 8, arpOK: true},
+	fkARPSAddrIP:    {text: "arp saddr ip", size: 4, typ: btIPv4Addr, base: vm.BaseNetwork, off: 14, arpOK: true},
+	fkARPDAddrEther: {text: "arp daddr ether", size: 6, typ: btEtherAddr, base: vm.BaseNetwork, off: 18, arpOK: true},
+	fkARPDAddrIP:    {text: "arp daddr ip", size: 4, typ: btIPv4Addr, base: vm.BaseNetwork, off: 24, arpOK: true},
+	fkCtState:       {text: "ct state", size: 4},
+	fkCtStatus:      {text: "ct status", size: 4},
 }
 
 // info describes the field.
