@@ -73,7 +73,7 @@ type Op struct {
 	Base        *BaseChain   // OpAddChain: nil for a regular chain
 	Rule        *Rule        // OpAddRule (the desired rule itself, not a copy)
 	Index       int          // OpAddRule: the rule's position in its chain
-	Type        DataType     // OpAddSet, OpAddMap: the key type
+	Type        DataType     // set and map operations: the key type
 	Interval    bool         // OpAddSet and set element operations
 	Elements    []Element    // set element operations
 	MapElements []MapElement // OpAddMapElements

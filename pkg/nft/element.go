@@ -303,3 +303,9 @@ func formatSpan(b baseType, lo, hi []byte) string {
 	}
 	return f(lo) + "-" + f(hi)
 }
+
+// FormatKey prints a key of type t as nft does.
+func (t DataType) FormatKey(k Key) string { return t.format([]byte(k.raw)) }
+
+// FormatElement prints an element of a set of type t as nft does.
+func (t DataType) FormatElement(e Element) string { return t.formatElement(e) }

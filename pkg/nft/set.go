@@ -176,3 +176,6 @@ func DiffMaps(a, b map[Key]Verdict) (put []MapElement, del []Key) {
 	slices.SortFunc(del, func(x, y Key) int { return compareStr(x.raw, y.raw) })
 	return put, del
 }
+
+// SortElements sorts elements as sets keep them: by first key, then last.
+func SortElements(elems []Element) { slices.SortFunc(elems, compareElems) }

@@ -66,7 +66,7 @@ func (tp *tablePlan) planSet(want, cs *nft.Set, cm *nft.Map) {
 func (tp *tablePlan) addSet(s *nft.Set, phase, elemPhase int) {
 	tp.emit(phase, nft.Op{Kind: nft.OpAddSet, Table: tp.id, Name: s.Name, Type: s.Type, Interval: s.Interval})
 	if len(s.Elements) > 0 {
-		tp.emit(elemPhase, nft.Op{Kind: nft.OpAddElements, Table: tp.id, Name: s.Name, Interval: s.Interval, Elements: s.Elements})
+		tp.emit(elemPhase, nft.Op{Kind: nft.OpAddElements, Table: tp.id, Name: s.Name, Type: s.Type, Interval: s.Interval, Elements: s.Elements})
 	}
 	tp.ed.sets[s.Name] = s
 	tp.stats.SetsAdded++
@@ -75,10 +75,10 @@ func (tp *tablePlan) addSet(s *nft.Set, phase, elemPhase int) {
 
 func (tp *tablePlan) setElements(s *nft.Set, add, del []nft.Element) {
 	if len(del) > 0 {
-		tp.emit(phElems, nft.Op{Kind: nft.OpDeleteElements, Table: tp.id, Name: s.Name, Interval: s.Interval, Elements: del})
+		tp.emit(phElems, nft.Op{Kind: nft.OpDeleteElements, Table: tp.id, Name: s.Name, Type: s.Type, Interval: s.Interval, Elements: del})
 	}
 	if len(add) > 0 {
-		tp.emit(phElems, nft.Op{Kind: nft.OpAddElements, Table: tp.id, Name: s.Name, Interval: s.Interval, Elements: add})
+		tp.emit(phElems, nft.Op{Kind: nft.OpAddElements, Table: tp.id, Name: s.Name, Type: s.Type, Interval: s.Interval, Elements: add})
 	}
 	tp.stats.ElementsAdded += len(add)
 	tp.stats.ElementsRemoved += len(del)
@@ -111,7 +111,7 @@ func (tp *tablePlan) addMap(m *nft.Map, phase int) {
 		elemPhase = phRecreateElems
 	}
 	if len(m.Elements) > 0 {
-		tp.emit(elemPhase, nft.Op{Kind: nft.OpAddMapElements, Table: tp.id, Name: m.Name, MapElements: m.SortedElements()})
+		tp.emit(elemPhase, nft.Op{Kind: nft.OpAddMapElements, Table: tp.id, Name: m.Name, Type: m.Type, MapElements: m.SortedElements()})
 	}
 	tp.ed.maps[m.Name] = m
 	tp.stats.MapsAdded++
@@ -120,10 +120,10 @@ func (tp *tablePlan) addMap(m *nft.Map, phase int) {
 
 func (tp *tablePlan) mapElements(m *nft.Map, put []nft.MapElement, del []nft.Key) {
 	if len(del) > 0 {
-		tp.emit(phElems, nft.Op{Kind: nft.OpDeleteMapElements, Table: tp.id, Name: m.Name, Keys: del})
+		tp.emit(phElems, nft.Op{Kind: nft.OpDeleteMapElements, Table: tp.id, Name: m.Name, Type: m.Type, Keys: del})
 	}
 	if len(put) > 0 {
-		tp.emit(phElems, nft.Op{Kind: nft.OpAddMapElements, Table: tp.id, Name: m.Name, MapElements: put})
+		tp.emit(phElems, nft.Op{Kind: nft.OpAddMapElements, Table: tp.id, Name: m.Name, Type: m.Type, MapElements: put})
 	}
 	tp.stats.ElementsAdded += len(put)
 	tp.stats.ElementsRemoved += len(del)

@@ -186,3 +186,11 @@ func Find(b []byte, typ uint16) ([]byte, bool) {
 	}
 	return nil, false
 }
+
+// TakeErr returns the recorded error and clears it, so that a builder can
+// go on after dropping the part that failed.
+func (b *Builder) TakeErr() error {
+	err := b.err
+	b.err = nil
+	return err
+}
