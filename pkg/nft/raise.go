@@ -234,10 +234,13 @@ func raiseNAT(x vm.NAT, regs map[vm.Register][]byte) (Expr, error) {
 	if uint32(s.version().nfproto()) != x.Family || (x.Type != vm.NATSource && x.Type != vm.NATDestination) {
 		return nil, errors.New("nat family or type not modelled")
 	}
-	lo, hi, err := regPorts(regs, x.RegProtoMin, x.RegProtoMax, x.Flags)
+	// The kernel adds NF_NAT_RANGE_MAP_IPS when it is given an address.
+	lo, hi, err := regPorts(regs, x.RegProtoMin, x.RegProtoMax, x.Flags&^natMapIPs)
 	s.lo, s.hi = lo, hi
 	return s, err
 }
+
+const natMapIPs = 1 // NF_NAT_RANGE_MAP_IPS
 
 func raiseMasq(x vm.Masq, regs map[vm.Register][]byte) (Expr, error) {
 	lo, hi, err := regPorts(regs, x.RegProtoMin, x.RegProtoMax, x.Flags&^vm.NATRandomFully)
