@@ -177,12 +177,12 @@ func (s logStmt) text(p *printer) {
 }
 
 func (s logStmt) lower(l *lowerer) {
-	x := vm.Log{Prefix: s.prefix, Level: uint32(s.level)}
+	x := vm.Log{Prefix: s.prefix}
 	if s.prefix != "" {
 		x.Has |= vm.LogPrefix
 	}
 	if s.level != LogWarn {
-		x.Has |= vm.LogLevel
+		x.Has, x.Level = x.Has|vm.LogLevel, uint32(s.level)
 	}
 	l.emit(x)
 }
