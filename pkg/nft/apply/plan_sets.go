@@ -21,6 +21,7 @@ func (tp *tablePlan) planSetOrMap(name string) {
 		tp.planMap(wm, cs, cm)
 	default:
 		tp.deleteOld(name, cs, cm, phDelSets, phDelMaps)
+		delete(tp.changed, name) // deleted, not replaced: its users are checked by checkDeleted
 		tp.stats.SetsDeleted += b2i(cs != nil)
 		tp.stats.MapsDeleted += b2i(cm != nil)
 	}
