@@ -300,7 +300,7 @@ func TestFakeRefusesLikeTheKernel(t *testing.T) {
 	mustPut(tb.PutChain(&nft.Chain{Name: "b", Rules: []nft.Rule{nft.NewRule(nft.Accept()), nft.NewRule(nft.Jump("a"))}}))
 	_, err := newApplier(t, b, ipCalico).Apply(context.Background(), tb)
 	var ce *nft.CommitError
-	if !errors.As(err, &ce) || !errors.Is(ce.Objects[0].Err, syscall.ELOOP) || ce.Objects[0].Object.Name != "b" || ce.Objects[0].Object.Rule != 1 {
+	if !errors.As(err, &ce) || !errors.Is(ce.Objects[0].Err, syscall.EMLINK) || ce.Objects[0].Object.Name != "b" || ce.Objects[0].Object.Rule != 1 {
 		t.Errorf("loop: %v", err)
 	}
 	id := nft.TableID{Family: nft.FamilyIP, Name: "t"}

@@ -186,10 +186,11 @@ func (t *tx) addRule(tb *table, op *nft.Op) {
 }
 
 // validate mimics the kernel's table validation: a jump loop refuses the
-// operation that made it, and every rule or element added after it.
+// operation that made it, and every rule or element added after it, with
+// EMLINK (the kernel finds loops as chains nested too deep).
 func (t *tx) validate(tb *table, op *nft.Op, jumps bool) {
 	if t.validErr == nil && jumps && hasLoop(tb) {
-		t.validErr = unix.ELOOP
+		t.validErr = unix.EMLINK
 	}
 	if t.validErr != nil {
 		t.fail(op, t.validErr, "table validation")

@@ -89,3 +89,5 @@ func TestKernelSmoke(t *testing.T) {
 		t.Errorf("restart: %+v", st)
 	}
 }
+
+var a4 = netip.MustParseAddr
