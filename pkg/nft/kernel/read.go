@@ -68,6 +68,8 @@ func (k *Backend) readOnce(ctx context.Context, ids []nft.TableID) ([]*nft.Table
 type reader struct {
 	conn        *netlink.Conn
 	interrupted bool // a dump was interrupted by a concurrent change
+	seq         uint32
+	buf         []byte // dump receive buffer
 }
 
 func (r *reader) request(m int, fam nft.Family, dump bool, attrs func(b *nla.Builder)) ([]netlink.Message, error) {
@@ -143,16 +145,16 @@ func (r *reader) table(id nft.TableID) (*nft.Table, error) {
 }
 
 func (r *reader) chains(t *nft.Table) (map[string]*nft.Chain, error) {
-	msgs, err := r.request(unix.NFT_MSG_GETCHAIN, t.Family, true, nil)
-	if err != nil {
-		return nil, fmt.Errorf("listing chains: %w", err)
-	}
 	out := map[string]*nft.Chain{}
-	for _, m := range msgs {
-		c, table := decodeChain(t.Family, attrs(m))
+	err := r.dump(unix.NFT_MSG_GETCHAIN, t.Family, nil, func(b []byte) error {
+		c, table := decodeChain(t.Family, b)
 		if table == t.Name && c.Name != "" {
 			out[c.Name] = c
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("listing chains: %w", err)
 	}
 	return out, nil
 }
@@ -203,18 +205,18 @@ func decodeHook(fam nft.Family, base *nft.BaseChain, b []byte) {
 }
 
 func (r *reader) rules(t *nft.Table, chains map[string]*nft.Chain, anon map[string]nft.AnonSet) error {
-	msgs, err := r.request(unix.NFT_MSG_GETRULE, t.Family, true, func(b *nla.Builder) {
-		b.String(unix.NFTA_RULE_TABLE, t.Name)
-	})
-	if err != nil {
-		return fmt.Errorf("listing rules: %w", err)
-	}
 	resolve := func(name string) (nft.AnonSet, bool) { s, ok := anon[name]; return s, ok }
-	for _, m := range msgs {
-		chain, table, rule := decodeRule(t.Family, attrs(m), resolve)
+	err := r.dump(unix.NFT_MSG_GETRULE, t.Family, func(b *nla.Builder) {
+		b.String(unix.NFTA_RULE_TABLE, t.Name)
+	}, func(b []byte) error {
+		chain, table, rule := decodeRule(t.Family, b, resolve)
 		if c := chains[chain]; c != nil && table == t.Name {
 			c.Rules = append(c.Rules, rule)
 		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("listing rules: %w", err)
 	}
 	return nil
 }

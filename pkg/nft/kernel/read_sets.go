@@ -46,18 +46,20 @@ func decodeSet(b []byte) setInfo {
 // sets reads the table's named sets and maps into t and returns its
 // anonymous sets by name, for the rules that look them up.
 func (r *reader) sets(t *nft.Table) (map[string]nft.AnonSet, error) {
-	msgs, err := r.request(unix.NFT_MSG_GETSET, t.Family, true, func(b *nla.Builder) {
+	var infos []setInfo
+	err := r.dump(unix.NFT_MSG_GETSET, t.Family, func(b *nla.Builder) {
 		b.String(unix.NFTA_SET_TABLE, t.Name)
+	}, func(b []byte) error {
+		if info := decodeSet(b); info.table == t.Name {
+			infos = append(infos, info)
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("listing sets: %w", err)
 	}
 	anon := map[string]nft.AnonSet{}
-	for _, m := range msgs {
-		info := decodeSet(attrs(m))
-		if info.table != t.Name {
-			continue
-		}
+	for _, info := range infos {
 		raw, err := r.elements(t, info.name)
 		if err != nil {
 			return nil, fmt.Errorf("reading set %s: %w", info.name, err)
@@ -105,22 +107,20 @@ type rawElement struct {
 }
 
 func (r *reader) elements(t *nft.Table, set string) ([]rawElement, error) {
-	msgs, err := r.request(unix.NFT_MSG_GETSETELEM, t.Family, true, func(b *nla.Builder) {
+	var out []rawElement
+	err := r.dump(unix.NFT_MSG_GETSETELEM, t.Family, func(b *nla.Builder) {
 		b.String(unix.NFTA_SET_ELEM_LIST_TABLE, t.Name)
 		b.String(unix.NFTA_SET_ELEM_LIST_SET, set)
+	}, func(b []byte) error {
+		if list, ok := nla.Find(b, unix.NFTA_SET_ELEM_LIST_ELEMENTS); ok {
+			for it := nla.NewIter(list); it.Next(); {
+				out = append(out, decodeElement(it.Data()))
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("listing elements: %w", err)
-	}
-	var out []rawElement
-	for _, m := range msgs {
-		list, ok := nla.Find(attrs(m), unix.NFTA_SET_ELEM_LIST_ELEMENTS)
-		if !ok {
-			continue
-		}
-		for it := nla.NewIter(list); it.Next(); {
-			out = append(out, decodeElement(it.Data()))
-		}
 	}
 	return out, nil
 }
