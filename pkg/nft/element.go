@@ -19,8 +19,11 @@ type Key struct{ raw string }
 // KeyFromBytes makes a key of raw kernel bytes (as read from the kernel).
 func KeyFromBytes(b []byte) Key { return Key{raw: string(b)} }
 
-// Bytes returns the key's bytes.
+// Bytes returns a copy of the key's bytes.
 func (k Key) Bytes() []byte { return []byte(k.raw) }
+
+// Raw returns the key's bytes as a string (no copy).
+func (k Key) Raw() string { return k.raw }
 
 // Len is the key's length in bytes.
 func (k Key) Len() int { return len(k.raw) }
@@ -238,6 +241,20 @@ func decrement(b []byte) []byte {
 // IntervalEnd is the key just past hi: the end marker the kernel stores for
 // a range ending at hi; nil when hi is the largest key.
 func IntervalEnd(hi Key) []byte { return increment([]byte(hi.raw)) }
+
+// AppendIntervalEnd appends IntervalEnd(hi) to dst; ok is false (and dst
+// unchanged) when hi is the largest key.
+func AppendIntervalEnd(dst []byte, hi Key) ([]byte, bool) {
+	n := len(dst)
+	dst = append(dst, hi.raw...)
+	for i := len(dst) - 1; i >= n; i-- {
+		dst[i]++
+		if dst[i] != 0 {
+			return dst, true
+		}
+	}
+	return dst[:n], false
+}
 
 // KeyBefore is the key just before end (end must not be zero): the last key
 // of a range the kernel stores with end marker end.

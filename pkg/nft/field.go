@@ -1,6 +1,7 @@
 package nft
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/calico-host/calico-host/pkg/nft/vm"
@@ -116,43 +117,43 @@ var payloadFields = map[fieldKind]fieldInfo{
 	fkCtStatus:      {text: "ct status", size: 4},
 }
 
-// info describes the field.
-func (f Field) info() fieldInfo {
-	if fi, ok := metaFields[f.kind]; ok {
-		return fi
+// info describes the field (from a table built once: it is called for
+// every field of every rule lowered).
+func (f Field) info() fieldInfo { return fieldInfos[f] }
+
+var fieldInfos = buildFieldInfos()
+
+func buildFieldInfos() map[Field]fieldInfo {
+	m := map[Field]fieldInfo{}
+	for k, fi := range metaFields {
+		m[Field{kind: k}] = fi
 	}
-	if fi, ok := payloadFields[f.kind]; ok {
-		return fi
+	for k, fi := range payloadFields {
+		m[Field{kind: k}] = fi
 	}
-	v := IPVersion(f.arg)
-	switch f.kind {
-	case fkSAddr, fkDAddr:
-		fi := fieldInfo{text: ipKeyword(v) + " saddr", size: 4, typ: btIPv4Addr, base: vm.BaseNetwork, off: 12, ipOK: true}
+	for _, v := range []IPVersion{IPv4, IPv6} {
+		addr := fieldInfo{size: 4, typ: btIPv4Addr, base: vm.BaseNetwork, off: 12, ipOK: true}
+		icmp := fieldInfo{size: 1, typ: btICMPType, base: vm.BaseTransport, ipOK: true}
 		if v == IPv6 {
-			fi.size, fi.typ, fi.off = 16, btIPv6Addr, 8
+			addr.size, addr.typ, addr.off, icmp.typ = 16, btIPv6Addr, 8, btICMPv6Type
 		}
-		if f.kind == fkDAddr {
-			fi.text = ipKeyword(v) + " daddr"
-			fi.off += uint32(fi.size)
-		}
-		return fi
-	case fkSPort, fkDPort:
-		fi := fieldInfo{text: portKeyword(f.arg) + " sport", size: 2, typ: btInetService, base: vm.BaseTransport, ipOK: true}
-		if f.kind == fkDPort {
-			fi.text, fi.off = portKeyword(f.arg)+" dport", 2
-		}
-		return fi
-	case fkICMPType, fkICMPCode:
-		fi := fieldInfo{text: icmpKeyword(v) + " type", size: 1, typ: btICMPType, base: vm.BaseTransport, ipOK: true}
-		if v == IPv6 {
-			fi.typ = btICMPv6Type
-		}
-		if f.kind == fkICMPCode {
-			fi.text, fi.typ, fi.off = icmpKeyword(v)+" code", 0, 1
-		}
-		return fi
+		m[FieldSAddr(v)] = with(addr, ipKeyword(v)+" saddr", 0, addr.typ)
+		m[FieldDAddr(v)] = with(addr, ipKeyword(v)+" daddr", uint32(addr.size), addr.typ)
+		m[FieldICMPType(v)] = with(icmp, icmpKeyword(v)+" type", 0, icmp.typ)
+		m[FieldICMPCode(v)] = with(icmp, icmpKeyword(v)+" code", 1, 0)
 	}
-	return fieldInfo{}
+	for _, p := range []uint8{0, ProtoTCP, ProtoUDP, ProtoSCTP, ProtoUDPLite} {
+		port := fieldInfo{size: 2, typ: btInetService, base: vm.BaseTransport, ipOK: true}
+		m[FieldSPort(p)] = with(port, portKeyword(p)+" sport", 0, port.typ)
+		m[FieldDPort(p)] = with(port, portKeyword(p)+" dport", 2, port.typ)
+	}
+	return m
+}
+
+// with returns fi with text, an added offset and a value type.
+func with(fi fieldInfo, text string, off uint32, typ baseType) fieldInfo {
+	fi.text, fi.off, fi.typ = text, fi.off+off, typ
+	return fi
 }
 
 func ipKeyword(v IPVersion) string {
@@ -170,7 +171,12 @@ func icmpKeyword(v IPVersion) string {
 }
 
 // String is the field as nft prints it.
-func (f Field) String() string { return f.info().text }
+func (f Field) String() string {
+	if fi, ok := fieldInfos[f]; ok {
+		return fi.text
+	}
+	return fmt.Sprintf("invalid field (%d, %d)", f.kind, f.arg)
+}
 
 // valid reports whether f is a well-formed field.
 func (f Field) valid() bool {

@@ -36,7 +36,7 @@ type Lowered struct {
 // address match in an inet table, meta l4proto before a tcp port match).
 // It fails on rules the kernel could not express or that mix IP versions.
 func LowerRule(f Family, r Rule) (Lowered, error) {
-	l := lowerer{fam: f, l4: -1}
+	l := lowerer{fam: f, l4: -1, out: make([]vm.Expr, 0, 3*len(r.Exprs))}
 	for i, x := range r.Exprs {
 		if x == nil {
 			return Lowered{}, fmt.Errorf("expression %d is nil", i)

@@ -171,6 +171,11 @@ func InList(fields []Field, elems ...Element) Match {
 	if !ok {
 		return bad("a list match needs 1 to %d fields", maxConcat)
 	}
+	for _, f := range fields {
+		if !f.valid() {
+			return bad("%v", f)
+		}
+	}
 	t := fl.dataType()
 	if !t.Valid() {
 		return bad("%s cannot be looked up in a set", fl)

@@ -1,7 +1,6 @@
 package nft
 
 import (
-	"bytes"
 	"fmt"
 	"maps"
 	"slices"
@@ -54,28 +53,32 @@ func normalizeElements(t DataType, interval bool, elems []Element) ([]Element, e
 	return slices.CompactFunc(elems, func(a, b Element) bool { return a == b }), nil
 }
 
-// mergeRanges merges sorted ranges that overlap or touch, in place.
+// mergeRanges merges sorted ranges that overlap or touch, in place. An
+// element that merges with nothing is kept as it is (no new string).
 func mergeRanges(elems []Element) []Element {
 	out := elems[:0]
-	var lo, hi []byte
+	var cur Element // the element being extended
+	var lo, hi string
 	flush := func() {
-		if lo != nil {
-			out = append(out, RangeElem(Key{raw: string(lo)}, Key{raw: string(hi)}))
+		if lo == "" {
+			return
 		}
+		if clo, chi := cur.Bounds(); clo.raw != lo || chi.raw != hi {
+			cur = RangeElem(Key{raw: lo}, Key{raw: hi})
+		}
+		out = append(out, cur)
 	}
 	for _, e := range elems {
 		elo, ehi := e.Bounds()
-		if lo != nil {
-			next := increment(hi)
-			if next == nil || bytes.Compare([]byte(elo.raw), next) <= 0 {
-				if ehi.raw > string(hi) {
-					hi = []byte(ehi.raw)
-				}
+		if lo != "" {
+			next := increment([]byte(hi))
+			if next == nil || elo.raw <= string(next) {
+				hi = max(hi, ehi.raw)
 				continue
 			}
 		}
 		flush()
-		lo, hi = []byte(elo.raw), []byte(ehi.raw)
+		cur, lo, hi = e, elo.raw, ehi.raw
 	}
 	flush()
 	return out

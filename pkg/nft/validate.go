@@ -79,12 +79,16 @@ func (t *Table) CheckRef(rf Ref) error {
 	return nil
 }
 
-// CheckChain checks every rule of chain c: it lowers for the table's
-// family and its references resolve. It returns one error per bad rule.
-func (t *Table) CheckChain(c *Chain) []ObjectError {
+// CheckChain checks that the references of every rule of chain c resolve.
+// It returns one error per bad rule. (Whether a rule can be encoded at all
+// is the backend's to check when it encodes the batch; Validate checks
+// both.)
+func (t *Table) CheckChain(c *Chain) []ObjectError { return t.checkChain(c, false) }
+
+func (t *Table) checkChain(c *Chain, lower bool) []ObjectError {
 	var out []ObjectError
 	for i := range c.Rules {
-		if err := t.checkRule(&c.Rules[i]); err != nil {
+		if err := t.checkRule(&c.Rules[i], lower); err != nil {
 			o := Object{Kind: ObjectRule, Table: t.ID(), Name: c.Name, Rule: i}
 			out = append(out, ObjectError{Object: o, Op: OpAddRule, Err: err})
 		}
@@ -92,9 +96,11 @@ func (t *Table) CheckChain(c *Chain) []ObjectError {
 	return out
 }
 
-func (t *Table) checkRule(r *Rule) error {
-	if _, err := LowerRule(t.Family, *r); err != nil {
-		return err
+func (t *Table) checkRule(r *Rule, lower bool) error {
+	if lower {
+		if _, err := LowerRule(t.Family, *r); err != nil {
+			return err
+		}
 	}
 	var errs []error
 	for _, x := range r.Exprs {
@@ -150,12 +156,13 @@ func chainRefs(c *Chain) []Ref {
 	return out
 }
 
-// Validate checks the whole table: every rule, every map verdict. It
-// returns a *CommitError listing the objects at fault, or nil.
+// Validate checks the whole table: every rule lowers for the table's
+// family and its references resolve, every map verdict targets a regular
+// chain. It returns a *CommitError listing the objects at fault, or nil.
 func (t *Table) Validate() error {
 	var objs []ObjectError
 	for _, name := range t.ChainNames() {
-		objs = append(objs, t.CheckChain(t.chains[name])...)
+		objs = append(objs, t.checkChain(t.chains[name], true)...)
 	}
 	for _, name := range t.MapNames() {
 		if err := t.CheckMap(t.maps[name]); err != nil {

@@ -248,6 +248,11 @@ func (tp *tablePlan) checkDeleted(sc scope) {
 
 // writeRules validates the chains being written and emits their rules.
 func (tp *tablePlan) writeRules() {
+	n := 0
+	for name := range tp.rewrite {
+		n += len(tp.want.Chain(name).Rules)
+	}
+	tp.phases[phRules] = slices.Grow(tp.phases[phRules], n)
 	for _, name := range slices.Sorted(maps.Keys(tp.rewrite)) {
 		c := tp.want.Chain(name)
 		if errs := tp.want.CheckChain(c); len(errs) > 0 {

@@ -206,6 +206,9 @@ func (b *Backend) Commit(ctx context.Context, batch *nft.Batch) (nft.CommitInfo,
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.last = batch
+	if errs := encodeErrors(batch); len(errs) > 0 {
+		return nft.CommitInfo{}, &nft.CommitError{Objects: errs} // as the kernel backend's encoder
+	}
 	tx := newTx(b.tables, b.refuse)
 	for i := range batch.Ops {
 		tx.apply(&batch.Ops[i])
@@ -217,4 +220,20 @@ func (b *Backend) Commit(ctx context.Context, batch *nft.Batch) (nft.CommitInfo,
 	b.tables = tx.tables
 	b.commits++
 	return nft.CommitInfo{}, nil
+}
+
+// encodeErrors lists the rules that cannot be encoded, which the kernel
+// backend refuses before sending anything.
+func encodeErrors(batch *nft.Batch) []nft.ObjectError {
+	var out []nft.ObjectError
+	for i := range batch.Ops {
+		op := &batch.Ops[i]
+		if op.Kind != nft.OpAddRule {
+			continue
+		}
+		if _, err := nft.LowerRule(op.Table.Family, *op.Rule); err != nil {
+			out = append(out, nft.ObjectError{Object: op.Object(), Op: op.Kind, Err: err})
+		}
+	}
+	return out
 }

@@ -86,25 +86,26 @@ func (e *encoder) setElement(t nft.DataType, interval bool, el nft.Element) {
 	lo, hi := el.Bounds()
 	switch {
 	case !interval:
-		e.listElem(lo.Bytes(), nil, 0)
+		e.listElem(lo.Raw(), "", 0)
 	case t.IsConcat():
-		e.listElem(lo.Bytes(), hi.Bytes(), 0)
+		e.listElem(lo.Raw(), hi.Raw(), 0)
 	default:
-		e.listElem(lo.Bytes(), nil, 0)
-		if end := nft.IntervalEnd(hi); end != nil {
-			e.listElem(end, nil, unix.NFT_SET_ELEM_INTERVAL_END)
+		e.listElem(lo.Raw(), "", 0)
+		var ok bool
+		if e.scratch, ok = nft.AppendIntervalEnd(e.scratch[:0], hi); ok {
+			e.listElem(string(e.scratch), "", unix.NFT_SET_ELEM_INTERVAL_END)
 		}
 	}
 }
 
-func (e *encoder) listElem(key, keyEnd []byte, flags uint32) {
+func (e *encoder) listElem(key, keyEnd string, flags uint32) {
 	n := e.b.Begin(unix.NFTA_LIST_ELEM)
 	k := e.b.Begin(unix.NFTA_SET_ELEM_KEY)
-	e.b.Bytes(unix.NFTA_DATA_VALUE, key)
+	e.b.BytesString(unix.NFTA_DATA_VALUE, key)
 	e.b.End(k)
-	if keyEnd != nil {
+	if keyEnd != "" {
 		k := e.b.Begin(attrSetElemKeyEnd)
-		e.b.Bytes(unix.NFTA_DATA_VALUE, keyEnd)
+		e.b.BytesString(unix.NFTA_DATA_VALUE, keyEnd)
 		e.b.End(k)
 	}
 	if flags != 0 {
@@ -117,7 +118,7 @@ func (e *encoder) listElem(key, keyEnd []byte, flags uint32) {
 func (e *encoder) mapElement(key nft.Key, v *nft.Verdict) {
 	n := e.b.Begin(unix.NFTA_LIST_ELEM)
 	k := e.b.Begin(unix.NFTA_SET_ELEM_KEY)
-	e.b.Bytes(unix.NFTA_DATA_VALUE, key.Bytes())
+	e.b.BytesString(unix.NFTA_DATA_VALUE, key.Raw())
 	e.b.End(k)
 	if v != nil {
 		x, err := v.VM()

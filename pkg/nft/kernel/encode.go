@@ -49,6 +49,8 @@ type encoder struct {
 	opIdx int
 	setID uint32
 	errs  []nft.ObjectError
+	// scratch holds an interval end key while it is written.
+	scratch []byte
 }
 
 func newEncoder(base uint32, batch *nft.Batch, sizeHint int) *encoder {

@@ -64,6 +64,13 @@ func (b *Builder) Bytes(typ uint16, v []byte) {
 	b.pad()
 }
 
+// BytesString appends an attribute holding the bytes of s (no NUL).
+func (b *Builder) BytesString(typ uint16, s string) {
+	b.header(typ, HdrLen+len(s))
+	b.Buf = append(b.Buf, s...)
+	b.pad()
+}
+
 // String appends a NUL-terminated string attribute.
 func (b *Builder) String(typ uint16, s string) {
 	b.header(typ, HdrLen+len(s)+1)
