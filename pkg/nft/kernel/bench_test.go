@@ -146,4 +146,16 @@ func TestFootprint(t *testing.T) {
 	t.Logf("Applier after the full sync (plan %v): +%.2f MB", plan, (float64(h2)-float64(h1))/1e6)
 	runtime.KeepAlive(tb)
 	runtime.KeepAlive(a)
+
+	h3 := heap()
+	rulesOnly := nfttest.Felix(nfttest.Scale{Chains: 2000, RulesPerChain: 10})
+	h4 := heap()
+	setsOnly := nfttest.Felix(nfttest.Scale{Sets: 1000, MaxSetSize: 1000})
+	h5 := heap()
+	_, rules, _, _, _, _ = rulesOnly.Counts()
+	_, _, _, elems, _, _ = setsOnly.Counts()
+	t.Logf("per rule (with its chain's share): %.0f B; per interval set element: %.1f B",
+		float64(h4-h3)/float64(rules), float64(h5-h4)/float64(elems))
+	runtime.KeepAlive(rulesOnly)
+	runtime.KeepAlive(setsOnly)
 }

@@ -91,3 +91,4 @@ func TestKernelSmoke(t *testing.T) {
 }
 
 var a4 = netip.MustParseAddr
+var p4 = netip.MustParsePrefix
