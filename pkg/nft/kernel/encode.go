@@ -213,6 +213,30 @@ func (e *encoder) rule(op *nft.Op) error {
 	return nil
 }
 
+// setDesc writes the set's description: its expected size, and for a
+// concatenated interval set the field lengths, which select the pipapo
+// backend.
+func (e *encoder) setDesc(t nft.DataType, flags uint32, size int) {
+	concat := flags&setFlagConcat != 0
+	if size == 0 && !concat {
+		return
+	}
+	d := e.b.Begin(unix.NFTA_SET_DESC)
+	if size > 0 {
+		e.b.U32(unix.NFTA_SET_DESC_SIZE, uint32(size))
+	}
+	if concat {
+		c := e.b.Begin(attrSetDescConcat)
+		for _, n := range t.FieldLens() {
+			f := e.b.Begin(unix.NFTA_LIST_ELEM)
+			e.b.U32(attrSetFieldLen, uint32(n))
+			e.b.End(f)
+		}
+		e.b.End(c)
+	}
+	e.b.End(d)
+}
+
 // setFlags are the kernel flags of a set of type t.
 func setFlags(t nft.DataType, interval, isMap bool) uint32 {
 	var f uint32
@@ -250,23 +274,7 @@ func (e *encoder) set(table nft.TableID, name string, t nft.DataType, flags uint
 		e.b.U32(unix.NFTA_SET_DATA_TYPE, dataVerdict)
 	}
 	e.b.U32(unix.NFTA_SET_ID, e.setID)
-	concat := flags&setFlagConcat != 0 // the field lengths select the pipapo backend
-	if size > 0 || concat {
-		d := e.b.Begin(unix.NFTA_SET_DESC)
-		if size > 0 {
-			e.b.U32(unix.NFTA_SET_DESC_SIZE, uint32(size))
-		}
-		if concat {
-			c := e.b.Begin(attrSetDescConcat)
-			for _, n := range t.FieldLens() {
-				f := e.b.Begin(unix.NFTA_LIST_ELEM)
-				e.b.U32(attrSetFieldLen, uint32(n))
-				e.b.End(f)
-			}
-			e.b.End(c)
-		}
-		e.b.End(d)
-	}
+	e.setDesc(t, flags, size)
 	// The key byte order nft records (and reads to print elements): host
 	// for marks and names, none for concatenations, else big endian.
 	order := uint32(byteorderBig)
