@@ -153,10 +153,10 @@ func (l *lowerer) setL4(p uint8) {
 	l.l4 = int(p)
 }
 
-// needEther makes sure the link layer is Ethernet (bridge and netdev
-// tables see only Ethernet frames).
+// needEther makes sure the link layer is Ethernet (bridge tables see only
+// Ethernet frames).
 func (l *lowerer) needEther() {
-	if l.ether || l.fam == FamilyBridge || l.fam == FamilyNetdev {
+	if l.ether || l.fam == FamilyBridge {
 		return
 	}
 	l.emit(vm.Meta{Key: vm.MetaIIFType, Reg: vm.Reg1})

@@ -162,7 +162,7 @@ func (r *raiser) consume(f Field) {
 	if l4 >= 0 {
 		r.kill(depL4)
 	}
-	if ether && r.fam != FamilyBridge && r.fam != FamilyNetdev {
+	if ether && r.fam != FamilyBridge {
 		r.kill(depEther)
 	}
 }

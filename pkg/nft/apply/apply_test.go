@@ -318,3 +318,35 @@ func TestFakeRefusesLikeTheKernel(t *testing.T) {
 		t.Errorf("refused batches left tables: %v", b.Tables())
 	}
 }
+
+// TestRefusedFullSync: when a full sync's batch is refused, the Applier
+// keeps what it read, so the retry compares with it without reading the
+// backend again.
+func TestRefusedFullSync(t *testing.T) {
+	b := fake.New()
+	applyOK(t, newApplier(t, b, ipCalico), small()) // what a previous run left
+	tb := small()
+	mustPut(tb.PutChain(&nft.Chain{Name: "wl-cali1", Rules: []nft.Rule{nft.NewRule(nft.Counter(), nft.Drop())}}))
+	mustPut(tb.PutChain(&nft.Chain{Name: "new", Rules: []nft.Rule{nft.NewRule(nft.Accept())}}))
+	b.Refuse(func(op *nft.Op) error {
+		if op.Name == "new" && op.Kind == nft.OpAddChain {
+			return errors.New("no")
+		}
+		return nil
+	})
+	a := newApplier(t, b, ipCalico)
+	if _, err := a.Apply(context.Background(), tb); err == nil {
+		t.Fatal("refused batch succeeded")
+	}
+	if a.FullSyncPending() {
+		t.Error("a refused batch should not need another read")
+	}
+	b.Refuse(nil)
+	st := applyOK(t, a, tb)
+	if st.FullSync || st.ChainsAdded != 1 || st.ChainsRewritten != 1 || st.Ops != 4 {
+		t.Errorf("retry: %+v", st)
+	}
+	if got, want := b.Dump(), nft.Dump(tb); got != want {
+		t.Errorf("after retry:\n%s\nwant:\n%s", got, want)
+	}
+}

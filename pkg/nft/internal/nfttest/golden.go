@@ -27,10 +27,31 @@ func base(typ nft.ChainType, hook nft.Hook, prio int32) *nft.BaseChain {
 	return &nft.BaseChain{Type: typ, Hook: hook, Priority: prio}
 }
 
-// Golden returns four tables (ip, ip6, inet and arp, all named "calico")
-// that together use every expression, datatype and set flavour.
+// Golden returns six tables (ip, ip6, inet, arp, bridge and netdev, all
+// named "calico") that together use every expression, datatype and set
+// flavour.
 func Golden() []*nft.Table {
-	return []*nft.Table{goldenIP(), goldenIP6(), goldenInet(), goldenARP()}
+	return []*nft.Table{goldenIP(), goldenIP6(), goldenInet(), goldenARP(), goldenBridge(), goldenNetdev()}
+}
+
+func goldenBridge() *nft.Table {
+	t := nft.NewTable(nft.FamilyBridge, "calico")
+	must(t.PutChain(&nft.Chain{Name: "forward", Base: base(nft.ChainFilter, nft.HookForward, -200), Rules: []nft.Rule{
+		nft.NewRule(nft.EtherSAddr(mac), nft.Drop()),
+		nft.NewRule(nft.SAddr(p4("10.0.0.0/8")), nft.Accept()),
+		nft.NewRule(nft.DAddr(nft.Host(a4("fd5c::1"))), nft.DPort(nft.ProtoTCP, port(80)), nft.Accept()),
+		nft.NewRule(nft.L4Proto(nft.ProtoTCP), nft.IIFName("veth*"), nft.Accept()),
+	}}))
+	return t
+}
+
+func goldenNetdev() *nft.Table {
+	t := nft.NewTable(nft.FamilyNetdev, "calico")
+	must(t.PutChain(&nft.Chain{Name: "ingress", Base: &nft.BaseChain{Type: nft.ChainFilter, Hook: nft.HookIngress, Device: "lo"}, Rules: []nft.Rule{
+		nft.NewRule(nft.SAddr(p4("10.0.0.0/8")), nft.Drop()),
+		nft.NewRule(nft.EtherSAddr(mac), nft.Drop()),
+	}}))
+	return t
 }
 
 // GoldenIPSets adds the sets and maps of the ip table.
