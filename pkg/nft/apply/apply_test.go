@@ -17,7 +17,6 @@ import (
 
 var ipCalico = nft.TableID{Family: nft.FamilyIP, Name: "calico"}
 
-
 func newApplier(t testing.TB, b nft.Backend, ids ...nft.TableID) *apply.Applier {
 	return apply.New(b, apply.Options{Tables: ids, Log: zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel)})
 }
