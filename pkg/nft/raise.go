@@ -22,9 +22,10 @@ import (
 func RaiseRule(f Family, exprs []vm.Expr, anon func(name string) (AnonSet, bool)) ([]Expr, error) {
 	r := raiser{fam: f, x: exprs, anon: anon, l4: -1, pending: [numDeps]int{-1, -1, -1}}
 	for r.i < len(r.x) {
+		at := r.i
 		if err := r.step(); err != nil {
 			r.out = append(r.out, Undecoded{Reason: err.Error()})
-			return r.result(), fmt.Errorf("instruction %d (%s): %w", r.i, r.x[r.i], err)
+			return r.result(), fmt.Errorf("instruction %d (%s): %w", at, r.x[at], err)
 		}
 	}
 	return r.result(), nil

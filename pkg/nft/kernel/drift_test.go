@@ -44,7 +44,7 @@ func TestKernelDriftRepaired(t *testing.T) {
 	ns.Exec(t, "nft", "delete", "rule", "ip", "calico", "filter-INPUT", "handle", h[3])
 	ns.Exec(t, "nft", "delete", "element", "ip", "calico", "s4", "{ 198.18.0.1 }")
 	ns.Exec(t, "nft", "add", "element", "ip", "calico", "hosts", "{ 198.18.0.99 }")
-	ns.Exec(t, "nft", "add", "rule", "ip", "calico", "wl-cali1", "accept")
+	ns.Exec(t, "nft", "add", "rule", "ip", "calico", "wl-cali1", "tcp flags syn limit rate 1/second accept") // not modelled: undecoded
 	ns.Exec(t, "nft", "add", "chain", "ip", "calico", "intruder")
 	ns.Exec(t, "nft", "delete", "table", "ip6", "calico")
 	if st := applyOK(t, a, tables...); st.Ops != 0 {
