@@ -159,3 +159,32 @@ func TestFootprint(t *testing.T) {
 	runtime.KeepAlive(rulesOnly)
 	runtime.KeepAlive(setsOnly)
 }
+
+// BenchmarkPartialCommitKernel is felix's steady state against the kernel:
+// one policy chain rewritten and one set element added and removed, on a
+// kernel holding the felix-scale ruleset.
+func BenchmarkPartialCommitKernel(b *testing.B) {
+	ns := nstest.New(b)
+	k := newBackend(b, ns)
+	tb := nfttest.Felix(nfttest.FelixScale)
+	a := apply.New(k, apply.Options{Tables: []nft.TableID{tb.ID()}, Log: zerolog.Nop()})
+	if _, err := a.Apply(context.Background(), tb); err != nil {
+		b.Fatal(err)
+	}
+	i := 0
+	for b.Loop() {
+		i++
+		old := tb.Chain("cali-pi-policy-0007")
+		rules := append([]nft.Rule{nft.NewRule(nft.Mark(uint32(i)), nft.Accept())}, old.Rules[1:]...)
+		must(b, tb.PutChain(&nft.Chain{Name: old.Name, Rules: rules}))
+		add := []nft.Element{nft.AddrElem(a4("11.0.0.1"))}
+		if i%2 == 0 {
+			must(b, tb.UpdateSet("cali40s-0500", nil, add))
+		} else {
+			must(b, tb.UpdateSet("cali40s-0500", add, nil))
+		}
+		if _, err := a.Apply(context.Background(), tb); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
