@@ -3,6 +3,19 @@
 // Applier (package apply) makes the kernel (package kernel) or an in-memory
 // fake (package fake) hold exactly that.
 //
+// The packages:
+//
+//   - nft: the model (tables, chains, rules, sets, maps), the expressions
+//     and their lowering to and raising from kernel instructions, dumps in
+//     nft syntax, the batch vocabulary (Batch, Op) and its errors
+//     (CommitError), and the Backend interface.
+//   - nft/vm: the kernel's instructions (payload, meta, cmp, lookup, nat,
+//     ...) and their netlink encoding; nothing of nft syntax.
+//   - nft/apply: the Applier: planning (partial and full syncs) and the
+//     mirror of what a backend holds.
+//   - nft/kernel: the netlink backend (own encoding on mdlayher/netlink).
+//   - nft/fake: the in-memory backend for tests.
+//
 // # Model
 //
 // A Table (any family: ip, ip6, inet, arp, bridge, netdev) holds chains,
@@ -54,5 +67,27 @@
 // *CommitError listing the refused objects (table, chain, set or map, rule
 // index) with the kernel's reasons, so that a caller can replace those
 // objects and apply again. The Applier's mirror stays what the backend
-// holds, so the retry is again a partial sync.
+// holds, so the retry is again a partial sync:
+//
+//	_, err := applier.Apply(ctx, tables...)
+//	var ce *nft.CommitError
+//	if errors.As(err, &ce) {
+//		for _, o := range ce.Owners() { // rules' chains, sets, maps
+//			// replace o (say, with a chain that drops) in its table
+//		}
+//		_, err = applier.Apply(ctx, tables...)
+//	}
+//
+// The kernel refuses a rule that closes a jump loop (EMLINK) while it
+// validates the whole table, and then refuses every rule added after it in
+// the batch as well: the first refusal is the cause.
+//
+// # Limits
+//
+// Reading a set back costs what the kernel's dump costs: the rbtree and
+// hash backends restart their walk for every 32 KiB message, so a full
+// sync reads a set of a million interval elements in minutes (nft list is
+// slower still); applying it, and partial syncs of it, take seconds and
+// milliseconds. The fake does not check which statements a hook allows
+// (nat outside nat chains, say) nor the kernel's limit of 16 nested jumps.
 package nft
