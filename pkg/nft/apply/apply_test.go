@@ -349,3 +349,23 @@ func TestRefusedFullSync(t *testing.T) {
 		t.Errorf("after retry:\n%s\nwant:\n%s", got, want)
 	}
 }
+
+// TestNewTableObject: a desired table rebuilt from scratch (another Table,
+// other objects, same content) is compared object by object with what the
+// Applier wrote, without reading the backend: nothing to do.
+func TestNewTableObject(t *testing.T) {
+	b := fake.New()
+	a := newApplier(t, b, ipCalico)
+	applyOK(t, a, small())
+	commits := b.Commits()
+	if st := applyOK(t, a, small()); st.FullSync || st.Ops != 0 || b.Commits() != commits {
+		t.Errorf("same content in a new Table: %+v", st)
+	}
+	tb := small()
+	tb.DeleteChain("wl-cali2")
+	mustPut(tb.UpdateMap("wl", nil, []nft.Key{nft.IfnameKey("cali2")}))
+	applyOK(t, a, small())
+	if st := applyOK(t, a, tb); st.ChainsDeleted != 1 || st.ElementsRemoved != 1 || st.Ops != 3 {
+		t.Errorf("new Table without a chain: %+v", st)
+	}
+}
