@@ -96,6 +96,7 @@ func goldenIP() *nft.Table {
 	must(t.PutChain(&nft.Chain{Name: "filter-INPUT", Base: base(nft.ChainFilter, nft.HookInput, nft.PriorityFilter), Rules: ipFilterRules()}))
 	must(t.PutChain(&nft.Chain{Name: "filter-FORWARD", Base: &nft.BaseChain{Type: nft.ChainFilter, Hook: nft.HookForward, Priority: 5, Policy: nft.PolicyDrop}, Rules: []nft.Rule{
 		nft.NewRule(nft.IIFName("cali*"), nft.IIFNameVmap("wl")),
+		nft.NewRule(nft.OIFName("cali*"), nft.OIFNameVmap("wl")),
 		nft.NewRule(nft.Vmap("svc", nft.FieldDAddr(nft.IPv4), nft.FieldDPort(nft.ProtoTCP))),
 		nft.NewRule(nft.FibNoRoute(nft.FibSAddr|nft.FibMark|nft.FibIIF), nft.Drop()),
 		nft.NewRule(nft.Jump("wl-cali1")),
