@@ -58,7 +58,7 @@ func TestRefusals(t *testing.T) {
 			Elements: []nft.Element{nft.PrefixElem(netip.MustParsePrefix("10.1.0.0/16"))}}, syscall.EEXIST},
 		{"missing element", nft.Op{Kind: nft.OpDeleteElements, Table: id, Name: "s", Type: nft.TypeIPv4Addr, Interval: true,
 			Elements: []nft.Element{nft.AddrElem(netip.MustParseAddr("11.0.0.1"))}}, syscall.ENOENT},
-		{"other hook", nft.Op{Kind: nft.OpAddChain, Table: id, Name: "c", Base: &nft.BaseChain{Type: nft.ChainFilter, Hook: nft.HookInput}}, syscall.EEXIST},
+		{"other hook", nft.Op{Kind: nft.OpAddChain, Table: id, Name: "c", Base: &nft.BaseChain{Type: nft.ChainFilter, Hook: nft.HookInput}}, syscall.EOPNOTSUPP},
 	} {
 		ok := nft.Op{Kind: nft.OpAddChain, Table: id, Name: "fresh"}
 		ce := commit(t, b, ok, tc.op)

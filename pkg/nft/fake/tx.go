@@ -146,7 +146,7 @@ func (t *tx) chainOp(tb *table, op *nft.Op) {
 		t.copied[nc] = true
 		tb.chains[op.Name] = nc
 	case op.Kind == nft.OpAddChain && !nft.SameHook(c.base, op.Base):
-		t.fail(op, unix.EEXIST, "chain exists with another hook")
+		t.fail(op, unix.EOPNOTSUPP, "chain exists with another hook")
 	case op.Kind == nft.OpAddChain:
 		if op.Base != nil {
 			t.chain(tb, op.Name).base = op.Base // policy update
@@ -155,12 +155,10 @@ func (t *tx) chainOp(tb *table, op *nft.Op) {
 		t.fail(op, unix.ENOENT, "no chain %s", op.Name)
 	case op.Kind == nft.OpFlushChain:
 		t.chain(tb, op.Name).rules = nil
-	case len(c.rules) > 0:
-		t.fail(op, unix.EBUSY, "chain is not empty")
 	case chainInUse(tb, op.Name):
 		t.fail(op, unix.EBUSY, "chain is a jump target")
 	default:
-		delete(tb.chains, op.Name)
+		delete(tb.chains, op.Name) // with its rules, as the kernel does
 	}
 }
 
@@ -201,7 +199,8 @@ func hasJumps(refs []nft.Ref) bool {
 	return slices.ContainsFunc(refs, func(rf nft.Ref) bool { return rf.Kind == nft.RefChain || rf.Kind == nft.RefMap })
 }
 
-// checkRef checks a rule's reference as the kernel does.
+// checkRef checks a rule's reference as the kernel does. (The kernel does
+// not compare a lookup's key with the set's type; the Applier does.)
 func checkRef(tb *table, rf nft.Ref) (syscall.Errno, string) {
 	switch rf.Kind {
 	case nft.RefChain:
@@ -213,22 +212,15 @@ func checkRef(tb *table, rf nft.Ref) (syscall.Errno, string) {
 			return unix.EOPNOTSUPP, "jump to base chain " + rf.Name
 		}
 	case nft.RefSet:
-		s, m := tb.sets[rf.Name], tb.maps[rf.Name]
-		switch {
-		case s == nil && m == nil:
+		if tb.sets[rf.Name] == nil && tb.maps[rf.Name] == nil {
 			return unix.ENOENT, "no set " + rf.Name
-		case s != nil && s.typ.KeyLen() != rf.KeyType.KeyLen(), m != nil && m.typ.KeyLen() != rf.KeyType.KeyLen():
-			return unix.EINVAL, "key length mismatch with set " + rf.Name
 		}
 	case nft.RefMap:
-		m := tb.maps[rf.Name]
 		switch {
-		case m == nil && tb.sets[rf.Name] != nil:
+		case tb.maps[rf.Name] == nil && tb.sets[rf.Name] != nil:
 			return unix.EINVAL, rf.Name + " is not a map"
-		case m == nil:
+		case tb.maps[rf.Name] == nil:
 			return unix.ENOENT, "no map " + rf.Name
-		case m.typ.KeyLen() != rf.KeyType.KeyLen():
-			return unix.EINVAL, "key length mismatch with map " + rf.Name
 		}
 	}
 	return 0, ""
