@@ -3,6 +3,7 @@ package nft
 import (
 	"strconv"
 	"strings"
+	"unique"
 )
 
 // Expr is one part of a rule: a match (a test of the packet, see Match) or
@@ -133,6 +134,9 @@ const maxComment = 127
 // printable ASCII other than `"` and `\` (others become '_'), at most 127
 // bytes. Tables apply it to rule comments; Log applies it to prefixes.
 func SanitizeText(s string) string {
+	if len(s) <= maxComment && !strings.ContainsFunc(s, unsafeRune) {
+		return s // already safe: no copy
+	}
 	b := []byte(s)
 	if len(b) > maxComment {
 		b = b[:maxComment]
@@ -143,6 +147,18 @@ func SanitizeText(s string) string {
 		}
 	}
 	return string(b)
+}
+
+func unsafeRune(r rune) bool { return r < 0x20 || r > 0x7e || r == '"' || r == '\\' }
+
+// intern returns an expression equal to x, shared with every other rule
+// that holds an equal one (the same accept, the same set lookup...): a
+// table of many similar rules keeps one copy of each.
+func intern(x Expr) Expr {
+	if x == nil {
+		return nil
+	}
+	return unique.Make(x).Value()
 }
 
 // Undecoded stands for kernel instructions this package could not turn

@@ -74,8 +74,9 @@ func (t *Table) ResetJournal() uint64 {
 }
 
 // PutChain adds or replaces the chain c.Name. It checks the name and the
-// base chain declaration (rules are checked when applied) and makes rule
-// comments safe (SanitizeText).
+// base chain declaration (rules are checked when applied), makes rule
+// comments safe (SanitizeText) and shares equal expressions between rules
+// (so a million similar rules do not hold a million copies of accept).
 func (t *Table) PutChain(c *Chain) error {
 	if !ValidName(c.Name) {
 		return fmt.Errorf("invalid chain name %q", c.Name)
@@ -86,7 +87,11 @@ func (t *Table) PutChain(c *Chain) error {
 		}
 	}
 	for i := range c.Rules {
-		c.Rules[i].Comment = SanitizeText(c.Rules[i].Comment)
+		r := &c.Rules[i]
+		r.Comment = SanitizeText(r.Comment)
+		for j, x := range r.Exprs {
+			r.Exprs[j] = intern(x)
+		}
 	}
 	t.InsertChain(c)
 	t.jr.Chains[c.Name] = struct{}{}
