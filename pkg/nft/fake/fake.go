@@ -213,7 +213,6 @@ func (b *Backend) Commit(ctx context.Context, batch *nft.Batch) (nft.CommitInfo,
 	for i := range batch.Ops {
 		tx.apply(&batch.Ops[i])
 	}
-	tx.finish()
 	if len(tx.errs) > 0 {
 		return nft.CommitInfo{}, &nft.CommitError{Objects: tx.errs, Kernel: true}
 	}

@@ -225,6 +225,3 @@ func checkRef(tb *table, rf nft.Ref) (syscall.Errno, string) {
 	}
 	return 0, ""
 }
-
-// finish runs the checks the kernel runs at the end of a batch.
-func (t *tx) finish() {}
