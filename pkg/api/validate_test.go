@@ -225,7 +225,7 @@ func TestValidationMessages(t *testing.T) {
 		{"peer secret name with a slash", obj("BGPPeer", "p", `{"peerIP":"198.18.0.1","asNumber":64512,"password":{"secretKeyRef":{"name":"../etc","key":"passwd"}}}`),
 			`invalid BGPPeer "p": spec.password.secretKeyRef.name: invalid secret name "../etc": it must be a DNS-1123 subdomain`},
 		{"peer secret name too long", obj("BGPPeer", "p", `{"peerIP":"198.18.0.1","asNumber":64512,"password":{"secretKeyRef":{"name":"`+strings.Repeat("a", 254)+`","key":"k"}}}`),
-			`invalid BGPPeer "p": spec.password.secretKeyRef.name: invalid secret name "`+strings.Repeat("a", 254)+`": it must be a DNS-1123 subdomain`},
+			`invalid BGPPeer "p": spec.password.secretKeyRef.name: invalid secret name "` + strings.Repeat("a", 254) + `": it must be a DNS-1123 subdomain`},
 		{"peer secret key missing", obj("BGPPeer", "p", `{"peerIP":"198.18.0.1","asNumber":64512,"password":{"secretKeyRef":{"name":"s"}}}`),
 			`invalid BGPPeer "p": spec.password.secretKeyRef.key: key is required`},
 		{"peer secret key with a line break", obj("BGPPeer", "p", `{"peerIP":"198.18.0.1","asNumber":64512,"password":{"secretKeyRef":{"name":"s","key":"k\n}"}}}`),
