@@ -1,32 +1,61 @@
 package confd
 
 import (
+	"fmt"
+
 	"github.com/calico-host/calico-host/pkg/api"
 	"github.com/calico-host/calico-host/pkg/datastore"
 	"github.com/calico-host/calico-host/pkg/syncer"
 )
 
 // Inputs are the datastore objects the BGP model is computed from, by name. Affinities are
-// this host's block affinities, by block CIDR.
+// this host's block affinities, by block CIDR. InvalidFilters are the BGPFilters stored under a
+// key but not valid, by name: what went wrong, with the key.
 type Inputs struct {
-	BGPConfigs map[string]*api.BGPConfiguration
-	Peers      map[string]*api.BGPPeer
-	Filters    map[string]*api.BGPFilter
-	Nodes      map[string]*api.Node
-	Pools      map[string]*api.IPPool
-	Affinities map[string]*api.BlockAffinity
+	BGPConfigs     map[string]*api.BGPConfiguration
+	Peers          map[string]*api.BGPPeer
+	Filters        map[string]*api.BGPFilter
+	InvalidFilters map[string]string
+	Nodes          map[string]*api.Node
+	Pools          map[string]*api.IPPool
+	Affinities     map[string]*api.BlockAffinity
 }
 
 // NewInputs returns empty Inputs.
 func NewInputs() *Inputs {
 	return &Inputs{
-		BGPConfigs: map[string]*api.BGPConfiguration{},
-		Peers:      map[string]*api.BGPPeer{},
-		Filters:    map[string]*api.BGPFilter{},
-		Nodes:      map[string]*api.Node{},
-		Pools:      map[string]*api.IPPool{},
-		Affinities: map[string]*api.BlockAffinity{},
+		BGPConfigs:     map[string]*api.BGPConfiguration{},
+		Peers:          map[string]*api.BGPPeer{},
+		Filters:        map[string]*api.BGPFilter{},
+		InvalidFilters: map[string]string{},
+		Nodes:          map[string]*api.Node{},
+		Pools:          map[string]*api.IPPool{},
+		Affinities:     map[string]*api.BlockAffinity{},
 	}
+}
+
+// SyncerConfig is the syncer configuration of confd for node nodeName: its prefixes and Decode.
+func SyncerConfig(nodeName string) syncer.Config {
+	return syncer.Config{Prefixes: SyncPrefixes(nodeName), Decoder: Decode}
+}
+
+// InvalidFilter is what Decode delivers for a BGPFilter that does not decode or validate.
+type InvalidFilter struct {
+	Key string
+	Err error
+}
+
+// Decode is syncer.DefaultDecoder, except that a BGPFilter that is not valid is delivered as an
+// *InvalidFilter rather than as absent: BGPPeers that name it must stop exchanging routes, not
+// run without it.
+func Decode(key string, value []byte, modRevision int64) (any, error) {
+	v, err := syncer.DefaultDecoder(key, value, modRevision)
+	if err != nil {
+		if id, ok := datastore.ParseResourceKey(key); ok && id.Kind.Kind == "BGPFilter" {
+			return &InvalidFilter{Key: key, Err: err}, nil
+		}
+	}
+	return v, err
 }
 
 // SyncPrefixes are the etcd prefixes confd watches for node nodeName.
@@ -82,6 +111,10 @@ func (s *Store) apply(u syncer.Update) {
 		setOrDelete(s.in.Peers, id.Name, u.Value)
 	case "BGPFilter":
 		setOrDelete(s.in.Filters, id.Name, u.Value)
+		delete(s.in.InvalidFilters, id.Name)
+		if bad, ok := u.Value.(*InvalidFilter); ok {
+			s.in.InvalidFilters[id.Name] = fmt.Sprintf("BGPFilter %s (key %s) is invalid: %v", id.Name, bad.Key, bad.Err)
+		}
 	case "Node":
 		setOrDelete(s.in.Nodes, id.Name, u.Value)
 	case "IPPool":
