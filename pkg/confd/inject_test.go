@@ -2,6 +2,9 @@ package confd
 
 import (
 	"context"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -148,5 +151,56 @@ func TestRawValuesCannotInject(t *testing.T) {
 	}
 	if strings.Contains(birdComment.ReplaceAllString(text, ""), "evil") {
 		t.Errorf("attacker text outside comments:\n%s", text)
+	}
+}
+
+// TestInvalidFilterFailsClosed: a BGPFilter stored under its key but not valid (as Project
+// Calico's confd would still read it, or a hostile writer stored it) is not "absent": the
+// sessions that name it import and export nothing, instead of running unfiltered. The key is in
+// the warning.
+func TestInvalidFilterFailsClosed(t *testing.T) {
+	for name, value := range map[string]string{
+		"not JSON":          `{"spec":`,
+		"bad interface":     `{"kind":"BGPFilter","apiVersion":"projectcalico.org/v3","metadata":{"name":"f"},"spec":{"exportV4":[{"action":"Reject","interface":"eth0\" ))"}]}}`,
+		"unknown operator":  `{"kind":"BGPFilter","apiVersion":"projectcalico.org/v3","metadata":{"name":"f"},"spec":{"importV4":[{"action":"Reject","cidr":"10.0.0.0/8","matchOperator":"Like"}]}}`,
+		"community missing": `{"kind":"BGPFilter","apiVersion":"projectcalico.org/v3","metadata":{"name":"f"},"spec":{"importV4":[{"action":"Reject","communities":{"values":[]}}]}}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			kvs := baseKVs()
+			kvs[datastore.ResourcePrefix+"bgppeers/tor"] = `{"kind":"BGPPeer","apiVersion":"projectcalico.org/v3","metadata":{"name":"tor"},` +
+				`"spec":{"peerIP":"198.18.0.254","asNumber":65001,"filters":["f"]}}`
+			kvs[datastore.ResourcePrefix+"bgpfilters/f"] = value
+			cfg, log, err := runOnceFromEtcd(t, "host-a", kvs)
+			if err != nil {
+				t.Fatalf("render: %v", err)
+			}
+			peers, _ := os.ReadFile(filepath.Join(cfg.OutputDir, "bird_peers.cfg"))
+			tor := string(peers)[strings.Index(string(peers), "protocol bgp Global_198_18_0_254"):]
+			if !strings.Contains(tor, "import none;") || !strings.Contains(tor, "export none;") {
+				t.Errorf("the session naming an invalid filter still exchanges routes:\n%s", tor)
+			}
+			if !strings.Contains(log, datastore.ResourcePrefix+"bgpfilters/f") {
+				t.Errorf("the invalid filter's key is not logged:\n%s", log)
+			}
+		})
+	}
+}
+
+// TestUnsupportedFilterFailsClosed: a valid BGPFilter with a setting calico-host does not
+// implement (here a priority match, which used to be dropped so that the Reject rule rejected
+// every route) stops that direction of the sessions using it; the other direction still applies.
+func TestUnsupportedFilterFailsClosed(t *testing.T) {
+	in := testInputs(testNode("a", "198.18.0.1/24", "", nil),
+		bgpPeer("tor", api.BGPPeerSpec{PeerIP: "198.18.0.254", ASNumber: asn(65001), Filters: []string{"f"}}),
+		&api.BGPFilter{ObjectMeta: api.ObjectMeta{Name: "f"}, Spec: api.BGPFilterSpec{
+			ExportV4: []api.BGPFilterRule{{Action: "Accept", Priority: api.Int(512)}},
+			ImportV4: []api.BGPFilterRule{{Action: "Reject", MatchOperator: "In", CIDR: "10.0.0.0/8"}}}})
+	decls, m := syncDecls(t, "a", in)
+	p := m.Families[0].Peers[0]
+	if !p.ExportNone || p.ImportNone || len(p.ImportFilters) != 1 {
+		t.Errorf("peer %s: export none %v, import none %v, import filters %v", p.Name, p.ExportNone, p.ImportNone, p.ImportFilters)
+	}
+	if !slices.Contains(decls.Functions, "'bgp_f_importFilterV4'") || slices.Contains(decls.Functions, "'bgp_f_exportFilterV4'") {
+		t.Errorf("functions %v", decls.Functions)
 	}
 }
