@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"net/netip"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -121,7 +122,7 @@ func (b *builder) nodeInfo(n *api.Node) *nodeBGP {
 			continue
 		}
 		ip, err := parseAddr(addr)
-		if err != nil || familyIndex(ip) != fi {
+		if err != nil || familyIndex(ip) != fi || !sessionAddr(ip) {
 			b.warn("node %s: ignoring bad BGP address %q", n.Name, addr)
 			continue
 		}
@@ -150,6 +151,12 @@ func parseAddr(s string) (netip.Addr, error) {
 		return netip.Addr{}, fmt.Errorf("address %q has a zone", s)
 	}
 	return a.Unmap(), err
+}
+
+// sessionAddr reports whether BIRD can run a session to or from ip without an interface: not
+// unspecified, not IPv6 link-local (BIRD refuses those without "%iface", failing the whole file).
+func sessionAddr(ip netip.Addr) bool {
+	return ip.IsValid() && !ip.IsUnspecified() && !(ip.Is6() && ip.IsLinkLocalUnicast())
 }
 
 func familyIndex(ip netip.Addr) int {
@@ -204,12 +211,15 @@ func (b *builder) setLogging(m *Model) {
 	m.Debug, m.LogClasses = Syntax{s: logSettings[sev][0]}, Syntax{s: logSettings[sev][1]}
 }
 
+// ignoredInterface is Project Calico's grammar of an ignoredInterfaces entry ("*" excepted).
+var ignoredInterface = regexp.MustCompile(`^[a-zA-Z0-9_.*-]{1,15}$`)
+
 // directInterfaces excludes the ignored interfaces, workload (cali*) and kube-ipvs interfaces.
 func (b *builder) directInterfaces() Syntax {
 	var parts []Syntax
 	for _, i := range b.global.IgnoredInterfaces {
 		t, err := newText(i)
-		if err != nil || i == "" {
+		if err != nil || i == "*" || !ignoredInterface.MatchString(i) {
 			b.warn("BGPConfiguration default: ignoring bad interface name %q in ignoredInterfaces", i)
 			continue
 		}

@@ -205,6 +205,9 @@ func (b *builder) targets(p *api.BGPPeer) []target {
 		return out
 	}
 	ip, port, err := peerAddr(p.Spec.PeerIP)
+	if err == nil && !sessionAddr(ip) {
+		err = fmt.Errorf("peer IP %s cannot be a BGP neighbor without an interface", ip)
+	}
 	if err != nil {
 		b.warn("BGPPeer %s: %v", p.Name, err)
 		return nil

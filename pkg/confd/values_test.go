@@ -35,11 +35,14 @@ func TestValuesBIRDCannotTake(t *testing.T) {
 		return bgpPeer(name, s)
 	}
 	in := testInputs(
-		testNode("a", "198.18.0.1/24", "", nil),
+		testNode("a", "198.18.0.1/24", "fd5c:ff::1/64", nil),
 		// Two nodes with one address: one mesh session (BIRD refuses a protocol name twice).
 		testNode("b", "198.18.0.2/24", "", nil), testNode("b2", "198.18.0.2/24", "", nil),
-		// An address with a zone cannot name a protocol.
-		testNode("z", "", "fe80::1%eth0", nil),
+		// An address with a zone cannot name a protocol; BIRD refuses link-local neighbors and
+		// unspecified ones without an interface.
+		testNode("z", "", "fe80::1%eth0", nil), testNode("ll", "", "fe80::2/64", nil), testNode("u", "0.0.0.0/24", "::/64", nil),
+		peer("link-local", "fe80::99", func(*api.BGPPeerSpec) {}),
+		peer("unspecified", "[::]:179", func(*api.BGPPeerSpec) {}),
 		peer("neg-restart", "198.18.0.10", func(s *api.BGPPeerSpec) { s.MaxRestartTime = api.Dur(-5 * time.Second) }),
 		peer("neg-allow", "198.18.0.11", func(s *api.BGPPeerSpec) { s.NumAllowedLocalASNumbers = api.Int(-3) }),
 		peer("big-ttl", "198.18.0.12", func(s *api.BGPPeerSpec) { s.TTLSecurity = api.Int(300) }),
@@ -59,6 +62,8 @@ func TestValuesBIRDCannotTake(t *testing.T) {
 	}
 	warnings := strings.Join(strs(m.Warnings), "\n")
 	for _, w := range []string{"session Mesh_198_18_0_2 is already made", `bad BGP address "fe80::1%eth0"`,
+		`bad BGP address "fe80::2/64"`, `bad BGP address "::/64"`, `bad BGP address "0.0.0.0/24"`,
+		"peer IP fe80::99 cannot be a BGP neighbor", "peer IP :: cannot be a BGP neighbor",
 		"maxRestartTime: -5s is out of range", "maxRestartTime: 1752000h0m0s is out of range", "ttlSecurity 300 is out of range",
 		`bad interface name ""`} {
 		if !strings.Contains(warnings, w) {
