@@ -92,7 +92,7 @@ func compareGolden(t *testing.T, golden, got string) {
 }
 
 // requireBIRD skips a test when BIRD 2 is not installed.
-func requireBIRD(t *testing.T) {
+func requireBIRD(t testing.TB) {
 	t.Helper()
 	if _, err := exec.LookPath("bird"); err != nil {
 		t.Skip("bird (Debian package bird2) is not installed")

@@ -74,7 +74,7 @@ func peerName(typ string, ip netip.Addr, port uint16) (Symbol, error) {
 
 // meshPeers are the node-to-node mesh: every other node with an address in this family, except
 // route reflectors. A route reflector itself takes no part in the mesh. Nodes sharing an
-// address get one session (the first by name), as in Project Calico, whose mesh is keyed by address.
+// address get one session, the first by name (see peers): BIRD refuses a protocol name twice.
 func (b *builder) meshPeers(fi int) []Peer {
 	if !b.meshEnabled() || b.local.clusterID.IsValid() {
 		return nil
