@@ -36,6 +36,8 @@ type builder struct {
 	warnings []string
 	// blocked are the BGPFilter directions that cannot be written exactly (see filters.go).
 	blocked map[filterDir]bool
+	// noSessions: this node's BGP configuration is stored but invalid, so it has no sessions.
+	noSessions bool
 }
 
 // nodeBGP is the BGP view of one Node.
@@ -95,6 +97,12 @@ func newBuilder(in *Inputs, opts BuildOptions) *builder {
 	}
 	for _, name := range sortedKeys(in.InvalidFilters) {
 		b.warn("%s; the sessions that use it exchange no routes", in.InvalidFilters[name])
+	}
+	for _, name := range []string{"default", "node." + opts.NodeName} {
+		if msg, bad := in.InvalidConfigs[name]; bad {
+			b.warn("%s; no BGP sessions until it is valid", msg)
+			b.noSessions = true
+		}
 	}
 	b.nodes = map[string]*nodeBGP{}
 	for _, name := range sortedKeys(in.Nodes) {
@@ -271,7 +279,7 @@ func (b *builder) family(fi int) *Family {
 	f.Pools = b.pools(fi)
 	f.Communities = b.communities(fi)
 	f.Filters = b.filterFuncs(fi)
-	if f.NodeIP.IsValid() {
+	if f.NodeIP.IsValid() && !b.noSessions {
 		f.Peers = b.peers(fi, f.Filters)
 	}
 	return f

@@ -204,3 +204,28 @@ func TestUnsupportedFilterFailsClosed(t *testing.T) {
 		t.Errorf("functions %v", decls.Functions)
 	}
 }
+
+// TestInvalidBGPConfigurationFailsClosed: a BGPConfiguration that is stored but invalid is not
+// "absent" (which would mean the defaults: a full mesh in AS 64512, here against the
+// operator's nodeToNodeMeshEnabled false): the node has no sessions, and the key is in the
+// warning.
+func TestInvalidBGPConfigurationFailsClosed(t *testing.T) {
+	for _, name := range []string{"default", "node.host-a"} {
+		t.Run(name, func(t *testing.T) {
+			kvs := baseKVs()
+			kvs[datastore.ResourcePrefix+"bgpconfigurations/"+name] = `{"kind":"BGPConfiguration","apiVersion":"projectcalico.org/v3",` +
+				`"metadata":{"name":"` + name + `"},"spec":{"nodeToNodeMeshEnabled":false,"bindMode":"Everywhere"}}`
+			cfg, log, err := runOnceFromEtcd(t, "host-a", kvs)
+			if err != nil {
+				t.Fatalf("render: %v", err)
+			}
+			got := parseDeclarations(renderedText(t, cfg))
+			if slices.ContainsFunc(got.Protocols, func(p string) bool { return strings.HasPrefix(p, "bgp ") }) {
+				t.Errorf("sessions with an invalid BGP configuration: %v", got.Protocols)
+			}
+			if !strings.Contains(log, datastore.ResourcePrefix+"bgpconfigurations/"+name) {
+				t.Errorf("the invalid configuration's key is not logged:\n%s", log)
+			}
+		})
+	}
+}
