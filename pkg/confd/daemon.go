@@ -205,7 +205,9 @@ func (d *Daemon) syncNow(ctx context.Context, l *loop) {
 	}
 	d.logResult(res, err, d.now().Sub(start))
 	if err != nil {
-		d.notifier.Status("Failed to apply BGP configuration (retrying in %s; BIRD keeps its last good configuration): %v", l.retry, err)
+		// One line: sd_notify takes a line break as the start of another assignment.
+		d.notifier.Status("Failed to apply BGP configuration (retrying in %s; BIRD keeps its last good configuration): %s",
+			l.retry, newComment(err.Error()))
 		l.arm(d.now(), l.retry)
 		l.retry = min(2*l.retry, maxRetry)
 		return

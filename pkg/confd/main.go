@@ -49,7 +49,7 @@ func Main(ctx context.Context, opts Options, stderr io.Writer) error {
 	defer ds.Close()
 	log.Info().Str("version", buildinfo.Version).Str("node", nodeName).Strs("etcd", dsCfg.Etcd.Endpoints).
 		Str("output_dir", cfg.OutputDir).Bool("onetime", opts.Onetime).Msg("Starting calico-confd")
-	src := syncer.New(ds, syncer.Config{Prefixes: SyncPrefixes(nodeName)}, log.With().Str("subcomponent", "syncer").Logger())
+	src := syncer.New(ds, SyncerConfig(nodeName), log.With().Str("subcomponent", "syncer").Logger())
 	d := NewDaemon(&cfg, nodeName, src, ExecRunner, daemon.NewNotifier(log), log)
 	if opts.Onetime {
 		ctx, cancel := context.WithTimeout(ctx, DefaultSnapshotTimeout)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -103,7 +104,7 @@ func startConfd(t *testing.T, h *testHost, ds *datastore.Client, templates strin
 	h.cfg.setDefaults()
 	h.cfg.Debounce.Duration = 100 * time.Millisecond
 	log := zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel).With().Str("host", h.name).Logger()
-	src := syncer.New(ds, syncer.Config{Prefixes: SyncPrefixes(h.name)}, log)
+	src := syncer.New(ds, SyncerConfig(h.name), log)
 	d := NewDaemon(h.cfg, h.name, src, ExecRunner, daemon.NewNotifier(log), log)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -319,4 +320,13 @@ func (s store) del(kind, name string) {
 	if _, err := s.cli.Delete(ctx, datastore.ResourceKey(k, "", name)); err != nil {
 		s.t.Fatal(err)
 	}
+}
+
+// pname is the BIRD protocol name of a peering (see peerName).
+func pname(typ, ip string, port uint16) string {
+	s, err := peerName(typ, netip.MustParseAddr(ip), port)
+	if err != nil {
+		panic(err)
+	}
+	return s.Name()
 }
