@@ -137,8 +137,9 @@ func ruleFeatures() []calc.Update {
 		{Action: calc.RuleDeny, Protocol: 1, NotICMP: &calc.ICMPMatch{Type: 0}},
 		{Action: calc.RuleLog, NotProtocol: 6, NotSrcIPSetIDs: []string{"s:b"}},
 		{Action: calc.RulePass, IPVersion: 4, Protocol: 132, DstPorts: ports(9000)},
-		{Action: calc.RuleAllow, Protocol: 47, DstPorts: ports(1)},                            // ports without a port protocol: skipped
-		{Action: calc.RuleAllow, Protocol: 1, NotICMP: &calc.ICMPMatch{Type: 3, Code: u8(1)}}, // negated type and code: skipped
+		{Action: calc.RuleAllow, Protocol: 47, DstPorts: ports(1)},                            // ports without a port protocol: fail closed, a drop
+		{Action: calc.RuleAllow, Protocol: 1, NotICMP: &calc.ICMPMatch{Type: 3, Code: u8(1)}}, // not (type 3 and code 1): two rules
+		{Action: calc.RuleDeny, IPVersion: 6, Invalid: "calc could not interpret it"},         // fail closed, IPv6 only
 		{Action: calc.RuleAllow, SrcNets: []netip.Prefix{pfx("fd5c:2::/64")}, IPVersion: 6},
 	}
 	return []calc.Update{
