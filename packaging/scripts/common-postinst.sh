@@ -16,6 +16,8 @@ f=/etc/calico/datastore.toml
 if first_install "$@" && [ -f "$f" ] && [ "$(stat -c %g "$f")" = 0 ]; then
   chgrp calico "$f" 2>/dev/null || true
 fi
+# An upgrade keeps the mode and owner the admin gave the configuration files (rpm resets them).
+/usr/lib/calico-host/maint restore-perms
 if [ -d /run/systemd/system ]; then
   systemctl daemon-reload >/dev/null 2>&1 || true
 fi
