@@ -26,13 +26,13 @@ func build(configFile string, stderr io.Writer) (*felix.Daemon, zerolog.Logger, 
 	log := daemon.NewLogger(stderr, "felix", zerolog.TraceLevel, daemon.FormatAuto)
 	local, err := config.LoadLocal(config.LoadOptions{ConfigFile: configFile})
 	if err != nil {
-		return nil, log, err
+		return nil, log, daemon.ConfigError(err)
 	}
 	cfg, _ := local.Resolve(nil) // problems are logged once the datastore's part is known
 	setLevel(cfg.LogSeverityScreen)
 	dsCfg, err := local.Datastore(cfg)
 	if err != nil {
-		return nil, log, err
+		return nil, log, daemon.ConfigError(err)
 	}
 	ds, err := datastore.New(dsCfg)
 	if err != nil {

@@ -42,7 +42,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	d, log, err := build(*configFile, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "calico-felix: %v\n", err)
-		return 1
+		return daemon.ExitCode(err) // ExitConfig (78) for a bad configuration: systemd does not restart
 	}
 	err = d.Run(ctx)
 	switch {
@@ -81,6 +81,6 @@ overridden by FELIX_ETCDENDPOINTS, FELIX_ETCDCAFILE, FELIX_ETCDCERTFILE, FELIX_E
 Main parameters (config key, environment variable, default):
 %s
 Exit status: 0 after SIGTERM/SIGINT (the dataplane stays programmed), %d when a configuration
-change needs a restart, 1 on errors.
-`, config.DefaultConfigFile, "/etc/calico/datastore.toml", config.Usage(), felix.ExitRestart)
+change needs a restart, %d when the configuration file or environment is invalid, 1 on other errors.
+`, config.DefaultConfigFile, "/etc/calico/datastore.toml", config.Usage(), felix.ExitRestart, daemon.ExitConfig)
 }

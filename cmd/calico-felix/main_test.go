@@ -31,14 +31,16 @@ func TestVersionAndHelp(t *testing.T) {
 	}
 }
 
-func TestBrokenConfigFileExitsWithError(t *testing.T) {
+// TestBrokenConfigFileExitsWithConfigStatus: a broken configuration file exits 78 (EX_CONFIG,
+// in calico-felix.service's RestartPreventExitStatus=), naming the file.
+func TestBrokenConfigFileExitsWithConfigStatus(t *testing.T) {
 	path := t.TempDir() + "/felix.toml"
 	if err := writeFile(path, "InterfacePrefix = = 1\n"); err != nil {
 		t.Fatal(err)
 	}
 	var out, errOut bytes.Buffer
-	if code := run([]string{"--config", path}, &out, &errOut); code != 1 || !strings.Contains(errOut.String(), path) {
-		t.Errorf("exit %d, stderr %q: want 1 and the file named", code, errOut.String())
+	if code := run([]string{"--config", path}, &out, &errOut); code != 78 || !strings.Contains(errOut.String(), path) {
+		t.Errorf("exit %d, stderr %q: want 78 and the file named", code, errOut.String())
 	}
 }
 

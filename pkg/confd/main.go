@@ -27,11 +27,11 @@ func Main(ctx context.Context, opts Options, stderr io.Writer) error {
 	}
 	cfg, err := LoadConfig(orDefault(opts.ConfigFile, DefaultConfigFile), opts.Env)
 	if err != nil {
-		return fmt.Errorf("loading configuration: %w", err)
+		return fmt.Errorf("loading configuration: %w", daemon.ConfigError(err))
 	}
 	level, err := daemon.ParseLevel(cfg.LogSeverity)
 	if err != nil {
-		return err
+		return daemon.ConfigError(err)
 	}
 	log := daemon.NewLogger(stderr, "calico-confd", level, daemon.FormatAuto)
 	nodeName, err := cfg.ResolveNodeName()
@@ -40,7 +40,7 @@ func Main(ctx context.Context, opts Options, stderr io.Writer) error {
 	}
 	dsCfg, err := config.LoadDatastore(orDefault(opts.DatastoreFile, config.DefaultDatastoreFile), opts.Env)
 	if err != nil {
-		return fmt.Errorf("loading datastore configuration: %w", err)
+		return fmt.Errorf("loading datastore configuration: %w", daemon.ConfigError(err))
 	}
 	ds, err := datastore.New(dsCfg)
 	if err != nil {

@@ -163,6 +163,11 @@ type Rule struct {
 
 	// RuleID is a stable short hash of the source rule (for comments and logs).
 	RuleID string
+
+	// Invalid, when not empty, says why calc could not interpret the source rule (data that
+	// validation refuses). Such a rule carries no matches; it cannot be enforced, so the
+	// dataplane fails closed at its position: every packet that reaches it is dropped.
+	Invalid string
 }
 
 // TierInfo lists, for one tier, the policies that apply to an endpoint in each direction, in

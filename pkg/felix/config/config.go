@@ -55,6 +55,8 @@ type Config struct {
 	NftablesMarkMask               uint32
 	NATOutgoingAddress             netip.Addr
 	NATPortRange                   [2]uint16
+	WorkloadSourceSpoofing         string // "Disabled" or "Any"
+	FloatingIPs                    string // "Enabled" or "Disabled"
 	MetadataAddr                   netip.Addr
 	MetadataPort                   int
 	NftablesRefreshInterval        time.Duration

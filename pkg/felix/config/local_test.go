@@ -149,6 +149,16 @@ func TestDataplaneConfig(t *testing.T) {
 					t.Errorf("got %q %q", d.DefaultEndpointToHostAction, d.FilterDenyAction)
 				}
 			}},
+		{"gates off by default, as Project Calico", nil, false, func(t *testing.T, c *Config) {
+			if d := c.Dataplane(false); d.WorkloadSourceSpoofing || d.FloatingIPs || c.WorkloadSourceSpoofing != "Disabled" || c.FloatingIPs != "Disabled" {
+				t.Errorf("spoofing %v (%q), floating IPs %v (%q)", d.WorkloadSourceSpoofing, c.WorkloadSourceSpoofing, d.FloatingIPs, c.FloatingIPs)
+			}
+		}},
+		{"gates from FelixConfiguration", []Layer{ds("WorkloadSourceSpoofing", "any", "FloatingIPs", "Enabled")}, false, func(t *testing.T, c *Config) {
+			if d := c.Dataplane(false); !d.WorkloadSourceSpoofing || !d.FloatingIPs {
+				t.Errorf("spoofing %v, floating IPs %v", d.WorkloadSourceSpoofing, d.FloatingIPs)
+			}
+		}},
 		{"metadata port turns openstack on", []Layer{ds("MetadataPort", "8080")}, false, func(t *testing.T, c *Config) {
 			if !c.Dataplane(false).OpenStack {
 				t.Error("non-default MetadataPort must turn on the OpenStack special cases")

@@ -148,6 +148,12 @@ var Params = []Param{
 		Doc: "Packet mark bits felix may use."},
 	{Name: "NATOutgoingAddress", Kind: KindAddr, Restart: true, Doc: "Source address for NAT outgoing (default: masquerade)."},
 	{Name: "NATPortRange", Kind: KindPortRange, Restart: true, Doc: "Source ports for NAT outgoing TCP and UDP, min:max (with VXLAN on, UDP never gets VXLANPort)."},
+	{Name: "WorkloadSourceSpoofing", Kind: KindOneOf, Values: []string{"Disabled", "Any"}, Default: "Disabled", Restart: true,
+		Doc: "Any lets workload endpoints use allowSpoofedSourcePrefixes; with Disabled a workload endpoint that asks for it " +
+			"is treated as missing (its traffic is dropped), as Project Calico's felix does."},
+	{Name: "FloatingIPs", Kind: KindOneOf, Values: []string{"Enabled", "Disabled"}, Default: "Disabled", Restart: true,
+		Doc: "Enabled programs the ipNATs (floating IPs) of every workload endpoint; with Disabled only those of " +
+			"OpenStack endpoints (orchestrator openstack) are programmed, as Project Calico's felix does."},
 	{Name: "MetadataAddr", Kind: KindAddr, Default: "127.0.0.1", Restart: true,
 		Doc: "OpenStack metadata server address that 169.254.169.254:80 is DNATed to."},
 	{Name: "MetadataPort", Kind: KindInt, Default: "8775", Min: 1, Max: 65535, Restart: true, Doc: "OpenStack metadata server port."},

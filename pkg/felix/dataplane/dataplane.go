@@ -110,6 +110,7 @@ func New(cfg Config, log zerolog.Logger, opts ...Option) (*Dataplane, error) {
 		model: newModel(), builder: newRulesetBuilder(rcfg, log), hostIfs: newIfaceMatcher(cfg, log),
 		status: newStatusTracker(), metrics: newMetrics(), firstApply: make(chan struct{}),
 	}
+	d.model.gates = newEndpointGates(cfg, log)
 	if err := d.setKernel(o); err != nil {
 		return nil, err
 	}

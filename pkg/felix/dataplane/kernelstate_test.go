@@ -18,7 +18,7 @@ var cmpAddrs = cmp.Comparer(func(a, b netip.Addr) bool { return a == b })
 var cmpPrefixes = cmp.Comparer(func(a, b netip.Prefix) bool { return a == b })
 
 func TestDesiredRoutes(t *testing.T) {
-	h := newHarness(t, Config{Hostname: "host1", IPv6Support: true})
+	h := newHarness(t, Config{Hostname: "host1", IPv6Support: true, FloatingIPs: true})
 	w := wep("w1", "cali11111111111", []string{"10.65.0.1/32"}, withV6("fd5c::1/128"))
 	w.Endpoint.IPv4NAT = []calc.NATInfo{{ExtIP: addr("198.18.100.1"), IntIP: addr("10.65.0.1")}}
 	down := wep("w2", "cali22222222222", []string{"10.65.0.2/32"})
@@ -180,7 +180,8 @@ func stripEndpoints(t *testing.T, sts []EndpointStatus) []EndpointStatus {
 func ptr[T any](v T) *T { return &v }
 
 func TestOpenStackNeighbors(t *testing.T) {
-	h := newHarness(t, Config{Hostname: "host1", InterfacePrefixes: []string{"tap"}})
+	// The scenario's VM has a spoofing exception, which needs WorkloadSourceSpoofing Any.
+	h := newHarness(t, Config{Hostname: "host1", InterfacePrefixes: []string{"tap"}, WorkloadSourceSpoofing: true})
 	h.up("tap12345678-ab")
 	h.send(openStack()...)
 	if got := h.ifaces.neighbors["tap12345678-ab"]; !cmp.Equal(got, []netip.Addr{addr("10.65.0.2")}, cmpAddrs) {

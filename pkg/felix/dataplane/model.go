@@ -23,6 +23,8 @@ type model struct {
 	vteps    map[vtepKey]*calc.VTEP
 	ifaces   map[string]*InterfaceUpdate
 
+	gates endpointGates // what workload endpoints may ask for
+
 	inSync       bool // calc sent InSync
 	ifacesInSync bool // the interface monitor sent InSync
 
@@ -74,7 +76,11 @@ func (m *model) apply(u calc.Update) bool {
 		delete(m.profiles, u.Name)
 		m.rulesChanged = true
 	case calc.WorkloadEndpointUpdate:
-		m.weps[u.ID] = u.Endpoint
+		if ep := m.gates.admit(u.ID, u.Endpoint); ep != nil {
+			m.weps[u.ID] = ep
+		} else {
+			delete(m.weps, u.ID)
+		}
 	case calc.WorkloadEndpointRemove:
 		delete(m.weps, u.ID)
 	case calc.HostEndpointUpdate:
