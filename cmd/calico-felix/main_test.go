@@ -55,7 +55,7 @@ func TestTLSWithHTTPEndpointRefused(t *testing.T) {
 	}
 	var out, errOut bytes.Buffer
 	code := run([]string{"--config", path}, &out, &errOut)
-	if code != 1 || !strings.Contains(errOut.String(), "plain http") || !strings.Contains(errOut.String(), "/etc/calico/pki/ca.pem") {
-		t.Errorf("exit %d, stderr %q: want 1 and the TLS setting named", code, errOut.String())
+	if code != 78 || !strings.Contains(errOut.String(), "plain http") || !strings.Contains(errOut.String(), "/etc/calico/pki/ca.pem") {
+		t.Errorf("exit %d, stderr %q: want 78 and the TLS setting named", code, errOut.String())
 	}
 }

@@ -33,7 +33,7 @@ HealthPort = "not-a-port"
 `)
 	dsFile := writeFile(t, "datastore.toml", `
 [etcd]
-endpoints = ["http://198.18.0.10:2379"]
+endpoints = ["https://198.18.0.10:2379"]
 ca_file = "/etc/calico/ca.pem"
 `)
 	l, err := LoadLocal(LoadOptions{
@@ -71,7 +71,7 @@ ca_file = "/etc/calico/ca.pem"
 		t.Errorf("tap prefix and openstack cluster type must turn on the OpenStack special cases")
 	}
 	d, err := l.Datastore(c)
-	if err != nil || d.Etcd.Endpoints[0] != "http://198.18.0.10:2379" || d.Etcd.CAFile != "/etc/calico/ca.pem" {
+	if err != nil || d.Etcd.Endpoints[0] != "https://198.18.0.10:2379" || d.Etcd.CAFile != "/etc/calico/ca.pem" {
 		t.Errorf("datastore = %+v, %v", d, err)
 	}
 }
