@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/calico-host/calico-host/pkg/backoff"
 	"github.com/calico-host/calico-host/pkg/felix/calc"
 )
 
@@ -19,7 +20,8 @@ func (d *Dataplane) Run(ctx context.Context, in <-chan []calc.Update, status cha
 	ifaceCh := make(chan InterfaceUpdate, 1024)
 	go d.ifaces.Run(ctx, ifaceCh)
 	l := &loop{d: d, in: in, ifaceCh: ifaceCh, status: status,
-		bucket: newBucket(d.timing.Burst, d.timing.Refill, time.Now())}
+		bucket: newBucket(d.timing.Burst, d.timing.Refill, time.Now()),
+		retry:  backoff.Backoff{Min: d.timing.RetryMin, Max: d.timing.RetryMax}}
 	nftRefresh := time.NewTicker(d.cfg.NftablesRefreshInterval)
 	defer nftRefresh.Stop()
 	routeRefresh := time.NewTicker(d.cfg.RouteRefreshInterval)
@@ -68,7 +70,7 @@ type loop struct {
 	bucket  *bucket
 	timer   <-chan time.Time // armed while an apply waits for a token or a retry
 	retryAt time.Time
-	backoff time.Duration
+	retry   backoff.Backoff // delays after failed applies
 }
 
 // onBatch records a batch and every batch already waiting behind it.
@@ -144,13 +146,14 @@ func (l *loop) maybeApply(ctx context.Context) {
 		l.d.after(batches, err)
 	}
 	if err != nil {
-		l.backoff = min(max(2*l.backoff, l.d.timing.RetryMin), l.d.timing.RetryMax)
-		l.retryAt = time.Now().Add(l.backoff)
-		l.timer = time.After(l.backoff)
-		l.d.log.Error().Err(err).Dur("retryIn", l.backoff).Msg("Dataplane apply failed; will retry with a full resync")
+		delay := l.retry.Next()
+		l.retryAt = time.Now().Add(delay)
+		l.timer = time.After(delay)
+		l.d.log.Error().Err(err).Dur("retryIn", delay).Msg("Dataplane apply failed; will retry with a full resync")
 		return
 	}
-	l.dirty, l.backoff = false, 0
+	l.dirty = false
+	l.retry.Reset()
 	if l.d.bigCommit { // before READY, so that felix is ready at its steady size
 		l.d.bigCommit = false
 		l.d.releaseMemory()
