@@ -4,13 +4,14 @@ import (
 	"context"
 	"time"
 
+	"golang.org/x/time/rate"
+
 	"github.com/calico-host/calico-host/pkg/syncer"
 )
 
 // RunConfig configures Run. Zero fields take the defaults.
 type RunConfig struct {
-	// BucketSize is the leaky bucket's capacity: how many flushes may happen back to back
-	// (default 10, as felix).
+	// BucketSize is how many flushes may happen back to back (default 10, as felix).
 	BucketSize int
 	// Refill is the time to earn one flush token (default 10 ms, as felix).
 	Refill time.Duration
@@ -41,36 +42,18 @@ func (c RunConfig) withDefaults() RunConfig {
 	return c
 }
 
-// bucket is a leaky bucket of flush tokens.
-type bucket struct {
-	size   int
-	refill time.Duration
-	tokens int
-	last   time.Time // when tokens were last topped up
-}
-
-// take tops the bucket up for the time elapsed and takes a token; if there is none it returns
-// how long until the next one.
-func (b *bucket) take(now time.Time) (bool, time.Duration) {
-	if b.tokens < b.size {
-		earned := int(now.Sub(b.last) / b.refill)
-		b.tokens = min(b.size, b.tokens+earned)
-		b.last = b.last.Add(time.Duration(earned) * b.refill)
-		if b.tokens == b.size {
-			b.last = now
-		}
-	} else {
-		b.last = now
+// takeToken takes a token from lim if it has one (0), or says how long until it will.
+func takeToken(lim *rate.Limiter, now time.Time) time.Duration {
+	r := lim.ReserveN(now, 1)
+	wait := r.DelayFrom(now)
+	if wait > 0 {
+		r.CancelAt(now)
 	}
-	if b.tokens == 0 {
-		return false, b.refill - now.Sub(b.last)
-	}
-	b.tokens--
-	return true, 0
+	return wait
 }
 
 // Run feeds the messages from in into the graph and sends each non-empty flush on out, at most
-// as often as a leaky bucket allows (BucketSize flushes in a burst, then one per Refill), so a
+// as often as a token bucket allows (BucketSize flushes in a burst, then one per Refill), so a
 // burst of events is coalesced into a few batches. progress is called on every loop iteration
 // (and every IdleBeat while idle). Run returns when ctx is done or in is closed.
 func (g *Graph) Run(ctx context.Context, in <-chan syncer.Message, out chan<- []Update, cfg RunConfig, progress func()) {
@@ -78,7 +61,7 @@ func (g *Graph) Run(ctx context.Context, in <-chan syncer.Message, out chan<- []
 	if progress == nil {
 		progress = func() {}
 	}
-	b := &bucket{size: cfg.BucketSize, refill: cfg.Refill, tokens: cfg.BucketSize, last: cfg.Now()}
+	lim := rate.NewLimiter(rate.Every(cfg.Refill), cfg.BucketSize)
 	pending := false
 	var idle, retry <-chan time.Time
 	for {
@@ -103,8 +86,7 @@ func (g *Graph) Run(ctx context.Context, in <-chan syncer.Message, out chan<- []
 		if !pending {
 			continue
 		}
-		ok, delay := b.take(cfg.Now())
-		if !ok {
+		if delay := takeToken(lim, cfg.Now()); delay > 0 {
 			if retry == nil {
 				retry = cfg.After(delay)
 			}

@@ -153,26 +153,3 @@ func TestRunRateLimitsAndCoalesces(t *testing.T) {
 		t.Fatal("Run did not return on cancel")
 	}
 }
-
-func TestBucket(t *testing.T) {
-	start := time.Unix(0, 0)
-	b := &bucket{size: 3, refill: 10 * time.Millisecond, tokens: 3, last: start}
-	steps := []struct {
-		at        time.Duration
-		ok        bool
-		wantDelay time.Duration
-	}{
-		{0, true, 0}, {0, true, 0}, {1 * time.Millisecond, true, 0},
-		{2 * time.Millisecond, false, 8 * time.Millisecond},
-		{10 * time.Millisecond, true, 0},
-		{15 * time.Millisecond, false, 5 * time.Millisecond},
-		{45 * time.Millisecond, true, 0}, {45 * time.Millisecond, true, 0}, {45 * time.Millisecond, true, 0},
-		{45 * time.Millisecond, false, 10 * time.Millisecond}, // a full bucket earns nothing more
-	}
-	for i, st := range steps {
-		ok, d := b.take(start.Add(st.at))
-		if ok != st.ok || (!ok && d != st.wantDelay) {
-			t.Errorf("step %d at %v: take = %v, %v; want %v, %v", i, st.at, ok, d, st.ok, st.wantDelay)
-		}
-	}
-}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"golang.org/x/time/rate"
+
 	"github.com/calico-host/calico-host/pkg/backoff"
 	"github.com/calico-host/calico-host/pkg/felix/calc"
 )
@@ -20,8 +22,8 @@ func (d *Dataplane) Run(ctx context.Context, in <-chan []calc.Update, status cha
 	ifaceCh := make(chan InterfaceUpdate, 1024)
 	go d.ifaces.Run(ctx, ifaceCh)
 	l := &loop{d: d, in: in, ifaceCh: ifaceCh, status: status,
-		bucket: newBucket(d.timing.Burst, d.timing.Refill, time.Now()),
-		retry:  backoff.Backoff{Min: d.timing.RetryMin, Max: d.timing.RetryMax}}
+		limiter: rate.NewLimiter(rate.Every(d.timing.Refill), d.timing.Burst),
+		retry:   backoff.Backoff{Min: d.timing.RetryMin, Max: d.timing.RetryMax}}
 	nftRefresh := time.NewTicker(d.cfg.NftablesRefreshInterval)
 	defer nftRefresh.Stop()
 	routeRefresh := time.NewTicker(d.cfg.RouteRefreshInterval)
@@ -67,7 +69,7 @@ type loop struct {
 	pending []EndpointStatus
 	batches int // batches received so far
 	dirty   bool
-	bucket  *bucket
+	limiter *rate.Limiter    // applies: Timing.Burst back to back, then one per Timing.Refill
 	timer   <-chan time.Time // armed while an apply waits for a token or a retry
 	retryAt time.Time
 	retry   backoff.Backoff // delays after failed applies
@@ -133,7 +135,7 @@ func (l *loop) maybeApply(ctx context.Context) {
 		l.timer = time.After(l.retryAt.Sub(now))
 		return
 	}
-	if ok, wait := l.bucket.take(now); !ok {
+	if wait := takeToken(l.limiter, now); wait > 0 {
 		l.timer = time.After(wait)
 		return
 	}
@@ -164,31 +166,12 @@ func (l *loop) maybeApply(ctx context.Context) {
 	}
 }
 
-// bucket is a leaky bucket of apply tokens: size tokens, one more every refill.
-type bucket struct {
-	size   int
-	refill time.Duration
-	tokens int
-	last   time.Time
-}
-
-func newBucket(size int, refill time.Duration, now time.Time) *bucket {
-	return &bucket{size: size, refill: refill, tokens: size, last: now}
-}
-
-// take takes a token if there is one; otherwise it says how long until the next.
-func (b *bucket) take(now time.Time) (bool, time.Duration) {
-	earned := int(now.Sub(b.last) / b.refill)
-	if earned > 0 {
-		b.tokens = min(b.size, b.tokens+earned)
-		b.last = b.last.Add(time.Duration(earned) * b.refill)
+// takeToken takes a token from lim if it has one (0), or says how long until it will.
+func takeToken(lim *rate.Limiter, now time.Time) time.Duration {
+	r := lim.ReserveN(now, 1)
+	wait := r.DelayFrom(now)
+	if wait > 0 {
+		r.CancelAt(now)
 	}
-	if b.tokens == b.size {
-		b.last = now
-	}
-	if b.tokens == 0 {
-		return false, b.refill - now.Sub(b.last)
-	}
-	b.tokens--
-	return true, 0
+	return wait
 }
