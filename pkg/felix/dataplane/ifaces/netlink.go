@@ -3,9 +3,10 @@ package ifaces
 import (
 	"context"
 	"fmt"
-	"github.com/calico-host/calico-host/pkg/felix/dataplane/nlhandle"
 	"net"
 	"net/netip"
+
+	"github.com/calico-host/calico-host/pkg/nlhandle"
 
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
@@ -32,24 +33,9 @@ type Netlink struct {
 
 // OpenNetlink opens netlink in the namespace at nsPath ("" = the current one).
 func OpenNetlink(nsPath string) (*Netlink, error) {
-	ns := netns.None()
-	if nsPath != "" {
-		var err error
-		if ns, err = netns.GetFromPath(nsPath); err != nil {
-			return nil, fmt.Errorf("opening network namespace %s: %w", nsPath, err)
-		}
-	}
-	h, err := netlink.NewHandleAt(ns)
-	if err == nil {
-		if err = h.SetSocketTimeout(nlhandle.SocketTimeout); err != nil {
-			h.Close()
-		}
-	}
+	h, ns, err := nlhandle.OpenNS(nsPath)
 	if err != nil {
-		if ns.IsOpen() {
-			ns.Close()
-		}
-		return nil, fmt.Errorf("opening netlink: %w", err)
+		return nil, err
 	}
 	return &Netlink{h: h, ns: ns}, nil
 }

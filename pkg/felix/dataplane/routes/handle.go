@@ -3,9 +3,10 @@ package routes
 import (
 	"context"
 	"errors"
-	"github.com/calico-host/calico-host/pkg/felix/dataplane/nlhandle"
 	"net"
 	"net/netip"
+
+	"github.com/calico-host/calico-host/pkg/nlhandle"
 
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"

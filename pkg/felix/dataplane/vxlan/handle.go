@@ -4,9 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/calico-host/calico-host/pkg/felix/dataplane/nlhandle"
 	"net"
 	"net/netip"
+
+	"github.com/calico-host/calico-host/pkg/nlhandle"
 
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
