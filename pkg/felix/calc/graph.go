@@ -15,7 +15,7 @@ import (
 //     flattened over what it inherits: profiles' labelsToApply, its namespace's labels (pcns.)
 //     and its service account's (pcsa.), from the kns.<ns> / ksa.<ns>.<sa> profiles. It feeds
 //     two label indexes (labelindex.go): every item, for IP sets; this host's endpoints, for
-//     policy selectors. selexpr.go and selectors.go build the selectors the way libcalico does.
+//     policy selectors. selectors.go builds the selectors the way libcalico does.
 //   - policies.go/tiers.go: a policy is active while it matches a local endpoint; active
 //     policies are rendered (rules.go) and each local endpoint gets its sorted tiers.
 //   - profiles.go: profiles named by local endpoints are active and rendered.
