@@ -8,6 +8,7 @@ import (
 
 	"github.com/calico-host/calico-host/pkg/backoff"
 	"github.com/calico-host/calico-host/pkg/felix/calc"
+	"github.com/calico-host/calico-host/pkg/felix/dataplane/ifaces"
 )
 
 // Run applies calc's update batches until ctx is done. It drains every pending batch (and
@@ -18,8 +19,8 @@ import (
 // statuses without ever blocking on the status channel. progress is called on every
 // iteration and at least every Timing.IdleBeat. Returning leaves the kernel state in place.
 func (d *Dataplane) Run(ctx context.Context, in <-chan []calc.Update, status chan<- EndpointStatus, progress func()) {
-	defer d.closeFn()
-	ifaceCh := make(chan InterfaceUpdate, 1024)
+	defer d.close()
+	ifaceCh := make(chan ifaces.Update, 1024)
 	go d.ifaces.Run(ctx, ifaceCh)
 	l := &loop{d: d, in: in, ifaceCh: ifaceCh, status: status,
 		limiter: rate.NewLimiter(rate.Every(d.timing.Refill), d.timing.Burst),
@@ -64,7 +65,7 @@ func (d *Dataplane) Run(ctx context.Context, in <-chan []calc.Update, status cha
 type loop struct {
 	d       *Dataplane
 	in      <-chan []calc.Update
-	ifaceCh chan InterfaceUpdate
+	ifaceCh chan ifaces.Update
 	status  chan<- EndpointStatus
 	pending []EndpointStatus
 	batches int // batches received so far
@@ -108,18 +109,28 @@ func (l *loop) record(batch []calc.Update) int {
 	return len(batch)
 }
 
-// onIface records an interface update and every one already waiting behind it.
-func (l *loop) onIface(u InterfaceUpdate) {
-	l.d.model.applyIface(u)
+// onIface records an interface update and every one already waiting behind it, telling the
+// route and VXLAN pieces about each change first, so that a re-created device gets its routes
+// and neighbours back in the next apply rather than at the next periodic resync.
+func (l *loop) onIface(u ifaces.Update) {
+	l.recordIface(u)
 	for more := true; more; {
 		select {
 		case u := <-l.ifaceCh:
-			l.d.model.applyIface(u)
+			l.recordIface(u)
 		default:
 			more = false
 		}
 	}
 	l.dirty = true
+}
+
+func (l *loop) recordIface(u ifaces.Update) {
+	if !u.InSync {
+		l.d.routes.InterfaceChanged(u.Name)
+		l.d.vxlan.InterfaceChanged(u.Name)
+	}
+	l.d.model.applyIface(u)
 }
 
 // maybeApply applies when there is something to apply, everything is in sync, the last
