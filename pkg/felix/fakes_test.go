@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
+	"github.com/calico-host/calico-host/pkg/api"
 	"github.com/calico-host/calico-host/pkg/datastore"
 	"github.com/calico-host/calico-host/pkg/datastore/etcdtest"
 	"github.com/calico-host/calico-host/pkg/felix/calc"
@@ -234,10 +235,10 @@ func (h *harness) exit() error {
 	return nil
 }
 
-// ready brings the daemon to READY with the given datastore parameters.
-func (h *harness) ready(params map[string]string, more ...calc.Update) *fakeDataplane {
+// ready brings the daemon to READY with the given FelixConfiguration default (nil: none).
+func (h *harness) ready(spec *api.FelixConfigurationSpec, more ...calc.Update) *fakeDataplane {
 	h.t.Helper()
-	h.emit(append([]calc.Update{calc.ConfigUpdate{Params: params, DatastoreReady: true}, calc.InSync{}}, more...)...)
+	h.emit(append([]calc.Update{calc.ConfigUpdate{Global: spec, DatastoreReady: true}, calc.InSync{}}, more...)...)
 	dp := h.dataplane()
 	close(dp.release)
 	deadline := time.Now().Add(5 * time.Second)

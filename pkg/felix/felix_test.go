@@ -17,6 +17,7 @@ import (
 	"github.com/rs/zerolog"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/calico-host/calico-host/pkg/api"
 	"github.com/calico-host/calico-host/pkg/daemon/notifytest"
 	"github.com/calico-host/calico-host/pkg/datastore"
 	"github.com/calico-host/calico-host/pkg/felix/calc"
@@ -69,9 +70,9 @@ func TestReadyOnlyAfterFirstApply(t *testing.T) {
 	case <-time.After(100 * time.Millisecond):
 	}
 
-	h.emit(calc.ConfigUpdate{DatastoreReady: true, ClusterType: "openstack", Params: map[string]string{
-		"InterfacePrefix": "tap", "EndpointReportingEnabled": "true", "EndpointReportingDelaySecs": "0.01",
-		"HealthPort": "bogus"}},
+	h.emit(calc.ConfigUpdate{DatastoreReady: true, ClusterType: "openstack", Global: &api.FelixConfigurationSpec{
+		InterfacePrefix: "tap", EndpointReportingEnabled: api.Bool(true), EndpointReportingDelay: api.Dur(10 * time.Millisecond),
+		HealthPort: api.Int(70000)}},
 		calc.IPPoolUpdate{Pool: &calc.IPPool{Name: "p", VXLANMode: "Always"}}, wepUpdate(wep1))
 	dp := h.dataplane()
 	if dp.cfg.Hostname != "host-a" || !dp.cfg.OpenStack || !dp.cfg.VXLANEnabled || dp.cfg.InterfacePrefixes[0] != "tap" ||
@@ -138,20 +139,20 @@ func TestConfigChanges(t *testing.T) {
 		level   zerolog.Level
 	}{
 		{name: "log level applies live", change: []calc.Update{calc.ConfigUpdate{DatastoreReady: true,
-			Params: map[string]string{"LogSeverityScreen": "Debug", "ReportingIntervalSecs": "5"}}}, level: zerolog.DebugLevel},
+			Global: &api.FelixConfigurationSpec{LogSeverityScreen: "Debug", ReportingInterval: api.Dur(5 * time.Second)}}}, level: zerolog.DebugLevel},
 		{name: "interface prefix needs a restart", change: []calc.Update{calc.ConfigUpdate{DatastoreReady: true,
-			Params: map[string]string{"InterfacePrefix": "cali,tap"}}}, restart: true},
+			Global: &api.FelixConfigurationSpec{InterfacePrefix: "cali,tap"}}}, restart: true},
 		{name: "overridden by the environment: no restart", environ: []string{"FELIX_INTERFACEPREFIX=cali"},
-			change: []calc.Update{calc.ConfigUpdate{DatastoreReady: true, Params: map[string]string{"InterfacePrefix": "tap"}}},
+			change: []calc.Update{calc.ConfigUpdate{DatastoreReady: true, Global: &api.FelixConfigurationSpec{InterfacePrefix: "tap"}}},
 			level:  zerolog.InfoLevel},
 		{name: "datastore no longer ready", change: []calc.Update{calc.ConfigUpdate{DatastoreReady: false}}, restart: true},
 		{name: "openstack cluster type", change: []calc.Update{calc.ConfigUpdate{DatastoreReady: true, ClusterType: "openstack"}}, restart: true},
 		{name: "a VXLAN pool appears", change: []calc.Update{calc.IPPoolUpdate{Pool: &calc.IPPool{Name: "p", VXLANMode: "CrossSubnet"}}}, restart: true},
 		{name: "a disabled VXLAN pool does not count", change: []calc.Update{calc.IPPoolUpdate{Pool: &calc.IPPool{Name: "p", VXLANMode: "Always", Disabled: true}},
-			calc.ConfigUpdate{DatastoreReady: true, Params: map[string]string{"LogSeverityScreen": "Warning"}}}, level: zerolog.WarnLevel},
+			calc.ConfigUpdate{DatastoreReady: true, Global: &api.FelixConfigurationSpec{LogSeverityScreen: "Warning"}}}, level: zerolog.WarnLevel},
 		{name: "VXLANEnabled=false pins the encapsulation", environ: []string{"FELIX_VXLANENABLED=false"},
 			change: []calc.Update{calc.IPPoolUpdate{Pool: &calc.IPPool{Name: "p", VXLANMode: "Always"}},
-				calc.ConfigUpdate{DatastoreReady: true, Params: map[string]string{"LogSeverityScreen": "Error"}}}, level: zerolog.ErrorLevel},
+				calc.ConfigUpdate{DatastoreReady: true, Global: &api.FelixConfigurationSpec{LogSeverityScreen: "Error"}}}, level: zerolog.ErrorLevel},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

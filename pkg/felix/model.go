@@ -105,7 +105,7 @@ func (m *model) takeConfig() *config.Datastore {
 	if m.cfg == nil {
 		return nil
 	}
-	return &config.Datastore{Params: m.cfg.Params, Cluster: config.Cluster{
+	return &config.Datastore{Global: m.cfg.Global, Node: m.cfg.Node, Cluster: config.Cluster{
 		Type: m.cfg.ClusterType, GUID: m.cfg.ClusterGUID, CalicoVersion: m.cfg.CalicoVersion,
 		DatastoreReady: m.cfg.DatastoreReady, VXLANTunnelMAC: m.cfg.VXLANTunnelMAC,
 	}}

@@ -15,7 +15,9 @@ func felixConfig(name string, spec api.FelixConfigurationSpec) syncer.Update {
 	return up(resKey("felixconfigurations", "", name), &api.FelixConfiguration{ObjectMeta: api.ObjectMeta{Name: name}, Spec: spec})
 }
 
-func TestConfigMerging(t *testing.T) {
+// TestConfigSpecs: calc reports this host's FelixConfiguration specs as decoded (felix's config
+// package resolves them), ClusterInformation and the Node's facts, and only when they change.
+func TestConfigSpecs(t *testing.T) {
 	p := func(s string) api.Port { v, _ := api.ParsePort(s); return v }
 	global := felixConfig("default", api.FelixConfigurationSpec{
 		InterfacePrefix:        "cali,tap",
@@ -46,23 +48,7 @@ func TestConfigMerging(t *testing.T) {
 	snapshot(g, global, perHost, other, ci, up(resKey("nodes", "", "h1"), h1))
 	flushInto(t, g, m)
 	want := &ConfigUpdate{
-		Params: map[string]string{
-			"InterfacePrefix":             "cali,tap",
-			"ReportingIntervalSecs":       "0s",
-			"ReportingTTLSecs":            "1m30s",
-			"EndpointReportingDelaySecs":  "1s",
-			"FailsafeInboundHostPorts":    "tcp:22,udp:68,tcp:10.0.0.0/8:179,tcp:[fd00::/8]:22",
-			"FailsafeOutboundHostPorts":   "",
-			"NFTablesMode":                "Auto",
-			"VXLANVNI":                    "4096",
-			"VXLANEnabled":                "true",
-			"IpInIpEnabled":               "false",
-			"HealthPort":                  "9099",
-			"ExternalNodesCIDRList":       "198.18.0.0/16,198.19.0.0/16",
-			"NATPortRange":                "32768:65535",
-			"LogSeverityScreen":           "Debug",
-			"DefaultEndpointToHostAction": "Accept",
-		},
+		Global: &global.Value.(*api.FelixConfiguration).Spec, Node: &perHost.Value.(*api.FelixConfiguration).Spec,
 		ClusterGUID: "abc", ClusterType: "bgp,openstack", CalicoVersion: "v3.30.0", DatastoreReady: true,
 		HostIPv4: netip.MustParsePrefix("198.18.0.1/24"), HostIPv6: netip.MustParsePrefix("fd00::1/64"),
 		VXLANTunnelAddrV4: netip.MustParseAddr("10.65.0.0"), VXLANTunnelMAC: "66:aa:bb:cc:dd:ee",
@@ -79,9 +65,7 @@ func TestConfigMerging(t *testing.T) {
 	}{
 		{"unrelated change sends nothing", []syncer.Update{felixConfig("node.h2", api.FelixConfigurationSpec{})}, false, nil},
 		{"per-host config deleted", []syncer.Update{del(resKey("felixconfigurations", "", "node.h1"))}, true,
-			func(c *ConfigUpdate) bool {
-				return c.Params["LogSeverityScreen"] == "Info" && c.Params["NFTablesMode"] == "Enabled" && c.Params["ReportingIntervalSecs"] == "30s"
-			}},
+			func(c *ConfigUpdate) bool { return c.Node == nil && c.Global.LogSeverityScreen == "Info" }},
 		{"datastore not ready", []syncer.Update{up(resKey("clusterinformations", "", "default"), &api.ClusterInformation{
 			Spec: api.ClusterInformationSpec{DatastoreReady: api.Bool(false)}})}, true,
 			func(c *ConfigUpdate) bool { return !c.DatastoreReady && c.ClusterGUID == "" }},
@@ -97,17 +81,5 @@ func TestConfigMerging(t *testing.T) {
 				t.Errorf("config = %+v", m.Config)
 			}
 		})
-	}
-}
-
-func TestParamNames(t *testing.T) {
-	for json, want := range map[string]string{
-		"interfacePrefix": "InterfacePrefix", "reportingInterval": "ReportingIntervalSecs", "reportingTTL": "ReportingTTLSecs",
-		"endpointReportingDelay": "EndpointReportingDelaySecs", "failsafeInboundHostPorts": "FailsafeInboundHostPorts",
-		"nftablesMode": "NFTablesMode", "vxlanVNI": "VXLANVNI", "ipipEnabled": "IpInIpEnabled", "healthPort": "HealthPort",
-	} {
-		if got := paramName(json); got != want {
-			t.Errorf("paramName(%q) = %q, want %q", json, got, want)
-		}
 	}
 }

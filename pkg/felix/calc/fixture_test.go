@@ -6,6 +6,7 @@ import (
 	"os"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -147,13 +148,10 @@ func checkCorpusProfileAndNetwork(t *testing.T, m *dpModel) {
 	if len(m.Hosts) != 2 || m.Hosts["host-b"].IPv4Addr != netip.MustParsePrefix("198.18.1.1/24") {
 		t.Errorf("hosts = %+v", m.Hosts)
 	}
-	c := m.Config
-	for k, v := range map[string]string{"LogSeverityScreen": "Debug", "InterfacePrefix": "cali,tap", "ReportingIntervalSecs": "30s",
-		"ReportingTTLSecs": "1m30s", "FailsafeInboundHostPorts": "tcp:22,udp:68", "FailsafeOutboundHostPorts": "tcp:2379",
-		"VXLANVNI": "4096", "DefaultEndpointToHostAction": "Accept", "HealthPort": "9099", "NFTablesMode": "Auto"} {
-		if c.Params[k] != v {
-			t.Errorf("param %s = %q, want %q", k, c.Params[k], v)
-		}
+	c := m.Config // resolved into felix's parameters by config.TestCalicoctlFixtureResolves
+	if c.Global == nil || c.Global.InterfacePrefix != "cali,tap" || c.Global.ReportingInterval.Duration != 30*time.Second ||
+		len(*c.Global.FailsafeInboundHostPorts) != 2 || c.Node == nil || c.Node.LogSeverityScreen != "Debug" || *c.Node.NFTablesMode != "Auto" {
+		t.Errorf("FelixConfiguration default %+v, node.host-a %+v", c.Global, c.Node)
 	}
 	if c.ClusterGUID != "051b9357542043f4bb46bc368ac0bf83" || !c.DatastoreReady || c.VXLANTunnelMAC != "66:a1:0b:3c:4d:5e" ||
 		c.VXLANTunnelAddrV4 != netip.MustParseAddr("10.65.12.0") || c.HostIPv4 != netip.MustParsePrefix("198.18.0.1/24") {

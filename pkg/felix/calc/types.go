@@ -9,22 +9,25 @@
 // endpoints that reference them, removals of endpoints before removals of what they referenced.
 package calc
 
-import "net/netip"
+import (
+	"net/netip"
+
+	"github.com/calico-host/calico-host/pkg/api"
+)
 
 // Update is one change for the dataplane.
 type Update interface{ isUpdate() }
 
-// ConfigUpdate carries the datastore's part of felix's configuration: FelixConfiguration `default`
-// overlaid with `node.<host>`, as Project Calico parameter names (InterfacePrefix,
-// ReportingIntervalSecs, FailsafeInboundHostPorts...) with string values in the same syntax as
-// FELIX_* environment variables, plus ClusterInformation and this host's Node facts. It is sent in
-// full whenever any of it changes, and always in the first batch. Durations are Go duration
-// strings ("30s", "1m30s"); FailsafeInbound/OutboundHostPorts are "tcp:22,udp:68" (an optional
-// net between protocol and port, IPv6 nets in brackets). DatastoreReady is false without a
-// ClusterInformation `default` and true when it exists without the field. VXLANTunnelMAC(V6)
-// is the Node's stored MAC, else the one Calico computes from the host name (as for VTEPs).
+// ConfigUpdate carries the datastore's part of felix's configuration: the specs of
+// FelixConfiguration `default` (Global) and `node.<host>` (Node), typed as decoded (nil when
+// absent; felix's config package resolves them field by field, node over default), plus
+// ClusterInformation and this host's Node facts. It is sent in full whenever any of it changes,
+// and always in the first batch. The specs are shared: read only. DatastoreReady is false
+// without a ClusterInformation `default` and true when it exists without the field.
+// VXLANTunnelMAC(V6) is the Node's stored MAC, else the one Calico computes from the host name
+// (as for VTEPs).
 type ConfigUpdate struct {
-	Params         map[string]string
+	Global, Node   *api.FelixConfigurationSpec
 	ClusterType    string
 	ClusterGUID    string
 	CalicoVersion  string
