@@ -1,13 +1,10 @@
 package calc
 
-import (
-	"reflect"
+import "github.com/calico-host/calico-host/pkg/api"
 
-	"github.com/calico-host/calico-host/pkg/api"
-)
-
-// configCalc gathers FelixConfiguration `default` and `node.<host>`, ClusterInformation
-// `default` and this host's Node into one ConfigUpdate.
+// configCalc follows FelixConfiguration `default` and `node.<host>`, ClusterInformation
+// `default` and this host's Node: the datastore's part of felix's configuration (for Facts) and
+// the host facts the dataplane needs (ConfigUpdate).
 type configCalc struct {
 	host    string
 	global  *api.FelixConfigurationSpec
@@ -29,15 +26,12 @@ func (c *configCalc) setFelixConfig(name string, spec *api.FelixConfigurationSpe
 		c.global = spec
 	case "node." + c.host:
 		c.perHost = spec
-	default:
-		return
 	}
-	c.dirty = true
 }
 
 func (c *configCalc) setCluster(name string, spec *api.ClusterInformationSpec) {
 	if name == "default" {
-		c.cluster, c.dirty = spec, true
+		c.cluster = spec
 	}
 }
 
@@ -45,18 +39,28 @@ func (c *configCalc) setNode(n *nodeInfo) { c.node, c.dirty = n, true }
 
 // build computes the current ConfigUpdate.
 func (c *configCalc) build() *ConfigUpdate {
-	cu := &ConfigUpdate{Global: c.global, Node: c.perHost}
-	if ci := c.cluster; ci != nil {
-		cu.ClusterGUID, cu.ClusterType, cu.CalicoVersion = ci.ClusterGUID, ci.ClusterType, ci.CalicoVersion
-		// Absent datastoreReady counts as ready: only an explicit false pauses felix.
-		cu.DatastoreReady = ci.DatastoreReady == nil || *ci.DatastoreReady
-	}
+	cu := &ConfigUpdate{}
 	if n := c.node; n != nil {
 		cu.HostIPv4, cu.HostIPv6 = n.ipv4, n.ipv6
 		cu.VXLANTunnelAddrV4, cu.VXLANTunnelAddrV6 = n.vxlan[0], n.vxlan[1]
 		cu.VXLANTunnelMAC, cu.VXLANTunnelMACV6 = n.vxlanMAC(4), n.vxlanMAC(6)
 	}
 	return cu
+}
+
+// datastoreConfig is the datastore's part of felix's configuration.
+func (c *configCalc) datastoreConfig() DatastoreConfig {
+	dc := DatastoreConfig{Global: c.global, Node: c.perHost}
+	if ci := c.cluster; ci != nil {
+		dc.ClusterInfo = true
+		dc.ClusterGUID, dc.ClusterType, dc.CalicoVersion = ci.ClusterGUID, ci.ClusterType, ci.CalicoVersion
+		// Absent datastoreReady counts as ready: only an explicit false pauses felix.
+		dc.DatastoreReady = ci.DatastoreReady == nil || *ci.DatastoreReady
+	}
+	if c.node != nil {
+		dc.VXLANTunnelMAC = c.node.vxlanMAC(4)
+	}
+	return dc
 }
 
 // flush returns the ConfigUpdate when it changed (and always on the first flush).
@@ -66,7 +70,7 @@ func (c *configCalc) flush() []Update {
 	}
 	c.dirty = false
 	cu := c.build()
-	if c.sent != nil && reflect.DeepEqual(c.sent, cu) {
+	if c.sent != nil && *c.sent == *cu {
 		return nil
 	}
 	c.sent = cu

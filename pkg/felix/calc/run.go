@@ -2,14 +2,17 @@ package calc
 
 import (
 	"context"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/time/rate"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/calico-host/calico-host/pkg/syncer"
 )
 
-// RunConfig configures Run. Zero fields take the defaults.
+// RunConfig configures a Loop. Zero fields take the defaults.
 type RunConfig struct {
 	// BucketSize is how many flushes may happen back to back (default 10, as felix).
 	BucketSize int
@@ -42,32 +45,69 @@ func (c RunConfig) withDefaults() RunConfig {
 	return c
 }
 
-// takeToken takes a token from lim if it has one (0), or says how long until it will.
-func takeToken(lim *rate.Limiter, now time.Time) time.Duration {
-	r := lim.ReserveN(now, 1)
-	wait := r.DelayFrom(now)
-	if wait > 0 {
-		r.CancelAt(now)
-	}
-	return wait
+// Loop drives a Graph from the syncer's messages straight to the dataplane's input, and
+// publishes the graph's Facts for felix. It never blocks on the dataplane: while a flushed batch
+// waits to be taken, it keeps applying messages and flushes their net effect once the batch is
+// taken (before the dataplane exists, the first batch simply waits).
+type Loop struct {
+	g         *Graph
+	cfg       RunConfig
+	facts     atomic.Pointer[Facts]
+	changed   chan struct{} // one pending signal at most
+	observers chan EndpointObserver
+	metrics   *metrics
 }
 
+// NewLoop returns a loop over g; call Run once.
+func NewLoop(g *Graph, cfg RunConfig) *Loop {
+	l := &Loop{g: g, cfg: cfg.withDefaults(), changed: make(chan struct{}, 1),
+		observers: make(chan EndpointObserver), metrics: newMetrics()}
+	l.facts.Store(&Facts{})
+	return l
+}
+
+// Facts returns the latest facts. It is safe to call from any goroutine.
+func (l *Loop) Facts() Facts { return *l.facts.Load() }
+
+// FactsChanged receives a value after the facts changed (coalesced: one pending value at most).
+func (l *Loop) FactsChanged() <-chan struct{} { return l.changed }
+
+// Observe adds an observer of the local endpoints on the loop's goroutine, which tells it about
+// every endpoint sent so far, then about each change. It reports false if ctx ended first.
+func (l *Loop) Observe(ctx context.Context, o EndpointObserver) bool {
+	select {
+	case l.observers <- o:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// Collectors are the loop's Prometheus metrics.
+func (l *Loop) Collectors() []prometheus.Collector { return l.metrics.collectors() }
+
 // Run feeds the messages from in into the graph and sends each non-empty flush on out, at most
-// as often as a token bucket allows (BucketSize flushes in a burst, then one per Refill), so a
-// burst of events is coalesced into a few batches. progress is called on every loop iteration
-// (and every IdleBeat while idle). Run returns when ctx is done or in is closed.
-func (g *Graph) Run(ctx context.Context, in <-chan syncer.Message, out chan<- []Update, cfg RunConfig, progress func()) {
-	cfg = cfg.withDefaults()
+// as often as a token bucket allows (BucketSize flushes in a burst, then one per Refill) and
+// only once the previous batch was taken, so bursts of events and a busy dataplane coalesce into
+// few batches. progress is called on every loop iteration (and every IdleBeat while idle). Run
+// returns when ctx is done or in is closed.
+func (l *Loop) Run(ctx context.Context, in <-chan syncer.Message, out chan<- []Update, progress func()) {
+	cfg := l.cfg
 	if progress == nil {
 		progress = func() {}
 	}
 	lim := rate.NewLimiter(rate.Every(cfg.Refill), cfg.BucketSize)
-	pending := false
+	var pending []Update // flushed, not taken yet
 	var idle, retry <-chan time.Time
+	dirty := false // messages applied since the last flush
 	for {
 		progress()
 		if idle == nil {
 			idle = cfg.After(cfg.IdleBeat)
+		}
+		var send chan<- []Update
+		if pending != nil {
+			send = out
 		}
 		select {
 		case <-ctx.Done():
@@ -76,35 +116,63 @@ func (g *Graph) Run(ctx context.Context, in <-chan syncer.Message, out chan<- []
 			if !ok {
 				return
 			}
-			g.OnMessage(m)
-			pending = true
+			l.onMessage(m)
+			dirty = true
+		case send <- pending:
+			pending = nil
+		case o := <-l.observers:
+			l.g.Observe(o)
 		case <-idle:
 			idle = nil
 		case <-retry:
 			retry = nil
 		}
-		if !pending {
-			continue
-		}
-		if delay := takeToken(lim, cfg.Now()); delay > 0 {
-			if retry == nil {
+		if dirty && pending == nil && retry == nil {
+			if delay := takeToken(lim, cfg.Now()); delay > 0 {
 				retry = cfg.After(delay)
+			} else {
+				dirty, pending = false, l.flush()
 			}
-			continue
 		}
-		pending = false
-		if ups := g.Flush(); ups != nil && !send(ctx, out, ups) {
-			return
-		}
+		l.publish()
 	}
 }
 
-// send delivers a batch unless ctx ends first.
-func send(ctx context.Context, out chan<- []Update, ups []Update) bool {
-	select {
-	case out <- ups:
-		return true
-	case <-ctx.Done():
-		return false
+func (l *Loop) onMessage(m syncer.Message) {
+	l.metrics.onMessage(m)
+	if m.Snapshot {
+		l.g.log.Info().Int("keys", len(m.Updates)).Int64("revision", m.Revision).Msg("Datastore snapshot received")
 	}
+	l.g.OnMessage(m)
+}
+
+func (l *Loop) flush() []Update {
+	batch := l.g.Flush()
+	if batch != nil {
+		l.metrics.onFlush(len(batch), l.g.endpoints)
+	}
+	return batch
+}
+
+// publish stores the graph's facts and signals a change.
+func (l *Loop) publish() {
+	f := l.g.Facts()
+	if *l.facts.Load() == f {
+		return
+	}
+	l.facts.Store(&f)
+	select {
+	case l.changed <- struct{}{}:
+	default:
+	}
+}
+
+// takeToken takes a token from lim if it has one (0), or says how long until it will.
+func takeToken(lim *rate.Limiter, now time.Time) time.Duration {
+	r := lim.ReserveN(now, 1)
+	wait := r.DelayFrom(now)
+	if wait > 0 {
+		r.CancelAt(now)
+	}
+	return wait
 }

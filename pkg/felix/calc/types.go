@@ -9,30 +9,17 @@
 // endpoints that reference them, removals of endpoints before removals of what they referenced.
 package calc
 
-import (
-	"net/netip"
-
-	"github.com/calico-host/calico-host/pkg/api"
-)
+import "net/netip"
 
 // Update is one change for the dataplane.
 type Update interface{ isUpdate() }
 
-// ConfigUpdate carries the datastore's part of felix's configuration: the specs of
-// FelixConfiguration `default` (Global) and `node.<host>` (Node), typed as decoded (nil when
-// absent; felix's config package resolves them field by field, node over default), plus
-// ClusterInformation and this host's Node facts. It is sent in full whenever any of it changes,
-// and always in the first batch. The specs are shared: read only. DatastoreReady is false
-// without a ClusterInformation `default` and true when it exists without the field.
-// VXLANTunnelMAC(V6) is the Node's stored MAC, else the one Calico computes from the host name
-// (as for VTEPs).
+// ConfigUpdate carries this host's facts from its Node that the dataplane needs: its addresses and
+// its VXLAN tunnel addresses and MACs. It is sent whenever any of it changes, and always in the
+// first batch. VXLANTunnelMAC(V6) is the Node's stored MAC, else the one Calico computes from the
+// host name (as for VTEPs). (Felix's own configuration is not part of the dataplane's input: see
+// Facts.)
 type ConfigUpdate struct {
-	Global, Node   *api.FelixConfigurationSpec
-	ClusterType    string
-	ClusterGUID    string
-	CalicoVersion  string
-	DatastoreReady bool
-	// This host's Node.
 	HostIPv4, HostIPv6 netip.Prefix // bgp.ipv4Address / ipv6Address (address with its subnet)
 	VXLANTunnelAddrV4  netip.Addr
 	VXLANTunnelAddrV6  netip.Addr
