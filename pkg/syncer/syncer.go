@@ -240,7 +240,7 @@ func (s *Syncer) watchContext(ctx context.Context) (context.Context, context.Can
 func (s *Syncer) pause(ctx context.Context, d time.Duration) bool {
 	conn := s.etcd.ActiveConnection()
 	if conn == nil || conn.GetState() == connectivity.Ready {
-		return sleep(ctx, d)
+		return backoff.Sleep(ctx, d) == nil
 	}
 	wctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
@@ -260,18 +260,6 @@ func (s *Syncer) pause(ctx context.Context, d time.Duration) bool {
 func (s *Syncer) connDown() bool {
 	conn := s.etcd.ActiveConnection()
 	return conn != nil && conn.GetState() != connectivity.Ready
-}
-
-// sleep waits d or until ctx is done; it reports whether the full delay passed.
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
 }
 
 // Why a watch ended, besides etcd's own errors.
