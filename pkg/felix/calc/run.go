@@ -54,14 +54,21 @@ type Loop struct {
 	cfg       RunConfig
 	facts     atomic.Pointer[Facts]
 	changed   chan struct{} // one pending signal at most
-	observers chan EndpointObserver
+	observers chan observeRequest
 	metrics   *metrics
+}
+
+// observeRequest asks the loop to add an observer; done is closed once it was told every
+// endpoint sent so far.
+type observeRequest struct {
+	o    EndpointObserver
+	done chan struct{}
 }
 
 // NewLoop returns a loop over g; call Run once.
 func NewLoop(g *Graph, cfg RunConfig) *Loop {
 	l := &Loop{g: g, cfg: cfg.withDefaults(), changed: make(chan struct{}, 1),
-		observers: make(chan EndpointObserver), metrics: newMetrics()}
+		observers: make(chan observeRequest), metrics: newMetrics()}
 	l.facts.Store(&Facts{})
 	return l
 }
@@ -73,10 +80,17 @@ func (l *Loop) Facts() Facts { return *l.facts.Load() }
 func (l *Loop) FactsChanged() <-chan struct{} { return l.changed }
 
 // Observe adds an observer of the local endpoints on the loop's goroutine, which tells it about
-// every endpoint sent so far, then about each change. It reports false if ctx ended first.
+// every endpoint sent so far before Observe returns, then about each change. It reports false if
+// ctx ended first.
 func (l *Loop) Observe(ctx context.Context, o EndpointObserver) bool {
+	req := observeRequest{o: o, done: make(chan struct{})}
 	select {
-	case l.observers <- o:
+	case l.observers <- req:
+	case <-ctx.Done():
+		return false
+	}
+	select {
+	case <-req.done:
 		return true
 	case <-ctx.Done():
 		return false
@@ -120,8 +134,9 @@ func (l *Loop) Run(ctx context.Context, in <-chan syncer.Message, out chan<- []U
 			dirty = true
 		case send <- pending:
 			pending = nil
-		case o := <-l.observers:
-			l.g.Observe(o)
+		case req := <-l.observers:
+			l.g.Observe(req.o)
+			close(req.done)
 		case <-idle:
 			idle = nil
 		case <-retry:

@@ -240,6 +240,9 @@ func TestLoopObservers(t *testing.T) {
 	if !l.Observe(ctx, obs) {
 		t.Fatal("Observe failed")
 	}
+	if got := obs.list(); !slices.Equal(got, []string{"wep eth0 true"}) {
+		t.Fatalf("Observe returned before the replay: %q", got)
+	}
 	in <- syncer.Message{Status: syncer.InSync, Updates: []syncer.Update{del(wepKey("ns", "h1", "1"))}}
 	recvBatch(t, out)
 	deadline := time.Now().Add(5 * time.Second)
