@@ -106,51 +106,63 @@ func (l *Loop) Collectors() []prometheus.Collector { return l.metrics.collectors
 // few batches. progress is called on every loop iteration (and every IdleBeat while idle). Run
 // returns when ctx is done or in is closed.
 func (l *Loop) Run(ctx context.Context, in <-chan syncer.Message, out chan<- []Update, progress func()) {
-	cfg := l.cfg
 	if progress == nil {
 		progress = func() {}
 	}
-	lim := rate.NewLimiter(rate.Every(cfg.Refill), cfg.BucketSize)
-	var pending []Update // flushed, not taken yet
-	var idle, retry <-chan time.Time
-	dirty := false // messages applied since the last flush
+	st := &runState{lim: rate.NewLimiter(rate.Every(l.cfg.Refill), l.cfg.BucketSize)}
 	for {
 		progress()
-		if idle == nil {
-			idle = cfg.After(cfg.IdleBeat)
+		if st.idle == nil {
+			st.idle = l.cfg.After(l.cfg.IdleBeat)
 		}
-		var send chan<- []Update
-		if pending != nil {
-			send = out
-		}
-		select {
-		case <-ctx.Done():
+		if !l.step(ctx, st, in, out) {
 			return
-		case m, ok := <-in:
-			if !ok {
-				return
-			}
-			l.onMessage(m)
-			dirty = true
-		case send <- pending:
-			pending = nil
-		case req := <-l.observers:
-			l.g.Observe(req.o)
-			close(req.done)
-		case <-idle:
-			idle = nil
-		case <-retry:
-			retry = nil
 		}
-		if dirty && pending == nil && retry == nil {
-			if delay := takeToken(lim, cfg.Now()); delay > 0 {
-				retry = cfg.After(delay)
+		if st.dirty && st.pending == nil && st.retry == nil {
+			if delay := takeToken(st.lim, l.cfg.Now()); delay > 0 {
+				st.retry = l.cfg.After(delay)
 			} else {
-				dirty, pending = false, l.flush()
+				st.dirty, st.pending = false, l.flush()
 			}
 		}
 		l.publish()
 	}
+}
+
+// runState is Run's state between iterations.
+type runState struct {
+	lim         *rate.Limiter
+	pending     []Update // flushed, not taken yet
+	dirty       bool     // messages applied since the last flush
+	idle, retry <-chan time.Time
+}
+
+// step waits for one event and handles it; it reports false when Run must return.
+func (l *Loop) step(ctx context.Context, st *runState, in <-chan syncer.Message, out chan<- []Update) bool {
+	var send chan<- []Update
+	if st.pending != nil {
+		send = out
+	}
+	select {
+	case <-ctx.Done():
+		return false
+	case m, ok := <-in:
+		if !ok {
+			return false
+		}
+		l.onMessage(m)
+		st.dirty = true
+	case send <- st.pending:
+		st.pending = nil
+	case req := <-l.observers:
+		l.g.Observe(req.o)
+		close(req.done)
+	case <-st.idle:
+		st.idle = nil
+	case <-st.retry:
+		st.retry = nil
+	}
+	return true
 }
 
 func (l *Loop) onMessage(m syncer.Message) {
