@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/netip"
 	"os"
 	"sort"
@@ -152,7 +151,7 @@ func (k *netlinkKernel) Interfaces() ([]Interface, error) {
 	}
 	byIndex := map[int][]netip.Prefix{}
 	for _, a := range addrs {
-		if p, ok := prefixOf(a.IPNet); ok {
+		if p, ok := nlhandle.Prefix(a.IPNet); ok {
 			byIndex[a.LinkIndex] = append(byIndex[a.LinkIndex], p)
 		}
 	}
@@ -163,18 +162,6 @@ func (k *netlinkKernel) Interfaces() ([]Interface, error) {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Index < out[j].Index })
 	return out, nil
-}
-
-func prefixOf(n *net.IPNet) (netip.Prefix, bool) {
-	if n == nil {
-		return netip.Prefix{}, false
-	}
-	a, ok := netip.AddrFromSlice(n.IP)
-	if !ok {
-		return netip.Prefix{}, false
-	}
-	ones, _ := n.Mask.Size()
-	return netip.PrefixFrom(a.Unmap(), ones), true
 }
 
 func (k *netlinkKernel) RouteSource(dst netip.Addr) (netip.Addr, error) {

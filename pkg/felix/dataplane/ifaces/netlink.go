@@ -60,7 +60,7 @@ func (n *Netlink) ListInterfaces(ctx context.Context) ([]State, error) {
 	}
 	byIndex := map[int][]netip.Prefix{}
 	for _, a := range addrs {
-		if p, ok := prefixOf(a.IPNet); ok {
+		if p, ok := nlhandle.Prefix(a.IPNet); ok {
 			byIndex[a.LinkIndex] = append(byIndex[a.LinkIndex], p)
 		}
 	}
@@ -82,21 +82,6 @@ func stateOf(l netlink.Link) State {
 		Up:    a.RawFlags&unix.IFF_UP != 0 && a.RawFlags&unix.IFF_RUNNING != 0,
 		MTU:   a.MTU,
 	}
-}
-
-func prefixOf(n *net.IPNet) (netip.Prefix, bool) {
-	if n == nil {
-		return netip.Prefix{}, false
-	}
-	a, ok := netip.AddrFromSlice(n.IP)
-	if !ok {
-		return netip.Prefix{}, false
-	}
-	ones, bits := n.Mask.Size()
-	if bits == 32 {
-		a = a.Unmap()
-	}
-	return netip.PrefixFrom(a, ones), true
 }
 
 const subscribeBuffer = 4 << 20 // socket receive buffer: bursts of link creation overflow the default
@@ -153,7 +138,7 @@ func forward(ctx context.Context, links <-chan netlink.LinkUpdate, addrs <-chan 
 			if !ok {
 				return
 			}
-			p, valid := prefixOf(&u.LinkAddress)
+			p, valid := nlhandle.Prefix(&u.LinkAddress)
 			if !valid {
 				continue
 			}
