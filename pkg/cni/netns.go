@@ -9,6 +9,8 @@ import (
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
+
+	"github.com/calico-host/calico-host/pkg/nlhandle"
 )
 
 // errNoNetNS: the container's network namespace does not exist (any more).
@@ -41,7 +43,7 @@ func openNetNS(path string) (*netNS, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening network namespace %s: %w", path, err)
 	}
-	nl, err := netlink.NewHandleAt(h)
+	nl, err := nlhandle.OpenAt(h)
 	if err != nil {
 		h.Close()
 		return nil, fmt.Errorf("netlink socket in %s: %w", path, err)
@@ -74,21 +76,6 @@ func (n *netNS) Do(fn func() error) error {
 	}
 	runtime.UnlockOSThread()
 	return fnErr
-}
-
-// dumpAttempts bounds the repetitions of a netlink dump.
-const dumpAttempts = 10
-
-// retryDump repeats a netlink dump that the kernel interrupted because the table changed during
-// it (its partial result is discarded). Links come and go while containers start in parallel, and
-// kernels before 6.9 interrupt an address dump of the namespace whenever a link changes.
-func retryDump[T any](dump func() (T, error)) (T, error) {
-	for attempt := 1; ; attempt++ {
-		v, err := dump()
-		if !errors.Is(err, netlink.ErrDumpInterrupted) || attempt == dumpAttempts {
-			return v, err
-		}
-	}
 }
 
 // sysctl is one setting; names use "/" for the interface part so that dots in names are kept.

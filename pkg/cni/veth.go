@@ -10,6 +10,8 @@ import (
 
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
+
+	"github.com/calico-host/calico-host/pkg/nlhandle"
 )
 
 // HostVethMAC is the MAC of every host-side veth (Project Calico's EE:EE:EE:EE:EE:EE).
@@ -52,7 +54,7 @@ func VethPreflight(c VethConfig) error {
 		return err
 	}
 	defer cont.Close()
-	host, err := netlink.NewHandle()
+	host, err := nlhandle.Open("")
 	if err != nil {
 		return fmt.Errorf("netlink socket: %w", err)
 	}
@@ -254,7 +256,7 @@ func hostLinkLocal(ctx context.Context, host *netlink.Handle, link netlink.Link)
 	tick := time.NewTicker(5 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		addrs, err := retryDump(func() ([]netlink.Addr, error) { return host.AddrList(link, netlink.FAMILY_V6) })
+		addrs, err := nlhandle.RetryDump(ctx, func() ([]netlink.Addr, error) { return host.AddrList(link, netlink.FAMILY_V6) })
 		if err != nil {
 			return netip.Addr{}, fmt.Errorf("reading addresses of %s: %w", link.Attrs().Name, err)
 		}
@@ -299,7 +301,7 @@ func routeVia(host *netlink.Handle, p netip.Prefix, idx int) bool {
 	if p.Addr().Is6() {
 		fam = netlink.FAMILY_V6
 	}
-	routes, err := retryDump(func() ([]netlink.Route, error) {
+	routes, err := nlhandle.RetryDump(context.Background(), func() ([]netlink.Route, error) {
 		return host.RouteListFiltered(fam, &netlink.Route{Dst: prefixNet(p)}, netlink.RT_FILTER_DST)
 	})
 	if err != nil {

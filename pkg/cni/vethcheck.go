@@ -1,10 +1,13 @@
 package cni
 
 import (
+	"context"
 	"fmt"
 	"net/netip"
 
 	"github.com/vishvananda/netlink"
+
+	"github.com/calico-host/calico-host/pkg/nlhandle"
 )
 
 // CheckVeth verifies what SetupVeth configured: the container interface with its addresses and
@@ -34,7 +37,7 @@ func CheckVeth(c VethConfig) error {
 	if hostLink.Attrs().HardwareAddr.String() != HostVethMAC.String() {
 		return fmt.Errorf("host veth %s has MAC %s, want %s", c.HostIf, hostLink.Attrs().HardwareAddr, HostVethMAC)
 	}
-	h, err := netlink.NewHandle()
+	h, err := nlhandle.Open("")
 	if err != nil {
 		return err
 	}
@@ -48,7 +51,7 @@ func CheckVeth(c VethConfig) error {
 }
 
 func checkAddrs(nl *netlink.Handle, link netlink.Link, want []netip.Prefix) error {
-	addrs, err := retryDump(func() ([]netlink.Addr, error) { return nl.AddrList(link, netlink.FAMILY_ALL) })
+	addrs, err := nlhandle.RetryDump(context.Background(), func() ([]netlink.Addr, error) { return nl.AddrList(link, netlink.FAMILY_ALL) })
 	if err != nil {
 		return fmt.Errorf("listing addresses of %s: %w", link.Attrs().Name, err)
 	}
@@ -72,7 +75,7 @@ func hasDefaultRoute(nl *netlink.Handle, link netlink.Link, fam int) bool {
 	if fam == 6 {
 		f = netlink.FAMILY_V6
 	}
-	routes, err := retryDump(func() ([]netlink.Route, error) { return nl.RouteList(link, f) })
+	routes, err := nlhandle.RetryDump(context.Background(), func() ([]netlink.Route, error) { return nl.RouteList(link, f) })
 	if err != nil {
 		return false
 	}

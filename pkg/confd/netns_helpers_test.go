@@ -173,22 +173,32 @@ func (h *testHost) sessions() (map[string]string, error) {
 // birdCommand runs a command on h's BIRD and returns the reply text.
 func (h *testHost) birdCommand(t *testing.T, cmd string) string {
 	t.Helper()
+	out, err := h.tryBirdCommand(cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// tryBirdCommand is birdCommand returning BIRD's refusal (such as "Network not found" before
+// a route is learnt) as an error, for polling.
+func (h *testHost) tryBirdCommand(cmd string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	c, err := birdctl.Dial(ctx, h.socket())
 	if err != nil {
-		t.Fatal(err)
+		return "", err
 	}
 	defer c.Close()
 	lines, err := c.Command(ctx, cmd)
 	if err != nil {
-		t.Fatal(err)
+		return "", err
 	}
 	var b strings.Builder
 	for _, l := range lines {
 		b.WriteString(l.Text + "\n")
 	}
-	return b.String()
+	return b.String(), nil
 }
 
 // birdRoutes returns h's kernel routes installed by BIRD in one family: destination -> "via

@@ -201,9 +201,9 @@ func TestChangedSplitsRestartAndLive(t *testing.T) {
 	}
 }
 
-// TestDatastoreNamesMatchParams: every parameter that can be set in etcd is the name calc gives
-// a FelixConfiguration field (a mismatch would silently ignore that field), and no field name is
-// reported as unknown.
+// TestDatastoreNamesMatchParams: every parameter that can be set in etcd is the parameter name of
+// a FelixConfiguration field, and no field's parameter name is reported as unknown (in the
+// environment or a file, Project Calico's felix accepts them all).
 func TestDatastoreNamesMatchParams(t *testing.T) {
 	fields := map[string]bool{}
 	raw := map[string]string{}

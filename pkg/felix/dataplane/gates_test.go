@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/calico-host/calico-host/pkg/felix/calc"
+	"github.com/calico-host/calico-host/pkg/felix/dataplane/routes"
 )
 
 // TestEndpointGates: Project Calico's gates on workload endpoints, as the dataplane's model
@@ -64,7 +65,7 @@ func TestDesiredRoutesFloatingIPGate(t *testing.T) {
 	w.Endpoint.IPv4NAT = []calc.NATInfo{{ExtIP: addr("198.18.100.1"), IntIP: addr("10.65.0.1")}}
 	h.up("cali11111111111")
 	h.send(w)
-	want := []Route{{Dst: pfx("10.65.0.1/32"), Dev: "cali11111111111", Scope: ScopeLink}}
+	want := []routes.Route{{Dst: pfx("10.65.0.1/32"), Dev: "cali11111111111", Scope: routes.ScopeLink}}
 	if diff := cmp.Diff(want, h.routes.routes(), cmpAddrs, cmpPrefixes); diff != "" {
 		t.Errorf("routes (-want +got):\n%s", diff)
 	}

@@ -2,7 +2,6 @@ package dataplane
 
 import (
 	"flag"
-	"net/netip"
 	"os"
 	"path/filepath"
 	"testing"
@@ -69,7 +68,7 @@ func TestGoldenScenarios(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t, tc.cfg)
 			h.up(tc.ifaces...)
-			h.dp.model.applyIface(InterfaceUpdate{Name: "eth1", Up: true, Addrs: []netip.Prefix{pfx("198.18.1.1/24")}})
+			h.dp.model.applyIface(iface("eth1", true, pfx("198.18.1.1/24")))
 			h.send(tc.ups...)
 			checkGolden(t, tc.name, h.fake.Dump())
 		})

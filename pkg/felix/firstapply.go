@@ -1,4 +1,4 @@
-package main
+package felix
 
 import (
 	"context"
@@ -7,9 +7,6 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/calico-host/calico-host/pkg/datastore"
-	"github.com/calico-host/calico-host/pkg/felix"
-	"github.com/calico-host/calico-host/pkg/felix/calc"
-	"github.com/calico-host/calico-host/pkg/felix/dataplane"
 )
 
 // Why felix talks to etcd right after its first apply.
@@ -29,35 +26,6 @@ import (
 
 // pokeTimeout bounds the request; it only has to leave the host.
 const pokeTimeout = 5 * time.Second
-
-// afterFirstApply wraps a dataplane builder so that fn runs (once, in its own goroutine) as soon
-// as the dataplane completed its first apply.
-func afterFirstApply(newDP felix.NewDataplane, fn func(context.Context)) felix.NewDataplane {
-	return func(cfg dataplane.Config, log zerolog.Logger) (felix.Dataplane, error) {
-		dp, err := newDP(cfg, log)
-		if err != nil {
-			return nil, err
-		}
-		return firstApplyHook{Dataplane: dp, fn: fn}, nil
-	}
-}
-
-type firstApplyHook struct {
-	felix.Dataplane
-	fn func(context.Context)
-}
-
-// Run runs the dataplane, and fn once its first apply is done.
-func (h firstApplyHook) Run(ctx context.Context, in <-chan []calc.Update, status chan<- dataplane.EndpointStatus, progress func()) {
-	go func() {
-		select {
-		case <-ctx.Done():
-		case <-h.FirstApplyDone():
-			h.fn(ctx)
-		}
-	}()
-	h.Dataplane.Run(ctx, in, status, progress)
-}
 
 // pokeDatastore sends one cheap request on the datastore connection (see above).
 func pokeDatastore(ds *datastore.Client, log zerolog.Logger) func(context.Context) {

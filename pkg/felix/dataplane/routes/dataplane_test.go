@@ -4,21 +4,22 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-
-	"github.com/calico-host/calico-host/pkg/felix/dataplane"
 )
 
-func TestSyncer(t *testing.T) {
+// TestDataplaneRoutes: the routes the dataplane asks for (workload routes with scope link or
+// the default, VXLAN routes through an onlink gateway, blackholes, routes through a device that
+// appears later), with InterfaceChanged and RequestResync as the dataplane calls them.
+func TestDataplaneRoutes(t *testing.T) {
 	f := newFakeWithLinks("cali1", "vxlan.calico")
-	s := NewSyncer(f, 0, testLog(t))
-	desired := []dataplane.Route{
-		{Dst: pfx("10.65.1.5/32"), Dev: "cali1", Scope: dataplane.ScopeLink},
-		{Dst: pfx("10.65.1.6/32"), Dev: "cali1"}, // scope 0: the kernel's default
+	s := New(f, 0, testLog(t))
+	desired := []Route{
+		{Dst: pfx("10.65.1.5/32"), Dev: "cali1", Scope: ScopeLink},
+		{Dst: pfx("10.65.1.6/32"), Dev: "cali1"}, // ScopeAuto: the kernel's default
 		{Dst: pfx("10.65.2.0/26"), Dev: "vxlan.calico", Gateway: addr("10.65.2.0"), Onlink: true},
 		{Dst: pfx("10.65.1.0/26"), Blackhole: true},
 		{Dst: pfx("10.65.3.0/26"), Dev: "cali9"}, // pending: no error
 	}
-	if err := s.Apply(ctx, desired); err != nil {
+	if _, err := s.Apply(ctx, desired); err != nil {
 		t.Fatal(err)
 	}
 	want := []string{
@@ -32,7 +33,7 @@ func TestSyncer(t *testing.T) {
 	}
 	f.AddLink("cali9")
 	s.InterfaceChanged("cali9")
-	if err := s.Apply(ctx, desired[4:]); err != nil {
+	if _, err := s.Apply(ctx, desired[4:]); err != nil {
 		t.Fatal(err)
 	}
 	if d := cmp.Diff([]string{"10.65.3.0/26 dev cali9 scope link proto 80"}, f.Dump()); d != "" {
@@ -40,7 +41,7 @@ func TestSyncer(t *testing.T) {
 	}
 	s.RequestResync()
 	lists := f.Lists
-	if err := s.Apply(ctx, desired[4:]); err != nil || f.Lists != lists+1 {
+	if _, err := s.Apply(ctx, desired[4:]); err != nil || f.Lists != lists+1 {
 		t.Errorf("resync: lists %d -> %d, %v", lists, f.Lists, err)
 	}
 }
