@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"slices"
 
 	"github.com/calico-host/calico-host/pkg/felix/calc"
 	"github.com/calico-host/calico-host/pkg/felix/dataplane/nft"
@@ -118,9 +119,14 @@ func (m *matcher) notSide(dst bool) {
 		nets, sets, ports, named = m.r.NotDstNets, m.r.NotDstIPSetIDs, m.r.NotDstPorts, m.r.NotDstNamedPortIPSetIDs
 	}
 	if len(nets) > 0 {
-		if fnets := m.familyNets(nets); len(fnets) > 0 {
-			m.addFam(nft.Not(addrIn(dst, m.fam, fnets)))
+		// As Project Calico's felix (rules.FilterRuleToIPVersion): a negated list with no net of
+		// this family, or with the family's whole address space, leaves the rule out of it.
+		fnets := m.familyNets(nets)
+		if len(fnets) == 0 || slices.ContainsFunc(fnets, func(n netip.Prefix) bool { return n.Bits() == 0 }) {
+			m.fail(errNoMatch)
+			return
 		}
+		m.addFam(nft.Not(addrIn(dst, m.fam, fnets)))
 	}
 	for _, id := range sets {
 		m.addFam(nft.Not(nft.InSet(m.useSet(id), addrField(dst, m.fam))))

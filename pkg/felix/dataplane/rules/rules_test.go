@@ -72,6 +72,12 @@ func TestPolicyRules(t *testing.T) {
 			[]string{`meta l4proto tcp tcp dport 80-100 log prefix "calico-packet: " level info`}},
 		{"nets per family", true, calc.Rule{Action: calc.RulePass, SrcNets: []netip.Prefix{pfx("10.65.0.0/16"), pfx("10.65.1.0/24"), pfx("fd5c::/16")}},
 			[]string{"ip saddr 10.65.0.0/16 counter meta mark set meta mark | 0x00020000 return", "ip6 saddr fd5c::/16 counter meta mark set meta mark | 0x00020000 return"}},
+		// A negated net list leaves the rule out of a family it has no net of, and out of a
+		// family whose whole space it negates (Project Calico's FilterRuleToIPVersion).
+		{"negated nets of one family", true, calc.Rule{Action: calc.RuleAllow, NotDstNets: []netip.Prefix{pfx("fd5c:1:1::15/128")}},
+			[]string{"ip6 daddr != fd5c:1:1::15 counter meta mark set meta mark | 0x00010000 return"}},
+		{"negated catch-all net", true, calc.Rule{Action: calc.RuleDeny, NotSrcNets: []netip.Prefix{pfx("0.0.0.0/0"), pfx("fd5c::/16")}},
+			[]string{"ip6 saddr != fd5c::/16 counter drop"}},
 		{"v6 rule without IPv6", false, calc.Rule{Action: calc.RuleAllow, IPVersion: 6}, nil},
 		{"family only", true, calc.Rule{Action: calc.RuleAllow, IPVersion: 4, Protocol: 17},
 			[]string{"meta nfproto ipv4 meta l4proto udp counter meta mark set meta mark | 0x00010000 return"}},
