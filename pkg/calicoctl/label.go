@@ -108,9 +108,7 @@ func (ch *labelChange) parse(arg string) error {
 // removed label really is removed.
 func (s *session) label(t target, typed string, ch labelChange) error {
 	for attempt := 1; ; attempt++ {
-		ctx, cancel := s.op()
-		obj, err := s.ds.Get(ctx, t.kind, t.namespace, t.name)
-		cancel()
+		obj, err := s.get(t)
 		if err != nil {
 			return fmt.Errorf("failed to get %s %s, error %v", typed, t.name, calicoError(err, t.kind, t.namespace, t.name))
 		}

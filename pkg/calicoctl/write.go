@@ -1,6 +1,7 @@
 package calicoctl
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -146,7 +147,7 @@ func (s *session) writeOne(d *document, act action, skipExists bool) error {
 	switch act {
 	case actCreate:
 		err = s.create(d.res)
-		if skipExists && datastore.IsAlreadyExists(err) {
+		if skipExists && (datastore.IsAlreadyExists(err) || errors.As(err, new(builtinExistsError))) {
 			err = nil
 		}
 	case actReplace:
@@ -159,6 +160,9 @@ func (s *session) writeOne(d *document, act action, skipExists bool) error {
 }
 
 func (s *session) create(r api.Resource) error {
+	if isBuiltinResource(r) {
+		return builtinExistsError{}
+	}
 	ctx, cancel := s.op()
 	defer cancel()
 	_, err := s.ds.Create(ctx, r)
@@ -171,7 +175,7 @@ func (s *session) apply(r api.Resource) error {
 	rv := m.ResourceVersion
 	m.ResourceVersion = ""
 	err := s.create(r)
-	if !datastore.IsAlreadyExists(err) {
+	if !datastore.IsAlreadyExists(err) && !errors.As(err, new(builtinExistsError)) {
 		return err
 	}
 	m.ResourceVersion = rv
@@ -183,6 +187,9 @@ func (s *session) apply(r api.Resource) error {
 // stored labels and annotations are kept and the new ones merged over them; uid and
 // creationTimestamp are kept from the stored object.
 func (s *session) update(r api.Resource) error {
+	if isBuiltinResource(r) {
+		return errBuiltinUpdate
+	}
 	k, _ := api.KindOf(r)
 	m := r.GetObjectMeta()
 	rv := m.ResourceVersion
@@ -207,6 +214,9 @@ func (s *session) update(r api.Resource) error {
 }
 
 func (s *session) write(r api.Resource) error {
+	if isBuiltinResource(r) {
+		return errBuiltinUpdate
+	}
 	ctx, cancel := s.op()
 	defer cancel()
 	_, err := s.ds.Update(ctx, r)
