@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net"
 	"strings"
+	"time"
 )
 
 // SetDefaults fills in the defaults that calicoctl applies on write, as the fixtures show.
@@ -31,6 +32,49 @@ func SetDefaults(r Resource) {
 		if o.Spec.KubeVirtVMAddressPersistence == nil {
 			o.Spec.KubeVirtVMAddressPersistence = Str("Enabled")
 		}
+	case *KubeControllersConfiguration:
+		defaultKubeControllers(&o.Spec)
+		if rc := o.Status.RunningConfig; rc != nil {
+			defaultKubeControllersSchema(rc)
+		}
+	}
+}
+
+// defaultKubeControllers fills in what Project Calico's client writes (prometheusMetricsPort
+// 9094, the node controller's leakGracePeriod 15m, a template's nodeSelector all()) and the
+// defaults of its CRD schema (defaultKubeControllersSchema).
+func defaultKubeControllers(s *KubeControllersConfigurationSpec) {
+	if s.PrometheusMetricsPort == nil {
+		s.PrometheusMetricsPort = Int(9094)
+	}
+	if n := s.Controllers.Node; n != nil {
+		if n.LeakGracePeriod == nil {
+			n.LeakGracePeriod = &Duration{Duration: 15 * time.Minute}
+		}
+		if n.HostEndpoint != nil {
+			for i := range n.HostEndpoint.Templates {
+				if n.HostEndpoint.Templates[i].NodeSelector == "" {
+					n.HostEndpoint.Templates[i].NodeSelector = "all()"
+				}
+			}
+		}
+	}
+	defaultKubeControllersSchema(s)
+}
+
+// defaultKubeControllersSchema applies the defaults of Project Calico's CRD schema, which its
+// client applies in etcd mode (also to status.runningConfig): healthChecks Enabled, and inside
+// the controllers present loadBalancer.assignIPs AllServices and migration.policyNameMigrator
+// Enabled.
+func defaultKubeControllersSchema(s *KubeControllersConfigurationSpec) {
+	if s.HealthChecks == "" {
+		s.HealthChecks = "Enabled"
+	}
+	if lb := s.Controllers.LoadBalancer; lb != nil && lb.AssignIPs == "" {
+		lb.AssignIPs = "AllServices"
+	}
+	if m := s.Controllers.Migration; m != nil && m.PolicyNameMigrator == "" {
+		m.PolicyNameMigrator = "Enabled"
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // FieldError is one validation failure, with the path of the offending field.
@@ -127,6 +128,33 @@ func validateMeta(e *errs, k KindInfo, m *ObjectMeta) {
 		e.add("metadata.namespace", "%s is not namespaced", k.Kind)
 	}
 	validateLabels(e, "metadata.labels", m.Labels)
+	validateAnnotations(e, m.Annotations)
+	for _, ts := range []struct{ field, v string }{
+		{"metadata.creationTimestamp", m.CreationTimestamp}, {"metadata.deletionTimestamp", m.DeletionTimestamp},
+	} {
+		if _, err := time.Parse(time.RFC3339, ts.v); ts.v != "" && err != nil {
+			e.add(ts.field, "%q is not an RFC 3339 time", ts.v)
+		}
+	}
+}
+
+// maxAnnotationBytes is Kubernetes' limit on the total size of an object's annotations, which
+// Project Calico applies.
+const maxAnnotationBytes = 256 * 1024
+
+// validateAnnotations applies Project Calico's annotation rules: every key (lower-cased) is a
+// qualified name, and keys and values together fit in maxAnnotationBytes.
+func validateAnnotations(e *errs, annotations map[string]string) {
+	total := 0
+	for k, v := range annotations {
+		if !validLabelKey(strings.ToLower(k)) {
+			e.add("metadata.annotations", "invalid annotation key %q", k)
+		}
+		total += len(k) + len(v)
+	}
+	if total > maxAnnotationBytes {
+		e.add("metadata.annotations", "total size of annotations is too large by %d bytes", total-maxAnnotationBytes)
+	}
 }
 
 func validateLabels(e *errs, field string, labels map[string]string) {
@@ -278,12 +306,6 @@ type rangeCheck struct {
 func validateRanges(e *errs, checks []rangeCheck) {
 	for _, c := range checks {
 		validateRange(e, c.field, c.v, c.lo, c.hi)
-	}
-}
-
-func validateConfigName(e *errs, name string) {
-	if name != "default" && !strings.HasPrefix(name, "node.") {
-		e.add("metadata.name", "name %q must be \"default\" or \"node.<nodename>\"", name)
 	}
 }
 

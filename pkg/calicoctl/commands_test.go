@@ -131,13 +131,16 @@ func TestReplaceSemantics(t *testing.T) {
 	}
 }
 
-func TestApplyKeepsMetadataAndMergesLabels(t *testing.T) {
+// TestApplyKeepsMetadataAndReplacesLabels: as Project Calico's calicoctl (mergeMetadataForUpdate),
+// an apply of an existing object keeps the stored metadata but takes the new labels and
+// annotations whole: a label left out is removed.
+func TestApplyKeepsMetadataAndReplacesLabels(t *testing.T) {
 	h := newHarness(t)
 	h.ok("apiVersion: projectcalico.org/v3\nkind: Profile\nmetadata: {name: pr, labels: {a: \"1\", b: \"2\"}}\nspec: {}\n", "apply", "-f", "-")
 	first := h.get("/calico/resources/v3/projectcalico.org/profiles/pr")
 	h.ok("apiVersion: projectcalico.org/v3\nkind: Profile\nmetadata: {name: pr, labels: {b: \"3\"}}\nspec: {labelsToApply: {x: \"z\"}}\n", "apply", "-f", "-")
 	got := h.get("/calico/resources/v3/projectcalico.org/profiles/pr")
-	want := map[string]any{"a": "1", "b": "3"} // Project Calico keeps stored labels on update
+	want := map[string]any{"b": "3"}
 	if d := diffJSON(want, metaOf(got)["labels"]); d != "" {
 		t.Errorf("labels:\n%s", d)
 	}
@@ -414,8 +417,9 @@ func TestUsageAndBadOptions(t *testing.T) {
 }
 
 // TestConcurrentWritersAllLand: calicoctl processes labelling and applying one object at the
-// same time all succeed, and no label is lost: every write is a compare-and-swap retried on
-// conflict.
+// same time all succeed, and no label set by `label` is lost: every write is a compare-and-swap
+// retried on conflict. (An apply replaces the labels, as in Project Calico, so the appliers
+// write their spec, labelsToApply, and leave the labels alone.)
 func TestConcurrentWritersAllLand(t *testing.T) {
 	h := newHarness(t)
 	h.ok("apiVersion: projectcalico.org/v3\nkind: Profile\nmetadata: {name: pr}\nspec: {}\n", "apply", "-f", "-")
@@ -429,9 +433,10 @@ func TestConcurrentWritersAllLand(t *testing.T) {
 			results <- runResult{code, out.String(), errb.String()}
 		}()
 		go func() {
-			in := "apiVersion: projectcalico.org/v3\nkind: Profile\nmetadata: {name: pr, labels: {a" + strconv.Itoa(i) + ": v}}\nspec: {}\n"
+			in := "apiVersion: projectcalico.org/v3\nkind: Profile\nmetadata: {name: pr}\nspec: {labelsToApply: {a" + strconv.Itoa(i) + ": v}}\n"
 			var out, errb strings.Builder
-			code := run(t.Context(), []string{"apply", "-f", "-", "--config", h.config}, strings.NewReader(in), &out, &errb, noEnv)
+			code := run(t.Context(), []string{"patch", "profile", "pr", "-p", `{"spec":{"labelsToApply":{"a` + strconv.Itoa(i) + `":"v"}}}`, "--config", h.config},
+				strings.NewReader(in), &out, &errb, noEnv)
 			results <- runResult{code, out.String(), errb.String()}
 		}()
 	}
@@ -440,8 +445,10 @@ func TestConcurrentWritersAllLand(t *testing.T) {
 			t.Errorf("concurrent write failed: %q %q", r.stdout, r.stderr)
 		}
 	}
-	labels := metaOf(h.get("/calico/resources/v3/projectcalico.org/profiles/pr"))["labels"].(map[string]any)
-	if len(labels) != 2*n {
-		t.Errorf("%d labels survived, want %d: %v", len(labels), 2*n, labels)
+	got := h.get("/calico/resources/v3/projectcalico.org/profiles/pr")
+	labels := metaOf(got)["labels"].(map[string]any)
+	toApply := specOf(got)["labelsToApply"].(map[string]any)
+	if len(labels) != n || len(toApply) != n {
+		t.Errorf("%d labels and %d labelsToApply survived, want %d each: %v %v", len(labels), len(toApply), n, labels, toApply)
 	}
 }

@@ -104,8 +104,6 @@ func (ch *labelChange) parse(arg string) error {
 }
 
 // label changes one label with a compare-and-swap, retrying if the object changed meanwhile.
-// Unlike Project Calico's calicoctl (which merges the stored labels back in on update), a
-// removed label really is removed.
 func (s *session) label(t target, typed string, ch labelChange) error {
 	for attempt := 1; ; attempt++ {
 		obj, err := s.get(t)
