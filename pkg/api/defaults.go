@@ -3,7 +3,6 @@ package api
 import (
 	"encoding/json"
 	"net"
-	"strings"
 	"time"
 )
 
@@ -131,15 +130,13 @@ func defaultIPPool(s *IPPoolSpec) {
 	}
 }
 
-// defaultPolicy sets the tier (and its label), prefixes the name with a non-default tier, records
-// the name as given in the metadata annotation, and derives types from the rule lists.
+// defaultPolicy does what Project Calico does to a policy it writes: the tier defaults to
+// "default" and is recorded in the tier label, the name (kept as given: a policy in another tier
+// needs no tier prefix) is recorded in the metadata annotation, and the types are derived from
+// the rule lists.
 func defaultPolicy(m *ObjectMeta, tier *string, types *[]string, ingress, egress []Rule) {
-	given := m.Name
 	if *tier == "" {
 		*tier = TierDefault
-	}
-	if *tier != TierDefault && !strings.HasPrefix(m.Name, *tier+".") {
-		m.Name = *tier + "." + m.Name
 	}
 	if m.Labels == nil {
 		m.Labels = map[string]string{}
@@ -148,10 +145,8 @@ func defaultPolicy(m *ObjectMeta, tier *string, types *[]string, ingress, egress
 	if m.Annotations == nil {
 		m.Annotations = map[string]string{}
 	}
-	if _, ok := m.Annotations[AnnotationMetadata]; !ok {
-		b, _ := json.Marshal(map[string]string{"name": given})
-		m.Annotations[AnnotationMetadata] = string(b)
-	}
+	b, _ := json.Marshal(map[string]string{"name": m.Name})
+	m.Annotations[AnnotationMetadata] = string(b)
 	if len(*types) == 0 {
 		*types = DefaultPolicyTypes(ingress, egress)
 	}
@@ -186,6 +181,14 @@ func defaultWorkloadEndpoint(w *WorkloadEndpoint) {
 func defaultFelixConfiguration(s *FelixConfigurationSpec) {
 	setDefault(&s.BPFConnectTimeLoadBalancing, "TCP")
 	setDefault(&s.BPFHostNetworkedNATWithoutCTLB, "Enabled")
+	if on := s.BPFConnectTimeLoadBalancingEnabled; on != nil {
+		// Project Calico's client maps the deprecated boolean onto the newer fields.
+		s.BPFHostNetworkedNATWithoutCTLB = Str("Disabled")
+		s.BPFConnectTimeLoadBalancing = Str("Disabled")
+		if *on {
+			s.BPFConnectTimeLoadBalancing = Str("Enabled")
+		}
+	}
 	setDefault(&s.BPFLogLevel, "")
 	setDefault(&s.FloatingIPs, "Disabled")
 	setDefault(&s.NftablesFlowTableOffload, "Disabled")

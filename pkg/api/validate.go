@@ -77,9 +77,9 @@ func validateSpec(e *errs, r Resource) {
 	case *Tier:
 		validateTier(e, o)
 	case *GlobalNetworkPolicy:
-		validatePolicy(e, o.Name, o.View())
+		validatePolicy(e, o.Name, false, o.View())
 	case *NetworkPolicy:
-		validatePolicy(e, o.Name, o.View())
+		validatePolicy(e, o.Name, true, o.View())
 	case *Profile:
 		validateRules(e, "spec.ingress", o.Spec.Ingress)
 		validateRules(e, "spec.egress", o.Spec.Egress)

@@ -223,6 +223,9 @@ func validateIPAMConfiguration(e *errs, c *IPAMConfiguration) {
 	if c.Spec.MaxBlocksPerHost > 1000000 {
 		e.add("spec.maxBlocksPerHost", "%d is out of range 0-1000000", c.Spec.MaxBlocksPerHost)
 	}
+	if v := c.Spec.IPCooldownSeconds; v < 0 || v > 1200 {
+		e.add("spec.ipCooldownSeconds", "%d is out of range 0-1200", v)
+	}
 	if v := c.Spec.MinIPReclaimAgeSeconds; v != nil && *v < 0 {
 		e.add("spec.minIPReclaimAgeSeconds", "must not be negative")
 	}

@@ -196,14 +196,16 @@ func TestDeleteSemantics(t *testing.T) {
 	}
 }
 
+// TestDeleteTieredPolicyFromFile: a policy in a non-default tier is stored under the name it was
+// given (Project Calico no longer adds the tier prefix) and deleted by the same file.
 func TestDeleteTieredPolicyFromFile(t *testing.T) {
 	h := newHarness(t)
 	in := "apiVersion: projectcalico.org/v3\nkind: Tier\nmetadata: {name: sec}\nspec: {order: 1}\n---\n" +
 		"apiVersion: projectcalico.org/v3\nkind: GlobalNetworkPolicy\nmetadata: {name: p}\nspec: {tier: sec, selector: all()}\n"
 	h.ok(in, "apply", "-f", "-")
-	const key = "/calico/resources/v3/projectcalico.org/globalnetworkpolicies/sec.p"
+	const key = "/calico/resources/v3/projectcalico.org/globalnetworkpolicies/p"
 	if h.get(key) == nil {
-		t.Fatal("policy not stored under its tier-prefixed name")
+		t.Fatal("policy not stored under its name")
 	}
 	r := h.ok(in, "delete", "-f", "-")
 	if r.stdout != "Successfully deleted 2 resource(s)\n" || h.get(key) != nil {

@@ -158,8 +158,7 @@ func (c *cli) getTargets(pos []string, in inputOptions, ns namespaceOptions) ([]
 	return out, nil
 }
 
-// documentTargets names the objects of documents (with calicoctl's defaults applied, so a policy
-// in a tier is looked up by its tier-prefixed name).
+// documentTargets names the objects of documents (with calicoctl's defaults applied).
 func documentTargets(docs []*document, ns namespaceOptions) ([]target, error) {
 	var out []target
 	for _, d := range docs {
