@@ -6,7 +6,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"time"
 )
 
 // FieldError is one validation failure, with the path of the offending field.
@@ -48,12 +47,28 @@ func (e *errs) add(field, format string, args ...any) {
 	e.list = append(e.list, FieldError{Field: field, Message: fmt.Sprintf(format, args...)})
 }
 
-// Validate checks one object and returns a *ValidationError listing every problem, or nil.
+// Validate checks one object and returns a *ValidationError listing every problem, or nil. It
+// is the check every reader applies (an object that fails it is treated as absent): what the
+// components need to use an object safely.
 func (v Validator) Validate(r Resource) error {
+	return v.validate(r, false)
+}
+
+// ValidateWrite is Validate plus the rest of Project Calico's write-time validation (see
+// writeChecks): what calicoctl refuses to write. Readers do not apply these rules, so an object
+// another tool wrote without them keeps working as it does in Project Calico.
+func (v Validator) ValidateWrite(r Resource) error {
+	return v.validate(r, true)
+}
+
+func (v Validator) validate(r Resource, write bool) error {
 	e := &errs{v: &v}
 	k, _ := KindOf(r)
 	validateMeta(e, k, r.GetObjectMeta())
 	validateSpec(e, r)
+	if write {
+		writeChecks(e, r)
+	}
 	if len(e.list) == 0 {
 		return nil
 	}
@@ -77,9 +92,9 @@ func validateSpec(e *errs, r Resource) {
 	case *Tier:
 		validateTier(e, o)
 	case *GlobalNetworkPolicy:
-		validatePolicy(e, o.Name, false, o.View())
+		validatePolicy(e, o.View())
 	case *NetworkPolicy:
-		validatePolicy(e, o.Name, true, o.View())
+		validatePolicy(e, o.View())
 	case *Profile:
 		validateRules(e, "spec.ingress", o.Spec.Ingress)
 		validateRules(e, "spec.egress", o.Spec.Egress)
@@ -128,14 +143,6 @@ func validateMeta(e *errs, k KindInfo, m *ObjectMeta) {
 		e.add("metadata.namespace", "%s is not namespaced", k.Kind)
 	}
 	validateLabels(e, "metadata.labels", m.Labels)
-	validateAnnotations(e, m.Annotations)
-	for _, ts := range []struct{ field, v string }{
-		{"metadata.creationTimestamp", m.CreationTimestamp}, {"metadata.deletionTimestamp", m.DeletionTimestamp},
-	} {
-		if _, err := time.Parse(time.RFC3339, ts.v); ts.v != "" && err != nil {
-			e.add(ts.field, "%q is not an RFC 3339 time", ts.v)
-		}
-	}
 }
 
 // maxAnnotationBytes is Kubernetes' limit on the total size of an object's annotations, which

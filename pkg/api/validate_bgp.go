@@ -37,9 +37,6 @@ var (
 
 func validateBGPConfiguration(e *errs, b *BGPConfiguration) {
 	s := &b.Spec
-	if b.Name != "default" {
-		validateDefaultOnlyBGP(e, s)
-	}
 	validateEnums(e, false, []enumCheck{
 		{"spec.logSeverityScreen", s.LogSeverityScreen, logSeverities},
 		{"spec.bindMode", s.BindMode, []string{"None", "NodeIP"}},

@@ -123,8 +123,6 @@ func validateMAC(e *errs, field, mac string) {
 func validateTier(e *errs, t *Tier) {
 	if strings.Contains(t.Name, ".") {
 		e.add("metadata.name", "tier name %q must not contain '.'", t.Name)
-	} else if len(t.Name) > 63 {
-		e.add("metadata.name", "tier name is too long by %d bytes", len(t.Name)-63)
 	}
 	if t.Spec.DefaultAction != "" {
 		validateOneOf(e, "spec.defaultAction", t.Spec.DefaultAction, ActionDeny, ActionPass)
@@ -259,9 +257,6 @@ func validateKubeControllersConfiguration(e *errs, c *KubeControllersConfigurati
 		checks = append(checks, enumCheck{"spec.controllers.migration.policyNameMigrator", m.PolicyNameMigrator, enabled})
 	}
 	validateEnums(e, false, checks)
-	if n := s.Controllers.Node; n != nil && n.HostEndpoint != nil {
-		validateHostEndpointTemplates(e, n.HostEndpoint.Templates)
-	}
 	validateRange(e, "spec.prometheusMetricsPort", s.PrometheusMetricsPort, 0, 65535)
 	if p := s.DebugProfilePort; p != nil && (*p < 0 || *p > 65535) {
 		e.add("spec.debugProfilePort", "%d is out of range 0-65535", *p)

@@ -2,33 +2,10 @@ package api
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 )
 
-// Project Calico's policy name rules: a GlobalNetworkPolicy is a DNS-1123 label, optionally
-// after one "<label>." prefix; a NetworkPolicy likewise, or a "knp.default." / "ossg.default."
-// prefixed subdomain. Neither needs its tier as prefix.
-var (
-	gnpName = regexp.MustCompile(`^([a-z0-9]([-a-z0-9]*[a-z0-9])?\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
-	npName  = regexp.MustCompile(`^(([a-z0-9]([-a-z0-9]*[a-z0-9])?)(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)?|((knp|ossg)\.default\.[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*))$`)
-)
-
-func validatePolicy(e *errs, name string, namespaced bool, p PolicySpecView) {
-	re := gnpName
-	if namespaced {
-		re = npName
-	}
-	if len(name) <= 253 && !re.MatchString(name) {
-		e.add("metadata.name", "policy name %q must consist of lower case alphanumeric characters or '-', with at most one '.'", name)
-	}
-	seen := map[string]bool{}
-	for _, t := range p.Types {
-		if seen[t] {
-			e.add("spec.types", "'%s' type specified more than once", t)
-		}
-		seen[t] = true
-	}
+func validatePolicy(e *errs, p PolicySpecView) {
 	e.selector("spec.selector", p.Selector)
 	e.selector("spec.namespaceSelector", p.NamespaceSel)
 	e.selector("spec.serviceAccountSelector", p.ServiceAcctSel)

@@ -73,7 +73,7 @@ func TestValidationMessages(t *testing.T) {
 		{"icmp code without type", gnp(GlobalNetworkPolicySpec{Ingress: rule(func(r *Rule) { r.Protocol = &icmp; r.ICMP = &ICMPFields{Code: Int(0)} })}),
 			`invalid GlobalNetworkPolicy "pol": spec.ingress[0].icmp.code: ICMP code requires a type`},
 		{"icmp version", gnp(GlobalNetworkPolicySpec{Ingress: rule(func(r *Rule) { r.Protocol = &icmp; r.IPVersion = Int(6); r.ICMP = &ICMPFields{Type: Int(8)} })}),
-			`invalid GlobalNetworkPolicy "pol": spec.ingress[0].icmp: protocol ICMP does not match ipVersion 6`},
+			`invalid GlobalNetworkPolicy "pol": spec.ingress[0].icmp: protocol ICMP does not match ipVersion 6; spec.ingress[0].protocol: protocol ICMP requires ipVersion 4`},
 		{"nets version", gnp(GlobalNetworkPolicySpec{Ingress: rule(func(r *Rule) { r.IPVersion = Int(4); r.Source.Nets = []string{"fd5c::/64"} })}),
 			`invalid GlobalNetworkPolicy "pol": spec.ingress[0].source.nets[0]: "fd5c::/64" is not an IPv4 network (ipVersion is 4)`},
 		{"bad net", gnp(GlobalNetworkPolicySpec{Egress: rule(func(r *Rule) { r.Destination.NotNets = []string{"10.0.0.0/33"} })}),
@@ -298,16 +298,18 @@ func TestValidationMessages(t *testing.T) {
 		{"kcc debugProfilePort", kcc(`{"debugProfilePort":-1,"controllers":{}}`), kccErr(`spec.debugProfilePort: -1 is out of range 0-65535`)},
 
 		// Tiers and workload endpoints.
-		{"kube-admin tier action", &Tier{ObjectMeta: ObjectMeta{Name: "kube-admin"}, Spec: TierSpec{DefaultAction: ActionDeny}},
+		{"kube-admin tier action", &Tier{ObjectMeta: ObjectMeta{Name: "kube-admin"}, Spec: TierSpec{DefaultAction: ActionDeny, Order: Float(1000)}},
 			`invalid Tier "kube-admin": spec.defaultAction: the "kube-admin" tier must have default action "Pass"`},
-		{"default tier action", &Tier{ObjectMeta: ObjectMeta{Name: "default"}, Spec: TierSpec{DefaultAction: ActionPass}},
+		{"default tier action", &Tier{ObjectMeta: ObjectMeta{Name: "default"}, Spec: TierSpec{DefaultAction: ActionPass, Order: Float(1e6)}},
 			`invalid Tier "default": spec.defaultAction: the "default" tier must have default action "Deny"`},
+		{"default tier order", &Tier{ObjectMeta: ObjectMeta{Name: "default"}, Spec: TierSpec{DefaultAction: ActionDeny, Order: Float(5)}},
+			`invalid Tier "default": spec.order: the "default" tier must have order 1000000`},
 		{"wep dscp", &WorkloadEndpoint{ObjectMeta: ObjectMeta{Name: "w", Namespace: "default"}, Spec: WorkloadEndpointSpec{Node: "n", QoSControls: &QoSControls{DSCP: &DSCP{Name: "XF1"}}}},
 			`invalid WorkloadEndpoint "w": spec.qosControls.dscp: "XF1" is not a DSCP value (0-63, DF, EF, AF11-AF43 or CS0-CS6)`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			err := testValidator.Validate(c.obj)
+			err := testValidator.ValidateWrite(c.obj)
 			if err == nil {
 				t.Fatalf("no error; want %s", c.want)
 			}
@@ -414,5 +416,24 @@ func TestPoolOverlap(t *testing.T) {
 	a.Spec.Disabled = true
 	if err := PoolOverlapError(b, []*IPPool{a, c}); err != nil {
 		t.Errorf("disabled pools may overlap: %v", err)
+	}
+}
+
+// TestReadersAcceptWhatOnlyWritersRefuse: Project Calico's write-time rules (policy names,
+// repeated types, default-only BGP fields, rule consistency) are not applied by readers, so an
+// object another tool wrote keeps working as in Project Calico; ValidateWrite refuses them.
+func TestReadersAcceptWhatOnlyWritersRefuse(t *testing.T) {
+	for _, r := range []Resource{
+		&GlobalNetworkPolicy{ObjectMeta: ObjectMeta{Name: "a.b.c"}},
+		gnp(GlobalNetworkPolicySpec{Types: []string{"Ingress", "Ingress"}}),
+		&BGPConfiguration{ObjectMeta: ObjectMeta{Name: "host-a"}, Spec: BGPConfigurationSpec{NodeToNodeMeshEnabled: Bool(true)}},
+		gnp(GlobalNetworkPolicySpec{Ingress: []Rule{{Action: ActionAllow, Source: EntityRule{Nets: []string{"10.0.0.0/8"}}, Destination: EntityRule{Nets: []string{"fd5c::/16"}}}}}),
+	} {
+		if err := testValidator.Validate(r); err != nil {
+			t.Errorf("Validate: %v", err)
+		}
+		if err := testValidator.ValidateWrite(r); err == nil {
+			t.Errorf("ValidateWrite accepted %s %q", r.GetTypeMeta().Kind, r.GetObjectMeta().Name)
+		}
 	}
 }

@@ -114,7 +114,7 @@ func (s *session) label(t target, typed string, ch labelChange) error {
 		if err != nil {
 			return err
 		}
-		if err := datastore.Validate(obj); err != nil {
+		if err := datastore.ValidateWrite(obj); err != nil {
 			return fmt.Errorf("failed to update %s %s, label not changed: %v", typed, t.name, err)
 		}
 		err = s.write(obj)

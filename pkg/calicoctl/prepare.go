@@ -116,7 +116,7 @@ func checkContent(d *document, ns namespaceOptions, act action) []string {
 		return []string{"metadata.resourceVersion: field must not be set for a Create request"}
 	}
 	api.SetDefaults(d.res)
-	err := datastore.Validate(d.res)
+	err := datastore.ValidateWrite(d.res)
 	if err == nil {
 		err = api.Unsupported(d.res) // valid, but calico-host could not enforce it as written
 	}
