@@ -30,7 +30,75 @@ func writeChecks(e *errs, r Resource) {
 		if n := o.Spec.Controllers.Node; n != nil && n.HostEndpoint != nil {
 			validateHostEndpointTemplates(e, n.HostEndpoint.Templates)
 		}
+	case *WorkloadEndpoint:
+		writeWorkloadEndpoint(e, o)
+	case *GlobalNetworkSet:
+		writeNoNamespaceLabel(e, o.Labels)
+	case *NetworkSet:
+		writeNoNamespaceLabel(e, o.Labels)
 	}
+}
+
+// writeNoNamespaceLabel: the namespace label belongs to the datastore's own model, not to sets.
+func writeNoNamespaceLabel(e *errs, labels map[string]string) {
+	if _, ok := labels[LabelNamespace]; ok {
+		e.add("metadata.labels", "%s is not a valid label name", LabelNamespace)
+	}
+}
+
+// writeWorkloadEndpoint: the name is the one the identifiers give (Project Calico's client
+// refuses another), every network is a single address and every NAT's internal IP is in one.
+func writeWorkloadEndpoint(e *errs, w *WorkloadEndpoint) {
+	if want, ok := expectedWorkloadEndpointName(&w.Spec); !ok {
+		e.add("metadata.name", "node, orchestrator, endpoint and the workload identifier must be set")
+	} else if w.Name != want {
+		e.add("metadata.name", "the WorkloadEndpoint name does not match the primary identifiers assigned in the Spec: expected name %s", want)
+	}
+	for i, n := range w.Spec.IPNetworks {
+		if c, err := ParseCIDROrIP(n); err == nil {
+			if ones, bits := c.Mask.Size(); ones != bits {
+				e.add(fmt.Sprintf("spec.ipNetworks[%d]", i), "IP network %s contains multiple addresses", n)
+			}
+		}
+	}
+	for i, nat := range w.Spec.IPNATs {
+		if !inNetworks(nat.InternalIP, w.Spec.IPNetworks) {
+			e.add(fmt.Sprintf("spec.ipNATs[%d].internalIP", i), "NAT %s is not in the endpoint networks", nat.InternalIP)
+		}
+	}
+}
+
+// expectedWorkloadEndpointName is Project Calico's name for an endpoint: node, orchestrator, the
+// pod (k8s), container ID (cni), orchestrator (libnetwork) or workload, and endpoint.
+func expectedWorkloadEndpointName(s *WorkloadEndpointSpec) (string, bool) {
+	id := s.Workload
+	switch s.Orchestrator {
+	case OrchestratorK8s:
+		id = s.Pod
+	case OrchestratorCNI:
+		id = s.ContainerID
+	case "libnetwork":
+		id = s.Orchestrator
+	}
+	for _, p := range []string{s.Node, s.Orchestrator, id, s.Endpoint} {
+		if p == "" || strings.HasPrefix(p, "-") || strings.HasSuffix(p, "-") {
+			return "", false
+		}
+	}
+	return WorkloadEndpointName(s.Node, s.Orchestrator, id, s.Endpoint), true
+}
+
+func inNetworks(ip string, networks []string) bool {
+	addr, err := ParseCIDROrIP(ip)
+	if err != nil {
+		return true // reported by Validate
+	}
+	for _, n := range networks {
+		if c, err := ParseCIDROrIP(n); err == nil && c.Contains(addr.IP) {
+			return true
+		}
+	}
+	return false
 }
 
 // writeMeta: annotation keys and size, and timestamps that Kubernetes' types would not decode.
