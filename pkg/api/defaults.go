@@ -24,8 +24,12 @@ func SetDefaults(r Resource) {
 	case *FelixConfiguration:
 		defaultFelixConfiguration(&o.Spec)
 	case *BGPConfiguration:
+		// The defaults of Project Calico's CRD schema, which its client applies in etcd mode.
 		if o.Spec.ServiceLoadBalancerAggregation == nil {
 			o.Spec.ServiceLoadBalancerAggregation = Str("Enabled")
+		}
+		if o.Spec.LogSeverityScreen == "" {
+			o.Spec.LogSeverityScreen = "Info"
 		}
 	case *IPAMConfiguration:
 		if o.Spec.KubeVirtVMAddressPersistence == nil {

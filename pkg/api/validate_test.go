@@ -52,9 +52,6 @@ func TestValidationMessages(t *testing.T) {
 		{"name", &Tier{ObjectMeta: ObjectMeta{Name: "Bad_Name"}}, `invalid Tier "Bad_Name": metadata.name: name "Bad_Name" must consist of lower case alphanumeric characters, '-' or '.', and start and end with an alphanumeric character`},
 		{"missing name", &Profile{}, `invalid Profile "": metadata.name: name is required`},
 		{"namespace required", &NetworkPolicy{ObjectMeta: ObjectMeta{Name: "x"}}, `invalid NetworkPolicy "x": metadata.namespace: namespace is required for NetworkPolicy`},
-		{"policy name with two dots", &GlobalNetworkPolicy{ObjectMeta: ObjectMeta{Name: "a.b.c"}},
-			`invalid GlobalNetworkPolicy "a.b.c": metadata.name: policy name "a.b.c" must consist of lower case alphanumeric characters or '-', with at most one '.'`},
-		{"repeated type", gnp(GlobalNetworkPolicySpec{Types: []string{"Ingress", "Ingress"}}), `invalid GlobalNetworkPolicy "pol": spec.types: 'Ingress' type specified more than once`},
 		{"action", gnp(GlobalNetworkPolicySpec{Ingress: []Rule{{Action: "Permit"}}}), `invalid GlobalNetworkPolicy "pol": spec.ingress[0].action: "Permit" is not one of Allow, Deny, Log, Pass`},
 		{"protocol name", gnp(GlobalNetworkPolicySpec{Ingress: rule(func(r *Rule) { p := ProtocolFromString("TCPX"); r.Protocol = &p })}),
 			`invalid GlobalNetworkPolicy "pol": spec.ingress[0].protocol: unknown protocol "TCPX" (use TCP, UDP, ICMP, ICMPv6, SCTP, UDPLite or a number 1-255)`},
@@ -73,7 +70,7 @@ func TestValidationMessages(t *testing.T) {
 		{"icmp code without type", gnp(GlobalNetworkPolicySpec{Ingress: rule(func(r *Rule) { r.Protocol = &icmp; r.ICMP = &ICMPFields{Code: Int(0)} })}),
 			`invalid GlobalNetworkPolicy "pol": spec.ingress[0].icmp.code: ICMP code requires a type`},
 		{"icmp version", gnp(GlobalNetworkPolicySpec{Ingress: rule(func(r *Rule) { r.Protocol = &icmp; r.IPVersion = Int(6); r.ICMP = &ICMPFields{Type: Int(8)} })}),
-			`invalid GlobalNetworkPolicy "pol": spec.ingress[0].icmp: protocol ICMP does not match ipVersion 6; spec.ingress[0].protocol: protocol ICMP requires ipVersion 4`},
+			`invalid GlobalNetworkPolicy "pol": spec.ingress[0].icmp: protocol ICMP does not match ipVersion 6`},
 		{"nets version", gnp(GlobalNetworkPolicySpec{Ingress: rule(func(r *Rule) { r.IPVersion = Int(4); r.Source.Nets = []string{"fd5c::/64"} })}),
 			`invalid GlobalNetworkPolicy "pol": spec.ingress[0].source.nets[0]: "fd5c::/64" is not an IPv4 network (ipVersion is 4)`},
 		{"bad net", gnp(GlobalNetworkPolicySpec{Egress: rule(func(r *Rule) { r.Destination.NotNets = []string{"10.0.0.0/33"} })}),
@@ -96,8 +93,6 @@ func TestValidationMessages(t *testing.T) {
 			`invalid Node "n": spec.bgp.ipv4Address[0]: "fd00::1/64" is not an IPv4 network (ipVersion is 4)`},
 		{"felix action", &FelixConfiguration{ObjectMeta: ObjectMeta{Name: "default"}, Spec: FelixConfigurationSpec{DefaultEndpointToHostAction: "Reject"}},
 			`invalid FelixConfiguration "default": spec.defaultEndpointToHostAction: "Reject" is not one of Drop, Return, Accept`},
-		{"bgp default-only field", &BGPConfiguration{ObjectMeta: ObjectMeta{Name: "host-a"}, Spec: BGPConfigurationSpec{NodeToNodeMeshEnabled: Bool(true)}},
-			`invalid BGPConfiguration "host-a": spec.nodeToNodeMeshEnabled: cannot be set on a BGPConfiguration other than "default"`},
 		{"hep", &HostEndpoint{ObjectMeta: ObjectMeta{Name: "h"}, Spec: HostEndpointSpec{Node: "n"}}, `invalid HostEndpoint "h": spec.interfaceName: interfaceName or expectedIPs is required`},
 		{"wep container ID", &WorkloadEndpoint{ObjectMeta: ObjectMeta{Name: "w", Namespace: "default"}, Spec: WorkloadEndpointSpec{Node: "n", ContainerID: "abc_def"}},
 			`invalid WorkloadEndpoint "w": spec.containerID: "abc_def" must consist of alphanumeric characters or '-', and start and end with an alphanumeric character`},
@@ -302,14 +297,12 @@ func TestValidationMessages(t *testing.T) {
 			`invalid Tier "kube-admin": spec.defaultAction: the "kube-admin" tier must have default action "Pass"`},
 		{"default tier action", &Tier{ObjectMeta: ObjectMeta{Name: "default"}, Spec: TierSpec{DefaultAction: ActionPass, Order: Float(1e6)}},
 			`invalid Tier "default": spec.defaultAction: the "default" tier must have default action "Deny"`},
-		{"default tier order", &Tier{ObjectMeta: ObjectMeta{Name: "default"}, Spec: TierSpec{DefaultAction: ActionDeny, Order: Float(5)}},
-			`invalid Tier "default": spec.order: the "default" tier must have order 1000000`},
 		{"wep dscp", &WorkloadEndpoint{ObjectMeta: ObjectMeta{Name: "w", Namespace: "default"}, Spec: WorkloadEndpointSpec{Node: "n", QoSControls: &QoSControls{DSCP: &DSCP{Name: "XF1"}}}},
 			`invalid WorkloadEndpoint "w": spec.qosControls.dscp: "XF1" is not a DSCP value (0-63, DF, EF, AF11-AF43 or CS0-CS6)`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			err := testValidator.ValidateWrite(c.obj)
+			err := testValidator.Validate(c.obj)
 			if err == nil {
 				t.Fatalf("no error; want %s", c.want)
 			}
@@ -435,5 +428,29 @@ func TestReadersAcceptWhatOnlyWritersRefuse(t *testing.T) {
 		if err := testValidator.ValidateWrite(r); err == nil {
 			t.Errorf("ValidateWrite accepted %s %q", r.GetTypeMeta().Kind, r.GetObjectMeta().Name)
 		}
+	}
+}
+
+// TestWriteValidationMessages: the rules only writers apply (ValidateWrite).
+func TestWriteValidationMessages(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		obj  Resource
+		want string
+	}{
+		{"policy name with two dots", &GlobalNetworkPolicy{ObjectMeta: ObjectMeta{Name: "a.b.c"}},
+			`invalid GlobalNetworkPolicy "a.b.c": metadata.name: policy name "a.b.c" must consist of lower case alphanumeric characters or '-', with at most one '.'`},
+		{"repeated type", gnp(GlobalNetworkPolicySpec{Types: []string{"Ingress", "Ingress"}}), `invalid GlobalNetworkPolicy "pol": spec.types: 'Ingress' type specified more than once`},
+		{"bgp default-only field", &BGPConfiguration{ObjectMeta: ObjectMeta{Name: "host-a"}, Spec: BGPConfigurationSpec{NodeToNodeMeshEnabled: Bool(true)}},
+			`invalid BGPConfiguration "host-a": spec.nodeToNodeMeshEnabled: cannot be set on a BGPConfiguration other than "default"`},
+		{"default tier order", &Tier{ObjectMeta: ObjectMeta{Name: "default"}, Spec: TierSpec{DefaultAction: ActionDeny, Order: Float(5)}},
+			`invalid Tier "default": spec.order: the "default" tier must have order 1000000`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			err := testValidator.ValidateWrite(c.obj)
+			if err == nil || err.Error() != c.want {
+				t.Errorf("got  %v\nwant %s", err, c.want)
+			}
+		})
 	}
 }

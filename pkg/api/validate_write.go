@@ -26,6 +26,9 @@ func writeChecks(e *errs, r Resource) {
 		if o.Name != "default" {
 			validateDefaultOnlyBGP(e, &o.Spec)
 		}
+		if len(o.Spec.Communities) > 0 && len(o.Spec.PrefixAdvertisements) == 0 {
+			e.add("spec.communities", "communities are defined but not used in prefixAdvertisements")
+		}
 	case *KubeControllersConfiguration:
 		if n := o.Spec.Controllers.Node; n != nil && n.HostEndpoint != nil {
 			validateHostEndpointTemplates(e, n.HostEndpoint.Templates)
