@@ -31,10 +31,6 @@ func SetDefaults(r Resource) {
 		if o.Spec.LogSeverityScreen == "" {
 			o.Spec.LogSeverityScreen = "Info"
 		}
-	case *IPAMConfiguration:
-		if o.Spec.KubeVirtVMAddressPersistence == nil {
-			o.Spec.KubeVirtVMAddressPersistence = Str("Enabled")
-		}
 	case *KubeControllersConfiguration:
 		defaultKubeControllers(&o.Spec)
 		if rc := o.Status.RunningConfig; rc != nil {

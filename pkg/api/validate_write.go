@@ -2,6 +2,7 @@ package api
 
 import (
 	"fmt"
+	"reflect"
 	"regexp"
 	"strings"
 	"time"
@@ -35,6 +36,15 @@ func writeChecks(e *errs, r Resource) {
 		}
 	case *WorkloadEndpoint:
 		writeWorkloadEndpoint(e, o)
+	case *Node:
+		if o.Spec.BGP != nil && reflect.DeepEqual(*o.Spec.BGP, NodeBGPSpec{}) {
+			e.add("spec.bgp", "spec.bgp should not be empty")
+		}
+	case *FelixConfiguration:
+		for _, f := range []struct{ field, v string }{{"spec.logSeverityScreen", o.Spec.LogSeverityScreen},
+			{"spec.logSeverityFile", o.Spec.LogSeverityFile}, {"spec.logSeveritySys", o.Spec.LogSeveritySys}} {
+			validateEnums(e, true, []enumCheck{{f.field, f.v, []string{"Trace", "Debug", "Info", "Warning", "Error", "Fatal"}}})
+		}
 	case *GlobalNetworkSet:
 		writeNoNamespaceLabel(e, o.Labels)
 	case *NetworkSet:

@@ -114,6 +114,9 @@ func TestDifferentialCorpus(t *testing.T) {
 				if !strings.Contains(r.stderr, c.Error) {
 					t.Errorf("error %q does not mention %q", r.stderr, c.Error)
 				}
+				if c.Error == "" && strings.Contains(r.stderr, "cannot decode") {
+					t.Errorf("rejected as undecodable, not for the case's reason (a YAML scalar such as n or On read as a boolean?): %s", r.stderr)
+				}
 				return
 			}
 			h.checkStored(t, c)

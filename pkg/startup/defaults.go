@@ -217,6 +217,7 @@ func (s *Startup) ensureBGPConfig(ctx context.Context) error {
 func (s *Startup) ensureIPAMConfig(ctx context.Context) error {
 	return ensure(ctx, s, "default", func() *api.IPAMConfiguration {
 		return &api.IPAMConfiguration{ObjectMeta: api.ObjectMeta{Name: "default"},
-			Spec: api.IPAMConfigurationSpec{AutoAllocateBlocks: true, StrictAffinity: false}}
+			Spec: api.IPAMConfigurationSpec{AutoAllocateBlocks: true, StrictAffinity: false,
+				KubeVirtVMAddressPersistence: api.Str("Enabled")}} // as calico-node writes it (not calicoctl)
 	}, nil)
 }
