@@ -182,6 +182,8 @@ func writeServices(e *errs, p PolicySpecView, namespaced bool) {
 	}
 }
 
+var calicoProtocolName = regexp.MustCompile(`^(TCP|UDP|ICMP|ICMPv6|SCTP|UDPLite)$`)
+
 func writeRules(e *errs, field string, rules []Rule) {
 	for i := range rules {
 		f, r := fmt.Sprintf("%s[%d]", field, i), &rules[i]
@@ -196,17 +198,21 @@ func writeRules(e *errs, field string, rules []Rule) {
 	}
 }
 
-// writeRuleProtocols: ICMP (1) needs ipVersion 4 and ICMPv6 (58) ipVersion 6, for protocol and
-// notProtocol alike.
+// writeRuleProtocols: protocol names in Project Calico's spelling (readers also take the
+// lower-case names older writers used), and ICMP (1) needs ipVersion 4 and ICMPv6 (58) ipVersion
+// 6, for protocol and notProtocol alike.
 func writeRuleProtocols(e *errs, f string, r *Rule) {
-	if r.IPVersion == nil {
-		return
-	}
 	for _, p := range []struct {
 		field string
 		proto *Protocol
 	}{{f + ".protocol", r.Protocol}, {f + ".notProtocol", r.NotProtocol}} {
 		if p.proto == nil {
+			continue
+		}
+		if !p.proto.IsNum && !calicoProtocolName.MatchString(p.proto.Name) {
+			e.add(p.field, "protocol name %q must be one of TCP, UDP, ICMP, ICMPv6, SCTP, UDPLite", p.proto.Name)
+		}
+		if r.IPVersion == nil {
 			continue
 		}
 		n, _ := p.proto.NumberValue()

@@ -60,7 +60,7 @@ func TestBuiltinProfileAfterStored(t *testing.T) {
 	one := mustJSON(t, h.ok("", "get", "profile", api.DefaultAllowProfileName, "-o", "json").stdout)
 	want := map[string]any{"apiVersion": "projectcalico.org/v3", "kind": "Profile",
 		"metadata": map[string]any{"name": api.DefaultAllowProfileName, "resourceVersion": "1"},
-		"spec": map[string]any{"ingress": []any{map[string]any{"action": "Allow"}}, "egress": []any{map[string]any{"action": "Allow"}}}}
+		"spec":     map[string]any{"ingress": []any{map[string]any{"action": "Allow"}}, "egress": []any{map[string]any{"action": "Allow"}}}}
 	if d := diffJSON(want, one); d != "" {
 		t.Error(d)
 	}
