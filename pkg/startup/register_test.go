@@ -261,3 +261,27 @@ func TestOpenStackKeepsAgentStatusOn(t *testing.T) {
 		}
 	}
 }
+
+// TestNodeUpdateKeepsUnknownFields: a Node written by a newer Project Calico, with fields our
+// types do not know, keeps them when startup updates it (address and version annotation).
+func TestNodeUpdateKeepsUnknownFields(t *testing.T) {
+	h := newHarness(t, fixtureEnv(t), fixtureHost())
+	key := datastore.ResourcePrefix + "nodes/host-z"
+	if _, err := h.raw.Put(ctxT(t, 5*time.Second), key, `{"kind":"Node","apiVersion":"projectcalico.org/v3",`+
+		`"metadata":{"name":"host-z","uid":"7efff00e-23cf-4c27-a1ac-9a803e7e0913","creationTimestamp":"2026-11-29T13:17:37Z","futureMeta":1},`+
+		`"spec":{"bgp":{"ipv4Address":"198.18.0.9/24","futureBGP":"x"},"futureSpec":[1,2]},"status":{"futureStatus":true}}`); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.startup().Register(ctxT(t, 30*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	got := h.values(key)[key]
+	md, spec := got["metadata"].(map[string]any), got["spec"].(map[string]any)
+	bgp := spec["bgp"].(map[string]any)
+	if md["futureMeta"] != float64(1) || bgp["futureBGP"] != "x" || spec["futureSpec"] == nil || got["status"].(map[string]any)["futureStatus"] != true {
+		t.Errorf("unknown fields lost: %v", got)
+	}
+	if bgp["ipv4Address"] != "198.18.255.2/30" {
+		t.Errorf("startup did not update the node: %v", bgp)
+	}
+}
