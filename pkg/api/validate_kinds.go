@@ -157,7 +157,7 @@ func validateWorkloadEndpoint(e *errs, s *WorkloadEndpointSpec) {
 	if s.Node == "" {
 		e.add("spec.node", "node is required")
 	}
-	validateWorkloadNames(e, s)
+	validateWorkloadProfiles(e, s)
 	if s.InterfaceName != "" && !interfaceName.MatchString(s.InterfaceName) {
 		e.add("spec.interfaceName", "invalid interface name %q", s.InterfaceName)
 	}
@@ -179,7 +179,10 @@ func validateWorkloadEndpoint(e *errs, s *WorkloadEndpointSpec) {
 // containerID is Project Calico's rule for spec.containerID.
 var containerID = regexp.MustCompile(`^[a-zA-Z0-9]([-a-zA-Z0-9]*[a-zA-Z0-9])?$`)
 
-// validateWorkloadNames applies Project Calico's name rules to the identity fields (each optional).
+// validateWorkloadNames applies Project Calico's name rules to the identity fields (each
+// optional). They are write-time rules: Project Calico's felix validates only the dataplane
+// fields of an endpoint it reads (its v1 model: interface, MAC, nets, profiles, ports), so an
+// endpoint that networking-calico wrote with, say, an upper-case host name is still enforced.
 func validateWorkloadNames(e *errs, s *WorkloadEndpointSpec) {
 	for _, f := range []struct{ field, v string }{
 		{"spec.orchestrator", s.Orchestrator}, {"spec.workload", s.Workload}, {"spec.node", s.Node},
@@ -192,6 +195,10 @@ func validateWorkloadNames(e *errs, s *WorkloadEndpointSpec) {
 	if s.ContainerID != "" && !containerID.MatchString(s.ContainerID) {
 		e.add("spec.containerID", "%q must consist of alphanumeric characters or '-', and start and end with an alphanumeric character", s.ContainerID)
 	}
+}
+
+// validateWorkloadProfiles checks the profile names an endpoint refers to (read and write).
+func validateWorkloadProfiles(e *errs, s *WorkloadEndpointSpec) {
 	for i, p := range s.Profiles {
 		if !dns1123Subdomain.MatchString(p) {
 			e.add(fmt.Sprintf("spec.profiles[%d]", i), "profile name %q must consist of lower case alphanumeric characters, '-' or '.'", p)

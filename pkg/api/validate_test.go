@@ -94,10 +94,8 @@ func TestValidationMessages(t *testing.T) {
 		{"felix action", &FelixConfiguration{ObjectMeta: ObjectMeta{Name: "default"}, Spec: FelixConfigurationSpec{DefaultEndpointToHostAction: "Reject"}},
 			`invalid FelixConfiguration "default": spec.defaultEndpointToHostAction: "Reject" is not one of Drop, Return, Accept`},
 		{"hep", &HostEndpoint{ObjectMeta: ObjectMeta{Name: "h"}, Spec: HostEndpointSpec{Node: "n"}}, `invalid HostEndpoint "h": spec.interfaceName: interfaceName or expectedIPs is required`},
-		{"wep container ID", &WorkloadEndpoint{ObjectMeta: ObjectMeta{Name: "w", Namespace: "default"}, Spec: WorkloadEndpointSpec{Node: "n", ContainerID: "abc_def"}},
-			`invalid WorkloadEndpoint "w": spec.containerID: "abc_def" must consist of alphanumeric characters or '-', and start and end with an alphanumeric character`},
-		{"wep profile and pod names", &WorkloadEndpoint{ObjectMeta: ObjectMeta{Name: "w", Namespace: "default"}, Spec: WorkloadEndpointSpec{Node: "n", Pod: "Web_0", Profiles: []string{"ok", "My_Net"}}},
-			`invalid WorkloadEndpoint "w": spec.pod: "Web_0" must consist of lower case alphanumeric characters, '-' or '.', and start and end with an alphanumeric character; spec.profiles[1]: profile name "My_Net" must consist of lower case alphanumeric characters, '-' or '.'`},
+		{"wep profile names", &WorkloadEndpoint{ObjectMeta: ObjectMeta{Name: "w", Namespace: "default"}, Spec: WorkloadEndpointSpec{Node: "n", Pod: "Web_0", Profiles: []string{"ok", "My_Net"}}},
+			`invalid WorkloadEndpoint "w": spec.profiles[1]: profile name "My_Net" must consist of lower case alphanumeric characters, '-' or '.'`},
 		{"wep nets", &WorkloadEndpoint{ObjectMeta: ObjectMeta{Name: "w", Namespace: "default"}, Spec: WorkloadEndpointSpec{Node: "n", IPNetworks: []string{"10.65.0.300/32"}}},
 			`invalid WorkloadEndpoint "w": spec.ipNetworks[0]: invalid CIDR "10.65.0.300/32"`},
 		{"label", &GlobalNetworkSet{ObjectMeta: ObjectMeta{Name: "s", Labels: map[string]string{"a b": "x"}}}, `invalid GlobalNetworkSet "s": metadata.labels: invalid label key "a b"`},
@@ -452,5 +450,28 @@ func TestWriteValidationMessages(t *testing.T) {
 				t.Errorf("got  %v\nwant %s", err, c.want)
 			}
 		})
+	}
+}
+
+// TestWorkloadIdentityNamesAtWrite: Project Calico's name rules for a workload endpoint's
+// identity fields apply when it is written (calicoctl, CNI), not when a daemon reads it, since
+// Project Calico's felix enforces an endpoint whatever its node or container ID look like.
+func TestWorkloadIdentityNamesAtWrite(t *testing.T) {
+	for _, c := range []struct {
+		spec WorkloadEndpointSpec
+		want string
+	}{
+		{WorkloadEndpointSpec{Node: "n", ContainerID: "abc_def"},
+			`spec.containerID: "abc_def" must consist of alphanumeric characters or '-', and start and end with an alphanumeric character`},
+		{WorkloadEndpointSpec{Node: "Compute-1", Pod: "Web_0"},
+			`spec.node: "Compute-1" must consist of lower case alphanumeric characters, '-' or '.', and start and end with an alphanumeric character`},
+	} {
+		w := &WorkloadEndpoint{ObjectMeta: ObjectMeta{Name: "w", Namespace: "default"}, Spec: c.spec}
+		if err := testValidator.Validate(w); err != nil {
+			t.Errorf("%+v: read validation refused it: %v", c.spec, err)
+		}
+		if err := testValidator.ValidateWrite(w); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: write validation: %v, want %s", c.spec, err, c.want)
+		}
 	}
 }

@@ -62,6 +62,7 @@ func writeNoNamespaceLabel(e *errs, labels map[string]string) {
 // writeWorkloadEndpoint: the name is the one the identifiers give (Project Calico's client
 // refuses another), every network is a single address and every NAT's internal IP is in one.
 func writeWorkloadEndpoint(e *errs, w *WorkloadEndpoint) {
+	validateWorkloadNames(e, &w.Spec)
 	if want, ok := expectedWorkloadEndpointName(&w.Spec); !ok {
 		e.add("metadata.name", "node, orchestrator, endpoint and the workload identifier must be set")
 	} else if w.Name != want {
