@@ -23,7 +23,8 @@ var update = flag.Bool("update", false, "rewrite testdata/calico-settings.txt an
 const calicoMirror = "/work/.mirror/projectcalico+calico/repo"
 
 // snapshotFile lists every setting of Project Calico that the compatibility table covers, one per
-// line: "Felix <Parameter> <type> <default>", "FelixConfiguration <jsonField> <Parameter>", or
+// line: "Felix <Parameter> <type> <default>" (felix's type, with its arguments, and its default
+// quoted), "FelixConfiguration <jsonField> <Parameter>", or
 // "<Kind> <path>" for the fields of NetConf, BGPConfiguration, BGPPeer, Node and IPPool.
 const snapshotFile = "testdata/calico-settings.txt"
 
@@ -95,9 +96,6 @@ func felixParams(t *testing.T) []string {
 		}
 		parts := strings.SplitN(m[2], ";", 3)
 		typ := parts[0]
-		if i := strings.Index(typ, "("); i > 0 {
-			typ = typ[:i]
-		}
 		def := ""
 		if len(parts) > 1 {
 			def = parts[1]

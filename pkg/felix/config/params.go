@@ -183,8 +183,6 @@ var Params = []Param{
 		Doc: "Period of the full interface rescan."},
 	{Name: "DataplaneNetNS", Kind: KindString, Restart: true, LocalOnly: true,
 		Doc: "Path of a network namespace (/run/netns/NAME) to program instead of felix's own; for tests and demos."},
-	{Name: "NFTablesMode", V3: "nftablesMode", Kind: KindOneOf, Values: []string{"Enabled", "Disabled", "Auto"}, Default: "Enabled",
-		Doc: "Accepted for compatibility: calico-host always programs nftables."},
 
 	// VXLAN.
 	{Name: "VXLANEnabled", V3: "vxlanEnabled", Kind: KindOptBool, Restart: true, Main: true,
@@ -194,11 +192,6 @@ var Params = []Param{
 	{Name: "VXLANMTU", V3: "vxlanMTU", Kind: KindInt, Default: "0", Min: 0, Max: 65535, Restart: true,
 		Doc: "MTU of vxlan.calico; 0 = host MTU - 50."},
 }
-
-// compatParams are Project Calico parameters calico-host accepts and ignores that are not
-// FelixConfiguration fields (they appear in felix.cfg files and environments). Every
-// FelixConfiguration field is accepted too (see datastoreNames).
-var compatParams = []string{"IPv4VXLANTunnelAddr", "VXLANTunnelMACAddr", "IpInIpTunnelAddr", "LogFilePath", "LogSeverityFile", "LogSeveritySys"}
 
 // byV3 indexes Params by FelixConfiguration JSON field.
 var byV3 = func() map[string]*Param {
@@ -220,20 +213,8 @@ var byName = func() map[string]*Param {
 	return m
 }()
 
-var compatByName = func() map[string]bool {
-	m := map[string]bool{}
-	for _, n := range append(compatParams, datastoreNames()...) {
-		m[lower(n)] = true
-	}
-	return m
-}()
-
 // Lookup finds a parameter by name, case-insensitively.
 func Lookup(name string) (*Param, bool) {
 	p, ok := byName[lower(name)]
 	return p, ok
 }
-
-// IsCompat reports whether name is a Project Calico parameter that calico-host accepts (and
-// ignores unless it is also in Params).
-func IsCompat(name string) bool { return compatByName[lower(name)] }
