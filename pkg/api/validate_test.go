@@ -118,7 +118,7 @@ func TestValidationMessages(t *testing.T) {
 		{"felix bpfExternalServiceMode", fc(`{"bpfExternalServiceMode":"Direct"}`), fcErr(`spec.bpfExternalServiceMode: "Direct" is not one of Tunnel, DSR`)},
 		{"felix ipForwarding", fc(`{"ipForwarding":"On"}`), fcErr(`spec.ipForwarding: "On" is not one of Enabled, Disabled`)},
 		{"felix floatingIPs", fc(`{"floatingIPs":"On"}`), fcErr(`spec.floatingIPs: "On" is not one of Enabled, Disabled`)},
-		{"felix programClusterRoutes", fc(`{"programClusterRoutes":"On"}`), fcErr(`spec.programClusterRoutes: "On" is not one of Enabled, Disabled`)},
+		{"felix programClusterRoutes", fc(`{"programClusterRoutes":"On"}`), fcErr(`spec.programClusterRoutes: "On" is not one of Enabled, Disabled, EnabledIPIPOnly, EnabledNoEncapOnly`)},
 		{"felix bpfEnforceRPF", fc(`{"bpfEnforceRPF":"Hard"}`), fcErr(`spec.bpfEnforceRPF: "Hard" is not one of Disabled, Strict, Loose`)},
 		{"felix bpfMapSizeConntrackScaling", fc(`{"bpfMapSizeConntrackScaling":"Triple"}`), fcErr(`spec.bpfMapSizeConntrackScaling: "Triple" is not one of Disabled, DoubleIfFull`)},
 		{"felix bpfRedirectToPeer", fc(`{"bpfRedirectToPeer":"Always"}`), fcErr(`spec.bpfRedirectToPeer: "Always" is not one of Enabled, Disabled, L2Only`)},
