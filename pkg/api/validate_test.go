@@ -181,7 +181,7 @@ func TestValidationMessages(t *testing.T) {
 		{"bgp serviceLoadBalancerAggregation", obj("BGPConfiguration", "default", `{"serviceLoadBalancerAggregation":"On"}`),
 			`invalid BGPConfiguration "default": spec.serviceLoadBalancerAggregation: "On" is not one of Enabled, Disabled`},
 		{"bgp programClusterRoutes", obj("BGPConfiguration", "default", `{"programClusterRoutes":"On"}`),
-			`invalid BGPConfiguration "default": spec.programClusterRoutes: "On" is not one of Enabled, Disabled`},
+			`invalid BGPConfiguration "default": spec.programClusterRoutes: "On" is not one of Enabled, Disabled, EnabledIPIPOnly, EnabledNoEncapOnly`},
 		{"bgp ipv4NormalRoutePriority", obj("BGPConfiguration", "default", `{"ipv4NormalRoutePriority":0}`),
 			`invalid BGPConfiguration "default": spec.ipv4NormalRoutePriority: 0 is out of range 1-2147483646`},
 		{"bgp ipv6NormalRoutePriority", obj("BGPConfiguration", "default", `{"ipv6NormalRoutePriority":-5}`),
