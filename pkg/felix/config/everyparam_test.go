@@ -230,7 +230,7 @@ var typeValues = map[string]any{
 	"portrange": "1000:2000", "portrange-list": []string{"1000:2000"},
 	"route-table-range": map[string]int{"min": 1, "max": 99}, "route-table-ranges": []map[string]int{{"min": 1, "max": 99}},
 	"keydurationlist": []map[string]string{{"name": "InternalDataplaneMainLoop", "timeout": "40s"}},
-	"cidr-list": []string{"10.65.9.0/24"}, "iface-filter-slice": []string{"eth9+"},
+	"cidr-list":       []string{"10.65.9.0/24"}, "iface-filter-slice": []string{"eth9+"},
 	"ipv4": "198.18.0.9", "ipv6": "fd5c::9", "hostname": "198.18.0.5", "host-address": "127.0.0.2",
 	"region": "region-one", "iface-list": "tap", "iface-list-regexp": "eth9", "regexp": "^eth9$",
 	"iface-param": "wg9.cali", "file": "/tmp/calico-host-x", "log-rate": "10/second", "authority": "198.18.0.1:2379",
