@@ -1,11 +1,14 @@
 package confd
 
 import (
+	"bytes"
+	"context"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/rs/zerolog"
 
 	"github.com/calico-host/calico-host/pkg/api"
 )
@@ -195,6 +198,30 @@ func TestProgramClusterRoutes(t *testing.T) {
 		}
 		if want := map[string]bool{"plain": tc.plain, "vxlan": false, "ipip": false}; !cmp.Equal(want, got) {
 			t.Errorf("programClusterRoutes %v: kernel programming %v, want %v", tc.value, got, want)
+		}
+	}
+}
+
+// TestSyncReportsUnimplementedSettingsOnce: each sync reports the BGP settings calico-host does
+// not implement, but logs each only once.
+func TestSyncReportsUnimplementedSettingsOnce(t *testing.T) {
+	requireBIRD(t)
+	var buf bytes.Buffer
+	in := testInputs(testNode("a", "198.18.2.1/24", "", nil),
+		bgpConfig("default", api.BGPConfigurationSpec{IPv4NormalRoutePriority: api.Int(2000)}),
+		bgpPeer("w", api.BGPPeerSpec{NodeSelector: "all()", LocalWorkloadSelector: "app == 'bgp'", ASNumber: asn(65003)}))
+	e := NewEngine(testConfig(t.TempDir()), "a", ExecRunner, zerolog.New(&buf))
+	for range 2 {
+		if _, err := e.Sync(context.Background(), in); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, want := range []string{
+		`"object":"BGPConfiguration default","field":"spec.ipv4NormalRoutePriority","value":"2000"`,
+		`"object":"BGPPeer w","field":"spec.localWorkloadSelector"`,
+	} {
+		if n := strings.Count(buf.String(), want); n != 1 {
+			t.Errorf("%s logged %d times, want once:\n%s", want, n, buf.String())
 		}
 	}
 }
