@@ -61,7 +61,8 @@ func TestCalicoSnapshotIsCurrent(t *testing.T) {
 	}
 	got := strings.Join(lines, "\n") + "\n"
 	if *update {
-		if err := os.WriteFile(snapshotFile, []byte(got), 0o644); err != nil {
+		head := "# Project Calico " + strings.TrimSpace(string(gitOut(t, "log", "-1", "--format=%H %cs", "HEAD"))) + "\n"
+		if err := os.WriteFile(snapshotFile, []byte(head+got), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		return
@@ -70,16 +71,18 @@ func TestCalicoSnapshotIsCurrent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got != string(want) {
+	if _, body, _ := strings.Cut(string(want), "\n"); got != body { // the first line names the commit
 		t.Errorf("%s is out of date with Project Calico's source: run go test -run TestCalicoSnapshotIsCurrent -update", snapshotFile)
 	}
 }
 
-func gitShow(t *testing.T, path string) []byte {
+func gitShow(t *testing.T, path string) []byte { return gitOut(t, "show", "HEAD:"+path) }
+
+func gitOut(t *testing.T, args ...string) []byte {
 	t.Helper()
-	out, err := exec.Command("git", "-C", calicoMirror, "show", "HEAD:"+path).Output()
+	out, err := exec.Command("git", append([]string{"-C", calicoMirror}, args...)...).Output()
 	if err != nil {
-		t.Fatalf("git show %s: %v", path, err)
+		t.Fatalf("git %v: %v", args, err)
 	}
 	return out
 }
