@@ -61,12 +61,8 @@ func (s *Setting) Implemented(value string) bool {
 //go:embed notimplemented.toml
 var listText string
 
-// listFile is the schema of notimplemented.toml.
-type listFile struct {
-	Reasons map[string]string `toml:"reasons"`
-	Entries map[string][]entry
-}
-
+// entry is one entry of notimplemented.toml: its sections are lists of entries, and the table
+// [reasons] maps reason keys to their text.
 type entry struct {
 	Param  string   `toml:"param"`
 	Field  string   `toml:"field"`

@@ -193,17 +193,6 @@ var Params = []Param{
 		Doc: "MTU of vxlan.calico; 0 = host MTU - 50."},
 }
 
-// byV3 indexes Params by FelixConfiguration JSON field.
-var byV3 = func() map[string]*Param {
-	m := map[string]*Param{}
-	for i := range Params {
-		if f := Params[i].V3Field(); f != "" {
-			m[f] = &Params[i]
-		}
-	}
-	return m
-}()
-
 // byName indexes Params by lower-case name.
 var byName = func() map[string]*Param {
 	m := make(map[string]*Param, len(Params))
