@@ -218,7 +218,7 @@ func defaultFelixConfiguration(s *FelixConfigurationSpec) {
 	}
 	setDefault(&s.BPFLogLevel, "")
 	setDefault(&s.FloatingIPs, "Disabled")
-	setDefault(&s.NftablesFlowTableOffload, "Disabled")
+	setDefault(&s.NFTablesFlowTableOffload, "Disabled")
 	setDefault(&s.NFTablesMode, "Auto")
 }
 
