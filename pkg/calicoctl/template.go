@@ -61,7 +61,7 @@ func templateData(rs []result) ([]any, error) {
 		out = append(out, &templateList{
 			TypeMeta: api.TypeMeta{Kind: r.kind.Kind + "List", APIVersion: api.APIVersion},
 			ListMeta: ListMeta{ResourceVersion: fmt.Sprint(r.revision)},
-			Items:            items,
+			Items:    items,
 		})
 	}
 	return out, nil
