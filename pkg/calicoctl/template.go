@@ -119,7 +119,7 @@ func metaTime(s string) string {
 
 // errInvalidYAMLTemplate is Project Calico's refusal of a template whose output is not YAML (its
 // templates run through google/safetext's yamltemplate).
-var errInvalidYAMLTemplate = errors.New("Invalid YAML Template")
+var errInvalidYAMLTemplate = failf("Invalid YAML Template")
 
 // printTemplate executes a user template on the results.
 func printTemplate(s *session, out io.Writer, text string, rs []result) error {
