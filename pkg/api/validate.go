@@ -95,6 +95,12 @@ func validateSpec(e *errs, r Resource) {
 		validatePolicy(e, o.View())
 	case *NetworkPolicy:
 		validatePolicy(e, o.View())
+	case *StagedGlobalNetworkPolicy:
+		validateStagedPolicy(e, o.Spec.StagedAction, o.View(), o.Spec.PerformanceHints)
+	case *StagedNetworkPolicy:
+		validateStagedPolicy(e, o.Spec.StagedAction, o.View(), o.Spec.PerformanceHints)
+	case *StagedKubernetesNetworkPolicy:
+		validateStagedKubernetesPolicy(e, o)
 	case *Profile:
 		validateRules(e, "spec.ingress", o.Spec.Ingress)
 		validateRules(e, "spec.egress", o.Spec.Egress)
