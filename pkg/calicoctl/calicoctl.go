@@ -53,18 +53,29 @@ type cli struct {
 	stdout io.Writer
 	stderr io.Writer
 	env    config.Env
+	// stderrTTY: stderr is a terminal, so long commands may draw progress on it.
+	stderrTTY bool
+	// flagsDefined, when set, is told the options of each command that parses its options
+	// (the documentation test uses it to list what every command accepts).
+	flagsDefined func(cmd string, names []string)
 }
 
 // Main runs calicoctl with args (without the program name) and returns the exit code.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	return run(ctx, args, stdin, stdout, stderr, config.OSEnv)
+	c := &cli{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr, env: config.OSEnv, stderrTTY: isTerminal(stderr)}
+	return c.main(args)
 }
 
 // run is Main with the context and environment supplied (tests use their own environment).
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, env config.Env) int {
-	c := &cli{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr, env: env}
+	return (&cli{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr, env: env}).main(args)
+}
+
+// main runs one invocation and returns the exit code.
+func (c *cli) main(args []string) int {
+	stdout, stderr := c.stdout, c.stderr
 	rest, err := parseGlobalOptions(args)
 	if errors.Is(err, errHelp) {
 		fmt.Fprint(stdout, mainUsage())

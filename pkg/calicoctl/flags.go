@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 )
 
@@ -73,4 +74,27 @@ func (f *flags) parse(args []string, out io.Writer) ([]string, error) {
 		pos = append(pos, args[0])
 		args = args[1:]
 	}
+}
+
+// names lists the options defined, each with its dashes ("--filename", "-f"), sorted.
+func (f *flags) names() []string {
+	var out []string
+	f.fs.VisitAll(func(fl *flag.Flag) {
+		if len(fl.Name) == 1 {
+			out = append(out, "-"+fl.Name)
+		} else {
+			out = append(out, "--"+fl.Name)
+		}
+	})
+	sort.Strings(out)
+	return out
+}
+
+// parseFlags parses a command's options (see flags.parse), first telling c.flagsDefined, when
+// set, which options the command defines (the documentation test collects them so).
+func (c *cli) parseFlags(f *flags, args []string) ([]string, error) {
+	if c.flagsDefined != nil {
+		c.flagsDefined(f.cmd, f.names())
+	}
+	return f.parse(args, c.stdout)
 }

@@ -62,7 +62,7 @@ func (c *cli) runIPAMCheck(args []string) error {
 	f.str(&kubeconfig, "", "kubeconfig")
 	f.boolean(&show.all, "show-all-ips")
 	f.boolean(&show.problems, "show-problem-ips")
-	pos, err := f.parse(args, c.stdout)
+	pos, err := c.parseFlags(f, args)
 	if err != nil {
 		return err
 	}
@@ -211,7 +211,7 @@ func (c *cli) runIPAMRelease(args []string) error {
 	f.common(&cfg)
 	f.str(&ipArg, "", "ip")
 	f.str(&report, "", "from-report")
-	pos, err := f.parse(args, c.stdout)
+	pos, err := c.parseFlags(f, args)
 	if err != nil {
 		return err
 	}
@@ -312,7 +312,7 @@ func (c *cli) runIPAMConfigure(args []string) error {
 	f.str(&maxBlocks, "", "max-blocks-per-host")
 	f.str(&kubevirt, "", "kubevirt-ip-persistence")
 	f.str(&cooldown, "", "ip-cooldown-seconds")
-	pos, err := f.parse(args, c.stdout)
+	pos, err := c.parseFlags(f, args)
 	if err != nil {
 		return err
 	}

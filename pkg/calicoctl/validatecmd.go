@@ -55,7 +55,7 @@ func (c *cli) runValidate(args []string) error {
 	in.define(f)
 	f.str(&cfg, "", "c", "config")
 	f.boolean(&ignored, "allow-version-mismatch")
-	pos, err := f.parse(args, c.stdout)
+	pos, err := c.parseFlags(f, args)
 	if err != nil {
 		return err
 	}

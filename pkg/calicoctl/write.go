@@ -84,7 +84,7 @@ func (c *cli) runWrite(act action, args []string) error {
 	if act == actCreate {
 		f.boolean(&skipExists, "skip-exists")
 	}
-	pos, err := f.parse(args, c.stdout)
+	pos, err := c.parseFlags(f, args)
 	if err != nil {
 		return err
 	}
