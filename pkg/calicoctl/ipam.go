@@ -77,7 +77,9 @@ func (c *cli) runIPAMCheck(args []string) error {
 	ctx, cancel := s.op()
 	defer cancel()
 	fmt.Fprintln(c.stdout, "Checking IPAM for inconsistencies...")
-	r, err := ic.Check(ctx)
+	p := c.newProgress("Checking IPAM")
+	r, err := ic.CheckWithProgress(ctx, p.update)
+	p.finish()
 	if err != nil {
 		return fmt.Errorf("checking IPAM: %w", err)
 	}
