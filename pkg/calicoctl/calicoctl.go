@@ -31,6 +31,8 @@ type command struct {
 	name    string
 	summary string
 	run     func(c *cli, args []string) error
+	// refused, for a Project Calico command calico-host does not implement, says why.
+	refused string
 }
 
 // commands holds every registered command by name.
@@ -124,13 +126,18 @@ func parseGlobalOptions(args []string) ([]string, error) {
 				value, args = args[0], args[1:]
 			}
 			if name != "--context" && !validLogLevel(value) {
-				return nil, failf("Unknown log level: %s, expected one of: \npanic, fatal, error, warn, info, debug.", value)
+				return nil, logLevelError(value)
 			}
 		default:
 			return nil, failf("Invalid option: '%s'. Use flag '--help' to read about a specific subcommand.", name)
 		}
 	}
 	return args, nil
+}
+
+// logLevelError is Project Calico's refusal of a log level logrus does not know.
+func logLevelError(level string) error {
+	return fmt.Errorf("unknown log level: %s, expected one of: panic, fatal, error, warn, info, debug", level)
 }
 
 func validLogLevel(s string) bool {

@@ -14,22 +14,19 @@ const (
 )
 
 func init() {
-	registerSub("datastore", datastoreSummary, &command{name: "migrate-policy-names",
-		summary: "Rewrite pre-v3.32 policy names (refused by calico-host).",
-		run: refusedCommand("datastore migrate-policy-names",
-			"calico-host's calicoctl does not rewrite policy names; run Project Calico's calicoctl of the matching version")})
+	registerSub("datastore", datastoreSummary, refusedCommand("datastore migrate-policy-names",
+		"Rewrite pre-v3.32 policy names (refused by calico-host).",
+		"calico-host's calicoctl does not rewrite policy names; run Project Calico's calicoctl of the matching version"))
 	registerSub("datastore migrate", migrateSummary, &command{name: "lock",
 		summary: "Lock the datastore (ClusterInformation datastoreReady false).",
 		run:     func(c *cli, args []string) error { return c.runLock(args, true) }})
 	registerSub("datastore migrate", migrateSummary, &command{name: "unlock",
 		summary: "Unlock the datastore (ClusterInformation datastoreReady true).",
 		run:     func(c *cli, args []string) error { return c.runLock(args, false) }})
-	registerSub("datastore migrate", migrateSummary, &command{name: "export",
-		summary: "Export the etcdv3 datastore for Kubernetes (refused by calico-host).",
-		run:     refusedCommand("datastore migrate export", kubernetesOnly)})
-	registerSub("datastore migrate", migrateSummary, &command{name: "import",
-		summary: "Import into a Kubernetes datastore (refused by calico-host).",
-		run:     refusedCommand("datastore migrate import", kubernetesOnly, strOpt("f", "filename"))})
+	registerSub("datastore migrate", migrateSummary, refusedCommand("datastore migrate export",
+		"Export the etcdv3 datastore for Kubernetes (refused by calico-host).", kubernetesOnly))
+	registerSub("datastore migrate", migrateSummary, refusedCommand("datastore migrate import",
+		"Import into a Kubernetes datastore (refused by calico-host).", kubernetesOnly, strOpt("f", "filename")))
 }
 
 const kubernetesOnly = "calico-host keeps its state in etcd only; migrating to a Kubernetes datastore is done with Project Calico's calicoctl"

@@ -17,7 +17,12 @@ func boolOpt(names ...string) opt { return opt{names: names, isBool: true} }
 
 // refusedCommand is a Project Calico command calico-host does not implement: it accepts
 // Calico's options and --help, then fails, saying why.
-func refusedCommand(path, reason string, opts ...opt) func(*cli, []string) error {
+func refusedCommand(path, summary, reason string, opts ...opt) *command {
+	_, name, _ := cutLastWord(path)
+	return &command{name: name, summary: summary, refused: reason, run: refusedRun(path, reason, opts)}
+}
+
+func refusedRun(path, reason string, opts []opt) func(*cli, []string) error {
 	return func(c *cli, args []string) error {
 		usage := fmt.Sprintf("Usage:\n  calicoctl %s [options]\n\nNot supported by calico-host: %s.\n", path, reason)
 		f := newFlags(path, usage)
@@ -44,17 +49,15 @@ func refusal(what, reason string) error {
 }
 
 func init() {
-	registerSub("node", "Calico node management.", &command{name: "run",
-		summary: "Run the Calico node container image (refused by calico-host).",
-		run: refusedCommand("node run",
-			"calico-host runs as the systemd services calico-startup, calico-confd and calico-felix, not as a container: configure /etc/calico/*.toml and use systemctl",
-			strOpt("ip"), strOpt("ip6"), strOpt("as"), strOpt("name"), strOpt("ip-autodetection-method"),
-			strOpt("ip6-autodetection-method"), strOpt("log-dir"), strOpt("node-image"), strOpt("backend"),
-			strOpt("felix-config"), boolOpt("dryrun"), boolOpt("init-system"), boolOpt("no-default-ippools"))})
-	registerSub("cluster", "Access cluster information.", &command{name: "diags",
-		summary: "Collect cluster diagnostics (refused by calico-host; see 'node diags').",
-		run: refusedCommand("cluster diags",
-			"it collects from Kubernetes; run 'calicoctl node diags' on each host instead",
-			strOpt("since"), strOpt("max-logs"), strOpt("max-parallelism"), strOpt("focus-nodes"),
-			boolOpt("skip-temp-dir-cleanup"))})
+	registerSub("node", "Calico node management.", refusedCommand("node run",
+		"Run the Calico node container image (refused by calico-host).",
+		"calico-host runs as the systemd services calico-startup, calico-confd and calico-felix, not as a container: configure /etc/calico/*.toml and use systemctl",
+		strOpt("ip"), strOpt("ip6"), strOpt("as"), strOpt("name"), strOpt("ip-autodetection-method"),
+		strOpt("ip6-autodetection-method"), strOpt("log-dir"), strOpt("node-image"), strOpt("backend"),
+		strOpt("felix-config"), boolOpt("dryrun"), boolOpt("init-system"), boolOpt("no-default-ippools")))
+	registerSub("cluster", "Access cluster information.", refusedCommand("cluster diags",
+		"Collect cluster diagnostics (refused by calico-host; see 'node diags').",
+		"it collects from Kubernetes; run 'calicoctl node diags' on each host instead",
+		strOpt("since"), strOpt("max-logs"), strOpt("max-parallelism"), strOpt("focus-nodes"),
+		boolOpt("skip-temp-dir-cleanup")))
 }
