@@ -5,7 +5,11 @@
 //
 //	diags.go       the run: collectors in turn, each bounded in time, errors kept in the bundle
 //	host.go        the host seen by collectors (a root directory, commands, HTTP, BIRD, etcd)
-//	collectors.go  what is collected
+//	collectors.go  the list of collectors; versions, units and command outputs
+//	files.go       configuration files, BIRD's rendered configuration, log files
+//	bird.go        BIRD's status through its control socket
+//	metrics.go     felix's metrics and health, where its configuration puts them
+//	objects.go     this host's Node and endpoints from etcd
 //	redact.go      secrets out of every file, whatever its format
 //	bundle.go      the tarball
 package diags
@@ -62,6 +66,11 @@ func Run(ctx context.Context, h *Host, dir string, progress Progress) (*Result, 
 	var summary strings.Builder
 	fmt.Fprintf(&summary, "calico-host node diagnostics, %s\n\n", h.now().UTC().Format(time.RFC3339))
 	for i, c := range list {
+		if ctx.Err() != nil { // interrupted: what was collected is still written
+			fmt.Fprintf(&summary, "interrupted before %q: %v\n", c.name, ctx.Err())
+			res.Failed = append(res.Failed, "interrupted")
+			break
+		}
 		if progress != nil {
 			progress(i, len(list), c.name)
 		}

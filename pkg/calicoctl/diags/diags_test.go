@@ -304,3 +304,33 @@ func TestDiagsCollectorTimeout(t *testing.T) {
 		t.Errorf("datastore error: %q", files["errors/datastore-objects-of-this-host.txt"])
 	}
 }
+
+// TestDiagsInterrupted: a cancelled run stops between collectors and still writes what it has.
+func TestDiagsInterrupted(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	h := &diags.Host{
+		Root: t.TempDir(),
+		Run: func(_ context.Context, name string, args ...string) ([]byte, error) {
+			if name == "nft" && slices.Contains(args, "ruleset") {
+				cancel() // the operator presses ^C while the ruleset is dumped
+			}
+			return []byte("ok\n"), nil
+		},
+		LookPath:     func(name string) (string, error) { return name, nil },
+		DatastoreErr: errors.New("no etcd in this test"),
+	}
+	res, err := diags.Run(ctx, h, t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := readBundle(t, res.Path)
+	if _, ok := files["versions/uname.txt"]; !ok {
+		t.Error("what was collected before the interruption is missing")
+	}
+	if _, ok := files["network/links.txt"]; ok {
+		t.Error("collectors ran after the interruption")
+	}
+	if !strings.Contains(files["summary.txt"], "interrupted before \"routes and rules\"") {
+		t.Errorf("summary:\n%s", files["summary.txt"])
+	}
+}
