@@ -1,0 +1,132 @@
+package policydiff
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/calico-host/calico-host/test/e2e/topo"
+)
+
+var (
+	flagSeed      = flag.Uint64("seed", envUint("POLICYDIFF_SEED", 1), "random seed (env POLICYDIFF_SEED)")
+	flagScenarios = flag.Int("scenarios", int(envUint("POLICYDIFF_SCENARIOS", 40)), "scenarios to run (env POLICYDIFF_SCENARIOS)")
+	flagProbes    = flag.Int("probes", int(envUint("POLICYDIFF_PROBES", 60)), "packets per scenario (env POLICYDIFF_PROBES)")
+	flagFirst     = flag.Int("first", 0, "index of the first scenario (to replay one: -first N -scenarios 1)")
+)
+
+func envUint(name string, def uint64) uint64 {
+	if v, err := strconv.ParseUint(os.Getenv(name), 10, 64); err == nil {
+		return v
+	}
+	return def
+}
+
+// bin holds calico-felix and devetcd, built by TestMain (root only).
+var bin string
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	os.Exit(func() int {
+		if os.Geteuid() != 0 || testing.Short() {
+			return m.Run() // the dataplane tests skip
+		}
+		topo.HandleSignals()
+		topo.SweepLeftovers("ccdiff")
+		defer topo.CloseAll()
+		bin = os.Getenv("E2E_BIN")
+		if bin == "" {
+			dir, err := os.MkdirTemp("", "policydiff-bin-")
+			if err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				return 1
+			}
+			defer os.RemoveAll(dir)
+			topo.AtExit(func() { os.RemoveAll(dir) })
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+			defer cancel()
+			if err := buildBinaries(ctx, dir); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				return 1
+			}
+			bin = dir
+		}
+		return m.Run()
+	}())
+}
+
+func needRoot(t *testing.T) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root (network namespaces, nftables)")
+	}
+	if testing.Short() {
+		t.Skip("dataplane test skipped with -short")
+	}
+}
+
+// startHarness brings up felix and the namespaces for one test.
+func startHarness(t *testing.T) (*runner, context.Context) {
+	needRoot(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	start := time.Now()
+	hs, err := newHarness(ctx, bin, t.Logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(hs.Close)
+	t.Logf("harness up in %s", time.Since(start).Round(time.Millisecond))
+	return &runner{hs: hs}, ctx
+}
+
+// TestDiff runs random scenarios through the real felix and compares every packet's fate with
+// the reference evaluator.
+func TestDiff(t *testing.T) {
+	rn, ctx := startHarness(t)
+	start := time.Now()
+	var packets, delivered, failures int
+	for i := *flagFirst; i < *flagFirst+*flagScenarios; i++ {
+		sc, err := newScenario(*flagSeed, i, *flagProbes)
+		if err != nil {
+			t.Fatalf("scenario %d: %v", i, err)
+		}
+		out, err := rn.Run(ctx, sc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range out {
+			packets++
+			if o.Got {
+				delivered++
+			}
+			if o.Mismatch() {
+				failures++
+				if failures <= 5 {
+					t.Error(mismatchReport(sc, o))
+				}
+			}
+		}
+	}
+	t.Logf("seed %d: %d scenarios, %d packets (%d delivered, %d dropped), %d mismatches, in %s",
+		*flagSeed, *flagScenarios, packets, delivered, packets-delivered, failures, time.Since(start).Round(time.Millisecond))
+	if failures > 5 {
+		t.Errorf("%d mismatches in all (the first 5 are shown)", failures)
+	}
+}
+
+// mismatchReport is everything needed to reproduce one disagreement.
+func mismatchReport(sc *scenario, o outcome) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "seed %d scenario %d (replay: go test ./test/policydiff -run TestDiff -args -seed %d -first %d -scenarios 1)\n",
+		sc.Seed, sc.Index, sc.Seed, sc.Index)
+	fmt.Fprintf(&b, "packet %s from %s to %s: evaluator says delivered=%v, kernel delivered=%v\n", o.Packet, o.From, o.To, o.Want, o.Got)
+	fmt.Fprintf(&b, "evaluator trace:\n  %s\n", strings.Join(o.Trace, "\n  "))
+	fmt.Fprintf(&b, "objects:\n%s", sc.U.YAML())
+	return b.String()
+}
