@@ -107,6 +107,10 @@ func TestDiff(t *testing.T) {
 			}
 			if o.Mismatch() {
 				failures++
+				alt := *sc.Ev
+				alt.Variant = knownVariant
+				known := alt.Evaluate(o.Packet).Delivered == o.Got
+				t.Logf("MISMATCH scenario %d: %s %s->%s want %v got %v (explained by a known divergence: %v)", i, o.Packet, o.From, o.To, o.Want, o.Got, known)
 				if failures <= 5 {
 					t.Error(mismatchReport(sc, o))
 				}

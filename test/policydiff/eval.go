@@ -102,6 +102,9 @@ type Verdict struct {
 
 // Evaluator holds a universe prepared for evaluation.
 type Evaluator struct {
+	// Variant switches on a known divergence of our felix from Project Calico, to tell whether
+	// a mismatch is explained by it (see variants.go). The zero value is Project Calico.
+	Variant  Variant
 	node     string
 	tiers    []*evalTier
 	profiles map[string]*api.Profile

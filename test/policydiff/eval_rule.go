@@ -15,7 +15,7 @@ func (e *Evaluator) ruleMatches(r *api.Rule, ns string, p Packet) bool {
 	if r.IPVersion != nil && *r.IPVersion != fam {
 		return false
 	}
-	if !netsApply(r, fam) {
+	if !netsApply(r, fam, e.Variant) {
 		return false
 	}
 	if r.Protocol != nil && !protoIs(*r.Protocol, p.Proto) {
@@ -31,9 +31,10 @@ func (e *Evaluator) ruleMatches(r *api.Rule, ns string, p Packet) bool {
 		e.entityMatches(&r.Destination, r, ns, p, p.Dst, p.DstPort)
 }
 
-// netsApply mirrors how a rule is rendered per IP family: a positive nets list with no CIDR of
-// the packet's family can never match, and a negated catch-all of the family removes the rule.
-func netsApply(r *api.Rule, fam int) bool {
+// netsApply mirrors how felix renders a rule per IP family: a rule is left out of a family's
+// ruleset when one of its nets lists (positive or negated) is not empty but holds no CIDR of
+// that family, or when a negated list holds the family's catch-all.
+func netsApply(r *api.Rule, fam int, v Variant) bool {
 	for _, l := range []struct {
 		nets    []string
 		negated bool
@@ -52,7 +53,7 @@ func netsApply(r *api.Rule, fam int) bool {
 			}
 			some = true
 		}
-		if !some && !l.negated {
+		if !some && !(l.negated && v.NegatedNetsOtherFamily) {
 			return false
 		}
 	}

@@ -84,7 +84,10 @@ func intp(i int) *int { return &i }
 
 // rule draws one valid rule.
 func (g *gen) rule(namespaced bool) api.Rule {
-	r := api.Rule{Action: g.pick([]string{"Allow", "Allow", "Allow", "Deny", "Deny", "Pass", "Log"})}
+	r := api.Rule{Action: g.pick([]string{"Allow", "Allow", "Allow", "Allow", "Allow", "Deny", "Deny", "Pass", "Pass", "Log"})}
+	if g.chance(0.15) {
+		return r // matches everything
+	}
 	if g.chance(0.2) {
 		r.IPVersion = intp(4 + 2*g.r.IntN(2))
 	}
@@ -179,7 +182,7 @@ func (g *gen) nets(fam int, negated bool) []string {
 }
 
 func (g *gen) entity(e *api.EntityRule, fam int, namespaced bool) {
-	if g.chance(0.35) {
+	if g.chance(0.3) {
 		e.Selector = g.selector()
 	}
 	if g.chance(0.1) {
@@ -188,7 +191,7 @@ func (g *gen) entity(e *api.EntityRule, fam int, namespaced bool) {
 	if (e.Selector != "" || namespaced) && g.chance(0.2) {
 		e.NamespaceSelector = g.pick([]string{"all()", "global()"})
 	}
-	if g.chance(0.2) {
+	if g.chance(0.15) {
 		e.Nets = g.nets(fam, false)
 	}
 	if g.chance(0.1) {
@@ -212,7 +215,7 @@ func (g *gen) tiers() []*api.Tier {
 			continue
 		}
 		orders := []*float64{floatp(10), floatp(100), floatp(100), floatp(2e6), nil}
-		out = append(out, tier(name, orders[g.r.IntN(len(orders))], g.pick([]string{api.ActionDeny, api.ActionPass})))
+		out = append(out, tier(name, orders[g.r.IntN(len(orders))], g.pick([]string{api.ActionDeny, api.ActionPass, api.ActionPass})))
 	}
 	return out
 }
@@ -233,6 +236,13 @@ func (g *gen) policyCommon(tiers []*api.Tier, namespaced bool) (tierName string,
 		sel = g.selector()
 	}
 	in, out = g.rules(g.r.IntN(4), namespaced), g.rules(g.r.IntN(3), namespaced)
+	// Often end with a catch-all, as real policies do, so that later rules and tiers matter.
+	if g.chance(0.35) {
+		in = append(in, api.Rule{Action: g.pick([]string{api.ActionAllow, api.ActionAllow, api.ActionPass})})
+	}
+	if g.chance(0.35) {
+		out = append(out, api.Rule{Action: g.pick([]string{api.ActionAllow, api.ActionAllow, api.ActionPass})})
+	}
 	switch g.r.IntN(8) {
 	case 0: // stored without types: felix applies it in both directions
 	case 1:
@@ -276,7 +286,7 @@ func (g *gen) policies(u *Universe) {
 		if namespaced {
 			u.NPs = append(u.NPs, &api.NetworkPolicy{TypeMeta: api.TypeMeta{Kind: "NetworkPolicy", APIVersion: api.APIVersion},
 				ObjectMeta: policyMeta(name, ns, tierName),
-				Spec: api.NetworkPolicySpec{Tier: tierName, Order: order, Selector: sel, Types: types, Ingress: in, Egress: out}})
+				Spec:       api.NetworkPolicySpec{Tier: tierName, Order: order, Selector: sel, Types: types, Ingress: in, Egress: out}})
 			continue
 		}
 		u.GNPs = append(u.GNPs, &api.GlobalNetworkPolicy{TypeMeta: api.TypeMeta{Kind: "GlobalNetworkPolicy", APIVersion: api.APIVersion},
@@ -287,11 +297,11 @@ func (g *gen) policies(u *Universe) {
 
 func (g *gen) profiles(u *Universe) {
 	for _, name := range []string{"prof-x", "prof-y", "prof-z"} {
-		if !g.chance(0.5) {
+		if !g.chance(0.65) {
 			continue
 		}
 		p := &api.Profile{TypeMeta: api.TypeMeta{Kind: "Profile", APIVersion: api.APIVersion}, ObjectMeta: api.ObjectMeta{Name: name},
-			Spec: api.ProfileSpec{Ingress: g.rules(g.r.IntN(3), false), Egress: g.rules(g.r.IntN(3), false)}}
+			Spec: api.ProfileSpec{Ingress: g.rules(1+g.r.IntN(2), false), Egress: g.rules(1+g.r.IntN(2), false)}}
 		if g.chance(0.4) {
 			p.Spec.LabelsToApply = g.labels()
 		}
@@ -345,7 +355,7 @@ func (g *gen) endpoints(u *Universe) {
 	add := func(s slot) {
 		var profs []string
 		for _, i := range g.r.Perm(len(profNames)) {
-			if g.chance(0.5) {
+			if g.chance(0.7) {
 				profs = append(profs, profNames[i])
 			}
 		}

@@ -69,9 +69,11 @@ func transport(p Packet, tag uint32) []byte {
 		binary.BigEndian.PutUint32(c[16:], tag)  // initial TSN
 		return b
 	case p.Proto == p.icmpProto():
+		// The identifier (part of the conntrack tuple) gets the low half of the tag.
 		b := make([]byte, 8+8)
 		b[0], b[1] = p.ICMPType, p.ICMPCode
-		putTag(b[4:], tag)
+		binary.BigEndian.PutUint16(b[4:], uint16(tag))
+		binary.BigEndian.PutUint16(b[6:], uint16(tag>>16))
 		return b
 	}
 	b := make([]byte, 8)
@@ -178,5 +180,8 @@ func parsePacket(b []byte) (parsed, bool) {
 		return p, false
 	}
 	p.Tag = binary.BigEndian.Uint32(l4[off:])
+	if p.Proto == protoICMP || p.Proto == protoICMPv6 {
+		p.Tag = uint32(binary.BigEndian.Uint16(l4[4:])) | uint32(binary.BigEndian.Uint16(l4[6:]))<<16
+	}
 	return p, true
 }

@@ -133,16 +133,17 @@ func (g *probeGen) probe() Probe {
 			p.Proto = protoIPIP
 		}
 		g.fillPorts(&p)
-		key := fmt.Sprint(p.Src, p.Dst, p.Proto, p.SrcPort, p.DstPort)
 		if p.Proto == p.icmpProto() {
-			key = "" // the tag is the ICMP identifier: always a fresh tuple
+			return Probe{Packet: p, From: from, To: to} // the ICMP identifier is the tag: a fresh tuple
 		}
-		if key != "" && g.seen[key] {
+		// Neither this tuple nor its reverse may have been used: a packet matching an earlier
+		// connection (or the reply direction of one) is not NEW and skips policy.
+		key := fmt.Sprint(p.Src, p.Dst, p.Proto, p.SrcPort, p.DstPort)
+		rev := fmt.Sprint(p.Dst, p.Src, p.Proto, p.DstPort, p.SrcPort)
+		if g.seen[key] || g.seen[rev] {
 			continue
 		}
-		if key != "" {
-			g.seen[key] = true
-		}
+		g.seen[key], g.seen[rev] = true, true
 		return Probe{Packet: p, From: from, To: to}
 	}
 }

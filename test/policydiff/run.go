@@ -132,7 +132,8 @@ func (rn *runner) arrived(s sent) bool { return rn.hs.rx.Arrived(s.p.To, s.p.Pac
 // Run applies a scenario, waits until felix has programmed it, sends its probes and reports
 // what arrived.
 func (rn *runner) Run(ctx context.Context, sc *scenario) ([]outcome, error) {
-	if err := rn.hs.apply(ctx, sc.U.Objects()); err != nil {
+	objs, sentinel := splitSentinel(sc.U.Objects())
+	if err := rn.hs.apply(ctx, objs, sentinel); err != nil {
 		return nil, err
 	}
 	if err := rn.waitSentinel(ctx, sc); err != nil {
@@ -159,6 +160,18 @@ func (rn *runner) Run(ctx context.Context, sc *scenario) ([]outcome, error) {
 		return nil, err
 	}
 	return rn.collect(ctx, probes)
+}
+
+// splitSentinel takes the sentinel policy out of a scenario's objects.
+func splitSentinel(objs []api.Resource) (rest []api.Resource, sentinel api.Resource) {
+	for _, o := range objs {
+		if p, ok := o.(*api.GlobalNetworkPolicy); ok && p.Name == controlTier+".sentinel" {
+			sentinel = o
+			continue
+		}
+		rest = append(rest, o)
+	}
+	return rest, sentinel
 }
 
 // sentinelProbe is a UDP packet from sentinel 0 to sentinel 1 on a port.
