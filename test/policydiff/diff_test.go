@@ -91,6 +91,7 @@ func TestDiff(t *testing.T) {
 	rn, ctx := startHarness(t)
 	start := time.Now()
 	var packets, delivered, failures int
+	var prev *scenario
 	for i := *flagFirst; i < *flagFirst+*flagScenarios; i++ {
 		sc, err := newScenario(*flagSeed, i, *flagProbes)
 		if err != nil {
@@ -107,21 +108,40 @@ func TestDiff(t *testing.T) {
 			}
 			if o.Mismatch() {
 				failures++
-				alt := *sc.Ev
-				alt.Variant = knownVariant
-				known := alt.Evaluate(o.Packet).Delivered == o.Got
-				t.Logf("MISMATCH scenario %d: %s %s->%s want %v got %v (explained by a known divergence: %v)", i, o.Packet, o.From, o.To, o.Want, o.Got, known)
+				t.Logf("MISMATCH scenario %d: %s %s->%s want %v got %v (%s)", i, o.Packet, o.From, o.To, o.Want, o.Got, explain(sc, prev, o))
 				if failures <= 5 {
-					t.Error(mismatchReport(sc, o))
+					t.Error(mismatchReport(sc, o) + "\nfelix log tail:\n" + rn.hs.felixLog())
 				}
 			}
 		}
+		if os.Getenv("POLICYDIFF_DEBUG") != "" {
+			debugMismatches(t, ctx, rn, sc, out)
+		}
+		prev = sc
 	}
 	t.Logf("seed %d: %d scenarios, %d packets (%d delivered, %d dropped), %d mismatches, in %s",
 		*flagSeed, *flagScenarios, packets, delivered, packets-delivered, failures, time.Since(start).Round(time.Millisecond))
 	if failures > 5 {
 		t.Errorf("%d mismatches in all (the first 5 are shown)", failures)
 	}
+}
+
+// explain says which known cause, if any, accounts for a mismatch: a known divergence of our
+// felix, or the previous scenario's objects still being in force.
+func explain(sc, prev *scenario, o outcome) string {
+	alt := *sc.Ev
+	alt.Variant = knownVariant
+	var why []string
+	if alt.Evaluate(o.Packet).Delivered == o.Got {
+		why = append(why, "explained by a known divergence")
+	}
+	if prev != nil && prev.Ev.Evaluate(o.Packet).Delivered == o.Got {
+		why = append(why, "the previous scenario gives the same verdict")
+	}
+	if len(why) == 0 {
+		return "unexplained"
+	}
+	return strings.Join(why, "; ")
 }
 
 // mismatchReport is everything needed to reproduce one disagreement.
@@ -133,4 +153,43 @@ func mismatchReport(sc *scenario, o outcome) string {
 	fmt.Fprintf(&b, "evaluator trace:\n  %s\n", strings.Join(o.Trace, "\n  "))
 	fmt.Fprintf(&b, "objects:\n%s", sc.U.YAML())
 	return b.String()
+}
+
+// debugMismatches (POLICYDIFF_DEBUG=1) probes a scenario's mismatches again after 3 s, dumps
+// the host's nftables ruleset, restarts felix and probes them once more.
+func debugMismatches(t *testing.T, ctx context.Context, rn *runner, sc *scenario, out []outcome) {
+	var bad []Probe
+	for _, o := range out {
+		if o.Mismatch() {
+			bad = append(bad, o.Probe)
+		}
+	}
+	if len(bad) == 0 {
+		return
+	}
+	report := func(when string) {
+		again, err := rn.Recheck(ctx, bad)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, o := range again {
+			if o.Mismatch() {
+				n++
+			}
+		}
+		t.Logf("DEBUG scenario %d %s: %d of %d mismatches remain", sc.Index, when, n, len(bad))
+	}
+	sleep(ctx, 3*time.Second)
+	report("after 3 s")
+	dump, _ := rn.hs.h.Exec(ctx, "nft", "list", "ruleset")
+	file := fmt.Sprintf("/tmp/policydiff-nft-%d-%d.txt", sc.Seed, sc.Index)
+	os.WriteFile(file, []byte(dump), 0o644)
+	t.Logf("DEBUG nft ruleset in %s", file)
+	rn.hs.h.Felix.Stop()
+	if err := rn.hs.h.StartFelix(ctx); err != nil {
+		t.Fatal(err)
+	}
+	sleep(ctx, 2*time.Second)
+	report("after a felix restart")
 }

@@ -94,11 +94,17 @@ func (e *Evaluator) entityMatches(er *api.EntityRule, r *api.Rule, ns string, p 
 		return false
 	}
 	sel := mustSel(entitySelector(er, ns))
-	if sel != nil && !e.selected(sel, addr) {
-		return false
-	}
-	if er.NotSelector != "" && e.selected(mustSel(er.NotSelector), addr) {
-		return false
+	if e.Variant.NotSelectorFolded && sel != nil && er.NotSelector != "" {
+		if !e.selected(mustSel(fmt.Sprintf("(%s) && !(%s)", sel, er.NotSelector)), addr) {
+			return false
+		}
+	} else {
+		if sel != nil && !e.selected(sel, addr) {
+			return false
+		}
+		if er.NotSelector != "" && e.selected(mustSel(er.NotSelector), addr) {
+			return false
+		}
 	}
 	if len(er.Ports) > 0 && !e.portMatches(er.Ports, sel, r, p, addr, port) {
 		return false

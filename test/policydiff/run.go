@@ -284,3 +284,28 @@ func sleep(ctx context.Context, d time.Duration) error {
 		return nil
 	}
 }
+
+// Recheck sends the given probes again (fresh tags, conntrack flushed) without changing the
+// datastore, and reports what arrives: it tells a stale or wrong dataplane from a timing issue.
+func (rn *runner) Recheck(ctx context.Context, probes []Probe) ([]outcome, error) {
+	if err := rn.hs.flushConntrack(); err != nil {
+		return nil, err
+	}
+	var list []sent
+	for _, p := range probes {
+		s, err := rn.send(p)
+		if err != nil {
+			return nil, err
+		}
+		list = append(list, s)
+	}
+	rn.waitArrivals(ctx, list, 5*time.Second)
+	if err := sleep(ctx, 500*time.Millisecond); err != nil {
+		return nil, err
+	}
+	var out []outcome
+	for _, s := range list {
+		out = append(out, outcome{Probe: s.p, Got: rn.arrived(s)})
+	}
+	return out, nil
+}

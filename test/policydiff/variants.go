@@ -11,7 +11,16 @@ type Variant struct {
 	// "Allow, destination notNets [fd5c:1:1::/64]" never matches an IPv4 packet. Our felix
 	// treats the list as no constraint and applies the rule to the other family.
 	NegatedNetsOtherFamily bool
+
+	// NotSelectorFolded: an entity rule with both a selector (including the namespace
+	// restriction libcalico-go adds for a NetworkPolicy) and a notSelector. Project Calico
+	// matches "address in the IP set of the selector AND address not in the IP set of the
+	// notSelector", each set being the union of the addresses of the endpoints and the nets of
+	// the network sets it picks. Our felix renders one set of the items matching
+	// "selector && !notSelector", so an address that a network set (or another endpoint)
+	// picked by the notSelector covers is no longer excluded.
+	NotSelectorFolded bool
 }
 
 // knownVariant is every known divergence at once.
-var knownVariant = Variant{NegatedNetsOtherFamily: true}
+var knownVariant = Variant{NegatedNetsOtherFamily: true, NotSelectorFolded: true}
