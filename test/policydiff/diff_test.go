@@ -18,6 +18,7 @@ var (
 	flagScenarios = flag.Int("scenarios", int(envUint("POLICYDIFF_SCENARIOS", 40)), "scenarios to run (env POLICYDIFF_SCENARIOS)")
 	flagProbes    = flag.Int("probes", int(envUint("POLICYDIFF_PROBES", 60)), "packets per scenario (env POLICYDIFF_PROBES)")
 	flagFirst     = flag.Int("first", 0, "index of the first scenario (to replay one: -first N -scenarios 1)")
+	flagShrinkAll = flag.Bool("shrink-known", false, "also shrink the first mismatch that a known divergence explains")
 )
 
 func envUint(name string, def uint64) uint64 {
@@ -86,11 +87,14 @@ func startHarness(t *testing.T) (*runner, context.Context) {
 }
 
 // TestDiff runs random scenarios through the real felix and compares every packet's fate with
-// the reference evaluator.
+// the reference evaluator. A mismatch fails the test unless one of the known divergences of
+// variants.go accounts for it (those have their own failing cases in known_test.go); a
+// scenario's mismatches are probed again 2 s later, to tell a dataplane that was not yet in
+// force from one that is wrong.
 func TestDiff(t *testing.T) {
 	rn, ctx := startHarness(t)
 	start := time.Now()
-	var packets, delivered, failures int
+	var st diffStats
 	var prev *scenario
 	for i := *flagFirst; i < *flagFirst+*flagScenarios; i++ {
 		sc, err := newScenario(*flagSeed, i, *flagProbes)
@@ -101,28 +105,73 @@ func TestDiff(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, o := range out {
-			packets++
-			if o.Got {
-				delivered++
-			}
-			if o.Mismatch() {
-				failures++
-				t.Logf("MISMATCH scenario %d: %s %s->%s want %v got %v (%s)", i, o.Packet, o.From, o.To, o.Want, o.Got, explain(sc, prev, o))
-				if failures <= 5 {
-					t.Error(mismatchReport(sc, o) + "\nfelix log tail:\n" + rn.hs.felixLog())
-				}
-			}
-		}
+		st.judge(t, ctx, rn, sc, prev, out)
 		if os.Getenv("POLICYDIFF_DEBUG") != "" {
 			debugMismatches(t, ctx, rn, sc, out)
 		}
 		prev = sc
 	}
-	t.Logf("seed %d: %d scenarios, %d packets (%d delivered, %d dropped), %d mismatches, in %s",
-		*flagSeed, *flagScenarios, packets, delivered, packets-delivered, failures, time.Since(start).Round(time.Millisecond))
-	if failures > 5 {
-		t.Errorf("%d mismatches in all (the first 5 are shown)", failures)
+	t.Logf("seed %d: %d scenarios, %d packets (%d delivered, %d dropped), %d mismatches (%d explained by known divergences, %d transient), in %s",
+		*flagSeed, *flagScenarios, st.packets, st.delivered, st.packets-st.delivered, st.mismatches, st.known, st.transient,
+		time.Since(start).Round(time.Millisecond))
+}
+
+type diffStats struct {
+	packets, delivered, mismatches, known, transient, reported int
+	shrunkKnown                                                bool
+}
+
+// judge counts a scenario's outcomes and reports its mismatches.
+func (st *diffStats) judge(t *testing.T, ctx context.Context, rn *runner, sc, prev *scenario, out []outcome) {
+	var bad []outcome
+	for _, o := range out {
+		st.packets++
+		if o.Got {
+			st.delivered++
+		}
+		if o.Mismatch() {
+			st.mismatches++
+			bad = append(bad, o)
+		}
+	}
+	if len(bad) == 0 {
+		return
+	}
+	var probes []Probe
+	for _, o := range bad {
+		probes = append(probes, o.Probe)
+	}
+	sleep(ctx, 2*time.Second)
+	again, err := rn.Recheck(ctx, probes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, o := range bad {
+		why := explain(sc, prev, o)
+		switch {
+		case !again[k].Mismatch():
+			st.transient++
+			why = "TRANSIENT: right 2 s later; " + why
+		case strings.HasPrefix(why, "explained by a known divergence"):
+			st.known++
+		}
+		t.Logf("MISMATCH scenario %d: %s %s->%s want %v got %v (%s)", sc.Index, o.Packet, o.From, o.To, o.Want, o.Got, why)
+		if strings.HasPrefix(why, "explained by a known divergence") {
+			if *flagShrinkAll && !st.shrunkKnown && again[k].Mismatch() {
+				st.shrunkKnown = true
+				t.Log(shrinkReport(ctx, rn, sc, o))
+			}
+			continue
+		}
+		if st.reported++; st.reported > 3 {
+			t.Fail()
+			continue
+		}
+		msg := mismatchReport(sc, o) + "\nfelix log tail:\n" + rn.hs.felixLog()
+		if st.reported == 1 && again[k].Mismatch() {
+			msg += shrinkReport(ctx, rn, sc, o)
+		}
+		t.Error(msg)
 	}
 }
 
@@ -147,8 +196,10 @@ func explain(sc, prev *scenario, o outcome) string {
 // mismatchReport is everything needed to reproduce one disagreement.
 func mismatchReport(sc *scenario, o outcome) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "seed %d scenario %d (replay: go test ./test/policydiff -run TestDiff -args -seed %d -first %d -scenarios 1)\n",
-		sc.Seed, sc.Index, sc.Seed, sc.Index)
+	if sc.Seed != 0 {
+		fmt.Fprintf(&b, "seed %d scenario %d (replay: go test ./test/policydiff -run TestDiff -args -seed %d -first %d -scenarios 1)\n",
+			sc.Seed, sc.Index, sc.Seed, sc.Index)
+	}
 	fmt.Fprintf(&b, "packet %s from %s to %s: evaluator says delivered=%v, kernel delivered=%v\n", o.Packet, o.From, o.To, o.Want, o.Got)
 	fmt.Fprintf(&b, "evaluator trace:\n  %s\n", strings.Join(o.Trace, "\n  "))
 	fmt.Fprintf(&b, "objects:\n%s", sc.U.YAML())
@@ -192,4 +243,19 @@ func debugMismatches(t *testing.T, ctx context.Context, rn *runner, sc *scenario
 	}
 	sleep(ctx, 2*time.Second)
 	report("after a felix restart")
+}
+
+// shrinkReport shrinks the universe of a persistent mismatch and renders the result.
+func shrinkReport(ctx context.Context, rn *runner, sc *scenario, o outcome) string {
+	small, runs, err := rn.Shrink(ctx, sc.U.clone(), o.Probe, 300)
+	if err != nil {
+		return fmt.Sprintf("\nshrinking failed after %d runs: %v", runs, err)
+	}
+	ev, err := NewEvaluator(small)
+	if err != nil {
+		return "\nshrinking: " + err.Error()
+	}
+	v := ev.Evaluate(o.Packet)
+	return fmt.Sprintf("\nSHRUNK in %d dataplane runs: packet %s from %s to %s, evaluator delivered=%v, felix the opposite\nevaluator trace:\n  %s\nobjects:\n%s",
+		runs, o.Packet, o.From, o.To, v.Delivered, strings.Join(v.Trace, "\n  "), small.YAML())
 }

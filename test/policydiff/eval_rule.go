@@ -27,6 +27,9 @@ func (e *Evaluator) ruleMatches(r *api.Rule, ns string, p Packet) bool {
 	if !icmpMatches(r.ICMP, p, false) || !icmpMatches(r.NotICMP, p, true) {
 		return false
 	}
+	if e.Variant.NotICMPTypeAndCodeSkipped && r.NotICMP != nil && r.NotICMP.Type != nil && r.NotICMP.Code != nil {
+		return false
+	}
 	return e.entityMatches(&r.Source, r, ns, p, p.Src, p.SrcPort) &&
 		e.entityMatches(&r.Destination, r, ns, p, p.Dst, p.DstPort)
 }

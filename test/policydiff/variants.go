@@ -20,7 +20,13 @@ type Variant struct {
 	// "selector && !notSelector", so an address that a network set (or another endpoint)
 	// picked by the notSelector covers is no longer excluded.
 	NotSelectorFolded bool
+
+	// NotICMPTypeAndCodeSkipped: a rule with notICMP giving both a type and a code. Project
+	// Calico matches ICMP packets other than that type and code. Our felix logs "a negated ICMP
+	// type and code match is not supported" and leaves the whole rule out, so a Deny rule of
+	// that shape denies nothing.
+	NotICMPTypeAndCodeSkipped bool
 }
 
 // knownVariant is every known divergence at once.
-var knownVariant = Variant{NegatedNetsOtherFamily: true, NotSelectorFolded: true}
+var knownVariant = Variant{NegatedNetsOtherFamily: true, NotSelectorFolded: true, NotICMPTypeAndCodeSkipped: true}
