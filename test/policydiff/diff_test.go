@@ -83,7 +83,13 @@ func startHarness(t *testing.T) (*runner, context.Context) {
 	}
 	t.Cleanup(hs.Close)
 	t.Logf("harness up in %s", time.Since(start).Round(time.Millisecond))
-	return &runner{hs: hs}, ctx
+	rn := &runner{hs: hs}
+	if os.Getenv("POLICYDIFF_DEBUG") != "" {
+		if rn.log, err = newEventLog(ctx, hs.h.NS.Name, "/tmp/policydiff-events.log"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return rn, ctx
 }
 
 // TestDiff runs random scenarios through the real felix and compares every packet's fate with
@@ -141,6 +147,9 @@ func (st *diffStats) judge(t *testing.T, ctx context.Context, rn *runner, sc, pr
 	for _, o := range bad {
 		probes = append(probes, o.Probe)
 	}
+	if os.Getenv("POLICYDIFF_DEBUG") != "" {
+		rn.hs.dumpState(ctx, t, fmt.Sprintf("%d-%d-at-mismatch", sc.Seed, sc.Index))
+	}
 	sleep(ctx, 2*time.Second)
 	again, err := rn.Recheck(ctx, probes)
 	if err != nil {
@@ -156,6 +165,7 @@ func (st *diffStats) judge(t *testing.T, ctx context.Context, rn *runner, sc, pr
 			st.known++
 		}
 		t.Logf("MISMATCH scenario %d: %s %s->%s want %v got %v (%s)", sc.Index, o.Packet, o.From, o.To, o.Want, o.Got, why)
+		rn.log.Printf("MISMATCH scenario %d tag? %s %s->%s want %v got %v (%s)", sc.Index, o.Packet, o.From, o.To, o.Want, o.Got, why)
 		if strings.HasPrefix(why, "explained by a known divergence") {
 			if *flagShrinkAll && !st.shrunkKnown && again[k].Mismatch() {
 				st.shrunkKnown = true

@@ -291,3 +291,17 @@ func (hs *harness) felixLog() string {
 	}
 	return string(b)
 }
+
+// dumpState writes the host's nftables ruleset, conntrack table, routes and neighbours to
+// /tmp/policydiff-<name>.txt (debugging aid).
+func (hs *harness) dumpState(ctx context.Context, t interface{ Logf(string, ...any) }, name string) {
+	var b strings.Builder
+	for _, cmd := range [][]string{{"nft", "list", "ruleset"}, {"ip", "route"}, {"ip", "-6", "route"}, {"ip", "neigh"}, {"ip", "-6", "neigh"},
+		{"cat", "/proc/net/nf_conntrack"}} {
+		out, err := hs.h.Exec(ctx, cmd...)
+		fmt.Fprintf(&b, "### %s (%v)\n%s\n", strings.Join(cmd, " "), err, out)
+	}
+	file := "/tmp/policydiff-" + name + ".txt"
+	os.WriteFile(file, []byte(b.String()), 0o644)
+	t.Logf("DEBUG state dumped to %s", file)
+}

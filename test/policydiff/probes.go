@@ -21,8 +21,8 @@ const outside = "outside"
 //   - "control": allows UDP to port 9 (a port no random rule or probe uses) for every endpoint,
 //     or only for the sentinels; it gives every path a packet known to pass, sent after the
 //     probes, after which a probe still missing counts as dropped;
-//   - "sentinel": lets the sentinel workloads exchange UDP to this scenario's sentinel port, so
-//     that a sentinel packet arriving proves felix has applied the scenario.
+//   - "sentinel": lets the sentinel workloads exchange UDP to this scenario's sentinel port and
+//     nothing else, so that a sentinel packet arriving proves felix has applied the scenario.
 //
 // A tier whose policies do not decide passes on, so these objects change no random verdict;
 // the evaluator sees them like every other object anyway.
@@ -46,6 +46,13 @@ func protocolp(name string) *api.Protocol {
 	return &p
 }
 
+// sentinelIngress lets only this scenario's sentinel port in (and, through the control policy
+// before it, the control port): the random policies, which may well select the sentinels, must
+// never let an older or newer sentinel packet through.
+func sentinelIngress(scenario int) []api.Rule {
+	return append(allowUDP(sentinelPort(scenario)), api.Rule{Action: api.ActionDeny})
+}
+
 // addHarnessObjects adds the control tier and the sentinel endpoints to a universe.
 func addHarnessObjects(u *Universe, scenario int, controlAll bool) {
 	u.Tiers = append(u.Tiers, tier(controlTier, floatp(1), api.ActionPass))
@@ -61,7 +68,7 @@ func addHarnessObjects(u *Universe, scenario int, controlAll bool) {
 	}
 	u.GNPs = append(u.GNPs,
 		gnp("control", 1, sel, allowUDP(controlPort), allowUDP(controlPort)),
-		gnp("sentinel", 2, "has(sentinel)", allowUDP(sentinelPort(scenario)), []api.Rule{{Action: api.ActionAllow}}))
+		gnp("sentinel", 2, "has(sentinel)", sentinelIngress(scenario), []api.Rule{{Action: api.ActionAllow}}))
 	for _, s := range sentinelSlots() {
 		u.WEPs = append(u.WEPs, s.wep("sentinel", map[string]string{"sentinel": "yes"}, nil, nil))
 	}

@@ -102,6 +102,7 @@ func (o outcome) Mismatch() bool { return o.Got != o.Want }
 // runner drives scenarios through a harness.
 type runner struct {
 	hs    *harness
+	log   *eventLog // nil unless POLICYDIFF_DEBUG
 	tag   uint32
 	sport uint16
 }
@@ -136,12 +137,15 @@ func (rn *runner) Run(ctx context.Context, sc *scenario) ([]outcome, error) {
 	if err := rn.hs.apply(ctx, objs, sentinel); err != nil {
 		return nil, err
 	}
+	rn.log.Printf("scenario %d written", sc.Index)
 	if err := rn.waitSentinel(ctx, sc); err != nil {
 		return nil, err
 	}
+	rn.log.Printf("scenario %d sentinel arrived", sc.Index)
 	if err := rn.hs.flushConntrack(); err != nil {
 		return nil, err
 	}
+	rn.log.Printf("scenario %d conntrack flushed, sending probes", sc.Index)
 	var probes []sent
 	for _, p := range sc.Probes {
 		s, err := rn.send(p)
@@ -150,10 +154,12 @@ func (rn *runner) Run(ctx context.Context, sc *scenario) ([]outcome, error) {
 		}
 		probes = append(probes, s)
 	}
+	rn.log.Printf("scenario %d probes sent", sc.Index)
 	controls, err := rn.sendControls(sc)
 	if err != nil {
 		return nil, err
 	}
+	rn.log.Printf("scenario %d controls sent", sc.Index)
 	rn.waitArrivals(ctx, append(probes, controls...), 15*time.Second)
 	// Everything sent before the controls had its chance: give stragglers a short window more.
 	if err := sleep(ctx, 300*time.Millisecond); err != nil {

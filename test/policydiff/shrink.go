@@ -263,7 +263,7 @@ func (rn *runner) disagrees(ctx context.Context, u *Universe, p Probe, n int) (b
 func setSentinelPort(u *Universe, idx int) {
 	for _, p := range u.GNPs {
 		if p.Name == controlTier+".sentinel" {
-			p.Spec.Ingress = allowUDP(sentinelPort(idx))
+			p.Spec.Ingress = sentinelIngress(idx)
 		}
 	}
 }
