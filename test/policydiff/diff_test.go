@@ -135,20 +135,37 @@ func (st *diffStats) judge(t *testing.T, ctx context.Context, rn *runner, sc, pr
 		if o.Got {
 			st.delivered++
 		}
-		if o.Mismatch() {
-			st.mismatches++
+		if !o.Mismatch() {
+			continue
+		}
+		st.mismatches++
+		why := explain(sc, prev, o)
+		rn.log.Printf("MISMATCH scenario %d: %s %s->%s want %v got %v (%s)", sc.Index, o.Packet, o.From, o.To, o.Want, o.Got, why)
+		if !strings.HasPrefix(why, knownWhy) {
 			bad = append(bad, o)
+			continue
+		}
+		st.known++
+		t.Logf("MISMATCH scenario %d: %s %s->%s want %v got %v (%s)", sc.Index, o.Packet, o.From, o.To, o.Want, o.Got, why)
+		if *flagShrinkAll && !st.shrunkKnown {
+			st.shrunkKnown = true
+			t.Log(shrinkReport(ctx, rn, sc, o))
 		}
 	}
-	if len(bad) == 0 {
-		return
+	if len(bad) > 0 {
+		st.reportUnexplained(t, ctx, rn, sc, prev, bad)
+	}
+}
+
+// reportUnexplained probes unexplained mismatches again 2 s later and fails the test with a
+// report (and a shrunk universe for the first persistent one).
+func (st *diffStats) reportUnexplained(t *testing.T, ctx context.Context, rn *runner, sc, prev *scenario, bad []outcome) {
+	if os.Getenv("POLICYDIFF_DEBUG") != "" {
+		rn.hs.dumpState(ctx, t, fmt.Sprintf("%d-%d-at-mismatch", sc.Seed, sc.Index))
 	}
 	var probes []Probe
 	for _, o := range bad {
 		probes = append(probes, o.Probe)
-	}
-	if os.Getenv("POLICYDIFF_DEBUG") != "" {
-		rn.hs.dumpState(ctx, t, fmt.Sprintf("%d-%d-at-mismatch", sc.Seed, sc.Index))
 	}
 	sleep(ctx, 2*time.Second)
 	again, err := rn.Recheck(ctx, probes)
@@ -157,22 +174,11 @@ func (st *diffStats) judge(t *testing.T, ctx context.Context, rn *runner, sc, pr
 	}
 	for k, o := range bad {
 		why := explain(sc, prev, o)
-		switch {
-		case !again[k].Mismatch():
+		if !again[k].Mismatch() {
 			st.transient++
 			why = "TRANSIENT: right 2 s later; " + why
-		case strings.HasPrefix(why, "explained by a known divergence"):
-			st.known++
 		}
 		t.Logf("MISMATCH scenario %d: %s %s->%s want %v got %v (%s)", sc.Index, o.Packet, o.From, o.To, o.Want, o.Got, why)
-		rn.log.Printf("MISMATCH scenario %d tag? %s %s->%s want %v got %v (%s)", sc.Index, o.Packet, o.From, o.To, o.Want, o.Got, why)
-		if strings.HasPrefix(why, "explained by a known divergence") {
-			if *flagShrinkAll && !st.shrunkKnown && again[k].Mismatch() {
-				st.shrunkKnown = true
-				t.Log(shrinkReport(ctx, rn, sc, o))
-			}
-			continue
-		}
 		if st.reported++; st.reported > 3 {
 			t.Fail()
 			continue
@@ -185,6 +191,8 @@ func (st *diffStats) judge(t *testing.T, ctx context.Context, rn *runner, sc, pr
 	}
 }
 
+const knownWhy = "explained by a known divergence"
+
 // explain says which known cause, if any, accounts for a mismatch: a known divergence of our
 // felix, or the previous scenario's objects still being in force.
 func explain(sc, prev *scenario, o outcome) string {
@@ -192,7 +200,7 @@ func explain(sc, prev *scenario, o outcome) string {
 	alt.Variant = knownVariant
 	var why []string
 	if alt.Evaluate(o.Packet).Delivered == o.Got {
-		why = append(why, "explained by a known divergence")
+		why = append(why, knownWhy)
 	}
 	if prev != nil && prev.Ev.Evaluate(o.Packet).Delivered == o.Got {
 		why = append(why, "the previous scenario gives the same verdict")

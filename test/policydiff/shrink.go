@@ -93,22 +93,32 @@ func ruleEdits(u *Universe) []edit {
 	for li, l := range ruleLists(u) {
 		for ri := range *l {
 			out = append(out, func(u *Universe) bool {
-				l := ruleLists(u)[li]
-				if ri >= len(*l) {
+				r := ruleAt(u, li, ri)
+				if r == nil {
 					return false
 				}
+				l := ruleLists(u)[li]
 				*l = remove(*l, ri)
 				return true
 			})
 			for _, f := range fieldClearers {
 				out = append(out, func(u *Universe) bool {
-					l := ruleLists(u)[li]
-					return ri < len(*l) && f(&(*l)[ri])
+					r := ruleAt(u, li, ri)
+					return r != nil && f(r)
 				})
 			}
 		}
 	}
 	return out
+}
+
+// ruleAt is rule ri of rule list li, or nil when an earlier edit removed it.
+func ruleAt(u *Universe, li, ri int) *api.Rule {
+	lists := ruleLists(u)
+	if li >= len(lists) || ri >= len(*lists[li]) {
+		return nil
+	}
+	return &(*lists[li])[ri]
 }
 
 // fieldClearers each clear one match field of a rule if that keeps it valid.
@@ -172,6 +182,9 @@ func endpointEdits(u *Universe) []edit {
 				continue
 			}
 			out = append(out, func(u *Universe) bool {
+				if wi >= len(u.WEPs) {
+					return false
+				}
 				if _, ok := u.WEPs[wi].Labels[k]; !ok {
 					return false
 				}
@@ -179,8 +192,8 @@ func endpointEdits(u *Universe) []edit {
 				return true
 			})
 		}
-		out = append(out, func(u *Universe) bool { return clearList(&u.WEPs[wi].Spec.Ports) })
-		out = append(out, func(u *Universe) bool { return clearList(&u.WEPs[wi].Spec.Profiles) })
+		out = append(out, func(u *Universe) bool { return wi < len(u.WEPs) && clearList(&u.WEPs[wi].Spec.Ports) })
+		out = append(out, func(u *Universe) bool { return wi < len(u.WEPs) && clearList(&u.WEPs[wi].Spec.Profiles) })
 	}
 	for pi := range u.Profiles {
 		out = append(out, func(u *Universe) bool {
