@@ -120,11 +120,29 @@ func TestDiff(t *testing.T) {
 	t.Logf("seed %d: %d scenarios, %d packets (%d delivered, %d dropped), %d mismatches (%d explained by known divergences, %d transient), in %s",
 		*flagSeed, *flagScenarios, st.packets, st.delivered, st.packets-st.delivered, st.mismatches, st.known, st.transient,
 		time.Since(start).Round(time.Millisecond))
+	if st.known > 0 {
+		t.Logf("known divergences (each alone) account for: %v", st.byVariant)
+	}
 }
 
 type diffStats struct {
 	packets, delivered, mismatches, known, transient, reported int
 	shrunkKnown                                                bool
+	byVariant                                                  map[string]int
+}
+
+// countVariants notes which single known divergence accounts for a mismatch.
+func (st *diffStats) countVariants(sc *scenario, o outcome) {
+	if st.byVariant == nil {
+		st.byVariant = map[string]int{}
+	}
+	for name, v := range singleVariants {
+		alt := *sc.Ev
+		alt.Variant = v
+		if alt.Evaluate(o.Packet).Delivered == o.Got {
+			st.byVariant[name]++
+		}
+	}
 }
 
 // judge counts a scenario's outcomes and reports its mismatches.
@@ -146,6 +164,7 @@ func (st *diffStats) judge(t *testing.T, ctx context.Context, rn *runner, sc, pr
 			continue
 		}
 		st.known++
+		st.countVariants(sc, o)
 		t.Logf("MISMATCH scenario %d: %s %s->%s want %v got %v (%s)", sc.Index, o.Packet, o.From, o.To, o.Want, o.Got, why)
 		if *flagShrinkAll && !st.shrunkKnown {
 			st.shrunkKnown = true

@@ -30,3 +30,10 @@ type Variant struct {
 
 // knownVariant is every known divergence at once.
 var knownVariant = Variant{NegatedNetsOtherFamily: true, NotSelectorFolded: true, NotICMPTypeAndCodeSkipped: true}
+
+// singleVariants names each known divergence alone, to count what each one explains.
+var singleVariants = map[string]Variant{
+	"NegatedNetsOtherFamily":    {NegatedNetsOtherFamily: true},
+	"NotSelectorFolded":         {NotSelectorFolded: true},
+	"NotICMPTypeAndCodeSkipped": {NotICMPTypeAndCodeSkipped: true},
+}
