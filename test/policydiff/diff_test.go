@@ -15,7 +15,7 @@ import (
 
 var (
 	flagSeed      = flag.Uint64("seed", envUint("POLICYDIFF_SEED", 1), "random seed (env POLICYDIFF_SEED)")
-	flagScenarios = flag.Int("scenarios", int(envUint("POLICYDIFF_SCENARIOS", 40)), "scenarios to run (env POLICYDIFF_SCENARIOS)")
+	flagScenarios = flag.Int("scenarios", int(envUint("POLICYDIFF_SCENARIOS", 60)), "scenarios to run (env POLICYDIFF_SCENARIOS)")
 	flagProbes    = flag.Int("probes", int(envUint("POLICYDIFF_PROBES", 60)), "packets per scenario (env POLICYDIFF_PROBES)")
 	flagFirst     = flag.Int("first", 0, "index of the first scenario (to replay one: -first N -scenarios 1)")
 	flagShrinkAll = flag.Bool("shrink-known", false, "also shrink the first mismatch that a known divergence explains")

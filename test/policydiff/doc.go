@@ -33,7 +33,7 @@
 //
 // Running (root; the dataplane tests skip otherwise and with -short):
 //
-//	go test ./test/policydiff                                  # CI: seed 1, 40 scenarios x 60 packets
+//	go test ./test/policydiff                                  # CI: seed 1, 60 scenarios x 60 packets
 //	go test ./test/policydiff -run TestDiff -args -seed 7 -scenarios 500
 //	go test ./test/policydiff -run TestDiff -args -seed 1 -first 72 -scenarios 1 -shrink-known
 //	POLICYDIFF_SEED=7 POLICYDIFF_SCENARIOS=500 go test ./test/policydiff -run TestDiff
