@@ -5,6 +5,9 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/calico-host/calico-host/pkg/api"
+	"github.com/calico-host/calico-host/pkg/selector"
 )
 
 // verdictClass names the step of the trace that decided a packet.
@@ -16,10 +19,18 @@ func TestGeneratorCoverage(t *testing.T) {
 	classes := map[string]int{}
 	var packets, delivered int
 	kinds := map[string]int{}
+	v := api.Validator{CheckSelector: func(s string) error { _, err := selector.Parse(s); return err }}
 	for i := range *flagScenarios {
 		sc, err := newScenario(*flagSeed, i, *flagProbes)
 		if err != nil {
 			t.Fatal(err)
+		}
+		// The generator writes only objects Project Calico accepts; our validation (which
+		// felix applies on read) must accept them too, or felix would ignore them.
+		for _, o := range sc.U.Objects() {
+			if err := v.Validate(o); err != nil {
+				t.Errorf("scenario %d: %v", i, err)
+			}
 		}
 		for _, p := range sc.Probes {
 			packets++
