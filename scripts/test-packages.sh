@@ -2,8 +2,10 @@
 # Packaging test (make test-packages): install our .deb files into a booted Debian 12
 # (systemd-nspawn --boot, private network), run the daemons under systemd and check what an
 # operator would: units reach "active (running)" through sd_notify READY, calicoctl sees the
-# node, the watchdog restarts a hung felix, stopping felix keeps the nftables rules, apt remove
-# keeps the configuration and apt purge removes it. The .rpm files are checked with rpm -qip,
+# node, the watchdog restarts a hung felix, an invalid configuration file makes a daemon exit 78
+# and stay failed (no restart loop), stopping felix keeps the nftables rules, reinstalling and
+# upgrading keep the owner and mode an admin gave the configuration files, apt remove keeps the
+# configuration and apt purge removes it. The .rpm files are checked with rpm -qip,
 # rpm -qlp and an install into a scratch root; the .debs with lintian.
 #
 # The Debian root is built once with debootstrap and cached in $CALICO_PKGTEST_CACHE
@@ -181,6 +183,66 @@ check_stop_keeps_rules() {
   check "nftables table kept after stop" test "$before" -gt 0 -a "$after" = "$before"
 }
 
+# check_bad_config UNIT FILE LINE: with LINE appended to FILE the unit's daemon exits 78
+# (EX_CONFIG) and, by RestartPreventExitStatus=78, the unit stays failed instead of being
+# restarted every few seconds; with the file restored it starts again.
+check_bad_config() {
+  local unit=$1 file=$2 line=$3
+  log "Invalid $file: $unit exits 78 and is not restarted"
+  in_ct cp -a "$file" "$file.pkgtest"
+  printf '%s\n' "$line" | in_ct tee -a "$file" >/dev/null
+  # A manual restart resets NRestarts to 0; any automatic restart after the failure counts.
+  in_ct systemctl restart "$unit" >/dev/null 2>&1 || true
+  if wait_for 30 "$unit failed" sh -c \
+    "[ \"\$(nsenter -t $LEADER -a systemctl show -p SubState --value $unit)\" = failed ]"; then
+    pass "$unit stays failed on an invalid $file"
+  else
+    fail "$unit stays failed on an invalid $file (state $(in_ct systemctl show -p ActiveState -p SubState --value "$unit" | tr '\n' ' '))"
+  fi
+  check "$unit exited with status 78" test "$(in_ct systemctl show -p ExecMainStatus --value "$unit")" = 78
+  check "$unit was not restarted" test "$(in_ct systemctl show -p NRestarts --value "$unit")" = 0
+  in_ct journalctl -u "$unit" --no-pager -n 3 || true
+  in_ct mv "$file.pkgtest" "$file"
+  in_ct systemctl reset-failed "$unit"
+  in_ct systemctl start "$unit" || true
+  check "$unit runs again with the file fixed" wait_for 90 "$unit running" unit_running "$unit"
+}
+
+# make_newer_debs PACKAGE...: repack our .debs with version <version>+pkgtest1 into /debs-newer.
+make_newer_debs() {
+  local p d out=$WORK/root/debs-newer
+  mkdir -p "$out"
+  for p in "$@"; do
+    d=$WORK/repack-$p
+    dpkg-deb -R "$DIST/${p}"_*.deb "$d"
+    sed -i -E 's/^Version: (.*)$/Version: \1+pkgtest1/' "$d/DEBIAN/control"
+    dpkg-deb -b "$d" "$out/" >/dev/null
+  done
+}
+
+# modes_kept DESCRIPTION: the admin's stricter owner/mode of the configuration files is intact.
+modes_kept() {
+  check "$1: datastore.toml still 600 root:root" test "$(in_ct stat -c '%a %U:%G' /etc/calico/datastore.toml)" = "600 root:root"
+  check "$1: felix.toml still 600 root:root" test "$(in_ct stat -c '%a %U:%G' /etc/calico/felix.toml)" = "600 root:root"
+}
+
+check_upgrade_keeps_modes() {
+  log "Reinstalls and upgrades keep the owner and mode an admin gave the configuration files"
+  check "first install: datastore.toml is 640 root:calico" \
+    test "$(in_ct stat -c '%a %U:%G' /etc/calico/datastore.toml)" = "640 root:calico"
+  in_ct chmod 0600 /etc/calico/datastore.toml /etc/calico/felix.toml
+  in_ct chgrp root /etc/calico/datastore.toml /etc/calico/felix.toml
+  in_ct sh -c 'cd /debs && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --reinstall ./*.deb' >>"$WORK/apt.log" 2>&1 ||
+    fail "apt install --reinstall of the same packages"
+  modes_kept "reinstall of the same version"
+  make_newer_debs calico-common calico-felix calico-confd calico-startup
+  in_ct sh -c 'cd /debs-newer && DEBIAN_FRONTEND=noninteractive apt-get install -y -q ./*.deb' >>"$WORK/apt.log" 2>&1 ||
+    fail "apt install of newer packages"
+  check "calico-common upgraded to the newer version" \
+    sh -c "nsenter -t $LEADER -a dpkg-query -W -f='\${Version}' calico-common | grep -q '+pkgtest1\$'"
+  modes_kept "upgrade to a newer version"
+}
+
 check_remove_purge() {
   log "apt remove keeps configuration; apt purge removes it"
   in_ct systemctl start calico-felix.service
@@ -217,6 +279,23 @@ check_rpms() {
   check "rpm database lists 7 packages" [ "$(rpm --root "$WORK/rpmroot" -qa | grep -c calico)" -eq 7 ]
 }
 
+# check_rpm_keeps_modes: rpm resets a %config(noreplace) file's mode on reinstall and upgrade;
+# the scriptlets (run by rpm --root in a copy of the Debian root) must put the admin's back.
+check_rpm_keeps_modes() {
+  log "rpm -i, chmod 0600, rpm -U --replacepkgs: the scriptlets keep the admin's mode"
+  local r=$WORK/rpmchroot
+  cp -a "$BASE" "$r"
+  rpm --root "$r" --initdb
+  rpm --root "$r" -i --nodeps "$DIST"/calico-common-*.rpm 2>&1 | grep -v '^rpm: ' || true
+  check "rpm first install: datastore.toml is 640 root:calico" \
+    test "$(chroot "$r" stat -c '%a %U:%G' /etc/calico/datastore.toml)" = "640 root:calico"
+  chroot "$r" chmod 0600 /etc/calico/datastore.toml
+  chroot "$r" chgrp root /etc/calico/datastore.toml
+  rpm --root "$r" -U --replacepkgs --nodeps "$DIST"/calico-common-*.rpm 2>&1 | grep -v '^rpm: ' || true
+  check "rpm reinstall: datastore.toml still 600 root:root" \
+    test "$(chroot "$r" stat -c '%a %U:%G' /etc/calico/datastore.toml)" = "600 root:root"
+}
+
 main() {
   [ "$(id -u)" = 0 ] || { echo "test-packages must run as root"; exit 1; }
   ls "$DIST"/*.deb >/dev/null 2>&1 || { echo "no packages in $DIST: run make packages"; exit 1; }
@@ -224,12 +303,17 @@ main() {
   check_lintian
   check_rpms
   ensure_base
+  check_rpm_keeps_modes
   boot
   install_and_start
   check_node
   check_workload
   check_watchdog
+  check_bad_config calico-startup.service /etc/calico/node.toml 'bogus_key = 1'
+  check_bad_config calico-confd.service /etc/calico/confd.toml 'bogus_key = 1'
+  check_bad_config calico-felix.service /etc/calico/felix.toml 'InterfacePrefix = = 1'
   check_stop_keeps_rules
+  check_upgrade_keeps_modes
   check_remove_purge
   log "$failures check(s) failed"
   [ "$failures" -eq 0 ]

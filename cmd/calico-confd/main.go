@@ -26,6 +26,8 @@ func main() {
 	defer stop()
 	if err := confd.Main(ctx, opts, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "calico-confd:", err)
-		os.Exit(1)
+		stop()
+		// ExitConfig (78) for an invalid configuration: calico-confd.service does not restart it.
+		os.Exit(daemon.ExitCode(err))
 	}
 }

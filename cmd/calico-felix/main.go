@@ -1,6 +1,6 @@
 // Command calico-felix is the per-host policy and routing agent: it syncs Project Calico's
 // resources from etcd and programs nftables, routes and the VXLAN device, reporting its status
-// to etcd and to systemd.
+// to etcd and to systemd. Everything but the flags lives in pkg/felix.
 package main
 
 import (
@@ -13,7 +13,6 @@ import (
 	"github.com/calico-host/calico-host/pkg/buildinfo"
 	"github.com/calico-host/calico-host/pkg/daemon"
 	"github.com/calico-host/calico-host/pkg/felix"
-	"github.com/calico-host/calico-host/pkg/felix/config"
 )
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
@@ -22,11 +21,11 @@ func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 func run(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("calico-felix", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	configFile := fs.String("config", config.DefaultConfigFile, "felix configuration `file` (TOML)")
-	fs.StringVar(configFile, "config-file", config.DefaultConfigFile, "same as --config (Project Calico's name)")
-	fs.StringVar(configFile, "c", config.DefaultConfigFile, "same as --config")
+	configFile := fs.String("config", felix.DefaultConfigFile, "felix configuration `file` (TOML)")
+	fs.StringVar(configFile, "config-file", felix.DefaultConfigFile, "same as --config (Project Calico's name)")
+	fs.StringVar(configFile, "c", felix.DefaultConfigFile, "same as --config")
 	version := fs.Bool("version", false, "print the version and exit")
-	fs.Usage = func() { usage(stdout, fs) }
+	fs.Usage = func() { fs.SetOutput(stdout); felix.Usage(stdout, fs.PrintDefaults) }
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -39,20 +38,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := daemon.SignalContext()
 	defer stop()
-	d, log, err := build(*configFile, stderr)
+	d, log, err := felix.Build(*configFile, stderr, versionString())
 	if err != nil {
 		fmt.Fprintf(stderr, "calico-felix: %v\n", err)
-		return 1
+		return daemon.ExitCode(err) // ExitConfig (78) for a bad configuration: systemd does not restart
 	}
-	err = d.Run(ctx)
-	switch {
-	case err == nil:
-		return 0
-	case errors.Is(err, felix.ErrRestart):
-		return felix.ExitRestart
-	}
-	log.Error().Err(err).Msg("calico-felix failed")
-	return 1
+	return felix.ExitStatus(d.Run(ctx), log)
 }
 
 func versionString() string {
@@ -60,27 +51,4 @@ func versionString() string {
 		return fmt.Sprintf("calico-felix %s (commit %s)", buildinfo.Version, buildinfo.GitCommit)
 	}
 	return "calico-felix " + buildinfo.Version
-}
-
-func usage(w io.Writer, fs *flag.FlagSet) {
-	fmt.Fprintf(w, `Usage: calico-felix [--config FILE]
-
-calico-host's felix: enforces Project Calico policy for the workloads and host endpoints of this
-host (nftables), programs VXLAN routes, and reports agent and endpoint status to etcd.
-
-Flags:
-`)
-	fs.SetOutput(w)
-	fs.PrintDefaults()
-	fmt.Fprintf(w, `
-Configuration, highest precedence first: environment FELIX_<PARAMETER>, the config file
-(default %s), FelixConfiguration node.<hostname> then default in etcd, defaults.
-The etcd connection comes from %s and ETCD_* variables,
-overridden by FELIX_ETCDENDPOINTS, FELIX_ETCDCAFILE, FELIX_ETCDCERTFILE, FELIX_ETCDKEYFILE.
-
-Main parameters (config key, environment variable, default):
-%s
-Exit status: 0 after SIGTERM/SIGINT (the dataplane stays programmed), %d when a configuration
-change needs a restart, 1 on errors.
-`, config.DefaultConfigFile, "/etc/calico/datastore.toml", config.Usage(), felix.ExitRestart)
 }

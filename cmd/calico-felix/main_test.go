@@ -31,15 +31,31 @@ func TestVersionAndHelp(t *testing.T) {
 	}
 }
 
-func TestBrokenConfigFileExitsWithError(t *testing.T) {
+// TestBrokenConfigFileExitsWithConfigStatus: a broken configuration file exits 78 (EX_CONFIG,
+// in calico-felix.service's RestartPreventExitStatus=), naming the file.
+func TestBrokenConfigFileExitsWithConfigStatus(t *testing.T) {
 	path := t.TempDir() + "/felix.toml"
 	if err := writeFile(path, "InterfacePrefix = = 1\n"); err != nil {
 		t.Fatal(err)
 	}
 	var out, errOut bytes.Buffer
-	if code := run([]string{"--config", path}, &out, &errOut); code != 1 || !strings.Contains(errOut.String(), path) {
-		t.Errorf("exit %d, stderr %q: want 1 and the file named", code, errOut.String())
+	if code := run([]string{"--config", path}, &out, &errOut); code != 78 || !strings.Contains(errOut.String(), path) {
+		t.Errorf("exit %d, stderr %q: want 78 and the file named", code, errOut.String())
 	}
 }
 
 func writeFile(path, text string) error { return os.WriteFile(path, []byte(text), 0o644) }
+
+// TestTLSWithHTTPEndpointRefused: felix's own etcd settings asking for TLS with an http://
+// endpoint stop it with a message, instead of connecting in plaintext.
+func TestTLSWithHTTPEndpointRefused(t *testing.T) {
+	path := t.TempDir() + "/felix.toml"
+	if err := writeFile(path, "EtcdEndpoints = \"http://127.0.0.1:1\"\nEtcdCaFile = \"/etc/calico/pki/ca.pem\"\n"); err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	code := run([]string{"--config", path}, &out, &errOut)
+	if code != 78 || !strings.Contains(errOut.String(), "plain http") || !strings.Contains(errOut.String(), "/etc/calico/pki/ca.pem") {
+		t.Errorf("exit %d, stderr %q: want 78 and the TLS setting named", code, errOut.String())
+	}
+}

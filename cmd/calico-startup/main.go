@@ -45,8 +45,10 @@ func parseFlags(args []string, stderr io.Writer) (o options, code int, ok bool) 
 	return o, 0, true
 }
 
-// run is the whole program; it returns the exit code: 0 on success or clean shutdown, 1 on
-// invalid configuration or failure, 2 on bad command-line usage.
+// run is the whole program; it returns the exit code: 0 on success or clean shutdown,
+// daemon.ExitConfig (78) on invalid configuration (systemd does not restart the unit: see
+// RestartPreventExitStatus= in calico-startup.service), 1 on other failures (restarted), 2 on bad
+// command-line usage.
 func run(ctx context.Context, args []string, env config.Env, stderr io.Writer) int {
 	o, code, ok := parseFlags(args, stderr)
 	if !ok {
@@ -63,8 +65,8 @@ func run(ctx context.Context, args []string, env config.Env, stderr io.Writer) i
 			return serve(ctx, cfg, ds, o.runOnce, stderr)
 		}
 	}
-	fmt.Fprintf(stderr, "calico-startup: %v\n", err)
-	return 1
+	fmt.Fprintf(stderr, "calico-startup: invalid configuration: %v\n", err)
+	return daemon.ExitConfig
 }
 
 // serve builds the component and runs it once or as a daemon.
@@ -74,7 +76,7 @@ func serve(ctx context.Context, cfg startup.Config, ds config.Datastore, runOnce
 	s, closeFn, err := startup.Open(cfg, ds, log)
 	if err != nil {
 		log.Error().Err(err).Msg("calico-startup cannot start")
-		return 1
+		return daemon.ExitFailure
 	}
 	defer closeFn()
 	if runOnce {
@@ -84,7 +86,7 @@ func serve(ctx context.Context, cfg startup.Config, ds config.Datastore, runOnce
 	}
 	if err != nil {
 		log.Error().Err(err).Msg("calico-startup failed")
-		return 1
+		return daemon.ExitFailure
 	}
 	return 0
 }

@@ -45,9 +45,11 @@ func keyCount(t *testing.T, cli *clientv3.Client) int64 {
 	return resp.Count
 }
 
-// TestBadConfigurationExitsOne: each invalid setting stops the command with exit code 1 and a
-// message naming the setting, before anything is written to etcd.
-func TestBadConfigurationExitsOne(t *testing.T) {
+// TestBadConfigurationExitsConfigStatus: each invalid setting stops the command with exit code
+// 78 (EX_CONFIG, which calico-startup.service lists in RestartPreventExitStatus=, so systemd
+// does not restart it every few seconds forever) and a message naming the setting, before
+// anything is written to etcd.
+func TestBadConfigurationExitsConfigStatus(t *testing.T) {
 	s := etcdtest.Start(t)
 	ds := datastoreFile(t, s)
 	base := env{"NODENAME": "host-z", "CALICO_NODENAME_FILE": filepath.Join(t.TempDir(), "nodename")}
@@ -66,6 +68,7 @@ func TestBadConfigurationExitsOne(t *testing.T) {
 		{"bad file value", "[ipv4_pool]\nblock_size = 40\n", env{}, []string{"ipv4_pool.block_size", "CALICO_IPV4POOL_BLOCK_SIZE"}},
 		{"unknown file key", "ip_method = \"first-found\"\n", env{}, []string{"ip_method", "line 1"}},
 		{"bad datastore type", "", env{"DATASTORE_TYPE": "kubernetes"}, []string{"kubernetes"}},
+		{"TLS file with an http endpoint", "", env{"ETCD_CA_CERT_FILE": "/etc/calico/pki/ca.pem"}, []string{"ETCD_CA_CERT_FILE", "plain http"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -84,8 +87,8 @@ func TestBadConfigurationExitsOne(t *testing.T) {
 			}
 			var stderr bytes.Buffer
 			code := run(context.Background(), []string{"--config", cfg, "--datastore-config", ds, "--run-once"}, e.lookup, &stderr)
-			if code != 1 {
-				t.Fatalf("exit code %d, want 1 (stderr %q)", code, stderr.String())
+			if code != 78 {
+				t.Fatalf("exit code %d, want 78 (stderr %q)", code, stderr.String())
 			}
 			for _, m := range tc.mention {
 				if !strings.Contains(stderr.String(), m) {

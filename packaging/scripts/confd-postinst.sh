@@ -1,3 +1,3 @@
 #!/bin/sh
 set -e
-DPKG_OLD_VERSION=${2:-} exec /usr/lib/calico-host/maint postinst "$1" calico-confd.service calico-bird.service
+DPKG_OLD_VERSION=${2:-} CALICO_CONFIG=/etc/calico/confd.toml exec /usr/lib/calico-host/maint postinst "$1" calico-confd.service calico-bird.service

@@ -1,5 +1,7 @@
 package api
 
+import "fmt"
+
 // Affinity states of a host's claim on an IPAM block.
 const (
 	AffinityPending         = "pending"
@@ -33,6 +35,16 @@ type AllocationAttribute struct {
 type BlockAffinity struct {
 	State   string `json:"state"`
 	Deleted bool   `json:"deleted"`
+}
+
+// Validate checks the affinity's state: one of Project Calico's affinity states, or empty
+// (written by releases before states existed; Project Calico treats it as confirmed).
+func (a *BlockAffinity) Validate() error {
+	switch a.State {
+	case "", AffinityPending, AffinityConfirmed, AffinityPendingDeletion:
+		return nil
+	}
+	return fmt.Errorf("invalid affinity state %q (want %s, %s or %s)", a.State, AffinityPending, AffinityConfirmed, AffinityPendingDeletion)
 }
 
 // IPAMHandle counts the addresses a handle holds in each block (/calico/ipam/v2/handle/<id>).

@@ -5,6 +5,7 @@ import (
 	"net"
 	"regexp"
 	"strconv"
+	"strings"
 )
 
 var (
@@ -49,6 +50,40 @@ func validateBGPConfiguration(e *errs, b *BGPConfiguration) {
 		}
 	}
 	validateCommunities(e, s)
+	validatePassword(e, "spec.nodeMeshPassword", s.NodeMeshPassword)
+	for i, name := range s.IgnoredInterfaces {
+		if name == "*" || !ignoredInterface.MatchString(name) {
+			e.add(fmt.Sprintf("spec.ignoredInterfaces[%d]", i), "invalid interface pattern %q", name)
+		}
+	}
+}
+
+var (
+	// ignoredInterface is Project Calico's grammar of an ignoredInterfaces entry ("*" excepted).
+	ignoredInterface = regexp.MustCompile(`^[a-zA-Z0-9_.*-]{1,15}$`)
+	// secretKey is the grammar of a key of a Kubernetes Secret's data.
+	secretKey = regexp.MustCompile(`^[-._a-zA-Z0-9]+$`)
+)
+
+// validatePassword checks a BGP password's secret key reference. Project Calico's API names a
+// Kubernetes Secret and one of its keys: a Secret's name is a DNS-1123 subdomain (empty is
+// accepted, as Project Calico's CRD does, and names nothing) and a data key is 1-253 letters,
+// digits, '-', '_' or '.', not "." or ".." and not starting with "..". A reference outside those
+// grammars can name no secret, in Kubernetes or under calico-confd's secrets directory.
+func validatePassword(e *errs, field string, pw *BGPPassword) {
+	if pw == nil || pw.SecretKeyRef == nil {
+		return
+	}
+	ref := pw.SecretKeyRef
+	if ref.Name != "" && (len(ref.Name) > 253 || !dns1123Subdomain.MatchString(ref.Name)) {
+		e.add(field+".secretKeyRef.name", "invalid secret name %q: it must be a DNS-1123 subdomain", ref.Name)
+	}
+	switch k := ref.Key; {
+	case k == "":
+		e.add(field+".secretKeyRef.key", "key is required")
+	case len(k) > 253 || !secretKey.MatchString(k) || k == "." || strings.HasPrefix(k, ".."):
+		e.add(field+".secretKeyRef.key", "invalid secret key %q: letters, digits, '-', '_' and '.' (not \".\" and not starting with \"..\")", k)
+	}
 }
 
 func validateCommunities(e *errs, s *BGPConfigurationSpec) {
@@ -85,6 +120,7 @@ func validateBGPPeer(e *errs, s *BGPPeerSpec) {
 		e.add("spec.nextHopMode", "keepOriginalNextHop and nextHopMode cannot both be set; keepOriginalNextHop is deprecated")
 	}
 	validateRange(e, "spec.ttlSecurity", s.TTLSecurity, 0, 255)
+	validatePassword(e, "spec.password", s.Password)
 	if s.ReachableBy != "" {
 		if s.PeerIP == "" {
 			e.add("spec.reachableBy", "reachableBy requires peerIP")

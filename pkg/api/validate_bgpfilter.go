@@ -1,25 +1,86 @@
 package api
 
-import "fmt"
+import (
+	"fmt"
+	"regexp"
+)
 
 func validateBGPFilter(e *errs, s *BGPFilterSpec) {
-	validateFilterRules(e, "spec.exportV4", s.ExportV4, 4, false)
-	validateFilterRules(e, "spec.importV4", s.ImportV4, 4, true)
-	validateFilterRules(e, "spec.exportV6", s.ExportV6, 6, false)
-	validateFilterRules(e, "spec.importV6", s.ImportV6, 6, true)
+	validateFilterRules(e, "spec.exportV4", s.ExportV4, 4)
+	validateFilterRules(e, "spec.importV4", s.ImportV4, 4)
+	validateFilterRules(e, "spec.exportV6", s.ExportV6, 6)
+	validateFilterRules(e, "spec.importV6", s.ImportV6, 6)
 }
 
-func validateFilterRules(e *errs, field string, rules []BGPFilterRule, version int, isImport bool) {
+// Unsupported lists the settings of a rule that are valid for Project Calico but that
+// calico-host cannot enforce with Project Calico's meaning, with their field paths relative to
+// the rule. calicoctl refuses to write them; calico-confd applies no part of a filter direction
+// that has them, and the sessions using it exchange nothing in that direction.
+//
+//   - priority and setPriority: route priorities (FelixConfiguration's ...RoutePriority, carried
+//     between nodes in bgp_local_pref) are not implemented: felix does not program them and BIRD 2
+//     installs every route at its kernel protocol's one metric, so "routes with priority N" and
+//     "set the priority to N" have no meaning here.
+//   - prefixLength with matchOperator Equal or NotEqual: BIRD 2 compares a prefix and a prefix set
+//     as never equal, where Project Calico's BIRD stops the filter with an error (rejecting the
+//     route); neither is a prefix-length match.
+func (r *BGPFilterRule) Unsupported() []FieldError {
+	const noPriorities = "route priorities are not implemented by calico-host"
+	var out []FieldError
+	if r.Priority != nil {
+		out = append(out, FieldError{"priority", noPriorities})
+	}
+	if r.PrefixLength != nil && (r.MatchOperator == "Equal" || r.MatchOperator == "NotEqual") {
+		out = append(out, FieldError{"prefixLength", "a prefix length range cannot be applied with matchOperator " + r.MatchOperator})
+	}
+	for j, op := range r.Operations {
+		if op.SetPriority != nil {
+			out = append(out, FieldError{fmt.Sprintf("operations[%d].setPriority", j), noPriorities})
+		}
+	}
+	return out
+}
+
+// Unsupported returns a *ValidationError listing the settings of r that are valid but that
+// calico-host cannot enforce with Project Calico's meaning (see BGPFilterRule.Unsupported), or
+// nil. Writers (calicoctl) refuse such objects.
+func Unsupported(r Resource) error {
+	f, ok := r.(*BGPFilter)
+	if !ok {
+		return nil
+	}
+	var list []FieldError
+	for _, d := range []struct {
+		field string
+		rules []BGPFilterRule
+	}{{"spec.exportV4", f.Spec.ExportV4}, {"spec.importV4", f.Spec.ImportV4}, {"spec.exportV6", f.Spec.ExportV6}, {"spec.importV6", f.Spec.ImportV6}} {
+		for i := range d.rules {
+			for _, u := range d.rules[i].Unsupported() {
+				list = append(list, FieldError{fmt.Sprintf("%s[%d].%s", d.field, i, u.Field), u.Message + " (not supported by calico-host)"})
+			}
+		}
+	}
+	if len(list) == 0 {
+		return nil
+	}
+	return &ValidationError{Kind: "BGPFilter", Name: f.Name, Errors: list}
+}
+
+// bgpFilterInterface is Project Calico's grammar of a BGPFilter rule's interface pattern.
+var bgpFilterInterface = regexp.MustCompile(`^[a-zA-Z0-9_.*-]{1,15}$`)
+
+// validateFilterRules checks rules as Project Calico does. A source on an import rule is
+// redundant there (imported routes come from BGP peers) but valid.
+func validateFilterRules(e *errs, field string, rules []BGPFilterRule, version int) {
 	for i := range rules {
 		r, f := &rules[i], fmt.Sprintf("%s[%d]", field, i)
 		validateOneOf(e, f+".action", r.Action, "Accept", "Reject")
 		validateFilterMatch(e, f, r, version)
 		if r.Source != "" {
-			if isImport {
-				e.add(f+".source", "source is not applicable to import rules")
-			} else {
-				validateOneOf(e, f+".source", r.Source, "RemotePeers")
-			}
+			validateOneOf(e, f+".source", r.Source, "RemotePeers")
+		}
+		if r.Interface != "" && !bgpFilterInterface.MatchString(r.Interface) {
+			e.add(f+".interface", "invalid interface pattern %q", r.Interface)
 		}
 		if r.PeerType != "" {
 			validateOneOf(e, f+".peerType", r.PeerType, "eBGP", "iBGP")

@@ -157,6 +157,7 @@ func validateWorkloadEndpoint(e *errs, s *WorkloadEndpointSpec) {
 	if s.Node == "" {
 		e.add("spec.node", "node is required")
 	}
+	validateWorkloadNames(e, s)
 	if s.InterfaceName != "" && !interfaceName.MatchString(s.InterfaceName) {
 		e.add("spec.interfaceName", "invalid interface name %q", s.InterfaceName)
 	}
@@ -172,6 +173,29 @@ func validateWorkloadEndpoint(e *errs, s *WorkloadEndpointSpec) {
 	}
 	if s.QoSControls != nil {
 		validateDSCP(e, "spec.qosControls.dscp", s.QoSControls.DSCP)
+	}
+}
+
+// containerID is Project Calico's rule for spec.containerID.
+var containerID = regexp.MustCompile(`^[a-zA-Z0-9]([-a-zA-Z0-9]*[a-zA-Z0-9])?$`)
+
+// validateWorkloadNames applies Project Calico's name rules to the identity fields (each optional).
+func validateWorkloadNames(e *errs, s *WorkloadEndpointSpec) {
+	for _, f := range []struct{ field, v string }{
+		{"spec.orchestrator", s.Orchestrator}, {"spec.workload", s.Workload}, {"spec.node", s.Node},
+		{"spec.pod", s.Pod}, {"spec.endpoint", s.Endpoint}, {"spec.serviceAccountName", s.ServiceAccountName},
+	} {
+		if f.v != "" && !dns1123Subdomain.MatchString(f.v) {
+			e.add(f.field, "%q must consist of lower case alphanumeric characters, '-' or '.', and start and end with an alphanumeric character", f.v)
+		}
+	}
+	if s.ContainerID != "" && !containerID.MatchString(s.ContainerID) {
+		e.add("spec.containerID", "%q must consist of alphanumeric characters or '-', and start and end with an alphanumeric character", s.ContainerID)
+	}
+	for i, p := range s.Profiles {
+		if !dns1123Subdomain.MatchString(p) {
+			e.add(fmt.Sprintf("spec.profiles[%d]", i), "profile name %q must consist of lower case alphanumeric characters, '-' or '.'", p)
+		}
 	}
 }
 

@@ -96,6 +96,10 @@ func TestValidationMessages(t *testing.T) {
 			`invalid FelixConfiguration "default": spec.defaultEndpointToHostAction: "Reject" is not one of Drop, Return, Accept`},
 		{"felix name", &FelixConfiguration{ObjectMeta: ObjectMeta{Name: "host-a"}}, `invalid FelixConfiguration "host-a": metadata.name: name "host-a" must be "default" or "node.<nodename>"`},
 		{"hep", &HostEndpoint{ObjectMeta: ObjectMeta{Name: "h"}, Spec: HostEndpointSpec{Node: "n"}}, `invalid HostEndpoint "h": spec.interfaceName: interfaceName or expectedIPs is required`},
+		{"wep container ID", &WorkloadEndpoint{ObjectMeta: ObjectMeta{Name: "w", Namespace: "default"}, Spec: WorkloadEndpointSpec{Node: "n", ContainerID: "abc_def"}},
+			`invalid WorkloadEndpoint "w": spec.containerID: "abc_def" must consist of alphanumeric characters or '-', and start and end with an alphanumeric character`},
+		{"wep profile and pod names", &WorkloadEndpoint{ObjectMeta: ObjectMeta{Name: "w", Namespace: "default"}, Spec: WorkloadEndpointSpec{Node: "n", Pod: "Web_0", Profiles: []string{"ok", "My_Net"}}},
+			`invalid WorkloadEndpoint "w": spec.pod: "Web_0" must consist of lower case alphanumeric characters, '-' or '.', and start and end with an alphanumeric character; spec.profiles[1]: profile name "My_Net" must consist of lower case alphanumeric characters, '-' or '.'`},
 		{"wep nets", &WorkloadEndpoint{ObjectMeta: ObjectMeta{Name: "w", Namespace: "default"}, Spec: WorkloadEndpointSpec{Node: "n", IPNetworks: []string{"10.65.0.300/32"}}},
 			`invalid WorkloadEndpoint "w": spec.ipNetworks[0]: invalid CIDR "10.65.0.300/32"`},
 		{"label", &GlobalNetworkSet{ObjectMeta: ObjectMeta{Name: "s", Labels: map[string]string{"a b": "x"}}}, `invalid GlobalNetworkSet "s": metadata.labels: invalid label key "a b"`},
@@ -186,6 +190,12 @@ func TestValidationMessages(t *testing.T) {
 			`invalid BGPConfiguration "default": spec.localWorkloadPeeringIPV4: "fe80::1" is not an IPv4 address`},
 		{"bgp localWorkloadPeeringIPV6", obj("BGPConfiguration", "default", `{"localWorkloadPeeringIPV6":"169.254.0.1"}`),
 			`invalid BGPConfiguration "default": spec.localWorkloadPeeringIPV6: "169.254.0.1" is not an IPv6 address`},
+		{"bgp ignoredInterfaces", obj("BGPConfiguration", "default", `{"ignoredInterfaces":["eth0","*"]}`),
+			`invalid BGPConfiguration "default": spec.ignoredInterfaces[1]: invalid interface pattern "*"`},
+		{"bgp ignoredInterfaces quote", obj("BGPConfiguration", "default", `{"ignoredInterfaces":["a\"b"]}`),
+			`invalid BGPConfiguration "default": spec.ignoredInterfaces[0]: invalid interface pattern "a\"b"`},
+		{"bgp mesh password secret name", obj("BGPConfiguration", "default", `{"nodeMeshPassword":{"secretKeyRef":{"name":"Secrets","key":"k"}}}`),
+			`invalid BGPConfiguration "default": spec.nodeMeshPassword.secretKeyRef.name: invalid secret name "Secrets": it must be a DNS-1123 subdomain`},
 		{"bgp mesh password without mesh", obj("BGPConfiguration", "default", `{"nodeToNodeMeshEnabled":false,"nodeMeshPassword":{"secretKeyRef":{"name":"s","key":"k"}}}`),
 			`invalid BGPConfiguration "default": spec.nodeMeshPassword: nodeMeshPassword cannot be set when nodeToNodeMeshEnabled is false`},
 		{"bgp mesh restart time without mesh", obj("BGPConfiguration", "default", `{"nodeToNodeMeshEnabled":false,"nodeMeshMaxRestartTime":"2m"}`),
@@ -214,6 +224,19 @@ func TestValidationMessages(t *testing.T) {
 		{"peer localWorkloadSelector syntax", obj("BGPPeer", "p", `{"localWorkloadSelector":"bad(","asNumber":64512}`),
 			`invalid BGPPeer "p": spec.localWorkloadSelector: invalid selector "bad(": unexpected '('`},
 
+		{"peer secret name with a line break", obj("BGPPeer", "p", `{"peerIP":"198.18.0.1","asNumber":64512,"password":{"secretKeyRef":{"name":"x\nprotocol bgp evil {}","key":"k"}}}`),
+			`invalid BGPPeer "p": spec.password.secretKeyRef.name: invalid secret name "x\nprotocol bgp evil {}": it must be a DNS-1123 subdomain`},
+		{"peer secret name with a slash", obj("BGPPeer", "p", `{"peerIP":"198.18.0.1","asNumber":64512,"password":{"secretKeyRef":{"name":"../etc","key":"passwd"}}}`),
+			`invalid BGPPeer "p": spec.password.secretKeyRef.name: invalid secret name "../etc": it must be a DNS-1123 subdomain`},
+		{"peer secret name too long", obj("BGPPeer", "p", `{"peerIP":"198.18.0.1","asNumber":64512,"password":{"secretKeyRef":{"name":"`+strings.Repeat("a", 254)+`","key":"k"}}}`),
+			`invalid BGPPeer "p": spec.password.secretKeyRef.name: invalid secret name "` + strings.Repeat("a", 254) + `": it must be a DNS-1123 subdomain`},
+		{"peer secret key missing", obj("BGPPeer", "p", `{"peerIP":"198.18.0.1","asNumber":64512,"password":{"secretKeyRef":{"name":"s"}}}`),
+			`invalid BGPPeer "p": spec.password.secretKeyRef.key: key is required`},
+		{"peer secret key with a line break", obj("BGPPeer", "p", `{"peerIP":"198.18.0.1","asNumber":64512,"password":{"secretKeyRef":{"name":"s","key":"k\n}"}}}`),
+			`invalid BGPPeer "p": spec.password.secretKeyRef.key: invalid secret key "k\n}": letters, digits, '-', '_' and '.' (not "." and not starting with "..")`},
+		{"peer secret key dot-dot", obj("BGPPeer", "p", `{"peerIP":"198.18.0.1","asNumber":64512,"password":{"secretKeyRef":{"name":"s","key":"..data"}}}`),
+			`invalid BGPPeer "p": spec.password.secretKeyRef.key: invalid secret key "..data": letters, digits, '-', '_' and '.' (not "." and not starting with "..")`},
+
 		// BGPFilter.
 		{"filter peerType", filter(`{"exportV4":[{"action":"Accept","peerType":"external"}]}`), filterErr(`spec.exportV4[0].peerType: "external" is not one of eBGP, iBGP`)},
 		{"filter priority", filter(`{"exportV4":[{"action":"Accept","priority":0}]}`), filterErr(`spec.exportV4[0].priority: 0 is out of range 1-2147483646`)},
@@ -221,7 +244,10 @@ func TestValidationMessages(t *testing.T) {
 			filterErr(`spec.importV4[0].communities.values: exactly one community value is required, not 2`)},
 		{"filter community value", filter(`{"importV6":[{"action":"Accept","communities":{"values":["1:2:3:4"]}}]}`),
 			filterErr(`spec.importV6[0].communities.values[0]: invalid community "1:2:3:4" (want aa:nn or aa:nn:mm)`)},
-		{"filter source on import", filter(`{"importV4":[{"action":"Reject","source":"RemotePeers"}]}`), filterErr(`spec.importV4[0].source: source is not applicable to import rules`)},
+		{"filter source", filter(`{"exportV4":[{"action":"Reject","source":"Local"}]}`), filterErr(`spec.exportV4[0].source: "Local" is not one of RemotePeers`)},
+		{"filter interface", filter(`{"exportV4":[{"action":"Reject","interface":"eth0\"; }"}]}`), filterErr(`spec.exportV4[0].interface: invalid interface pattern "eth0\"; }"`)},
+		{"filter interface length", filter(`{"exportV4":[{"action":"Reject","interface":"interface-name-16"}]}`),
+			filterErr(`spec.exportV4[0].interface: invalid interface pattern "interface-name-16"`)},
 		{"filter prefixLength needs cidr", filter(`{"exportV4":[{"action":"Accept","prefixLength":{"min":24}}]}`), filterErr(`spec.exportV4[0].prefixLength: prefixLength requires cidr`)},
 		{"filter prefixLength v4 bits", filter(`{"exportV4":[{"action":"Accept","cidr":"10.0.0.0/8","matchOperator":"In","prefixLength":{"max":33}}]}`),
 			filterErr(`spec.exportV4[0].prefixLength.max: 33 is out of range 0-32`)},
@@ -330,6 +356,10 @@ func TestValidObjectsPass(t *testing.T) {
 		obj("BGPConfiguration", "default", `{"bindMode":"NodeIP","nodeToNodeMeshEnabled":true,"nodeMeshMaxRestartTime":"2m","localWorkloadPeeringIPV4":"169.254.0.179"}`),
 		obj("BGPPeer", "workloads", `{"localWorkloadSelector":"color == 'red'","asNumber":65001,"nextHopMode":"Self","keepaliveTime":"20s","localASNumber":64513}`),
 		obj("BGPPeer", "tor", `{"peerIP":"198.18.1.254","asNumber":64600,"reachableBy":"198.18.1.1","ttlSecurity":1,"reversePeering":"Manual"}`),
+		obj("BGPPeer", "secret", `{"peerIP":"198.18.1.254","asNumber":64600,"password":{"secretKeyRef":{"name":"bgp-secrets.v1","key":"tor_1.key-A"}}}`),
+		obj("BGPPeer", "secret-no-name", `{"peerIP":"198.18.1.254","asNumber":64600,"password":{"secretKeyRef":{"key":"k"}}}`),
+		obj("BGPConfiguration", "node.a", `{"ignoredInterfaces":["eth*","docker0"],"nodeMeshPassword":{"secretKeyRef":{"name":"s","key":"k"}}}`),
+		filter(`{"importV4":[{"action":"Reject","source":"RemotePeers","interface":"*"}],"exportV6":[{"action":"Accept","interface":"eth0.100"}]}`),
 		filter(`{"exportV4":[{"action":"Accept","cidr":"10.65.0.0/16","matchOperator":"In","prefixLength":{"min":16,"max":26},"peerType":"eBGP",
 			"communities":{"values":["64512:100"]},"asPathPrefix":[64600],"priority":512,
 			"operations":[{"addCommunity":{"value":"64512:200:1"}},{"prependASPath":{"prefix":[64512,64512]}},{"setPriority":{"value":1024}}]}]}`),
@@ -338,6 +368,30 @@ func TestValidObjectsPass(t *testing.T) {
 		&Tier{ObjectMeta: ObjectMeta{Name: "kube-baseline"}, Spec: TierSpec{DefaultAction: ActionPass}},
 	} {
 		if err := testValidator.Validate(r); err != nil {
+			t.Errorf("%v", err)
+		}
+	}
+}
+
+// TestUnsupported: settings valid for Project Calico that calico-host cannot enforce as written
+// are reported by Unsupported (calicoctl refuses to write them), and nothing else is.
+func TestUnsupported(t *testing.T) {
+	f := filter(`{"exportV4":[{"action":"Accept","priority":512},{"action":"Accept","cidr":"10.65.0.0/16","matchOperator":"In","prefixLength":{"max":24}}],
+		"importV6":[{"action":"Accept","cidr":"fd5c::/16","matchOperator":"NotEqual","prefixLength":{"max":64}},
+		{"action":"Accept","operations":[{"addCommunity":{"value":"1:1"}},{"setPriority":{"value":10}}]}]}`)
+	if err := testValidator.Validate(f); err != nil {
+		t.Fatalf("valid for Project Calico, so valid on read: %v", err)
+	}
+	want := `invalid BGPFilter "f": spec.exportV4[0].priority: route priorities are not implemented by calico-host (not supported by calico-host); ` +
+		`spec.importV6[0].prefixLength: a prefix length range cannot be applied with matchOperator NotEqual (not supported by calico-host); ` +
+		`spec.importV6[1].operations[1].setPriority: route priorities are not implemented by calico-host (not supported by calico-host)`
+	if err := Unsupported(f); err == nil || err.Error() != want {
+		t.Errorf("got  %v\nwant %s", err, want)
+	}
+	supported := filter(`{"exportV4":[{"action":"Accept","cidr":"10.65.0.0/16","matchOperator":"Equal","peerType":"iBGP","communities":{"values":["1:2"]},
+		"asPathPrefix":[65000],"operations":[{"addCommunity":{"value":"1:2:3"}},{"prependASPath":{"prefix":[65000]}}]}]}`)
+	for _, r := range []Resource{supported, pool("10.65.0.0/16", 26)} {
+		if err := Unsupported(r); err != nil {
 			t.Errorf("%v", err)
 		}
 	}

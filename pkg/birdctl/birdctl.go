@@ -13,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // ErrNotRunning means nothing listens on the control socket (it is absent, or stale).
@@ -127,7 +129,7 @@ func (c *Client) readReply(ctx context.Context) ([]Line, error) {
 			return lines, err
 		}
 		raw = strings.TrimRight(raw, "\r\n")
-		l, final, ok := parseLine(raw, code)
+		l, final, ok := parseLine(escapeControls(raw), code)
 		if !ok {
 			continue
 		}
@@ -153,6 +155,27 @@ func parseLine(raw string, prev int) (l Line, final, ok bool) {
 		return Line{Code: n}, true, true
 	}
 	return Line{Code: prev, Text: strings.TrimPrefix(raw, " ")}, false, true
+}
+
+// escapeControls writes control characters and invalid UTF-8 of a reply line as Go escapes
+// (\x1b): replies carry text BIRD got from peers (a BGP shutdown message, for example), and
+// they end up on terminals, in logs and in systemd's STATUS.
+func escapeControls(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && n <= 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case unicode.IsControl(r):
+			q := strconv.QuoteRuneToASCII(r)
+			b.WriteString(q[1 : len(q)-1])
+		default:
+			b.WriteRune(r)
+		}
+		i += max(n, 1)
+	}
+	return b.String()
 }
 
 func isDigits(s string) bool {

@@ -183,3 +183,26 @@ func TestParseLine(t *testing.T) {
 		}
 	}
 }
+
+// TestReplyControlCharacters: reply text comes partly from peers (a BGP shutdown message in
+// "Last error"); control characters and invalid UTF-8 in it are escaped, so nothing reaching a
+// terminal, a log or systemd's STATUS can carry terminal escapes or control characters.
+func TestReplyControlCharacters(t *testing.T) {
+	path, _ := fakeBIRD(t, map[string]string{"show protocols all": "2002-Name       Proto      Table      State  Since         Info\n" +
+		"1002-Node_198_18_0_2 BGP        ---        start  10:11:12.345  Idle\n" +
+		"1006-  BGP state:          Idle\n" +
+		"    Last error:       Received: Administrative shutdown: \x1b[2J\x1b]0;pwn\x07\xff\r\n" +
+		"0000 \n"})
+	c, err := Dial(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	protos, err := c.Protocols(context.Background())
+	if err != nil || len(protos) != 1 {
+		t.Fatalf("Protocols = %+v, %v", protos, err)
+	}
+	if want := `Received: Administrative shutdown: \x1b[2J\x1b]0;pwn\a\xff`; protos[0].LastError != want {
+		t.Errorf("LastError = %q, want %q", protos[0].LastError, want)
+	}
+}

@@ -113,8 +113,12 @@ func checkContent(d *document, ns namespaceOptions, act action) []string {
 		return []string{"metadata.resourceVersion: field must not be set for a Create request"}
 	}
 	api.SetDefaults(d.res)
+	err := datastore.Validate(d.res)
+	if err == nil {
+		err = api.Unsupported(d.res) // valid, but calico-host could not enforce it as written
+	}
 	var ve *api.ValidationError
-	if err := datastore.Validate(d.res); errors.As(err, &ve) {
+	if errors.As(err, &ve) {
 		msgs := make([]string, len(ve.Errors))
 		for i, fe := range ve.Errors {
 			msgs[i] = fe.String()

@@ -146,6 +146,36 @@ spec: {nets: [192.0.2.0/24]}
 		input: "apiVersion: projectcalico.org/v3\nkind: ClusterInformation\nmetadata: {name: default}\nspec: {clusterType: x}\n",
 		want:  `document 1 (ClusterInformation "default"): operation apply is not supported on ClusterInformation: resource is readonly` + "\n",
 	}, {
+		name: "BGP password secret name with a line break (BIRD configuration injection)",
+		input: `apiVersion: projectcalico.org/v3
+kind: BGPPeer
+metadata: {name: tor}
+spec:
+  peerIP: 198.18.0.99
+  asNumber: 64512
+  password:
+    secretKeyRef:
+      name: "x\nprotocol bgp evil { local as 64512; neighbor 198.18.0.66 as 65066; ipv4 { import all; export all; }; } #"
+      key: k
+`,
+		want: `document 1 (BGPPeer "tor"): spec.password.secretKeyRef.name: invalid secret name "x\nprotocol bgp evil { local as 64512; neighbor 198.18.0.66 as 65066; ipv4 { import all; export all; }; } #": it must be a DNS-1123 subdomain` + "\n",
+	}, {
+		name: "BGP filter settings calico-host cannot enforce",
+		input: `apiVersion: projectcalico.org/v3
+kind: BGPFilter
+metadata: {name: prio}
+spec:
+  exportV4:
+  - {action: Reject, priority: 512}
+  - {action: Accept, cidr: 10.65.0.0/16, matchOperator: Equal, prefixLength: {max: 24}}
+  importV4:
+  - {action: Accept, operations: [{setPriority: {value: 1024}}]}
+`,
+		want: `document 1 (BGPFilter "prio"): spec.exportV4[0].priority: route priorities are not implemented by calico-host (not supported by calico-host)
+document 1 (BGPFilter "prio"): spec.exportV4[1].prefixLength: a prefix length range cannot be applied with matchOperator Equal (not supported by calico-host)
+document 1 (BGPFilter "prio"): spec.importV4[0].operations[0].setPriority: route priorities are not implemented by calico-host (not supported by calico-host)
+`,
+	}, {
 		name:  "unknown kind",
 		input: goodNetSet + "---\napiVersion: projectcalico.org/v3\nkind: Gadget\nmetadata: {name: g}\n",
 		want:  "document 2: Unknown resource type (Gadget) and/or version (projectcalico.org/v3)\n",

@@ -3,29 +3,25 @@ package calicoctl
 import (
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"strconv"
 	"time"
 
 	"github.com/calico-host/calico-host/pkg/api"
+	"github.com/calico-host/calico-host/pkg/backoff"
 	"github.com/calico-host/calico-host/pkg/datastore"
 )
 
 // maxUpdateAttempts bounds the read-merge-write retries of an update without a resourceVersion.
 const maxUpdateAttempts = 10
 
-// backoff waits a short random time that grows with the attempt (up to about 100 ms), so that
-// writers contending for one object spread out, or returns early when the command is cancelled.
+// conflictDelays spread writers contending for one object out: a short random wait that grows
+// with the attempt (up to about 100 ms).
+var conflictDelays = backoff.Backoff{Min: 10 * time.Millisecond, Max: 100 * time.Millisecond, Jitter: 1}
+
+// backoff waits before retry number attempt (from 1), or returns early when the command is
+// cancelled.
 func (s *session) backoff(attempt int) error {
-	limit := time.Duration(min(attempt, 10)) * 10 * time.Millisecond
-	t := time.NewTimer(rand.N(limit) + time.Millisecond)
-	defer t.Stop()
-	select {
-	case <-s.ctx.Done():
-		return s.ctx.Err()
-	case <-t.C:
-		return nil
-	}
+	return backoff.Sleep(s.ctx, conflictDelays.Delay(attempt-1)+time.Millisecond)
 }
 
 func init() {

@@ -42,6 +42,9 @@ func (a *Args) RequestedIPs() ([]netip.Addr, error) {
 		if err != nil {
 			return nil, cniErr(types.ErrInvalidEnvironmentVariables, fmt.Sprintf("invalid IP %q in CNI_ARGS", s), err)
 		}
+		if ip.Zone() != "" {
+			return nil, cniErrf(types.ErrInvalidEnvironmentVariables, "invalid IP %q in CNI_ARGS: an address with a zone cannot be assigned", s)
+		}
 		ip = ip.Unmap()
 		if seen[ip.Is4()] {
 			return nil, cniErrf(types.ErrInvalidEnvironmentVariables, "CNI_ARGS IP holds more than one address of a family: %q", a.IP)

@@ -118,22 +118,3 @@ func mustNL(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
-
-func TestRetryDump(t *testing.T) {
-	for _, tc := range []struct {
-		interrupted int
-		wantErr     bool
-	}{{0, false}, {1, false}, {dumpAttempts - 1, false}, {dumpAttempts, true}} {
-		calls := 0
-		v, err := retryDump(func() (int, error) {
-			calls++
-			if calls <= tc.interrupted {
-				return -1, netlink.ErrDumpInterrupted
-			}
-			return 7, nil
-		})
-		if tc.wantErr != (err != nil) || (!tc.wantErr && v != 7) || calls != min(tc.interrupted+1, dumpAttempts) {
-			t.Errorf("interrupted %d times: got %d, %v after %d calls", tc.interrupted, v, err, calls)
-		}
-	}
-}

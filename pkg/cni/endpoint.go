@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"net/netip"
 	"slices"
+	"strconv"
 
 	"github.com/containernetworking/cni/pkg/types"
+	"github.com/rs/zerolog"
 
 	"github.com/calico-host/calico-host/pkg/api"
 	"github.com/calico-host/calico-host/pkg/datastore"
@@ -49,8 +51,8 @@ func newEndpoint(w Workload, ips []netip.Prefix, mac string) *api.WorkloadEndpoi
 			Node:          w.Node,
 			ContainerID:   w.ContainerID,
 			Pod:           w.Pod,
-			Endpoint:      w.Endpoint,
-			InterfaceName: w.HostVeth,
+			Endpoint:      string(w.Endpoint),
+			InterfaceName: string(w.HostVeth),
 			MAC:           mac,
 			Profiles:      []string{w.Network},
 		},
@@ -64,6 +66,9 @@ func newEndpoint(w Workload, ips []netip.Prefix, mac string) *api.WorkloadEndpoi
 
 // writeEndpoint creates the endpoint, or replaces a stale one (keeping its uid).
 func writeEndpoint(ctx context.Context, ds *datastore.Client, wep *api.WorkloadEndpoint, existing *api.WorkloadEndpoint) error {
+	if err := datastore.Validate(wep); err != nil {
+		return cniErr(CodeEndpoint, fmt.Sprintf("WorkloadEndpoint %s/%s would be invalid", wep.Namespace, wep.Name), err)
+	}
 	var err error
 	if existing != nil {
 		wep.ResourceVersion = existing.ResourceVersion
@@ -77,26 +82,40 @@ func writeEndpoint(ctx context.Context, ds *datastore.Client, wep *api.WorkloadE
 	return nil
 }
 
-// deleteEndpoint deletes the workload's endpoint; a missing one is fine.
-func deleteEndpoint(ctx context.Context, ds *datastore.Client, w Workload) error {
+// endpointDeleteAttempts bounds the compare-and-swap deletes of an endpoint that keeps changing.
+const endpointDeleteAttempts = 5
+
+// deleteOwnEndpoint deletes the workload's endpoint when it is this container's. An endpoint that
+// names another container ID (Kubernetes: a newer sandbox of the same pod, the endpoint name being
+// per pod) is left alone, as Project Calico's plugin does. The delete is a compare-and-swap on the
+// revision read, so an endpoint rewritten meanwhile is read again.
+func deleteOwnEndpoint(ctx context.Context, ds *datastore.Client, w Workload, log zerolog.Logger) error {
 	k, _ := api.LookupKind("WorkloadEndpoint")
-	_, err := ds.Delete(ctx, k, w.Namespace, w.Name, 0)
-	if err != nil && !datastore.IsNotFound(err) {
+	for attempt := 1; ; attempt++ {
+		wep, err := getEndpoint(ctx, ds, w)
+		if err != nil || wep == nil {
+			return err
+		}
+		if wep.Spec.ContainerID != "" && wep.Spec.ContainerID != w.ContainerID {
+			log.Warn().Str("endpoint", w.Name).Str("endpoint_container", wep.Spec.ContainerID).
+				Msg("the WorkloadEndpoint belongs to another container of this workload: left alone")
+			return nil
+		}
+		rev, _ := strconv.ParseInt(wep.ResourceVersion, 10, 64)
+		_, err = ds.Delete(ctx, k, w.Namespace, w.Name, rev)
+		switch {
+		case err == nil, datastore.IsNotFound(err):
+			return nil
+		case datastore.IsConflict(err) && attempt < endpointDeleteAttempts:
+			continue
+		}
 		return cniErr(CodeEndpoint, fmt.Sprintf("deleting WorkloadEndpoint %s/%s", w.Namespace, w.Name), err)
 	}
-	return nil
 }
 
-// ensureProfile creates the network's Profile when it is missing (never updates it): egress
-// allowed, ingress allowed from endpoints of the same network (from anywhere for Kubernetes).
-func ensureProfile(ctx context.Context, ds *datastore.Client, network string, k8s bool) error {
-	_, err := datastore.GetAs[*api.Profile](ctx, ds, "", network)
-	if err == nil {
-		return nil
-	}
-	if !datastore.IsNotFound(err) {
-		return cniErr(CodeEndpoint, "reading Profile "+network, err)
-	}
+// newProfile is the Profile of a network: egress allowed, ingress allowed from endpoints of the
+// same network (from anywhere for Kubernetes), as Project Calico's plugin creates it.
+func newProfile(network string, k8s bool) *api.Profile {
 	ingress := api.Rule{Action: api.ActionAllow, Source: api.EntityRule{Selector: "has(" + network + ")"}}
 	if k8s {
 		ingress = api.Rule{Action: api.ActionAllow}
@@ -109,6 +128,36 @@ func ensureProfile(ctx context.Context, ds *datastore.Client, network string, k8
 			LabelsToApply: map[string]string{network: ""},
 		},
 	}
+	return p
+}
+
+// validateObjects checks, with the datastore's own validation, the Profile and the
+// WorkloadEndpoint this container would write, before any address is allocated.
+func validateObjects(w Workload) error {
+	if err := datastore.Validate(newProfile(w.Network, w.Orchestrator == OrchestratorK8s)); err != nil {
+		return cniErr(types.ErrInvalidNetworkConfig, fmt.Sprintf(
+			"network name %q (\"name\" of the network configuration) makes an invalid Profile", w.Network), err)
+	}
+	if err := datastore.Validate(newEndpoint(w, nil, "")); err != nil {
+		return cniErr(types.ErrInvalidEnvironmentVariables, fmt.Sprintf(
+			"the container's identity makes an invalid WorkloadEndpoint %s/%s", w.Namespace, w.Name), err)
+	}
+	return nil
+}
+
+// ensureProfile creates the network's Profile when it is missing (never updates it).
+func ensureProfile(ctx context.Context, ds *datastore.Client, network string, k8s bool) error {
+	_, err := datastore.GetAs[*api.Profile](ctx, ds, "", network)
+	if err == nil {
+		return nil
+	}
+	if !datastore.IsNotFound(err) {
+		return cniErr(CodeEndpoint, "reading Profile "+network, err)
+	}
+	p := newProfile(network, k8s)
+	if err := datastore.Validate(p); err != nil {
+		return cniErr(types.ErrInvalidNetworkConfig, "Profile "+network+" would be invalid", err)
+	}
 	if _, err := ds.Create(ctx, p); err != nil && !datastore.IsAlreadyExists(err) {
 		return cniErr(CodeEndpoint, "creating Profile "+network, err)
 	}
@@ -117,7 +166,7 @@ func ensureProfile(ctx context.Context, ds *datastore.Client, network string, k8
 
 // endpointMatches reports whether a stored endpoint describes this interface and addresses.
 func endpointMatches(wep *api.WorkloadEndpoint, w Workload, ips []netip.Prefix) error {
-	if wep.Spec.InterfaceName != w.HostVeth || wep.Spec.ContainerID != w.ContainerID || wep.Spec.Node != w.Node {
+	if wep.Spec.InterfaceName != string(w.HostVeth) || wep.Spec.ContainerID != w.ContainerID || wep.Spec.Node != w.Node {
 		return fmt.Errorf("WorkloadEndpoint %s names interface %q, container %q, node %q", wep.Name,
 			wep.Spec.InterfaceName, wep.Spec.ContainerID, wep.Spec.Node)
 	}

@@ -20,27 +20,64 @@ import (
 // in-process (same code as the calico-ipam binary, one etcd connection instead of two).
 func (s *session) usesCalicoIPAM() bool { return s.conf.IPAM.Type == calicoIPAMType }
 
-// ipamAdd obtains the container's addresses from the configured IPAM plugin.
-func (s *session) ipamAdd() (addresses, error) {
+// ipamAdd obtains the container's addresses from the configured IPAM plugin; assigned reports
+// whether this call assigned them (false when the handle already held them).
+func (s *session) ipamAdd() (a addresses, assigned bool, err error) {
 	if s.usesCalicoIPAM() {
 		return s.calicoIPAMAdd()
 	}
 	if err := s.findIPAMPlugin(); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	r, err := invoke.DelegateAdd(s.ctx, s.conf.IPAM.Type, s.args.StdinData, nil)
 	if err != nil {
-		return nil, cniErr(CodeNoAddress, "IPAM plugin "+s.conf.IPAM.Type+" failed", err)
+		return nil, false, cniErr(CodeNoAddress, "IPAM plugin "+s.conf.IPAM.Type+" failed", err)
+	}
+	undo := func() {
+		if err := s.ipamUndo(context.WithoutCancel(s.ctx)); err != nil {
+			s.log.Error().Err(err).Msg("releasing the addresses of a result that cannot be used")
+		}
 	}
 	res, err := types100.NewResultFromResult(r)
 	if err != nil {
-		return nil, cniErr(types.ErrDecodingFailure, "reading the IPAM result", err)
+		undo()
+		return nil, false, cniErr(types.ErrDecodingFailure, "reading the IPAM result", err)
 	}
-	a, err := fromIPAMResult(res)
+	if a, err = fromIPAMResult(res); err != nil {
+		undo()
+		return nil, false, cniErr(CodeNoAddress, "IPAM plugin "+s.conf.IPAM.Type, err)
+	}
+	return a, true, nil
+}
+
+// ipamUndo releases what this call's ADD assigned: the container's own handle (never the legacy
+// one), or a delegated plugin's DEL.
+func (s *session) ipamUndo(ctx context.Context) error {
+	if !s.usesCalicoIPAM() {
+		return s.ipamDel(ctx)
+	}
+	unlock, err := s.lockIPAM(ctx)
 	if err != nil {
-		return nil, cniErr(CodeNoAddress, "IPAM plugin "+s.conf.IPAM.Type, err)
+		return err
 	}
-	return a, nil
+	defer unlock()
+	if err := s.ipam.ReleaseByHandle(ctx, s.w.Handle); err != nil {
+		return ipamErr(err)
+	}
+	return nil
+}
+
+// lockIPAM takes the host-wide IPAM lock.
+func (s *session) lockIPAM(ctx context.Context) (func(), error) {
+	path, err := s.conf.LockFile()
+	if err != nil {
+		return nil, err
+	}
+	unlock, err := lockIPAM(ctx, path)
+	if err != nil {
+		return nil, cniErr(types.ErrTryAgainLater, "taking the IPAM lock", err)
+	}
+	return unlock, nil
 }
 
 // findIPAMPlugin fails clearly when the IPAM type names no plugin in CNI_PATH.
@@ -67,27 +104,28 @@ func (s *session) ipamDel(ctx context.Context) error {
 
 // calicoIPAMAdd is calico-ipam's ADD: under the host-wide lock, return what the handle already
 // holds (a repeated ADD), else the requested IP= addresses, else auto-assigned ones.
-func (s *session) calicoIPAMAdd() (addresses, error) {
-	unlock, err := lockIPAM(s.ctx, s.conf.LockFile())
+func (s *session) calicoIPAMAdd() (addresses, bool, error) {
+	unlock, err := s.lockIPAM(s.ctx)
 	if err != nil {
-		return nil, cniErr(types.ErrTryAgainLater, "taking the IPAM lock", err)
+		return nil, false, err
 	}
 	defer unlock()
 	held, err := s.ipam.PrefixesByHandle(s.ctx, s.w.Handle)
 	if err != nil {
-		return nil, ipamErr(err)
+		return nil, false, ipamErr(err)
 	}
 	if len(held) > 0 {
 		s.log.Info().Str("handle", s.w.Handle).Interface("ips", held).Msg("handle already holds addresses; reusing them")
-		return held, nil
+		return held, false, nil
 	}
 	requested, err := s.cniArgs.RequestedIPs()
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	attrs := s.w.Attrs(time.Now().UTC().String())
 	if len(requested) > 0 {
-		return s.assignRequested(requested, attrs)
+		a, err := s.assignRequested(requested, attrs)
+		return a, err == nil, err
 	}
 	args := ipam.AutoAssignArgs{HandleID: s.w.Handle, Attrs: attrs, Hostname: s.node,
 		IPv4Pools: s.conf.IPAM.IPv4Pools, IPv6Pools: s.conf.IPAM.IPv6Pools}
@@ -99,10 +137,10 @@ func (s *session) calicoIPAMAdd() (addresses, error) {
 	}
 	v4, v6, err := s.ipam.AutoAssignInBlocks(s.ctx, args)
 	if err != nil {
-		return nil, ipamErr(err)
+		return nil, false, ipamErr(err)
 	}
 	s.log.Info().Str("handle", s.w.Handle).Interface("ipv4", v4).Interface("ipv6", v6).Msg("assigned addresses")
-	return append(v4, v6...), nil
+	return append(v4, v6...), true, nil
 }
 
 // assignRequested assigns the IP= addresses of CNI_ARGS; on failure none stays assigned.
@@ -125,9 +163,9 @@ func (s *session) assignRequested(ips []netip.Addr, attrs map[string]string) (ad
 
 // calicoIPAMDel releases by the handle and by the legacy workload handle, under the lock.
 func (s *session) calicoIPAMDel(ctx context.Context) error {
-	unlock, err := lockIPAM(ctx, s.conf.LockFile())
+	unlock, err := s.lockIPAM(ctx)
 	if err != nil {
-		return cniErr(types.ErrTryAgainLater, "taking the IPAM lock", err)
+		return err
 	}
 	defer unlock()
 	var errs []error

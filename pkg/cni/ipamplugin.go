@@ -2,6 +2,7 @@ package cni
 
 import (
 	"github.com/containernetworking/cni/pkg/skel"
+	types100 "github.com/containernetworking/cni/pkg/types/100"
 )
 
 // IPAMPlugin returns the calico-ipam plugin's commands.
@@ -31,7 +32,10 @@ func (p *ipamPlugin) add(args *skel.CmdArgs) error {
 		return err
 	}
 	defer s.close()
-	addrs, err := s.calicoIPAMAdd()
+	if err := s.identityValid(); err != nil {
+		return s.fail("IPAM ADD", err)
+	}
+	addrs, _, err := s.calicoIPAMAdd()
 	if err != nil {
 		return s.fail("IPAM ADD", err)
 	}
@@ -45,6 +49,10 @@ func (p *ipamPlugin) del(args *skel.CmdArgs) error {
 		return err
 	}
 	defer s.close()
+	if err := s.identityValid(); err != nil {
+		s.log.Warn().Err(err).Msg("IPAM DEL of a container identity that ADD refuses: nothing of it can exist, nothing is touched")
+		return nil
+	}
 	if err := s.calicoIPAMDel(s.ctx); err != nil {
 		return s.fail("IPAM DEL", err)
 	}
@@ -58,7 +66,11 @@ func (p *ipamPlugin) check(args *skel.CmdArgs) error {
 		return err
 	}
 	defer s.close()
-	prev, err := s.prevResult()
+	err = s.identityValid()
+	var prev *types100.Result
+	if err == nil {
+		prev, err = s.prevResult()
+	}
 	if err == nil {
 		err = s.calicoIPAMCheck(prevAddresses(prev))
 	}

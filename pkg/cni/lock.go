@@ -14,7 +14,8 @@ import (
 const ipamLockTimeout = 90 * time.Second
 
 // lockIPAM takes the host-wide IPAM file lock (flock), waiting up to 90 s or until ctx ends.
-func lockIPAM(ctx context.Context, path string) (unlock func(), err error) {
+func lockIPAM(ctx context.Context, lockPath FilePath) (unlock func(), err error) {
+	path := string(lockPath)
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("creating the directory of the IPAM lock %s: %w", path, err)
 	}

@@ -6,6 +6,7 @@ package cni
 import (
 	"encoding/json"
 	"fmt"
+	"net/netip"
 	"os"
 	"regexp"
 	"strconv"
@@ -18,12 +19,12 @@ import (
 
 // Default file locations (those of Project Calico).
 const (
-	DefaultNodenameFile = "/var/lib/calico/nodename"
-	DefaultMTUFile      = "/var/lib/calico/mtu"
-	DefaultIPAMLockFile = "/var/run/calico/ipam.lock"
-	DefaultLogFile      = "/var/log/calico/cni/cni.log"
-	DefaultMTU          = 1500
-	calicoIPAMType      = "calico-ipam"
+	DefaultNodenameFile FilePath = "/var/lib/calico/nodename"
+	DefaultMTUFile               = "/var/lib/calico/mtu"
+	DefaultIPAMLockFile FilePath = "/var/run/calico/ipam.lock"
+	DefaultLogFile      FilePath = "/var/log/calico/cni/cni.log"
+	DefaultMTU          MTU      = 1500
+	calicoIPAMType               = "calico-ipam"
 )
 
 // NetConf is the network configuration of the calico and calico-ipam plugins (the fields of
@@ -56,6 +57,9 @@ type NetConf struct {
 	IPAMLockFile         string `json:"ipam_lock_file"`
 	LogLevel             string `json:"log_level"`
 	LogFilePath          string `json:"log_file_path"`
+	LogFileMaxSize       int    `json:"log_file_max_size"`  // MB, default 100
+	LogFileMaxAge        int    `json:"log_file_max_age"`   // days, default 30
+	LogFileMaxCount      int    `json:"log_file_max_count"` // rotated files kept, default 10
 
 	ContainerSettings struct {
 		AllowIPForwarding bool `json:"allow_ip_forwarding"`
@@ -88,6 +92,8 @@ func (c IPAMConf) WantIPv4() bool { return c.AssignIPv4 == nil || *c.AssignIPv4 
 // WantIPv6 reports whether IPv6 is assigned (only "true" turns it on).
 func (c IPAMConf) WantIPv6() bool { return c.AssignIPv6 != nil && *c.AssignIPv6 == "true" }
 
+// networkName is the rule of the CNI specification and of Project Calico's plugin. The calico
+// plugin also needs a name that makes a valid Profile (see validateObjects).
 var networkName = regexp.MustCompile(`^[a-zA-Z0-9_.\-]+$`)
 
 // ParseNetConf decodes and validates the network configuration.
@@ -105,47 +111,113 @@ func ParseNetConf(data []byte) (*NetConf, error) {
 	if c.DeviceType != "" && c.DeviceType != "veth" {
 		return nil, cniErrf(types.ErrInvalidNetworkConfig, "device_type %q is not supported: only veth", c.DeviceType)
 	}
-	if c.MTU < 0 || (c.MTU > 0 && c.MTU < 576) || c.MTU > 65535 {
-		return nil, cniErrf(types.ErrInvalidNetworkConfig, "invalid mtu %d", c.MTU)
+	if c.MTU != 0 {
+		if _, err := ParseMTU("mtu", c.MTU); err != nil {
+			return nil, err
+		}
 	}
-	if c.IPAM.Type == "" {
-		return nil, cniErrf(types.ErrInvalidNetworkConfig, "ipam.type is missing")
+	if err := c.checkFiles(); err != nil {
+		return nil, err
 	}
-	if !c.IPAM.WantIPv4() && !c.IPAM.WantIPv6() {
-		return nil, cniErrf(types.ErrInvalidNetworkConfig, "ipam assigns neither IPv4 nor IPv6 (assign_ipv4 is \"false\" and assign_ipv6 is not \"true\")")
+	if err := c.IPAM.check(); err != nil {
+		return nil, err
 	}
 	return &c, nil
 }
 
-// Datastore builds the etcd connection: the etcd_* fields, else the ETCD_* environment.
-func (c *NetConf) Datastore(env config.Env) (config.Datastore, error) {
-	var d config.Datastore
-	d.ApplyEnv(env)
-	endpoints := c.EtcdEndpoints
-	if endpoints == "" && c.EtcdAuthority != "" {
-		scheme := c.EtcdScheme
-		if scheme == "" {
-			scheme = "http"
-		}
-		endpoints = scheme + "://" + c.EtcdAuthority
-	}
-	if endpoints != "" {
-		d.Etcd.Endpoints = config.SplitList(endpoints)
-	}
-	if c.EtcdDiscoverySrv != "" && len(d.Etcd.Endpoints) == 0 {
-		return d, cniErrf(types.ErrInvalidNetworkConfig, "etcd_discovery_srv is not supported; set etcd_endpoints")
-	}
-	for _, f := range []struct{ from, to *string }{
-		{&c.EtcdCaCertFile, &d.Etcd.CAFile}, {&c.EtcdCertFile, &d.Etcd.CertFile}, {&c.EtcdKeyFile, &d.Etcd.KeyFile},
+// checkFiles validates the paths and the log rotation settings.
+func (c *NetConf) checkFiles() error {
+	for _, f := range []struct{ name, value string }{
+		{"log_file_path", c.LogFilePath}, {"nodename_file", c.NodenameFile}, {"ipam_lock_file", c.IPAMLockFile},
 	} {
-		if *f.from != "" {
-			*f.to = *f.from
+		if _, err := pathOr(f.name, f.value, "/"); err != nil {
+			return err
 		}
+	}
+	_, err := c.rotation()
+	return err
+}
+
+// check validates the ipam section.
+func (c IPAMConf) check() error {
+	if c.Type == "" {
+		return cniErrf(types.ErrInvalidNetworkConfig, "ipam.type is missing")
+	}
+	if !networkName.MatchString(c.Type) {
+		return cniErrf(types.ErrInvalidNetworkConfig, "invalid ipam.type %q: must be a plugin name matching %s", c.Type, networkName)
+	}
+	if !c.WantIPv4() && !c.WantIPv6() {
+		return cniErrf(types.ErrInvalidNetworkConfig, "ipam assigns neither IPv4 nor IPv6 (assign_ipv4 is \"false\" and assign_ipv6 is not \"true\")")
+	}
+	for _, pools := range []struct {
+		field string
+		list  []string
+	}{{"ipam.ipv4_pools", c.IPv4Pools}, {"ipam.ipv6_pools", c.IPv6Pools}} {
+		for _, p := range pools.list {
+			if _, err := netip.ParsePrefix(p); err != nil && !dnsSubdomain.MatchString(p) {
+				return cniErrf(types.ErrInvalidNetworkConfig, "invalid %s entry %q: must be an IP pool name or CIDR", pools.field, p)
+			}
+		}
+	}
+	return nil
+}
+
+// Datastore builds the etcd connection. Precedence, highest first, as Project Calico's plugin
+// (whose etcd_* fields override the ETCD_* environment): the network configuration's etcd_*
+// fields, then the ETCD_* (or CALICO_ETCD_*) environment of the runtime, then the shared
+// datastore file (/etc/calico/datastore.toml), then the defaults. Each setting is taken from the
+// highest source that sets it.
+func (c *NetConf) Datastore(env config.Env, file string) (config.Datastore, error) {
+	var d config.Datastore
+	if file != "" {
+		if err := d.LoadFile(file); err != nil {
+			return d, cniErr(types.ErrInvalidNetworkConfig, "reading the datastore configuration "+file, err)
+		}
+	}
+	d.ApplyEnv(env)
+	if err := c.applyEtcd(&d); err != nil {
+		return d, err
 	}
 	if err := d.Finish(); err != nil {
 		return d, cniErr(types.ErrInvalidNetworkConfig, "invalid etcd settings", err)
 	}
 	return d, nil
+}
+
+// netConfOrigin names a network configuration field in messages.
+const netConfOrigin = " in the CNI network configuration"
+
+// applyEtcd overrides d with the etcd_* fields that are set.
+func (c *NetConf) applyEtcd(d *config.Datastore) error {
+	endpoints, field := c.EtcdEndpoints, "etcd_endpoints"
+	if endpoints == "" && c.EtcdAuthority != "" {
+		scheme := c.EtcdScheme
+		if scheme == "" {
+			scheme = "http"
+		}
+		endpoints, field = scheme+"://"+c.EtcdAuthority, "etcd_scheme/etcd_authority"
+	}
+	if endpoints != "" {
+		d.Etcd.Endpoints = config.SplitList(endpoints)
+		d.Note("etcd.endpoints", field+netConfOrigin)
+	}
+	if c.EtcdDiscoverySrv != "" && len(d.Etcd.Endpoints) == 0 {
+		return cniErrf(types.ErrInvalidNetworkConfig, "etcd_discovery_srv is not supported; set etcd_endpoints")
+	}
+	for _, f := range []struct {
+		from, to    *string
+		key, origin string
+	}{
+		{&c.EtcdCaCertFile, &d.Etcd.CAFile, "etcd.ca_file", "etcd_ca_cert_file"},
+		{&c.EtcdCertFile, &d.Etcd.CertFile, "etcd.cert_file", "etcd_cert_file"},
+		{&c.EtcdKeyFile, &d.Etcd.KeyFile, "etcd.key_file", "etcd_key_file"},
+	} {
+		if *f.from != "" {
+			*f.to = *f.from
+			d.Note(f.key, f.origin+netConfOrigin)
+		}
+	}
+	return nil
 }
 
 // NodeName decides the node: nodename, then the nodename file (which must exist unless
@@ -154,11 +226,11 @@ func (c *NetConf) NodeName() (string, error) {
 	if c.Nodename != "" {
 		return c.Nodename, nil
 	}
-	path := c.NodenameFile
-	if path == "" {
-		path = DefaultNodenameFile
+	path, err := pathOr("nodename_file", c.NodenameFile, DefaultNodenameFile)
+	if err != nil {
+		return "", err
 	}
-	data, err := os.ReadFile(path)
+	data, err := os.ReadFile(string(path))
 	switch {
 	case err == nil && strings.TrimSpace(string(data)) != "":
 		return strings.TrimSpace(string(data)), nil
@@ -177,9 +249,9 @@ func (c *NetConf) NodeName() (string, error) {
 }
 
 // ResolveMTU returns the configured MTU, else the one felix wrote to mtuFile, else 1500.
-func (c *NetConf) ResolveMTU(mtuFile string) (int, error) {
-	if c.MTU > 0 {
-		return c.MTU, nil
+func (c *NetConf) ResolveMTU(mtuFile string) (MTU, error) {
+	if c.MTU != 0 {
+		return ParseMTU("mtu", c.MTU)
 	}
 	data, err := os.ReadFile(mtuFile)
 	if err != nil {
@@ -188,17 +260,15 @@ func (c *NetConf) ResolveMTU(mtuFile string) (int, error) {
 		}
 		return DefaultMTU, nil
 	}
-	mtu, err := strconv.Atoi(strings.TrimSpace(string(data)))
-	if err != nil || mtu < 576 {
-		return 0, cniErrf(types.ErrInvalidNetworkConfig, "MTU file %s holds an invalid MTU %q", mtuFile, strings.TrimSpace(string(data)))
+	text := strings.TrimSpace(string(data))
+	n, err := strconv.Atoi(text)
+	if err != nil {
+		return 0, cniErrf(types.ErrInvalidNetworkConfig, "MTU file %s holds an invalid MTU %q", mtuFile, text)
 	}
-	return mtu, nil
+	return ParseMTU("MTU in "+mtuFile, n)
 }
 
 // LockFile is the host-wide IPAM lock file.
-func (c *NetConf) LockFile() string {
-	if c.IPAMLockFile != "" {
-		return c.IPAMLockFile
-	}
-	return DefaultIPAMLockFile
+func (c *NetConf) LockFile() (FilePath, error) {
+	return pathOr("ipam_lock_file", c.IPAMLockFile, DefaultIPAMLockFile)
 }

@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/containernetworking/cni/pkg/types"
@@ -31,7 +32,7 @@ func TestParseNetConfFixture(t *testing.T) {
 		c.MTU != 1410 || c.IPAM.Type != "calico-ipam" || !c.IPAM.WantIPv4() || !c.IPAM.WantIPv6() || c.LogLevel != "warning" {
 		t.Errorf("parsed %+v", c)
 	}
-	d, err := c.Datastore(func(string) (string, bool) { return "", false })
+	d, err := c.Datastore(func(string) (string, bool) { return "", false }, "")
 	if err != nil || len(d.Etcd.Endpoints) != 1 || d.Etcd.Endpoints[0] != "http://127.0.0.1:23790" {
 		t.Errorf("datastore %+v %v", d, err)
 	}
@@ -117,7 +118,7 @@ func TestResolveMTU(t *testing.T) {
 	cases := []struct {
 		conf    NetConf
 		file    string
-		want    int
+		want    MTU
 		wantErr bool
 	}{
 		{NetConf{MTU: 1410}, good, 1410, false},
@@ -135,7 +136,7 @@ func TestResolveMTU(t *testing.T) {
 }
 
 func TestWorkloadNames(t *testing.T) {
-	w := NewWorkload("calico-net", "host-a", "cidpwl20000000000", "eth0", &Args{}, "")
+	w := mustWorkload(t, "calico-net", "host-a", "cidpwl20000000000", "eth0", &Args{}, "")
 	if w.Name != "host--a-cni-cidpwl20000000000-eth0" || w.HostVeth != "calicidpwl20000" || w.Namespace != "default" ||
 		w.Handle != "calico-net.cidpwl20000000000" || w.Orchestrator != "cni" {
 		t.Errorf("cni workload %+v", w)
@@ -144,7 +145,7 @@ func TestWorkloadNames(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	k := NewWorkload("net", "node1", "abc", "eth0", a, "")
+	k := mustWorkload(t, "net", "node1", "abc", "eth0", a, "")
 	if k.Name != "node1-k8s-web--0-eth0" || k.Namespace != "ns1" || k.Pod != "web-0" || k.LegacyHandle != "ns1.web-0" ||
 		k.HostVeth != K8sVethName("ns1", "web-0") || len(k.HostVeth) != 15 {
 		t.Errorf("k8s workload %+v", k)
@@ -184,7 +185,7 @@ func TestRequestedIPs(t *testing.T) {
 // TestResultMatchesFixture builds the result for the fixture's container and compares it with
 // what Project Calico's plugin printed.
 func TestResultMatchesFixture(t *testing.T) {
-	w := NewWorkload("calico-net", "host-a", "cidpwl20000000000", "eth0", &Args{}, "")
+	w := mustWorkload(t, "calico-net", "host-a", "cidpwl20000000000", "eth0", &Args{}, "")
 	addrs := addresses{netip.MustParsePrefix("10.65.54.0/26"), netip.MustParsePrefix("fd5c:1:2:13f2:fcce:4caf:5a2d:bc40/122")}
 	r := pluginResult("1.0.0", w, "/var/run/netns/pwl2", 1410, "26:7c:ba:39:2b:6e", addrs, types.DNS{})
 	var buf jsonBuffer
@@ -220,3 +221,55 @@ func TestResultMatchesFixture(t *testing.T) {
 type jsonBuffer struct{ b []byte }
 
 func (j *jsonBuffer) Write(p []byte) (int, error) { j.b = append(j.b, p...); return len(p), nil }
+
+func mustWorkload(t *testing.T, network, node, id, ifName string, a *Args, testNS string) Workload {
+	t.Helper()
+	w, err := NewWorkload(network, node, id, ifName, a, testNS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+// TestDatastorePrecedence: the network configuration's etcd_* fields over the environment over
+// the datastore file over the defaults, setting by setting; TLS refusals name their sources.
+func TestDatastorePrecedence(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "datastore.toml")
+	if err := os.WriteFile(file, []byte("[etcd]\nendpoints = [\"https://file:2379\"]\nca_file = \"/file/ca.pem\"\nusername = \"file-user\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	envOf := func(m map[string]string) func(string) (string, bool) {
+		return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
+	}
+	cases := []struct {
+		name               string
+		conf               NetConf
+		env                map[string]string
+		endpoint, ca, user string
+	}{
+		{"file", NetConf{}, nil, "https://file:2379", "/file/ca.pem", "file-user"},
+		{"env over file", NetConf{}, map[string]string{"ETCD_ENDPOINTS": "https://env:2379", "ETCD_USERNAME": "env-user"},
+			"https://env:2379", "/file/ca.pem", "env-user"},
+		{"netconf over env", NetConf{EtcdEndpoints: "https://conf:2379", EtcdCaCertFile: "/conf/ca.pem"},
+			map[string]string{"ETCD_ENDPOINTS": "https://env:2379", "ETCD_CA_CERT_FILE": "/env/ca.pem"}, "https://conf:2379", "/conf/ca.pem", "file-user"},
+		{"etcd_authority", NetConf{EtcdAuthority: "auth:2379", EtcdScheme: "https"}, nil, "https://auth:2379", "/file/ca.pem", "file-user"},
+	}
+	for _, c := range cases {
+		d, err := c.conf.Datastore(envOf(c.env), file)
+		if err != nil {
+			t.Errorf("%s: %v", c.name, err)
+			continue
+		}
+		if len(d.Etcd.Endpoints) != 1 || d.Etcd.Endpoints[0] != c.endpoint || d.Etcd.CAFile != c.ca || d.Etcd.Username != c.user {
+			t.Errorf("%s: got %v %q %q", c.name, d.Etcd.Endpoints, d.Etcd.CAFile, d.Etcd.Username)
+		}
+	}
+	_, err := (&NetConf{EtcdEndpoints: "http://conf:2379"}).Datastore(envOf(nil), file)
+	if err == nil || !strings.Contains(err.Error(), "etcd.ca_file in "+file) || !strings.Contains(err.Error(), "etcd_endpoints in the CNI network configuration") {
+		t.Errorf("TLS file with an http endpoint: %v", err)
+	}
+	_, err = (&NetConf{EtcdCertFile: "/c.pem", EtcdKeyFile: "/k.pem"}).Datastore(envOf(map[string]string{"ETCD_ENDPOINTS": "http://env:2379"}), "")
+	if err == nil || !strings.Contains(err.Error(), "etcd_cert_file in the CNI network configuration") || !strings.Contains(err.Error(), "ETCD_ENDPOINTS") {
+		t.Errorf("cert from the netconf, http from the environment: %v", err)
+	}
+}

@@ -9,6 +9,8 @@ import (
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
+
+	"github.com/calico-host/calico-host/pkg/nlhandle"
 )
 
 // errNoNetNS: the container's network namespace does not exist (any more).
@@ -41,7 +43,7 @@ func openNetNS(path string) (*netNS, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening network namespace %s: %w", path, err)
 	}
-	nl, err := netlink.NewHandleAt(h)
+	nl, err := nlhandle.OpenAt(h)
 	if err != nil {
 		h.Close()
 		return nil, fmt.Errorf("netlink socket in %s: %w", path, err)
@@ -76,21 +78,6 @@ func (n *netNS) Do(fn func() error) error {
 	return fnErr
 }
 
-// dumpAttempts bounds the repetitions of a netlink dump.
-const dumpAttempts = 10
-
-// retryDump repeats a netlink dump that the kernel interrupted because the table changed during
-// it (its partial result is discarded). Links come and go while containers start in parallel, and
-// kernels before 6.9 interrupt an address dump of the namespace whenever a link changes.
-func retryDump[T any](dump func() (T, error)) (T, error) {
-	for attempt := 1; ; attempt++ {
-		v, err := dump()
-		if !errors.Is(err, netlink.ErrDumpInterrupted) || attempt == dumpAttempts {
-			return v, err
-		}
-	}
-}
-
 // sysctl is one setting; names use "/" for the interface part so that dots in names are kept.
 type sysctl struct{ name, value string }
 
@@ -102,4 +89,32 @@ func writeSysctls(s []sysctl) error {
 		}
 	}
 	return nil
+}
+
+// ownNetNSPaths name the network namespaces the plugin runs in (the thread's and the process's).
+var ownNetNSPaths = []string{"/proc/thread-self/ns/net", "/proc/self/ns/net"}
+
+// isOwnNetNS reports whether path is the network namespace the plugin runs in, compared by
+// identity (device and inode of the namespace), whatever path names it. A path that cannot be
+// read is not the plugin's namespace (openNetNS reports it).
+func isOwnNetNS(path string) (bool, error) {
+	var target unix.Stat_t
+	if err := unix.Stat(path, &target); err != nil {
+		return false, nil
+	}
+	read := 0
+	for _, p := range ownNetNSPaths {
+		var own unix.Stat_t
+		if err := unix.Stat(p, &own); err != nil {
+			continue // /proc/thread-self is missing before Linux 3.17
+		}
+		read++
+		if own.Dev == target.Dev && own.Ino == target.Ino {
+			return true, nil
+		}
+	}
+	if read == 0 {
+		return false, fmt.Errorf("cannot read the plugin's own network namespace (%v)", ownNetNSPaths)
+	}
+	return false, nil
 }

@@ -21,10 +21,30 @@ func CalicoPlugin(opts Options) skel.CNIFuncs {
 
 type calicoPlugin struct{ opts Options }
 
-// add: IPAM, veth, host routes, WorkloadEndpoint, Profile. Anything failing after IPAM undoes
-// what was done. A repeated ADD of a container that is set up returns the same result.
-func (p *calicoPlugin) add(args *skel.CmdArgs) error {
+// open starts a command of the calico plugin: it refuses a CNI_NETNS that is the plugin's own
+// network namespace (the host's) before anything is touched.
+func (p *calicoPlugin) open(args *skel.CmdArgs, op string) (*session, error) {
 	s, err := newSession(args, p.opts, "calico")
+	if err != nil {
+		return nil, err
+	}
+	own, err := isOwnNetNS(args.Netns)
+	if err == nil && own {
+		err = cniErrf(types.ErrInvalidEnvironmentVariables,
+			"CNI_NETNS %q is the network namespace the plugin runs in: refusing to change its interfaces", args.Netns)
+	}
+	if err != nil {
+		s.close()
+		return nil, s.fail(op, err)
+	}
+	return s, nil
+}
+
+// add: IPAM, veth, host routes, Profile, WorkloadEndpoint. Anything failing after IPAM undoes
+// what this call did, and only that. A repeated ADD of a container that is set up returns the
+// same result.
+func (p *calicoPlugin) add(args *skel.CmdArgs) error {
+	s, err := p.open(args, "ADD")
 	if err != nil {
 		return err
 	}
@@ -36,7 +56,16 @@ func (p *calicoPlugin) add(args *skel.CmdArgs) error {
 }
 
 func (s *session) addSteps() error {
+	if err := s.identityValid(); err != nil {
+		return err
+	}
 	if err := checkNetNS(s.args.Netns); err != nil {
+		return err
+	}
+	if err := validateObjects(s.w); err != nil {
+		return err
+	}
+	if _, err := s.cniArgs.RequestedIPs(); err != nil {
 		return err
 	}
 	mtu, err := s.conf.ResolveMTU(s.opts.MTUFile)
@@ -50,56 +79,78 @@ func (s *session) addSteps() error {
 	if err != nil {
 		return err
 	}
-	if existing != nil && ContainerIfExists(s.args.Netns, s.args.IfName) {
+	if existing != nil && existing.Spec.ContainerID == s.w.ContainerID && ContainerIfIsOurs(s.vethConfig(mtu, nil)) {
 		return s.repeatAdd(existing, mtu)
 	}
-	addrs, err := s.ipamAdd()
+	if err := VethPreflight(s.vethConfig(mtu, nil)); err != nil {
+		return vethErr("checking the interfaces ADD would create", err)
+	}
+	addrs, assigned, err := s.ipamAdd()
 	if err != nil {
 		return err
 	}
-	mac, err := s.plumbAndRecord(addrs, mtu, existing)
+	mac, err := s.plumbAndRecord(addrs, mtu, existing, assigned)
 	if err != nil {
-		s.undoAdd()
 		return err
 	}
 	s.log.Info().Str("endpoint", s.w.Name).Interface("ips", addrs.hosts()).Msg("container networked")
 	return printResult(pluginResult(s.conf.CNIVersion, s.w, s.args.Netns, mtu, mac, addrs, s.conf.DNS), s.conf.CNIVersion, s.opts.Stdout)
 }
 
-// plumbAndRecord sets up the veth and writes the endpoint and profile.
-func (s *session) plumbAndRecord(addrs addresses, mtu int, existing *api.WorkloadEndpoint) (string, error) {
-	mac, err := SetupVeth(s.ctx, VethConfig{NetNS: s.args.Netns, ContainerIf: s.args.IfName, HostIf: s.w.HostVeth,
-		MTU: mtu, IPs: addrs.hosts(), AllowForwarding: s.conf.ContainerSettings.AllowIPForwarding})
+// vethConfig is the veth pair of this container.
+func (s *session) vethConfig(mtu MTU, ips []netip.Prefix) VethConfig {
+	return VethConfig{NetNS: s.args.Netns, ContainerIf: s.w.Endpoint, HostIf: s.w.HostVeth, Owner: s.w.ContainerID,
+		ReplaceOther: s.w.Orchestrator == OrchestratorK8s, MTU: mtu, IPs: ips,
+		AllowForwarding: s.conf.ContainerSettings.AllowIPForwarding}
+}
+
+func vethErr(msg string, err error) error {
+	if errors.Is(err, ErrNotOurs) {
+		return cniErr(CodeNetworking, "an interface this container needs belongs to someone else", err)
+	}
+	return cniErr(CodeNetworking, msg, err)
+}
+
+// plumbAndRecord sets up the veth and writes the profile and, last, the endpoint. On failure it
+// undoes what it did: the veth it created and, when this call assigned them, the addresses.
+func (s *session) plumbAndRecord(addrs addresses, mtu MTU, existing *api.WorkloadEndpoint, assigned bool) (string, error) {
+	vc := s.vethConfig(mtu, addrs.hosts())
+	mac, hostIdx, err := SetupVeth(s.ctx, vc)
 	if err != nil {
-		return "", cniErr(CodeNetworking, "setting up the container's veth", err)
+		s.undoAdd(vc, 0, assigned)
+		return "", vethErr("setting up the container's veth", err)
 	}
-	wep := newEndpoint(s.w, addrs.hosts(), mac.String())
-	if err := writeEndpoint(s.ctx, s.ds, wep, existing); err != nil {
-		return "", err
+	err = ensureProfile(s.ctx, s.ds, s.conf.Name, s.w.Orchestrator == OrchestratorK8s)
+	if err == nil {
+		err = writeEndpoint(s.ctx, s.ds, newEndpoint(s.w, addrs.hosts(), mac.String()), existing)
 	}
-	if err := ensureProfile(s.ctx, s.ds, s.conf.Name, s.w.Orchestrator == OrchestratorK8s); err != nil {
+	if err != nil {
+		s.undoAdd(vc, hostIdx, assigned)
 		return "", err
 	}
 	return mac.String(), nil
 }
 
-// undoAdd removes whatever a failed ADD left: endpoint, interface and addresses.
-func (s *session) undoAdd() {
+// undoAdd removes what a failed ADD created: the veth pair (by the index it was created with) and
+// the addresses it assigned. Interfaces and addresses it found are left alone.
+func (s *session) undoAdd(vc VethConfig, hostIdx int, assigned bool) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(s.ctx), cleanupTimeout)
 	defer cancel()
-	if err := deleteEndpoint(ctx, s.ds, s.w); err != nil {
-		s.log.Error().Err(err).Msg("undoing ADD: deleting the endpoint")
+	if hostIdx > 0 {
+		if err := RemoveCreatedVeth(vc, hostIdx); err != nil {
+			s.log.Error().Err(err).Msg("undoing ADD: deleting the veth")
+		}
 	}
-	if err := DeleteContainerIf(s.args.Netns, s.args.IfName, s.w.HostVeth); err != nil {
-		s.log.Error().Err(err).Msg("undoing ADD: deleting the veth")
+	if !assigned {
+		return
 	}
-	if err := s.ipamDel(ctx); err != nil {
+	if err := s.ipamUndo(ctx); err != nil {
 		s.log.Error().Err(err).Msg("undoing ADD: releasing addresses")
 	}
 }
 
 // repeatAdd answers an ADD for a container that is already set up from what is stored.
-func (s *session) repeatAdd(wep *api.WorkloadEndpoint, mtu int) error {
+func (s *session) repeatAdd(wep *api.WorkloadEndpoint, mtu MTU) error {
 	if err := ensureProfile(s.ctx, s.ds, s.conf.Name, s.w.Orchestrator == OrchestratorK8s); err != nil {
 		return err
 	}
@@ -133,39 +184,47 @@ func (s *session) storedAddresses(wep *api.WorkloadEndpoint) (addresses, error) 
 	return out, nil
 }
 
-// del: release the addresses, delete the endpoint and the container interface. Each step
-// tolerates what is already gone; an IPAM error is reported last.
+// del: delete this container's endpoint and veth pair, then release its addresses. An endpoint
+// or interface of another container is left alone; what is gone already is fine. A container
+// identity that ADD refuses has nothing to delete.
 func (p *calicoPlugin) del(args *skel.CmdArgs) error {
-	s, err := newSession(args, p.opts, "calico")
+	s, err := p.open(args, "DEL")
 	if err != nil {
 		return err
 	}
 	defer s.close()
-	if err := s.ready(); err != nil {
-		return s.fail("DEL", err)
+	if err := s.identityValid(); err != nil {
+		s.log.Warn().Err(err).Msg("DEL of a container identity that ADD refuses: nothing of it can exist, nothing is touched")
+		return nil
 	}
-	ipamErr := s.ipamDel(s.ctx)
-	err = errors.Join(deleteEndpoint(s.ctx, s.ds, s.w), deleteIf(args, s.w))
-	if err == nil {
-		err = ipamErr
-	}
-	if err != nil {
+	if err := s.delSteps(); err != nil {
 		return s.fail("DEL", err)
 	}
 	s.log.Info().Str("endpoint", s.w.Name).Msg("container removed")
 	return nil
 }
 
-func deleteIf(args *skel.CmdArgs, w Workload) error {
-	if err := DeleteContainerIf(args.Netns, args.IfName, w.HostVeth); err != nil {
-		return cniErr(CodeNetworking, "deleting the container interface", err)
+func (s *session) delSteps() error {
+	if err := s.ready(); err != nil {
+		return err
 	}
-	return nil
+	// Without knowing whose the endpoint is, nothing is deleted (as Project Calico's plugin).
+	if err := deleteOwnEndpoint(s.ctx, s.ds, s.w, s.log); err != nil {
+		return err
+	}
+	notes, err := DeleteVeth(s.vethConfig(0, nil))
+	for _, n := range notes {
+		s.log.Warn().Msg(n)
+	}
+	if err != nil {
+		err = cniErr(CodeNetworking, "deleting the container's veth", err)
+	}
+	return errors.Join(err, s.ipamDel(s.ctx))
 }
 
 // check verifies the addresses, routes and endpoint that ADD set up.
 func (p *calicoPlugin) check(args *skel.CmdArgs) error {
-	s, err := newSession(args, p.opts, "calico")
+	s, err := p.open(args, "CHECK")
 	if err != nil {
 		return err
 	}
@@ -177,6 +236,9 @@ func (p *calicoPlugin) check(args *skel.CmdArgs) error {
 }
 
 func (s *session) checkSteps() error {
+	if err := s.identityValid(); err != nil {
+		return err
+	}
 	prev, err := s.prevResult()
 	if err != nil {
 		return err
@@ -185,7 +247,7 @@ func (s *session) checkSteps() error {
 	if err := s.ready(); err != nil {
 		return err
 	}
-	if err := CheckVeth(VethConfig{NetNS: s.args.Netns, ContainerIf: s.args.IfName, HostIf: s.w.HostVeth, IPs: ips}); err != nil {
+	if err := CheckVeth(s.vethConfig(0, ips)); err != nil {
 		return cniErr(CodeCheck, "container networking differs from ADD", err)
 	}
 	wep, err := getEndpoint(s.ctx, s.ds, s.w)

@@ -50,12 +50,12 @@ func ipamResult(version string, a addresses) *types100.Result {
 // pluginResult is the calico plugin's result in Project Calico's shape: the host veth and the
 // container interface, the addresses as /32 and /128 on the container interface, and a route for
 // each address's block; no gateway.
-func pluginResult(version string, w Workload, nsPath string, mtu int, mac string, a addresses, dns types.DNS) *types100.Result {
+func pluginResult(version string, w Workload, nsPath string, mtu MTU, mac string, a addresses, dns types.DNS) *types100.Result {
 	r := &types100.Result{
 		CNIVersion: version,
 		Interfaces: []*types100.Interface{
-			{Name: w.HostVeth},
-			{Name: w.Endpoint, Mac: mac, Mtu: mtu, Sandbox: nsPath},
+			{Name: string(w.HostVeth)},
+			{Name: string(w.Endpoint), Mac: mac, Mtu: int(mtu), Sandbox: nsPath},
 		},
 		DNS: dns,
 	}

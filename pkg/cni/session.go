@@ -23,17 +23,21 @@ var SupportedVersions = version.All
 
 // Options are the plugins' ties to the outside world (replaced in tests).
 type Options struct {
-	Stdout  io.Writer
-	Stderr  io.Writer
-	Env     config.Env
-	MTUFile string
+	Stdout io.Writer
+	Stderr io.Writer
+	Env    config.Env
+	// DatastoreFile is the shared datastore configuration (default /etc/calico/datastore.toml),
+	// read under the CNI environment and the network configuration's etcd_* fields.
+	DatastoreFile string
+	MTUFile       string
 	// Timeout bounds one command (default 60 s).
 	Timeout time.Duration
 }
 
 // DefaultOptions are those of the installed binaries.
 func DefaultOptions() Options {
-	return Options{Stdout: os.Stdout, Stderr: os.Stderr, Env: config.OSEnv, MTUFile: DefaultMTUFile, Timeout: 60 * time.Second}
+	return Options{Stdout: os.Stdout, Stderr: os.Stderr, Env: config.OSEnv, DatastoreFile: config.DefaultDatastoreFile,
+		MTUFile: DefaultMTUFile, Timeout: 60 * time.Second}
 }
 
 // readyTimeout bounds the first datastore request, so an unreachable etcd fails fast.
@@ -55,6 +59,8 @@ type session struct {
 	ds      *datastore.Client
 	ipam    *ipam.Client
 	closers []func()
+	// identityErr: the container identity is invalid (see NewWorkload); each command decides.
+	identityErr error
 }
 
 func newSession(args *skel.CmdArgs, opts Options, plugin string) (*session, error) {
@@ -82,13 +88,16 @@ func newSession(args *skel.CmdArgs, opts Options, plugin string) (*session, erro
 		return nil, err
 	}
 	testNS, _ := opts.Env("CNI_TEST_NAMESPACE")
-	s.w = NewWorkload(conf.Name, s.node, args.ContainerID, args.IfName, s.cniArgs, testNS)
+	s.w, s.identityErr = NewWorkload(conf.Name, s.node, args.ContainerID, args.IfName, s.cniArgs, testNS)
 	return s, nil
 }
 
+// identityValid is nil when the container identity is valid.
+func (s *session) identityValid() error { return s.identityErr }
+
 // connect opens the datastore connection.
 func (s *session) connect() error {
-	cfg, err := s.conf.Datastore(s.opts.Env)
+	cfg, err := s.conf.Datastore(s.opts.Env, s.opts.DatastoreFile)
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,8 @@ import (
 
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
+
+	"github.com/calico-host/calico-host/pkg/nlhandle"
 )
 
 // HostVethMAC is the MAC of every host-side veth (Project Calico's EE:EE:EE:EE:EE:EE).
@@ -20,10 +22,16 @@ var gatewayV4 = netip.MustParseAddr("169.254.1.1")
 
 // VethConfig describes the veth pair of one container.
 type VethConfig struct {
-	NetNS           string
-	ContainerIf     string
-	HostIf          string
-	MTU             int
+	NetNS       string // CNI_NETNS: opened as a namespace, never used as a plain path
+	ContainerIf IfName
+	HostIf      IfName
+	// Owner is the container ID marked on the host veth (its alias): only the interfaces of this
+	// container are ever replaced or deleted.
+	Owner string
+	// ReplaceOther lets ADD replace a host veth of the same name marked for another container
+	// (Kubernetes: the veth of an older sandbox of the same pod, whose name is the same).
+	ReplaceOther    bool
+	MTU             MTU
 	IPs             []netip.Prefix // host prefixes (/32, /128)
 	AllowForwarding bool
 }
@@ -37,64 +45,103 @@ func (c VethConfig) has(fam int) bool {
 	return false
 }
 
-// SetupVeth creates the veth pair, configures both ends (sysctls, addresses, routes) and the host
-// route to each address, and returns the container side's MAC. On failure the pair is removed.
-func SetupVeth(ctx context.Context, c VethConfig) (net.HardwareAddr, error) {
+// VethPreflight checks, before anything is allocated, that SetupVeth would not have to touch an
+// interface that is not this container's: the container interface must not exist and a host
+// veth of the same name must be this container's (or replaceable, see ReplaceOther).
+func VethPreflight(c VethConfig) error {
 	cont, err := openNetNS(c.NetNS)
 	if err != nil {
-		return nil, err
+		return err
+	}
+	defer cont.Close()
+	host, err := nlhandle.Open("")
+	if err != nil {
+		return fmt.Errorf("netlink socket: %w", err)
+	}
+	defer host.Close()
+	if err := containerIfAbsent(cont, c); err != nil {
+		return err
+	}
+	_, err = replaceableHostVeth(host, c)
+	return err
+}
+
+// SetupVeth creates the veth pair, marks the host end with its owner, configures both ends
+// (sysctls, addresses, routes) and the host route to each address, and returns the container
+// side's MAC and the host end's index. On failure the pair it created is removed; nothing else is.
+func SetupVeth(ctx context.Context, c VethConfig) (net.HardwareAddr, int, error) {
+	cont, err := openNetNS(c.NetNS)
+	if err != nil {
+		return nil, 0, err
 	}
 	defer cont.Close()
 	host, err := netlink.NewHandle()
 	if err != nil {
-		return nil, fmt.Errorf("netlink socket: %w", err)
+		return nil, 0, fmt.Errorf("netlink socket: %w", err)
 	}
 	defer host.Close()
 	hostLink, err := createVeth(host, cont, c)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	mac, err := configureVeth(ctx, host, hostLink, cont, c)
 	if err != nil {
 		if delErr := host.LinkDel(hostLink); delErr != nil && !isLinkNotFound(delErr) {
 			err = errors.Join(err, fmt.Errorf("removing veth %s: %w", c.HostIf, delErr))
 		}
-		return nil, err
+		return nil, 0, err
 	}
-	return mac, nil
+	return mac, hostLink.Attrs().Index, nil
 }
 
-// createVeth replaces any stale host veth of the same name and creates the pair, the container
-// end directly inside the container's namespace.
+// createVeth replaces a stale host veth of the same name when it may (see replaceableHostVeth)
+// and creates the pair, the container end directly inside the container's namespace.
 func createVeth(host *netlink.Handle, cont *netNS, c VethConfig) (netlink.Link, error) {
-	if old, err := host.LinkByName(c.HostIf); err == nil {
-		if err := host.LinkDel(old); err != nil {
-			return nil, fmt.Errorf("deleting stale host veth %s: %w", c.HostIf, err)
+	if err := containerIfAbsent(cont, c); err != nil {
+		return nil, err
+	}
+	old, err := replaceableHostVeth(host, c)
+	if err != nil {
+		return nil, err
+	}
+	if old != nil {
+		if err := host.LinkDel(old); err != nil && !isLinkNotFound(err) {
+			return nil, fmt.Errorf("deleting stale host veth %s (%s): %w", c.HostIf, ownerText(old), err)
 		}
 	}
-	if _, err := cont.nl.LinkByName(c.ContainerIf); err == nil {
-		return nil, fmt.Errorf("interface %s already exists in %s", c.ContainerIf, c.NetNS)
-	}
 	veth := &netlink.Veth{
-		LinkAttrs:     netlink.LinkAttrs{Name: c.HostIf, MTU: c.MTU, HardwareAddr: HostVethMAC},
-		PeerName:      c.ContainerIf,
+		LinkAttrs:     netlink.LinkAttrs{Name: string(c.HostIf), MTU: int(c.MTU), HardwareAddr: HostVethMAC},
+		PeerName:      string(c.ContainerIf),
 		PeerNamespace: netlink.NsFd(int(cont.ns)),
 		PeerMTU:       uint32(c.MTU),
 	}
 	if err := host.LinkAdd(veth); err != nil {
 		return nil, fmt.Errorf("creating veth %s/%s: %w", c.HostIf, c.ContainerIf, err)
 	}
-	link, err := host.LinkByName(c.HostIf)
+	link, err := host.LinkByName(string(c.HostIf))
 	if err != nil {
 		return nil, fmt.Errorf("reading back veth %s: %w", c.HostIf, err)
 	}
-	if link.Attrs().HardwareAddr.String() != HostVethMAC.String() {
-		if err := host.LinkSetHardwareAddr(link, HostVethMAC); err != nil {
-			host.LinkDel(link)
-			return nil, fmt.Errorf("setting the MAC of %s: %w", c.HostIf, err)
+	if err := markVeth(host, link, c); err != nil {
+		if delErr := host.LinkDel(link); delErr != nil && !isLinkNotFound(delErr) {
+			err = errors.Join(err, fmt.Errorf("removing veth %s: %w", c.HostIf, delErr))
 		}
+		return nil, err
 	}
 	return link, nil
+}
+
+// markVeth sets the owner mark (the kernel ignores an alias given at creation) and the MAC.
+func markVeth(host *netlink.Handle, link netlink.Link, c VethConfig) error {
+	if err := host.LinkSetAlias(link, ownerAlias(c.Owner)); err != nil {
+		return fmt.Errorf("marking %s with its owner: %w", c.HostIf, err)
+	}
+	if link.Attrs().HardwareAddr.String() != HostVethMAC.String() {
+		if err := host.LinkSetHardwareAddr(link, HostVethMAC); err != nil {
+			return fmt.Errorf("setting the MAC of %s: %w", c.HostIf, err)
+		}
+	}
+	return nil
 }
 
 // configureVeth sets sysctls on both ends, brings them up, and adds addresses and routes.
@@ -108,7 +155,7 @@ func configureVeth(ctx context.Context, host *netlink.Handle, hostLink netlink.L
 	if err := cont.Do(func() error { return writeSysctls(containerSysctls(c)) }); err != nil {
 		return nil, err
 	}
-	contLink, err := cont.nl.LinkByName(c.ContainerIf)
+	contLink, err := cont.nl.LinkByName(string(c.ContainerIf))
 	if err != nil {
 		return nil, fmt.Errorf("finding %s in %s: %w", c.ContainerIf, c.NetNS, err)
 	}
@@ -126,7 +173,7 @@ func configureVeth(ctx context.Context, host *netlink.Handle, hostLink netlink.L
 
 func hostSysctls(c VethConfig) []sysctl {
 	var s []sysctl
-	h := c.HostIf
+	h := string(c.HostIf)
 	if c.has(4) {
 		s = append(s, sysctl{"net/ipv4/conf/" + h + "/route_localnet", "1"}, sysctl{"net/ipv4/neigh/" + h + "/proxy_delay", "0"},
 			sysctl{"net/ipv4/conf/" + h + "/proxy_arp", "1"}, sysctl{"net/ipv4/conf/" + h + "/forwarding", "1"})
@@ -150,7 +197,7 @@ func containerSysctls(c VethConfig) []sysctl {
 	}
 	if c.has(6) {
 		s = append(s, sysctl{"net/ipv6/conf/all/disable_ipv6", "0"}, sysctl{"net/ipv6/conf/default/disable_ipv6", "0"},
-			sysctl{"net/ipv6/conf/lo/disable_ipv6", "0"}, sysctl{"net/ipv6/conf/" + c.ContainerIf + "/accept_dad", "0"},
+			sysctl{"net/ipv6/conf/lo/disable_ipv6", "0"}, sysctl{"net/ipv6/conf/" + string(c.ContainerIf) + "/accept_dad", "0"},
 			sysctl{"net/ipv6/conf/all/forwarding", fwd})
 	}
 	return s
@@ -209,7 +256,7 @@ func hostLinkLocal(ctx context.Context, host *netlink.Handle, link netlink.Link)
 	tick := time.NewTicker(5 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		addrs, err := retryDump(func() ([]netlink.Addr, error) { return host.AddrList(link, netlink.FAMILY_V6) })
+		addrs, err := nlhandle.RetryDump(ctx, func() ([]netlink.Addr, error) { return host.AddrList(link, netlink.FAMILY_V6) })
 		if err != nil {
 			return netip.Addr{}, fmt.Errorf("reading addresses of %s: %w", link.Attrs().Name, err)
 		}
@@ -254,7 +301,7 @@ func routeVia(host *netlink.Handle, p netip.Prefix, idx int) bool {
 	if p.Addr().Is6() {
 		fam = netlink.FAMILY_V6
 	}
-	routes, err := retryDump(func() ([]netlink.Route, error) {
+	routes, err := nlhandle.RetryDump(context.Background(), func() ([]netlink.Route, error) {
 		return host.RouteListFiltered(fam, &netlink.Route{Dst: prefixNet(p)}, netlink.RT_FILTER_DST)
 	})
 	if err != nil {
@@ -266,43 +313,6 @@ func routeVia(host *netlink.Handle, p netip.Prefix, idx int) bool {
 		}
 	}
 	return false
-}
-
-// DeleteContainerIf removes the container's interface (and with it the host end). A missing
-// namespace or interface is not an error.
-func DeleteContainerIf(nsPath, ifName, hostIf string) error {
-	cont, err := openNetNS(nsPath)
-	if err == nil {
-		defer cont.Close()
-		link, err := cont.nl.LinkByName(ifName)
-		if err == nil {
-			if err := cont.nl.LinkDel(link); err != nil && !isLinkNotFound(err) {
-				return fmt.Errorf("deleting %s in %s: %w", ifName, nsPath, err)
-			}
-		} else if !isLinkNotFound(err) {
-			return fmt.Errorf("finding %s in %s: %w", ifName, nsPath, err)
-		}
-	} else if !errors.Is(err, errNoNetNS) {
-		return err
-	}
-	// The host end normally goes with the pair; remove a leftover one of ours.
-	if link, err := netlink.LinkByName(hostIf); err == nil && link.Type() == "veth" {
-		if err := netlink.LinkDel(link); err != nil && !isLinkNotFound(err) {
-			return fmt.Errorf("deleting host veth %s: %w", hostIf, err)
-		}
-	}
-	return nil
-}
-
-// ContainerIfExists reports whether the container's interface is present.
-func ContainerIfExists(nsPath, ifName string) bool {
-	cont, err := openNetNS(nsPath)
-	if err != nil {
-		return false
-	}
-	defer cont.Close()
-	_, err = cont.nl.LinkByName(ifName)
-	return err == nil
 }
 
 func isLinkNotFound(err error) bool {

@@ -1,10 +1,13 @@
 package cni
 
 import (
+	"context"
 	"fmt"
 	"net/netip"
 
 	"github.com/vishvananda/netlink"
+
+	"github.com/calico-host/calico-host/pkg/nlhandle"
 )
 
 // CheckVeth verifies what SetupVeth configured: the container interface with its addresses and
@@ -15,7 +18,7 @@ func CheckVeth(c VethConfig) error {
 		return err
 	}
 	defer cont.Close()
-	contLink, err := cont.nl.LinkByName(c.ContainerIf)
+	contLink, err := cont.nl.LinkByName(string(c.ContainerIf))
 	if err != nil {
 		return fmt.Errorf("container interface %s: %w", c.ContainerIf, err)
 	}
@@ -27,14 +30,14 @@ func CheckVeth(c VethConfig) error {
 			return fmt.Errorf("no IPv%d default route through %s in the container", fam, c.ContainerIf)
 		}
 	}
-	hostLink, err := netlink.LinkByName(c.HostIf)
+	hostLink, err := netlink.LinkByName(string(c.HostIf))
 	if err != nil {
 		return fmt.Errorf("host veth %s: %w", c.HostIf, err)
 	}
 	if hostLink.Attrs().HardwareAddr.String() != HostVethMAC.String() {
 		return fmt.Errorf("host veth %s has MAC %s, want %s", c.HostIf, hostLink.Attrs().HardwareAddr, HostVethMAC)
 	}
-	h, err := netlink.NewHandle()
+	h, err := nlhandle.Open("")
 	if err != nil {
 		return err
 	}
@@ -48,7 +51,7 @@ func CheckVeth(c VethConfig) error {
 }
 
 func checkAddrs(nl *netlink.Handle, link netlink.Link, want []netip.Prefix) error {
-	addrs, err := retryDump(func() ([]netlink.Addr, error) { return nl.AddrList(link, netlink.FAMILY_ALL) })
+	addrs, err := nlhandle.RetryDump(context.Background(), func() ([]netlink.Addr, error) { return nl.AddrList(link, netlink.FAMILY_ALL) })
 	if err != nil {
 		return fmt.Errorf("listing addresses of %s: %w", link.Attrs().Name, err)
 	}
@@ -72,7 +75,7 @@ func hasDefaultRoute(nl *netlink.Handle, link netlink.Link, fam int) bool {
 	if fam == 6 {
 		f = netlink.FAMILY_V6
 	}
-	routes, err := retryDump(func() ([]netlink.Route, error) { return nl.RouteList(link, f) })
+	routes, err := nlhandle.RetryDump(context.Background(), func() ([]netlink.Route, error) { return nl.RouteList(link, f) })
 	if err != nil {
 		return false
 	}

@@ -73,7 +73,7 @@ func TestRealBGP(t *testing.T) {
 		var out []string
 		for _, o := range hosts {
 			if o != self {
-				out = append(out, peerName(PeerMesh, o.v4, 0), peerName(PeerMesh, o.v6, 0))
+				out = append(out, pname(PeerMesh, o.v4, 0), pname(PeerMesh, o.v6, 0))
 			}
 		}
 		return out
@@ -108,9 +108,9 @@ func TestRealBGP(t *testing.T) {
 	st.put(defaultBGP(false, 1179, false), hostNode(h1, map[string]string{"rr": "true"}, "224.0.0.1"),
 		&api.BGPPeer{ObjectMeta: api.ObjectMeta{Name: "to-rr"}, Spec: api.BGPPeerSpec{NodeSelector: "all()", PeerSelector: "rr == 'true'"}})
 	waitUntil(t, 30*time.Second, "RR sessions of host-1", wantSessions(h1,
-		peerName(PeerNode, h2.v4, 1179), peerName(PeerNode, h3.v4, 1179), peerName(PeerNode, h2.v6, 1179), peerName(PeerNode, h3.v6, 1179)))
+		pname(PeerNode, h2.v4, 1179), pname(PeerNode, h3.v4, 1179), pname(PeerNode, h2.v6, 1179), pname(PeerNode, h3.v6, 1179)))
 	for _, h := range []*testHost{h2, h3} {
-		waitUntil(t, 30*time.Second, "RR client sessions of "+h.name, wantSessions(h, peerName(PeerNode, h1.v4, 1179), peerName(PeerNode, h1.v6, 1179)))
+		waitUntil(t, 30*time.Second, "RR client sessions of "+h.name, wantSessions(h, pname(PeerNode, h1.v4, 1179), pname(PeerNode, h1.v6, 1179)))
 	}
 	if out := sh(t, "ip", "netns", "exec", h1.ns, "ss", "-Htln", "sport", "= :1179"); !strings.Contains(out, ":1179") {
 		t.Errorf("host-1's BIRD does not listen on port 1179: %q", out)
@@ -120,7 +120,7 @@ func TestRealBGP(t *testing.T) {
 		wantRoutes(t, h2, "-4", map[string]string{block4(3): "via " + h3.v4, block4(1): "via " + h1.v4}))
 	waitUntil(t, 30*time.Second, "host-3 learns host-2's IPv6 block through the reflector",
 		wantRoutes(t, h3, "-6", map[string]string{block6(2): "via " + h2.v6}))
-	if route := h2.birdCommand(t, "show route for "+block4(3)); !strings.Contains(route, "["+peerName(PeerNode, h1.v4, 1179)+" ") {
+	if route := h2.birdCommand(t, "show route for "+block4(3)); !strings.Contains(route, "["+pname(PeerNode, h1.v4, 1179)+" ") {
 		t.Errorf("host-2's route to host-3's block does not come from the reflector:\n%s", route)
 	}
 	t.Logf("route reflector: reconverged in %s; host-2 routes %v", time.Since(phase).Round(time.Millisecond), h2.birdRoutes(t, "-4"))
@@ -194,7 +194,7 @@ func TestRealBGP(t *testing.T) {
 	for _, pair := range [][2]*testHost{{h1, h2}, {h2, h1}} {
 		h, other := pair[0], pair[1]
 		waitUntil(t, 30*time.Second, h.name+" drops host-3's sessions",
-			wantSessions(h, peerName(PeerMesh, other.v4, 0), peerName(PeerMesh, other.v6, 0)))
+			wantSessions(h, pname(PeerMesh, other.v4, 0), pname(PeerMesh, other.v6, 0)))
 		waitUntil(t, 30*time.Second, h.name+" drops host-3's routes", wantRoutes(t, h, "-4", nil, block4(3)))
 		waitUntil(t, 30*time.Second, h.name+" drops host-3's IPv6 routes", wantRoutes(t, h, "-6", nil, block6(3)))
 	}

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"net/netip"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -11,7 +12,7 @@ import (
 )
 
 // DefaultASNumber is Project Calico's AS number when none is configured.
-const DefaultASNumber = "64512"
+const DefaultASNumber ASN = 64512
 
 // BuildOptions are the node-local settings of Build.
 type BuildOptions struct {
@@ -33,15 +34,19 @@ type builder struct {
 	nodes    map[string]*nodeBGP
 	local    *nodeBGP // nil if this node has no Node object
 	warnings []string
+	// blocked are the BGPFilter directions that cannot be written exactly (see filters.go).
+	blocked map[filterDir]bool
+	// noSessions: this node's BGP configuration is stored but invalid, so it has no sessions.
+	noSessions bool
 }
 
 // nodeBGP is the BGP view of one Node.
 type nodeBGP struct {
 	name      string
-	ip        [2]string // by family index: IPv4, IPv6
-	as        string
-	clusterID string
-	port      uint16 // listen port (0: default)
+	ip        [2]netip.Addr // by family index: IPv4, IPv6 (invalid: none)
+	as        ASN
+	clusterID netip.Addr // route reflector cluster ID (invalid: not a reflector)
+	port      uint16     // listen port (0: default)
 	labels    map[string]string
 }
 
@@ -57,7 +62,7 @@ var families = [2]struct {
 func Build(in *Inputs, opts BuildOptions) *Model {
 	b := newBuilder(in, opts)
 	m := &Model{
-		NodeName:         opts.NodeName,
+		NodeName:         newComment(opts.NodeName),
 		NodeFound:        b.local != nil,
 		ASNumber:         b.globalAS(),
 		ListenPort:       b.listenPort(opts.NodeName),
@@ -76,7 +81,9 @@ func Build(in *Inputs, opts BuildOptions) *Model {
 	for fi := range families {
 		m.Families = append(m.Families, b.family(fi))
 	}
-	m.Warnings = dedupe(b.warnings)
+	for _, w := range dedupe(b.warnings) {
+		m.Warnings = append(m.Warnings, newComment(w))
+	}
 	return m
 }
 
@@ -87,6 +94,15 @@ func newBuilder(in *Inputs, opts BuildOptions) *builder {
 	}
 	if c := in.BGPConfigs["node."+opts.NodeName]; c != nil {
 		b.nodeConf = &c.Spec
+	}
+	for _, name := range sortedKeys(in.InvalidFilters) {
+		b.warn("%s; the sessions that use it exchange no routes", in.InvalidFilters[name])
+	}
+	for _, name := range []string{"default", "node." + opts.NodeName} {
+		if msg, bad := in.InvalidConfigs[name]; bad {
+			b.warn("%s; no BGP sessions until it is valid", msg)
+			b.noSessions = true
+		}
 	}
 	b.nodes = map[string]*nodeBGP{}
 	for _, name := range sortedKeys(in.Nodes) {
@@ -114,25 +130,41 @@ func (b *builder) nodeInfo(n *api.Node) *nodeBGP {
 			continue
 		}
 		ip, err := parseAddr(addr)
-		if err != nil || familyIndex(ip) != fi {
+		if err != nil || familyIndex(ip) != fi || !sessionAddr(ip) {
 			b.warn("node %s: ignoring bad BGP address %q", n.Name, addr)
 			continue
 		}
-		info.ip[fi] = ip.String()
+		info.ip[fi] = ip
 	}
 	if bgp.ASNumber != nil {
-		info.as = fmt.Sprint(uint32(*bgp.ASNumber))
+		info.as = ASN(*bgp.ASNumber)
 	}
-	info.clusterID = bgp.RouteReflectorClusterID
+	if id := bgp.RouteReflectorClusterID; id != "" {
+		if a, err := netip.ParseAddr(id); err == nil && a.Is4() {
+			info.clusterID = a
+		} else {
+			b.warn("node %s: ignoring bad route reflector cluster ID %q", n.Name, id)
+		}
+	}
 	return info
 }
 
-// parseAddr accepts "198.18.0.1" or "198.18.0.1/24".
+// parseAddr accepts "198.18.0.1" or "198.18.0.1/24" (no zone; IPv4-mapped IPv6 is IPv4).
 func parseAddr(s string) (netip.Addr, error) {
 	if p, err := netip.ParsePrefix(s); err == nil {
-		return p.Addr(), nil
+		return p.Addr().Unmap(), nil
 	}
-	return netip.ParseAddr(s)
+	a, err := netip.ParseAddr(s)
+	if err == nil && a.Zone() != "" {
+		return netip.Addr{}, fmt.Errorf("address %q has a zone", s)
+	}
+	return a.Unmap(), err
+}
+
+// sessionAddr reports whether BIRD can run a session to or from ip without an interface: not
+// unspecified, not IPv6 link-local (BIRD refuses those without "%iface", failing the whole file).
+func sessionAddr(ip netip.Addr) bool {
+	return ip.IsValid() && !ip.IsUnspecified() && !(ip.Is6() && ip.IsLinkLocalUnicast())
 }
 
 func familyIndex(ip netip.Addr) int {
@@ -142,9 +174,9 @@ func familyIndex(ip netip.Addr) int {
 	return 1
 }
 
-func (b *builder) globalAS() string {
+func (b *builder) globalAS() ASN {
 	if b.global.ASNumber != nil {
-		return fmt.Sprint(uint32(*b.global.ASNumber))
+		return ASN(*b.global.ASNumber)
 	}
 	return DefaultASNumber
 }
@@ -161,73 +193,83 @@ func (b *builder) meshEnabled() bool {
 	return b.global.NodeToNodeMeshEnabled == nil || *b.global.NodeToNodeMeshEnabled
 }
 
-// setLogging maps logSeverityScreen (node config first) to BIRD's debug and log settings.
+// logSettings maps logSeverityScreen to BIRD's debug and log settings.
+var logSettings = map[string][2]string{
+	"debug":   {"all", "all"},
+	"trace":   {"all", "all"},
+	"none":    {"", "{ fatal, bug }"},
+	"warning": {"{ states }", "{ warning, error, auth, fatal, bug }"},
+	"warn":    {"{ states }", "{ warning, error, auth, fatal, bug }"},
+	"error":   {"{ states }", "{ error, fatal, bug }"},
+	"fatal":   {"{ states }", "{ error, fatal, bug }"},
+	"panic":   {"{ states }", "{ error, fatal, bug }"},
+	"info":    {"{ states }", "{ info, remote, warning, error, auth, fatal, bug }"},
+}
+
+// setLogging sets the logging of the model from logSeverityScreen (node config first).
 func (b *builder) setLogging(m *Model) {
 	sev := strings.ToLower(b.nodeConf.LogSeverityScreen)
 	if sev == "" {
 		sev = strings.ToLower(b.global.LogSeverityScreen)
 	}
-	if sev == "" {
+	if _, ok := logSettings[sev]; !ok {
 		sev = "info"
 	}
 	m.LogSeverity = sev
-	switch sev {
-	case "debug", "trace":
-		m.Debug, m.LogClasses = "all", "all"
-	case "none":
-		m.Debug, m.LogClasses = "", "{ fatal, bug }"
-	case "warning", "warn":
-		m.Debug, m.LogClasses = "{ states }", "{ warning, error, auth, fatal, bug }"
-	case "error", "fatal", "panic":
-		m.Debug, m.LogClasses = "{ states }", "{ error, fatal, bug }"
-	default:
-		m.Debug, m.LogClasses = "{ states }", "{ info, remote, warning, error, auth, fatal, bug }"
-	}
+	m.Debug, m.LogClasses = Syntax{s: logSettings[sev][0]}, Syntax{s: logSettings[sev][1]}
 }
 
+// ignoredInterface is Project Calico's grammar of an ignoredInterfaces entry ("*" excepted).
+var ignoredInterface = regexp.MustCompile(`^[a-zA-Z0-9_.*-]{1,15}$`)
+
 // directInterfaces excludes the ignored interfaces, workload (cali*) and kube-ipvs interfaces.
-func (b *builder) directInterfaces() string {
-	var parts []string
+func (b *builder) directInterfaces() Syntax {
+	var parts []Syntax
 	for _, i := range b.global.IgnoredInterfaces {
-		if !birdStringOK(i) {
+		t, err := newText(i)
+		if err != nil || i == "*" || !ignoredInterface.MatchString(i) {
 			b.warn("BGPConfiguration default: ignoring bad interface name %q in ignoredInterfaces", i)
 			continue
 		}
-		parts = append(parts, fmt.Sprintf("-%q", i))
+		parts = append(parts, syntaxf("-%s", t))
 	}
-	return strings.Join(append(parts, `-"cali*"`, `-"kube-ipvs*"`, `"*"`), ", ")
+	return joinSyntax(append(parts, Syntax{s: `-"cali*"`}, Syntax{s: `-"kube-ipvs*"`}, Syntax{s: `"*"`}), ", ")
 }
 
 // routerID is the override, else this node's IPv4 address, else a hash of the node name.
-func (b *builder) routerID() string {
-	switch {
-	case b.opts.RouterID == "hash":
+func (b *builder) routerID() netip.Addr {
+	switch b.opts.RouterID {
+	case "hash":
 		return hashToIPv4(b.opts.NodeName)
-	case b.opts.RouterID != "":
-		return b.opts.RouterID
-	case b.local != nil && b.local.ip[0] != "":
+	case "":
+	default:
+		if a, err := netip.ParseAddr(b.opts.RouterID); err == nil && a.Is4() {
+			return a
+		}
+		b.warn("ignoring bad router id %q", b.opts.RouterID)
+	}
+	if b.local != nil && b.local.ip[0].IsValid() {
 		return b.local.ip[0]
 	}
 	return hashToIPv4(b.opts.NodeName)
 }
 
 // hashToIPv4 derives a router id from a name the way Project Calico does (CALICO_ROUTER_ID=hash).
-func hashToIPv4(name string) string {
+func hashToIPv4(name string) netip.Addr {
 	h := sha256.Sum256([]byte(name))
-	first := int(h[0])
+	first := h[0]
 	if first > 223 {
 		first -= 32 // stay out of multicast and reserved space
 	}
-	return fmt.Sprintf("%d.%d.%d.%d", first, h[1], h[2], h[3])
+	return netip.AddrFrom4([4]byte{first, h[1], h[2], h[3]})
 }
 
 // family builds one family of the model.
 func (b *builder) family(fi int) *Family {
 	f := &Family{
-		Version:      families[fi].version,
-		Channel:      families[fi].channel,
-		Suffix:       families[fi].suffix,
-		FilterSuffix: families[fi].filter,
+		Version: families[fi].version,
+		Channel: families[fi].channel,
+		Suffix:  families[fi].suffix,
 	}
 	if b.local != nil {
 		f.NodeIP = b.local.ip[fi]
@@ -237,14 +279,11 @@ func (b *builder) family(fi int) *Family {
 	f.Pools = b.pools(fi)
 	f.Communities = b.communities(fi)
 	f.Filters = b.filterFuncs(fi)
-	if f.NodeIP != "" {
+	if f.NodeIP.IsValid() && !b.noSessions {
 		f.Peers = b.peers(fi, f.Filters)
 	}
 	return f
 }
-
-// birdStringOK reports whether s can appear inside a BIRD string literal.
-func birdStringOK(s string) bool { return !strings.ContainsAny(s, "\"\n\r\\") }
 
 // dedupe drops repeated strings, keeping the first of each.
 func dedupe(in []string) []string {

@@ -3,6 +3,7 @@ package confd
 import (
 	"errors"
 	"fmt"
+	"net/netip"
 	"strconv"
 	"strings"
 	"testing"
@@ -81,9 +82,9 @@ type peerSummary struct {
 func summarize(f *Family) []peerSummary {
 	var out []peerSummary
 	for _, p := range f.Peers {
-		s := peerSummary{Name: p.Name, AS: p.AS, Passive: p.Passive}
+		s := peerSummary{Name: p.Name.Name(), AS: strconv.FormatUint(uint64(p.AS), 10), Passive: p.Passive}
 		if p.RRClient {
-			s.RR = p.RRClusterID
+			s.RR = p.RRClusterID.String()
 		}
 		out = append(out, s)
 	}
@@ -91,6 +92,22 @@ func summarize(f *Family) []peerSummary {
 }
 
 func build(in *Inputs, node string) *Model { return Build(in, BuildOptions{NodeName: node}) }
+
+// strs prints values (warnings, prefixes, filter calls) for comparisons.
+func strs[T fmt.Stringer](xs []T) []string {
+	var out []string
+	for _, x := range xs {
+		out = append(out, x.String())
+	}
+	return out
+}
+
+// modelOpts compare model values.
+var modelOpts = cmp.Options{
+	cmp.AllowUnexported(Comment{}, Symbol{}, Text{}, Syntax{}, Community{}),
+	cmp.Comparer(func(a, b netip.Addr) bool { return a == b }),
+	cmp.Comparer(func(a, b netip.Prefix) bool { return a == b }),
+}
 
 func TestMeshPeers(t *testing.T) {
 	three := func(extra ...any) *Inputs {
@@ -148,7 +165,7 @@ func TestMeshUsesPeerListenPortAndMeshSettings(t *testing.T) {
 	)
 	m := Build(in, BuildOptions{NodeName: "a", Password: func(ref *api.SecretKeyRef) (string, error) { return ref.Name + "-" + ref.Key, nil }})
 	p := m.Families[0].Peers[0]
-	if p.Port != 2179 || p.Password != "s-mesh" || p.GracefulRestartTime != 90 || p.SourceAddress != "198.18.0.1" {
+	if p.Port != 2179 || p.Password == nil || p.Password.String() != `"s-mesh"` || p.GracefulRestartTime != 90 || p.SourceAddress.String() != "198.18.0.1" {
 		t.Errorf("mesh peer = %+v, want port 2179 (b's own), password s-mesh, restart 90, source 198.18.0.1", p)
 	}
 	if m.ListenPort != 1179 {
@@ -251,7 +268,7 @@ func TestExplicitPeerSettings(t *testing.T) {
 	}})
 	got := map[string]Peer{}
 	for _, p := range m.Families[0].Peers {
-		got[p.Comment] = p
+		got[p.Comment.String()] = p
 	}
 	checks := []struct {
 		peer string
@@ -259,12 +276,12 @@ func TestExplicitPeerSettings(t *testing.T) {
 		what string
 	}{
 		{"BGPPeer ebgp", got["BGPPeer ebgp"].NextHop == "keep", "eBGP keepOriginalNextHop -> next hop keep"},
-		{"BGPPeer ebgp", got["BGPPeer ebgp"].Password == "pa55", "password read"},
+		{"BGPPeer ebgp", got["BGPPeer ebgp"].Password != nil && got["BGPPeer ebgp"].Password.String() == `"pa55"`, "password read"},
 		{"BGPPeer ebgp", got["BGPPeer ebgp"].GracefulRestartTime == 120, "maxRestartTime in seconds"},
-		{"BGPPeer ebgp", got["BGPPeer ebgp"].SourceAddress == "", "sourceAddress None"},
+		{"BGPPeer ebgp", !got["BGPPeer ebgp"].SourceAddress.IsValid(), "sourceAddress None"},
 		{"BGPPeer ibgp-keep", got["BGPPeer ibgp-keep"].NextHop == "", "keepOriginalNextHop ignored for iBGP"},
-		{"BGPPeer ibgp-keep", got["BGPPeer ibgp-keep"].Password == "", "password with a quote dropped"},
-		{"BGPPeer ibgp-keep", got["BGPPeer ibgp-keep"].SourceAddress == "198.18.2.1", "source address defaults to the node IP"},
+		{"BGPPeer ibgp-keep", got["BGPPeer ibgp-keep"].Password == nil, "password with a quote dropped"},
+		{"BGPPeer ibgp-keep", got["BGPPeer ibgp-keep"].SourceAddress.String() == "198.18.2.1", "source address defaults to the node IP"},
 		{"BGPPeer self", got["BGPPeer self"].NextHop == "self", "nextHopMode Self"},
 		{"BGPPeer self", got["BGPPeer self"].AllowLocalAS == 3 && got["BGPPeer self"].TTLSecurity == 2, "allow local as, ttl security"},
 	}
@@ -274,10 +291,10 @@ func TestExplicitPeerSettings(t *testing.T) {
 		}
 	}
 	wantWarnings := []string{
-		`BGPPeer ibgp-keep: password contains a quote, backslash or line break, which BIRD cannot take; no password`,
+		`BGPPeer ibgp-keep: the password cannot be written into BIRD's configuration (empty, a quote, a backslash or a control character); no password`,
 		`BGPPeer self: no password: no such file`,
 	}
-	if diff := cmp.Diff(wantWarnings, m.Warnings); diff != "" {
+	if diff := cmp.Diff(wantWarnings, strs(m.Warnings)); diff != "" {
 		t.Errorf("warnings (-want +got):\n%s", diff)
 	}
 }
@@ -287,41 +304,65 @@ func TestFilterRule(t *testing.T) {
 		name string
 		rule api.BGPFilterRule
 		fi   int
-		want string
-		err  bool
+		want string // "" for an error
 	}{
-		{"equal", api.BGPFilterRule{Action: "Accept", MatchOperator: "Equal", CIDR: "10.65.0.0/16"}, 0, "if ((net = 10.65.0.0/16)) then { accept; }", false},
-		{"not equal", api.BGPFilterRule{Action: "Reject", MatchOperator: "NotEqual", CIDR: "10.65.0.0/16"}, 0, "if ((net != 10.65.0.0/16)) then { reject; }", false},
-		{"in", api.BGPFilterRule{Action: "Accept", MatchOperator: "In", CIDR: "10.65.0.0/16"}, 0, "if ((net ~ 10.65.0.0/16)) then { accept; }", false},
-		{"not in, host bits masked", api.BGPFilterRule{Action: "Accept", MatchOperator: "NotIn", CIDR: "10.65.1.1/16"}, 0, "if ((net !~ 10.65.0.0/16)) then { accept; }", false},
+		{"equal", api.BGPFilterRule{Action: "Accept", MatchOperator: "Equal", CIDR: "10.65.0.0/16"}, 0, "if ((net = 10.65.0.0/16)) then { accept; }"},
+		{"not equal", api.BGPFilterRule{Action: "Reject", MatchOperator: "NotEqual", CIDR: "10.65.0.0/16"}, 0, "if ((net != 10.65.0.0/16)) then { reject; }"},
+		{"in", api.BGPFilterRule{Action: "Accept", MatchOperator: "In", CIDR: "10.65.0.0/16"}, 0, "if ((net ~ 10.65.0.0/16)) then { accept; }"},
+		{"not in, host bits masked", api.BGPFilterRule{Action: "Accept", MatchOperator: "NotIn", CIDR: "10.65.1.1/16"}, 0, "if ((net !~ 10.65.0.0/16)) then { accept; }"},
 		{"prefix length range", api.BGPFilterRule{Action: "Accept", MatchOperator: "In", CIDR: "10.65.0.0/16",
-			PrefixLength: &api.BGPFilterPrefixLength{Min: api.Int(8), Max: api.Int(26)}}, 0, "if ((net ~ [ 10.65.0.0/16{16,26} ])) then { accept; }", false},
+			PrefixLength: &api.BGPFilterPrefixLength{Min: api.Int(8), Max: api.Int(26)}}, 0, "if ((net ~ [ 10.65.0.0/16{16,26} ])) then { accept; }"},
 		{"prefix length v6 default max", api.BGPFilterRule{Action: "Accept", MatchOperator: "NotIn", CIDR: "fd5c::/16",
-			PrefixLength: &api.BGPFilterPrefixLength{Min: api.Int(64)}}, 1, "if ((net !~ [ fd5c::/16{64,128} ])) then { accept; }", false},
-		{"prefix length ignored for Equal", api.BGPFilterRule{Action: "Accept", MatchOperator: "Equal", CIDR: "10.65.0.0/16",
-			PrefixLength: &api.BGPFilterPrefixLength{Max: api.Int(24)}}, 0, "if ((net = 10.65.0.0/16)) then { accept; }", false},
+			PrefixLength: &api.BGPFilterPrefixLength{Min: api.Int(64)}}, 1, "if ((net !~ [ fd5c::/16{64,128} ])) then { accept; }"},
 		{"source and interface", api.BGPFilterRule{Action: "Reject", Source: "RemotePeers", Interface: "eth*"}, 0,
-			`if (((defined(source))&&(source ~ [ RTS_BGP ]))&&((defined(ifname))&&(ifname ~ "eth*"))) then { reject; }`, false},
-		{"no match at all", api.BGPFilterRule{Action: "Reject"}, 0, "reject;", false},
+			`if (((defined(source))&&(source ~ [ RTS_BGP ]))&&((defined(ifname))&&(ifname ~ "eth*"))) then { reject; }`},
+		{"no match at all", api.BGPFilterRule{Action: "Reject"}, 0, "reject;"},
+		{"peer type iBGP", api.BGPFilterRule{Action: "Reject", PeerType: "iBGP"}, 0, "if (is_same_as) then { reject; }"},
+		{"peer type eBGP with a CIDR", api.BGPFilterRule{Action: "Accept", PeerType: "eBGP", MatchOperator: "In", CIDR: "10.65.0.0/16"}, 0,
+			"if (!is_same_as) then { if ((net ~ 10.65.0.0/16)) then { accept; } }"},
+		{"standard community", api.BGPFilterRule{Action: "Reject", Communities: &api.BGPFilterCommunityMatch{Values: []string{"65000:100"}}}, 0,
+			"if (((65000, 100) ~ bgp_community)) then { reject; }"},
+		{"large community", api.BGPFilterRule{Action: "Accept", Communities: &api.BGPFilterCommunityMatch{Values: []string{"65000:100:4294967295"}}}, 1,
+			"if (((65000, 100, 4294967295) ~ bgp_large_community)) then { accept; }"},
+		{"AS path prefix", api.BGPFilterRule{Action: "Reject", ASPathPrefix: []api.ASNumber{65000, 4200000000}}, 0,
+			"if ((bgp_path ~ [= 65000 4200000000 * =])) then { reject; }"},
+		{"every match, in Project Calico's order", api.BGPFilterRule{Action: "Accept", MatchOperator: "In", CIDR: "10.65.0.0/16",
+			Source: "RemotePeers", Interface: "eth0", Communities: &api.BGPFilterCommunityMatch{Values: []string{"1:2"}},
+			ASPathPrefix: []api.ASNumber{65001}}, 0,
+			`if ((net ~ 10.65.0.0/16)&&((defined(source))&&(source ~ [ RTS_BGP ]))&&((defined(ifname))&&(ifname ~ "eth0"))&&((1, 2) ~ bgp_community)&&(bgp_path ~ [= 65001 * =])) then { accept; }`},
+		{"operations, prepend in listed order", api.BGPFilterRule{Action: "Accept", MatchOperator: "Equal", CIDR: "10.65.0.0/16", Operations: []api.BGPFilterOperation{
+			{AddCommunity: &api.BGPFilterAddCommunity{Value: "65000:200"}},
+			{PrependASPath: &api.BGPFilterPrependASPath{Prefix: []api.ASNumber{65001, 65002}}},
+			{AddCommunity: &api.BGPFilterAddCommunity{Value: "1:2:3"}}}}, 0,
+			"if ((net = 10.65.0.0/16)) then { bgp_community.add((65000, 200)); bgp_path.prepend(65002); bgp_path.prepend(65001); bgp_large_community.add((1, 2, 3)); accept; }"},
+		{"operations without a match", api.BGPFilterRule{Action: "Accept", PeerType: "eBGP", Operations: []api.BGPFilterOperation{
+			{PrependASPath: &api.BGPFilterPrependASPath{Prefix: []api.ASNumber{65001}}}}}, 0,
+			"if (!is_same_as) then { bgp_path.prepend(65001); accept; }"},
+		// Refused: never written wider.
+		{"priority", api.BGPFilterRule{Action: "Reject", Priority: api.Int(512)}, 0, ""},
+		{"setPriority", api.BGPFilterRule{Action: "Accept", Operations: []api.BGPFilterOperation{{SetPriority: &api.BGPFilterSetPriority{Value: 5}}}}, 0, ""},
+		{"prefix length with Equal", api.BGPFilterRule{Action: "Accept", MatchOperator: "Equal", CIDR: "10.65.0.0/16",
+			PrefixLength: &api.BGPFilterPrefixLength{Max: api.Int(24)}}, 0, ""},
 		{"empty prefix length range", api.BGPFilterRule{Action: "Accept", MatchOperator: "In", CIDR: "10.65.0.0/16",
-			PrefixLength: &api.BGPFilterPrefixLength{Max: api.Int(8)}}, 0, "", true},
-		{"wrong family", api.BGPFilterRule{Action: "Accept", MatchOperator: "In", CIDR: "fd5c::/16"}, 0, "", true},
-		{"quote in interface", api.BGPFilterRule{Action: "Accept", Interface: `eth"0`}, 0, "", true},
+			PrefixLength: &api.BGPFilterPrefixLength{Max: api.Int(8)}}, 0, ""},
+		{"wrong family", api.BGPFilterRule{Action: "Accept", MatchOperator: "In", CIDR: "fd5c::/16"}, 0, ""},
+		{"quote in interface", api.BGPFilterRule{Action: "Accept", Interface: `eth"0`}, 0, ""},
+		{"two communities", api.BGPFilterRule{Action: "Reject", Communities: &api.BGPFilterCommunityMatch{Values: []string{"1:1", "1:2"}}}, 0, ""},
+		{"bad community", api.BGPFilterRule{Action: "Reject", Communities: &api.BGPFilterCommunityMatch{Values: []string{"1:2)) || (true"}}}, 0, ""},
+		{"unknown peer type", api.BGPFilterRule{Action: "Reject", PeerType: "confederation"}, 0, ""},
+		{"operations with Reject", api.BGPFilterRule{Action: "Reject", Operations: []api.BGPFilterOperation{
+			{AddCommunity: &api.BGPFilterAddCommunity{Value: "1:1"}}}}, 0, ""},
+		{"empty operation", api.BGPFilterRule{Action: "Accept", Operations: []api.BGPFilterOperation{{}}}, 0, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r, err := filterRule(tc.rule, tc.fi)
-			if (err != nil) != tc.err {
-				t.Fatalf("err = %v, want error %v", err, tc.err)
-			}
-			if err != nil {
-				return
-			}
-			got := r.Action + ";"
-			if r.Condition != "" {
-				got = "if (" + r.Condition + ") then { " + r.Action + "; }"
-			}
-			if got != tc.want {
+			got, err := filterStatement(tc.rule, tc.fi)
+			switch {
+			case tc.want == "" && err == nil:
+				t.Fatalf("got %s, want an error", got)
+			case tc.want != "" && err != nil:
+				t.Fatalf("err = %v", err)
+			case got.String() != tc.want:
 				t.Errorf("got  %s\nwant %s", got, tc.want)
 			}
 		})
@@ -330,14 +371,14 @@ func TestFilterRule(t *testing.T) {
 
 func TestFilterFuncNames(t *testing.T) {
 	long := strings.Repeat("x", 60)
-	name := filterFuncName(long, "import", "V4")
-	if len(strings.Trim(name, "'")) > maxBIRDSymbol {
-		t.Errorf("%s is longer than %d characters", name, maxBIRDSymbol)
+	name, err := filterFuncName(long, "import", "V4")
+	if err != nil || len(name.Name()) > maxSymbolLen {
+		t.Errorf("%s (%v) is longer than %d characters", name, err, maxSymbolLen)
 	}
-	if other := filterFuncName(long+"y", "import", "V4"); other == name {
+	if other, _ := filterFuncName(long+"y", "import", "V4"); other == name {
 		t.Errorf("two long names truncate to the same symbol %s", name)
 	}
-	if got := filterFuncName("f", "export", "V6"); got != "'bgp_f_exportFilterV6'" {
+	if got, _ := filterFuncName("f", "export", "V6"); got.String() != "'bgp_f_exportFilterV6'" {
 		t.Errorf("short name = %s", got)
 	}
 }
@@ -354,16 +395,16 @@ func TestPeersCallOnlyFiltersWithRulesInTheirFamily(t *testing.T) {
 	)
 	m := build(in, "a")
 	p4, p6 := m.Families[0].Peers[0], m.Families[1].Peers[0]
-	if diff := cmp.Diff([]string{"'bgp_v4only_importFilterV4'"}, p4.ImportFilters); diff != "" {
+	if diff := cmp.Diff([]string{"'bgp_v4only_importFilterV4'()"}, strs(p4.ImportFilters)); diff != "" {
 		t.Errorf("v4 import filters: %s", diff)
 	}
-	if diff := cmp.Diff([]string{"'bgp_both_exportFilterV4'"}, p4.ExportFilters); diff != "" {
+	if diff := cmp.Diff([]string{"'bgp_both_exportFilterV4'()"}, strs(p4.ExportFilters)); diff != "" {
 		t.Errorf("v4 export filters: %s", diff)
 	}
-	if len(p6.ImportFilters) != 0 || !cmp.Equal([]string{"'bgp_both_exportFilterV6'"}, p6.ExportFilters) {
+	if len(p6.ImportFilters) != 0 || !cmp.Equal([]string{"'bgp_both_exportFilterV6'()"}, strs(p6.ExportFilters)) {
 		t.Errorf("v6 peer filters = %v / %v", p6.ImportFilters, p6.ExportFilters)
 	}
-	if !cmp.Equal(m.Warnings, []string{`BGPPeer p4: filter "absent" does not exist; ignored`}) {
+	if !cmp.Equal(strs(m.Warnings), []string{`BGPPeer p4: filter "absent" does not exist; ignored`}) {
 		t.Errorf("warnings = %q", m.Warnings)
 	}
 }
@@ -379,25 +420,26 @@ func TestPoolsAndBlocks(t *testing.T) {
 		"10.65.1.0/26=confirmed", "10.65.0.0/26=", "10.65.2.0/26=pending", "10.65.3.7/32=confirmed", "fd5c::/122=pendingDeletion",
 	)
 	m := build(in, "a")
+	pfx := netip.MustParsePrefix
 	wantPools := []Pool{
-		{Name: "plain", CIDR: "10.65.0.0/18", Export: true, ProgramKernel: true},
-		{Name: "vxlan", CIDR: "10.65.64.0/18", Export: true, Reason: "VXLAN routes are programmed by felix"},
-		{Name: "ipip", CIDR: "10.65.128.0/18", Export: true, Reason: "IPIP routes are programmed by felix"},
-		{Name: "noexport", CIDR: "10.65.192.0/18", ProgramKernel: true, Reason: "BGP export is disabled"},
+		{Name: newComment("plain"), CIDR: pfx("10.65.0.0/18"), Export: true, ProgramKernel: true},
+		{Name: newComment("vxlan"), CIDR: pfx("10.65.64.0/18"), Export: true, Reason: newComment("VXLAN routes are programmed by felix")},
+		{Name: newComment("ipip"), CIDR: pfx("10.65.128.0/18"), Export: true, Reason: newComment("IPIP routes are programmed by felix")},
+		{Name: newComment("noexport"), CIDR: pfx("10.65.192.0/18"), ProgramKernel: true, Reason: newComment("BGP export is disabled")},
 	}
-	if diff := cmp.Diff(wantPools, m.Families[0].Pools); diff != "" {
+	if diff := cmp.Diff(wantPools, m.Families[0].Pools, modelOpts); diff != "" {
 		t.Errorf("pools (-want +got):\n%s", diff)
 	}
 	wantBlocks := []Block{
-		{CIDR: "10.65.0.0/26", Aggregate: true, Blackhole: true},
-		{CIDR: "10.65.1.0/26", State: "confirmed", Aggregate: true, Blackhole: true},
-		{CIDR: "10.65.2.0/26", State: "pending", Blackhole: true},
-		{CIDR: "10.65.3.7/32", State: "confirmed", Aggregate: true},
+		{CIDR: pfx("10.65.0.0/26"), State: "confirmed", Aggregate: true, Blackhole: true},
+		{CIDR: pfx("10.65.1.0/26"), State: "confirmed", Aggregate: true, Blackhole: true},
+		{CIDR: pfx("10.65.2.0/26"), State: "pending", Blackhole: true},
+		{CIDR: pfx("10.65.3.7/32"), State: "confirmed", Aggregate: true},
 	}
-	if diff := cmp.Diff(wantBlocks, m.Families[0].Blocks); diff != "" {
+	if diff := cmp.Diff(wantBlocks, m.Families[0].Blocks, modelOpts); diff != "" {
 		t.Errorf("blocks (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]Block{{CIDR: "fd5c::/122", State: "pendingDeletion", Blackhole: true}}, m.Families[1].Blocks); diff != "" {
+	if diff := cmp.Diff([]Block{{CIDR: pfx("fd5c::/122"), State: "pendingDeletion", Blackhole: true}}, m.Families[1].Blocks, modelOpts); diff != "" {
 		t.Errorf("v6 blocks (-want +got):\n%s", diff)
 	}
 }
@@ -414,19 +456,28 @@ func TestCommunities(t *testing.T) {
 		PrefixAdvertisements: []api.PrefixAdvertisement{{CIDR: "10.65.9.0/24", Communities: []string{"1:1"}}},
 	})
 	in := testInputs(global, node, testNode("a", "198.18.0.1/24", "", nil), testNode("b", "198.18.0.2/24", "", nil))
+	rules := func(rs []CommunityRule) []string {
+		var out []string
+		for _, r := range rs {
+			out = append(out, r.CIDR.String()+" "+strings.Join(strs(r.Communities), " "))
+		}
+		return out
+	}
 	a := build(in, "a")
-	wantA := []CommunityRule{{CIDR: "10.65.0.0/16", Communities: []Community{{Tuple: "(64512, 100)"}, {Tuple: "(65000, 7)"}}}}
-	if diff := cmp.Diff(wantA, a.Families[0].Communities); diff != "" {
+	if diff := cmp.Diff([]string{"10.65.0.0/16 (64512, 100) (65000, 7)"}, rules(a.Families[0].Communities)); diff != "" {
 		t.Errorf("a v4 (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]CommunityRule{{CIDR: "fd5c::/48", Communities: []Community{{Large: true, Tuple: "(1, 2, 3)"}}}}, a.Families[1].Communities); diff != "" {
+	if diff := cmp.Diff([]string{"fd5c::/48 (1, 2, 3)"}, rules(a.Families[1].Communities)); diff != "" {
 		t.Errorf("a v6 (-want +got):\n%s", diff)
 	}
-	if !cmp.Equal(a.Warnings, []string{`BGPConfiguration default: unknown community "nope" for 10.65.0.0/16`}) {
+	if !a.Families[1].Communities[0].Communities[0].Large {
+		t.Errorf("1:2:3 is not a large community")
+	}
+	if !cmp.Equal(strs(a.Warnings), []string{`BGPConfiguration default: unknown community "nope" for 10.65.0.0/16`}) {
 		t.Errorf("warnings = %q", a.Warnings)
 	}
 	b := build(in, "b")
-	if diff := cmp.Diff([]CommunityRule{{CIDR: "10.65.9.0/24", Communities: []Community{{Tuple: "(1, 1)"}}}}, b.Families[0].Communities); diff != "" {
+	if diff := cmp.Diff([]string{"10.65.9.0/24 (1, 1)"}, rules(b.Families[0].Communities)); diff != "" {
 		t.Errorf("b uses its own advertisements (-want +got):\n%s", diff)
 	}
 }
@@ -451,16 +502,16 @@ func TestRouterIDAndLogging(t *testing.T) {
 	}{
 		{"a", "", "198.18.0.1", "{ states }"},
 		{"a", "198.18.9.9", "198.18.9.9", "{ states }"},
-		{"a", "hash", hashToIPv4("a"), "{ states }"},
-		{"v6", "", hashToIPv4("v6"), "all"},
+		{"a", "hash", hashToIPv4("a").String(), "{ states }"},
+		{"v6", "", hashToIPv4("v6").String(), "all"},
 	}
 	for _, tc := range tests {
 		m := Build(in, BuildOptions{NodeName: tc.node, RouterID: tc.override})
-		if m.RouterID != tc.wantID || m.Debug != tc.wantDebug {
+		if m.RouterID.String() != tc.wantID || m.Debug.String() != tc.wantDebug {
 			t.Errorf("%s/%q: router id %s debug %q, want %s %q", tc.node, tc.override, m.RouterID, m.Debug, tc.wantID, tc.wantDebug)
 		}
 	}
-	if id := hashToIPv4("v6"); id == hashToIPv4("a") || strings.HasPrefix(id, "0.") {
+	if id := hashToIPv4("v6"); id == hashToIPv4("a") || strings.HasPrefix(id.String(), "0.") {
 		t.Errorf("hash router ids: %s", id)
 	}
 }
@@ -472,10 +523,10 @@ func TestServiceRoutes(t *testing.T) {
 		ServiceLoadBalancerIPs: []api.ServiceIPBlock{{CIDR: "10.96.0.0/12"}},
 	}))
 	m := build(in, "a")
-	if diff := cmp.Diff([]string{"10.96.0.0/12", "198.51.100.0/24"}, m.Families[0].StaticRoutes); diff != "" {
+	if diff := cmp.Diff([]string{"10.96.0.0/12", "198.51.100.0/24"}, strs(m.Families[0].StaticRoutes)); diff != "" {
 		t.Errorf("v4 (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]string{"fd00:96::/108"}, m.Families[1].StaticRoutes); diff != "" {
+	if diff := cmp.Diff([]string{"fd00:96::/108"}, strs(m.Families[1].StaticRoutes)); diff != "" {
 		t.Errorf("v6 (-want +got):\n%s", diff)
 	}
 }

@@ -185,6 +185,11 @@ func (c *Config) Validate() error {
 	if c.RouterID != "" && c.RouterID != "hash" && !isIPv4(c.RouterID) {
 		return fmt.Errorf("router_id %q must be an IPv4 address or \"hash\"", c.RouterID)
 	}
+	for name, v := range c.Vars {
+		if v != "" && !safeVar.MatchString(v) {
+			return fmt.Errorf("[vars] %s = %q: a value is written into BIRD's configuration as it is, so it must be 1-64 letters, digits, '_', '.', ',', ':' or '-'", name, v)
+		}
+	}
 	return nil
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/calico-host/calico-host/pkg/backoff"
 	"github.com/calico-host/calico-host/pkg/daemon"
 	"github.com/calico-host/calico-host/pkg/syncer"
 )
@@ -19,11 +20,8 @@ type Source interface {
 	Run(ctx context.Context, out chan<- syncer.Message)
 }
 
-// Retry delays after a failed sync.
-const (
-	minRetry = time.Second
-	maxRetry = 30 * time.Second
-)
+// retryDelays are the delays after failed syncs.
+var retryDelays = backoff.Backoff{Min: time.Second, Max: 30 * time.Second}
 
 // loopName is the daemon's loop as the watchdog knows it.
 const loopName = "confd"
@@ -81,7 +79,7 @@ type loop struct {
 	dirty    bool // inputs changed since the last successful sync
 	timer    *time.Timer
 	deadline time.Time // when the armed timer fires (zero: not armed)
-	retry    time.Duration
+	retry    backoff.Backoff
 }
 
 // Run follows the datastore until ctx is done. Bursts of changes are debounced into one render;
@@ -98,7 +96,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	wg.Go(func() { d.watchdog.Run(ctx) })
 	d.notifier.Status("Waiting for the datastore")
 
-	l := &loop{timer: time.NewTimer(time.Hour), retry: minRetry}
+	l := &loop{timer: time.NewTimer(time.Hour), retry: retryDelays}
 	l.stop()
 	beat := time.NewTicker(d.watchdog.Limit() / 3)
 	defer beat.Stop()
@@ -205,12 +203,15 @@ func (d *Daemon) syncNow(ctx context.Context, l *loop) {
 	}
 	d.logResult(res, err, d.now().Sub(start))
 	if err != nil {
-		d.notifier.Status("Failed to apply BGP configuration (retrying in %s; BIRD keeps its last good configuration): %v", l.retry, err)
-		l.arm(d.now(), l.retry)
-		l.retry = min(2*l.retry, maxRetry)
+		delay := l.retry.Next()
+		// One line: sd_notify takes a line break as the start of another assignment.
+		d.notifier.Status("Failed to apply BGP configuration (retrying in %s; BIRD keeps its last good configuration): %s",
+			delay, newComment(err.Error()))
+		l.arm(d.now(), delay)
 		return
 	}
-	l.dirty, l.retry = false, minRetry
+	l.dirty = false
+	l.retry.Reset()
 	d.summary = res.summary(d.now())
 	d.showStatus() // before READY=1, so that systemd shows the result with it
 	d.notifier.Ready()

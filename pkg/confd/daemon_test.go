@@ -59,7 +59,8 @@ func TestDaemon(t *testing.T) {
 	var failChecks atomic.Bool
 	run := func(ctx context.Context, argv []string) ([]byte, error) {
 		if failChecks.Load() {
-			return []byte("bird: injected failure"), errors.New("exit status 1")
+			// BIRD's output goes into STATUS: a line break must not start another assignment.
+			return []byte("bird: injected failure\nREADY=1\nSTATUS=fake"), errors.New("exit status 1")
 		}
 		return ExecRunner(ctx, argv)
 	}
@@ -104,7 +105,9 @@ func TestDaemon(t *testing.T) {
 	// A failing check: STATUS says so, nothing changes, nothing reloads.
 	failChecks.Store(true)
 	src <- syncer.Message{Status: syncer.InSync, Updates: []syncer.Update{nodeUpdate("host-c", "198.18.0.3/24")}}
-	sock.WaitFor(t, "STATUS=Failed to apply BGP configuration", 10*time.Second)
+	if st := waitLine(t, sock, "STATUS=Failed to apply BGP configuration"); !strings.HasSuffix(st, `injected failure\nREADY=1\nSTATUS=fake`) {
+		t.Errorf("STATUS line %q does not carry the escaped output", st)
+	}
 	peers, _ := os.ReadFile(filepath.Join(dir, "bird_peers.cfg"))
 	if strings.Contains(string(peers), "198.18.0.3") || fake.reloads() != 2 {
 		t.Errorf("a failed check changed the files or reloaded BIRD (%d reloads)", fake.reloads())
@@ -117,6 +120,22 @@ func TestDaemon(t *testing.T) {
 	peers, _ = os.ReadFile(filepath.Join(dir, "bird_peers.cfg"))
 	if !strings.Contains(string(peers), "Mesh_198_18_0_3") || !strings.Contains(string(peers), "Mesh_198_18_0_4") || fake.reloads() != 3 {
 		t.Errorf("after recovery: %d reloads, peers:\n%s", fake.reloads(), peers)
+	}
+}
+
+// waitLine returns the first notify line with the given prefix.
+func waitLine(t *testing.T, sock *notifytest.Socket, prefix string) string {
+	t.Helper()
+	timeout := time.After(10 * time.Second)
+	for {
+		select {
+		case m := <-sock.Messages():
+			if strings.HasPrefix(m, prefix) {
+				return m
+			}
+		case <-timeout:
+			t.Fatalf("no %q", prefix)
+		}
 	}
 }
 

@@ -6,6 +6,7 @@
 //
 //	store.go    syncer messages -> Inputs (the objects, by name)
 //	build.go    Inputs -> Model (pure: peers.go, filters.go, routes.go), Project Calico's semantics
+//	syntax.go   the typed values of the Model: BIRD symbols, strings, escaped comments, communities
 //	render.go   Model -> files, through the Go text/template files in /etc/calico/confd/templates
 //	stage.go    files -> staging directory -> check (bird -p) -> atomic rename of changed files
 //	reload.go   changed files -> "configure" on BIRD's control socket (birdctl) or a command
@@ -13,6 +14,11 @@
 //	daemon.go   the loop: debounce, retry with backoff, periodic resync, READY/STATUS/WATCHDOG
 //	config.go   /etc/calico/confd.toml, conf.d/*.toml and the environment
 //	main.go     wiring for cmd/calico-confd
+//
+// Every value a template prints is typed and checked against BIRD's grammar when the Model is
+// built (syntax.go); a datastore value that does not fit is left out with a warning, and a
+// BGPFilter that cannot be written exactly stops the sessions that use it rather than filtering
+// less. Warnings reach the files only as escaped comments.
 //
 // A render that fails (template error, bird -p rejecting the result) changes no file: BIRD keeps
 // running on the last good configuration, the error goes to the log and to systemd's STATUS,

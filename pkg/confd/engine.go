@@ -64,7 +64,10 @@ func (e *Engine) Model(in *Inputs) *Model {
 // changes; on a reload error the new files stay in place and the next Sync reloads again.
 func (e *Engine) Sync(ctx context.Context, in *Inputs) (Result, error) {
 	m := e.Model(in)
-	res := Result{Warnings: m.Warnings}
+	res := Result{}
+	for _, w := range m.Warnings {
+		res.Warnings = append(res.Warnings, w.String())
+	}
 	for i, f := range m.Families {
 		res.Sessions[i] = len(f.Peers)
 	}

@@ -36,6 +36,7 @@ var goldenCases = []struct {
 	{"ipv6-host-v6only", "host-v6only", []string{"testdata/fixtures/ipv6.json"}},
 	{"communities-host-a", "host-a", []string{"testdata/fixtures/communities.json"}},
 	{"communities-host-b", "host-b", []string{"testdata/fixtures/communities.json"}},
+	{"filters-host-a", "host-a", []string{"testdata/fixtures/filters.json"}},
 }
 
 // TestGolden renders each fixture with the shipped templates through the whole pipeline (which
@@ -91,7 +92,7 @@ func compareGolden(t *testing.T, golden, got string) {
 }
 
 // requireBIRD skips a test when BIRD 2 is not installed.
-func requireBIRD(t *testing.T) {
+func requireBIRD(t testing.TB) {
 	t.Helper()
 	if _, err := exec.LookPath("bird"); err != nil {
 		t.Skip("bird (Debian package bird2) is not installed")

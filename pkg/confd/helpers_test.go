@@ -38,7 +38,7 @@ func messageFrom(t testing.TB, kvs []kv) syncer.Message {
 	t.Helper()
 	m := syncer.Message{Status: syncer.InSync, Snapshot: true}
 	for i, e := range kvs {
-		v, err := syncer.DefaultDecoder(e.Key, e.Value, int64(i+1))
+		v, err := Decode(e.Key, e.Value, int64(i+1))
 		if err != nil {
 			t.Fatalf("fixture key %s: %v", e.Key, err)
 		}

@@ -27,11 +27,11 @@ func Main(ctx context.Context, opts Options, stderr io.Writer) error {
 	}
 	cfg, err := LoadConfig(orDefault(opts.ConfigFile, DefaultConfigFile), opts.Env)
 	if err != nil {
-		return fmt.Errorf("loading configuration: %w", err)
+		return fmt.Errorf("loading configuration: %w", daemon.ConfigError(err))
 	}
 	level, err := daemon.ParseLevel(cfg.LogSeverity)
 	if err != nil {
-		return err
+		return daemon.ConfigError(err)
 	}
 	log := daemon.NewLogger(stderr, "calico-confd", level, daemon.FormatAuto)
 	nodeName, err := cfg.ResolveNodeName()
@@ -40,7 +40,7 @@ func Main(ctx context.Context, opts Options, stderr io.Writer) error {
 	}
 	dsCfg, err := config.LoadDatastore(orDefault(opts.DatastoreFile, config.DefaultDatastoreFile), opts.Env)
 	if err != nil {
-		return fmt.Errorf("loading datastore configuration: %w", err)
+		return fmt.Errorf("loading datastore configuration: %w", daemon.ConfigError(err))
 	}
 	ds, err := datastore.New(dsCfg)
 	if err != nil {
@@ -49,7 +49,7 @@ func Main(ctx context.Context, opts Options, stderr io.Writer) error {
 	defer ds.Close()
 	log.Info().Str("version", buildinfo.Version).Str("node", nodeName).Strs("etcd", dsCfg.Etcd.Endpoints).
 		Str("output_dir", cfg.OutputDir).Bool("onetime", opts.Onetime).Msg("Starting calico-confd")
-	src := syncer.New(ds, syncer.Config{Prefixes: SyncPrefixes(nodeName)}, log.With().Str("subcomponent", "syncer").Logger())
+	src := syncer.New(ds, SyncerConfig(nodeName), log.With().Str("subcomponent", "syncer").Logger())
 	d := NewDaemon(&cfg, nodeName, src, ExecRunner, daemon.NewNotifier(log), log)
 	if opts.Onetime {
 		ctx, cancel := context.WithTimeout(ctx, DefaultSnapshotTimeout)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/calico-host/calico-host/pkg/daemon"
 	"github.com/calico-host/calico-host/pkg/datastore/etcdtest"
 )
 
@@ -48,5 +49,15 @@ log_severity = "Error"
 	err = Main(ctx, Options{ConfigFile: filepath.Join(dir, "bad.toml"), Onetime: true, Env: func(string) (string, bool) { return "", false }}, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), `unknown key "bogus"`) {
 		t.Errorf("bad config: %v", err)
+	}
+	// calico-confd exits 78 (EX_CONFIG) on it: calico-confd.service does not restart it in a loop.
+	if code := daemon.ExitCode(err); code != daemon.ExitConfig {
+		t.Errorf("bad config: exit status %d, want %d", code, daemon.ExitConfig)
+	}
+	writeFile(t, filepath.Join(dir, "bad-ds.toml"), "[etcd]\nendpoints = 3\n")
+	err = Main(ctx, Options{ConfigFile: filepath.Join(dir, "confd.toml"), DatastoreFile: filepath.Join(dir, "bad-ds.toml"), Onetime: true,
+		Env: func(string) (string, bool) { return "", false }}, io.Discard)
+	if code := daemon.ExitCode(err); code != daemon.ExitConfig {
+		t.Errorf("bad datastore config (%v): exit status %d, want %d", err, code, daemon.ExitConfig)
 	}
 }

@@ -1,36 +1,43 @@
 package confd
 
+import (
+	"net/netip"
+	"regexp"
+)
+
 // Model is what the templates render: the BGP configuration of one node, computed by Build from
-// the datastore. Everything in it is already validated and canonical (CIDRs masked, names safe
-// for BIRD), so templates only lay it out.
+// the datastore. Every value in it is typed and already checked (addresses and prefixes are
+// net/netip values, names are Symbols, strings are Texts or escaped Comments, see syntax.go), so
+// templates only lay it out.
 type Model struct {
-	NodeName string
+	NodeName Comment
 	// NodeFound is false when this node has no Node object yet (nothing to peer with).
 	NodeFound bool
-	RouterID  string
-	ASNumber  string
+	RouterID  netip.Addr
+	ASNumber  ASN
 	// ListenPort is the BGP port this node listens on (0: BIRD's default, 179).
 	ListenPort uint16
 	// LogSeverity is the effective BGPConfiguration logSeverityScreen, lower case ("info").
 	LogSeverity string
-	// Debug is BIRD's per-protocol debug setting: "all", "{ states }" or "" (off).
-	Debug string
+	// Debug is BIRD's per-protocol debug setting: "all", "{ states }" or empty (off).
+	Debug Syntax
 	// LogClasses is what BIRD logs to stderr: "all" or a "{ ... }" list of classes.
-	LogClasses string
-	// DirectInterfaces is the interface pattern list of protocol direct.
-	DirectInterfaces string
-	// ClusterID is this node's route reflector cluster ID ("" if it is not a route reflector).
-	ClusterID string
+	LogClasses Syntax
+	// DirectInterfaces is the interface pattern list of protocol direct: the ignored interfaces,
+	// workload (cali*) and kube-ipvs interfaces excluded.
+	DirectInterfaces Syntax
+	// ClusterID is this node's route reflector cluster ID (invalid if it is not a reflector).
+	ClusterID netip.Addr
 	// MeshEnabled reports whether the node-to-node mesh applies to this node.
 	MeshEnabled bool
 	// StrictBind binds BGP sockets to the node address (BGPConfiguration bindMode NodeIP).
 	StrictBind bool
 	// Families are IPv4 then IPv6.
 	Families []*Family
-	// Vars are the [vars] of confd.toml (BGP timers, for example).
+	// Vars are the [vars] of confd.toml (BGP timers, for example); see Var.
 	Vars map[string]string
 	// Warnings are problems with the datastore contents, rendered as comments and logged.
-	Warnings []string
+	Warnings []Comment
 }
 
 // Family is everything about one IP family. BIRD 2 runs both in one daemon: each family has its
@@ -40,14 +47,12 @@ type Family struct {
 	Channel string // "ipv4" or "ipv6"
 	// Suffix names this family's symbols: calico_export_to_bgp_peers_v4.
 	Suffix string
-	// FilterSuffix names BGPFilter functions as Project Calico does: 'bgp_<name>_importFilterV4'.
-	FilterSuffix string
-	// NodeIP is this node's BGP address in this family ("" = no BGP sessions in this family).
-	NodeIP string
+	// NodeIP is this node's BGP address in this family (invalid: no BGP sessions in this family).
+	NodeIP netip.Addr
 	// Blocks are this host's IPAM blocks (blackhole routes, aggregated on export).
 	Blocks []Block
 	// StaticRoutes are service CIDRs to advertise (blackholes never programmed into the kernel).
-	StaticRoutes []string
+	StaticRoutes []netip.Prefix
 	// Pools are the IP pools of this family.
 	Pools []Pool
 	// Communities are the BGP communities added to exported prefixes.
@@ -60,51 +65,50 @@ type Family struct {
 
 // Block is one of this host's IPAM blocks.
 type Block struct {
-	CIDR  string
-	State string // affinity state: confirmed, pending, pendingDeletion
+	CIDR netip.Prefix
+	// State is the affinity state: "confirmed" (also for affinities without a state), "pending"
+	// or "pendingDeletion".
+	State AffinityState
 	// Aggregate: export the block and nothing beneath it (confirmed affinities).
 	Aggregate bool
 	// Blackhole: install a blackhole route for it (everything but single addresses).
 	Blackhole bool
 }
 
+// AffinityState is one of Project Calico's block affinity states.
+type AffinityState string
+
 // Pool is one IP pool.
 type Pool struct {
-	Name string
-	CIDR string
+	Name Comment
+	CIDR netip.Prefix
 	// Export: routes in the pool are exported to BGP peers (false: disableBGPExport).
 	Export bool
 	// ProgramKernel: BIRD programs routes in the pool into the kernel (false for VXLAN and IPIP
 	// pools, whose routes felix programs).
 	ProgramKernel bool
 	// Reason explains the choices, for a comment.
-	Reason string
+	Reason Comment
 }
 
 // CommunityRule adds communities to exported routes within CIDR.
 type CommunityRule struct {
-	CIDR        string
+	CIDR        netip.Prefix
 	Communities []Community
-}
-
-// Community is one community value.
-type Community struct {
-	Large bool   // aa:nn:mm (bgp_large_community) rather than aa:nn (bgp_community)
-	Tuple string // "(64512, 120)" or "(64512, 300, 100)"
 }
 
 // FilterFunc is one BIRD function generated from a BGPFilter's rules for one direction.
 type FilterFunc struct {
-	Name      string // the quoted BIRD symbol, e.g. 'bgp_my-filter_importFilterV4'
-	Filter    string // the BGPFilter's name
-	Direction string // "import" or "export"
-	Rules     []FilterRule
-}
-
-// FilterRule is one rule: "if (Condition) then { Action; }", or just "Action;" with no condition.
-type FilterRule struct {
-	Condition string
-	Action    string // "accept" or "reject"
+	Name      Symbol  // e.g. 'bgp_my-filter_importFilterV4'
+	Filter    Comment // the BGPFilter's name
+	Direction string  // "import" or "export"
+	// PeerTyped: a rule matches on the peer type, so the function takes the argument
+	// "bool is_same_as" (the peer's AS is this node's), as Project Calico's do.
+	PeerTyped bool
+	// Rules are the function's statements, one per rule.
+	Rules []Syntax
+	// filter is the BGPFilter's name, as peers name it.
+	filter string
 }
 
 // Peer types, as they prefix BIRD protocol names.
@@ -114,39 +118,53 @@ const (
 	PeerNode   = "Node"
 )
 
+// Next hop modes of a session.
+const (
+	NextHopSelf = "self"
+	NextHopKeep = "keep"
+)
+
 // Peer is one BGP session.
 type Peer struct {
-	Name    string // BIRD protocol name: Mesh_198_18_0_2, Global_198_18_0_254_port_1179, ...
+	Name    Symbol // BIRD protocol name: Mesh_198_18_0_2, Global_198_18_0_254_port_1179, ...
 	Type    string // PeerMesh, PeerGlobal or PeerNode
-	Comment string // where it comes from
-	IP      string
+	Comment Comment
+	IP      netip.Addr
 	Port    uint16 // 0: 179
-	AS      string
-	// SourceAddress is the local address of the TCP session ("" = let the kernel choose).
-	SourceAddress string
+	AS      ASN
+	// SourceAddress is the local address of the TCP session (invalid: the kernel chooses).
+	SourceAddress netip.Addr
 	// Passive: wait for the peer to connect (one side of a mesh or Calico-to-Calico peering).
 	Passive bool
 	// RRClient and RRClusterID make this node a route reflector for the peer.
 	RRClient    bool
-	RRClusterID string
-	Password    string
+	RRClusterID netip.Addr
+	Password    *Text
 	// GracefulRestartTime is in seconds (0: BIRD's default).
-	GracefulRestartTime int
-	// NextHop is "", "self" or "keep".
+	GracefulRestartTime uint32
+	// NextHop is "", NextHopSelf or NextHopKeep.
 	NextHop string
 	// AllowLocalAS is BIRD's "allow local as N" (0: off).
-	AllowLocalAS int
+	AllowLocalAS uint32
 	// TTLSecurity is the hop count of GTSM (0: off).
-	TTLSecurity int
-	// ImportFilters and ExportFilters are BGPFilter functions called in order before the
+	TTLSecurity uint8
+	// ImportFilters and ExportFilters are calls of BGPFilter functions, in order, before the
 	// defaults (import: accept; export: calico_export_to_bgp_peers, then reject).
-	ImportFilters []string
-	ExportFilters []string
+	ImportFilters []Syntax
+	ExportFilters []Syntax
+	// ImportNone and ExportNone: a BGPFilter the peer names cannot be applied in that direction,
+	// so the session imports (exports) nothing rather than more than the filter allows.
+	ImportNone bool
+	ExportNone bool
 }
 
-// Var returns the confd.toml [vars] value name, or def when it is unset or empty.
+// safeVar is what a [vars] value may be: a number, a list of numbers or a word.
+var safeVar = regexp.MustCompile(`^[A-Za-z0-9_.,:-]{1,64}$`)
+
+// Var returns the confd.toml [vars] value name, or def when it is unset, empty or not a plain
+// token (Config.Validate refuses those).
 func (m *Model) Var(name, def string) string {
-	if v := m.Vars[name]; v != "" {
+	if v := m.Vars[name]; safeVar.MatchString(v) {
 		return v
 	}
 	return def

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -103,7 +104,7 @@ func startConfd(t *testing.T, h *testHost, ds *datastore.Client, templates strin
 	h.cfg.setDefaults()
 	h.cfg.Debounce.Duration = 100 * time.Millisecond
 	log := zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel).With().Str("host", h.name).Logger()
-	src := syncer.New(ds, syncer.Config{Prefixes: SyncPrefixes(h.name)}, log)
+	src := syncer.New(ds, SyncerConfig(h.name), log)
 	d := NewDaemon(h.cfg, h.name, src, ExecRunner, daemon.NewNotifier(log), log)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -172,22 +173,32 @@ func (h *testHost) sessions() (map[string]string, error) {
 // birdCommand runs a command on h's BIRD and returns the reply text.
 func (h *testHost) birdCommand(t *testing.T, cmd string) string {
 	t.Helper()
+	out, err := h.tryBirdCommand(cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// tryBirdCommand is birdCommand returning BIRD's refusal (such as "Network not found" before
+// a route is learnt) as an error, for polling.
+func (h *testHost) tryBirdCommand(cmd string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	c, err := birdctl.Dial(ctx, h.socket())
 	if err != nil {
-		t.Fatal(err)
+		return "", err
 	}
 	defer c.Close()
 	lines, err := c.Command(ctx, cmd)
 	if err != nil {
-		t.Fatal(err)
+		return "", err
 	}
 	var b strings.Builder
 	for _, l := range lines {
 		b.WriteString(l.Text + "\n")
 	}
-	return b.String()
+	return b.String(), nil
 }
 
 // birdRoutes returns h's kernel routes installed by BIRD in one family: destination -> "via
@@ -319,4 +330,13 @@ func (s store) del(kind, name string) {
 	if _, err := s.cli.Delete(ctx, datastore.ResourceKey(k, "", name)); err != nil {
 		s.t.Fatal(err)
 	}
+}
+
+// pname is the BIRD protocol name of a peering (see peerName).
+func pname(typ, ip string, port uint16) string {
+	s, err := peerName(typ, netip.MustParseAddr(ip), port)
+	if err != nil {
+		panic(err)
+	}
+	return s.Name()
 }

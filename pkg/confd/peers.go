@@ -14,16 +14,16 @@ import (
 // peerKey identifies one explicit peering: the first BGPPeer to produce a key wins, global
 // peerings before node-specific ones (as Project Calico does).
 type peerKey struct {
-	ip   string
+	ip   netip.Addr
 	port uint16
 }
 
 // target is the remote end of an explicit peering.
 type target struct {
-	ip          string
+	ip          netip.Addr
 	port        uint16
-	as          string
-	rrClusterID string
+	as          ASN
+	rrClusterID netip.Addr
 	calicoNode  bool // the remote end is one of our nodes
 }
 
@@ -34,49 +34,70 @@ type candidate struct {
 	peer *api.BGPPeer
 }
 
-// peers computes this node's sessions in family fi: the mesh, then explicit peerings.
+// peers computes this node's sessions in family fi: the mesh, then explicit peerings. A peering
+// whose protocol name would repeat another's is left out (BIRD would refuse the whole file).
 func (b *builder) peers(fi int, funcs []FilterFunc) []Peer {
-	out := b.meshPeers(fi)
-	localIP := b.local.ip[fi]
+	var out []Peer
+	names := map[string]string{}
+	add := func(p Peer, ok bool) {
+		if !ok {
+			return
+		}
+		if prev, dup := names[p.Name.Name()]; dup {
+			b.warn("%s: session %s is already made for %s; left out", p.Comment, p.Name.Name(), prev)
+			return
+		}
+		names[p.Name.Name()] = p.Comment.String()
+		out = append(out, p)
+	}
+	for _, p := range b.meshPeers(fi) {
+		add(p, true)
+	}
 	for _, c := range b.explicitPeerings(fi) {
-		if c.t.ip == localIP {
+		if c.t.ip == b.local.ip[fi] {
 			continue // ourselves
 		}
-		out = append(out, b.explicitPeer(c, fi, funcs))
+		add(b.explicitPeer(c, fi, funcs))
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	sort.Slice(out, func(i, j int) bool { return out[i].Name.Name() < out[j].Name.Name() })
 	return out
 }
 
 // peerName is Project Calico's BIRD protocol name: Mesh_198_18_0_2, Node_fd00__2_port_1179.
-func peerName(typ, ip string, port uint16) string {
-	n := typ + "_" + strings.NewReplacer(".", "_", ":", "_").Replace(ip)
+func peerName(typ string, ip netip.Addr, port uint16) (Symbol, error) {
+	n := typ + "_" + strings.NewReplacer(".", "_", ":", "_").Replace(ip.String())
 	if port != 0 {
 		n += fmt.Sprintf("_port_%d", port)
 	}
-	return n
+	return newSymbol(n, false)
 }
 
 // meshPeers are the node-to-node mesh: every other node with an address in this family, except
-// route reflectors. A route reflector itself takes no part in the mesh.
+// route reflectors. A route reflector itself takes no part in the mesh. Nodes sharing an
+// address get one session, the first by name (see peers): BIRD refuses a protocol name twice.
 func (b *builder) meshPeers(fi int) []Peer {
-	if !b.meshEnabled() || b.local.clusterID != "" {
+	if !b.meshEnabled() || b.local.clusterID.IsValid() {
 		return nil
 	}
 	localIP := b.local.ip[fi]
 	password := b.password("node mesh", b.global.NodeMeshPassword)
-	restart := durationSeconds(b.global.NodeMeshMaxRestartTime)
+	restart := b.durationSeconds("BGPConfiguration default: nodeMeshMaxRestartTime", b.global.NodeMeshMaxRestartTime)
 	var out []Peer
 	for _, name := range sortedKeys(b.nodes) {
 		n := b.nodes[name]
 		ip := n.ip[fi]
-		if name == b.local.name || ip == "" || ip == localIP || n.clusterID != "" {
+		if name == b.local.name || !ip.IsValid() || ip == localIP || n.clusterID.IsValid() {
+			continue
+		}
+		sym, err := peerName(PeerMesh, ip, 0)
+		if err != nil {
+			b.warn("node %s: no mesh session: %v", name, err)
 			continue
 		}
 		out = append(out, Peer{
-			Name: peerName(PeerMesh, ip, 0), Type: PeerMesh, Comment: "node-to-node mesh: node " + name,
+			Name: sym, Type: PeerMesh, Comment: newComment("node-to-node mesh: node " + name),
 			IP: ip, Port: n.port, AS: n.as, SourceAddress: localIP,
-			Passive:  ip > localIP, // one side connects: avoids a race during graceful restart
+			Passive:  ip.String() > localIP.String(), // one side connects (string order, as Calico)
 			Password: password, GracefulRestartTime: restart,
 		})
 	}
@@ -91,7 +112,7 @@ func (b *builder) explicitPeerings(fi int) []candidate {
 	var out []candidate
 	emit := func(typ string, t target, p *api.BGPPeer) {
 		k := peerKey{t.ip, t.port}
-		if familyIndex(netip.MustParseAddr(t.ip)) != fi || seen[k] {
+		if familyIndex(t.ip) != fi || seen[k] {
 			return
 		}
 		seen[k] = true
@@ -153,6 +174,27 @@ func (b *builder) selectNodes(peer, sel string) []*nodeBGP {
 	return out
 }
 
+// peerAddr parses a BGPPeer's peerIP ("198.18.1.254", "198.18.1.254:1179", "[fd00::1]:1179").
+func peerAddr(peerIP string) (netip.Addr, uint16, error) {
+	ip, port, err := api.SplitPeerIP(peerIP)
+	if err != nil {
+		return netip.Addr{}, 0, err
+	}
+	addr, ok := netip.AddrFromSlice(ip)
+	if !ok {
+		return netip.Addr{}, 0, fmt.Errorf("invalid peer IP %q", peerIP)
+	}
+	return addr.Unmap(), uint16(port), nil
+}
+
+// peerAS is a BGPPeer's AS number, the global one by default.
+func (b *builder) peerAS(p *api.BGPPeer) ASN {
+	if p.Spec.ASNumber != nil {
+		return ASN(*p.Spec.ASNumber)
+	}
+	return b.globalAS()
+}
+
 // targets are the remote ends of a BGPPeer: the nodes its peerSelector matches, or its peerIP.
 func (b *builder) targets(p *api.BGPPeer) []target {
 	if p.Spec.PeerSelector != "" {
@@ -162,21 +204,18 @@ func (b *builder) targets(p *api.BGPPeer) []target {
 		}
 		return out
 	}
-	ip, port, err := api.SplitPeerIP(p.Spec.PeerIP)
+	ip, port, err := peerAddr(p.Spec.PeerIP)
+	if err == nil && !sessionAddr(ip) {
+		err = fmt.Errorf("peer IP %s cannot be a BGP neighbor without an interface", ip)
+	}
 	if err != nil {
 		b.warn("BGPPeer %s: %v", p.Name, err)
 		return nil
 	}
-	addr, _ := netip.AddrFromSlice(ip)
-	addr = addr.Unmap()
-	as := b.globalAS()
-	if p.Spec.ASNumber != nil {
-		as = fmt.Sprint(uint32(*p.Spec.ASNumber))
-	}
-	t := target{ip: addr.String(), port: uint16(port), as: as}
+	t := target{ip: ip, port: port, as: b.peerAS(p)}
 	if n := b.nodeWithIP(t.ip); n != nil {
 		t.calicoNode = true
-		if t.port == 0 && n.as == as {
+		if t.port == 0 && n.as == t.as {
 			t.port = n.port // peer with a Calico node on the port it listens on
 		}
 	}
@@ -187,14 +226,14 @@ func (b *builder) targets(p *api.BGPPeer) []target {
 func nodeTargets(n *nodeBGP, fams ...int) []target {
 	var out []target
 	for _, fi := range fams {
-		if n.ip[fi] != "" {
+		if n.ip[fi].IsValid() {
 			out = append(out, target{ip: n.ip[fi], port: n.port, as: n.as, rrClusterID: n.clusterID, calicoNode: true})
 		}
 	}
 	return out
 }
 
-func (b *builder) nodeWithIP(ip string) *nodeBGP {
+func (b *builder) nodeWithIP(ip netip.Addr) *nodeBGP {
 	for _, name := range sortedKeys(b.nodes) {
 		if n := b.nodes[name]; n.ip[0] == ip || n.ip[1] == ip {
 			return n
@@ -233,81 +272,100 @@ func (b *builder) isRemoteEnd(p *api.BGPPeer, fi int) bool {
 	if p.Spec.PeerSelector != "" {
 		return b.matches(p.Name, p.Spec.PeerSelector, b.local)
 	}
-	ip, port, err := api.SplitPeerIP(p.Spec.PeerIP)
-	if err != nil {
+	ip, port, err := peerAddr(p.Spec.PeerIP)
+	if err != nil || ip != b.local.ip[fi] {
 		return false
-	}
-	addr, _ := netip.AddrFromSlice(ip)
-	if addr.Unmap().String() != b.local.ip[fi] {
-		return false
-	}
-	as := b.globalAS()
-	if p.Spec.ASNumber != nil {
-		as = fmt.Sprint(uint32(*p.Spec.ASNumber))
 	}
 	listen := b.local.port
 	if listen == 0 {
 		listen = 179
 	}
-	return as == b.local.as && (port == 0 || uint16(port) == listen)
+	return b.peerAS(p) == b.local.as && (port == 0 || port == listen)
 }
 
-// explicitPeer turns a candidate into a Peer with the BGPPeer's settings.
-func (b *builder) explicitPeer(c candidate, fi int, funcs []FilterFunc) Peer {
+// explicitPeer turns a candidate into a Peer with the BGPPeer's settings (ok false: it cannot be
+// made, with a warning).
+func (b *builder) explicitPeer(c candidate, fi int, funcs []FilterFunc) (Peer, bool) {
 	spec := &c.peer.Spec
-	localIP := b.local.ip[fi]
-	p := Peer{
-		Name: peerName(c.typ, c.t.ip, c.t.port), Type: c.typ, Comment: "BGPPeer " + c.peer.Name,
-		IP: c.t.ip, Port: c.t.port, AS: c.t.as,
-		Password:            b.password("BGPPeer "+c.peer.Name, spec.Password),
-		GracefulRestartTime: durationSeconds(spec.MaxRestartTime),
+	what := "BGPPeer " + c.peer.Name
+	name, err := peerName(c.typ, c.t.ip, c.t.port)
+	if err != nil {
+		b.warn("%s: no session with %s: %v", what, c.t.ip, err)
+		return Peer{}, false
 	}
+	p := Peer{
+		Name: name, Type: c.typ, Comment: newComment(what),
+		IP: c.t.ip, Port: c.t.port, AS: c.t.as,
+		Password:            b.password(what, spec.Password),
+		GracefulRestartTime: b.durationSeconds(what+": maxRestartTime", spec.MaxRestartTime),
+	}
+	localIP := b.local.ip[fi]
 	if spec.SourceAddress != "None" {
 		p.SourceAddress = localIP
 	}
 	// Project Calico makes global peerings between Calico nodes unidirectional, like the mesh.
-	p.Passive = c.typ == PeerGlobal && c.t.calicoNode && c.t.ip > localIP
-	if p.AS == b.local.as && b.local.clusterID != "" && c.t.rrClusterID != b.local.clusterID {
+	p.Passive = c.typ == PeerGlobal && c.t.calicoNode && c.t.ip.String() > localIP.String()
+	if p.AS == b.local.as && b.local.clusterID.IsValid() && c.t.rrClusterID != b.local.clusterID {
 		p.RRClient, p.RRClusterID = true, b.local.clusterID
 	}
 	switch {
 	case spec.NextHopMode == "Self":
-		p.NextHop = "self"
+		p.NextHop = NextHopSelf
 	case spec.NextHopMode == "Keep", spec.KeepOriginalNextHop && p.AS != b.local.as:
-		p.NextHop = "keep"
+		p.NextHop = NextHopKeep
 	}
-	if spec.NumAllowedLocalASNumbers != nil {
-		p.AllowLocalAS = *spec.NumAllowedLocalASNumbers
+	b.peerLimits(&p, what, spec)
+	b.peerFilterCalls(&p, c.peer.Name, spec.Filters, funcs)
+	return p, true
+}
+
+// peerLimits sets allow local as and TTL security, as Project Calico renders them (only values
+// above 0); values BIRD cannot take are left out with a warning.
+func (b *builder) peerLimits(p *Peer, what string, spec *api.BGPPeerSpec) {
+	if n := spec.NumAllowedLocalASNumbers; n != nil && *n > 0 {
+		if *n <= math.MaxUint32 {
+			p.AllowLocalAS = uint32(*n)
+		} else {
+			b.warn("%s: numAllowedLocalASNumbers %d is out of range; not set", what, *n)
+		}
 	}
-	if spec.TTLSecurity != nil {
-		p.TTLSecurity = *spec.TTLSecurity
+	if n := spec.TTLSecurity; n != nil && *n > 0 {
+		if *n <= math.MaxUint8 {
+			p.TTLSecurity = uint8(*n)
+		} else {
+			b.warn("%s: ttlSecurity %d is out of range 0-255; not set", what, *n)
+		}
 	}
-	p.ImportFilters, p.ExportFilters = b.peerFilterCalls(c.peer.Name, spec.Filters, fi, funcs)
-	return p
 }
 
 // password reads a BGP password; a password that cannot be read or written into BIRD's
 // configuration is left out, with a warning.
-func (b *builder) password(what string, pw *api.BGPPassword) string {
+func (b *builder) password(what string, pw *api.BGPPassword) *Text {
 	if pw == nil || pw.SecretKeyRef == nil || b.opts.Password == nil {
-		return ""
+		return nil
 	}
 	s, err := b.opts.Password(pw.SecretKeyRef)
 	if err != nil {
 		b.warn("%s: no password: %v", what, err)
-		return ""
+		return nil
 	}
-	if !birdStringOK(s) {
-		b.warn("%s: password contains a quote, backslash or line break, which BIRD cannot take; no password", what)
-		return ""
+	t, err := newText(s)
+	if err != nil || s == "" {
+		b.warn("%s: the password cannot be written into BIRD's configuration (empty, a quote, a backslash or a control character); no password", what)
+		return nil
 	}
-	return s
+	return &t
 }
 
-// durationSeconds rounds a duration to whole seconds (0 when unset).
-func durationSeconds(d *api.Duration) int {
+// durationSeconds rounds a duration to whole seconds (0 when unset, or out of BIRD's range).
+func (b *builder) durationSeconds(what string, d *api.Duration) uint32 {
 	if d == nil {
 		return 0
 	}
-	return int(math.Round(d.Seconds()))
+	s := math.Round(d.Seconds())
+	if s < 0 || s > math.MaxUint32 {
+		b.warn("%s: %s is out of range; not set", what, d.Duration)
+		return 0
+	}
+	return uint32(s)
 }

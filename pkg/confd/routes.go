@@ -1,21 +1,20 @@
 package confd
 
 import (
-	"fmt"
 	"net/netip"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/calico-host/calico-host/pkg/api"
 )
 
-// canonicalCIDR parses a CIDR of family fi (-1: any) and returns it masked, as BIRD requires.
-func canonicalCIDR(s string, fi int) (string, bool) {
+// parseCIDR parses a CIDR of family fi (-1: any), masked as BIRD requires (no IPv4-mapped IPv6).
+func parseCIDR(s string, fi int) (netip.Prefix, bool) {
 	p, err := netip.ParsePrefix(s)
-	if err != nil || (fi >= 0 && familyIndex(p.Addr()) != fi) {
-		return "", false
+	if err != nil || p.Addr().Is4In6() || (fi >= 0 && familyIndex(p.Addr()) != fi) {
+		return netip.Prefix{}, false
 	}
-	return p.Masked().String(), true
+	return p.Masked(), true
 }
 
 // cidrFamily returns the family index of a CIDR string (by its syntax).
@@ -26,15 +25,12 @@ func cidrFamily(s string) int {
 	return 0
 }
 
-// sortCIDRs sorts canonical CIDRs by address, then prefix length.
-func sortCIDRs[T any](items []T, cidr func(T) string) {
-	sort.SliceStable(items, func(i, j int) bool {
-		a, b := netip.MustParsePrefix(cidr(items[i])), netip.MustParsePrefix(cidr(items[j]))
-		if c := a.Addr().Compare(b.Addr()); c != 0 {
-			return c < 0
-		}
-		return a.Bits() < b.Bits()
-	})
+// comparePrefixes orders prefixes by address, then prefix length.
+func comparePrefixes(a, b netip.Prefix) int {
+	if c := a.Addr().Compare(b.Addr()); c != 0 {
+		return c
+	}
+	return a.Bits() - b.Bits()
 }
 
 // blocks are this host's affinity blocks of family fi. Every block gets a blackhole route (single
@@ -46,41 +42,58 @@ func (b *builder) blocks(fi int) []Block {
 		if cidrFamily(cidr) != fi || aff.Deleted {
 			continue
 		}
-		c, ok := canonicalCIDR(cidr, fi)
-		if !ok {
+		p, ok := parseCIDR(cidr, fi)
+		if !ok || p.String() != cidr {
 			b.warn("ignoring affinity for bad block CIDR %q", cidr)
 			continue
 		}
-		p := netip.MustParsePrefix(c)
+		state, ok := affinityStates[aff.State]
+		if !ok {
+			b.warn("block %s: ignoring affinity with unknown state %q", cidr, aff.State)
+			continue
+		}
 		out = append(out, Block{
-			CIDR:      c,
-			State:     aff.State,
-			Aggregate: aff.State == "" || aff.State == api.AffinityConfirmed,
+			CIDR:      p,
+			State:     state,
+			Aggregate: state == api.AffinityConfirmed,
 			Blackhole: p.Bits() < p.Addr().BitLen(),
 		})
 	}
-	sortCIDRs(out, func(b Block) string { return b.CIDR })
+	slices.SortStableFunc(out, func(x, y Block) int { return comparePrefixes(x.CIDR, y.CIDR) })
 	return out
+}
+
+// affinityStates maps the states of affinities to the model's ("": confirmed, as Project Calico
+// treats affinities written before states existed).
+var affinityStates = map[string]AffinityState{
+	"":                          api.AffinityConfirmed,
+	api.AffinityConfirmed:       api.AffinityConfirmed,
+	api.AffinityPending:         api.AffinityPending,
+	api.AffinityPendingDeletion: api.AffinityPendingDeletion,
 }
 
 // staticRoutes are the service CIDRs of the global BGPConfiguration (external, cluster and load
 // balancer IPs), deduplicated and sorted.
-func (b *builder) staticRoutes(fi int) []string {
-	seen := map[string]bool{}
+func (b *builder) staticRoutes(fi int) []netip.Prefix {
+	seen := map[netip.Prefix]bool{}
+	var out []netip.Prefix
 	for _, list := range [][]api.ServiceIPBlock{b.global.ServiceExternalIPs, b.global.ServiceClusterIPs, b.global.ServiceLoadBalancerIPs} {
 		for _, blk := range list {
 			if cidrFamily(blk.CIDR) != fi {
 				continue
 			}
-			if c, ok := canonicalCIDR(blk.CIDR, fi); ok {
-				seen[c] = true
-			} else {
+			p, ok := parseCIDR(blk.CIDR, fi)
+			if !ok {
 				b.warn("BGPConfiguration default: ignoring bad service CIDR %q", blk.CIDR)
+				continue
+			}
+			if !seen[p] {
+				seen[p] = true
+				out = append(out, p)
 			}
 		}
 	}
-	out := sortedKeys(seen)
-	sortCIDRs(out, func(s string) string { return s })
+	slices.SortFunc(out, comparePrefixes)
 	return out
 }
 
@@ -92,21 +105,21 @@ func (b *builder) pools(fi int) []Pool {
 		if cidrFamily(spec.CIDR) != fi {
 			continue
 		}
-		c, ok := canonicalCIDR(spec.CIDR, fi)
+		p, ok := parseCIDR(spec.CIDR, fi)
 		if !ok {
 			b.warn("IPPool %s: ignoring bad CIDR %q", name, spec.CIDR)
 			continue
 		}
-		out = append(out, poolModel(name, c, spec))
+		out = append(out, poolModel(name, p, spec))
 	}
-	sortCIDRs(out, func(p Pool) string { return p.CIDR })
+	slices.SortStableFunc(out, func(x, y Pool) int { return comparePrefixes(x.CIDR, y.CIDR) })
 	return out
 }
 
 // poolModel decides export and kernel programming for one pool, as Project Calico's templates
 // do; BIRD 2 cannot program IPIP tunnels (no krt_tunnel), so IPIP pools are left to felix too.
-func poolModel(name, cidr string, spec *api.IPPoolSpec) Pool {
-	p := Pool{Name: name, CIDR: cidr, Export: !spec.DisableBGPExport, ProgramKernel: true}
+func poolModel(name string, cidr netip.Prefix, spec *api.IPPoolSpec) Pool {
+	p := Pool{Name: newComment(name), CIDR: cidr, Export: !spec.DisableBGPExport, ProgramKernel: true}
 	var why []string
 	if spec.DisableBGPExport {
 		why = append(why, "BGP export is disabled")
@@ -119,7 +132,7 @@ func poolModel(name, cidr string, spec *api.IPPoolSpec) Pool {
 		p.ProgramKernel = false
 		why = append(why, "IPIP routes are programmed by felix")
 	}
-	p.Reason = strings.Join(why, "; ")
+	p.Reason = newComment(strings.Join(why, "; "))
 	return p
 }
 
@@ -137,17 +150,17 @@ func (b *builder) communities(fi int) []CommunityRule {
 		if cidrFamily(pa.CIDR) != fi {
 			continue
 		}
-		c, ok := canonicalCIDR(pa.CIDR, fi)
+		p, ok := parseCIDR(pa.CIDR, fi)
 		if !ok {
 			b.warn("BGPConfiguration %s: ignoring prefix advertisement with bad CIDR %q", srcName, pa.CIDR)
 			continue
 		}
-		rule := CommunityRule{CIDR: c}
+		rule := CommunityRule{CIDR: p}
 		for _, name := range pa.Communities {
 			if com, ok := b.community(name, src); ok {
 				rule.Communities = append(rule.Communities, com)
 			} else {
-				b.warn("BGPConfiguration %s: unknown community %q for %s", srcName, name, c)
+				b.warn("BGPConfiguration %s: unknown community %q for %s", srcName, name, p)
 			}
 		}
 		if len(rule.Communities) > 0 {
@@ -168,23 +181,4 @@ func (b *builder) community(v string, src *api.BGPConfigurationSpec) (Community,
 		}
 	}
 	return Community{}, false
-}
-
-// parseCommunity parses "aa:nn" (16-bit parts) or "aa:nn:mm" (32-bit parts).
-func parseCommunity(v string) (Community, bool) {
-	parts := strings.Split(v, ":")
-	if len(parts) != 2 && len(parts) != 3 {
-		return Community{}, false
-	}
-	limit := uint64(65535)
-	if len(parts) == 3 {
-		limit = 1<<32 - 1
-	}
-	for _, p := range parts {
-		var n uint64
-		if _, err := fmt.Sscanf(p, "%d", &n); err != nil || n > limit || fmt.Sprint(n) != p {
-			return Community{}, false
-		}
-	}
-	return Community{Large: len(parts) == 3, Tuple: "(" + strings.Join(parts, ", ") + ")"}, true
 }

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"text/template"
 	"time"
+
+	"github.com/calico-host/calico-host/pkg/atomicfile"
 )
 
 // CommandTimeout bounds each check and reload command.
@@ -194,20 +196,21 @@ func sameContent(f Rendered) (bool, error) {
 	return bytes.Equal(old, f.Data) && st.Mode().Perm() == mode, nil
 }
 
-// install renames the staged file over the destination (atomically); across file systems it
-// writes a temporary file next to the destination and renames that.
+// install renames the staged (fsynced) file over the destination and fsyncs the directory, so
+// the swap is atomic and survives a crash. Across file systems it writes a uniquely named
+// temporary file next to the destination and renames that (atomicfile.Write).
 func (s *Stager) install(f Rendered) error {
-	if err := os.MkdirAll(filepath.Dir(f.Dest), 0o755); err != nil {
+	dir := filepath.Dir(f.Dest)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
 	err := os.Rename(s.stagedPath(f), f.Dest)
-	if !errors.Is(err, syscall.EXDEV) {
+	if errors.Is(err, syscall.EXDEV) {
+		mode, _ := f.Template.FileMode()
+		return atomicfile.Write(f.Dest, f.Data, mode)
+	}
+	if err != nil {
 		return err
 	}
-	mode, _ := f.Template.FileMode()
-	tmp := f.Dest + ".tmp"
-	if err := writeFileSync(tmp, f.Data, mode); err != nil {
-		return err
-	}
-	return os.Rename(tmp, f.Dest)
+	return atomicfile.SyncDir(dir)
 }

@@ -222,3 +222,40 @@ func TestEngineKeepsLastGoodConfig(t *testing.T) {
 		t.Fatalf("retry: %+v %v, %d reloads", res, err, fake.reloads())
 	}
 }
+
+// TestStagerAcrossFileSystems: with the staging directory on another file system (rename fails
+// with EXDEV), files are installed through a uniquely named temporary file next to the
+// destination: a symlink planted at the old fixed name <dest>.tmp is not written through.
+func TestStagerAcrossFileSystems(t *testing.T) {
+	if _, err := os.Stat("/dev/shm"); err != nil {
+		t.Skip("needs /dev/shm")
+	}
+	shm, err := os.MkdirTemp("/dev/shm", "confd-stage-")
+	if err != nil {
+		t.Skip("cannot use /dev/shm:", err)
+	}
+	t.Cleanup(func() { os.RemoveAll(shm) })
+	dir := t.TempDir()
+	victim := filepath.Join(dir, "victim")
+	if err := os.WriteFile(victim, []byte("keep"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dest := filepath.Join(dir, "inc.cfg")
+	if err := os.Symlink(victim, dest+".tmp"); err != nil {
+		t.Fatal(err)
+	}
+	s := &Stager{Dir: filepath.Join(shm, "staging"), Run: ExecRunner}
+	f := Rendered{Template: Template{Src: "i", Dest: "inc.cfg"}, Dest: dest, Data: []byte("protocol device {}\n")}
+	if changed, err := s.Apply(context.Background(), []Rendered{f}); err != nil || len(changed) != 1 {
+		t.Fatalf("changed %d, err %v", len(changed), err)
+	}
+	if got, _ := os.ReadFile(dest); string(got) != string(f.Data) {
+		t.Errorf("destination holds %q", got)
+	}
+	if got, _ := os.ReadFile(victim); string(got) != "keep" {
+		t.Errorf("the file behind %s.tmp was overwritten: %q", dest, got)
+	}
+	if st, err := os.Lstat(dest); err != nil || !st.Mode().IsRegular() || st.Mode().Perm() != 0o640 {
+		t.Errorf("destination: %v %v", st, err)
+	}
+}

@@ -1,32 +1,66 @@
 package confd
 
 import (
+	"fmt"
+
 	"github.com/calico-host/calico-host/pkg/api"
 	"github.com/calico-host/calico-host/pkg/datastore"
 	"github.com/calico-host/calico-host/pkg/syncer"
 )
 
 // Inputs are the datastore objects the BGP model is computed from, by name. Affinities are
-// this host's block affinities, by block CIDR.
+// this host's block affinities, by block CIDR. InvalidConfigs and InvalidFilters are the
+// BGPConfigurations and BGPFilters stored under a key but not valid, by name: what went wrong,
+// with the key.
 type Inputs struct {
-	BGPConfigs map[string]*api.BGPConfiguration
-	Peers      map[string]*api.BGPPeer
-	Filters    map[string]*api.BGPFilter
-	Nodes      map[string]*api.Node
-	Pools      map[string]*api.IPPool
-	Affinities map[string]*api.BlockAffinity
+	BGPConfigs     map[string]*api.BGPConfiguration
+	InvalidConfigs map[string]string
+	Peers          map[string]*api.BGPPeer
+	Filters        map[string]*api.BGPFilter
+	InvalidFilters map[string]string
+	Nodes          map[string]*api.Node
+	Pools          map[string]*api.IPPool
+	Affinities     map[string]*api.BlockAffinity
 }
 
 // NewInputs returns empty Inputs.
 func NewInputs() *Inputs {
 	return &Inputs{
-		BGPConfigs: map[string]*api.BGPConfiguration{},
-		Peers:      map[string]*api.BGPPeer{},
-		Filters:    map[string]*api.BGPFilter{},
-		Nodes:      map[string]*api.Node{},
-		Pools:      map[string]*api.IPPool{},
-		Affinities: map[string]*api.BlockAffinity{},
+		BGPConfigs:     map[string]*api.BGPConfiguration{},
+		InvalidConfigs: map[string]string{},
+		Peers:          map[string]*api.BGPPeer{},
+		Filters:        map[string]*api.BGPFilter{},
+		InvalidFilters: map[string]string{},
+		Nodes:          map[string]*api.Node{},
+		Pools:          map[string]*api.IPPool{},
+		Affinities:     map[string]*api.BlockAffinity{},
 	}
+}
+
+// SyncerConfig is the syncer configuration of confd for node nodeName: its prefixes and Decode.
+func SyncerConfig(nodeName string) syncer.Config {
+	return syncer.Config{Prefixes: SyncPrefixes(nodeName), Decoder: Decode}
+}
+
+// Invalid is what Decode delivers for a BGPFilter or BGPConfiguration that does not decode or
+// validate.
+type Invalid struct {
+	Key string
+	Err error
+}
+
+// Decode is syncer.DefaultDecoder, except that a BGPFilter or BGPConfiguration that is not valid
+// is delivered as an *Invalid rather than as absent: the sessions using a filter must stop
+// exchanging routes rather than run without it, and a node whose BGP configuration is unknown
+// must not fall back to the defaults (a full mesh in AS 64512).
+func Decode(key string, value []byte, modRevision int64) (any, error) {
+	v, err := syncer.DefaultDecoder(key, value, modRevision)
+	if err != nil {
+		if id, ok := datastore.ParseResourceKey(key); ok && (id.Kind.Kind == "BGPFilter" || id.Kind.Kind == "BGPConfiguration") {
+			return &Invalid{Key: key, Err: err}, nil
+		}
+	}
+	return v, err
 }
 
 // SyncPrefixes are the etcd prefixes confd watches for node nodeName.
@@ -78,14 +112,24 @@ func (s *Store) apply(u syncer.Update) {
 	switch id.Kind.Kind {
 	case "BGPConfiguration":
 		setOrDelete(s.in.BGPConfigs, id.Name, u.Value)
+		setInvalid(s.in.InvalidConfigs, id, u.Value)
 	case "BGPPeer":
 		setOrDelete(s.in.Peers, id.Name, u.Value)
 	case "BGPFilter":
 		setOrDelete(s.in.Filters, id.Name, u.Value)
+		setInvalid(s.in.InvalidFilters, id, u.Value)
 	case "Node":
 		setOrDelete(s.in.Nodes, id.Name, u.Value)
 	case "IPPool":
 		setOrDelete(s.in.Pools, id.Name, u.Value)
+	}
+}
+
+// setInvalid records (or forgets) that the object named id is stored but not valid.
+func setInvalid(m map[string]string, id datastore.ResourceID, v any) {
+	delete(m, id.Name)
+	if bad, ok := v.(*Invalid); ok {
+		m[id.Name] = fmt.Sprintf("%s %s (key %s) is invalid: %v", id.Kind.Kind, id.Name, bad.Key, bad.Err)
 	}
 }
 

@@ -15,6 +15,8 @@ type Datastore struct {
 	// Type must be "etcdv3" (the only datastore calico-host supports).
 	Type string `toml:"datastore_type"`
 	Etcd Etcd   `toml:"etcd"`
+	// origins records where the etcd settings came from, for messages (see Note).
+	origins map[string]origin
 }
 
 // Etcd holds the etcd endpoints and credentials.
@@ -68,22 +70,36 @@ func datastoreEnv(d *Datastore) map[string]*string {
 // ETCD_PASSWORD, DATASTORE_TYPE, each also accepted with a CALICO_ prefix.
 func LoadDatastore(path string, env Env) (Datastore, error) {
 	var d Datastore
-	if _, err := LoadTOML(path, &d); err != nil {
+	if err := d.LoadFile(path); err != nil {
 		return d, err
 	}
 	d.ApplyEnv(env)
 	return d, d.Finish()
 }
 
+// LoadFile reads the datastore file into d (a missing file changes nothing) and notes the file as
+// the origin of the settings it holds.
+func (d *Datastore) LoadFile(path string) error {
+	if _, err := LoadTOML(path, d); err != nil {
+		return err
+	}
+	for _, s := range noted {
+		d.Note(s.key, s.key+" in "+path)
+	}
+	return nil
+}
+
 // ApplyEnv overrides fields from the environment.
 func (d *Datastore) ApplyEnv(env Env) {
 	for name, field := range datastoreEnv(d) {
-		if v, ok := lookup(env, name); ok {
-			*field = v
+		if v, ok := lookupNamed(env, name); ok {
+			*field = v.value
+			d.noteEnv(name, v.name)
 		}
 	}
-	if v, ok := lookup(env, "ETCD_ENDPOINTS"); ok && v != "" {
-		d.Etcd.Endpoints = SplitList(v)
+	if v, ok := lookupNamed(env, "ETCD_ENDPOINTS"); ok && v.value != "" {
+		d.Etcd.Endpoints = SplitList(v.value)
+		d.noteEnv("ETCD_ENDPOINTS", v.name)
 	}
 }
 
@@ -97,7 +113,10 @@ func (d *Datastore) Finish() error {
 		d.Etcd.Endpoints = []string{DefaultEndpoint}
 	}
 	if (d.Etcd.CertFile == "") != (d.Etcd.KeyFile == "") {
-		return fmt.Errorf("etcd cert_file and key_file must be set together")
+		return fmt.Errorf("etcd cert_file and key_file must be set together (%s, %s)", d.describe(keyCertFile), d.describe(keyKeyFile))
+	}
+	if err := d.checkEndpoints(); err != nil {
+		return err
 	}
 	if d.Etcd.DialTimeout.Duration == 0 {
 		d.Etcd.DialTimeout.Duration = 5 * time.Second
@@ -105,11 +124,15 @@ func (d *Datastore) Finish() error {
 	return nil
 }
 
-func lookup(env Env, name string) (string, bool) {
+// named is an environment value with the variable it came from.
+type named struct{ name, value string }
+
+func lookupNamed(env Env, name string) (named, bool) {
 	if v, ok := env(name); ok {
-		return v, true
+		return named{name, v}, true
 	}
-	return env("CALICO_" + name)
+	v, ok := env("CALICO_" + name)
+	return named{"CALICO_" + name, v}, ok
 }
 
 // SplitList splits a comma-separated list, trimming spaces and dropping empty entries.

@@ -3,6 +3,8 @@ package daemon
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -126,5 +128,26 @@ func TestHealthServer(t *testing.T) {
 	ready.Store(true)
 	if code, _ := get("/readiness"); code != 200 {
 		t.Errorf("readiness after ready %d", code)
+	}
+}
+
+func TestExitCode(t *testing.T) {
+	cfgErr := fmt.Errorf("loading configuration: %w", ConfigError(errors.New("bad value")))
+	for _, tc := range []struct {
+		err  error
+		want int
+	}{
+		{nil, 0},
+		{errors.New("etcd unreachable"), ExitFailure},
+		{cfgErr, ExitConfig},
+		{fmt.Errorf("outer: %w", cfgErr), ExitConfig},
+		{ConfigError(nil), 0},
+	} {
+		if got := ExitCode(tc.err); got != tc.want {
+			t.Errorf("ExitCode(%v) = %d, want %d", tc.err, got, tc.want)
+		}
+	}
+	if cfgErr.Error() != "loading configuration: bad value" {
+		t.Errorf("message %q", cfgErr.Error())
 	}
 }

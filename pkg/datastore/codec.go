@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 
@@ -58,7 +59,7 @@ func Decode(key string, value []byte, modRevision int64) (any, error) {
 		if _, _, ok := ParseAffinityKey(key); !ok {
 			return nil, nil
 		}
-		v = &api.BlockAffinity{}
+		return decodeAffinity(key, value)
 	case strings.HasPrefix(key, HandlePrefix):
 		v = &api.IPAMHandle{}
 	case key == IPAMConfigKey:
@@ -72,10 +73,30 @@ func Decode(key string, value []byte, modRevision int64) (any, error) {
 	return v, nil
 }
 
+// decodeAffinity decodes a block affinity: its key must name a block by its canonical CIDR, and
+// its state must be one Project Calico writes.
+func decodeAffinity(key string, value []byte) (*api.BlockAffinity, error) {
+	if _, err := AffinityBlock(key); err != nil {
+		return nil, err
+	}
+	a := &api.BlockAffinity{}
+	if err := strictJSON(value, a); err != nil {
+		return nil, err
+	}
+	if err := a.Validate(); err != nil {
+		return nil, fmt.Errorf("decoding affinity: %w", err)
+	}
+	return a, nil
+}
+
+// strictJSON decodes exactly one JSON value of v's type: anything after it is an error.
 func strictJSON(value []byte, v any) error {
 	d := json.NewDecoder(bytes.NewReader(value))
 	if err := d.Decode(v); err != nil {
 		return fmt.Errorf("decoding %T: %w", v, err)
+	}
+	if _, err := d.Token(); err != io.EOF {
+		return fmt.Errorf("decoding %T: data after the JSON value", v)
 	}
 	return nil
 }

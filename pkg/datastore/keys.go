@@ -5,6 +5,7 @@ package datastore
 
 import (
 	"fmt"
+	"net/netip"
 	"strings"
 
 	"github.com/calico-host/calico-host/pkg/api"
@@ -127,6 +128,26 @@ func ParseAffinityKey(key string) (host, cidr string, ok bool) {
 		return "", "", false
 	}
 	return parts[0], CIDRFromSegment(parts[3]), true
+}
+
+// AffinityBlock returns the block an affinity key names. The key's CIDR must be canonical (the
+// network address, in the form Project Calico writes) and of the key's family: a key naming a
+// block any other way names no block.
+func AffinityBlock(key string) (netip.Prefix, error) {
+	_, s, ok := ParseAffinityKey(key)
+	if !ok {
+		return netip.Prefix{}, fmt.Errorf("not an affinity key")
+	}
+	p, err := netip.ParsePrefix(s)
+	switch {
+	case err != nil:
+		return netip.Prefix{}, fmt.Errorf("affinity key: bad block CIDR %q", s)
+	case p.Masked() != p || p.String() != s:
+		return netip.Prefix{}, fmt.Errorf("affinity key: block CIDR %q is not canonical (%s)", s, p.Masked())
+	case family(s) != strings.Split(strings.TrimPrefix(key, HostPrefix), "/")[1] || p.Addr().Is4In6():
+		return netip.Prefix{}, fmt.Errorf("affinity key: block CIDR %q is not of the key's family", s)
+	}
+	return p, nil
 }
 
 // Region returns felix's region segment: "no-region" or "region-<name>".

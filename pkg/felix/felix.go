@@ -31,10 +31,11 @@ const ExitRestart = 129
 type Options struct {
 	// Local is the configuration from the environment and the config file.
 	Local *config.Local
-	// Datastore is the etcd client used for status reports.
-	Datastore    *datastore.Client
-	Syncer       Syncer
-	Calc         CalcGraph
+	// Datastore is the etcd client used by the syncer and for status reports.
+	Datastore *datastore.Client
+	// Syncer streams the datastore; default pkg/syncer over Datastore.
+	Syncer Syncer
+	// NewDataplane builds the dataplane; default pkg/felix/dataplane (it opens its kernel pieces).
 	NewDataplane NewDataplane
 	Log          zerolog.Logger
 	// SetLogLevel applies LogSeverityScreen (the process-wide level); optional.
@@ -43,11 +44,17 @@ type Options struct {
 	Notifier *daemon.Notifier
 	// Started is when the process started (for the uptime in status reports); default now.
 	Started time.Time
-	// IdleBeat is how often the syncer forwarder reports progress while idle; default a quarter
-	// of the watchdog's staleness limit.
+	// IdleBeat is how often idle loops report progress; default a quarter of the watchdog's
+	// staleness limit.
 	IdleBeat time.Duration
+	// Calc tunes the calculation graph's loop (its clock, its throttle); IdleBeat defaults to
+	// the one above.
+	Calc calc.RunConfig
 	// ShutdownTimeout bounds the wait for the loops to return; default 10 s.
 	ShutdownTimeout time.Duration
+
+	// afterFirstApply runs once the dataplane completed its first apply; default pokeDatastore.
+	afterFirstApply func(context.Context)
 }
 
 // Daemon is one run of calico-felix.
@@ -58,11 +65,13 @@ type Daemon struct {
 	wd       *daemon.Watchdog
 	metrics  *metrics
 	reg      *prometheus.Registry
-	model    *model
+	graph    *calc.Graph
+	calc     *calc.Loop // on graph, built by Run
 	wg       sync.WaitGroup
 
 	// Owned by the Run goroutine.
 	cfg      *config.Config
+	dsCfg    calc.DatastoreConfig // what cfg was resolved from
 	dpCfg    dataplane.Config
 	problems map[string]bool
 
@@ -71,17 +80,14 @@ type Daemon struct {
 	files     *status.Files     // nil when EndpointStatusPathPrefix is empty
 
 	ready      atomic.Bool
-	workloads  atomic.Int64
-	hosts      atomic.Int64
 	programmed atomic.Int64
 	up         atomic.Int64
 }
 
 // New checks the options and returns a daemon; call Run once.
 func New(o Options) (*Daemon, error) {
-	switch {
-	case o.Local == nil || o.Datastore == nil || o.Syncer == nil || o.Calc == nil || o.NewDataplane == nil:
-		return nil, fmt.Errorf("felix: Local, Datastore, Syncer, Calc and NewDataplane are required")
+	if o.Local == nil || o.Datastore == nil {
+		return nil, fmt.Errorf("felix: Local and Datastore are required")
 	}
 	if o.Notifier == nil {
 		o.Notifier = daemon.NewNotifier(o.Log)
@@ -92,9 +98,18 @@ func New(o Options) (*Daemon, error) {
 	if o.ShutdownTimeout <= 0 {
 		o.ShutdownTimeout = 10 * time.Second
 	}
+	if o.Syncer == nil {
+		o.Syncer = syncer.New(o.Datastore, syncer.Config{Prefixes: []string{datastore.ResourcePrefix, datastore.BlockPrefix}},
+			o.Log.With().Str("loop", LoopSyncer).Logger())
+	}
+	if o.afterFirstApply == nil {
+		o.afterFirstApply = pokeDatastore(o.Datastore, o.Log)
+	}
+	local, _ := o.Local.Resolve(nil) // FelixHostname is local-only: the datastore cannot change it
+	graph := calc.New(local.FelixHostname, o.Log.With().Str("loop", LoopCalc).Logger())
 	return &Daemon{
 		o: o, log: o.Log, notifier: o.Notifier, metrics: newMetrics(), reg: prometheus.NewRegistry(),
-		model: newModel(), problems: map[string]bool{},
+		graph: graph, problems: map[string]bool{},
 	}, nil
 }
 
@@ -103,31 +118,53 @@ func (d *Daemon) Registry() *prometheus.Registry { return d.reg }
 
 // Run runs felix until ctx is done (then it returns nil, leaving the dataplane in place) or the
 // configuration needs a restart (an error wrapping ErrRestart). Other errors are fatal.
+//
+// The pipeline: the syncer sends to calc on one channel, calc to the dataplane on another.
 func (d *Daemon) Run(parent context.Context) error {
 	ctx, cancel := context.WithCancel(parent)
 	defer d.shutdown(cancel)
-	d.wd = daemon.NewWatchdog(d.notifier, d.log, LoopSyncer, LoopCalc)
+	d.wd = daemon.NewWatchdog(d.notifier, d.log, LoopCalc)
 	if d.o.IdleBeat <= 0 {
 		d.o.IdleBeat = d.wd.Limit() / 4
 	}
 	d.wg.Go(func() { d.wd.Run(ctx) })
+	calcCfg := d.o.Calc
+	if calcCfg.IdleBeat <= 0 {
+		calcCfg.IdleBeat = d.o.IdleBeat
+	}
+	d.calc = calc.NewLoop(d.graph, calcCfg)
 
 	syncOut := make(chan syncer.Message, 8)
-	calcIn := make(chan syncer.Message)
-	calcOut := make(chan []calc.Update, 8)
+	dpIn := make(chan []calc.Update) // calc holds a batch until the dataplane takes it
 	d.wg.Go(func() { d.o.Syncer.Run(ctx, syncOut) })
-	d.wg.Go(func() { d.forwardSyncer(ctx, syncOut, calcIn) })
-	d.wg.Go(func() { d.o.Calc.Run(ctx, calcIn, calcOut, func() { d.wd.Beat(LoopCalc) }) })
+	d.wg.Go(func() { d.runCalc(ctx, syncOut, dpIn) })
 
-	pending, ok := d.awaitDatastore(ctx, calcOut)
-	if !ok {
+	if !d.awaitDatastore(ctx) {
 		return nil
 	}
-	dpIn, err := d.start(ctx)
-	if err != nil {
+	if err := d.start(ctx, dpIn); err != nil {
 		return err
 	}
-	return d.pump(ctx, pending, calcOut, dpIn)
+	return d.follow(ctx)
+}
+
+// runCalc runs the calculation graph's loop, which beats for the watchdog.
+func (d *Daemon) runCalc(ctx context.Context, in <-chan syncer.Message, out chan<- []calc.Update) {
+	d.calc.Run(ctx, in, out, func() { d.wd.Beat(LoopCalc) })
+}
+
+// follow applies calc's facts until ctx is done or a change needs a restart.
+func (d *Daemon) follow(ctx context.Context) error {
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-d.calc.FactsChanged():
+			if err := d.checkConfig(d.calc.Facts()); err != nil {
+				return err
+			}
+		}
+	}
 }
 
 // shutdown stops every loop and waits (bounded) for them to return.

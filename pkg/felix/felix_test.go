@@ -7,7 +7,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,6 +16,7 @@ import (
 	"github.com/rs/zerolog"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/calico-host/calico-host/pkg/api"
 	"github.com/calico-host/calico-host/pkg/daemon/notifytest"
 	"github.com/calico-host/calico-host/pkg/datastore"
 	"github.com/calico-host/calico-host/pkg/felix/calc"
@@ -60,8 +60,7 @@ func TestReadyOnlyAfterFirstApply(t *testing.T) {
 	sock := notifytest.Listen(t, 0)
 	h := newHarness(t)
 	cli := h.etcd.Client()
-	h.syncer.msgs <- syncer.Message{Status: syncer.InSync, Snapshot: true}
-	h.emit(calc.ConfigUpdate{DatastoreReady: false}, calc.InSync{})
+	h.snapshot(clusterInfo(false, ""))
 	noReady(t, sock.WaitFor(t, "STATUS=Waiting for ClusterInformation default to have datastoreReady: true", 5*time.Second))
 	select {
 	case <-h.created:
@@ -69,19 +68,20 @@ func TestReadyOnlyAfterFirstApply(t *testing.T) {
 	case <-time.After(100 * time.Millisecond):
 	}
 
-	h.emit(calc.ConfigUpdate{DatastoreReady: true, ClusterType: "openstack", Params: map[string]string{
-		"InterfacePrefix": "tap", "EndpointReportingEnabled": "true", "EndpointReportingDelaySecs": "0.01",
-		"HealthPort": "bogus"}},
-		calc.IPPoolUpdate{Pool: &calc.IPPool{Name: "p", VXLANMode: "Always"}}, wepUpdate(wep1))
+	h.event(clusterInfo(true, "openstack"), felixConfig("default", api.FelixConfigurationSpec{
+		InterfacePrefix: "tap", EndpointReportingEnabled: api.Bool(true), EndpointReportingDelay: api.Dur(10 * time.Millisecond),
+		HealthPort: api.Int(70000)}),
+		ipPool("p", api.EncapAlways, false), wep1Update())
 	dp := h.dataplane()
 	if dp.cfg.Hostname != "host-a" || !dp.cfg.OpenStack || !dp.cfg.VXLANEnabled || dp.cfg.InterfacePrefixes[0] != "tap" ||
 		!strings.HasPrefix(dp.cfg.VXLANTunnelMAC, "66:") {
 		t.Errorf("dataplane config %+v", dp.cfg)
 	}
-	if got := len(dp.received()); got > 3 {
-		t.Errorf("dataplane got %d batches, want the 2 startup batches replayed (and perhaps the last)", got)
-	}
 	time.Sleep(200 * time.Millisecond)
+	// calc held its first batch (the snapshot) for the dataplane, then sent what changed since.
+	if got := len(dp.received()); got != 2 || !dp.has(func(u calc.Update) bool { _, ok := u.(calc.WorkloadEndpointUpdate); return ok }) {
+		t.Errorf("dataplane got %d batches, want the held snapshot and the changes since, with the endpoint", got)
+	}
 	noReady(t, sock.Drain())
 	close(dp.release)
 	before := sock.WaitFor(t, "READY=1", 5*time.Second)
@@ -107,11 +107,11 @@ func TestWatchdogStopsWhenALoopStalls(t *testing.T) {
 			h := newHarness(t)
 			dp := h.ready(nil)
 			sock.WaitFor(t, "WATCHDOG=1", 2*time.Second)
-			stall := &h.calc.stallable
+			stall := func(on bool) { h.clock.stall(on) } // an idle graph whose timers do not fire
 			if loop == LoopDataplane {
-				stall = &dp.stallable
+				stall = dp.stalled.Store
 			}
-			stall.stalled.Store(true)
+			stall(true)
 			time.Sleep(400 * time.Millisecond) // > the 200 ms staleness limit
 			sock.Drain()
 			time.Sleep(400 * time.Millisecond)
@@ -123,44 +123,48 @@ func TestWatchdogStopsWhenALoopStalls(t *testing.T) {
 			if ok, reason := h.daemon.live(); ok || !strings.Contains(reason, loop) {
 				t.Errorf("liveness = %v %q, want failing for %s", ok, reason, loop)
 			}
-			stall.stalled.Store(false)
+			stall(false)
 			sock.WaitFor(t, "WATCHDOG=1", 2*time.Second)
 		})
 	}
 }
 
+// TestConfigChanges: FelixConfiguration, ClusterInformation and pool changes arrive as calc's
+// facts: live parameters apply, restart parameters and dataplane-relevant changes make felix exit
+// for a restart, and the dataplane gets only what it consumes.
 func TestConfigChanges(t *testing.T) {
+	fc := func(spec api.FelixConfigurationSpec) syncer.Update { return felixConfig("default", spec) }
 	cases := []struct {
-		name    string
-		environ []string
-		change  []calc.Update
-		restart bool
-		level   zerolog.Level
+		name     string
+		environ  []string
+		change   []syncer.Update
+		restart  bool
+		level    zerolog.Level
+		dpUpdate bool // the dataplane gets an update
 	}{
-		{name: "log level applies live", change: []calc.Update{calc.ConfigUpdate{DatastoreReady: true,
-			Params: map[string]string{"LogSeverityScreen": "Debug", "ReportingIntervalSecs": "5"}}}, level: zerolog.DebugLevel},
-		{name: "interface prefix needs a restart", change: []calc.Update{calc.ConfigUpdate{DatastoreReady: true,
-			Params: map[string]string{"InterfacePrefix": "cali,tap"}}}, restart: true},
+		{name: "log level applies live", change: []syncer.Update{fc(api.FelixConfigurationSpec{LogSeverityScreen: "Debug",
+			ReportingInterval: api.Dur(5 * time.Second)})}, level: zerolog.DebugLevel},
+		{name: "interface prefix needs a restart", change: []syncer.Update{fc(api.FelixConfigurationSpec{InterfacePrefix: "cali,tap"})}, restart: true},
 		{name: "overridden by the environment: no restart", environ: []string{"FELIX_INTERFACEPREFIX=cali"},
-			change: []calc.Update{calc.ConfigUpdate{DatastoreReady: true, Params: map[string]string{"InterfacePrefix": "tap"}}},
-			level:  zerolog.InfoLevel},
-		{name: "datastore no longer ready", change: []calc.Update{calc.ConfigUpdate{DatastoreReady: false}}, restart: true},
-		{name: "openstack cluster type", change: []calc.Update{calc.ConfigUpdate{DatastoreReady: true, ClusterType: "openstack"}}, restart: true},
-		{name: "a VXLAN pool appears", change: []calc.Update{calc.IPPoolUpdate{Pool: &calc.IPPool{Name: "p", VXLANMode: "CrossSubnet"}}}, restart: true},
-		{name: "a disabled VXLAN pool does not count", change: []calc.Update{calc.IPPoolUpdate{Pool: &calc.IPPool{Name: "p", VXLANMode: "Always", Disabled: true}},
-			calc.ConfigUpdate{DatastoreReady: true, Params: map[string]string{"LogSeverityScreen": "Warning"}}}, level: zerolog.WarnLevel},
+			change: []syncer.Update{fc(api.FelixConfigurationSpec{InterfacePrefix: "tap"})}, level: zerolog.InfoLevel},
+		{name: "node over default", change: []syncer.Update{fc(api.FelixConfigurationSpec{LogSeverityScreen: "Debug"}),
+			felixConfig("node.host-a", api.FelixConfigurationSpec{LogSeverityScreen: "Warning"}),
+			felixConfig("node.host-b", api.FelixConfigurationSpec{LogSeverityScreen: "Error"})}, level: zerolog.WarnLevel},
+		{name: "datastore no longer ready", change: []syncer.Update{clusterInfo(false, "")}, restart: true},
+		{name: "openstack cluster type", change: []syncer.Update{clusterInfo(true, "openstack")}, restart: true},
+		{name: "a VXLAN pool appears", change: []syncer.Update{ipPool("p", api.EncapCrossSubnet, false)}, restart: true},
+		{name: "a disabled VXLAN pool does not count", change: []syncer.Update{ipPool("p", api.EncapAlways, true),
+			fc(api.FelixConfigurationSpec{LogSeverityScreen: "Warning"})}, level: zerolog.WarnLevel, dpUpdate: true},
 		{name: "VXLANEnabled=false pins the encapsulation", environ: []string{"FELIX_VXLANENABLED=false"},
-			change: []calc.Update{calc.IPPoolUpdate{Pool: &calc.IPPool{Name: "p", VXLANMode: "Always"}},
-				calc.ConfigUpdate{DatastoreReady: true, Params: map[string]string{"LogSeverityScreen": "Error"}}}, level: zerolog.ErrorLevel},
+			change: []syncer.Update{ipPool("p", api.EncapAlways, false), fc(api.FelixConfigurationSpec{LogSeverityScreen: "Error"})},
+			level:  zerolog.ErrorLevel, dpUpdate: true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t, tc.environ...)
 			dp := h.ready(nil)
 			<-h.levels // the initial level
-			for _, u := range tc.change {
-				h.emit(u)
-			}
+			h.event(tc.change...)
 			if tc.restart {
 				err := h.exit()
 				if !errors.Is(err, ErrRestart) {
@@ -178,12 +182,16 @@ func TestConfigChanges(t *testing.T) {
 			case <-time.After(5 * time.Second):
 				t.Fatal("live change not applied")
 			}
+			isPool := func(u calc.Update) bool { _, ok := u.(calc.IPPoolUpdate); return ok }
 			deadline := time.Now().Add(5 * time.Second)
-			for len(dp.received()) < 2 {
+			for tc.dpUpdate && !dp.has(isPool) {
 				if time.Now().After(deadline) {
-					t.Fatalf("the change was not forwarded to the dataplane (%d batches)", len(dp.received()))
+					t.Fatalf("the pool did not reach the dataplane (%d batches)", len(dp.received()))
 				}
 				time.Sleep(5 * time.Millisecond)
+			}
+			if !tc.dpUpdate && len(dp.received()) != 1 {
+				t.Errorf("a configuration change sent the dataplane %d more batches", len(dp.received())-1)
 			}
 		})
 	}
@@ -219,9 +227,8 @@ func TestHealthAndMetrics(t *testing.T) {
 	hp, mp := freePort(t), freePort(t)
 	h := newHarness(t, "FELIX_HEALTHENABLED=true", "FELIX_HEALTHHOST=127.0.0.1", "FELIX_HEALTHPORT="+hp,
 		"FELIX_PROMETHEUSMETRICSENABLED=true", "FELIX_PROMETHEUSMETRICSHOST=127.0.0.1", "FELIX_PROMETHEUSMETRICSPORT="+mp)
-	h.syncer.msgs <- syncer.Message{Status: syncer.InSync, Snapshot: true, Updates: make([]syncer.Update, 3)}
-	h.syncer.msgs <- syncer.Message{Status: syncer.InSync, Updates: make([]syncer.Update, 2)}
-	h.emit(calc.ConfigUpdate{DatastoreReady: true}, calc.InSync{}, wepUpdate(wep1))
+	h.snapshot(clusterInfo(true, ""), wep1Update(), felixConfig("default", api.FelixConfigurationSpec{}))
+	h.event(ipPool("p1", api.EncapNever, false), ipPool("p2", api.EncapNever, true))
 	dp := h.dataplane()
 	if code, body := get(t, "http://127.0.0.1:"+hp+"/readiness"); code != 503 || !strings.Contains(body, "first apply") {
 		t.Errorf("readiness before the first apply: %d %q", code, body)
@@ -258,7 +265,6 @@ func TestHealthAndMetrics(t *testing.T) {
 func TestDatastoreLossNotReady(t *testing.T) {
 	sock := notifytest.Listen(t, 0)
 	h := newHarness(t)
-	h.syncer.msgs <- syncer.Message{Status: syncer.InSync, Snapshot: true}
 	dp := h.ready(nil)
 	sock.WaitFor(t, "STATUS=In sync: 0 endpoints programmed (0 up)", 5*time.Second)
 	batches := len(dp.received())
@@ -318,14 +324,12 @@ func TestEndpointStatusFiles(t *testing.T) {
 	if err := os.WriteFile(stale, []byte("{}"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	h.syncer.msgs <- syncer.Message{Status: syncer.InSync, Snapshot: true}
-	dp := h.ready(nil, wepUpdate(wep1))
+	dp := h.ready(nil, wep1Update())
 	waitFile(t, stale, "")
 	path := filepath.Join(dir, status.StatusFileName(wep1))
-	ep := &calc.WorkloadEndpoint{Name: "tapport-1", MAC: "00:11:22:33:44:55", IPv4Nets: []netip.Prefix{netip.MustParsePrefix("10.65.0.2/32")}}
-	dp.statuses <- dataplane.EndpointStatus{Workload: &wep1, Status: "up", Endpoint: ep}
+	dp.statuses <- dataplane.EndpointStatus{Workload: &wep1, Status: "up", Endpoint: wep1Endpoint}
 	waitFile(t, path, `{"ifaceName":"tapport-1","mac":"00:11:22:33:44:55","ipv4Nets":["10.65.0.2/32"]}`)
-	h.emit(calc.WorkloadEndpointRemove{ID: wep1})
+	h.event(wep1Delete())
 	dp.statuses <- dataplane.EndpointStatus{Workload: &wep1, Status: ""}
 	waitFile(t, path, "")
 }
@@ -343,5 +347,44 @@ func waitFile(t *testing.T, path, want string) {
 			t.Fatalf("%s: %q (%v), want %q", path, b, err, want)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestRequestAfterFirstApply: felix's request to etcd (pokeDatastore) runs once, after the first
+// apply and not before, and not at all when felix stops first.
+func TestRequestAfterFirstApply(t *testing.T) {
+	for _, applies := range []bool{true, false} {
+		t.Run(fmt.Sprintf("first apply %v", applies), func(t *testing.T) {
+			h := newHarness(t)
+			h.snapshot(clusterInfo(true, ""))
+			dp := h.dataplane()
+			select {
+			case <-h.poked:
+				t.Fatal("request before the first apply")
+			case <-time.After(50 * time.Millisecond):
+			}
+			if applies {
+				close(dp.release)
+			} else {
+				h.cancel()
+				if err := h.exit(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			select {
+			case <-h.poked:
+				if !applies {
+					t.Fatal("request although felix stopped before its first apply")
+				}
+			case <-time.After(time.Second):
+				if applies {
+					t.Fatal("no request after the first apply")
+				}
+			}
+			time.Sleep(50 * time.Millisecond)
+			if len(h.poked) > 0 {
+				t.Fatal("more than one request")
+			}
+		})
 	}
 }

@@ -19,13 +19,6 @@ import (
 	"github.com/calico-host/calico-host/pkg/syncer"
 )
 
-// realCalc binds calc's RunConfig.
-type realCalc struct{ g *calc.Graph }
-
-func (r realCalc) Run(ctx context.Context, in <-chan syncer.Message, out chan<- []calc.Update, progress func()) {
-	r.g.Run(ctx, in, out, calc.RunConfig{IdleBeat: 20 * time.Millisecond}, progress)
-}
-
 func put(t *testing.T, cli *clientv3.Client, kind, name, spec string) {
 	t.Helper()
 	key := datastore.ResourcePrefix + kind + "/" + name
@@ -52,11 +45,11 @@ func put(t *testing.T, cli *clientv3.Client, kind, name, spec string) {
 
 func replaceKind(val, kind string) string { return `{"kind":"` + kind + `"` + val[len(`{"kind":"x"`):] }
 
-// TestWithRealSyncerAndCalc runs the daemon on the real syncer and calculation graph against
-// etcd, with only the dataplane faked: FelixConfiguration and ClusterInformation written as
+// TestWithRealSyncer runs the daemon on the real syncer and calculation graph against etcd, with
+// only the dataplane faked: FelixConfiguration and ClusterInformation written as
 // Project Calico's tools write them drive the startup gate, the dataplane configuration, live
 // changes and restarts; a networking-calico port gets its status key.
-func TestWithRealSyncerAndCalc(t *testing.T) {
+func TestWithRealSyncer(t *testing.T) {
 	sock := notifytest.Listen(t, 0)
 	srv := etcdtest.Start(t)
 	cli := srv.Client()
@@ -72,7 +65,7 @@ func TestWithRealSyncerAndCalc(t *testing.T) {
 	log := zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel)
 	s := syncer.New(ds, syncer.Config{Prefixes: []string{datastore.ResourcePrefix, datastore.BlockPrefix}}, log)
 	h := &harness{t: t, etcd: srv}
-	h.run(s, realCalc{calc.New("host-a", log)}, []string{"FELIX_FELIXHOSTNAME=host-a"})
+	h.run(s, []string{"FELIX_FELIXHOSTNAME=host-a"})
 
 	sock.WaitFor(t, "STATUS=Waiting for ClusterInformation default to have datastoreReady: true", 10*time.Second)
 	put(t, cli, "clusterinformations", "default", `{"clusterGUID":"abc","calicoVersion":"v3.30","datastoreReady":true}`)

@@ -1,11 +1,15 @@
-// Package felix is the calico-felix daemon: it runs the syncer, the calculation graph and the
-// dataplane as three loops connected by channels, resolves its configuration (local sources plus
-// the datastore's part that calc reports), waits for the datastore to be ready, reports agent and
+// Package felix is the calico-felix daemon. It connects one pipeline, syncer -> calculation
+// graph -> dataplane, with one channel between each pair and nothing in between: calc reads the
+// syncer's messages and sends its update batches straight to the dataplane, and publishes the
+// facts felix itself needs (the datastore's part of the configuration, whether the datastore is
+// ready, whether pools use VXLAN, endpoint counts; calc.Facts) and the set of local endpoints (to
+// the status reporters). Felix resolves its configuration, waits for the datastore to be ready,
+// builds the dataplane, restarts on configuration changes that need it, reports agent and
 // endpoint status to etcd, and talks to systemd (READY after the first full apply, STATUS lines,
 // a watchdog that needs every loop to make progress) and to HTTP health and metrics clients.
 //
-// The loops are used through the small interfaces below, so that tests can run the daemon with
-// fakes; cmd/calico-felix wires in pkg/syncer, pkg/felix/calc and pkg/felix/dataplane.
+// The syncer and the dataplane are used through the small interfaces below, so that tests can run
+// the daemon with fakes; by default felix builds pkg/syncer and pkg/felix/dataplane itself.
 package felix
 
 import (
@@ -26,13 +30,6 @@ type Syncer interface {
 	Status() syncer.Status
 }
 
-// CalcGraph is the calculation graph (pkg/felix/calc.Graph with its RunConfig bound).
-type CalcGraph interface {
-	// Run turns syncer messages into dataplane update batches until ctx is done, calling
-	// progress whenever it makes progress and periodically while idle.
-	Run(ctx context.Context, in <-chan syncer.Message, out chan<- []calc.Update, progress func())
-}
-
 // Dataplane programs the kernel (pkg/felix/dataplane.Dataplane).
 type Dataplane interface {
 	// Run applies update batches until ctx is done, reporting endpoint statuses, and calling
@@ -48,7 +45,8 @@ type Dataplane interface {
 // NewDataplane builds the dataplane once the configuration is known.
 type NewDataplane func(cfg dataplane.Config, log zerolog.Logger) (Dataplane, error)
 
-// Loop names, as the watchdog and the logs know them.
+// Loop names, as the watchdog and the logs know them. The syncer has no progress callback, so
+// only the calculation graph and the dataplane are watched.
 const (
 	LoopSyncer    = "syncer"
 	LoopCalc      = "calc"

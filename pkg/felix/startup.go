@@ -4,8 +4,11 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"slices"
 	"strconv"
 	"time"
+
+	"github.com/rs/zerolog"
 
 	"github.com/calico-host/calico-host/pkg/daemon"
 	"github.com/calico-host/calico-host/pkg/datastore"
@@ -16,41 +19,45 @@ import (
 	"github.com/calico-host/calico-host/pkg/syncer"
 )
 
-// awaitDatastore collects calc's batches until the datastore is in sync and ClusterInformation
-// default says datastoreReady, reporting the wait to systemd. It returns the batches (to be
-// replayed into the dataplane), or false when ctx ended first.
-func (d *Daemon) awaitDatastore(ctx context.Context, calcOut <-chan []calc.Update) ([][]calc.Update, bool) {
-	var pending [][]calc.Update
+// awaitDatastore waits until calc's facts say the datastore is in sync and ClusterInformation
+// default says datastoreReady, reporting the wait to systemd. Meanwhile calc keeps its first
+// batch for the dataplane. It returns false when ctx ended first.
+func (d *Daemon) awaitDatastore(ctx context.Context) bool {
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	for {
-		d.notifier.Status("%s", d.startupStatus())
-		if d.model.inSync && d.model.datastoreReady() {
-			return pending, true
+		f := d.calc.Facts()
+		d.notifier.Status("%s", d.startupStatus(f))
+		if f.InSync && f.Config.DatastoreReady {
+			return true
 		}
 		select {
 		case <-ctx.Done():
-			return nil, false
+			return false
 		case <-tick.C:
-		case b := <-calcOut:
-			d.metrics.batches.Observe(float64(len(b)))
-			d.model.apply(b)
-			d.countEndpoints()
-			pending = append(pending, b)
+		case <-d.calc.FactsChanged():
 		}
 	}
 }
 
-func (d *Daemon) startupStatus() string {
+func (d *Daemon) startupStatus(f calc.Facts) string {
 	switch {
-	case d.o.Syncer.Status() == syncer.WaitingForDatastore && !d.model.inSync:
+	case d.o.Syncer.Status() == syncer.WaitingForDatastore && !f.InSync:
 		return "Waiting for the datastore (etcd)"
-	case !d.model.inSync:
+	case !f.InSync:
 		return "Resyncing with the datastore"
-	case d.model.cfg == nil:
+	case !f.Config.ClusterInfo:
 		return "Waiting for ClusterInformation default in the datastore"
 	}
 	return "Waiting for ClusterInformation default to have datastoreReady: true"
+}
+
+// datastoreConfig is calc's view of the datastore's configuration, for config.Resolve.
+func datastoreConfig(c calc.DatastoreConfig) *config.Datastore {
+	return &config.Datastore{Global: c.Global, Node: c.Node, Cluster: config.Cluster{
+		Type: c.ClusterType, GUID: c.ClusterGUID, CalicoVersion: c.CalicoVersion,
+		DatastoreReady: c.DatastoreReady, VXLANTunnelMAC: c.VXLANTunnelMAC,
+	}}
 }
 
 // resolve computes the configuration from the local sources and the datastore's part, logging
@@ -72,33 +79,49 @@ func (d *Daemon) resolve(ds *config.Datastore) *config.Config {
 	return cfg
 }
 
-// start resolves the configuration and starts the dataplane, the status reporters and the
-// HTTP servers. It returns the dataplane's input channel.
-func (d *Daemon) start(ctx context.Context) (chan<- []calc.Update, error) {
-	d.cfg = d.resolve(d.model.takeConfig())
+// start resolves the configuration and starts the dataplane on calc's output, the status
+// reporters and the HTTP servers.
+func (d *Daemon) start(ctx context.Context, dpIn <-chan []calc.Update) error {
+	f := d.calc.Facts()
+	d.dsCfg = f.Config
+	d.cfg = d.resolve(datastoreConfig(f.Config))
 	d.applyLogLevel()
-	d.dpCfg = d.cfg.Dataplane(d.model.poolsUseVXLAN())
+	d.dpCfg = d.cfg.Dataplane(f.PoolsUseVXLAN)
 	if d.cfg.NFTablesMode == "Disabled" {
 		d.log.Warn().Msg("NFTablesMode=Disabled is ignored: calico-felix always programs nftables")
 	}
 	d.log.Info().Str("hostname", d.cfg.FelixHostname).Strs("interface_prefix", d.cfg.InterfacePrefix).
 		Bool("vxlan", d.dpCfg.VXLANEnabled).Bool("openstack", d.dpCfg.OpenStack).Msg("Configuration resolved; starting the dataplane")
-	dp, err := d.o.NewDataplane(d.dpCfg, d.log.With().Str("loop", LoopDataplane).Logger())
+	dp, err := d.newDataplane()(d.dpCfg, d.log.With().Str("loop", LoopDataplane).Logger())
 	if err != nil {
-		return nil, fmt.Errorf("starting the dataplane: %w", err)
+		return fmt.Errorf("starting the dataplane: %w", err)
 	}
 	statusMetrics := d.startStatus(ctx)
 	d.registerMetrics(dp, statusMetrics)
 	d.startServers(ctx)
 
-	dpIn := make(chan []calc.Update, 8)
 	statusCh := make(chan dataplane.EndpointStatus, 256)
 	d.wd.Beat(LoopDataplane) // from now on the dataplane loop must keep beating
 	d.wg.Go(func() { dp.Run(ctx, dpIn, statusCh, func() { d.wd.Beat(LoopDataplane) }) })
 	d.wg.Go(func() { d.consumeStatuses(ctx, statusCh) })
 	d.wg.Go(func() { d.awaitFirstApply(ctx, dp) })
 	d.wg.Go(func() { d.reportStatus(ctx) })
-	return dpIn, nil
+	return nil
+}
+
+// newDataplane is the dataplane builder: Options.NewDataplane, or pkg/felix/dataplane with
+// felix's idle beat.
+func (d *Daemon) newDataplane() NewDataplane {
+	if d.o.NewDataplane != nil {
+		return d.o.NewDataplane
+	}
+	return func(cfg dataplane.Config, log zerolog.Logger) (Dataplane, error) {
+		dp, err := dataplane.New(cfg, log, dataplane.WithTiming(dataplane.Timing{IdleBeat: d.o.IdleBeat}))
+		if err != nil {
+			return nil, err
+		}
+		return dp, nil
+	}
 }
 
 // startStatus starts the agent status reporter and, when enabled, the endpoint reporter (etcd)
@@ -116,12 +139,12 @@ func (d *Daemon) startStatus(ctx context.Context) *status.Metrics {
 		d.endpoints = status.NewEndpoints(d.o.Datastore, status.EndpointsConfig{
 			Hostname: d.cfg.FelixHostname, Region: region, Delay: d.cfg.EndpointReportingDelay,
 		}, m, log)
-		d.model.observe(d.endpoints)
+		d.calc.Observe(ctx, d.endpoints)
 		d.wg.Go(func() { d.endpoints.Run(ctx) })
 	}
 	if d.cfg.EndpointStatusPathPrefix != "" {
 		d.files = status.NewFiles(status.FilesConfig{PathPrefix: d.cfg.EndpointStatusPathPrefix}, m, log)
-		d.model.observe(d.files)
+		d.calc.Observe(ctx, d.files)
 		d.wg.Go(func() { d.files.Run(ctx) })
 	}
 	return m
@@ -129,7 +152,7 @@ func (d *Daemon) startStatus(ctx context.Context) *status.Metrics {
 
 func (d *Daemon) registerMetrics(dp Dataplane, sm *status.Metrics) {
 	d.metrics.register(d.reg, d.cfg)
-	for _, c := range append(dp.Collectors(), sm.Collectors()...) {
+	for _, c := range slices.Concat(d.calc.Collectors(), dp.Collectors(), sm.Collectors()) {
 		if err := d.reg.Register(c); err != nil {
 			d.log.Warn().Err(err).Msg("Skipping a metric that cannot be registered")
 		}

@@ -9,12 +9,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"time"
 
 	"github.com/rs/zerolog"
 
 	"github.com/calico-host/calico-host/pkg/api"
+	"github.com/calico-host/calico-host/pkg/backoff"
 	"github.com/calico-host/calico-host/pkg/datastore"
 )
 
@@ -103,22 +103,13 @@ func (c *Client) retry(ctx context.Context, what string, step func() error) erro
 			return err
 		}
 		c.log.Debug().Str("op", what).Int("attempt", attempt).Msg("compare-and-swap conflict, retrying")
-		if err := backoff(ctx, attempt); err != nil {
+		if err := backoff.Sleep(ctx, conflictDelays.Delay(attempt)+100*time.Microsecond); err != nil {
 			return err
 		}
 	}
 	return fmt.Errorf("%s: %w", what, ErrTooManyRetries)
 }
 
-// backoff waits a random time that grows with the attempt number (up to 20 ms), or until ctx ends.
-func backoff(ctx context.Context, attempt int) error {
-	limit := time.Duration(min(1<<min(attempt, 10), 20)) * time.Millisecond
-	t := time.NewTimer(rand.N(limit) + 100*time.Microsecond)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
+// conflictDelays spread contenders out: a random wait that grows with the attempt number
+// (up to 20 ms).
+var conflictDelays = backoff.Backoff{Min: time.Millisecond, Max: 20 * time.Millisecond, Jitter: 1}

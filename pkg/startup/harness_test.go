@@ -11,6 +11,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/calico-host/calico-host/pkg/api"
+	"github.com/calico-host/calico-host/pkg/backoff"
 	"github.com/calico-host/calico-host/pkg/daemon"
 	"github.com/calico-host/calico-host/pkg/datastore"
 	"github.com/calico-host/calico-host/pkg/datastore/etcdtest"
@@ -71,7 +72,8 @@ func (h *harness) startup() *Startup {
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	s.minBackoff, s.maxBackoff, s.debounce, s.pingTimeout = 50*time.Millisecond, 500*time.Millisecond, 50*time.Millisecond, time.Second
+	s.retry = backoff.Backoff{Min: 50 * time.Millisecond, Max: 500 * time.Millisecond}
+	s.debounce, s.pingTimeout = 50*time.Millisecond, time.Second
 	return s
 }
 

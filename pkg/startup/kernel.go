@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/netip"
 	"os"
 	"sort"
@@ -15,6 +14,8 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
+
+	"github.com/calico-host/calico-host/pkg/nlhandle"
 )
 
 // Interface is one host interface with its addresses (address + prefix length of its subnet).
@@ -39,9 +40,6 @@ type Kernel interface {
 	Close() error
 }
 
-// netlinkTimeout bounds every netlink request, so that a lost reply cannot hang a loop.
-const netlinkTimeout = 10 * time.Second
-
 // netlinkKernel is Kernel over a netlink handle of one network namespace.
 type netlinkKernel struct {
 	ns      netns.NsHandle // netns.None(): the namespace current when the kernel was created
@@ -65,13 +63,9 @@ func NewNetlinkKernelAt(ns netns.NsHandle, log zerolog.Logger) (Kernel, error) {
 }
 
 func newNetlinkKernel(ns netns.NsHandle, log zerolog.Logger) (Kernel, error) {
-	h, err := netlink.NewHandleAt(ns)
+	h, err := nlhandle.OpenAt(ns)
 	if err != nil {
-		return nil, fmt.Errorf("opening netlink: %w", err)
-	}
-	if err := h.SetSocketTimeout(netlinkTimeout); err != nil {
-		h.Close()
-		return nil, fmt.Errorf("opening netlink: %w", err)
+		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	k := &netlinkKernel{ns: ns, h: h, log: log, events: make(chan struct{}, 1), cancel: cancel}
@@ -147,17 +141,17 @@ func (k *netlinkKernel) notify() {
 func (k *netlinkKernel) AddressEvents() <-chan struct{} { return k.events }
 
 func (k *netlinkKernel) Interfaces() ([]Interface, error) {
-	links, err := retryDump(k.h.LinkList)
+	links, err := nlhandle.RetryDump(context.Background(), k.h.LinkList)
 	if err != nil {
 		return nil, fmt.Errorf("listing interfaces: %w", err)
 	}
-	addrs, err := retryDump(func() ([]netlink.Addr, error) { return k.h.AddrList(nil, netlink.FAMILY_ALL) })
+	addrs, err := nlhandle.RetryDump(context.Background(), func() ([]netlink.Addr, error) { return k.h.AddrList(nil, netlink.FAMILY_ALL) })
 	if err != nil {
 		return nil, fmt.Errorf("listing addresses: %w", err)
 	}
 	byIndex := map[int][]netip.Prefix{}
 	for _, a := range addrs {
-		if p, ok := prefixOf(a.IPNet); ok {
+		if p, ok := nlhandle.Prefix(a.IPNet); ok {
 			byIndex[a.LinkIndex] = append(byIndex[a.LinkIndex], p)
 		}
 	}
@@ -168,32 +162,6 @@ func (k *netlinkKernel) Interfaces() ([]Interface, error) {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Index < out[j].Index })
 	return out, nil
-}
-
-// dumpAttempts bounds the repetitions of a netlink dump.
-const dumpAttempts = 10
-
-// retryDump repeats a netlink dump that the kernel interrupted because the table changed during
-// it (its partial result is discarded): on a host where containers come and go that is common.
-func retryDump[T any](dump func() (T, error)) (T, error) {
-	for attempt := 1; ; attempt++ {
-		v, err := dump()
-		if !errors.Is(err, netlink.ErrDumpInterrupted) || attempt == dumpAttempts {
-			return v, err
-		}
-	}
-}
-
-func prefixOf(n *net.IPNet) (netip.Prefix, bool) {
-	if n == nil {
-		return netip.Prefix{}, false
-	}
-	a, ok := netip.AddrFromSlice(n.IP)
-	if !ok {
-		return netip.Prefix{}, false
-	}
-	ones, _ := n.Mask.Size()
-	return netip.PrefixFrom(a.Unmap(), ones), true
 }
 
 func (k *netlinkKernel) RouteSource(dst netip.Addr) (netip.Addr, error) {

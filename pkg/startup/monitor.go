@@ -51,7 +51,7 @@ func (s *Startup) monitorAddresses(ctx context.Context, wd *daemon.Watchdog) {
 	defer beat.Stop()
 	retry := time.NewTimer(time.Hour)
 	retry.Stop()
-	delay := s.minBackoff
+	delays := s.retry
 	var debounce <-chan time.Time
 	for {
 		check := false
@@ -72,12 +72,12 @@ func (s *Startup) monitorAddresses(ctx context.Context, wd *daemon.Watchdog) {
 		}
 		if check {
 			if err := s.checkAddresses(ctx); err != nil && ctx.Err() == nil {
+				delay := delays.Next()
 				s.log.Error().Err(err).Dur("retryIn", delay).Msg("Updating node addresses failed")
 				retry.Reset(delay)
-				delay = min(2*delay, s.maxBackoff)
 			} else {
 				retry.Stop()
-				delay = s.minBackoff
+				delays.Reset()
 			}
 		}
 		wd.Beat(loopMonitor)
@@ -130,7 +130,7 @@ func (s *Startup) tunnelLoop(ctx context.Context, wd *daemon.Watchdog) {
 	retry := time.NewTimer(0)
 	<-retry.C
 	trig := newTunnelTrigger(s.name)
-	delay := s.minBackoff
+	delays := s.retry
 	for {
 		run := false
 		select {
@@ -150,12 +150,12 @@ func (s *Startup) tunnelLoop(ctx context.Context, wd *daemon.Watchdog) {
 			continue
 		}
 		if err := s.reconcileWithTimeout(ctx); err != nil && ctx.Err() == nil {
+			delay := delays.Next()
 			s.log.Warn().Err(err).Dur("retryIn", delay).Msg("Reconciling tunnel addresses failed")
 			retry.Reset(delay)
-			delay = min(2*delay, s.maxBackoff)
 			continue
 		}
-		delay = s.minBackoff
+		delays.Reset()
 	}
 }
 

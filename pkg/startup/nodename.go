@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/calico-host/calico-host/pkg/atomicfile"
 	"github.com/calico-host/calico-host/pkg/config"
 	"github.com/calico-host/calico-host/pkg/daemon"
 )
@@ -72,7 +73,8 @@ func checkedHostname(name string) (string, error) {
 	return name, nil
 }
 
-// writeNodeName records the node name for the other components (atomically).
+// writeNodeName records the node name for the other components: atomically and durably, through
+// a uniquely named temporary file in the same directory (fsynced, renamed, directory fsynced).
 func writeNodeName(path, name string) error {
 	if cur, err := os.ReadFile(path); err == nil && strings.TrimSpace(string(cur)) == name {
 		return nil
@@ -80,12 +82,8 @@ func writeNodeName(path, name string) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("creating %s: %w", filepath.Dir(path), err)
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, []byte(name), 0o644); err != nil {
-		return fmt.Errorf("writing %s: %w", tmp, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("renaming %s to %s: %w", tmp, path, err)
+	if err := atomicfile.Write(path, []byte(name), 0o644); err != nil {
+		return fmt.Errorf("recording the node name: %w", err)
 	}
 	return nil
 }

@@ -56,3 +56,34 @@ func TestWriteNodeName(t *testing.T) {
 		t.Errorf("an unchanged name must not rewrite the file")
 	}
 }
+
+// TestWriteNodeNameUsesAUniqueTempFile: the nodename file used to be written through the fixed
+// name <path>.tmp: a symlink (or a second writer) there was written through. Now the temporary
+// file has a unique name: the file behind the planted link is untouched, the nodename file is a
+// regular file holding the name, and no temporary file is left behind.
+func TestWriteNodeNameUsesAUniqueTempFile(t *testing.T) {
+	dir := t.TempDir()
+	path, victim := filepath.Join(dir, "nodename"), filepath.Join(dir, "datastore.toml")
+	if err := os.WriteFile(victim, []byte("[etcd]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(victim, path+".tmp"); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeNodeName(path, "host-z"); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(victim); string(got) != "[etcd]\n" {
+		t.Errorf("the file behind %s.tmp was overwritten with %q", path, got)
+	}
+	if st, err := os.Lstat(path); err != nil || !st.Mode().IsRegular() || st.Mode().Perm() != 0o644 {
+		t.Fatalf("nodename file: %v, %v", st, err)
+	}
+	if got, _ := os.ReadFile(path); string(got) != "host-z" {
+		t.Errorf("nodename file holds %q", got)
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 3 { // nodename, datastore.toml and the planted link
+		t.Errorf("directory holds %d entries, want 3 (no temporary file left)", len(entries))
+	}
+}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/calico-host/calico-host/pkg/backoff"
 	"github.com/calico-host/calico-host/pkg/buildinfo"
 	"github.com/calico-host/calico-host/pkg/config"
 	"github.com/calico-host/calico-host/pkg/daemon"
@@ -50,8 +51,9 @@ type Startup struct {
 	watch  WatchFunc
 	log    zerolog.Logger
 
-	// Backoff bounds for waiting on the datastore and retrying failed reconciles.
-	minBackoff, maxBackoff time.Duration
+	// retry is the backoff for waiting on the datastore and retrying failed reconciles; each
+	// loop uses its own copy.
+	retry backoff.Backoff
 	// tunnelResync is how often tunnel addresses are reconciled without any trigger.
 	tunnelResync time.Duration
 	// debounce coalesces bursts of address events.
@@ -79,7 +81,7 @@ func New(cfg Config, d Deps) (*Startup, error) {
 	}
 	s := &Startup{cfg: cfg, name: name, ds: d.Datastore, kernel: d.Kernel, ipam: d.IPAM, notify: d.Notifier,
 		watch: d.Watch, log: d.Log.With().Str("node", name).Logger(),
-		minBackoff: time.Second, maxBackoff: 30 * time.Second, tunnelResync: 5 * time.Minute, debounce: 250 * time.Millisecond,
+		retry: backoff.Backoff{Min: time.Second, Max: 30 * time.Second}, tunnelResync: 5 * time.Minute, debounce: 250 * time.Millisecond,
 		pingTimeout: 5 * time.Second, loopTimeout: opTimeout}
 	if s.watch == nil {
 		s.watch = func(ctx context.Context, prefixes []string, out chan<- syncer.Message) {
@@ -150,7 +152,7 @@ func (s *Startup) RunOnce(ctx context.Context) error {
 // waitForDatastore blocks until etcd answers, retrying with capped exponential backoff and
 // reporting progress in the systemd status.
 func (s *Startup) waitForDatastore(ctx context.Context) error {
-	delay := s.minBackoff
+	retry := s.retry
 	for attempt := 1; ; attempt++ {
 		pctx, cancel := context.WithTimeout(ctx, s.pingTimeout)
 		err := s.ds.Ping(pctx)
@@ -165,23 +167,11 @@ func (s *Startup) waitForDatastore(ctx context.Context) error {
 			return fmt.Errorf("waiting for the datastore: %w", ctx.Err())
 		}
 		s.notify.Status("Waiting for the datastore (attempt %d): %v", attempt, err)
+		delay := retry.Next()
 		s.log.Warn().Err(err).Int("attempt", attempt).Dur("retryIn", delay).Msg("Datastore not reachable yet")
-		if !sleepCtx(ctx, delay) {
-			return fmt.Errorf("waiting for the datastore: %w", ctx.Err())
+		if err := backoff.Sleep(ctx, delay); err != nil {
+			return fmt.Errorf("waiting for the datastore: %w", err)
 		}
-		delay = min(2*delay, s.maxBackoff)
-	}
-}
-
-// sleepCtx waits for d or until ctx is done (false).
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
 	}
 }
 

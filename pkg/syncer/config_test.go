@@ -74,31 +74,6 @@ func TestNewPanicsWithoutPrefixes(t *testing.T) {
 	New(datastore.NewFromEtcd(nil), Config{}, zerolog.Nop())
 }
 
-func TestBackoff(t *testing.T) {
-	b := newBackoff(100*time.Millisecond, time.Second)
-	wantCeil := []time.Duration{100, 200, 400, 800, 1000, 1000, 1000}
-	for i, ceil := range wantCeil {
-		ceil *= time.Millisecond
-		d := b.next()
-		if d < ceil/2 || d > ceil {
-			t.Errorf("delay %d = %s, want within [%s, %s]", i, d, ceil/2, ceil)
-		}
-	}
-	b.reset()
-	if d := b.next(); d > 100*time.Millisecond {
-		t.Errorf("after reset: %s, want at most 100ms", d)
-	}
-	// Jitter: many draws at the cap are not all equal.
-	seen := map[time.Duration]bool{}
-	for range 50 {
-		b.cur = time.Second
-		seen[b.next()] = true
-	}
-	if len(seen) < 10 {
-		t.Errorf("only %d distinct delays in 50 draws: no jitter", len(seen))
-	}
-}
-
 func TestDefaultDecoder(t *testing.T) {
 	pool := datastore.ResourcePrefix + "ippools/p1"
 	tests := []struct {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"sync/atomic"
 	"time"
 
@@ -14,6 +13,7 @@ import (
 	"google.golang.org/grpc/connectivity"
 	"google.golang.org/grpc/metadata"
 
+	"github.com/calico-host/calico-host/pkg/backoff"
 	"github.com/calico-host/calico-host/pkg/datastore"
 )
 
@@ -70,7 +70,8 @@ func (s *Syncer) Status() Status { return Status(s.status.Load()) }
 // Run streams Messages to out until ctx is done; it never returns before that and never closes
 // out. Sends block (a slow consumer slows the syncer down, it never loses data). Call it once.
 func (s *Syncer) Run(ctx context.Context, out chan<- Message) {
-	b := newBackoff(s.cfg.MinBackoff, s.cfg.MaxBackoff)
+	// Each delay is drawn from [d/2, d].
+	b := &backoff.Backoff{Min: s.cfg.MinBackoff, Max: s.cfg.MaxBackoff, Jitter: 0.5}
 	s.setStatus(ctx, out, WaitingForDatastore)
 	failures := 0
 	for ctx.Err() == nil {
@@ -79,11 +80,11 @@ func (s *Syncer) Run(ctx context.Context, out chan<- Message) {
 			return
 		}
 		if healthy {
-			b.reset()
+			b.Reset()
 			failures = 0
 		}
 		failures++
-		delay := b.next()
+		delay := b.Next()
 		ev := s.log.Debug()
 		if failures == 1 || failures%20 == 0 { // no log flood while etcd is down
 			ev = s.log.Warn()
@@ -239,7 +240,7 @@ func (s *Syncer) watchContext(ctx context.Context) (context.Context, context.Can
 func (s *Syncer) pause(ctx context.Context, d time.Duration) bool {
 	conn := s.etcd.ActiveConnection()
 	if conn == nil || conn.GetState() == connectivity.Ready {
-		return sleep(ctx, d)
+		return backoff.Sleep(ctx, d) == nil
 	}
 	wctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
@@ -259,34 +260,6 @@ func (s *Syncer) pause(ctx context.Context, d time.Duration) bool {
 func (s *Syncer) connDown() bool {
 	conn := s.etcd.ActiveConnection()
 	return conn != nil && conn.GetState() != connectivity.Ready
-}
-
-// sleep waits d or until ctx is done; it reports whether the full delay passed.
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
-}
-
-// backoff is a capped exponential delay with jitter (each delay is drawn from [d/2, d]).
-type backoff struct {
-	min, max, cur time.Duration
-}
-
-func newBackoff(lo, hi time.Duration) *backoff { return &backoff{min: lo, max: hi, cur: lo} }
-
-func (b *backoff) reset() { b.cur = b.min }
-
-func (b *backoff) next() time.Duration {
-	d := b.cur
-	b.cur = min(b.cur*2, b.max)
-	half := d / 2
-	return half + rand.N(d-half+1)
 }
 
 // Why a watch ended, besides etcd's own errors.

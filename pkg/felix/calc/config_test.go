@@ -2,6 +2,7 @@ package calc
 
 import (
 	"net/netip"
+	"slices"
 	"testing"
 	"time"
 
@@ -15,25 +16,18 @@ func felixConfig(name string, spec api.FelixConfigurationSpec) syncer.Update {
 	return up(resKey("felixconfigurations", "", name), &api.FelixConfiguration{ObjectMeta: api.ObjectMeta{Name: name}, Spec: spec})
 }
 
-func TestConfigMerging(t *testing.T) {
+// TestConfigFacts: calc reports this host's FelixConfiguration specs as decoded (felix's config
+// package resolves them) and ClusterInformation in its Facts, and the Node's facts to the
+// dataplane (ConfigUpdate), only when they change.
+func TestConfigFacts(t *testing.T) {
 	p := func(s string) api.Port { v, _ := api.ParsePort(s); return v }
 	global := felixConfig("default", api.FelixConfigurationSpec{
-		InterfacePrefix:        "cali,tap",
-		ReportingInterval:      api.Dur(30 * time.Second),
-		ReportingTTL:           api.Dur(90 * time.Second),
-		EndpointReportingDelay: api.Dur(time.Second),
-		FailsafeInboundHostPorts: &[]api.ProtoPort{{Protocol: "TCP", Port: 22}, {Protocol: "UDP", Port: 68},
-			{Protocol: "TCP", Port: 179, Net: "10.0.0.0/8"}, {Protocol: "tcp", Port: 22, Net: "fd00::/8"}},
-		FailsafeOutboundHostPorts:   &[]api.ProtoPort{},
-		NFTablesMode:                api.Str("Enabled"),
-		VXLANVNI:                    api.Int(4096),
-		VXLANEnabled:                api.Bool(true),
-		IPIPEnabled:                 api.Bool(false),
-		HealthPort:                  api.Int(9099),
-		ExternalNodesCIDRList:       &[]string{"198.18.0.0/16", "198.19.0.0/16"},
-		NATPortRange:                ptr(p("32768:65535")),
-		LogSeverityScreen:           "Info",
-		DefaultEndpointToHostAction: "Accept",
+		InterfacePrefix:           "cali,tap",
+		ReportingInterval:         api.Dur(30 * time.Second),
+		FailsafeInboundHostPorts:  &[]api.ProtoPort{{Protocol: "TCP", Port: 22}},
+		FailsafeOutboundHostPorts: &[]api.ProtoPort{},
+		NATPortRange:              ptr(p("32768:65535")),
+		LogSeverityScreen:         "Info",
 	})
 	perHost := felixConfig("node.h1", api.FelixConfigurationSpec{LogSeverityScreen: "Debug", ReportingInterval: api.Dur(0),
 		NFTablesMode: api.Str("Auto")})
@@ -43,27 +37,20 @@ func TestConfigMerging(t *testing.T) {
 	h1 := &api.Node{Spec: api.NodeSpec{BGP: &api.NodeBGPSpec{IPv4Address: "198.18.0.1/24", IPv6Address: "fd00::1/64"},
 		IPv4VXLANTunnelAddr: "10.65.0.0", VXLANTunnelMACAddr: "66:aa:bb:cc:dd:ee"}}
 	g, m := newTestGraph("h1"), newModel()
+	if f := g.Facts(); f.InSync || f.Config.ClusterInfo || f.Config.DatastoreReady {
+		t.Errorf("facts before the snapshot: %+v", f)
+	}
 	snapshot(g, global, perHost, other, ci, up(resKey("nodes", "", "h1"), h1))
 	flushInto(t, g, m)
+	wantFacts := DatastoreConfig{
+		Global: &global.Value.(*api.FelixConfiguration).Spec, Node: &perHost.Value.(*api.FelixConfiguration).Spec,
+		ClusterInfo: true, ClusterGUID: "abc", ClusterType: "bgp,openstack", CalicoVersion: "v3.30.0", DatastoreReady: true,
+		VXLANTunnelMAC: "66:aa:bb:cc:dd:ee",
+	}
+	if f := g.Facts(); f.Config != wantFacts || !f.InSync || f.SyncerStatus != syncer.InSync {
+		t.Errorf("facts %+v, want config %+v", f, wantFacts)
+	}
 	want := &ConfigUpdate{
-		Params: map[string]string{
-			"InterfacePrefix":             "cali,tap",
-			"ReportingIntervalSecs":       "0s",
-			"ReportingTTLSecs":            "1m30s",
-			"EndpointReportingDelaySecs":  "1s",
-			"FailsafeInboundHostPorts":    "tcp:22,udp:68,tcp:10.0.0.0/8:179,tcp:[fd00::/8]:22",
-			"FailsafeOutboundHostPorts":   "",
-			"NFTablesMode":                "Auto",
-			"VXLANVNI":                    "4096",
-			"VXLANEnabled":                "true",
-			"IpInIpEnabled":               "false",
-			"HealthPort":                  "9099",
-			"ExternalNodesCIDRList":       "198.18.0.0/16,198.19.0.0/16",
-			"NATPortRange":                "32768:65535",
-			"LogSeverityScreen":           "Debug",
-			"DefaultEndpointToHostAction": "Accept",
-		},
-		ClusterGUID: "abc", ClusterType: "bgp,openstack", CalicoVersion: "v3.30.0", DatastoreReady: true,
 		HostIPv4: netip.MustParsePrefix("198.18.0.1/24"), HostIPv6: netip.MustParsePrefix("fd00::1/64"),
 		VXLANTunnelAddrV4: netip.MustParseAddr("10.65.0.0"), VXLANTunnelMAC: "66:aa:bb:cc:dd:ee",
 		VXLANTunnelMACV6: (&nodeInfo{name: "h1"}).vxlanMAC(6),
@@ -74,40 +61,32 @@ func TestConfigMerging(t *testing.T) {
 	steps := []struct {
 		name  string
 		ups   []syncer.Update
-		sent  bool
-		check func(c *ConfigUpdate) bool
+		check func(f DatastoreConfig) bool
 	}{
-		{"unrelated change sends nothing", []syncer.Update{felixConfig("node.h2", api.FelixConfigurationSpec{})}, false, nil},
-		{"per-host config deleted", []syncer.Update{del(resKey("felixconfigurations", "", "node.h1"))}, true,
-			func(c *ConfigUpdate) bool {
-				return c.Params["LogSeverityScreen"] == "Info" && c.Params["NFTablesMode"] == "Enabled" && c.Params["ReportingIntervalSecs"] == "30s"
-			}},
+		{"unrelated change", []syncer.Update{felixConfig("node.h2", api.FelixConfigurationSpec{})},
+			func(f DatastoreConfig) bool { return f == wantFacts }},
+		{"per-host config deleted", []syncer.Update{del(resKey("felixconfigurations", "", "node.h1"))},
+			func(f DatastoreConfig) bool { return f.Node == nil && f.Global.LogSeverityScreen == "Info" }},
 		{"datastore not ready", []syncer.Update{up(resKey("clusterinformations", "", "default"), &api.ClusterInformation{
-			Spec: api.ClusterInformationSpec{DatastoreReady: api.Bool(false)}})}, true,
-			func(c *ConfigUpdate) bool { return !c.DatastoreReady && c.ClusterGUID == "" }},
+			Spec: api.ClusterInformationSpec{DatastoreReady: api.Bool(false)}})},
+			func(f DatastoreConfig) bool { return f.ClusterInfo && !f.DatastoreReady && f.ClusterGUID == "" }},
+		{"cluster information deleted", []syncer.Update{del(resKey("clusterinformations", "", "default"))},
+			func(f DatastoreConfig) bool { return !f.ClusterInfo && !f.DatastoreReady }},
 	}
 	for _, st := range steps {
 		t.Run(st.name, func(t *testing.T) {
 			feed(g, st.ups...)
-			batch := flushInto(t, g, m)
-			if (len(batch) > 0) != st.sent {
-				t.Fatalf("batch = %v, want sent=%v", batch, st.sent)
+			if batch := flushInto(t, g, m); len(batch) > 0 {
+				t.Errorf("a configuration change sent %v to the dataplane", batch)
 			}
-			if st.check != nil && !st.check(m.Config) {
-				t.Errorf("config = %+v", m.Config)
+			if f := g.Facts().Config; !st.check(f) {
+				t.Errorf("facts = %+v", f)
 			}
 		})
 	}
-}
-
-func TestParamNames(t *testing.T) {
-	for json, want := range map[string]string{
-		"interfacePrefix": "InterfacePrefix", "reportingInterval": "ReportingIntervalSecs", "reportingTTL": "ReportingTTLSecs",
-		"endpointReportingDelay": "EndpointReportingDelaySecs", "failsafeInboundHostPorts": "FailsafeInboundHostPorts",
-		"nftablesMode": "NFTablesMode", "vxlanVNI": "VXLANVNI", "ipipEnabled": "IpInIpEnabled", "healthPort": "HealthPort",
-	} {
-		if got := paramName(json); got != want {
-			t.Errorf("paramName(%q) = %q, want %q", json, got, want)
-		}
+	feed(g, up(resKey("nodes", "", "h1"), &api.Node{Spec: api.NodeSpec{BGP: &api.NodeBGPSpec{IPv4Address: "198.18.0.2/24"}}}))
+	if batch := flushInto(t, g, m); !slices.ContainsFunc(batch, func(u Update) bool { _, ok := u.(ConfigUpdate); return ok }) ||
+		m.Config.HostIPv4 != netip.MustParsePrefix("198.18.0.2/24") {
+		t.Errorf("Node change: batch %v, config %+v", batch, m.Config)
 	}
 }

@@ -192,12 +192,7 @@ func (g *Graph) onFelixConfig(k resourceKey, v any) error {
 		g.config.setFelixConfig(k.name, nil)
 		return err
 	}
-	params, err := specParams(&fc.Spec)
-	if err != nil {
-		g.config.setFelixConfig(k.name, nil)
-		return err
-	}
-	g.config.setFelixConfig(k.name, params)
+	g.config.setFelixConfig(k.name, &fc.Spec)
 	return nil
 }
 

@@ -191,13 +191,57 @@ func netSetItem(ns string, labels map[string]string, spec *api.NetworkSetSpec) (
 	return &item{kind: itemNetSet, own: own, ns: ns, nets: nets}, nil
 }
 
-// endpointCalc follows this host's endpoints and emits them with their resolved policy.
+// endpointCalc follows this host's endpoints and emits them with their resolved policy. It
+// tells its observers which endpoints exist, as sent, and counts them.
 type endpointCalc struct {
-	local    map[string]*localEndpoint
-	dirty    map[string]struct{}
-	sent     map[string]Update // last update sent per item ID
-	policies *policyCalc
-	profiles *profileCalc
+	local     map[string]*localEndpoint
+	dirty     map[string]struct{}
+	sent      map[string]Update // last update sent per item ID
+	policies  *policyCalc
+	profiles  *profileCalc
+	observers []EndpointObserver
+	workloads int // workload endpoints sent
+	hosts     int // host endpoints sent
+}
+
+// EndpointObserver learns which local endpoints exist (felix's endpoint status reporters). Calc
+// calls it from its own goroutine, as endpoints appear in and disappear from its output.
+type EndpointObserver interface {
+	KnownWorkload(id WorkloadEndpointID, exists bool)
+	KnownHostEndpoint(name string, exists bool)
+}
+
+// observe adds an observer and tells it about every endpoint sent so far.
+func (c *endpointCalc) observe(o EndpointObserver) {
+	c.observers = append(c.observers, o)
+	for _, id := range sortedKeys(c.sent) {
+		tell(o, c.sent[id], true)
+	}
+}
+
+// known records that an endpoint (its last update) appeared or disappeared.
+func (c *endpointCalc) known(u Update, exists bool) {
+	n := -1
+	if exists {
+		n = 1
+	}
+	if _, ok := u.(HostEndpointUpdate); ok {
+		c.hosts += n
+	} else {
+		c.workloads += n
+	}
+	for _, o := range c.observers {
+		tell(o, u, exists)
+	}
+}
+
+func tell(o EndpointObserver, u Update, exists bool) {
+	switch u := u.(type) {
+	case WorkloadEndpointUpdate:
+		o.KnownWorkload(u.ID, exists)
+	case HostEndpointUpdate:
+		o.KnownHostEndpoint(u.Endpoint.Name, exists)
+	}
 }
 
 func newEndpointCalc() *endpointCalc {
@@ -233,11 +277,15 @@ func (c *endpointCalc) flush() (updates, removes []Update) {
 		if prev != nil && (cur == nil || endpointKeyChanged(prev, cur)) {
 			removes = append(removes, removalFor(prev))
 			delete(c.sent, id)
+			c.known(prev, false)
 			prev = nil
 		}
 		if cur != nil && (prev == nil || !updatesEqual(prev, cur)) {
 			updates = append(updates, cur)
 			c.sent[id] = cur
+			if prev == nil {
+				c.known(cur, true)
+			}
 		}
 	}
 	clear(c.dirty)

@@ -6,6 +6,7 @@ import (
 	"os"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -90,7 +91,7 @@ func TestCalicoctlCorpusForHostA(t *testing.T) {
 		t.Errorf("active policies = %v, want %v (allow-db matches no endpoint here)", active, want)
 	}
 	checkAllowWeb(t, m, m.Policies[allowWeb])
-	checkCorpusProfileAndNetwork(t, m)
+	checkCorpusProfileAndNetwork(t, g, m)
 }
 
 func checkAllowWeb(t *testing.T, m *dpModel, p *Policy) {
@@ -130,7 +131,7 @@ func checkAllowWeb(t *testing.T, m *dpModel, p *Policy) {
 	}
 }
 
-func checkCorpusProfileAndNetwork(t *testing.T, m *dpModel) {
+func checkCorpusProfileAndNetwork(t *testing.T, g *Graph, m *dpModel) {
 	t.Helper()
 	prof := m.Profiles["openstack-sg-3b2c1f0e"]
 	if prof == nil || len(prof.InboundRules) != 2 {
@@ -147,16 +148,17 @@ func checkCorpusProfileAndNetwork(t *testing.T, m *dpModel) {
 	if len(m.Hosts) != 2 || m.Hosts["host-b"].IPv4Addr != netip.MustParsePrefix("198.18.1.1/24") {
 		t.Errorf("hosts = %+v", m.Hosts)
 	}
-	c := m.Config
-	for k, v := range map[string]string{"LogSeverityScreen": "Debug", "InterfacePrefix": "cali,tap", "ReportingIntervalSecs": "30s",
-		"ReportingTTLSecs": "1m30s", "FailsafeInboundHostPorts": "tcp:22,udp:68", "FailsafeOutboundHostPorts": "tcp:2379",
-		"VXLANVNI": "4096", "DefaultEndpointToHostAction": "Accept", "HealthPort": "9099", "NFTablesMode": "Auto"} {
-		if c.Params[k] != v {
-			t.Errorf("param %s = %q, want %q", k, c.Params[k], v)
-		}
+	f := g.Facts().Config // resolved into felix's parameters by config.TestCalicoctlFixtureResolves
+	if f.Global == nil || f.Global.InterfacePrefix != "cali,tap" || f.Global.ReportingInterval.Duration != 30*time.Second ||
+		len(*f.Global.FailsafeInboundHostPorts) != 2 || f.Node == nil || f.Node.LogSeverityScreen != "Debug" || *f.Node.NFTablesMode != "Auto" {
+		t.Errorf("FelixConfiguration default %+v, node.host-a %+v", f.Global, f.Node)
 	}
-	if c.ClusterGUID != "051b9357542043f4bb46bc368ac0bf83" || !c.DatastoreReady || c.VXLANTunnelMAC != "66:a1:0b:3c:4d:5e" ||
-		c.VXLANTunnelAddrV4 != netip.MustParseAddr("10.65.12.0") || c.HostIPv4 != netip.MustParsePrefix("198.18.0.1/24") {
+	if f.ClusterGUID != "051b9357542043f4bb46bc368ac0bf83" || !f.DatastoreReady || f.VXLANTunnelMAC != "66:a1:0b:3c:4d:5e" {
+		t.Errorf("facts = %+v", f)
+	}
+	c := m.Config
+	if c.VXLANTunnelMAC != "66:a1:0b:3c:4d:5e" || c.VXLANTunnelAddrV4 != netip.MustParseAddr("10.65.12.0") ||
+		c.HostIPv4 != netip.MustParsePrefix("198.18.0.1/24") {
 		t.Errorf("config = %+v", c)
 	}
 }

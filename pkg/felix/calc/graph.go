@@ -15,22 +15,24 @@ import (
 //     flattened over what it inherits: profiles' labelsToApply, its namespace's labels (pcns.)
 //     and its service account's (pcsa.), from the kns.<ns> / ksa.<ns>.<sa> profiles. It feeds
 //     two label indexes (labelindex.go): every item, for IP sets; this host's endpoints, for
-//     policy selectors. selexpr.go and selectors.go build the selectors the way libcalico does.
+//     policy selectors. selectors.go builds the selectors the way libcalico does.
 //   - policies.go/tiers.go: a policy is active while it matches a local endpoint; active
 //     policies are rendered (rules.go) and each local endpoint gets its sorted tiers.
 //   - profiles.go: profiles named by local endpoints are active and rendered.
 //   - ipsets.go: the selector and named-port sets that active rules use, reference-counted,
 //     with members kept from the index's match callbacks and sent as deltas.
 //   - endpoints.go: local workload and host endpoints with their resolved policy.
-//   - nodes.go, routes.go, pools.go, config.go: hosts, VTEPs, routes from IPAM blocks, pools and
-//     the merged felix configuration.
+//   - nodes.go, routes.go, pools.go, config.go: hosts, VTEPs, routes from IPAM blocks, pools,
+//     this host's facts and the datastore's part of felix's configuration.
+//   - facts.go: what felix itself needs (config, sync state, VXLAN pools, endpoint counts);
+//     run.go: the Loop between the syncer and the dataplane that publishes it.
 //
 // Calculators mark what changed as dirty; Flush computes only the dirty outputs, compares each
 // with what it last sent and emits the differences.
 
 // Graph is felix's calculation graph for one host. Feed it the syncer's messages with OnMessage
-// and collect the resulting dataplane updates with Flush. It is not safe for concurrent use; Run
-// drives it from one goroutine.
+// and collect the resulting dataplane updates with Flush; Facts says what felix itself needs. It
+// is not safe for concurrent use; a Loop drives it from one goroutine.
 type Graph struct {
 	host string
 	log  zerolog.Logger
@@ -49,6 +51,7 @@ type Graph struct {
 	haveSnapshot  bool
 	inSyncPending bool
 	inSyncSent    bool
+	status        syncer.Status // of the last message
 }
 
 // New returns an empty graph for the named host.
@@ -70,6 +73,7 @@ func New(hostname string, log zerolog.Logger) *Graph {
 // OnMessage feeds one syncer message into the model. A snapshot replaces the model: keys it
 // does not contain are deleted, and keys whose revision did not change are skipped.
 func (g *Graph) OnMessage(m syncer.Message) {
+	g.status = m.Status
 	if m.Snapshot {
 		g.applySnapshot(m.Updates)
 		g.haveSnapshot = true
@@ -126,6 +130,11 @@ func (g *Graph) apply(u syncer.Update) {
 		g.revs[u.Key] = u.Revision
 	}
 }
+
+// Observe adds an observer of the local endpoints and tells it about every endpoint sent so far.
+// Like the other methods, it must not run concurrently with them (Loop.Observe runs it on the
+// loop's goroutine).
+func (g *Graph) Observe(o EndpointObserver) { g.endpoints.observe(o) }
 
 // Flush returns the updates accumulated since the last flush, in dependency order (as felix's
 // event sequencer): config; IP set additions and changes; policies; profiles; endpoints;

@@ -74,8 +74,10 @@ func TestUninterpretableValuesAreAbsentAndLogged(t *testing.T) {
 	if len(m.WEPs) != 1 || len(m.Policies) != 1 || len(m.Pools) != 0 {
 		t.Errorf("endpoints %d, policies %d, pools %d; want 1, 1, 0", len(m.WEPs), len(m.Policies), len(m.Pools))
 	}
-	if rules := m.Policies[gnpID("all")].InboundRules; len(rules) != 1 {
-		t.Errorf("rules = %+v, want the valid one only", rules)
+	// The uninterpretable rule stays in its place, marked Invalid: the dataplane drops what
+	// reaches it (fail closed) instead of skipping it.
+	if rules := m.Policies[gnpID("all")].InboundRules; len(rules) != 2 || rules[0].Invalid != "" || rules[1].Invalid == "" {
+		t.Errorf("rules = %+v, want the valid one, then an Invalid one", rules)
 	}
 	for _, key := range []string{badIP.Key, noIP.Key, wrongType.Key, badSel.Key, badPool.Key} {
 		if !strings.Contains(logs.String(), key) {

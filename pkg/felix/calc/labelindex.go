@@ -80,9 +80,7 @@ func anchorOptions(sel *selector.Selector) []anchor {
 	for _, k := range slices.Sorted(maps.Keys(eq)) {
 		opts, ranks = append(opts, anchor{kind: anchorKV, key: k, values: eq[k]}), append(ranks, rankOf(k, 0))
 	}
-	req := selectorRequiredKeys(sel)
-	slices.Sort(req)
-	for _, k := range slices.Compact(req) {
+	for _, k := range sel.RequiredKeys() {
 		opts, ranks = append(opts, anchor{kind: anchorKey, key: k}), append(ranks, rankOf(k, 1))
 	}
 	idx := make([]int, len(opts))

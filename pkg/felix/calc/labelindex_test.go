@@ -5,6 +5,7 @@ import (
 	"maps"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/calico-host/calico-host/pkg/selector"
@@ -152,28 +153,33 @@ func TestLabelIndexAgainstBruteForce(t *testing.T) {
 	}
 }
 
-func TestPrefixSelector(t *testing.T) {
+// TestPrefixed: namespace and service-account selectors are rewritten as libcalico's
+// parseSelectorAttachPrefix does.
+func TestPrefixed(t *testing.T) {
 	tests := []struct {
-		in, prefix string
-		mode       prefixMode
-		want       string
+		in   string
+		kp   keyPrefixing
+		want string
 	}{
-		{"env == 'prod'", "pcns.", prefixNamespace, `pcns.env == "prod"`},
-		{"all()", "pcns.", prefixNamespace, `has(projectcalico.org/namespace)`},
-		{"global()", "pcns.", prefixNamespace, `!has(projectcalico.org/namespace)`},
-		{"has(a) && !(b in {'x', 'y'}) || c starts with 'z'", "pcns.", prefixNamespace,
+		{"env == 'prod'", namespacePrefixing, `pcns.env == "prod"`},
+		{"all()", namespacePrefixing, `has(projectcalico.org/namespace)`},
+		{"global()", namespacePrefixing, `!has(projectcalico.org/namespace)`},
+		{"has(a) && !(b in {'x', 'y'}) || c starts with 'z'", namespacePrefixing,
 			`((has(pcns.a) && !pcns.b in {"x", "y"}) || pcns.c starts with "z")`},
-		{"a ends with 'q' && d contains \"it's\"", "pcsa.", prefixSvcAcct, `(pcsa.a ends with "q" && pcsa.d contains "it's")`},
-		{"all()", "pcsa.", prefixSvcAcct, `has(projectcalico.org/serviceaccount)`},
-		{"k not in {} && x != 'all()'", "p.", prefixOnly, `(p.k not in {} && p.x != "all()")`},
+		{"a ends with 'q' && d contains \"it's\"", svcAcctPrefixing, `(pcsa.a ends with "q" && pcsa.d contains "it's")`},
+		{"all()", svcAcctPrefixing, `has(projectcalico.org/serviceaccount)`},
+		{"global()", svcAcctPrefixing, `global()`},
 	}
 	for _, tc := range tests {
-		got, err := prefixSelector(selector.MustParse(tc.in), tc.prefix, tc.mode)
+		got, err := prefixed("selector", tc.in, tc.kp)
 		if err != nil {
 			t.Fatalf("%s: %v", tc.in, err)
 		}
 		if canon := selector.MustParse(got).String(); canon != selector.MustParse(tc.want).String() {
-			t.Errorf("prefix(%s) = %s, want %s", tc.in, canon, tc.want)
+			t.Errorf("prefixed(%s) = %s, want %s", tc.in, canon, tc.want)
 		}
+	}
+	if _, err := prefixed("namespaceSelector", "a ==", namespacePrefixing); err == nil || !strings.Contains(err.Error(), "namespaceSelector") {
+		t.Errorf("bad selector: %v, want an error naming the field", err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/netip"
 	"strings"
@@ -24,18 +25,39 @@ type ruleRenderer struct {
 	sets map[string]ipSetSpec
 }
 
-// renderRules renders a list of rules; uninterpretable rules are logged and left out.
+// errMatchesNothing marks a rule that can never match a packet (no IP family left, or a
+// Kubernetes Service match, which names nothing here): leaving it out is exact.
+var errMatchesNothing = errors.New("the rule can never match")
+
+// renderRules renders a list of rules. A rule that can never match is left out; a rule that
+// cannot be interpreted is logged and kept as an Invalid rule, which the dataplane enforces by
+// dropping what reaches it (leaving out a deny, pass or log rule would let through what it
+// stops).
 func (r *ruleRenderer) renderRules(dir string, rules []api.Rule) []Rule {
 	var out []Rule
 	for i := range rules {
 		rs, err := r.renderRule(&rules[i])
-		if err != nil {
-			r.log.Warn().Err(err).Str("direction", dir).Int("rule", i).Msg("Rule cannot be rendered; leaving it out")
+		switch {
+		case errors.Is(err, errMatchesNothing):
+			r.log.Warn().Err(err).Str("direction", dir).Int("rule", i).Msg("Rule can never match; leaving it out")
 			continue
+		case err != nil:
+			r.log.Warn().Err(err).Str("direction", dir).Int("rule", i).
+				Msg("Rule cannot be interpreted; packets that reach it are dropped (fail closed)")
+			rs = []Rule{invalidRule(&rules[i], err)}
 		}
 		out = append(out, rs...)
 	}
 	return out
+}
+
+// invalidRule stands for a rule calc could not interpret: no matches but its IP version.
+func invalidRule(ar *api.Rule, err error) Rule {
+	rule := Rule{Action: RuleDeny, RuleID: ruleID(ar), Invalid: err.Error()}
+	if ar.IPVersion != nil && (*ar.IPVersion == 4 || *ar.IPVersion == 6) {
+		rule.IPVersion = *ar.IPVersion
+	}
+	return rule
 }
 
 // sideMatch is one side (source or destination) of a rule, resolved.
@@ -110,7 +132,10 @@ func ruleBase(ar *api.Rule) (Rule, error) {
 	if rule.NotICMP, err = icmpMatch(ar.NotICMP); err != nil {
 		return rule, err
 	}
-	if (ar.ICMP != nil || ar.NotICMP != nil) && rule.Protocol != 1 && rule.Protocol != 58 {
+	// As Project Calico: icmp needs protocol ICMP or ICMPv6; notICMP may also go without a
+	// protocol, and then matches the ICMP packets of each family whose type (and code) differ.
+	isICMP := rule.Protocol == 1 || rule.Protocol == 58
+	if ar.ICMP != nil && !isICMP || ar.NotICMP != nil && !isICMP && rule.Protocol != 0 {
 		return rule, fmt.Errorf("ICMP match without protocol ICMP or ICMPv6")
 	}
 	portsUsed := len(ar.Source.Ports)+len(ar.Source.NotPorts)+len(ar.Destination.Ports)+len(ar.Destination.NotPorts) > 0
@@ -120,7 +145,7 @@ func ruleBase(ar *api.Rule) (Rule, error) {
 	if ar.Source.Services != nil || ar.Destination.Services != nil {
 		// Service matches name Kubernetes Services, which do not exist here: the match is
 		// empty, so the rule can never match.
-		return rule, fmt.Errorf("service matches are not supported")
+		return rule, fmt.Errorf("service matches are not supported: %w", errMatchesNothing)
 	}
 	return rule, nil
 }
@@ -344,7 +369,7 @@ func (r *ruleRenderer) pickFamily(ar *api.Rule, fams map[int]string) (int, error
 		}
 		return keep, nil
 	}
-	return 0, fmt.Errorf("rule matches no IP family (IPv4: %s; IPv6: %s)", fams[4], fams[6])
+	return 0, fmt.Errorf("no IP family (IPv4: %s; IPv6: %s): %w", fams[4], fams[6], errMatchesNothing)
 }
 
 func hasFamily(nets []netip.Prefix, fam int) bool {

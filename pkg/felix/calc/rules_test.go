@@ -43,6 +43,12 @@ func TestRenderRule(t *testing.T) {
 		{"notICMP on ICMPv6", "", rule("Allow", proto("ICMPv6"), func(r *api.Rule) {
 			r.NotICMP = &api.ICMPFields{Type: api.Int(128)}
 		}), []Rule{{Action: "allow", IPVersion: 6, Protocol: 58, NotICMP: &ICMPMatch{Type: 128}}}},
+		{"notICMP without protocol: both families", "", rule("Deny", func(r *api.Rule) {
+			r.NotICMP = &api.ICMPFields{Type: api.Int(8), Code: api.Int(0)}
+		}), []Rule{{Action: "deny", NotICMP: &ICMPMatch{Type: 8, Code: u8(0)}}}},
+		{"notICMP with protocol TCP is invalid", "", rule("Deny", proto("TCP"), func(r *api.Rule) {
+			r.NotICMP = &api.ICMPFields{Type: api.Int(8)}
+		}), []Rule{{Action: "deny", Invalid: "ICMP match without protocol ICMP or ICMPv6"}}},
 		{"ICMP with ipVersion 6 is dropped", "", rule("Allow", proto("ICMP"), func(r *api.Rule) { r.IPVersion = api.Int(6) }), nil},
 		{"nets of one family set the IP version", "", rule("Allow", func(r *api.Rule) {
 			r.Source.Nets = []string{"fd00::/8", "fd01::1"}
@@ -79,10 +85,16 @@ func TestRenderRule(t *testing.T) {
 			[]Rule{{Action: "allow", Protocol: 132, DstNamedPortIPSetIDs: []string{namedPortSetID(allSelector, 132, "x")}}}},
 		{"negated named port", "", rule("Deny", proto("TCP"), func(r *api.Rule) { r.Source.NotPorts = []api.Port{api.NamedPort("ssh"), api.SinglePort(2)} }),
 			[]Rule{{Action: "deny", Protocol: 6, NotSrcPorts: []PortRange{{2, 2}}, NotSrcNamedPortIPSetIDs: []string{namedPortSetID(allSelector, 6, "ssh")}}}},
-		{"ports without a port protocol are dropped", "", rule("Allow", dstPorts("80")), nil},
-		{"unknown protocol is dropped", "", rule("Allow", proto("GRE")), nil},
-		{"service match is dropped", "", rule("Allow", func(r *api.Rule) { r.Destination.Services = &api.ServiceMatch{Name: "x"} }), nil},
-		{"bad net is dropped", "", rule("Allow", func(r *api.Rule) { r.Source.Nets = []string{"10.0.0.0/33"} }), nil},
+		// Rules calc cannot interpret stay in place as Invalid (the dataplane fails closed);
+		// rules that can never match are left out.
+		{"ports without a port protocol are invalid", "", rule("Allow", dstPorts("80")),
+			[]Rule{{Action: "deny", Invalid: "ports need protocol TCP, UDP, SCTP or UDPLite"}}},
+		{"unknown protocol is invalid", "", rule("Deny", proto("GRE")), []Rule{{Action: "deny", Invalid: `unknown protocol "GRE"`}}},
+		{"service match never matches", "", rule("Allow", func(r *api.Rule) { r.Destination.Services = &api.ServiceMatch{Name: "x"} }), nil},
+		{"bad net is invalid, keeping its IP version", "", rule("Log", func(r *api.Rule) {
+			r.IPVersion = api.Int(4)
+			r.Source.Nets = []string{"10.0.0.0/33"}
+		}), []Rule{{Action: "deny", IPVersion: 4, Invalid: `source: invalid CIDR "10.0.0.0/33"`}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -3,10 +3,12 @@ package calc
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/calico-host/calico-host/pkg/api"
 	"github.com/calico-host/calico-host/pkg/syncer"
 )
 
@@ -104,7 +106,7 @@ func TestRunRateLimitsAndCoalesces(t *testing.T) {
 	g := newTestGraph("h1")
 	cfg := RunConfig{BucketSize: 2, Refill: 100 * time.Millisecond, Now: clk.Now, After: clk.After, IdleBeat: time.Hour}
 	go func() {
-		g.Run(ctx, in, out, cfg, func() { mu.Lock(); beats++; mu.Unlock() })
+		NewLoop(g, cfg).Run(ctx, in, out, func() { mu.Lock(); beats++; mu.Unlock() })
 		close(done)
 	}()
 	msg := func(i int) syncer.Message {
@@ -154,25 +156,104 @@ func TestRunRateLimitsAndCoalesces(t *testing.T) {
 	}
 }
 
-func TestBucket(t *testing.T) {
-	start := time.Unix(0, 0)
-	b := &bucket{size: 3, refill: 10 * time.Millisecond, tokens: 3, last: start}
-	steps := []struct {
-		at        time.Duration
-		ok        bool
-		wantDelay time.Duration
-	}{
-		{0, true, 0}, {0, true, 0}, {1 * time.Millisecond, true, 0},
-		{2 * time.Millisecond, false, 8 * time.Millisecond},
-		{10 * time.Millisecond, true, 0},
-		{15 * time.Millisecond, false, 5 * time.Millisecond},
-		{45 * time.Millisecond, true, 0}, {45 * time.Millisecond, true, 0}, {45 * time.Millisecond, true, 0},
-		{45 * time.Millisecond, false, 10 * time.Millisecond}, // a full bucket earns nothing more
-	}
-	for i, st := range steps {
-		ok, d := b.take(start.Add(st.at))
-		if ok != st.ok || (!ok && d != st.wantDelay) {
-			t.Errorf("step %d at %v: take = %v, %v; want %v, %v", i, st.at, ok, d, st.ok, st.wantDelay)
+// recordingObserver records what an EndpointObserver is told.
+type recordingObserver struct {
+	mu     sync.Mutex
+	events []string
+}
+
+func (r *recordingObserver) KnownWorkload(id WorkloadEndpointID, exists bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.events = append(r.events, fmt.Sprintf("wep %s %v", id.EndpointID, exists))
+}
+
+func (r *recordingObserver) KnownHostEndpoint(name string, exists bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.events = append(r.events, fmt.Sprintf("hep %s %v", name, exists))
+}
+
+func (r *recordingObserver) list() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.events...)
+}
+
+// waitFacts waits until the loop's facts satisfy ok.
+func waitFacts(t *testing.T, l *Loop, what string, ok func(Facts) bool) Facts {
+	t.Helper()
+	deadline := time.After(5 * time.Second)
+	for {
+		if f := l.Facts(); ok(f) {
+			return f
 		}
+		select {
+		case <-l.FactsChanged():
+		case <-deadline:
+			t.Fatalf("facts never showed %s: %+v", what, l.Facts())
+		}
+	}
+}
+
+// TestLoopHoldsABatchUntilTaken: the loop never blocks on the dataplane. While nobody takes its
+// first batch it keeps applying messages, and its facts follow them; once the batch is taken,
+// the next one carries the net effect of everything since.
+func TestLoopHoldsABatchUntilTaken(t *testing.T) {
+	in, out := make(chan syncer.Message), make(chan []Update) // unbuffered: nobody reads yet
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	l := NewLoop(newTestGraph("h1"), RunConfig{IdleBeat: time.Hour})
+	go l.Run(ctx, in, out, nil)
+	ci := func(ready bool) syncer.Update {
+		return up(resKey("clusterinformations", "", "default"), &api.ClusterInformation{Spec: api.ClusterInformationSpec{DatastoreReady: &ready}})
+	}
+	in <- syncer.Message{Status: syncer.InSync, Snapshot: true, Updates: []syncer.Update{ci(false),
+		wep("ns", "h1", "1", nil, []string{"10.65.0.1/32"})}}
+	waitFacts(t, l, "the snapshot", func(f Facts) bool { return f.InSync && f.Config.ClusterInfo && f.Workloads == 1 })
+	for i := 2; i <= 4; i++ {
+		in <- syncer.Message{Status: syncer.InSync, Updates: []syncer.Update{wep("ns", "h1", fmt.Sprint(i), nil, []string{fmt.Sprintf("10.65.0.%d/32", i)})}}
+	}
+	in <- syncer.Message{Status: syncer.InSync, Updates: []syncer.Update{ci(true)}}
+	waitFacts(t, l, "datastoreReady", func(f Facts) bool { return f.Config.DatastoreReady })
+	first := recvBatch(t, out)
+	if countWEPs(first) != 1 || first[len(first)-1] != (InSync{}) {
+		t.Fatalf("first batch has %d endpoints (want the snapshot's 1) and ends with %T", countWEPs(first), first[len(first)-1])
+	}
+	if second := recvBatch(t, out); countWEPs(second) != 3 {
+		t.Fatalf("second batch has %d endpoints, want the 3 added meanwhile", countWEPs(second))
+	}
+	waitFacts(t, l, "4 workloads", func(f Facts) bool { return f.Workloads == 4 })
+}
+
+// TestLoopObservers: an observer added late learns every endpoint sent so far, then each change.
+func TestLoopObservers(t *testing.T) {
+	in, out := make(chan syncer.Message), make(chan []Update, 10)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	l := NewLoop(newTestGraph("h1"), RunConfig{IdleBeat: time.Hour})
+	go l.Run(ctx, in, out, nil)
+	in <- syncer.Message{Status: syncer.InSync, Snapshot: true, Updates: []syncer.Update{
+		wep("ns", "h1", "1", nil, []string{"10.65.0.1/32"}), wep("ns", "other", "2", nil, []string{"10.65.0.2/32"})}}
+	recvBatch(t, out)
+	obs := &recordingObserver{}
+	if !l.Observe(ctx, obs) {
+		t.Fatal("Observe failed")
+	}
+	if got := obs.list(); !slices.Equal(got, []string{"wep eth0 true"}) {
+		t.Fatalf("Observe returned before the replay: %q", got)
+	}
+	in <- syncer.Message{Status: syncer.InSync, Updates: []syncer.Update{del(wepKey("ns", "h1", "1"))}}
+	recvBatch(t, out)
+	deadline := time.Now().Add(5 * time.Second)
+	want := []string{"wep eth0 true", "wep eth0 false"}
+	for got := obs.list(); !slices.Equal(got, want); got = obs.list() {
+		if time.Now().After(deadline) {
+			t.Fatalf("observer told %q, want %q", got, want)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if f := l.Facts(); f.Workloads != 0 {
+		t.Errorf("facts count %d workloads after the removal", f.Workloads)
 	}
 }

@@ -28,17 +28,29 @@ func parseSel(field, s string) (*selector.Selector, error) {
 	return sel, nil
 }
 
+// keyPrefixing is how libcalico rewrites a namespace or service-account selector over the
+// labels an endpoint inherits (parseSelectorAttachPrefix): every key prefixed, all() and, for
+// namespaces, global() replaced.
+type keyPrefixing struct {
+	prefix      string
+	all, global *selector.Selector
+}
+
+var (
+	// namespacePrefixing: all() is any namespace, global() no namespace.
+	namespacePrefixing = keyPrefixing{nsLabelPrefix,
+		selector.MustParse("has(" + labelNamespace + ")"), selector.MustParse("!has(" + labelNamespace + ")")}
+	// svcAcctPrefixing: all() is any service account.
+	svcAcctPrefixing = keyPrefixing{saLabelPrefix, selector.MustParse("has(" + labelServiceAccount + ")"), nil}
+)
+
 // prefixed parses s and returns its text with keys prefixed.
-func prefixed(field, s, prefix string, mode prefixMode) (string, error) {
+func prefixed(field, s string, kp keyPrefixing) (string, error) {
 	sel, err := parseSel(field, s)
 	if err != nil {
 		return "", err
 	}
-	out, err := prefixSelector(sel, prefix, mode)
-	if err != nil {
-		return "", fmt.Errorf("%s: %w", field, err)
-	}
-	return out, nil
+	return sel.PrefixKeys(kp.prefix, kp.all, kp.global).String(), nil
 }
 
 // namespaceEquals is the selector text `projectcalico.org/namespace == "<ns>"`.
@@ -74,7 +86,7 @@ func and2(a, b string) string {
 func serviceAccountSelector(sam *api.ServiceAccountMatch) (string, error) {
 	var bySel string
 	if sam.Selector != "" {
-		s, err := prefixed("serviceAccounts.selector", sam.Selector, saLabelPrefix, prefixSvcAcct)
+		s, err := prefixed("serviceAccounts.selector", sam.Selector, svcAcctPrefixing)
 		if err != nil {
 			return "", err
 		}
@@ -97,7 +109,7 @@ func entitySelector(er *api.EntityRule, ns string) (string, error) {
 	var nsSel string
 	switch {
 	case er.NamespaceSelector != "":
-		s, err := prefixed("namespaceSelector", er.NamespaceSelector, nsLabelPrefix, prefixNamespace)
+		s, err := prefixed("namespaceSelector", er.NamespaceSelector, namespacePrefixing)
 		if err != nil {
 			return "", err
 		}
@@ -153,14 +165,14 @@ func policySelector(v *api.PolicySpecView) (*selector.Selector, error) {
 		text = and2(namespaceEquals(v.Namespace), text)
 	}
 	if v.NamespaceSel != "" {
-		s, err := prefixed("namespaceSelector", v.NamespaceSel, nsLabelPrefix, prefixNamespace)
+		s, err := prefixed("namespaceSelector", v.NamespaceSel, namespacePrefixing)
 		if err != nil {
 			return nil, err
 		}
 		text = and2(text, s)
 	}
 	if v.ServiceAcctSel != "" {
-		s, err := prefixed("serviceAccountSelector", v.ServiceAcctSel, saLabelPrefix, prefixSvcAcct)
+		s, err := prefixed("serviceAccountSelector", v.ServiceAcctSel, svcAcctPrefixing)
 		if err != nil {
 			return nil, err
 		}

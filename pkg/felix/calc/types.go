@@ -14,22 +14,12 @@ import "net/netip"
 // Update is one change for the dataplane.
 type Update interface{ isUpdate() }
 
-// ConfigUpdate carries the datastore's part of felix's configuration: FelixConfiguration `default`
-// overlaid with `node.<host>`, as Project Calico parameter names (InterfacePrefix,
-// ReportingIntervalSecs, FailsafeInboundHostPorts...) with string values in the same syntax as
-// FELIX_* environment variables, plus ClusterInformation and this host's Node facts. It is sent in
-// full whenever any of it changes, and always in the first batch. Durations are Go duration
-// strings ("30s", "1m30s"); FailsafeInbound/OutboundHostPorts are "tcp:22,udp:68" (an optional
-// net between protocol and port, IPv6 nets in brackets). DatastoreReady is false without a
-// ClusterInformation `default` and true when it exists without the field. VXLANTunnelMAC(V6)
-// is the Node's stored MAC, else the one Calico computes from the host name (as for VTEPs).
+// ConfigUpdate carries this host's facts from its Node that the dataplane needs: its addresses and
+// its VXLAN tunnel addresses and MACs. It is sent whenever any of it changes, and always in the
+// first batch. VXLANTunnelMAC(V6) is the Node's stored MAC, else the one Calico computes from the
+// host name (as for VTEPs). (Felix's own configuration is not part of the dataplane's input: see
+// Facts.)
 type ConfigUpdate struct {
-	Params         map[string]string
-	ClusterType    string
-	ClusterGUID    string
-	CalicoVersion  string
-	DatastoreReady bool
-	// This host's Node.
 	HostIPv4, HostIPv6 netip.Prefix // bgp.ipv4Address / ipv6Address (address with its subnet)
 	VXLANTunnelAddrV4  netip.Addr
 	VXLANTunnelAddrV6  netip.Addr
@@ -163,6 +153,11 @@ type Rule struct {
 
 	// RuleID is a stable short hash of the source rule (for comments and logs).
 	RuleID string
+
+	// Invalid, when not empty, says why calc could not interpret the source rule (data that
+	// validation refuses). Such a rule carries no matches; it cannot be enforced, so the
+	// dataplane fails closed at its position: every packet that reaches it is dropped.
+	Invalid string
 }
 
 // TierInfo lists, for one tier, the policies that apply to an endpoint in each direction, in

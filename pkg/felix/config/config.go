@@ -55,6 +55,8 @@ type Config struct {
 	NftablesMarkMask               uint32
 	NATOutgoingAddress             netip.Addr
 	NATPortRange                   [2]uint16
+	WorkloadSourceSpoofing         string // "Disabled" or "Any"
+	FloatingIPs                    string // "Enabled" or "Disabled"
 	MetadataAddr                   netip.Addr
 	MetadataPort                   int
 	NftablesRefreshInterval        time.Duration
@@ -99,14 +101,20 @@ func (s Source) String() string {
 	return [...]string{"default", "datastore", "config file", "environment"}[s]
 }
 
-// Layer is one source's raw values, keyed by parameter name in any case.
+// Layer is one source's values, keyed by parameter name in any case: text (Values) from the
+// environment and the config file, typed values (Typed) from the datastore.
 type Layer struct {
 	Source Source
 	// Origin names the source precisely in logs ("/etc/calico/felix.toml", "FelixConfiguration").
 	Origin string
 	Values map[string]string
-	// Keys, when set, maps a parameter name to how it was spelled in the source (FELIX_X, a TOML key).
+	// Typed holds values of FelixConfiguration fields, dereferenced (see Param.Convert).
+	Typed map[string]any
+	// Keys, when set, maps a parameter name to how it was spelled in the source (FELIX_X, a TOML
+	// key, a FelixConfiguration field).
 	Keys map[string]string
+	// Origins, when set, overrides Origin per parameter (which FelixConfiguration it came from).
+	Origins map[string]string
 }
 
 // Problem is a value that was ignored.
@@ -129,44 +137,64 @@ func (p Problem) Error() string {
 
 // Resolve computes the configuration from the layers: for each parameter the highest-precedence
 // layer with a valid value wins, and the default applies when none has one. Unknown names, local-
-// only parameters from the datastore and unparsable values are returned as Problems (and ignored).
+// only parameters from the datastore and invalid values are returned as Problems (and ignored).
 func Resolve(layers ...Layer) (*Config, []Problem) {
 	sorted := append([]Layer(nil), layers...)
 	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Source > sorted[j].Source })
-	c := &Config{Sources: map[string]Source{}}
-	var problems []Problem
-	set := map[string]bool{}
+	r := &resolver{c: &Config{Sources: map[string]Source{}}, set: map[string]bool{}}
 	for _, l := range sorted {
 		for _, name := range sortedKeys(l.Values) {
 			raw := l.Values[name]
-			prob := Problem{Param: name, Value: raw, Source: l.Source, Origin: l.Origin, Key: l.Keys[name]}
-			p, ok := Lookup(name)
-			switch {
-			case !ok && IsCompat(name):
-				continue
-			case !ok:
-				prob.Err = fmt.Errorf("unknown parameter")
-				problems = append(problems, prob)
-				continue
-			case p.LocalOnly && l.Source == SourceDatastore:
-				prob.Param, prob.Err = p.Name, fmt.Errorf("local-only parameter cannot be set in the datastore")
-				problems = append(problems, prob)
-				continue
-			case set[p.Name] || strings.TrimSpace(raw) == "":
-				continue
-			}
-			v, err := p.Parse(raw)
-			if err != nil {
-				prob.Param, prob.Err = p.Name, err
-				problems = append(problems, prob)
-				continue
-			}
-			c.setField(p, v)
-			c.Sources[p.Name], set[p.Name] = l.Source, true
+			r.take(l, name, raw, strings.TrimSpace(raw) == "", func(p *Param) (any, error) { return p.Parse(raw) })
+		}
+		for _, name := range sortedKeys(l.Typed) {
+			v := l.Typed[name]
+			s, isText := v.(string)
+			r.take(l, name, render(v), isText && strings.TrimSpace(s) == "", func(p *Param) (any, error) { return p.Convert(v) })
 		}
 	}
-	c.applyDefaults(set)
-	return c, problems
+	r.c.applyDefaults(r.set)
+	return r.c, r.problems
+}
+
+// resolver accumulates Resolve's result.
+type resolver struct {
+	c        *Config
+	set      map[string]bool
+	problems []Problem
+}
+
+// take applies one layer's value of a parameter unless a higher layer set it; blank values are
+// unset.
+func (r *resolver) take(l Layer, name, shown string, blank bool, convert func(*Param) (any, error)) {
+	origin := l.Origin
+	if o := l.Origins[name]; o != "" {
+		origin = o
+	}
+	prob := Problem{Param: name, Value: shown, Source: l.Source, Origin: origin, Key: l.Keys[name]}
+	p, ok := Lookup(name)
+	switch {
+	case !ok && IsCompat(name):
+		return
+	case !ok:
+		prob.Err = fmt.Errorf("unknown parameter")
+		r.problems = append(r.problems, prob)
+		return
+	case p.LocalOnly && l.Source == SourceDatastore:
+		prob.Param, prob.Err = p.Name, fmt.Errorf("local-only parameter cannot be set in the datastore")
+		r.problems = append(r.problems, prob)
+		return
+	case r.set[p.Name] || blank:
+		return
+	}
+	v, err := convert(p)
+	if err != nil {
+		prob.Param, prob.Err = p.Name, err
+		r.problems = append(r.problems, prob)
+		return
+	}
+	r.c.setField(p, v)
+	r.c.Sources[p.Name], r.set[p.Name] = l.Source, true
 }
 
 func (c *Config) setField(p *Param, v any) {
@@ -219,7 +247,7 @@ func (c *Config) Changed(other *Config) (restart, live []string) {
 	return restart, live
 }
 
-func sortedKeys(m map[string]string) []string {
+func sortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)

@@ -65,6 +65,8 @@ func TestPrecedence(t *testing.T) {
 		{"bool spellings", []Layer{env("FELIX_HEALTHENABLED=yes")}, "HealthEnabled", true, SourceEnv, 0},
 		{"optional bool unset", nil, "VXLANEnabled", (*bool)(nil), SourceDefault, 0},
 		{"one-of case-insensitive", []Layer{ds("DefaultEndpointToHostAction", "Return")}, "DefaultEndpointToHostAction", "RETURN", SourceDatastore, 0},
+		{"workload source spoofing", []Layer{ds("WorkloadSourceSpoofing", "any")}, "WorkloadSourceSpoofing", "Any", SourceDatastore, 0},
+		{"floating IPs invalid value", []Layer{ds("FloatingIPs", "Sometimes")}, "FloatingIPs", "Disabled", SourceDefault, 1},
 		{"one-of invalid", []Layer{ds("DefaultEndpointToHostAction", "Maybe")}, "DefaultEndpointToHostAction", "DROP", SourceDefault, 1},
 		{"region checked", []Layer{ds("OpenstackRegion", "Not_A_Label")}, "OpenstackRegion", "", SourceDefault, 1},
 		{"address", []Layer{ds("NATOutgoingAddress", "198.18.0.1")}, "NATOutgoingAddress", netip.MustParseAddr("198.18.0.1"), SourceDatastore, 0},
@@ -199,9 +201,9 @@ func TestChangedSplitsRestartAndLive(t *testing.T) {
 	}
 }
 
-// TestDatastoreNamesMatchParams: every parameter that can be set in etcd is the name calc gives
-// a FelixConfiguration field (a mismatch would silently ignore that field), and no field name is
-// reported as unknown.
+// TestDatastoreNamesMatchParams: every parameter that can be set in etcd is the parameter name of
+// a FelixConfiguration field, and no field's parameter name is reported as unknown (in the
+// environment or a file, Project Calico's felix accepts them all).
 func TestDatastoreNamesMatchParams(t *testing.T) {
 	fields := map[string]bool{}
 	raw := map[string]string{}

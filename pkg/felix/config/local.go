@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/calico-host/calico-host/pkg/api"
 	shared "github.com/calico-host/calico-host/pkg/config"
 )
 
@@ -145,27 +146,27 @@ func loadDatastoreBase(path string, environ []string) (shared.Datastore, error) 
 	return d, nil
 }
 
-// Datastore is the datastore's part of the configuration (from calc's ConfigUpdate).
+// Datastore is the datastore's part of the configuration, as calc reports it.
 type Datastore struct {
-	// Params are FelixConfiguration node.<host> over default, by parameter name.
-	Params  map[string]string
-	Cluster Cluster
+	// Global and Node are the specs of FelixConfiguration default and node.<hostname> (nil when
+	// absent); Node's set fields win.
+	Global, Node *api.FelixConfigurationSpec
+	Cluster      Cluster
 }
 
 // Resolve computes the configuration from the local sources and, when known, the datastore's
 // part (nil before the datastore was read).
 func (l *Local) Resolve(ds *Datastore) (*Config, []Problem) {
-	layers := []Layer{l.Env, l.File}
-	if ds != nil {
-		layers = append(layers, Layer{Source: SourceDatastore, Origin: "FelixConfiguration", Values: ds.Params})
-	}
-	c, problems := Resolve(layers...)
+	c, problems := Resolve(l.Env, l.File)
 	if c.FelixHostname == "" {
 		c.FelixHostname = l.OSHostname
 	}
-	if ds != nil {
-		c.Cluster = ds.Cluster
+	if ds == nil {
+		return c, problems
 	}
+	host := c.FelixHostname
+	c, problems = Resolve(l.Env, l.File, SpecLayer(ds.Global, ds.Node, host))
+	c.FelixHostname, c.Cluster = host, ds.Cluster // FelixHostname is local-only
 	return c, problems
 }
 

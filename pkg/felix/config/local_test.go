@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/calico-host/calico-host/pkg/api"
 )
 
 var update = flag.Bool("update", false, "rewrite etc/calico/felix.toml from the parameter table")
@@ -33,7 +35,7 @@ HealthPort = "not-a-port"
 `)
 	dsFile := writeFile(t, "datastore.toml", `
 [etcd]
-endpoints = ["http://198.18.0.10:2379"]
+endpoints = ["https://198.18.0.10:2379"]
 ca_file = "/etc/calico/ca.pem"
 `)
 	l, err := LoadLocal(LoadOptions{
@@ -43,8 +45,8 @@ ca_file = "/etc/calico/ca.pem"
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, problems := l.Resolve(&Datastore{Params: map[string]string{"InterfacePrefix": "tap", "HealthPort": "9300",
-		"FelixHostname": "spoofed"}, Cluster: Cluster{Type: "openstack", DatastoreReady: true}})
+	c, problems := l.Resolve(&Datastore{Global: &api.FelixConfigurationSpec{InterfacePrefix: "tap", HealthPort: api.Int(9300)},
+		Node: &api.FelixConfigurationSpec{HealthPort: api.Int(70000)}, Cluster: Cluster{Type: "openstack", DatastoreReady: true}})
 	checks := []struct {
 		name string
 		got  any
@@ -56,7 +58,7 @@ ca_file = "/etc/calico/ca.pem"
 		{"InterfacePrefix", c.InterfacePrefix, []string{"cali", "tap"}, SourceFile},
 		{"EndpointReportingEnabled", c.EndpointReportingEnabled, true, SourceFile},
 		{"FailsafeInboundHostPorts", FormatPorts(c.FailsafeInboundHostPorts), "tcp:22,udp:68", SourceFile},
-		{"HealthPort", c.HealthPort, 9300, SourceDatastore},
+		{"HealthPort", c.HealthPort, 9099, SourceDefault},
 		{"FelixHostname", c.FelixHostname, "host-a", SourceDefault},
 	}
 	for _, ch := range checks {
@@ -64,14 +66,17 @@ ca_file = "/etc/calico/ca.pem"
 			t.Errorf("%s = %v from %v, want %v from %v", ch.name, ch.got, c.Sources[ch.name], ch.want, ch.src)
 		}
 	}
-	if len(problems) != 2 || !strings.Contains(problems[0].Error()+problems[1].Error(), felixFile) {
-		t.Errorf("want the bad HealthPort in %s and the datastore FelixHostname reported, got %v", felixFile, problems)
+	// node.host-a's invalid HealthPort hides default's (node over default, field by field), so
+	// the default applies; both bad values are reported with where they came from.
+	if len(problems) != 2 || !strings.Contains(problems[0].Error()+problems[1].Error(), felixFile) ||
+		!strings.Contains(problems[0].Error()+problems[1].Error(), "FelixConfiguration node.host-a healthPort") {
+		t.Errorf("want the bad HealthPort in %s and in node.host-a reported, got %v", felixFile, problems)
 	}
 	if !c.OpenStack() {
 		t.Errorf("tap prefix and openstack cluster type must turn on the OpenStack special cases")
 	}
 	d, err := l.Datastore(c)
-	if err != nil || d.Etcd.Endpoints[0] != "http://198.18.0.10:2379" || d.Etcd.CAFile != "/etc/calico/ca.pem" {
+	if err != nil || d.Etcd.Endpoints[0] != "https://198.18.0.10:2379" || d.Etcd.CAFile != "/etc/calico/ca.pem" {
 		t.Errorf("datastore = %+v, %v", d, err)
 	}
 }
@@ -149,6 +154,16 @@ func TestDataplaneConfig(t *testing.T) {
 					t.Errorf("got %q %q", d.DefaultEndpointToHostAction, d.FilterDenyAction)
 				}
 			}},
+		{"gates off by default, as Project Calico", nil, false, func(t *testing.T, c *Config) {
+			if d := c.Dataplane(false); d.WorkloadSourceSpoofing || d.FloatingIPs || c.WorkloadSourceSpoofing != "Disabled" || c.FloatingIPs != "Disabled" {
+				t.Errorf("spoofing %v (%q), floating IPs %v (%q)", d.WorkloadSourceSpoofing, c.WorkloadSourceSpoofing, d.FloatingIPs, c.FloatingIPs)
+			}
+		}},
+		{"gates from FelixConfiguration", []Layer{ds("WorkloadSourceSpoofing", "any", "FloatingIPs", "Enabled")}, false, func(t *testing.T, c *Config) {
+			if d := c.Dataplane(false); !d.WorkloadSourceSpoofing || !d.FloatingIPs {
+				t.Errorf("spoofing %v, floating IPs %v", d.WorkloadSourceSpoofing, d.FloatingIPs)
+			}
+		}},
 		{"metadata port turns openstack on", []Layer{ds("MetadataPort", "8080")}, false, func(t *testing.T, c *Config) {
 			if !c.Dataplane(false).OpenStack {
 				t.Error("non-default MetadataPort must turn on the OpenStack special cases")

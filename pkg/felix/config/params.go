@@ -1,13 +1,18 @@
 // Package config is calico-felix's configuration: Project Calico's parameter names, types and
 // defaults (one table drives parsing, --help and the default felix.toml), the sources they come
-// from and their precedence, and the translation into the dataplane's Config.
+// from and their precedence, and the translation into the dataplane's Config. The table is the
+// one place that maps a parameter's felix.toml key, FELIX_* variable and FelixConfiguration
+// field to its typed Config field; datastore values arrive as the typed fields calc decoded, never
+// as text.
 //
 // Precedence, highest first: environment FELIX_<PARAM> (case-insensitive), the config file
-// (/etc/calico/felix.toml), the datastore (FelixConfiguration node.<host> over default, merged by
-// calc), then the defaults. Local-only parameters (datastore connection, hostname) are ignored when
+// (/etc/calico/felix.toml), the datastore (FelixConfiguration node.<host> over default, field by
+// field), then the defaults. Local-only parameters (datastore connection, hostname) are ignored when
 // they come from the datastore. A value that does not parse is logged with its source and ignored,
 // so the next source down (in the end the default) applies.
 package config
+
+import "strings"
 
 // Kind is the type of a parameter's value.
 type Kind int
@@ -40,7 +45,10 @@ func (k Kind) String() string { return kindNames[k] }
 type Param struct {
 	Name string
 	// Field is the name of the Config field when it differs from Name.
-	Field   string
+	Field string
+	// V3 is the FelixConfiguration JSON field when it is not Name with its first letter
+	// lower-cased (Project Calico's confignamev1 renames and acronyms); see V3Field.
+	V3      string
 	Kind    Kind
 	Default string // in the same syntax as the environment variable; "" = zero value
 	// Restart means a change while running makes felix exit with ExitRestart so that systemd
@@ -64,6 +72,17 @@ func (p *Param) FieldName() string {
 		return p.Field
 	}
 	return p.Name
+}
+
+// V3Field is the parameter's FelixConfiguration JSON field ("" for local-only parameters).
+func (p *Param) V3Field() string {
+	switch {
+	case p.LocalOnly:
+		return ""
+	case p.V3 != "":
+		return p.V3
+	}
+	return strings.ToLower(p.Name[:1]) + p.Name[1:]
 }
 
 // EnvName is the parameter's environment variable (FELIX_ + the upper-cased name).
@@ -96,13 +115,13 @@ var Params = []Param{
 		Default: "Info", Main: true, Doc: "Log level of the messages felix writes to stderr (the journal)."},
 
 	// Status reporting.
-	{Name: "ReportingIntervalSecs", Field: "ReportingInterval", Kind: KindSeconds, Default: "30", Main: true,
+	{Name: "ReportingIntervalSecs", V3: "reportingInterval", Field: "ReportingInterval", Kind: KindSeconds, Default: "30", Main: true,
 		Doc: "How often felix rewrites its agent status key in etcd; 0 disables status reporting."},
-	{Name: "ReportingTTLSecs", Field: "ReportingTTL", Kind: KindSeconds, Default: "90",
+	{Name: "ReportingTTLSecs", V3: "reportingTTL", Field: "ReportingTTL", Kind: KindSeconds, Default: "90",
 		Doc: "TTL of the lease on the agent status key: it disappears this long after felix dies."},
 	{Name: "EndpointReportingEnabled", Kind: KindBool, Default: "false", Restart: true, Main: true,
 		Doc: "Write per-endpoint status keys (up/down) to etcd; networking-calico turns this on."},
-	{Name: "EndpointReportingDelaySecs", Field: "EndpointReportingDelay", Kind: KindSeconds, Default: "1",
+	{Name: "EndpointReportingDelaySecs", V3: "endpointReportingDelay", Field: "EndpointReportingDelay", Kind: KindSeconds, Default: "1",
 		Doc: "Minimum time between two batches of endpoint status writes."},
 	{Name: "EndpointStatusPathPrefix", Kind: KindString, Default: "/var/run/calico", Restart: true, Main: true,
 		Doc: "Felix writes a JSON file per local workload endpoint whose policy is programmed to <prefix>/endpoint-status/ " +
@@ -128,7 +147,7 @@ var Params = []Param{
 		Doc: "Comma-separated prefixes of workload interfaces (\"cali,tap\" for OpenStack)."},
 	{Name: "InterfaceExclude", Kind: KindList, Default: "kube-ipvs0", Restart: true,
 		Doc: "Interfaces (names or /regex/) that are never host endpoints."},
-	{Name: "IPv6Support", Kind: KindBool, Default: "true", Restart: true, Main: true, Doc: "Program IPv6 as well as IPv4. false leaves IPv6 alone, as Project Calico does: not policed, not NATed, no IPv6 routes, sysctls or VXLAN device."},
+	{Name: "IPv6Support", V3: "ipv6Support", Kind: KindBool, Default: "true", Restart: true, Main: true, Doc: "Program IPv6 as well as IPv4. false leaves IPv6 alone, as Project Calico does: not policed, not NATed, no IPv6 routes, sysctls or VXLAN device."},
 	{Name: "DefaultEndpointToHostAction", Kind: KindOneOf, Values: []string{"DROP", "RETURN", "ACCEPT"}, Default: "DROP",
 		Restart: true, Main: true, Doc: "What happens to workload traffic to the host after workload egress policy."},
 	{Name: "FailsafeInboundHostPorts", Kind: KindPorts, Default: defaultFailsafeIn, Restart: true, Main: true,
@@ -146,8 +165,14 @@ var Params = []Param{
 	{Name: "LogPrefix", Kind: KindString, Default: "calico-packet", Restart: true, Doc: "Prefix of policy Log rules."},
 	{Name: "NftablesMarkMask", Kind: KindUint32, Default: "0xffff0000", Restart: true, Check: checkMarkMask,
 		Doc: "Packet mark bits felix may use."},
-	{Name: "NATOutgoingAddress", Kind: KindAddr, Restart: true, Doc: "Source address for NAT outgoing (default: masquerade)."},
-	{Name: "NATPortRange", Kind: KindPortRange, Restart: true, Doc: "Source ports for NAT outgoing TCP and UDP, min:max (with VXLAN on, UDP never gets VXLANPort)."},
+	{Name: "NATOutgoingAddress", V3: "natOutgoingAddress", Kind: KindAddr, Restart: true, Doc: "Source address for NAT outgoing (default: masquerade)."},
+	{Name: "NATPortRange", V3: "natPortRange", Kind: KindPortRange, Restart: true, Doc: "Source ports for NAT outgoing TCP and UDP, min:max (with VXLAN on, UDP never gets VXLANPort)."},
+	{Name: "WorkloadSourceSpoofing", Kind: KindOneOf, Values: []string{"Disabled", "Any"}, Default: "Disabled", Restart: true,
+		Doc: "Any lets workload endpoints use allowSpoofedSourcePrefixes; with Disabled a workload endpoint that asks for it " +
+			"is treated as missing (its traffic is dropped), as Project Calico's felix does."},
+	{Name: "FloatingIPs", Kind: KindOneOf, Values: []string{"Enabled", "Disabled"}, Default: "Disabled", Restart: true,
+		Doc: "Enabled programs the ipNATs (floating IPs) of every workload endpoint; with Disabled only those of " +
+			"OpenStack endpoints (orchestrator openstack) are programmed, as Project Calico's felix does."},
 	{Name: "MetadataAddr", Kind: KindAddr, Default: "127.0.0.1", Restart: true,
 		Doc: "OpenStack metadata server address that 169.254.169.254:80 is DNATed to."},
 	{Name: "MetadataPort", Kind: KindInt, Default: "8775", Min: 1, Max: 65535, Restart: true, Doc: "OpenStack metadata server port."},
@@ -158,15 +183,15 @@ var Params = []Param{
 		Doc: "Period of the full interface rescan."},
 	{Name: "DataplaneNetNS", Kind: KindString, Restart: true, LocalOnly: true,
 		Doc: "Path of a network namespace (/run/netns/NAME) to program instead of felix's own; for tests and demos."},
-	{Name: "NFTablesMode", Kind: KindOneOf, Values: []string{"Enabled", "Disabled", "Auto"}, Default: "Enabled",
+	{Name: "NFTablesMode", V3: "nftablesMode", Kind: KindOneOf, Values: []string{"Enabled", "Disabled", "Auto"}, Default: "Enabled",
 		Doc: "Accepted for compatibility: calico-host always programs nftables."},
 
 	// VXLAN.
-	{Name: "VXLANEnabled", Kind: KindOptBool, Restart: true, Main: true,
+	{Name: "VXLANEnabled", V3: "vxlanEnabled", Kind: KindOptBool, Restart: true, Main: true,
 		Doc: "Force the VXLAN device on or off (default: on when an IP pool has vxlanMode Always or CrossSubnet)."},
-	{Name: "VXLANVNI", Kind: KindInt, Default: "4096", Min: 1, Max: 1<<24 - 1, Restart: true, Doc: "VXLAN network identifier."},
-	{Name: "VXLANPort", Kind: KindInt, Default: "4789", Min: 1, Max: 65535, Restart: true, Doc: "VXLAN UDP port."},
-	{Name: "VXLANMTU", Kind: KindInt, Default: "0", Min: 0, Max: 65535, Restart: true,
+	{Name: "VXLANVNI", V3: "vxlanVNI", Kind: KindInt, Default: "4096", Min: 1, Max: 1<<24 - 1, Restart: true, Doc: "VXLAN network identifier."},
+	{Name: "VXLANPort", V3: "vxlanPort", Kind: KindInt, Default: "4789", Min: 1, Max: 65535, Restart: true, Doc: "VXLAN UDP port."},
+	{Name: "VXLANMTU", V3: "vxlanMTU", Kind: KindInt, Default: "0", Min: 0, Max: 65535, Restart: true,
 		Doc: "MTU of vxlan.calico; 0 = host MTU - 50."},
 }
 
@@ -174,6 +199,17 @@ var Params = []Param{
 // FelixConfiguration fields (they appear in felix.cfg files and environments). Every
 // FelixConfiguration field is accepted too (see datastoreNames).
 var compatParams = []string{"IPv4VXLANTunnelAddr", "VXLANTunnelMACAddr", "IpInIpTunnelAddr", "LogFilePath", "LogSeverityFile", "LogSeveritySys"}
+
+// byV3 indexes Params by FelixConfiguration JSON field.
+var byV3 = func() map[string]*Param {
+	m := map[string]*Param{}
+	for i := range Params {
+		if f := Params[i].V3Field(); f != "" {
+			m[f] = &Params[i]
+		}
+	}
+	return m
+}()
 
 // byName indexes Params by lower-case name.
 var byName = func() map[string]*Param {

@@ -32,6 +32,13 @@ type Config struct {
 	NATOutgoingAddress netip.Addr
 	NATPortRange       [2]uint16
 
+	// WorkloadSourceSpoofing (FelixConfiguration workloadSourceSpoofing: Any) lets workload
+	// endpoints use allowSpoofedSourcePrefixes; without it such an endpoint is treated as missing.
+	WorkloadSourceSpoofing bool
+	// FloatingIPs (floatingIPs: Enabled) programs the ipNATs of every workload endpoint; without it
+	// only those of OpenStack endpoints.
+	FloatingIPs bool
+
 	// OpenStack special cases (on when an interface prefix is "tap" or ClusterType contains "openstack").
 	OpenStack    bool
 	MetadataAddr netip.Addr // default 127.0.0.1

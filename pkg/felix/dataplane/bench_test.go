@@ -91,7 +91,7 @@ func BenchmarkLoadCalcShape(b *testing.B) {
 		cpu0, start := selfCPU(), time.Now()
 		st = dp.load(b, ups)
 		ours, oursCPU = ours+time.Since(start), oursCPU+selfCPU()-cpu0
-		dp.closeFn()
+		dp.close()
 		ns2 := newTestNS(b, "bench")
 		cpu0, start = childCPU(), time.Now()
 		ns2.run(b, "nft", "-f", file)
@@ -162,7 +162,7 @@ func BenchmarkAddEndpoint(b *testing.B) {
 func loadedBenchDataplane(b *testing.B, initial []calc.Update) *Dataplane {
 	ns := newTestNS(b, "bench")
 	dp := newBenchDataplane(b, ns.path(), nil)
-	b.Cleanup(func() { _ = dp.closeFn() })
+	b.Cleanup(dp.close)
 	dp.load(b, initial)
 	return dp
 }

@@ -10,7 +10,7 @@ import (
 )
 
 // TestConnectionOpenedBeforeFirstApply is the kernel side of calico-felix's request to etcd
-// right after its first apply (cmd/calico-felix/firstapply.go). Felix's etcd connection is
+// right after its first apply (pkg/felix/firstapply.go). Felix's etcd connection is
 // older than its first ruleset, which is what switches conntrack on in a fresh namespace:
 //   - when etcd speaks first (a watch event), conntrack takes the packet for a NEW inbound
 //     connection from port 2379; the host endpoint's ingress drops it and every retransmission,

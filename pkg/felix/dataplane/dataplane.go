@@ -26,7 +26,7 @@ type Dataplane struct {
 	vxlan    VXLAN
 	timing   Timing
 	after    func(int, error)
-	closeFn  func() error
+	closers  []func() // what New opened, closed when Run returns
 	model    *model
 	builder  *rulesetBuilder
 	hostIfs  *ifaceMatcher
@@ -74,13 +74,13 @@ type options struct {
 // WithNFTKernel programs nftables through k (for example nft.NewFake()) instead of netlink.
 func WithNFTKernel(k nft.Kernel) Option { return func(o *options) { o.kernel = k } }
 
-// WithRoutes reconciles routes through r.
+// WithRoutes reconciles routes through r instead of netlink.
 func WithRoutes(r RouteSyncer) Option { return func(o *options) { o.routes = r } }
 
-// WithInterfaces monitors and configures interfaces through i.
+// WithInterfaces monitors and configures interfaces through i instead of netlink.
 func WithInterfaces(i Interfaces) Option { return func(o *options) { o.ifaces = i } }
 
-// WithVXLAN manages the VXLAN devices through v.
+// WithVXLAN manages the VXLAN devices through v instead of netlink.
 func WithVXLAN(v VXLAN) Option { return func(o *options) { o.vxlan = v } }
 
 // WithTiming tunes the loop's throttle, retries and idle beat.
@@ -91,9 +91,11 @@ func withAfterApply(fn func(batches int, err error)) Option {
 	return func(o *options) { o.afterApply = fn }
 }
 
-// New builds a dataplane. Without options it programs nftables through netlink (in cfg.NetNS
-// when set) and, lacking the routes, interfaces and VXLAN pieces, does none of that work (with
-// a warning); cmd/calico-felix passes them with WithRoutes, WithInterfaces and WithVXLAN.
+// New builds a dataplane. It owns its kernel pieces: without options it programs nftables,
+// routes, interfaces (monitor, sysctls, neighbours) and the VXLAN devices through netlink in
+// cfg.NetNS ("" = felix's own namespace), enables IP forwarding there and writes the workload
+// MTU file; the With* options replace pieces (tests). What New opens is closed when Run returns
+// (or at once when New fails).
 func New(cfg Config, log zerolog.Logger, opts ...Option) (*Dataplane, error) {
 	cfg = cfg.WithDefaults()
 	log = log.With().Str("component", "dataplane").Logger()
@@ -106,18 +108,20 @@ func New(cfg Config, log zerolog.Logger, opts ...Option) (*Dataplane, error) {
 		return nil, fmt.Errorf("dataplane configuration: %w", err)
 	}
 	d := &Dataplane{
-		cfg: cfg, log: log, timing: o.timing.withDefaults(), after: o.afterApply, closeFn: func() error { return nil },
+		cfg: cfg, log: log, timing: o.timing.withDefaults(), after: o.afterApply,
 		model: newModel(), builder: newRulesetBuilder(rcfg, log), hostIfs: newIfaceMatcher(cfg, log),
 		status: newStatusTracker(), metrics: newMetrics(), firstApply: make(chan struct{}),
 	}
+	d.model.gates = newEndpointGates(cfg, log)
 	if err := d.setKernel(o); err != nil {
+		d.close()
 		return nil, err
 	}
 	d.workload = &workloadConfigurer{ifaces: d.ifaces, ipv6: cfg.IPv6Support, openStack: cfg.OpenStack, configured: map[string]*calc.WorkloadEndpoint{}}
 	return d, nil
 }
 
-// setKernel wires the kernel pieces, defaulting nftables to netlink.
+// setKernel wires the kernel pieces, opening netlink for those the options do not supply.
 func (d *Dataplane) setKernel(o options) error {
 	k := o.kernel
 	if k == nil {
@@ -125,17 +129,14 @@ func (d *Dataplane) setKernel(o options) error {
 		if err != nil {
 			return err
 		}
-		k, d.closeFn = nl, nl.Close
+		k = nl
+		d.closers = append(d.closers, func() { _ = nl.Close() })
 	}
 	d.nft = nft.NewApplier(k, applierLogger(d.log))
-	d.routes, d.ifaces, d.vxlan = o.routes, o.ifaces, o.vxlan
-	if d.routes == nil || d.ifaces == nil || d.vxlan == nil {
-		d.log.Warn().Bool("routes", d.routes != nil).Bool("interfaces", d.ifaces != nil).Bool("vxlan", d.vxlan != nil).
-			Msg("Dataplane built without some kernel pieces; their work is skipped")
+	if err := d.openPieces(&o); err != nil {
+		return err
 	}
-	d.routes = cmpOrIface[RouteSyncer](d.routes, nullRoutes{})
-	d.ifaces = cmpOrIface[Interfaces](d.ifaces, nullInterfaces{})
-	d.vxlan = cmpOrIface[VXLAN](d.vxlan, nullVXLAN{})
+	d.routes, d.ifaces, d.vxlan = o.routes, o.ifaces, o.vxlan
 	return nil
 }
 
@@ -155,11 +156,12 @@ func (d *Dataplane) netlinkKernel() (*nft.Netlink, error) {
 	return nft.NewNetlink(nc), nil
 }
 
-func cmpOrIface[T any](v, def T) T {
-	if any(v) == nil {
-		return def
+// close releases what New opened, last first.
+func (d *Dataplane) close() {
+	for i := len(d.closers) - 1; i >= 0; i-- {
+		d.closers[i]()
 	}
-	return v
+	d.closers = nil
 }
 
 // applierLogger keeps the nft Applier's own per-sync info line out of the log (the dataplane
@@ -200,7 +202,7 @@ func (d *Dataplane) apply(ctx context.Context) ([]EndpointStatus, error) {
 		return nil, fmt.Errorf("applying nftables: %w", err)
 	}
 	errs = append(errs, d.workload.configure(d.model)...)
-	if err := d.routes.Apply(ctx, desiredRoutes(d.cfg, d.model, devs)); err != nil {
+	if _, err := d.routes.Apply(ctx, desiredRoutes(d.cfg, d.model, devs)); err != nil {
 		errs = append(errs, fmt.Errorf("applying routes: %w", err))
 	}
 	statuses := d.status.update(d.model, d.workload.configured, hepIfaces)
@@ -230,10 +232,3 @@ func (d *Dataplane) logApply(st nft.Stats, total, build time.Duration, failures 
 		Int("failures", failures).
 		Msg("Applied dataplane")
 }
-
-// compile-time check that the null pieces implement the interfaces.
-var (
-	_ RouteSyncer = nullRoutes{}
-	_ Interfaces  = nullInterfaces{}
-	_ VXLAN       = nullVXLAN{}
-)

@@ -11,29 +11,32 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/calico-host/calico-host/pkg/felix/calc"
+	"github.com/calico-host/calico-host/pkg/felix/dataplane/ifaces"
 	"github.com/calico-host/calico-host/pkg/felix/dataplane/nft"
+	"github.com/calico-host/calico-host/pkg/felix/dataplane/routes"
+	"github.com/calico-host/calico-host/pkg/felix/dataplane/vxlan"
 )
 
 // fakeRoutes records the routes it is given.
 type fakeRoutes struct {
 	mu      sync.Mutex
-	last    []Route
+	last    []routes.Route
 	applies int
 	resyncs int
 	fail    []error
 }
 
-func (f *fakeRoutes) Apply(_ context.Context, rs []Route) error {
+func (f *fakeRoutes) Apply(_ context.Context, rs []routes.Route) (routes.Stats, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.applies++
 	if len(f.fail) > 0 {
 		err := f.fail[0]
 		f.fail = f.fail[1:]
-		return err
+		return routes.Stats{}, err
 	}
 	f.last = slices.Clone(rs)
-	return nil
+	return routes.Stats{}, nil
 }
 
 func (f *fakeRoutes) RequestResync() {
@@ -42,7 +45,9 @@ func (f *fakeRoutes) RequestResync() {
 	f.resyncs++
 }
 
-func (f *fakeRoutes) routes() []Route {
+func (f *fakeRoutes) InterfaceChanged(string) {}
+
+func (f *fakeRoutes) routes() []routes.Route {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return slices.Clone(f.last)
@@ -51,21 +56,21 @@ func (f *fakeRoutes) routes() []Route {
 // fakeIfaces reports the interfaces a test sets, and records configuration calls.
 type fakeIfaces struct {
 	mu         sync.Mutex
-	initial    []InterfaceUpdate
-	updates    chan InterfaceUpdate
+	initial    []ifaces.Update
+	updates    chan ifaces.Update
 	configured []string
 	ipv6       map[string]bool // the ipv6 argument of the last ConfigureWorkload per interface
 	neighbors  map[string][]netip.Addr
 	failConfig map[string]error
 }
 
-func newFakeIfaces(initial ...InterfaceUpdate) *fakeIfaces {
-	return &fakeIfaces{initial: initial, updates: make(chan InterfaceUpdate, 64), ipv6: map[string]bool{},
+func newFakeIfaces(initial ...ifaces.Update) *fakeIfaces {
+	return &fakeIfaces{initial: initial, updates: make(chan ifaces.Update, 64), ipv6: map[string]bool{},
 		neighbors: map[string][]netip.Addr{}, failConfig: map[string]error{}}
 }
 
-func (f *fakeIfaces) Run(ctx context.Context, out chan<- InterfaceUpdate) {
-	for _, u := range append(slices.Clone(f.initial), InterfaceUpdate{InSync: true}) {
+func (f *fakeIfaces) Run(ctx context.Context, out chan<- ifaces.Update) {
+	for _, u := range append(slices.Clone(f.initial), ifaces.Update{InSync: true}) {
 		select {
 		case out <- u:
 		case <-ctx.Done():
@@ -113,17 +118,19 @@ func (f *fakeIfaces) configuredList() []string {
 // fakeVXLAN records the devices it is given.
 type fakeVXLAN struct {
 	mu   sync.Mutex
-	last []VXLANDevice
+	last []vxlan.Device
 }
 
-func (f *fakeVXLAN) Apply(_ context.Context, devs []VXLANDevice) error {
+func (f *fakeVXLAN) Apply(_ context.Context, devs []vxlan.Device) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.last = slices.Clone(devs)
 	return nil
 }
 
-func (f *fakeVXLAN) devices() []VXLANDevice {
+func (f *fakeVXLAN) InterfaceChanged(string) {}
+
+func (f *fakeVXLAN) devices() []vxlan.Device {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return slices.Clone(f.last)
@@ -171,6 +178,39 @@ func (h *harness) send(ups ...calc.Update) []EndpointStatus {
 // up reports interfaces as existing and up.
 func (h *harness) up(names ...string) {
 	for _, n := range names {
-		h.dp.model.applyIface(InterfaceUpdate{Name: n, Up: true})
+		h.dp.model.applyIface(iface(n, true))
 	}
 }
+
+// iface is the monitor's update for an interface with the given state and addresses.
+func iface(name string, up bool, addrs ...netip.Prefix) ifaces.Update {
+	return ifaces.Update{Name: name, State: &ifaces.State{Name: name, Up: up, Addrs: addrs}}
+}
+
+// nullRoutes, nullInterfaces and nullVXLAN stand in for kernel pieces a test does not use: no
+// routes, no interfaces (the monitor is in sync at once), no devices.
+type nullRoutes struct{}
+
+func (nullRoutes) Apply(context.Context, []routes.Route) (routes.Stats, error) {
+	return routes.Stats{}, nil
+}
+func (nullRoutes) RequestResync()          {}
+func (nullRoutes) InterfaceChanged(string) {}
+
+type nullInterfaces struct{}
+
+func (nullInterfaces) Run(ctx context.Context, out chan<- ifaces.Update) {
+	select {
+	case out <- ifaces.Update{InSync: true}:
+	case <-ctx.Done():
+	}
+}
+func (nullInterfaces) ConfigureWorkload(string, bool) error { return nil }
+func (nullInterfaces) SetStaticNeighbors(string, net.HardwareAddr, []netip.Addr) error {
+	return nil
+}
+
+type nullVXLAN struct{}
+
+func (nullVXLAN) Apply(context.Context, []vxlan.Device) error { return nil }
+func (nullVXLAN) InterfaceChanged(string)                     {}

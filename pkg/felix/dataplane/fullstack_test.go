@@ -9,6 +9,7 @@ import (
 	"net/netip"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
@@ -19,16 +20,14 @@ import (
 
 	"github.com/calico-host/calico-host/pkg/felix/calc"
 	"github.com/calico-host/calico-host/pkg/felix/dataplane"
-	"github.com/calico-host/calico-host/pkg/felix/dataplane/ifaces"
-	"github.com/calico-host/calico-host/pkg/felix/dataplane/routes"
-	"github.com/calico-host/calico-host/pkg/felix/dataplane/vxlan"
 )
 
-// TestFullStack runs the Dataplane with the real kernel pieces (routes, ifaces, vxlan) in a
-// fresh "host" namespace: the workloads' veths exist but nothing else is configured on the
-// host side; the dataplane must add the workload routes, apply the interface sysctls (proxy
-// ARP), program policy, create the VXLAN device with its peer and route, report the
-// endpoints up, and clean up when an endpoint goes.
+// TestFullStack runs the Dataplane with the real kernel pieces (routes, ifaces, vxlan), which
+// it opens itself, in a fresh "host" namespace: the workloads' veths exist but nothing else is
+// configured on the host side, not even IP forwarding; the dataplane must enable forwarding,
+// write the workload MTU file, add the workload routes, apply the interface sysctls (proxy
+// ARP), program policy, create the VXLAN device with its peer and route, report the endpoints
+// up, and clean up when an endpoint goes.
 func TestFullStack(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root")
@@ -41,13 +40,19 @@ func TestFullStack(t *testing.T) {
 	host.run(t, "ip", "addr", "add", "198.18.0.1/24", "dev", "eth0")
 	host.run(t, "ip", "link", "set", "eth0", "up")
 	host.run(t, "ip", "route", "add", "default", "via", "198.18.0.2", "dev", "eth0")
-	host.run(t, "sysctl", "-qw", "net.ipv4.ip_forward=1")
 	a := addWorkload(t, host, "fs-a", "cali0000000000a", "10.65.0.1")
 	b := addWorkload(t, host, "fs-b", "cali0000000000b", "10.65.0.2")
 	ln := listen(t, b, "10.65.0.2:8080")
 	defer ln.Close()
 
-	dp := newFullDataplane(t, host.path())
+	mtuFile := filepath.Join(t.TempDir(), "mtu")
+	dp := newFullDataplane(t, host.path(), mtuFile)
+	if fwd := strings.TrimSpace(host.run(t, "sysctl", "-n", "net.ipv4.ip_forward")); fwd != "1" {
+		t.Errorf("net.ipv4.ip_forward = %s after New, want 1", fwd)
+	}
+	if b, err := os.ReadFile(mtuFile); err != nil || strings.TrimSpace(string(b)) != "1500" {
+		t.Errorf("workload MTU file: %q, %v; want the host MTU 1500", b, err)
+	}
 	in, status := make(chan []calc.Update), make(chan dataplane.EndpointStatus, 64)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -85,28 +90,12 @@ func TestFullStack(t *testing.T) {
 	})
 }
 
-func newFullDataplane(t *testing.T, nsPath string) *dataplane.Dataplane {
+// newFullDataplane builds the dataplane as felix does, with nothing but its configuration: it
+// opens its own kernel pieces in the namespace.
+func newFullDataplane(t *testing.T, nsPath, mtuFile string) *dataplane.Dataplane {
 	log := zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel)
-	rh, err := routes.OpenNetlink(nsPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ih, err := ifaces.OpenNetlink(nsPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ps, err := ifaces.NewProcSys(nsPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	vh, err := vxlan.OpenNetlink(nsPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dp, err := dataplane.New(dataplane.Config{Hostname: "host1", NetNS: nsPath}, log,
-		dataplane.WithRoutes(routes.NewSyncer(rh, 80, log)),
-		dataplane.WithInterfaces(ifaces.NewInterfaces(ih, ps, log, 10*time.Second)),
-		dataplane.WithVXLAN(vxlan.NewDevices(vh, log, nil, 0)))
+	dp, err := dataplane.New(dataplane.Config{Hostname: "host1", NetNS: nsPath, InterfaceRefreshInterval: 10 * time.Second,
+		MTUFile: mtuFile}, log)
 	if err != nil {
 		t.Fatal(err)
 	}

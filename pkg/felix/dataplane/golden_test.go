@@ -2,7 +2,6 @@ package dataplane
 
 import (
 	"flag"
-	"net/netip"
 	"os"
 	"path/filepath"
 	"testing"
@@ -55,18 +54,21 @@ func TestGoldenScenarios(t *testing.T) {
 		{"rules-v6-reject", Config{Hostname: "host1", IPv6Support: true, FilterDenyAction: "Reject"}, []string{"cali11111111111"}, ruleFeatures()},
 		{"hostendpoints", Config{Hostname: "host1", FailsafeInbound: []ProtoPort{{Protocol: "tcp", Port: 22}, {Protocol: "udp", Port: 68, Net: pfx("198.18.0.0/16")}},
 			FailsafeOutbound: []ProtoPort{{Protocol: "udp", Port: 53}}}, nil, hostEndpoints()},
-		{"nat", Config{Hostname: "host1", IPv6Support: true, NATOutgoingAddress: addr("198.18.0.1")}, []string{"cali11111111111"}, natAndFloatingIPs()},
-		{"openstack", Config{Hostname: "host1", IPv6Support: true, InterfacePrefixes: []string{"tap"}, DefaultEndpointToHostAction: "Return"},
-			[]string{"tap12345678-ab"}, openStack()},
+		{"nat", Config{Hostname: "host1", IPv6Support: true, NATOutgoingAddress: addr("198.18.0.1"), FloatingIPs: true},
+			[]string{"cali11111111111"}, natAndFloatingIPs()},
+		{"openstack", Config{Hostname: "host1", IPv6Support: true, InterfacePrefixes: []string{"tap"}, DefaultEndpointToHostAction: "Return",
+			WorkloadSourceSpoofing: true}, []string{"tap12345678-ab"}, openStack()},
+		{"gates-default", Config{Hostname: "host1", InterfacePrefixes: []string{"cali", "tap"}},
+			[]string{"cali11111111111", "cali22222222222", "tap12345678-ab"}, gatedEndpoints()},
 		{"vxlan", Config{Hostname: "host1"}, nil, vxlanHosts()},
 		{"nat-vxlan-portrange", Config{Hostname: "host1", NATPortRange: [2]uint16{1024, 65535}}, nil, natOutgoingVXLAN()},
 		{"nat-address-portrange", Config{Hostname: "host1", IPv6Support: true, NATOutgoingAddress: addr("198.18.0.1"),
-			NATPortRange: [2]uint16{32768, 60999}}, []string{"cali11111111111"}, natAndFloatingIPs()},
+			NATPortRange: [2]uint16{32768, 60999}, FloatingIPs: true}, []string{"cali11111111111"}, natAndFloatingIPs()},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t, tc.cfg)
 			h.up(tc.ifaces...)
-			h.dp.model.applyIface(InterfaceUpdate{Name: "eth1", Up: true, Addrs: []netip.Prefix{pfx("198.18.1.1/24")}})
+			h.dp.model.applyIface(iface("eth1", true, pfx("198.18.1.1/24")))
 			h.send(tc.ups...)
 			checkGolden(t, tc.name, h.fake.Dump())
 		})

@@ -12,7 +12,7 @@ import (
 // IPv6Support false render no IPv6 set, no IPv6 match and no IPv6 NAT; every base chain lets
 // IPv6 through first.
 func TestGoldenIPv6Disabled(t *testing.T) {
-	h := newHarness(t, Config{Hostname: "host1"})
+	h := newHarness(t, Config{Hostname: "host1", FloatingIPs: true})
 	h.up("cali11111111111")
 	h.send(natAndFloatingIPs()...)
 	dump := h.fake.Dump()

@@ -11,25 +11,27 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/calico-host/calico-host/pkg/felix/calc"
+	"github.com/calico-host/calico-host/pkg/felix/dataplane/routes"
 	"github.com/calico-host/calico-host/pkg/felix/dataplane/rules"
+	"github.com/calico-host/calico-host/pkg/felix/dataplane/vxlan"
 )
 
 var cmpAddrs = cmp.Comparer(func(a, b netip.Addr) bool { return a == b })
 var cmpPrefixes = cmp.Comparer(func(a, b netip.Prefix) bool { return a == b })
 
 func TestDesiredRoutes(t *testing.T) {
-	h := newHarness(t, Config{Hostname: "host1", IPv6Support: true})
+	h := newHarness(t, Config{Hostname: "host1", IPv6Support: true, FloatingIPs: true})
 	w := wep("w1", "cali11111111111", []string{"10.65.0.1/32"}, withV6("fd5c::1/128"))
 	w.Endpoint.IPv4NAT = []calc.NATInfo{{ExtIP: addr("198.18.100.1"), IntIP: addr("10.65.0.1")}}
 	down := wep("w2", "cali22222222222", []string{"10.65.0.2/32"})
 	h.up("cali11111111111")
-	h.dp.model.applyIface(InterfaceUpdate{Name: "cali22222222222", Up: false})
+	h.dp.model.applyIface(iface("cali22222222222", false))
 	h.send(append(vxlanHosts(), w, down)...)
-	want := []Route{
-		{Dst: pfx("10.65.0.1/32"), Dev: "cali11111111111", Scope: ScopeLink},
+	want := []routes.Route{
+		{Dst: pfx("10.65.0.1/32"), Dev: "cali11111111111", Scope: routes.ScopeLink},
 		{Dst: pfx("10.65.1.0/26"), Dev: "vxlan.calico", Gateway: addr("10.65.1.1"), Onlink: true},
-		{Dst: pfx("198.18.100.1/32"), Dev: "cali11111111111", Scope: ScopeLink},
-		{Dst: pfx("fd5c::1/128"), Dev: "cali11111111111", Scope: ScopeLink},
+		{Dst: pfx("198.18.100.1/32"), Dev: "cali11111111111", Scope: routes.ScopeLink},
+		{Dst: pfx("fd5c::1/128"), Dev: "cali11111111111", Scope: routes.ScopeLink},
 	}
 	// 10.65.0.0/26 is local, 10.65.2.0/26 is in the same subnet (CrossSubnet), 10.65.3.0/26's
 	// host has no VTEP yet, w2's interface is down.
@@ -43,7 +45,7 @@ func TestVXLANDevices(t *testing.T) {
 		name string
 		cfg  Config
 		ups  []calc.Update
-		want []VXLANDevice
+		want []vxlan.Device
 	}{
 		{"no VXLAN pool", Config{Hostname: "host1"}, []calc.Update{
 			calc.ConfigUpdate{VXLANTunnelAddrV4: addr("10.65.0.1")},
@@ -52,17 +54,17 @@ func TestVXLANDevices(t *testing.T) {
 		{"pool but no tunnel address yet", Config{Hostname: "host1"}, []calc.Update{
 			calc.IPPoolUpdate{Pool: &calc.IPPool{Name: "p", CIDR: pfx("10.65.0.0/16"), VXLANMode: "Always"}},
 		}, nil},
-		{"VXLAN pool", Config{Hostname: "host1", VXLANMTU: 1400}, vxlanHosts(), []VXLANDevice{{
+		{"VXLAN pool", Config{Hostname: "host1", VXLANMTU: 1400}, vxlanHosts(), []vxlan.Device{{
 			Name: "vxlan.calico", VNI: 4096, Port: 4789, MTU: 1400, MAC: mac("66:00:00:00:00:01"),
 			LocalAddr: addr("198.18.0.1"), TunnelAddr: addr("10.65.0.1"),
-			Peers: []VXLANPeer{
+			Peers: []vxlan.Peer{
 				{MAC: mac("66:00:00:00:00:02"), TunnelAddr: addr("10.65.1.1"), HostAddr: addr("198.18.1.2")},
 				{MAC: mac("66:00:00:00:00:03"), TunnelAddr: addr("10.65.2.1"), HostAddr: addr("198.18.0.3")},
 			},
 		}}},
 		{"enabled by config, derived MAC", Config{Hostname: "host1", VXLANEnabled: true, VXLANVNI: 10, VXLANPort: 8472}, []calc.Update{
 			calc.ConfigUpdate{HostIPv4: pfx("198.18.0.1/24"), VXLANTunnelAddrV4: addr("10.65.0.1")},
-		}, []VXLANDevice{{Name: "vxlan.calico", VNI: 10, Port: 8472, MAC: parseMACOr("", "host1"), LocalAddr: addr("198.18.0.1"), TunnelAddr: addr("10.65.0.1")}}},
+		}, []vxlan.Device{{Name: "vxlan.calico", VNI: 10, Port: 8472, MAC: parseMACOr("", "host1"), LocalAddr: addr("198.18.0.1"), TunnelAddr: addr("10.65.0.1")}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t, tc.cfg)
@@ -84,10 +86,10 @@ func mac(s string) net.HardwareAddr {
 
 func TestResolveHostEndpoints(t *testing.T) {
 	m := newModel()
-	m.applyIface(InterfaceUpdate{Name: "eth0", Up: true, Addrs: []netip.Prefix{pfx("198.18.0.1/24")}})
-	m.applyIface(InterfaceUpdate{Name: "eth1", Up: true, Addrs: []netip.Prefix{pfx("198.18.1.1/24")}})
-	m.applyIface(InterfaceUpdate{Name: "docker0", Up: true, Addrs: []netip.Prefix{pfx("198.18.9.1/24")}})
-	m.applyIface(InterfaceUpdate{Name: "cali1", Up: true, Addrs: []netip.Prefix{pfx("198.18.1.1/32")}})
+	m.applyIface(iface("eth0", true, pfx("198.18.0.1/24")))
+	m.applyIface(iface("eth1", true, pfx("198.18.1.1/24")))
+	m.applyIface(iface("docker0", true, pfx("198.18.9.1/24")))
+	m.applyIface(iface("cali1", true, pfx("198.18.1.1/32")))
 	for _, ep := range []*calc.HostEndpoint{
 		{Name: "a-by-ip", ExpectedIPv4Addrs: []netip.Addr{addr("198.18.0.1"), addr("198.18.1.1")}},
 		{Name: "b-by-name", InterfaceName: "eth1"},
@@ -180,7 +182,8 @@ func stripEndpoints(t *testing.T, sts []EndpointStatus) []EndpointStatus {
 func ptr[T any](v T) *T { return &v }
 
 func TestOpenStackNeighbors(t *testing.T) {
-	h := newHarness(t, Config{Hostname: "host1", InterfacePrefixes: []string{"tap"}})
+	// The scenario's VM has a spoofing exception, which needs WorkloadSourceSpoofing Any.
+	h := newHarness(t, Config{Hostname: "host1", InterfacePrefixes: []string{"tap"}, WorkloadSourceSpoofing: true})
 	h.up("tap12345678-ab")
 	h.send(openStack()...)
 	if got := h.ifaces.neighbors["tap12345678-ab"]; !cmp.Equal(got, []netip.Addr{addr("10.65.0.2")}, cmpAddrs) {

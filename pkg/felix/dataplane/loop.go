@@ -4,7 +4,11 @@ import (
 	"context"
 	"time"
 
+	"golang.org/x/time/rate"
+
+	"github.com/calico-host/calico-host/pkg/backoff"
 	"github.com/calico-host/calico-host/pkg/felix/calc"
+	"github.com/calico-host/calico-host/pkg/felix/dataplane/ifaces"
 )
 
 // Run applies calc's update batches until ctx is done. It drains every pending batch (and
@@ -15,11 +19,12 @@ import (
 // statuses without ever blocking on the status channel. progress is called on every
 // iteration and at least every Timing.IdleBeat. Returning leaves the kernel state in place.
 func (d *Dataplane) Run(ctx context.Context, in <-chan []calc.Update, status chan<- EndpointStatus, progress func()) {
-	defer d.closeFn()
-	ifaceCh := make(chan InterfaceUpdate, 1024)
+	defer d.close()
+	ifaceCh := make(chan ifaces.Update, 1024)
 	go d.ifaces.Run(ctx, ifaceCh)
 	l := &loop{d: d, in: in, ifaceCh: ifaceCh, status: status,
-		bucket: newBucket(d.timing.Burst, d.timing.Refill, time.Now())}
+		limiter: rate.NewLimiter(rate.Every(d.timing.Refill), d.timing.Burst),
+		retry:   backoff.Backoff{Min: d.timing.RetryMin, Max: d.timing.RetryMax}}
 	nftRefresh := time.NewTicker(d.cfg.NftablesRefreshInterval)
 	defer nftRefresh.Stop()
 	routeRefresh := time.NewTicker(d.cfg.RouteRefreshInterval)
@@ -60,15 +65,15 @@ func (d *Dataplane) Run(ctx context.Context, in <-chan []calc.Update, status cha
 type loop struct {
 	d       *Dataplane
 	in      <-chan []calc.Update
-	ifaceCh chan InterfaceUpdate
+	ifaceCh chan ifaces.Update
 	status  chan<- EndpointStatus
 	pending []EndpointStatus
 	batches int // batches received so far
 	dirty   bool
-	bucket  *bucket
+	limiter *rate.Limiter    // applies: Timing.Burst back to back, then one per Timing.Refill
 	timer   <-chan time.Time // armed while an apply waits for a token or a retry
 	retryAt time.Time
-	backoff time.Duration
+	retry   backoff.Backoff // delays after failed applies
 }
 
 // onBatch records a batch and every batch already waiting behind it.
@@ -104,18 +109,28 @@ func (l *loop) record(batch []calc.Update) int {
 	return len(batch)
 }
 
-// onIface records an interface update and every one already waiting behind it.
-func (l *loop) onIface(u InterfaceUpdate) {
-	l.d.model.applyIface(u)
+// onIface records an interface update and every one already waiting behind it, telling the
+// route and VXLAN pieces about each change first, so that a re-created device gets its routes
+// and neighbours back in the next apply rather than at the next periodic resync.
+func (l *loop) onIface(u ifaces.Update) {
+	l.recordIface(u)
 	for more := true; more; {
 		select {
 		case u := <-l.ifaceCh:
-			l.d.model.applyIface(u)
+			l.recordIface(u)
 		default:
 			more = false
 		}
 	}
 	l.dirty = true
+}
+
+func (l *loop) recordIface(u ifaces.Update) {
+	if !u.InSync {
+		l.d.routes.InterfaceChanged(u.Name)
+		l.d.vxlan.InterfaceChanged(u.Name)
+	}
+	l.d.model.applyIface(u)
 }
 
 // maybeApply applies when there is something to apply, everything is in sync, the last
@@ -131,7 +146,7 @@ func (l *loop) maybeApply(ctx context.Context) {
 		l.timer = time.After(l.retryAt.Sub(now))
 		return
 	}
-	if ok, wait := l.bucket.take(now); !ok {
+	if wait := takeToken(l.limiter, now); wait > 0 {
 		l.timer = time.After(wait)
 		return
 	}
@@ -144,13 +159,14 @@ func (l *loop) maybeApply(ctx context.Context) {
 		l.d.after(batches, err)
 	}
 	if err != nil {
-		l.backoff = min(max(2*l.backoff, l.d.timing.RetryMin), l.d.timing.RetryMax)
-		l.retryAt = time.Now().Add(l.backoff)
-		l.timer = time.After(l.backoff)
-		l.d.log.Error().Err(err).Dur("retryIn", l.backoff).Msg("Dataplane apply failed; will retry with a full resync")
+		delay := l.retry.Next()
+		l.retryAt = time.Now().Add(delay)
+		l.timer = time.After(delay)
+		l.d.log.Error().Err(err).Dur("retryIn", delay).Msg("Dataplane apply failed; will retry with a full resync")
 		return
 	}
-	l.dirty, l.backoff = false, 0
+	l.dirty = false
+	l.retry.Reset()
 	if l.d.bigCommit { // before READY, so that felix is ready at its steady size
 		l.d.bigCommit = false
 		l.d.releaseMemory()
@@ -161,31 +177,12 @@ func (l *loop) maybeApply(ctx context.Context) {
 	}
 }
 
-// bucket is a leaky bucket of apply tokens: size tokens, one more every refill.
-type bucket struct {
-	size   int
-	refill time.Duration
-	tokens int
-	last   time.Time
-}
-
-func newBucket(size int, refill time.Duration, now time.Time) *bucket {
-	return &bucket{size: size, refill: refill, tokens: size, last: now}
-}
-
-// take takes a token if there is one; otherwise it says how long until the next.
-func (b *bucket) take(now time.Time) (bool, time.Duration) {
-	earned := int(now.Sub(b.last) / b.refill)
-	if earned > 0 {
-		b.tokens = min(b.size, b.tokens+earned)
-		b.last = b.last.Add(time.Duration(earned) * b.refill)
+// takeToken takes a token from lim if it has one (0), or says how long until it will.
+func takeToken(lim *rate.Limiter, now time.Time) time.Duration {
+	r := lim.ReserveN(now, 1)
+	wait := r.DelayFrom(now)
+	if wait > 0 {
+		r.CancelAt(now)
 	}
-	if b.tokens == b.size {
-		b.last = now
-	}
-	if b.tokens == 0 {
-		return false, b.refill - now.Sub(b.last)
-	}
-	b.tokens--
-	return true, 0
+	return wait
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/calico-host/calico-host/pkg/felix/calc"
+	"github.com/calico-host/calico-host/pkg/felix/dataplane/ifaces"
 	"github.com/calico-host/calico-host/pkg/felix/dataplane/nft"
 )
 
@@ -22,9 +23,9 @@ type runner struct {
 	done     chan struct{}
 }
 
-func startRunner(t *testing.T, cfg Config, timing Timing, ifaces ...InterfaceUpdate) *runner {
+func startRunner(t *testing.T, cfg Config, timing Timing, initial ...ifaces.Update) *runner {
 	t.Helper()
-	h := &harness{t: t, fake: nft.NewFake(), routes: &fakeRoutes{}, ifaces: newFakeIfaces(ifaces...), vxlan: &fakeVXLAN{}}
+	h := &harness{t: t, fake: nft.NewFake(), routes: &fakeRoutes{}, ifaces: newFakeIfaces(initial...), vxlan: &fakeVXLAN{}}
 	dp, err := New(cfg, testLogger(t), WithNFTKernel(h.fake), WithRoutes(h.routes), WithInterfaces(h.ifaces), WithVXLAN(h.vxlan), WithTiming(timing))
 	if err != nil {
 		t.Fatal(err)
@@ -53,7 +54,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 }
 
 func TestRunWaitsForInSyncThenApplies(t *testing.T) {
-	r := startRunner(t, Config{Hostname: "host1"}, Timing{}, InterfaceUpdate{Name: "cali1a2b3c4d5e6", Up: true})
+	r := startRunner(t, Config{Hostname: "host1"}, Timing{}, iface("cali1a2b3c4d5e6", true))
 	r.in <- example19()
 	time.Sleep(50 * time.Millisecond)
 	if r.fake.Commits() != 0 {
@@ -91,7 +92,7 @@ func TestRunWaitsForInterfaceMonitor(t *testing.T) {
 	// The fake monitor sends InSync at once; an interface update afterwards is applied too.
 	r.in <- append(example19(), calc.InSync{})
 	<-r.dp.FirstApplyDone()
-	r.ifaces.updates <- InterfaceUpdate{Name: "cali1a2b3c4d5e6", Up: true}
+	r.ifaces.updates <- iface("cali1a2b3c4d5e6", true)
 	waitFor(t, "the status to turn up", func() bool {
 		for {
 			select {

@@ -4,6 +4,7 @@ import (
 	"net/netip"
 
 	"github.com/calico-host/calico-host/pkg/felix/calc"
+	"github.com/calico-host/calico-host/pkg/felix/dataplane/ifaces"
 )
 
 // model is the dataplane's copy of calc's output: the latest value for every ID, plus the
@@ -21,7 +22,9 @@ type model struct {
 	hosts    map[string]*calc.HostMetadata
 	routes   map[netip.Prefix]*calc.Route
 	vteps    map[vtepKey]*calc.VTEP
-	ifaces   map[string]*InterfaceUpdate
+	ifaces   map[string]*ifaces.State
+
+	gates endpointGates // what workload endpoints may ask for
 
 	inSync       bool // calc sent InSync
 	ifacesInSync bool // the interface monitor sent InSync
@@ -48,7 +51,7 @@ func newModel() *model {
 		hosts:    map[string]*calc.HostMetadata{},
 		routes:   map[netip.Prefix]*calc.Route{},
 		vteps:    map[vtepKey]*calc.VTEP{},
-		ifaces:   map[string]*InterfaceUpdate{},
+		ifaces:   map[string]*ifaces.State{},
 	}
 }
 
@@ -74,7 +77,11 @@ func (m *model) apply(u calc.Update) bool {
 		delete(m.profiles, u.Name)
 		m.rulesChanged = true
 	case calc.WorkloadEndpointUpdate:
-		m.weps[u.ID] = u.Endpoint
+		if ep := m.gates.admit(u.ID, u.Endpoint); ep != nil {
+			m.weps[u.ID] = ep
+		} else {
+			delete(m.weps, u.ID)
+		}
 	case calc.WorkloadEndpointRemove:
 		delete(m.weps, u.ID)
 	case calc.HostEndpointUpdate:
@@ -128,15 +135,14 @@ func (m *model) ipsetDelta(u calc.IPSetDelta) {
 }
 
 // applyIface records an interface monitor update.
-func (m *model) applyIface(u InterfaceUpdate) {
+func (m *model) applyIface(u ifaces.Update) {
 	switch {
 	case u.InSync:
 		m.ifacesInSync = true
-	case u.Gone:
+	case u.State == nil:
 		delete(m.ifaces, u.Name)
 	default:
-		c := u
-		m.ifaces[u.Name] = &c
+		m.ifaces[u.Name] = u.State
 	}
 }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/vishvananda/netns"
 
 	"github.com/calico-host/calico-host/pkg/felix/calc"
+	"github.com/calico-host/calico-host/pkg/felix/dataplane/ifaces"
 	"github.com/calico-host/calico-host/pkg/felix/dataplane/nft"
 )
 
@@ -151,7 +152,7 @@ type nsInterfaces struct {
 	ns *testNS
 }
 
-func (n *nsInterfaces) Run(ctx context.Context, out chan<- InterfaceUpdate) {
+func (n *nsInterfaces) Run(ctx context.Context, out chan<- ifaces.Update) {
 	h, err := netlink.NewHandleAt(netns.NsHandle(n.ns.fd))
 	if err != nil {
 		n.t.Errorf("netlink handle: %v", err)
@@ -166,7 +167,7 @@ func (n *nsInterfaces) Run(ctx context.Context, out chan<- InterfaceUpdate) {
 			out <- u
 		}
 		if !synced {
-			out <- InterfaceUpdate{InSync: true}
+			out <- ifaces.Update{InSync: true}
 		}
 		select {
 		case <-ctx.Done():
@@ -177,25 +178,26 @@ func (n *nsInterfaces) Run(ctx context.Context, out chan<- InterfaceUpdate) {
 }
 
 // pollInterfaces lists the links and reports those whose state changed since known.
-func pollInterfaces(h *netlink.Handle, known map[string]string) []InterfaceUpdate {
+func pollInterfaces(h *netlink.Handle, known map[string]string) []ifaces.Update {
 	links, err := h.LinkList()
 	if err != nil {
 		return nil
 	}
-	var out []InterfaceUpdate
+	var out []ifaces.Update
 	seen := map[string]bool{}
 	for _, l := range links {
 		a := l.Attrs()
-		u := InterfaceUpdate{Name: a.Name, Up: a.OperState == netlink.OperUp || a.OperState == netlink.OperUnknown && a.Flags&net.FlagUp != 0}
+		st := &ifaces.State{Name: a.Name, Index: a.Index, Up: a.OperState == netlink.OperUp || a.OperState == netlink.OperUnknown && a.Flags&net.FlagUp != 0}
+		u := ifaces.Update{Name: a.Name, State: st}
 		addrs, _ := h.AddrList(l, netlink.FAMILY_ALL)
 		for _, ad := range addrs {
 			if p, ok := netip.AddrFromSlice(ad.IP); ok {
 				ones, _ := ad.Mask.Size()
-				u.Addrs = append(u.Addrs, netip.PrefixFrom(p.Unmap(), ones))
+				st.Addrs = append(st.Addrs, netip.PrefixFrom(p.Unmap(), ones))
 			}
 		}
 		seen[a.Name] = true
-		if key := fmt.Sprint(u); known[a.Name] != key {
+		if key := fmt.Sprint(*st); known[a.Name] != key {
 			known[a.Name] = key
 			out = append(out, u)
 		}
@@ -203,7 +205,7 @@ func pollInterfaces(h *netlink.Handle, known map[string]string) []InterfaceUpdat
 	for name := range known {
 		if !seen[name] {
 			delete(known, name)
-			out = append(out, InterfaceUpdate{Name: name, Gone: true})
+			out = append(out, ifaces.Update{Name: name})
 		}
 	}
 	return out
@@ -331,6 +333,6 @@ func TestDataplaneWithoutNetNSRefused(t *testing.T) {
 		if _, err := dp.apply(t.Context()); err == nil || !strings.Contains(err.Error(), "own network namespace") {
 			t.Errorf("NetNS %q: apply returned %v, want a refusal", path, err)
 		}
-		_ = dp.closeFn()
+		dp.close()
 	}
 }

@@ -138,9 +138,10 @@ func (b *rulesetBuilder) renderRef(ref rules.Ref, e *refEntry, m *model) {
 	}
 	e.src, e.rc = src, rules.PolicyRules(b.cfg, ref.Layer, ref.Chain(), rs)
 	b.refsDirt = true
+	kind, name := ref.Owner()
 	for _, p := range e.rc.Problems {
-		b.log.Warn().Str("chain", p.Chain).Int("rule", p.Index).Str("ruleID", p.RuleID).Str("reason", p.Reason).
-			Msg("Skipping a policy rule that cannot be expressed in nftables")
+		b.log.Warn().Str(kind, name).Str("chain", p.Chain).Int("rule", p.Index).Str("ruleID", p.RuleID).Str("reason", p.Reason).
+			Msg("A rule cannot be enforced: the chain drops every packet that reaches it (fail closed)")
 	}
 	b.rs.AddChain(e.rc.Chain)
 }

@@ -6,57 +6,59 @@ import (
 
 	"github.com/calico-host/calico-host/pkg/felix/calc"
 	"github.com/calico-host/calico-host/pkg/felix/dataplane/nft"
+	"github.com/calico-host/calico-host/pkg/felix/dataplane/routes"
+	"github.com/calico-host/calico-host/pkg/felix/dataplane/vxlan"
 )
 
 // desiredRoutes computes the routes this host programs: each local workload address (and
 // floating IP) through its interface once the interface is up, and the remote blocks of VXLAN
 // pools through the VXLAN device to the owning host's VTEP. BIRD owns the routes of
 // non-encapsulated pools.
-func desiredRoutes(cfg Config, m *model, devs []VXLANDevice) []Route {
-	var out []Route
+func desiredRoutes(cfg Config, m *model, devs []vxlan.Device) []routes.Route {
+	var out []routes.Route
 	for _, ep := range m.weps {
 		out = append(out, workloadRoutes(cfg, m, ep)...)
 	}
 	out = append(out, vxlanRoutes(m, devs)...)
-	slices.SortFunc(out, func(a, b Route) int {
+	slices.SortFunc(out, func(a, b routes.Route) int {
 		return cmp.Or(a.Dst.Addr().Compare(b.Dst.Addr()), cmp.Compare(a.Dst.Bits(), b.Dst.Bits()), cmp.Compare(a.Dev, b.Dev))
 	})
-	return slices.CompactFunc(out, func(a, b Route) bool { return a.Dst == b.Dst })
+	return slices.CompactFunc(out, func(a, b routes.Route) bool { return a.Dst == b.Dst })
 }
 
-func workloadRoutes(cfg Config, m *model, ep *calc.WorkloadEndpoint) []Route {
+func workloadRoutes(cfg Config, m *model, ep *calc.WorkloadEndpoint) []routes.Route {
 	if !m.ifaceUp(ep.Name) {
 		return nil
 	}
-	var out []Route
+	var out []routes.Route
 	nets, nats := ep.IPv4Nets, ep.IPv4NAT
 	if cfg.IPv6Support {
 		nets, nats = slices.Concat(nets, ep.IPv6Nets), slices.Concat(nats, ep.IPv6NAT)
 	}
 	for _, n := range nets {
-		out = append(out, Route{Dst: n.Masked(), Dev: ep.Name, Scope: ScopeLink})
+		out = append(out, routes.Route{Dst: n.Masked(), Dev: ep.Name, Scope: routes.ScopeLink})
 	}
 	for _, n := range nats {
-		out = append(out, Route{Dst: hostPrefix(n.ExtIP), Dev: ep.Name, Scope: ScopeLink})
+		out = append(out, routes.Route{Dst: hostPrefix(n.ExtIP), Dev: ep.Name, Scope: routes.ScopeLink})
 	}
 	return out
 }
 
 // vxlanRoutes routes remote blocks (and tunnel addresses) of VXLAN pools, in mode Always or
 // CrossSubnet across subnets, through the device of their family.
-func vxlanRoutes(m *model, devs []VXLANDevice) []Route {
-	var out []Route
+func vxlanRoutes(m *model, devs []vxlan.Device) []routes.Route {
+	var out []routes.Route
 	for _, r := range m.routes {
 		if r.Type == calc.RouteLocalWorkload || !(r.VXLANMode == "Always" || r.VXLANMode == "CrossSubnet" && !r.SameSubnet) {
 			continue
 		}
 		fam := familyOf(r.Dst.Addr())
-		i := slices.IndexFunc(devs, func(d VXLANDevice) bool { return familyOf(d.TunnelAddr) == fam })
+		i := slices.IndexFunc(devs, func(d vxlan.Device) bool { return familyOf(d.TunnelAddr) == fam })
 		vtep := m.vteps[vtepKey{r.DstNode, fam == nft.IPv6}]
 		if i < 0 || vtep == nil || !vtep.TunnelAddr.IsValid() {
 			continue
 		}
-		out = append(out, Route{Dst: r.Dst, Dev: devs[i].Name, Gateway: vtep.TunnelAddr, Onlink: true})
+		out = append(out, routes.Route{Dst: r.Dst, Dev: devs[i].Name, Gateway: vtep.TunnelAddr, Onlink: true})
 	}
 	return out
 }

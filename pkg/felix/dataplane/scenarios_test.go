@@ -137,8 +137,9 @@ func ruleFeatures() []calc.Update {
 		{Action: calc.RuleDeny, Protocol: 1, NotICMP: &calc.ICMPMatch{Type: 0}},
 		{Action: calc.RuleLog, NotProtocol: 6, NotSrcIPSetIDs: []string{"s:b"}},
 		{Action: calc.RulePass, IPVersion: 4, Protocol: 132, DstPorts: ports(9000)},
-		{Action: calc.RuleAllow, Protocol: 47, DstPorts: ports(1)},                            // ports without a port protocol: skipped
-		{Action: calc.RuleAllow, Protocol: 1, NotICMP: &calc.ICMPMatch{Type: 3, Code: u8(1)}}, // negated type and code: skipped
+		{Action: calc.RuleAllow, Protocol: 47, DstPorts: ports(1)},                            // ports without a port protocol: fail closed, a drop
+		{Action: calc.RuleAllow, Protocol: 1, NotICMP: &calc.ICMPMatch{Type: 3, Code: u8(1)}}, // not (type 3 and code 1): two rules
+		{Action: calc.RuleDeny, IPVersion: 6, Invalid: "calc could not interpret it"},         // fail closed, IPv6 only
 		{Action: calc.RuleAllow, SrcNets: []netip.Prefix{pfx("fd5c:2::/64")}, IPVersion: 6},
 	}
 	return []calc.Update{
@@ -187,15 +188,30 @@ func natAndFloatingIPs() []calc.Update {
 	}
 }
 
-// openStack: a VM on a tap interface with a floating IP and a spoofing exception.
+// openStack: a VM (orchestrator openstack) on a tap interface with a floating IP and a
+// spoofing exception.
 func openStack() []calc.Update {
 	w := wep("vm1", "tap12345678-ab", []string{"10.65.0.2/32"}, withTiers(tier("default", ids(gnpID("ossg.default.sg1")), ids(gnpID("ossg.default.sg1")))))
+	w.ID.OrchestratorID = "openstack"
 	w.Endpoint.MAC = "00:11:22:33:44:55"
 	w.Endpoint.AllowSpoofedSourcePrefixes = []netip.Prefix{pfx("10.65.9.0/24")}
+	w.Endpoint.IPv4NAT = []calc.NATInfo{{ExtIP: addr("198.18.100.2"), IntIP: addr("10.65.0.2")}}
 	return []calc.Update{
 		policy(gnpID("ossg.default.sg1"), []calc.Rule{{Action: calc.RuleAllow, Protocol: 6, DstPorts: ports(22)}}, []calc.Rule{allow()}),
 		w,
 	}
+}
+
+// gatedEndpoints: with Project Calico's defaults (WorkloadSourceSpoofing Disabled, FloatingIPs
+// Disabled) a workload asking for a spoofing exception is treated as missing, and the floating
+// IP of a non-OpenStack workload is not programmed, while an OpenStack workload's is.
+func gatedEndpoints() []calc.Update {
+	spoofer := wep("spoofer", "cali22222222222", []string{"10.65.0.2/32"}, withProfiles("p1"))
+	spoofer.Endpoint.AllowSpoofedSourcePrefixes = []netip.Prefix{pfx("10.65.9.0/24")}
+	vm := wep("vm1", "tap12345678-ab", []string{"10.65.0.3/32"}, withProfiles("p1"))
+	vm.ID.OrchestratorID = "openstack"
+	vm.Endpoint.IPv4NAT = []calc.NATInfo{{ExtIP: addr("198.18.100.3"), IntIP: addr("10.65.0.3")}}
+	return append(natAndFloatingIPs(), spoofer, vm)
 }
 
 // natOutgoingVXLAN: vxlanHosts with NAT outgoing on the VXLAN pool.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/calico-host/calico-host/pkg/felix/calc"
 	"github.com/calico-host/calico-host/pkg/felix/dataplane/nft"
+	"github.com/calico-host/calico-host/pkg/felix/dataplane/vxlan"
 )
 
 // Names of the VXLAN devices.
@@ -37,8 +38,8 @@ func (vf vxlanFamily) hostFacts(cfg Config, c *calc.ConfigUpdate) (tunnel, local
 // vxlanDevices computes the VXLAN devices this host needs: one per family whose VXLAN is on
 // (VXLANEnabled, or a pool of that family with vxlanMode Always or CrossSubnet) and whose
 // tunnel address calc has reported, with every remote VTEP of that family as a peer.
-func vxlanDevices(cfg Config, m *model) []VXLANDevice {
-	var out []VXLANDevice
+func vxlanDevices(cfg Config, m *model) []vxlan.Device {
+	var out []vxlan.Device
 	for _, vf := range vxlanFamilies {
 		if vf.fam == nft.IPv6 && !cfg.IPv6Support || !vxlanWanted(cfg, m, vf.fam) {
 			continue
@@ -62,12 +63,12 @@ func vxlanWanted(cfg Config, m *model, f nft.Family) bool {
 	return false
 }
 
-func vxlanDevice(cfg Config, m *model, vf vxlanFamily) (VXLANDevice, bool) {
+func vxlanDevice(cfg Config, m *model, vf vxlanFamily) (vxlan.Device, bool) {
 	tunnel, local, macText := vf.hostFacts(cfg, &m.host)
 	if !tunnel.IsValid() {
-		return VXLANDevice{}, false
+		return vxlan.Device{}, false
 	}
-	d := VXLANDevice{
+	d := vxlan.Device{
 		Name: vf.device, VNI: cfg.VXLANVNI, Port: cfg.VXLANPort, MTU: cfg.VXLANMTU,
 		MAC: parseMACOr(macText, cfg.Hostname+vf.hashID), LocalAddr: local, TunnelAddr: tunnel,
 	}
@@ -75,9 +76,9 @@ func vxlanDevice(cfg Config, m *model, vf vxlanFamily) (VXLANDevice, bool) {
 		if key.v6 != (vf.fam == nft.IPv6) || key.node == cfg.Hostname {
 			continue
 		}
-		d.Peers = append(d.Peers, VXLANPeer{MAC: parseMACOr(v.MAC, v.Node+vf.hashID), TunnelAddr: v.TunnelAddr, HostAddr: v.ParentDeviceAddr})
+		d.Peers = append(d.Peers, vxlan.Peer{MAC: parseMACOr(v.MAC, v.Node+vf.hashID), TunnelAddr: v.TunnelAddr, HostAddr: v.ParentDeviceAddr})
 	}
-	slices.SortFunc(d.Peers, func(a, b VXLANPeer) int { return a.TunnelAddr.Compare(b.TunnelAddr) })
+	slices.SortFunc(d.Peers, func(a, b vxlan.Peer) int { return a.TunnelAddr.Compare(b.TunnelAddr) })
 	return d, true
 }
 

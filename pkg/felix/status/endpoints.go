@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+	"golang.org/x/time/rate"
 
 	"github.com/calico-host/calico-host/pkg/datastore"
 	"github.com/calico-host/calico-host/pkg/felix/calc"
@@ -152,7 +153,7 @@ func (e *Endpoints) poke() {
 func (e *Endpoints) Run(ctx context.Context) {
 	resync := time.NewTicker(e.cfg.ResyncInterval)
 	defer resync.Stop()
-	var last time.Time
+	batches := rate.NewLimiter(rate.Every(e.currentDelay()), 1)
 	for {
 		select {
 		case <-ctx.Done():
@@ -163,14 +164,10 @@ func (e *Endpoints) Run(ctx context.Context) {
 			e.resync = e.synced
 			e.mu.Unlock()
 		}
-		if wait := time.Until(last.Add(e.currentDelay())); wait > 0 {
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(wait):
-			}
+		batches.SetLimit(rate.Every(e.currentDelay())) // EndpointReportingDelay applies live
+		if batches.Wait(ctx) != nil {
+			return
 		}
-		last = time.Now()
 		if e.flush(ctx) {
 			e.poke() // something failed or is left: try again after the delay
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/calico-host/calico-host/pkg/backoff"
 	"github.com/calico-host/calico-host/pkg/felix/calc"
 	"github.com/calico-host/calico-host/pkg/felix/dataplane"
 )
@@ -153,7 +154,7 @@ func (f *Files) Run(ctx context.Context) {
 	tick := time.NewTicker(f.cfg.ResyncInterval)
 	defer tick.Stop()
 	var retry <-chan time.Time
-	var backoff time.Duration
+	delays := backoff.Backoff{Min: 50 * time.Millisecond, Max: 5 * time.Second}
 	for {
 		select {
 		case <-ctx.Done():
@@ -166,13 +167,14 @@ func (f *Files) Run(ctx context.Context) {
 			f.mu.Unlock()
 		}
 		if err := f.flush(); err != nil {
-			backoff = min(max(2*backoff, 50*time.Millisecond), 5*time.Second)
-			retry = time.After(backoff)
+			delay := delays.Next()
+			retry = time.After(delay)
 			f.metrics.errors.WithLabelValues("file").Inc()
-			f.log.Warn().Err(err).Dur("retryIn", backoff).Msg("Failed to update endpoint status files; will retry")
+			f.log.Warn().Err(err).Dur("retryIn", delay).Msg("Failed to update endpoint status files; will retry")
 			continue
 		}
-		backoff, retry = 0, nil
+		delays.Reset()
+		retry = nil
 	}
 }
 

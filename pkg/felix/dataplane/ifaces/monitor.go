@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/calico-host/calico-host/pkg/backoff"
 )
 
 // DefaultRefreshInterval is felix's InterfaceRefreshInterval default.
@@ -50,15 +52,14 @@ type emitFunc func(Update) bool
 
 func (m *Monitor) run(ctx context.Context, emit emitFunc) {
 	m.byIndex, m.orphans = map[int]*State{}, map[int][]netip.Prefix{}
-	backoff := time.Second
+	retry := backoff.Backoff{Min: time.Second, Max: 30 * time.Second}
 	for ctx.Err() == nil {
 		if m.session(ctx, emit) {
-			backoff = time.Second
+			retry.Reset()
 		}
-		if !sleep(ctx, backoff) {
+		if retry.Wait(ctx) != nil {
 			return
 		}
-		backoff = min(2*backoff, 30*time.Second)
 	}
 }
 
@@ -195,18 +196,6 @@ func (m *Monitor) addrChanged(ev Event, emit emitFunc) bool {
 		return true
 	}
 	return emit(Update{Name: s.Name, State: s.clone()})
-}
-
-// sleep waits d or until ctx is done (false).
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
 }
 
 // jitterTimer fires every period ±10% (Project Calico jitters its refresh timers); a zero period

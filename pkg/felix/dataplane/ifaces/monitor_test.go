@@ -10,8 +10,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/rs/zerolog"
-
-	"github.com/calico-host/calico-host/pkg/felix/dataplane"
 )
 
 func testLog(t testing.TB) zerolog.Logger {
@@ -188,28 +186,29 @@ func TestMonitorResubscribes(t *testing.T) {
 	}
 }
 
-func TestInterfacesRunConverts(t *testing.T) {
+func TestInterfacesRun(t *testing.T) {
 	f := NewFake()
 	f.AddLink("cali1", true, 1500)
 	f.AddAddr("cali1", pfx("10.65.0.1/32"))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	out := make(chan dataplane.InterfaceUpdate, 16)
+	out := make(chan Update, 16)
 	go NewInterfaces(f, NewFakeSysctl(), testLog(t), 0).Run(ctx, out)
 
-	got := map[string]dataplane.InterfaceUpdate{}
+	got := map[string]Update{}
 	for u := range out {
 		if u.InSync {
 			break
 		}
 		got[u.Name] = u
 	}
-	want := dataplane.InterfaceUpdate{Name: "cali1", Up: true, Addrs: []netip.Prefix{pfx("10.65.0.1/32")}}
+	want := Update{Name: "cali1", State: &State{Name: "cali1", Index: got["cali1"].State.Index, Up: true, MTU: 1500,
+		Addrs: []netip.Prefix{pfx("10.65.0.1/32")}}}
 	if d := cmp.Diff(want, got["cali1"], cmp.Comparer(func(a, b netip.Prefix) bool { return a == b })); d != "" {
 		t.Fatalf("(-want +got):\n%s", d)
 	}
 	f.DelLink("cali1")
-	if u := <-out; u.Name != "cali1" || !u.Gone || u.InSync {
+	if u := <-out; u.Name != "cali1" || u.State != nil || u.InSync {
 		t.Fatalf("deletion: %+v", u)
 	}
 }

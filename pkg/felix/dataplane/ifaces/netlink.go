@@ -3,9 +3,10 @@ package ifaces
 import (
 	"context"
 	"fmt"
-	"github.com/calico-host/calico-host/pkg/felix/dataplane/nlhandle"
 	"net"
 	"net/netip"
+
+	"github.com/calico-host/calico-host/pkg/nlhandle"
 
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
@@ -32,24 +33,9 @@ type Netlink struct {
 
 // OpenNetlink opens netlink in the namespace at nsPath ("" = the current one).
 func OpenNetlink(nsPath string) (*Netlink, error) {
-	ns := netns.None()
-	if nsPath != "" {
-		var err error
-		if ns, err = netns.GetFromPath(nsPath); err != nil {
-			return nil, fmt.Errorf("opening network namespace %s: %w", nsPath, err)
-		}
-	}
-	h, err := netlink.NewHandleAt(ns)
-	if err == nil {
-		if err = h.SetSocketTimeout(nlhandle.SocketTimeout); err != nil {
-			h.Close()
-		}
-	}
+	h, ns, err := nlhandle.OpenNS(nsPath)
 	if err != nil {
-		if ns.IsOpen() {
-			ns.Close()
-		}
-		return nil, fmt.Errorf("opening netlink: %w", err)
+		return nil, err
 	}
 	return &Netlink{h: h, ns: ns}, nil
 }
@@ -74,7 +60,7 @@ func (n *Netlink) ListInterfaces(ctx context.Context) ([]State, error) {
 	}
 	byIndex := map[int][]netip.Prefix{}
 	for _, a := range addrs {
-		if p, ok := prefixOf(a.IPNet); ok {
+		if p, ok := nlhandle.Prefix(a.IPNet); ok {
 			byIndex[a.LinkIndex] = append(byIndex[a.LinkIndex], p)
 		}
 	}
@@ -96,21 +82,6 @@ func stateOf(l netlink.Link) State {
 		Up:    a.RawFlags&unix.IFF_UP != 0 && a.RawFlags&unix.IFF_RUNNING != 0,
 		MTU:   a.MTU,
 	}
-}
-
-func prefixOf(n *net.IPNet) (netip.Prefix, bool) {
-	if n == nil {
-		return netip.Prefix{}, false
-	}
-	a, ok := netip.AddrFromSlice(n.IP)
-	if !ok {
-		return netip.Prefix{}, false
-	}
-	ones, bits := n.Mask.Size()
-	if bits == 32 {
-		a = a.Unmap()
-	}
-	return netip.PrefixFrom(a, ones), true
 }
 
 const subscribeBuffer = 4 << 20 // socket receive buffer: bursts of link creation overflow the default
@@ -167,7 +138,7 @@ func forward(ctx context.Context, links <-chan netlink.LinkUpdate, addrs <-chan 
 			if !ok {
 				return
 			}
-			p, valid := prefixOf(&u.LinkAddress)
+			p, valid := nlhandle.Prefix(&u.LinkAddress)
 			if !valid {
 				continue
 			}

@@ -3,9 +3,10 @@ package routes
 import (
 	"context"
 	"errors"
-	"github.com/calico-host/calico-host/pkg/felix/dataplane/nlhandle"
 	"net"
 	"net/netip"
+
+	"github.com/calico-host/calico-host/pkg/nlhandle"
 
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
@@ -96,7 +97,7 @@ func (n *Netlink) LinkIndexes(ctx context.Context) (map[string]int, error) {
 
 func toNetlink(r KernelRoute) *netlink.Route {
 	nr := &netlink.Route{
-		Dst:       prefixToIPNet(r.Dst),
+		Dst:       nlhandle.IPNet(r.Dst),
 		LinkIndex: r.LinkIndex,
 		Table:     r.Table,
 		Priority:  r.Metric,
@@ -137,8 +138,8 @@ func fromNetlink(nr netlink.Route, family int) (KernelRoute, bool) {
 		Metric:    nr.Priority,
 		Protocol:  int(nr.Protocol),
 	}
-	kr.Gateway = addrFromIP(nr.Gw)
-	kr.Src = addrFromIP(nr.Src)
+	kr.Gateway = nlhandle.Addr(nr.Gw)
+	kr.Src = nlhandle.Addr(nr.Src)
 	if !kr.Gateway.IsValid() {
 		kr.Onlink = false
 	}
@@ -146,10 +147,6 @@ func fromNetlink(nr netlink.Route, family int) (KernelRoute, bool) {
 		kr.LinkIndex = 0 // IPv6 blackholes are reported on lo
 	}
 	return kr, true
-}
-
-func prefixToIPNet(p netip.Prefix) *net.IPNet {
-	return &net.IPNet{IP: p.Addr().AsSlice(), Mask: net.CIDRMask(p.Bits(), p.Addr().BitLen())}
 }
 
 // ipNetToPrefix converts a route destination; nil is the default route of the family.
@@ -160,23 +157,7 @@ func ipNetToPrefix(n *net.IPNet, family int) (netip.Prefix, bool) {
 		}
 		return netip.PrefixFrom(netip.IPv4Unspecified(), 0), true
 	}
-	a, ok := netip.AddrFromSlice(n.IP)
-	if !ok {
-		return netip.Prefix{}, false
-	}
-	ones, bits := n.Mask.Size()
-	if bits == 32 {
-		a = a.Unmap()
-	}
-	return netip.PrefixFrom(a, ones), true
-}
-
-func addrFromIP(ip []byte) netip.Addr {
-	a, ok := netip.AddrFromSlice(ip)
-	if !ok {
-		return netip.Addr{}
-	}
-	return a.Unmap()
+	return nlhandle.Prefix(n)
 }
 
 func scopeToNetlink(s Scope) netlink.Scope {

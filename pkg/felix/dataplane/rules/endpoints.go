@@ -21,6 +21,15 @@ func (r Ref) Chain() string {
 	return PolicyChain(r.Layer, r.Policy, r.Egress)
 }
 
+// Owner names what the chain is rendered from, for logs: ("policy", "<tier>/<kind>/[<ns>/]<name>")
+// or ("profile", "<name>").
+func (r Ref) Owner() (kind, name string) {
+	if r.Profile != "" {
+		return "profile", r.Profile
+	}
+	return "policy", r.Policy.Tier + "/" + PolicyName(r.Policy)
+}
+
 // Endpoint is the rendering of one endpoint: its chains and the chains they jump to.
 type Endpoint struct {
 	Chains []*nft.Chain

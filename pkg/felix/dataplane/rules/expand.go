@@ -14,24 +14,39 @@ import (
 // which expand turns into one rule per combination. Alternatives are disjoint, so a packet
 // matches at most one rule of an expansion and a log rule logs it once. Short lists are
 // expanded because the kernel's cost of binding anonymous sets grows with the size of the
-// transaction (__nft_set_trans_bind walks the whole commit list).
+// transaction (__nft_set_trans_bind walks the whole commit list). A choice without a whole form
+// (a disjunction no single expression states) is always expanded; an alternative may be
+// several matches.
 type choice struct {
 	whole nft.Expr
-	alts  []nft.Expr
+	alts  [][]nft.Expr
+}
+
+// one is the alternative list of single matches.
+func one(x ...nft.Expr) [][]nft.Expr {
+	out := make([][]nft.Expr, len(x))
+	for i, e := range x {
+		out[i] = []nft.Expr{e}
+	}
+	return out
 }
 
 // maxExpansion bounds the rules one calc rule may expand into; longer lists keep their set.
 const maxExpansion = 4
 
 // expand returns the match lists of every combination of alternatives, after collapsing the
-// longest lists back to their whole form until there are at most maxExpansion combinations.
+// longest collapsible lists back to their whole form until there are at most maxExpansion
+// combinations (or nothing is left to collapse).
 func expand(cs []choice) [][]nft.Expr {
 	for combinations(cs) > maxExpansion {
-		i := 0
+		i := -1
 		for j := range cs {
-			if len(cs[j].alts) > len(cs[i].alts) {
+			if cs[j].whole != nil && len(cs[j].alts) > 0 && (i < 0 || len(cs[j].alts) > len(cs[i].alts)) {
 				i = j
 			}
+		}
+		if i < 0 {
+			break
 		}
 		cs[i].alts = nil
 	}
@@ -39,12 +54,12 @@ func expand(cs []choice) [][]nft.Expr {
 	for _, c := range cs {
 		alts := c.alts
 		if len(alts) == 0 {
-			alts = []nft.Expr{c.whole}
+			alts = [][]nft.Expr{{c.whole}}
 		}
 		next := make([][]nft.Expr, 0, len(out)*len(alts))
 		for _, prefix := range out {
 			for _, a := range alts {
-				next = append(next, append(slices.Clip(prefix), a))
+				next = append(next, append(slices.Clip(prefix), a...))
 			}
 		}
 		out = next

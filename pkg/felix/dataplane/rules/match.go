@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"slices"
 
 	"github.com/calico-host/calico-host/pkg/felix/calc"
 	"github.com/calico-host/calico-host/pkg/felix/dataplane/nft"
@@ -92,7 +93,7 @@ func (m *matcher) side(dst bool) {
 		}
 		c := choice{whole: addrIn(dst, m.fam, fnets)}
 		for _, n := range fnets {
-			c.alts = append(c.alts, addrIn(dst, m.fam, []netip.Prefix{n}))
+			c.alts = append(c.alts, one(addrIn(dst, m.fam, []netip.Prefix{n}))...)
 		}
 		m.famSeen = true
 		m.matches = append(m.matches, c)
@@ -103,7 +104,7 @@ func (m *matcher) side(dst bool) {
 	if len(ports) > 0 {
 		c := choice{whole: m.portMatch(dst, ports)}
 		for _, r := range disjointPorts(ports) {
-			c.alts = append(c.alts, m.portMatch(dst, []calc.PortRange{{First: r.First, Last: r.Last}}))
+			c.alts = append(c.alts, one(m.portMatch(dst, []calc.PortRange{{First: r.First, Last: r.Last}}))...)
 		}
 		m.matches = append(m.matches, c)
 	}
@@ -118,9 +119,14 @@ func (m *matcher) notSide(dst bool) {
 		nets, sets, ports, named = m.r.NotDstNets, m.r.NotDstIPSetIDs, m.r.NotDstPorts, m.r.NotDstNamedPortIPSetIDs
 	}
 	if len(nets) > 0 {
-		if fnets := m.familyNets(nets); len(fnets) > 0 {
-			m.addFam(nft.Not(addrIn(dst, m.fam, fnets)))
+		// As Project Calico's felix (rules.FilterRuleToIPVersion): a negated list with no net of
+		// this family, or with the family's whole address space, leaves the rule out of it.
+		fnets := m.familyNets(nets)
+		if len(fnets) == 0 || slices.ContainsFunc(fnets, func(n netip.Prefix) bool { return n.Bits() == 0 }) {
+			m.fail(errNoMatch)
+			return
 		}
+		m.addFam(nft.Not(addrIn(dst, m.fam, fnets)))
 	}
 	for _, id := range sets {
 		m.addFam(nft.Not(nft.InSet(m.useSet(id), addrField(dst, m.fam))))
@@ -173,7 +179,11 @@ func (m *matcher) portMatch(dst bool, ports []calc.PortRange) nft.Match {
 	return nft.SPort(proto, rs...)
 }
 
-// icmp adds an ICMP or ICMPv6 type (and code) match, or its negation.
+// icmp adds an ICMP or ICMPv6 type (and code) match, or its negation. Both forms match only
+// ICMP packets of the variant's family (ICMPv6 for IPv6), as Project Calico's dataplanes do.
+// The negation of a type and code is "not (this type and this code)", the meaning of Calico's
+// iptables (`-m icmp ! --icmp-type T/C`) and BPF dataplanes: it is rendered as two disjoint
+// rules, "type != T" and "type T, code != C".
 func (m *matcher) icmp(ic *calc.ICMPMatch, neg bool) {
 	if ic == nil {
 		return
@@ -182,21 +192,32 @@ func (m *matcher) icmp(ic *calc.ICMPMatch, neg bool) {
 		m.fail(fmt.Errorf("ICMP type match with protocol %d", m.r.Protocol))
 		return
 	}
-	if !neg {
-		m.addFam(nft.ICMPType(m.fam, ic.Type))
+	typ := nft.ICMPType(m.fam, ic.Type)
+	switch {
+	case !neg:
+		m.addFam(typ)
 		if ic.Code != nil {
 			m.add(nft.ICMPCode(m.fam, *ic.Code))
 		}
-		return
+	case ic.Code == nil:
+		m.addL4ICMP()
+		m.addFam(nft.Not(typ))
+	default:
+		m.addL4ICMP()
+		m.famSeen = true
+		m.matches = append(m.matches, choice{alts: [][]nft.Expr{
+			{nft.Not(typ)},
+			{typ, nft.Not(nft.ICMPCode(m.fam, *ic.Code))},
+		}})
 	}
-	if ic.Code != nil {
-		m.fail(errors.New("a negated ICMP type and code match is not supported"))
-		return
-	}
+}
+
+// addL4ICMP restricts a rule without a protocol to the family's ICMP, as a negated ICMP match
+// implies.
+func (m *matcher) addL4ICMP() {
 	if m.r.Protocol == 0 {
 		m.add(nft.L4Proto(icmpProto(m.fam)))
 	}
-	m.addFam(nft.Not(nft.ICMPType(m.fam, ic.Type)))
 }
 
 // familyNets keeps the nets of the matcher's family.

@@ -72,11 +72,31 @@ func TestPolicyRules(t *testing.T) {
 			[]string{`meta l4proto tcp tcp dport 80-100 log prefix "calico-packet: " level info`}},
 		{"nets per family", true, calc.Rule{Action: calc.RulePass, SrcNets: []netip.Prefix{pfx("10.65.0.0/16"), pfx("10.65.1.0/24"), pfx("fd5c::/16")}},
 			[]string{"ip saddr 10.65.0.0/16 counter meta mark set meta mark | 0x00020000 return", "ip6 saddr fd5c::/16 counter meta mark set meta mark | 0x00020000 return"}},
+		// A negated net list leaves the rule out of a family it has no net of, and out of a
+		// family whose whole space it negates (Project Calico's FilterRuleToIPVersion).
+		{"negated nets of one family", true, calc.Rule{Action: calc.RuleAllow, NotDstNets: []netip.Prefix{pfx("fd5c:1:1::15/128")}},
+			[]string{"ip6 daddr != fd5c:1:1::15 counter meta mark set meta mark | 0x00010000 return"}},
+		{"negated catch-all net", true, calc.Rule{Action: calc.RuleDeny, NotSrcNets: []netip.Prefix{pfx("0.0.0.0/0"), pfx("fd5c::/16")}},
+			[]string{"ip6 saddr != fd5c::/16 counter drop"}},
 		{"v6 rule without IPv6", false, calc.Rule{Action: calc.RuleAllow, IPVersion: 6}, nil},
 		{"family only", true, calc.Rule{Action: calc.RuleAllow, IPVersion: 4, Protocol: 17},
 			[]string{"meta nfproto ipv4 meta l4proto udp counter meta mark set meta mark | 0x00010000 return"}},
 		{"icmp type and code", true, calc.Rule{Action: calc.RuleAllow, Protocol: 1, ICMP: &calc.ICMPMatch{Type: 8, Code: &code}},
 			[]string{"meta l4proto icmp icmp type echo-request icmp code net-unreachable counter meta mark set meta mark | 0x00010000 return"}},
+		// notICMP {type, code} is "not (that type and that code)", for ICMP packets of the
+		// variant's family only: two disjoint rules.
+		{"deny not icmp type and code", true, calc.Rule{Action: calc.RuleDeny, Protocol: 1, IPVersion: 4, NotICMP: &calc.ICMPMatch{Type: 8, Code: &code}},
+			[]string{"meta l4proto icmp icmp type != echo-request counter drop",
+				"meta l4proto icmp icmp type echo-request icmp code != net-unreachable counter drop"}},
+		{"not icmp type and code without protocol", true, calc.Rule{Action: calc.RulePass, NotICMP: &calc.ICMPMatch{Type: 128, Code: &code}},
+			[]string{"meta l4proto icmp icmp type != 128 counter meta mark set meta mark | 0x00020000 return",
+				"meta l4proto icmp icmp type 128 icmp code != net-unreachable counter meta mark set meta mark | 0x00020000 return",
+				"meta l4proto ipv6-icmp icmpv6 type != echo-request counter meta mark set meta mark | 0x00020000 return",
+				"meta l4proto ipv6-icmp icmpv6 type echo-request icmpv6 code != no-route counter meta mark set meta mark | 0x00020000 return"}},
+		{"not icmp code with other expansions", false, calc.Rule{Action: calc.RuleLog, NotICMP: &calc.ICMPMatch{Type: 8, Code: &code},
+			SrcNets: []netip.Prefix{pfx("10.65.1.0/24"), pfx("10.65.3.0/24"), pfx("10.65.5.0/24")}},
+			[]string{`ip saddr { 10.65.1.0/24, 10.65.3.0/24, 10.65.5.0/24 } meta l4proto icmp icmp type != echo-request log prefix "calico-packet: " level info`,
+				`ip saddr { 10.65.1.0/24, 10.65.3.0/24, 10.65.5.0/24 } meta l4proto icmp icmp type echo-request icmp code != net-unreachable log prefix "calico-packet: " level info`}},
 		{"sets and negations", false, calc.Rule{Action: calc.RuleDeny, SrcIPSetIDs: []string{"s:a"}, NotDstIPSetIDs: []string{"s:b"}, NotProtocol: 6},
 			[]string{"meta l4proto != tcp ip saddr @cali40s-a ip daddr != @cali40s-b counter drop"}},
 		{"two named ports", false, calc.Rule{Action: calc.RuleAllow, DstNamedPortIPSetIDs: []string{"n:a", "n:b"}}, []string{
@@ -99,15 +119,37 @@ func TestPolicyRules(t *testing.T) {
 	}
 }
 
-func TestPolicyRulesProblems(t *testing.T) {
-	rc := PolicyRules(testConfig(false), Filter, "c", []calc.Rule{
-		{Action: "teleport"},
-		{Action: calc.RuleAllow, DstPorts: []calc.PortRange{{First: 80, Last: 80}}},
-		{Action: calc.RuleAllow, Protocol: 6, ICMP: &calc.ICMPMatch{Type: 8}},
+// TestPolicyRulesFailClosed: a rule that cannot be enforced is never left out; the chain drops
+// what reaches it, in the rule's IP version, and the problem is reported.
+func TestPolicyRulesFailClosed(t *testing.T) {
+	rc := PolicyRules(testConfig(true), Filter, "c", []calc.Rule{
+		{Action: "teleport", RuleID: "r1"},
+		{Action: calc.RuleDeny, DstPorts: []calc.PortRange{{First: 80, Last: 80}}},
+		{Action: calc.RuleDeny, Protocol: 6, ICMP: &calc.ICMPMatch{Type: 8}, IPVersion: 4},
+		{Action: calc.RulePass, IPVersion: 6, Invalid: "bad CIDR", RuleID: "bad id; drop table"},
 		{Action: calc.RuleAllow},
 	})
-	if len(rc.Problems) != 3 || len(rc.Chain.Rules) != 1 {
-		t.Errorf("problems %v, rules %d", rc.Problems, len(rc.Chain.Rules))
+	want := []string{
+		`counter drop comment "Rule r1 cannot be enforced: fail closed"`,
+		`counter drop comment "Rule cannot be enforced: fail closed"`,
+		`meta nfproto ipv4 counter drop comment "Rule cannot be enforced: fail closed"`,
+		`meta nfproto ipv6 counter drop comment "Rule cannot be enforced: fail closed"`,
+		"counter meta mark set meta mark | 0x00010000 return",
+	}
+	var got []string
+	for _, r := range rc.Chain.Rules {
+		got = append(got, r.String())
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if len(rc.Problems) != 4 || rc.Problems[3].Index != 3 || !strings.Contains(rc.Problems[3].Reason, "bad CIDR") {
+		t.Errorf("problems %+v", rc.Problems)
+	}
+	// Without IPv6, an IPv6 rule that cannot be enforced drops nothing: IPv6 is not policed.
+	rc = PolicyRules(testConfig(false), Filter, "c", []calc.Rule{{Action: calc.RuleDeny, IPVersion: 6, Invalid: "x"}})
+	if len(rc.Chain.Rules) != 0 {
+		t.Errorf("IPv6 disabled: rules %v", rc.Chain.Rules)
 	}
 }
 

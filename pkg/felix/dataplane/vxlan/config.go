@@ -14,6 +14,8 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+
+	"github.com/calico-host/calico-host/pkg/atomicfile"
 )
 
 // Project Calico's defaults (felix dataplanedefs, config_params.go).
@@ -107,39 +109,18 @@ func MACForNode(node string, ipv6 bool) net.HardwareAddr {
 	return append(net.HardwareAddr{'f'}, sum[:5]...)
 }
 
-// WriteMTUFile atomically writes the workload MTU (decimal, no newline, as felix writes it) for
-// the CNI plugin, creating the directory; an identical file is left alone.
+// WriteMTUFile atomically and durably writes the workload MTU (decimal, no newline, as felix
+// writes it) for the CNI plugin, creating the directory; an identical file is left alone.
 func WriteMTUFile(path string, mtu int) error {
 	content := []byte(strconv.Itoa(mtu))
 	if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, content) {
 		return nil
 	}
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("writing MTU file: %w", err)
 	}
-	tmp, err := os.CreateTemp(dir, ".mtu-*")
-	if err != nil {
+	if err := atomicfile.Write(path, content, 0o644); err != nil {
 		return fmt.Errorf("writing MTU file: %w", err)
-	}
-	defer os.Remove(tmp.Name()) // after a successful rename there is nothing to remove
-	if _, err := tmp.Write(content); err != nil {
-		tmp.Close()
-		return fmt.Errorf("writing MTU file %s: %w", path, err)
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return fmt.Errorf("writing MTU file %s: %w", path, err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("writing MTU file %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("writing MTU file %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("writing MTU file %s: %w", path, err)
 	}
 	return nil
 }

@@ -4,20 +4,39 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"net/netip"
 	"sort"
 	"sync"
 	"time"
 
 	"github.com/rs/zerolog"
-
-	"github.com/calico-host/calico-host/pkg/felix/dataplane"
 )
 
 // fallbackHostMTU is used when the host MTU cannot be found (felix's fallback).
 const fallbackHostMTU = 1460
 
-// Devices is the dataplane's view of this package (dataplane.VXLAN): one Manager per device name,
-// with vxlan.calico and vxlan-v6.calico removed when not listed.
+// Peer is another host's VTEP.
+type Peer struct {
+	MAC        net.HardwareAddr
+	TunnelAddr netip.Addr // its tunnel device address: the ARP/neighbour entry
+	HostAddr   netip.Addr // its underlay address: the FDB entry's destination
+}
+
+// Device is the desired state of one VXLAN tunnel device and its peers.
+type Device struct {
+	Name       string // DeviceV4 or DeviceV6
+	VNI        int
+	Port       int
+	MTU        int // 0: the host's MTU minus the encapsulation overhead
+	MAC        net.HardwareAddr
+	LocalAddr  netip.Addr // this host's underlay address (the VXLAN source)
+	TunnelAddr netip.Addr // the device's own address (/32 or /128)
+	Peers      []Peer     // exactly these ARP and FDB entries
+}
+
+// Devices is what the dataplane drives: one Manager per device name, with vxlan.calico and
+// vxlan-v6.calico removed when not listed.
 type Devices struct {
 	h       Handle
 	log     zerolog.Logger
@@ -29,8 +48,6 @@ type Devices struct {
 	mu       sync.Mutex // guards managers (InterfaceChanged may run on another goroutine)
 	managers map[string]*Manager
 }
-
-var _ dataplane.VXLAN = (*Devices)(nil)
 
 // NewDevices returns Devices over h. hostMTU finds the host MTU for devices with MTU 0 (for
 // example ifaces.HostMTU over the same namespace; nil means 1460); it is called again at each
@@ -73,8 +90,10 @@ func (d *Devices) manager(name string) *Manager {
 	return m
 }
 
-// Apply implements dataplane.VXLAN.
-func (d *Devices) Apply(ctx context.Context, devices []dataplane.VXLANDevice) error {
+// Apply makes the devices match: it creates or updates each listed device, its address and its
+// ARP/FDB entries (and nothing else on it), and deletes vxlan.calico or vxlan-v6.calico when not
+// listed.
+func (d *Devices) Apply(ctx context.Context, devices []Device) error {
 	if now := time.Now(); d.refresh > 0 && !now.Before(d.due) {
 		d.RequestResync()
 		d.due = now.Add(d.refresh)
@@ -111,7 +130,7 @@ func (d *Devices) names() []string {
 	return names
 }
 
-func (d *Devices) config(ctx context.Context, dev dataplane.VXLANDevice) (*Config, error) {
+func (d *Devices) config(ctx context.Context, dev Device) (*Config, error) {
 	ipv6 := dev.TunnelAddr.Is6()
 	cfg := &Config{Device: dev.Name, VNI: dev.VNI, Port: dev.Port, MTU: dev.MTU, MAC: dev.MAC,
 		TunnelAddr: dev.TunnelAddr, ParentAddr: dev.LocalAddr, IPv6: ipv6}
@@ -140,7 +159,7 @@ func (d *Devices) hostMTUCached(ctx context.Context) (int, error) {
 	return mtu, nil
 }
 
-func peers(ps []dataplane.VXLANPeer) []VTEP {
+func peers(ps []Peer) []VTEP {
 	out := make([]VTEP, len(ps))
 	for i, p := range ps {
 		out[i] = VTEP{MAC: p.MAC, TunnelAddr: p.TunnelAddr, ParentAddr: p.HostAddr}

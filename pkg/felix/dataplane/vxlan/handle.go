@@ -4,9 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/calico-host/calico-host/pkg/felix/dataplane/nlhandle"
 	"net"
 	"net/netip"
+
+	"github.com/calico-host/calico-host/pkg/nlhandle"
 
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
@@ -98,7 +99,7 @@ func (n *Netlink) Link(name string) (*Link, error) {
 	out := &Link{Name: a.Name, Index: a.Index, Kind: l.Type(), Up: a.Flags&net.FlagUp != 0, MTU: a.MTU, MAC: a.HardwareAddr}
 	if v, ok := l.(*netlink.Vxlan); ok {
 		out.VNI, out.Port, out.Learning, out.ParentIndex = v.VxlanId, v.Port, v.Learning, v.VtepDevIndex
-		out.SrcAddr = addrOf(v.SrcAddr)
+		out.SrcAddr = nlhandle.Addr(v.SrcAddr)
 	}
 	return out, nil
 }
@@ -110,7 +111,7 @@ func (n *Netlink) LinkWithAddr(ctx context.Context, addr netip.Addr) (int, error
 		return 0, err
 	}
 	for _, a := range addrs {
-		if addrOf(a.IP) == addr {
+		if nlhandle.Addr(a.IP) == addr {
 			return a.LinkIndex, nil
 		}
 	}
@@ -154,7 +155,7 @@ func (n *Netlink) Addrs(ctx context.Context, index int, ipv6 bool) ([]netip.Pref
 	}
 	var out []netip.Prefix
 	for _, a := range addrs {
-		ip := addrOf(a.IP)
+		ip := nlhandle.Addr(a.IP)
 		if !ip.IsValid() || ip.IsLinkLocalUnicast() && ip.Is6() {
 			continue
 		}
@@ -165,7 +166,7 @@ func (n *Netlink) Addrs(ctx context.Context, index int, ipv6 bool) ([]netip.Pref
 }
 
 func toAddr(p netip.Prefix) *netlink.Addr {
-	return &netlink.Addr{IPNet: &net.IPNet{IP: p.Addr().AsSlice(), Mask: net.CIDRMask(p.Bits(), p.Addr().BitLen())}}
+	return &netlink.Addr{IPNet: nlhandle.IPNet(p)}
 }
 
 // AddAddr implements Handle.
@@ -193,7 +194,7 @@ func (n *Netlink) Neighbors(ctx context.Context, index int, fdb, ipv6 bool) ([]N
 		if nb.LinkIndex != index || nb.State&netlink.NUD_PERMANENT == 0 || len(nb.HardwareAddr) == 0 {
 			continue // transient kernel entries, not ours to manage
 		}
-		ip := addrOf(nb.IP)
+		ip := nlhandle.Addr(nb.IP)
 		if fdb && ip.IsValid() && ip.Is6() != ipv6 {
 			continue
 		}
@@ -223,12 +224,4 @@ func familyOf(ipv6 bool) int {
 		return netlink.FAMILY_V6
 	}
 	return netlink.FAMILY_V4
-}
-
-func addrOf(ip net.IP) netip.Addr {
-	a, ok := netip.AddrFromSlice(ip)
-	if !ok {
-		return netip.Addr{}
-	}
-	return a.Unmap()
 }

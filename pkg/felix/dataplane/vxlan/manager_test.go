@@ -11,8 +11,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/rs/zerolog"
-
-	"github.com/calico-host/calico-host/pkg/felix/dataplane"
 )
 
 var ctx = context.Background()
@@ -219,14 +217,14 @@ func TestDevices(t *testing.T) {
 	f.AddVXLAN(Link{Name: DeviceV6, VNI: 4096, Port: 4789}) // left over from an earlier run
 	mtuCalls := 0
 	d := NewDevices(f, testLog(t), func(context.Context) (int, error) { mtuCalls++; return 1500, nil }, 0)
-	v4 := dataplane.VXLANDevice{Name: DeviceV4, VNI: 4096, Port: 4789, MAC: mac("66:00:00:00:00:01"),
+	v4 := Device{Name: DeviceV4, VNI: 4096, Port: 4789, MAC: mac("66:00:00:00:00:01"),
 		LocalAddr: addr("198.18.0.1"), TunnelAddr: addr("10.65.1.0"),
-		Peers: []dataplane.VXLANPeer{{MAC: vtepB.MAC, TunnelAddr: vtepB.TunnelAddr, HostAddr: vtepB.ParentAddr}}}
-	v6 := dataplane.VXLANDevice{Name: DeviceV6, VNI: 4096, Port: 4789, MAC: mac("66:00:00:00:00:61"),
+		Peers: []Peer{{MAC: vtepB.MAC, TunnelAddr: vtepB.TunnelAddr, HostAddr: vtepB.ParentAddr}}}
+	v6 := Device{Name: DeviceV6, VNI: 4096, Port: 4789, MAC: mac("66:00:00:00:00:61"),
 		LocalAddr: addr("fd5c:ffff::1"), TunnelAddr: addr("fd5c::1"),
-		Peers: []dataplane.VXLANPeer{{MAC: vtepV6.MAC, TunnelAddr: vtepV6.TunnelAddr, HostAddr: vtepV6.ParentAddr}}}
+		Peers: []Peer{{MAC: vtepV6.MAC, TunnelAddr: vtepV6.TunnelAddr, HostAddr: vtepV6.ParentAddr}}}
 
-	if err := d.Apply(ctx, []dataplane.VXLANDevice{v4}); err != nil {
+	if err := d.Apply(ctx, []Device{v4}); err != nil {
 		t.Fatal(err)
 	}
 	checkDump(t, f, []string{
@@ -236,7 +234,7 @@ func TestDevices(t *testing.T) {
 	if f.Dump(DeviceV6) != nil {
 		t.Errorf("leftover %s not removed", DeviceV6)
 	}
-	if err := d.Apply(ctx, []dataplane.VXLANDevice{v4, v6}); err != nil {
+	if err := d.Apply(ctx, []Device{v4, v6}); err != nil {
 		t.Fatal(err)
 	}
 	want6 := []string{
@@ -251,7 +249,7 @@ func TestDevices(t *testing.T) {
 	}
 	// Drift is noticed after InterfaceChanged (or at the periodic resync), not before.
 	f.Mutate(DeviceV4, func(l *Link, _ *[]netip.Prefix, _ *[]Neigh) { l.Up = false })
-	both := []dataplane.VXLANDevice{v4, v6}
+	both := []Device{v4, v6}
 	if err := d.Apply(ctx, both); err != nil || f.Dump(DeviceV4)[0] == deviceLine {
 		t.Fatalf("repaired without being told: %v", err)
 	}

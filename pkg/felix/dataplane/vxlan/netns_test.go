@@ -17,7 +17,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/calico-host/calico-host/pkg/felix/dataplane"
 	"github.com/calico-host/calico-host/pkg/felix/dataplane/ifaces"
 	"github.com/calico-host/calico-host/pkg/felix/dataplane/routes"
 )
@@ -71,7 +70,7 @@ type host struct {
 	dev          string // the workload's host-side interface
 	devices      *Devices
 	routes       *routes.Reconciler
-	v4, v6       dataplane.VXLANDevice
+	v4, v6       Device
 }
 
 // newHost numbers host i (1 or 2): underlay 198.18.0.i, block 10.65.i.0/26 and fd5c:i::/122.
@@ -99,9 +98,9 @@ func newHost(t *testing.T, i int, fabricNS string) *host {
 	t.Cleanup(rh.Close)
 	h.routes = routes.New(rh, 0, testLog(t))
 
-	h.v4 = dataplane.VXLANDevice{Name: DeviceV4, VNI: DefaultVNI, Port: DefaultPort, MAC: MACForNode(h.name, false),
+	h.v4 = Device{Name: DeviceV4, VNI: DefaultVNI, Port: DefaultPort, MAC: MACForNode(h.name, false),
 		LocalAddr: addr("198.18.0." + n), TunnelAddr: addr("10.65." + n + ".0")}
-	h.v6 = dataplane.VXLANDevice{Name: DeviceV6, VNI: DefaultVNI, Port: DefaultPort, MAC: MACForNode(h.name, true),
+	h.v6 = Device{Name: DeviceV6, VNI: DefaultVNI, Port: DefaultPort, MAC: MACForNode(h.name, true),
 		LocalAddr: addr("fd5c:ffff::" + n), TunnelAddr: addr("fd5c:" + n + "::")}
 	h.plumbWorkload(t, n)
 	return h
@@ -151,10 +150,10 @@ func (h *host) apply(t *testing.T, peer *host) {
 	v4, v6 := h.v4, h.v6
 	v4.Peers, v6.Peers = nil, nil
 	if peer != nil {
-		v4.Peers = []dataplane.VXLANPeer{{MAC: peer.v4.MAC, TunnelAddr: peer.v4.TunnelAddr, HostAddr: peer.v4.LocalAddr}}
-		v6.Peers = []dataplane.VXLANPeer{{MAC: peer.v6.MAC, TunnelAddr: peer.v6.TunnelAddr, HostAddr: peer.v6.LocalAddr}}
+		v4.Peers = []Peer{{MAC: peer.v4.MAC, TunnelAddr: peer.v4.TunnelAddr, HostAddr: peer.v4.LocalAddr}}
+		v6.Peers = []Peer{{MAC: peer.v6.MAC, TunnelAddr: peer.v6.TunnelAddr, HostAddr: peer.v6.LocalAddr}}
 	}
-	if err := h.devices.Apply(ctx, []dataplane.VXLANDevice{v4, v6}); err != nil {
+	if err := h.devices.Apply(ctx, []Device{v4, v6}); err != nil {
 		t.Fatalf("%s: VXLAN: %v", h.name, err)
 	}
 	n := h.name[len(h.name)-1:]
@@ -302,7 +301,7 @@ func TestNetnsTwoHostsOverVXLAN(t *testing.T) {
 	}
 
 	// Without B's VTEP (its ARP and FDB entries), A cannot reach B's workload; restored, it can.
-	a.devices.Apply(ctx, []dataplane.VXLANDevice{a.v4, a.v6})
+	a.devices.Apply(ctx, []Device{a.v4, a.v6})
 	if err := ping(a.wl, "10.65.2.5"); err == nil {
 		t.Errorf("ping worked without the VTEP's neighbour entries")
 	}

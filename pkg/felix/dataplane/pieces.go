@@ -1,0 +1,88 @@
+package dataplane
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/calico-host/calico-host/pkg/felix/dataplane/ifaces"
+	"github.com/calico-host/calico-host/pkg/felix/dataplane/routes"
+	"github.com/calico-host/calico-host/pkg/felix/dataplane/vxlan"
+)
+
+// mtuTimeout bounds the lookup of the host MTU for the workload MTU file.
+const mtuTimeout = 10 * time.Second
+
+// openPieces opens the netlink-backed routes, interfaces and VXLAN pieces in cfg.NetNS for those
+// o does not supply, registering what it opened for close. With its own interfaces piece the
+// dataplane also enables IP forwarding and writes the workload MTU file.
+func (d *Dataplane) openPieces(o *options) error {
+	var hostMTU func(context.Context) (int, error) // nil: VXLAN falls back to 1460
+	if o.routes == nil {
+		rh, err := routes.OpenNetlink(d.cfg.NetNS)
+		if err != nil {
+			return fmt.Errorf("routes: %w", err)
+		}
+		d.closers = append(d.closers, rh.Close)
+		o.routes = routes.New(rh, d.cfg.RouteProtocol, d.log.With().Str("piece", "routes").Logger())
+	}
+	if o.ifaces == nil {
+		i, mtu, err := d.openInterfaces()
+		if err != nil {
+			return err
+		}
+		o.ifaces, hostMTU = i, mtu
+		d.writeWorkloadMTU(hostMTU)
+	}
+	if o.vxlan == nil {
+		vh, err := vxlan.OpenNetlink(d.cfg.NetNS)
+		if err != nil {
+			return fmt.Errorf("vxlan: %w", err)
+		}
+		d.closers = append(d.closers, vh.Close)
+		o.vxlan = vxlan.NewDevices(vh, d.log.With().Str("piece", "vxlan").Logger(), hostMTU, d.cfg.RouteRefreshInterval)
+	}
+	return nil
+}
+
+// openInterfaces opens the interface monitor and the sysctl writer of cfg.NetNS, and enables
+// IP forwarding there (as Project Calico's felix does by default). It returns the host MTU
+// lookup over the same namespace.
+func (d *Dataplane) openInterfaces() (*ifaces.Interfaces, func(context.Context) (int, error), error) {
+	ih, err := ifaces.OpenNetlink(d.cfg.NetNS)
+	if err != nil {
+		return nil, nil, fmt.Errorf("interfaces: %w", err)
+	}
+	d.closers = append(d.closers, ih.Close)
+	sys, err := ifaces.NewProcSys(d.cfg.NetNS)
+	if err != nil {
+		return nil, nil, fmt.Errorf("sysctls: %w", err)
+	}
+	d.closers = append(d.closers, sys.Close)
+	if err := ifaces.EnableForwarding(sys, d.cfg.IPv6Support); err != nil {
+		d.log.Warn().Err(err).Msg("Could not enable IP forwarding; workload traffic will not be routed")
+	}
+	log := d.log.With().Str("piece", "interfaces").Logger()
+	hostMTU := func(ctx context.Context) (int, error) { return ifaces.HostMTU(ctx, ih, nil) }
+	return ifaces.NewInterfaces(ih, sys, log, d.cfg.InterfaceRefreshInterval), hostMTU, nil
+}
+
+// writeWorkloadMTU records the MTU workloads should use (the host's, less the VXLAN overhead
+// when VXLAN is on) in cfg.MTUFile, where the CNI plugin reads it when its network config sets
+// no mtu.
+func (d *Dataplane) writeWorkloadMTU(hostMTU func(context.Context) (int, error)) {
+	ctx, cancel := context.WithTimeout(context.Background(), mtuTimeout)
+	defer cancel()
+	mtu, err := hostMTU(ctx)
+	if err != nil {
+		d.log.Warn().Err(err).Int("mtu", mtu).Msg("Could not read the host MTU; using the fallback")
+	}
+	if d.cfg.VXLANEnabled {
+		mtu = vxlan.DeviceMTU(mtu, d.cfg.VXLANMTU, false)
+	}
+	if err := vxlan.WriteMTUFile(d.cfg.MTUFile, mtu); err != nil {
+		d.log.Warn().Err(err).Str("file", d.cfg.MTUFile).Msg("Could not write the workload MTU file")
+		return
+	}
+	d.log.Info().Int("mtu", mtu).Str("file", d.cfg.MTUFile).Msg("Wrote the workload MTU")
+}

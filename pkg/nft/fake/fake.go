@@ -1,0 +1,238 @@
+// Package fake is an in-memory nft.Backend for tests. A commit applies the
+// batch to a copy of the tables and keeps the copy only if every operation
+// succeeded, as the kernel does; it refuses what the kernel refuses
+// (dangling references, deleting objects in use, jump loops, jumps to base
+// chains, wrong element lengths, overlapping intervals, over-long names,
+// rules that cannot be encoded) with the kernel's error numbers, attributed
+// to the operations as the kernel attributes them, and it can be told to
+// refuse chosen objects. Rules are kept in canonical form (as they read back
+// from the kernel), so a dump of the fake equals a dump of the kernel
+// after the same batches.
+package fake
+
+import (
+	"context"
+	"maps"
+	"slices"
+	"sync"
+
+	"github.com/calico-host/calico-host/pkg/nft"
+)
+
+// Backend is the fake. It is safe for concurrent use.
+type Backend struct {
+	mu      sync.Mutex
+	tables  map[nft.TableID]*table
+	refuse  func(op *nft.Op) error
+	commits int
+	last    *nft.Batch
+}
+
+// New returns an empty fake: no tables.
+func New() *Backend { return &Backend{tables: map[nft.TableID]*table{}} }
+
+// table is one table's content. Objects are replaced, never modified, once
+// a commit has kept them (copy on write: see tx).
+type table struct {
+	chains map[string]*chain
+	sets   map[string]*set
+	maps   map[string]*vmap
+}
+
+type chain struct {
+	base  *nft.BaseChain
+	rules []nft.Rule
+}
+
+type set struct {
+	typ      nft.DataType
+	interval bool
+	elems    map[nft.Element]struct{}
+}
+
+type vmap struct {
+	typ   nft.DataType
+	elems map[nft.Key]nft.Verdict
+}
+
+func newTable() *table {
+	return &table{chains: map[string]*chain{}, sets: map[string]*set{}, maps: map[string]*vmap{}}
+}
+
+// Refuse makes every later commit refuse the operations for which fn
+// returns an error (the whole batch fails, with that error attributed to
+// the operation). nil stops refusing.
+func (b *Backend) Refuse(fn func(op *nft.Op) error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.refuse = fn
+}
+
+// Commits is the number of batches committed.
+func (b *Backend) Commits() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.commits
+}
+
+// LastBatch is the last batch committed (or refused).
+func (b *Backend) LastBatch() *nft.Batch {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.last
+}
+
+// Read returns the tables among ids that exist.
+func (b *Backend) Read(ctx context.Context, ids []nft.TableID) ([]*nft.Table, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []*nft.Table
+	for _, id := range ids {
+		if t := b.tables[id]; t != nil {
+			out = append(out, t.export(id))
+		}
+	}
+	return out, nil
+}
+
+// export builds the typed table (objects copied).
+func (t *table) export(id nft.TableID) *nft.Table {
+	out := nft.NewTable(id.Family, id.Name)
+	for name, c := range t.chains {
+		out.InsertChain(&nft.Chain{Name: name, Base: c.base, Rules: slices.Clone(c.rules)})
+	}
+	for name, s := range t.sets {
+		elems := slices.Collect(maps.Keys(s.elems))
+		slices.SortFunc(elems, compareElems)
+		out.InsertSet(&nft.Set{Name: name, Type: s.typ, Interval: s.interval, Elements: elems})
+	}
+	for name, m := range t.maps {
+		out.InsertMap(&nft.Map{Name: name, Type: m.typ, Elements: maps.Clone(m.elems)})
+	}
+	return out
+}
+
+func compareElems(a, b nft.Element) int {
+	alo, ahi := a.Bounds()
+	blo, bhi := b.Bounds()
+	if c := slices.Compare(alo.Bytes(), blo.Bytes()); c != 0 {
+		return c
+	}
+	return slices.Compare(ahi.Bytes(), bhi.Bytes())
+}
+
+// Dump renders every table as nft.Dump does.
+func (b *Backend) Dump() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var tables []*nft.Table
+	for id, t := range b.tables {
+		tables = append(tables, t.export(id))
+	}
+	return nft.Dump(tables...)
+}
+
+// Tables lists the tables that exist.
+func (b *Backend) Tables() []nft.TableID {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return slices.SortedFunc(maps.Keys(b.tables), func(x, y nft.TableID) int {
+		if x.Family != y.Family {
+			return int(x.Family) - int(y.Family)
+		}
+		return compareString(x.Name, y.Name)
+	})
+}
+
+func compareString(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// Tamper changes the fake behind the Applier's back, as an administrator
+// running nft would (drift): fn gets the table's current content and
+// returns what it should hold, nil to delete it. The changes are not
+// checked.
+func (b *Backend) Tamper(id nft.TableID, fn func(t *nft.Table) *nft.Table) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var cur *nft.Table
+	if t := b.tables[id]; t != nil {
+		cur = t.export(id)
+	}
+	next := fn(cur)
+	if next == nil {
+		delete(b.tables, id)
+		return
+	}
+	b.tables[id] = importTable(next)
+}
+
+// importTable stores a typed table as fake state.
+func importTable(t *nft.Table) *table {
+	out := newTable()
+	for _, name := range t.ChainNames() {
+		c := t.Chain(name)
+		out.chains[name] = &chain{base: c.Base, rules: slices.Clone(c.Rules)}
+	}
+	for _, name := range t.SetNames() {
+		s := t.Set(name)
+		st := &set{typ: s.Type, interval: s.Interval, elems: map[nft.Element]struct{}{}}
+		for _, e := range s.Elements {
+			st.elems[e] = struct{}{}
+		}
+		out.sets[name] = st
+	}
+	for _, name := range t.MapNames() {
+		m := t.Map(name)
+		out.maps[name] = &vmap{typ: m.Type, elems: maps.Clone(m.Elements)}
+	}
+	return out
+}
+
+// Commit applies the batch atomically.
+func (b *Backend) Commit(ctx context.Context, batch *nft.Batch) (nft.CommitInfo, error) {
+	if err := ctx.Err(); err != nil {
+		return nft.CommitInfo{}, err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.last = batch
+	if errs := encodeErrors(batch); len(errs) > 0 {
+		return nft.CommitInfo{}, &nft.CommitError{Objects: errs} // as the kernel backend's encoder
+	}
+	tx := newTx(b.tables, b.refuse)
+	for i := range batch.Ops {
+		tx.apply(&batch.Ops[i])
+	}
+	if len(tx.errs) > 0 {
+		return nft.CommitInfo{}, &nft.CommitError{Objects: tx.errs, Kernel: true}
+	}
+	b.tables = tx.tables
+	b.commits++
+	return nft.CommitInfo{}, nil
+}
+
+// encodeErrors lists the rules that cannot be encoded, which the kernel
+// backend refuses before sending anything.
+func encodeErrors(batch *nft.Batch) []nft.ObjectError {
+	var out []nft.ObjectError
+	for i := range batch.Ops {
+		op := &batch.Ops[i]
+		if op.Kind != nft.OpAddRule {
+			continue
+		}
+		if _, err := nft.LowerRule(op.Table.Family, *op.Rule); err != nil {
+			out = append(out, nft.ObjectError{Object: op.Object(), Op: op.Kind, Err: err})
+		}
+	}
+	return out
+}

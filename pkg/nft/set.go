@@ -1,0 +1,184 @@
+package nft
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+)
+
+// Set is a named set: a key type, the interval flag and elements. An
+// interval set holds ranges (and single keys); the Table merges its
+// overlapping and adjacent ranges, as the kernel holds their union (for a
+// concatenated interval set it only removes duplicates).
+type Set struct {
+	Name     string
+	Type     DataType
+	Interval bool
+	Elements []Element
+}
+
+// Map is a named verdict map: `type KEY : verdict`.
+type Map struct {
+	Name     string
+	Type     DataType
+	Elements map[Key]Verdict
+}
+
+// MapElement is one element of a verdict map.
+type MapElement struct {
+	Key     Key
+	Verdict Verdict
+}
+
+// normalizeElements checks elements against type t and returns them
+// sorted by first key, without duplicates and, for a non-concatenated
+// interval set, with overlapping and adjacent ranges merged. It reuses
+// elems' backing array.
+func normalizeElements(t DataType, interval bool, elems []Element) ([]Element, error) {
+	n := t.KeyLen()
+	for _, e := range elems {
+		switch {
+		case !e.Valid() || e.KeyLen() != n:
+			return nil, fmt.Errorf("element of %d bytes for type %s (%d bytes)", max(e.KeyLen(), 0), t, n)
+		case e.IsRange() && !interval:
+			return nil, fmt.Errorf("range %s in a set without the interval flag", t.formatElement(e))
+		}
+	}
+	if !slices.IsSortedFunc(elems, compareElems) {
+		slices.SortFunc(elems, compareElems)
+	}
+	if interval && !t.IsConcat() {
+		return mergeRanges(elems), nil
+	}
+	return slices.CompactFunc(elems, func(a, b Element) bool { return a == b }), nil
+}
+
+// mergeRanges merges sorted ranges that overlap or touch, in place. An
+// element that merges with nothing is kept as it is (no new string).
+func mergeRanges(elems []Element) []Element {
+	out := elems[:0]
+	var cur Element // the element being extended
+	var lo, hi string
+	flush := func() {
+		if lo == "" {
+			return
+		}
+		if clo, chi := cur.Bounds(); clo.raw != lo || chi.raw != hi {
+			cur = RangeElem(Key{raw: lo}, Key{raw: hi})
+		}
+		out = append(out, cur)
+	}
+	for _, e := range elems {
+		elo, ehi := e.Bounds()
+		if lo != "" {
+			next := increment([]byte(hi))
+			if next == nil || elo.raw <= string(next) {
+				hi = max(hi, ehi.raw)
+				continue
+			}
+		}
+		flush()
+		cur, lo, hi = e, elo.raw, ehi.raw
+	}
+	flush()
+	return out
+}
+
+// normalize checks a set's declaration and elements, normalizing them.
+func (s *Set) normalize() error {
+	if !ValidName(s.Name) {
+		return fmt.Errorf("invalid set name %q", s.Name)
+	}
+	if !s.Type.Valid() {
+		return fmt.Errorf("set %s: invalid key type", s.Name)
+	}
+	if s.Interval && !s.Type.Ordered() {
+		return fmt.Errorf("set %s: type %s cannot have the interval flag", s.Name, s.Type)
+	}
+	elems, err := normalizeElements(s.Type, s.Interval, s.Elements)
+	if err != nil {
+		return fmt.Errorf("set %s: %w", s.Name, err)
+	}
+	s.Elements = elems
+	return nil
+}
+
+// validate checks a map's declaration and keys.
+func (m *Map) validate() error {
+	if !ValidName(m.Name) {
+		return fmt.Errorf("invalid map name %q", m.Name)
+	}
+	if !m.Type.Valid() {
+		return fmt.Errorf("map %s: invalid key type", m.Name)
+	}
+	n := m.Type.KeyLen()
+	for k, v := range m.Elements {
+		if k.Len() != n {
+			return fmt.Errorf("map %s: key of %d bytes for type %s (%d bytes)", m.Name, k.Len(), m.Type, n)
+		}
+		if _, err := v.VM(); err != nil {
+			return fmt.Errorf("map %s key %s: %w", m.Name, m.Type.format([]byte(k.raw)), err)
+		}
+	}
+	return nil
+}
+
+// SortedElements returns the map's elements sorted by key.
+func (m *Map) SortedElements() []MapElement {
+	out := make([]MapElement, 0, len(m.Elements))
+	for _, k := range slices.SortedFunc(maps.Keys(m.Elements), func(a, b Key) int { return compareStr(a.raw, b.raw) }) {
+		out = append(out, MapElement{Key: k, Verdict: m.Elements[k]})
+	}
+	return out
+}
+
+// refs lists the chains the map's verdicts jump or go to.
+func (m *Map) refs(visit func(Ref)) {
+	for _, v := range m.Elements {
+		v.refs(visit)
+	}
+}
+
+// DiffElements compares two sorted, normalized element lists: the elements
+// only in b (add) and only in a (del).
+func DiffElements(a, b []Element) (add, del []Element) {
+	i, j := 0, 0
+	for i < len(a) || j < len(b) {
+		switch {
+		case j == len(b) || (i < len(a) && compareElems(a[i], b[j]) < 0):
+			del = append(del, a[i])
+			i++
+		case i == len(a) || compareElems(a[i], b[j]) > 0:
+			add = append(add, b[j])
+			j++
+		default:
+			i, j = i+1, j+1
+		}
+	}
+	return add, del
+}
+
+// DiffMaps compares two verdict maps' elements: keys to add or whose verdict
+// changed (put) and keys to delete (del). A changed verdict is a delete and
+// an add of the key (the kernel cannot replace a map element's data).
+func DiffMaps(a, b map[Key]Verdict) (put []MapElement, del []Key) {
+	for k, v := range b {
+		if old, ok := a[k]; !ok || old != v {
+			put = append(put, MapElement{Key: k, Verdict: v})
+			if ok {
+				del = append(del, k)
+			}
+		}
+	}
+	for k := range a {
+		if _, ok := b[k]; !ok {
+			del = append(del, k)
+		}
+	}
+	slices.SortFunc(put, func(x, y MapElement) int { return compareStr(x.Key.raw, y.Key.raw) })
+	slices.SortFunc(del, func(x, y Key) int { return compareStr(x.raw, y.raw) })
+	return put, del
+}
+
+// SortElements sorts elements as sets keep them: by first key, then last.
+func SortElements(elems []Element) { slices.SortFunc(elems, compareElems) }

@@ -1,0 +1,157 @@
+package nft_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/calico-host/calico-host/pkg/nft"
+)
+
+func elems(t nft.DataType, es []nft.Element) string {
+	parts := make([]string, len(es))
+	for i, e := range es {
+		parts[i] = t.FormatElement(e)
+	}
+	return strings.Join(parts, ", ")
+}
+
+func rangeOf(lo, hi string) nft.Element {
+	return nft.RangeElem(nft.AddrKey(a(lo)), nft.AddrKey(a(hi)))
+}
+
+// TestPutSetNormalizes: an interval set holds the union of its elements as
+// sorted, disjoint, non-adjacent ranges; other sets are sorted and
+// deduplicated; elements of the wrong type are refused.
+func TestPutSetNormalizes(t *testing.T) {
+	tb := nft.NewTable(nft.FamilyIP, "t")
+	s := &nft.Set{Name: "s", Type: nft.TypeIPv4Addr, Interval: true, Elements: []nft.Element{
+		nft.PrefixElem(p("10.0.1.0/24")), nft.AddrElem(a("10.0.0.255")), nft.PrefixElem(p("10.0.0.0/25")),
+		nft.PrefixElem(p("10.0.0.128/25")), nft.AddrElem(a("192.168.0.1")), nft.PrefixElem(p("10.0.1.0/26")),
+	}}
+	if err := tb.PutSet(s); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := elems(s.Type, s.Elements), "10.0.0.0/23, 192.168.0.1"; got != want {
+		t.Errorf("interval set: %s, want %s", got, want)
+	}
+	h := &nft.Set{Name: "h", Type: nft.TypeInetService, Elements: []nft.Element{nft.PortElem(80), nft.PortElem(22), nft.PortElem(80)}}
+	if err := tb.PutSet(h); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := elems(h.Type, h.Elements), "22, 80"; got != want {
+		t.Errorf("plain set: %s, want %s", got, want)
+	}
+	for _, bad := range []*nft.Set{
+		{Name: "b1", Type: nft.TypeIPv4Addr, Elements: []nft.Element{nft.AddrElem(a("fd5c::1"))}},
+		{Name: "b2", Type: nft.TypeIPv4Addr, Elements: []nft.Element{nft.PrefixElem(p("10.0.0.0/8"))}},
+		{Name: "b3", Type: nft.TypeIfname, Interval: true},
+		{Name: "b4", Type: nft.Concat(nft.TypeIPv4Addr, nft.TypeInetService), Elements: []nft.Element{nft.AddrElem(a("10.0.0.1"))}},
+		{Name: "bad name", Type: nft.TypeIPv4Addr},
+		{Name: strings.Repeat("x", 256), Type: nft.TypeIPv4Addr},
+		{Name: "b5"},
+	} {
+		if err := tb.PutSet(bad); err == nil {
+			t.Errorf("set %.20s accepted", bad.Name)
+		}
+	}
+}
+
+// TestUpdateSet: adding merges, removing subtracts even from a merged
+// range, and the old Set is left as it was (the Applier may hold it).
+func TestUpdateSet(t *testing.T) {
+	tb := nft.NewTable(nft.FamilyIP, "t")
+	old := &nft.Set{Name: "s", Type: nft.TypeIPv4Addr, Interval: true, Elements: []nft.Element{nft.PrefixElem(p("10.0.0.0/24"))}}
+	if err := tb.PutSet(old); err != nil {
+		t.Fatal(err)
+	}
+	err := tb.UpdateSet("s", []nft.Element{nft.AddrElem(a("10.0.1.0")), nft.AddrElem(a("10.0.3.1"))},
+		[]nft.Element{rangeOf("10.0.0.10", "10.0.0.19"), nft.AddrElem(a("10.0.0.255"))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := elems(nft.TypeIPv4Addr, tb.Set("s").Elements)
+	want := "10.0.0.0-10.0.0.9, 10.0.0.20-10.0.0.254, 10.0.1.0, 10.0.3.1"
+	if got != want {
+		t.Errorf("after update: %s, want %s", got, want)
+	}
+	if got := elems(nft.TypeIPv4Addr, old.Elements); got != "10.0.0.0/24" {
+		t.Errorf("the old set changed: %s", got)
+	}
+	if tb.Set("s") == old {
+		t.Error("UpdateSet modified the set in place")
+	}
+}
+
+func TestDiffElements(t *testing.T) {
+	x := []nft.Element{nft.PortElem(1), nft.PortRangeElem(5, 9), nft.PortElem(20)}
+	y := []nft.Element{nft.PortElem(1), nft.PortRangeElem(5, 10), nft.PortElem(30)}
+	add, del := nft.DiffElements(x, y)
+	if got := elems(nft.TypeInetService, add); got != "5-10, 30" {
+		t.Errorf("add %s", got)
+	}
+	if got := elems(nft.TypeInetService, del); got != "5-9, 20" {
+		t.Errorf("del %s", got)
+	}
+}
+
+func TestDiffMaps(t *testing.T) {
+	k1, k2, k3 := nft.IfnameKey("a"), nft.IfnameKey("b"), nft.IfnameKey("c")
+	x := map[nft.Key]nft.Verdict{k1: nft.Accept(), k2: nft.Goto("x")}
+	y := map[nft.Key]nft.Verdict{k2: nft.Goto("y"), k3: nft.Drop()}
+	put, del := nft.DiffMaps(x, y)
+	if len(put) != 2 || put[0].Key != k2 || put[1].Key != k3 || len(del) != 2 || del[0] != k1 || del[1] != k2 {
+		t.Errorf("put %v del %v", put, del)
+	}
+}
+
+// TestValidate: references must resolve to objects of the right kind and
+// key type; jumps must not target base chains.
+func TestValidate(t *testing.T) {
+	tb := nft.NewTable(nft.FamilyIP, "t")
+	must(tb.PutSet(&nft.Set{Name: "s6", Type: nft.TypeIPv6Addr}))
+	must(tb.PutChain(&nft.Chain{Name: "in", Base: &nft.BaseChain{Type: nft.ChainFilter, Hook: nft.HookInput}}))
+	must(tb.PutChain(&nft.Chain{Name: "c", Rules: []nft.Rule{
+		nft.NewRule(nft.Jump("missing")),
+		nft.NewRule(nft.SAddrInSet(nft.IPv4, "s6")),
+		nft.NewRule(nft.Jump("in")),
+		nft.NewRule(nft.IIFNameVmap("nomap")),
+		nft.NewRule(nft.Accept()),
+	}}))
+	err := tb.Validate()
+	ce, ok := err.(*nft.CommitError)
+	if !ok || len(ce.Objects) != 4 {
+		t.Fatalf("Validate = %v", err)
+	}
+	for i, want := range []string{"chain missing does not exist", "has type ipv6_addr", "base chain", "map nomap does not exist"} {
+		if o := ce.Objects[i]; o.Object.Rule != i || !strings.Contains(o.Err.Error(), want) {
+			t.Errorf("error %d: %v, want rule %d: %q", i, o, i, want)
+		}
+	}
+	if !tb.Referenced(nft.RefChain, "missing") || tb.Referenced(nft.RefChain, "c") {
+		t.Error("reference index")
+	}
+	tb.DeleteChain("c")
+	if tb.Referenced(nft.RefChain, "missing") {
+		t.Error("reference index after delete")
+	}
+}
+
+// TestPutChainChecks: names, hooks and base chain types are checked when
+// put; comments are made safe.
+func TestPutChainChecks(t *testing.T) {
+	tb := nft.NewTable(nft.FamilyARP, "t")
+	for _, c := range []*nft.Chain{
+		{Name: "a", Base: &nft.BaseChain{Type: nft.ChainFilter, Hook: nft.HookPrerouting}},
+		{Name: "b", Base: &nft.BaseChain{Type: nft.ChainNAT, Hook: nft.HookInput}},
+		{Name: "c d"},
+	} {
+		if err := tb.PutChain(c); err == nil {
+			t.Errorf("chain %s accepted", c.Name)
+		}
+	}
+	c := &nft.Chain{Name: "ok", Rules: []nft.Rule{nft.NewRule(nft.Accept()).WithComment("a \"quoted\"\ncomment")}}
+	must(tb.PutChain(c))
+	if got := c.Rules[0].Comment; got != "a _quoted__comment" {
+		t.Errorf("comment %q", got)
+	}
+}
