@@ -15,7 +15,6 @@ var (
 )
 
 func validateFelixConfiguration(e *errs, f *FelixConfiguration) {
-	validateConfigName(e, f.Name)
 	s := &f.Spec
 	validateEnums(e, false, felixExactEnums(s))
 	validateEnums(e, true, felixFoldedEnums(s))

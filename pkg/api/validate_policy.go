@@ -5,14 +5,7 @@ import (
 	"strings"
 )
 
-func validatePolicy(e *errs, name string, p PolicySpecView) {
-	tier := p.Tier
-	if tier == "" {
-		tier = TierDefault
-	}
-	if tier != TierDefault && !strings.HasPrefix(name, tier+".") {
-		e.add("metadata.name", "policy name %q must start with the tier prefix %q", name, tier+".")
-	}
+func validatePolicy(e *errs, p PolicySpecView) {
 	e.selector("spec.selector", p.Selector)
 	e.selector("spec.namespaceSelector", p.NamespaceSel)
 	e.selector("spec.serviceAccountSelector", p.ServiceAcctSel)

@@ -158,8 +158,7 @@ func (c *cli) getTargets(pos []string, in inputOptions, ns namespaceOptions) ([]
 	return out, nil
 }
 
-// documentTargets names the objects of documents (with calicoctl's defaults applied, so a policy
-// in a tier is looked up by its tier-prefixed name).
+// documentTargets names the objects of documents (with calicoctl's defaults applied).
 func documentTargets(docs []*document, ns namespaceOptions) ([]target, error) {
 	var out []target
 	for _, d := range docs {
@@ -196,7 +195,7 @@ func (s *session) fetchOne(t target) (result, error) {
 	ctx, cancel := s.op()
 	defer cancel()
 	if t.name != "" {
-		obj, err := s.ds.Get(ctx, t.kind, t.namespace, t.name)
+		obj, err := s.get(t)
 		if err != nil {
 			return result{}, calicoError(err, t.kind, t.namespace, t.name)
 		}
@@ -212,7 +211,17 @@ func (s *session) fetchOne(t target) (result, error) {
 	if t.kind.Kind == "Tier" {
 		sortTiers(list.Items)
 	}
-	return result{kind: t.kind, items: list.Items, revision: list.Revision}, nil
+	return result{kind: t.kind, items: withBuiltin(t.kind, list.Items), revision: list.Revision}, nil
+}
+
+// get reads one object; the built-in profile is never read from etcd.
+func (s *session) get(t target) (api.Resource, error) {
+	if isBuiltin(t.kind, t.name) {
+		return api.DefaultAllowProfile(), nil
+	}
+	ctx, cancel := s.op()
+	defer cancel()
+	return s.ds.Get(ctx, t.kind, t.namespace, t.name)
 }
 
 // sortTiers orders tiers by their order, tiers without one last, as Project Calico lists them.

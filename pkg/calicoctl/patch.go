@@ -182,6 +182,9 @@ func (s *session) patch(pt *patchTarget) error {
 // patched reads the stored object and returns it with the patch merged in, as a document whose
 // resourceVersion is the one it was read at.
 func (s *session) patched(pt *patchTarget) (*document, error) {
+	if isBuiltin(pt.kind, pt.name) {
+		return nil, fmt.Errorf("updating existing resource: %v", errBuiltinUpdate)
+	}
 	ctx, cancel := s.op()
 	defer cancel()
 	key := datastore.ResourceKey(pt.kind, pt.namespace, pt.name)
