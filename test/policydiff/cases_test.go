@@ -8,8 +8,8 @@ import (
 	"github.com/calico-host/calico-host/pkg/api"
 )
 
-// Helpers for hand-written universes, shared by the evaluator's unit tests and the known
-// divergence cases.
+// Helpers for hand-written universes, shared by the evaluator's unit tests and the regression
+// cases of former mismatches.
 
 func wl(i int) slot { return localSlots()[i] }
 

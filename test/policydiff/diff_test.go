@@ -18,7 +18,6 @@ var (
 	flagScenarios = flag.Int("scenarios", int(envUint("POLICYDIFF_SCENARIOS", 60)), "scenarios to run (env POLICYDIFF_SCENARIOS)")
 	flagProbes    = flag.Int("probes", int(envUint("POLICYDIFF_PROBES", 60)), "packets per scenario (env POLICYDIFF_PROBES)")
 	flagFirst     = flag.Int("first", 0, "index of the first scenario (to replay one: -first N -scenarios 1)")
-	flagShrinkAll = flag.Bool("shrink-known", false, "also shrink the first mismatch that a known divergence explains")
 )
 
 func envUint(name string, def uint64) uint64 {
@@ -93,10 +92,9 @@ func startHarness(t *testing.T) (*runner, context.Context) {
 }
 
 // TestDiff runs random scenarios through the real felix and compares every packet's fate with
-// the reference evaluator. A mismatch fails the test unless one of the known divergences of
-// variants.go accounts for it (those have their own failing cases in known_test.go); a
-// scenario's mismatches are probed again 2 s later, to tell a dataplane that was not yet in
-// force from one that is wrong.
+// the reference evaluator. Every mismatch fails the test; a scenario's mismatches are probed
+// again 2 s later, to tell a dataplane that was not yet in force (TRANSIENT, still a failure)
+// from one that is wrong, and the first persistent one is shrunk.
 func TestDiff(t *testing.T) {
 	rn, ctx := startHarness(t)
 	start := time.Now()
@@ -117,32 +115,14 @@ func TestDiff(t *testing.T) {
 		}
 		prev = sc
 	}
-	t.Logf("seed %d: %d scenarios, %d packets (%d delivered, %d dropped), %d mismatches (%d explained by known divergences, %d transient), in %s",
-		*flagSeed, *flagScenarios, st.packets, st.delivered, st.packets-st.delivered, st.mismatches, st.known, st.transient,
+	t.Logf("seed %d: %d scenarios, %d packets (%d delivered, %d dropped), %d mismatches (%d transient), in %s",
+		*flagSeed, *flagScenarios, st.packets, st.delivered, st.packets-st.delivered, st.mismatches, st.transient,
 		time.Since(start).Round(time.Millisecond))
-	if st.known > 0 {
-		t.Logf("known divergences (each alone) account for: %v", st.byVariant)
-	}
 }
 
 type diffStats struct {
-	packets, delivered, mismatches, known, transient, reported int
-	shrunkKnown                                                bool
-	byVariant                                                  map[string]int
-}
-
-// countVariants notes which single known divergence accounts for a mismatch.
-func (st *diffStats) countVariants(sc *scenario, o outcome) {
-	if st.byVariant == nil {
-		st.byVariant = map[string]int{}
-	}
-	for name, v := range singleVariants {
-		alt := *sc.Ev
-		alt.Variant = v
-		if alt.Evaluate(o.Packet).Delivered == o.Got {
-			st.byVariant[name]++
-		}
-	}
+	packets, delivered, mismatches, transient, reported int
+	shrunk                                              bool
 }
 
 // judge counts a scenario's outcomes and reports its mismatches.
@@ -153,32 +133,20 @@ func (st *diffStats) judge(t *testing.T, ctx context.Context, rn *runner, sc, pr
 		if o.Got {
 			st.delivered++
 		}
-		if !o.Mismatch() {
-			continue
-		}
-		st.mismatches++
-		why := explain(sc, prev, o)
-		rn.log.Printf("MISMATCH scenario %d: %s %s->%s want %v got %v (%s)", sc.Index, o.Packet, o.From, o.To, o.Want, o.Got, why)
-		if !strings.HasPrefix(why, knownWhy) {
+		if o.Mismatch() {
+			st.mismatches++
+			rn.log.Printf("MISMATCH scenario %d: %s %s->%s want %v got %v", sc.Index, o.Packet, o.From, o.To, o.Want, o.Got)
 			bad = append(bad, o)
-			continue
-		}
-		st.known++
-		st.countVariants(sc, o)
-		t.Logf("MISMATCH scenario %d: %s %s->%s want %v got %v (%s)", sc.Index, o.Packet, o.From, o.To, o.Want, o.Got, why)
-		if *flagShrinkAll && !st.shrunkKnown {
-			st.shrunkKnown = true
-			t.Log(shrinkReport(ctx, rn, sc, o))
 		}
 	}
 	if len(bad) > 0 {
-		st.reportUnexplained(t, ctx, rn, sc, prev, bad)
+		st.report(t, ctx, rn, sc, prev, bad)
 	}
 }
 
-// reportUnexplained probes unexplained mismatches again 2 s later and fails the test with a
-// report (and a shrunk universe for the first persistent one).
-func (st *diffStats) reportUnexplained(t *testing.T, ctx context.Context, rn *runner, sc, prev *scenario, bad []outcome) {
+// report probes a scenario's mismatches again 2 s later and fails the test with a report (and
+// a shrunk universe for the first persistent one).
+func (st *diffStats) report(t *testing.T, ctx context.Context, rn *runner, sc, prev *scenario, bad []outcome) {
 	if os.Getenv("POLICYDIFF_DEBUG") != "" {
 		rn.hs.dumpState(ctx, t, fmt.Sprintf("%d-%d-at-mismatch", sc.Seed, sc.Index))
 	}
@@ -192,42 +160,25 @@ func (st *diffStats) reportUnexplained(t *testing.T, ctx context.Context, rn *ru
 		t.Fatal(err)
 	}
 	for k, o := range bad {
-		why := explain(sc, prev, o)
+		why := "persistent: still wrong 2 s later"
 		if !again[k].Mismatch() {
 			st.transient++
-			why = "TRANSIENT: right 2 s later; " + why
+			why = "TRANSIENT: right 2 s later"
 		}
-		t.Logf("MISMATCH scenario %d: %s %s->%s want %v got %v (%s)", sc.Index, o.Packet, o.From, o.To, o.Want, o.Got, why)
+		if prev != nil && prev.Ev.Evaluate(o.Packet).Delivered == o.Got {
+			why += "; the previous scenario gives the same verdict"
+		}
+		t.Errorf("MISMATCH scenario %d: %s %s->%s want %v got %v (%s)", sc.Index, o.Packet, o.From, o.To, o.Want, o.Got, why)
 		if st.reported++; st.reported > 3 {
-			t.Fail()
 			continue
 		}
 		msg := mismatchReport(sc, o) + "\nfelix log tail:\n" + rn.hs.felixLog()
-		if st.reported == 1 && again[k].Mismatch() {
+		if !st.shrunk && again[k].Mismatch() {
+			st.shrunk = true
 			msg += shrinkReport(ctx, rn, sc, o)
 		}
-		t.Error(msg)
+		t.Log(msg)
 	}
-}
-
-const knownWhy = "explained by a known divergence"
-
-// explain says which known cause, if any, accounts for a mismatch: a known divergence of our
-// felix, or the previous scenario's objects still being in force.
-func explain(sc, prev *scenario, o outcome) string {
-	alt := *sc.Ev
-	alt.Variant = knownVariant
-	var why []string
-	if alt.Evaluate(o.Packet).Delivered == o.Got {
-		why = append(why, knownWhy)
-	}
-	if prev != nil && prev.Ev.Evaluate(o.Packet).Delivered == o.Got {
-		why = append(why, "the previous scenario gives the same verdict")
-	}
-	if len(why) == 0 {
-		return "unexplained"
-	}
-	return strings.Join(why, "; ")
 }
 
 // mismatchReport is everything needed to reproduce one disagreement.

@@ -24,18 +24,18 @@
 // port between the sentinels) follows in a later revision, and the probes are sent once a
 // sentinel packet passes. After the probes, a control packet per path (UDP to port 9, allowed
 // by a first tier that otherwise passes) marks the point after which a missing probe counts as
-// dropped. Mismatches are probed again 2 s later (TRANSIENT if the second answer is right) and
-// the first persistent one is shrunk against the real felix to a minimal universe.
+// dropped. Every mismatch fails the test: mismatches are probed again 2 s later (TRANSIENT if
+// the second answer is right, a failure all the same) and the first persistent one is shrunk
+// against the real felix to a minimal universe.
 //
-// Known divergences of our felix from Project Calico are modelled in variants.go so that the
-// random run can tell them from new ones; each has a minimal failing case in known_test.go
-// (TestFelixMatchesCalico), left for the lead to decide on.
+// The minimal scenarios of former mismatches are replayed by TestFormerMismatchesMatchCalico
+// (regress_test.go).
 //
 // Running (root; the dataplane tests skip otherwise and with -short):
 //
 //	go test ./test/policydiff                                  # CI: seed 1, 60 scenarios x 60 packets
 //	go test ./test/policydiff -run TestDiff -args -seed 7 -scenarios 500
-//	go test ./test/policydiff -run TestDiff -args -seed 1 -first 72 -scenarios 1 -shrink-known
+//	go test ./test/policydiff -run TestDiff -args -seed 1 -first 72 -scenarios 1
 //	POLICYDIFF_SEED=7 POLICYDIFF_SCENARIOS=500 go test ./test/policydiff -run TestDiff
 //
 // E2E_BIN=<dir> uses prebuilt calico-felix and devetcd; E2E_KEEP=1 keeps the logs;

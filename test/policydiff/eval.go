@@ -30,6 +30,17 @@ import (
 //     decides, the tier's default action applies: Pass goes on, anything else drops.
 //   - After the tiers, the endpoint's profiles run in order: Allow accepts, Deny drops, Pass ends
 //     that profile only. If no profile accepts, the packet is dropped.
+//   - A rule is left out of a family's ruleset when one of its nets lists (positive or negated)
+//     is not empty but holds no CIDR of the family, or when a negated list holds the family's
+//     whole space (felix/rules/policy.go FilterRuleToIPVersion, filterNets).
+//   - An entity rule's selector is the one libcalico-go forms (its selector, restricted to the
+//     policy's namespace or to the namespaceSelector's namespaces as soon as any selector field
+//     is set). When that selector is not empty, the notSelector is folded into it: one IP set of
+//     the endpoints and network sets matching "(selector) && (!(notSelector))", so an address
+//     that such an item holds matches even if an item picked by the notSelector holds it too.
+//     Only without a positive selector is the notSelector a negated IP set of its own
+//     (felix/calc/rule_scanner.go extractSelectors, combineMatchesIfPossible). Named ports are
+//     looked up among the endpoints that selector (all endpoints without one) matches.
 //   - A packet from a local workload runs its egress chain first (where UDP to the VXLAN port 4789
 //     and IP-in-IP are dropped before any policy); a packet to a local workload then runs the
 //     destination's ingress chain. Anything else (the other end is not a local workload) only
@@ -102,9 +113,6 @@ type Verdict struct {
 
 // Evaluator holds a universe prepared for evaluation.
 type Evaluator struct {
-	// Variant switches on a known divergence of our felix from Project Calico, to tell whether
-	// a mismatch is explained by it (see variants.go). The zero value is Project Calico.
-	Variant  Variant
 	node     string
 	tiers    []*evalTier
 	profiles map[string]*api.Profile

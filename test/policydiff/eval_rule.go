@@ -15,7 +15,7 @@ func (e *Evaluator) ruleMatches(r *api.Rule, ns string, p Packet) bool {
 	if r.IPVersion != nil && *r.IPVersion != fam {
 		return false
 	}
-	if !netsApply(r, fam, e.Variant) {
+	if !netsApply(r, fam) {
 		return false
 	}
 	if r.Protocol != nil && !protoIs(*r.Protocol, p.Proto) {
@@ -27,9 +27,6 @@ func (e *Evaluator) ruleMatches(r *api.Rule, ns string, p Packet) bool {
 	if !icmpMatches(r.ICMP, p, false) || !icmpMatches(r.NotICMP, p, true) {
 		return false
 	}
-	if e.Variant.NotICMPTypeAndCodeSkipped && r.NotICMP != nil && r.NotICMP.Type != nil && r.NotICMP.Code != nil {
-		return false
-	}
 	return e.entityMatches(&r.Source, r, ns, p, p.Src, p.SrcPort) &&
 		e.entityMatches(&r.Destination, r, ns, p, p.Dst, p.DstPort)
 }
@@ -37,7 +34,7 @@ func (e *Evaluator) ruleMatches(r *api.Rule, ns string, p Packet) bool {
 // netsApply mirrors how felix renders a rule per IP family: a rule is left out of a family's
 // ruleset when one of its nets lists (positive or negated) is not empty but holds no CIDR of
 // that family, or when a negated list holds the family's catch-all.
-func netsApply(r *api.Rule, fam int, v Variant) bool {
+func netsApply(r *api.Rule, fam int) bool {
 	for _, l := range []struct {
 		nets    []string
 		negated bool
@@ -56,7 +53,7 @@ func netsApply(r *api.Rule, fam int, v Variant) bool {
 			}
 			some = true
 		}
-		if !some && !(l.negated && v.NegatedNetsOtherFamily) {
+		if !some {
 			return false
 		}
 	}
@@ -96,18 +93,12 @@ func (e *Evaluator) entityMatches(er *api.EntityRule, r *api.Rule, ns string, p 
 	if inNets(er.NotNets, addr) {
 		return false
 	}
-	sel := mustSel(entitySelector(er, ns))
-	if e.Variant.NotSelectorFolded && sel != nil && er.NotSelector != "" {
-		if !e.selected(mustSel(fmt.Sprintf("(%s) && !(%s)", sel, er.NotSelector)), addr) {
-			return false
-		}
-	} else {
-		if sel != nil && !e.selected(sel, addr) {
-			return false
-		}
-		if er.NotSelector != "" && e.selected(mustSel(er.NotSelector), addr) {
-			return false
-		}
+	sel, notSel := entitySelectors(er, ns)
+	if sel != nil && !e.selected(sel, addr) {
+		return false
+	}
+	if notSel != nil && e.selected(notSel, addr) {
+		return false
 	}
 	if len(er.Ports) > 0 && !e.portMatches(er.Ports, sel, r, p, addr, port) {
 		return false
@@ -134,10 +125,25 @@ func mustSel(text string) *selector.Selector {
 	return selector.MustParse(text)
 }
 
-// entitySelector is the selector an entity rule matches endpoints and network sets with, as
-// libcalico-go forms it: the selector, restricted to the policy's namespace (or to the
-// namespaces the namespaceSelector picks) as soon as any selector field is used.
-func entitySelector(er *api.EntityRule, ns string) string {
+// entitySelectors are the positive and negated selectors an entity rule matches endpoints and
+// network sets with. The positive one is formed as libcalico-go's GetEntityRuleSelector does:
+// the selector, restricted to the policy's namespace (or to the namespaces the
+// namespaceSelector picks) as soon as any selector field is set. Felix then folds the
+// notSelector into a positive selector, "(sel) && (!(notSel))", and keeps it as a negated
+// selector of its own only when there is no positive one (rule_scanner.go
+// combineMatchesIfPossible).
+func entitySelectors(er *api.EntityRule, ns string) (sel, notSel *selector.Selector) {
+	pos := positiveSelector(er, ns)
+	switch {
+	case pos == "":
+		return nil, mustSel(er.NotSelector)
+	case er.NotSelector != "":
+		return mustSel(fmt.Sprintf("(%s) && (!(%s))", pos, er.NotSelector)), nil
+	}
+	return mustSel(pos), nil
+}
+
+func positiveSelector(er *api.EntityRule, ns string) string {
 	var nsSel string
 	switch er.NamespaceSelector {
 	case "":

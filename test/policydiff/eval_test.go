@@ -128,10 +128,46 @@ func TestEvaluator(t *testing.T) {
 			u.GNPs = []*api.GlobalNetworkPolicy{gnpObj("a", "default", nil, "", ingress,
 				[]api.Rule{{Action: api.ActionAllow, Source: api.EntityRule{NotNets: []string{"fd5c:e::/32"}}}}, nil)}
 		}, in0, false},
-		{"notSelector set includes network set nets", func(u *Universe) {
+		{"negated catch-all leaves the rule out of its family", func(u *Universe) {
+			u.GNPs = []*api.GlobalNetworkPolicy{gnpObj("a", "default", nil, "", ingress,
+				[]api.Rule{{Action: api.ActionDeny, Source: api.EntityRule{NotNets: []string{"0.0.0.0/0"}}}, allow()}, nil)}
+		}, in0, true},
+		{"notSelector alone: its own negated set, network set nets included", func(u *Universe) {
 			u.GNSs = []*api.GlobalNetworkSet{gnsObj("bad", map[string]string{"bad": ""}, o4.String()+"/32")}
 			u.GNPs = []*api.GlobalNetworkPolicy{gnpObj("a", "default", nil, "", ingress,
 				[]api.Rule{{Action: api.ActionAllow, Source: api.EntityRule{NotSelector: "has(bad)"}}}, nil)}
+		}, in0, false},
+		{"notSelector folds into a selector: an item matching both holds the address", func(u *Universe) {
+			u.GNSs = []*api.GlobalNetworkSet{gnsObj("bad", map[string]string{"bad": ""}, o4.String()+"/32"),
+				gnsObj("good", map[string]string{"good": ""}, "198.19.0.0/16")}
+			u.GNPs = []*api.GlobalNetworkPolicy{gnpObj("a", "default", nil, "", ingress,
+				[]api.Rule{{Action: api.ActionAllow, Source: api.EntityRule{Selector: "has(good)", NotSelector: "has(bad)"}}}, nil)}
+		}, in0, true},
+		{"notSelector folds into a selector: an item matching both is left out", func(u *Universe) {
+			u.GNSs = []*api.GlobalNetworkSet{gnsObj("both", map[string]string{"bad": "", "good": ""}, o4.String()+"/32")}
+			u.GNPs = []*api.GlobalNetworkPolicy{gnpObj("a", "default", nil, "", ingress,
+				[]api.Rule{{Action: api.ActionAllow, Source: api.EntityRule{Selector: "has(good)", NotSelector: "has(bad)"}}}, nil)}
+		}, in0, false},
+		{"a NetworkPolicy's namespace is a positive selector the notSelector folds into", func(u *Universe) {
+			u.GNSs = []*api.GlobalNetworkSet{gnsObj("bad", map[string]string{"bad": ""}, wl(1).V4.String()+"/32")}
+			u.NPs = []*api.NetworkPolicy{npObj("ns1", "a", "default", nil, "", ingress,
+				[]api.Rule{{Action: api.ActionAllow, Source: api.EntityRule{NotSelector: "has(bad)"}}}, nil)}
+			u.Profiles = []*api.Profile{profileObj("p", nil, nil, []api.Rule{allow()})}
+			u.WEPs[1].Spec.Profiles = []string{"p"}
+		}, tcp("wl1", "wl0", wl(1).V4, wl(0).V4, 80), true},
+		{"namespaceSelector global() is a positive selector the notSelector folds into", func(u *Universe) {
+			u.GNSs = []*api.GlobalNetworkSet{gnsObj("bad", map[string]string{"bad": ""}, o4.String()+"/32"),
+				gnsObj("out", nil, "198.19.0.0/16")}
+			u.NPs = []*api.NetworkPolicy{npObj("ns1", "a", "default", nil, "", ingress,
+				[]api.Rule{{Action: api.ActionAllow, Source: api.EntityRule{NamespaceSelector: "global()", NotSelector: "has(bad)"}}}, nil)}
+		}, in0, true},
+		{"the folded selector picks the endpoints of a named port", func(u *Universe) {
+			u.WEPs[0].Spec.Ports = []api.WorkloadEndpointPort{{Name: "http", Protocol: api.ProtocolFromString("UDP"), Port: 80}}
+			u.WEPs[0].Labels["bad"] = ""
+			u.GNSs = []*api.GlobalNetworkSet{gnsObj("ok", nil, wl(0).V4.String()+"/32")}
+			u.GNPs = []*api.GlobalNetworkPolicy{gnpObj("a", "default", nil, "", ingress,
+				[]api.Rule{{Action: api.ActionAllow, Protocol: protocolp("UDP"), Destination: api.EntityRule{
+					Selector: "all()", NotSelector: "has(bad)", Ports: []api.Port{api.NamedPort("http")}}}}, nil)}
 		}, in0, false},
 	}
 	for _, c := range cases {
