@@ -41,7 +41,7 @@ func validateBGPConfiguration(e *errs, b *BGPConfiguration) {
 		{"spec.logSeverityScreen", s.LogSeverityScreen, logSeverities},
 		{"spec.bindMode", s.BindMode, []string{"None", "NodeIP"}},
 		{"spec.serviceLoadBalancerAggregation", deref(s.ServiceLoadBalancerAggregation), []string{"Enabled", "Disabled"}},
-		{"spec.programClusterRoutes", deref(s.ProgramClusterRoutes), []string{"Enabled", "Disabled"}},
+		{"spec.programClusterRoutes", deref(s.ProgramClusterRoutes), clusterRoutes},
 	})
 	validateRanges(e, []rangeCheck{
 		{"spec.ipv4NormalRoutePriority", s.IPv4NormalRoutePriority, 1, 2147483646},

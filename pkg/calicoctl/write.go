@@ -107,6 +107,7 @@ func (c *cli) runWrite(act action, args []string) error {
 	if err := s.prepareWrites(docs, ns, act); err != nil {
 		return err
 	}
+	warnNotImplemented(c.stderr, docs)
 	s.ensureInitialized()
 	return s.writeAll(docs, act, skipExists).report(c.stdout, act)
 }
