@@ -41,6 +41,9 @@ type Validator struct {
 type errs struct {
 	v    *Validator
 	list []FieldError
+	// write is set for ValidateWrite: some rules apply only to what is being written (see
+	// validateRule), since refusing an object a reader finds can widen policy.
+	write bool
 }
 
 func (e *errs) add(field, format string, args ...any) {
@@ -62,7 +65,7 @@ func (v Validator) ValidateWrite(r Resource) error {
 }
 
 func (v Validator) validate(r Resource, write bool) error {
-	e := &errs{v: &v}
+	e := &errs{v: &v, write: write}
 	k, _ := KindOf(r)
 	validateMeta(e, k, r.GetObjectMeta())
 	validateSpec(e, r)
