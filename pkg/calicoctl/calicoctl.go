@@ -31,6 +31,8 @@ type command struct {
 	name    string
 	summary string
 	run     func(c *cli, args []string) error
+	// refused, for a Project Calico command calico-host does not implement, says why.
+	refused string
 }
 
 // commands holds every registered command by name.
@@ -53,18 +55,29 @@ type cli struct {
 	stdout io.Writer
 	stderr io.Writer
 	env    config.Env
+	// stderrTTY: stderr is a terminal, so long commands may draw progress on it.
+	stderrTTY bool
+	// flagsDefined, when set, is told the options of each command that parses its options
+	// (the documentation test uses it to list what every command accepts).
+	flagsDefined func(cmd string, names []string)
 }
 
 // Main runs calicoctl with args (without the program name) and returns the exit code.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	return run(ctx, args, stdin, stdout, stderr, config.OSEnv)
+	c := &cli{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr, env: config.OSEnv, stderrTTY: isTerminal(stderr)}
+	return c.main(args)
 }
 
 // run is Main with the context and environment supplied (tests use their own environment).
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, env config.Env) int {
-	c := &cli{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr, env: env}
+	return (&cli{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr, env: env}).main(args)
+}
+
+// main runs one invocation and returns the exit code.
+func (c *cli) main(args []string) int {
+	stdout, stderr := c.stdout, c.stderr
 	rest, err := parseGlobalOptions(args)
 	if errors.Is(err, errHelp) {
 		fmt.Fprint(stdout, mainUsage())
@@ -113,13 +126,18 @@ func parseGlobalOptions(args []string) ([]string, error) {
 				value, args = args[0], args[1:]
 			}
 			if name != "--context" && !validLogLevel(value) {
-				return nil, failf("Unknown log level: %s, expected one of: \npanic, fatal, error, warn, info, debug.", value)
+				return nil, logLevelError(value)
 			}
 		default:
 			return nil, failf("Invalid option: '%s'. Use flag '--help' to read about a specific subcommand.", name)
 		}
 	}
 	return args, nil
+}
+
+// logLevelError is Project Calico's refusal of a log level logrus does not know.
+func logLevelError(level string) error {
+	return fmt.Errorf("unknown log level: %s, expected one of: panic, fatal, error, warn, info, debug", level)
 }
 
 func validLogLevel(s string) bool {

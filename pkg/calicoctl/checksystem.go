@@ -82,7 +82,7 @@ func (c *cli) runCheckSystem(args []string) error {
 	f := newFlags("node checksystem", checkSystemUsage)
 	var kconfig string
 	f.str(&kconfig, "", "f", "kernel-config")
-	pos, err := f.parse(args, c.stdout)
+	pos, err := c.parseFlags(f, args)
 	if err != nil {
 		return err
 	}

@@ -70,7 +70,7 @@ func (c *cli) runDelete(args []string) error {
 	ns.define(f, false)
 	f.common(&cfg)
 	f.boolean(&skipNotExists, "s", "skip-not-exists")
-	pos, err := f.parse(args, c.stdout)
+	pos, err := c.parseFlags(f, args)
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 )
 
@@ -15,15 +16,26 @@ var errHelp = errors.New("help requested")
 // may appear before, between or after the positional arguments, as with Project Calico's docopt
 // parser.
 type flags struct {
-	fs    *flag.FlagSet
-	usage string
-	cmd   string
+	fs       *flag.FlagSet
+	usage    string
+	cmd      string
+	logLevel string
 }
 
+// newFlags returns the option parser of a command, with Project Calico's global options, which
+// every command accepts anywhere on its command line: -l/--log-level (validated, otherwise
+// unused: calicoctl prints only errors), --context (Kubernetes only) and
+// --allow-version-mismatch (calico-host never compares versions).
 func newFlags(cmd, usage string) *flags {
 	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	return &flags{fs: fs, usage: usage, cmd: cmd}
+	f := &flags{fs: fs, usage: usage, cmd: cmd}
+	var context string
+	var allowMismatch bool
+	f.str(&f.logLevel, "", "l", "log-level")
+	f.str(&context, "", "context")
+	f.boolean(&allowMismatch, "allow-version-mismatch")
+	return f
 }
 
 // str defines a string option under every given name ("f", "filename").
@@ -34,6 +46,13 @@ func (f *flags) str(p *string, value string, names ...string) {
 	}
 }
 
+// strs defines a repeatable string option under every given name: each use appends.
+func (f *flags) strs(p *[]string, names ...string) {
+	for _, n := range names {
+		f.fs.Func(n, "", func(v string) error { *p = append(*p, v); return nil })
+	}
+}
+
 // boolean defines a boolean option under every given name.
 func (f *flags) boolean(p *bool, names ...string) {
 	for _, n := range names {
@@ -41,14 +60,9 @@ func (f *flags) boolean(p *bool, names ...string) {
 	}
 }
 
-// common defines the options every datastore command takes: --config and, accepted for
-// compatibility, --context and --allow-version-mismatch.
+// common defines the option every datastore command takes: -c/--config.
 func (f *flags) common(configPath *string) {
-	var ignoredStr string
-	var ignoredBool bool
 	f.str(configPath, "", "c", "config")
-	f.str(&ignoredStr, "", "context")
-	f.boolean(&ignoredBool, "allow-version-mismatch")
 }
 
 // parse parses args, allowing options anywhere, and returns the positional arguments. -h/--help
@@ -68,9 +82,35 @@ func (f *flags) parse(args []string, out io.Writer) ([]string, error) {
 		}
 		args = f.fs.Args()
 		if len(args) == 0 {
+			if f.logLevel != "" && !validLogLevel(f.logLevel) {
+				return nil, logLevelError(f.logLevel)
+			}
 			return pos, nil
 		}
 		pos = append(pos, args[0])
 		args = args[1:]
 	}
+}
+
+// names lists the options defined, each with its dashes ("--filename", "-f"), sorted.
+func (f *flags) names() []string {
+	var out []string
+	f.fs.VisitAll(func(fl *flag.Flag) {
+		if len(fl.Name) == 1 {
+			out = append(out, "-"+fl.Name)
+		} else {
+			out = append(out, "--"+fl.Name)
+		}
+	})
+	sort.Strings(out)
+	return out
+}
+
+// parseFlags parses a command's options (see flags.parse), first telling c.flagsDefined, when
+// set, which options the command defines (the documentation test collects them so).
+func (c *cli) parseFlags(f *flags, args []string) ([]string, error) {
+	if c.flagsDefined != nil {
+		c.flagsDefined(f.cmd, f.names())
+	}
+	return f.parse(args, c.stdout)
 }

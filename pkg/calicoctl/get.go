@@ -75,7 +75,7 @@ func (c *cli) runGet(args []string) error {
 	f.common(&cfg)
 	f.str(&output, "ps", "o", "output")
 	f.boolean(&export, "export")
-	pos, err := f.parse(args, c.stdout)
+	pos, err := c.parseFlags(f, args)
 	if err != nil {
 		return err
 	}

@@ -1,12 +1,10 @@
 package calicoctl
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/netip"
-	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -62,7 +60,7 @@ func (c *cli) runIPAMCheck(args []string) error {
 	f.str(&kubeconfig, "", "kubeconfig")
 	f.boolean(&show.all, "show-all-ips")
 	f.boolean(&show.problems, "show-problem-ips")
-	pos, err := f.parse(args, c.stdout)
+	pos, err := c.parseFlags(f, args)
 	if err != nil {
 		return err
 	}
@@ -76,19 +74,23 @@ func (c *cli) runIPAMCheck(args []string) error {
 	defer s.close()
 	ctx, cancel := s.op()
 	defer cancel()
+	var meta reportMeta
+	if output != "" {
+		if meta, err = s.reportMeta(); err != nil {
+			return err
+		}
+	}
 	fmt.Fprintln(c.stdout, "Checking IPAM for inconsistencies...")
-	r, err := ic.Check(ctx)
+	p := c.newProgress("Checking IPAM")
+	r, err := ic.CheckWithProgress(ctx, p.update)
+	p.finish()
 	if err != nil {
 		return fmt.Errorf("checking IPAM: %w", err)
 	}
 	printCheckReport(c.stdout, r, show)
 	if output != "" {
-		data, err := json.MarshalIndent(r, "", "  ")
-		if err != nil {
+		if err := writeCheckReport(output, meta, r); err != nil {
 			return err
-		}
-		if err := os.WriteFile(output, append(data, '\n'), 0o644); err != nil {
-			return fmt.Errorf("writing report: %w", err)
 		}
 		fmt.Fprintf(c.stdout, "Report written to %s\n", output)
 	}
@@ -195,38 +197,57 @@ func sortedKVs(m map[string]string) string {
 }
 
 const ipamReleaseUsage = `Usage:
-  calicoctl ipam release [--ip=<IP>] [--from-report=<REPORT>] [--config=<CONFIG>]
+  calicoctl ipam release [--ip=<IP>] [--from-report=<REPORT>...] [--force] [--config=<CONFIG>]
 
 Options:
   -h --help                 Show this screen.
      --ip=<IP>              IP address to release (a comma-separated list is accepted).
      --from-report=<REPORT> Release the leaked addresses of a report written by
-                            'calicoctl ipam check -o <REPORT>'.
+                            'calicoctl ipam check -o <REPORT>'. Repeat it to release only
+                            the addresses leaked in every report given.
+     --force                Release although the datastore is not locked or a report was
+                            written by another calicoctl version.
   -c --config=<CONFIG>      Path to the datastore configuration.
+
+Description:
+  As Project Calico's, a release from reports refuses reports of another cluster, reports that
+  are all stale (ClusterInformation changed since they were written) and, unless --force,
+  an unlocked datastore ('calicoctl datastore migrate lock', then check, release, unlock).
 `
 
 func (c *cli) runIPAMRelease(args []string) error {
 	f := newFlags("ipam release", ipamReleaseUsage)
-	var cfg, ipArg, report string
+	var cfg, ipArg string
+	var reports []string
+	var force bool
 	f.common(&cfg)
 	f.str(&ipArg, "", "ip")
-	f.str(&report, "", "from-report")
-	pos, err := f.parse(args, c.stdout)
+	f.strs(&reports, "from-report")
+	f.boolean(&force, "force")
+	pos, err := c.parseFlags(f, args)
 	if err != nil {
 		return err
 	}
-	if len(pos) > 0 || (ipArg == "") == (report == "") {
+	if len(pos) > 0 || (ipArg == "") == (len(reports) == 0) {
 		return failf("Invalid option: 'calicoctl ipam release %s'. Use flag '--help' to read about a specific subcommand.", strings.Join(args, " "))
-	}
-	ips, err := releaseTargets(ipArg, report)
-	if err != nil {
-		return err
 	}
 	s, ic, err := c.ipamClient(cfg)
 	if err != nil {
 		return err
 	}
 	defer s.close()
+	if len(reports) > 0 {
+		return s.releaseFromReports(ic, reports, force)
+	}
+	ips, err := parseIPList(ipArg)
+	if err != nil {
+		return err
+	}
+	return s.releaseIPs(ic, ips)
+}
+
+// releaseIPs releases addresses, printing each one released; the others are errors.
+func (s *session) releaseIPs(ic *ipam.Client, ips []netip.Addr) error {
 	ctx, cancel := s.op()
 	defer cancel()
 	notAssigned, err := ic.ReleaseIPs(ctx, ips...)
@@ -241,29 +262,14 @@ func (c *cli) runIPAMRelease(args []string) error {
 	}
 	for _, ip := range ips {
 		if !skipped[ip.Unmap()] {
-			fmt.Fprintf(c.stdout, "Successfully released IP address %s\n", ip)
+			fmt.Fprintf(s.stdout, "Successfully released IP address %s\n", ip)
 		}
 	}
 	return errors.Join(errs...)
 }
 
-// releaseTargets parses --ip or reads the leaked addresses of a check report.
-func releaseTargets(ipArg, report string) ([]netip.Addr, error) {
-	if report != "" {
-		data, err := os.ReadFile(report)
-		if err != nil {
-			return nil, fmt.Errorf("reading report: %w", err)
-		}
-		var r ipam.CheckReport
-		if err := json.Unmarshal(data, &r); err != nil {
-			return nil, fmt.Errorf("parsing report %s: %w", report, err)
-		}
-		out := make([]netip.Addr, len(r.LeakedIPs))
-		for i, l := range r.LeakedIPs {
-			out[i] = l.IP
-		}
-		return out, nil
-	}
+// parseIPList parses --ip (a comma-separated list).
+func parseIPList(ipArg string) ([]netip.Addr, error) {
 	var out []netip.Addr
 	for _, s := range strings.Split(ipArg, ",") {
 		ip, err := netip.ParseAddr(strings.TrimSpace(s))
@@ -312,7 +318,7 @@ func (c *cli) runIPAMConfigure(args []string) error {
 	f.str(&maxBlocks, "", "max-blocks-per-host")
 	f.str(&kubevirt, "", "kubevirt-ip-persistence")
 	f.str(&cooldown, "", "ip-cooldown-seconds")
-	pos, err := f.parse(args, c.stdout)
+	pos, err := c.parseFlags(f, args)
 	if err != nil {
 		return err
 	}

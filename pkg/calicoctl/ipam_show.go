@@ -42,7 +42,7 @@ func (c *cli) runIPAMShow(args []string) error {
 	f.boolean(&showBlocks, "show-blocks")
 	f.boolean(&showBorrowed, "show-borrowed")
 	f.boolean(&showConfig, "show-configuration")
-	pos, err := f.parse(args, c.stdout)
+	pos, err := c.parseFlags(f, args)
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package calicoctl
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -50,6 +51,7 @@ Check complete; found 0 problems.
 	if r = h.ok("", "ipam", "check"); !strings.Contains(r.stdout, "Found 2 IPs that are leaked (allocated with no handle that can release them).\nFound 0 handle") {
 		t.Errorf("without --show-problem-ips the leaked addresses are counted, not listed:\n%s", r.stdout)
 	}
+	h.ok("", "datastore", "migrate", "lock")
 	r = h.ok("", "ipam", "check", "-o", report, "--show-problem-ips")
 	for _, line := range []string{
 		"Found 2 IPs that are leaked (allocated with no handle that can release them).\n" +
@@ -62,12 +64,58 @@ Check complete; found 0 problems.
 		}
 	}
 	r = h.ok("", "ipam", "release", "--from-report", report)
-	if want := "Successfully released IP address 10.65.54.0\nSuccessfully released IP address fd5c:1:2:13f2:fcce:4caf:5a2d:bc40\n"; r.stdout != want {
+	if want := "Successfully released IP address 10.65.54.0\nSuccessfully released IP address fd5c:1:2:13f2:fcce:4caf:5a2d:bc40\nYou may now unlock the data store.\n"; r.stdout != want {
 		t.Errorf("release: %q, want %q", r.stdout, want)
 	}
 	if r = h.ok("", "ipam", "check"); !strings.Contains(r.stdout, "IPAM blocks record 0 allocations.") ||
 		!strings.Contains(r.stdout, "found 0 problems") {
 		t.Errorf("after release:\n%s", r.stdout)
+	}
+}
+
+// TestIPAMReleaseFromReportChecks: Project Calico's checks before a release from reports: the
+// cluster must match, one report must be current, the datastore locked unless --force; with
+// several reports only the addresses leaked in all of them are released.
+func TestIPAMReleaseFromReportChecks(t *testing.T) {
+	h := ipamHarness(t)
+	if _, err := h.cli.Delete(context.Background(), handle); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	unlocked := filepath.Join(dir, "unlocked.json")
+	h.ok("", "ipam", "check", "-o", unlocked)
+	if r := h.fail("", "ipam", "release", "--from-report", unlocked); r.stderr != "data store is not locked. Either lock the data store, or re-run with --force\n" {
+		t.Errorf("unlocked: %q", r.stderr)
+	}
+	h.ok("", "datastore", "migrate", "lock")
+	if r := h.fail("", "ipam", "release", "--from-report", unlocked); !strings.HasPrefix(r.stderr, "the provided reports are all stale") {
+		t.Errorf("stale: %q", r.stderr)
+	}
+	other := filepath.Join(dir, "other.json")
+	os.WriteFile(other, []byte(`{"clusterGUID":"another-cluster","LeakedIPs":[{"IP":"10.65.54.0"}]}`), 0o600)
+	if r := h.fail("", "ipam", "release", "--from-report", other); !strings.HasPrefix(r.stderr, "cluster does not match the provided report") {
+		t.Errorf("other cluster: %q", r.stderr)
+	}
+	if h.get(v4Block)["allocations"].([]any)[0] == nil {
+		t.Fatal("a refused release released an address")
+	}
+	// Two current reports, one of which no longer lists the IPv6 address: only the IPv4 one goes.
+	current := filepath.Join(dir, "current.json")
+	h.ok("", "ipam", "check", "-o", current)
+	partial := filepath.Join(dir, "partial.json")
+	data, _ := os.ReadFile(current)
+	os.WriteFile(partial, []byte(strings.Replace(string(data), "fd5c:1:2:13f2:fcce:4caf:5a2d:bc40\"", "fd5c::1\"", 1)), 0o600)
+	r := h.ok("", "ipam", "release", "--from-report", current, "--from-report", partial)
+	if r.stdout != "Successfully released IP address 10.65.54.0\nYou may now unlock the data store.\n" {
+		t.Errorf("release from two reports: %q", r.stdout)
+	}
+	h.ok("", "datastore", "migrate", "unlock")
+	// --force: an unlocked datastore is only a warning.
+	forced := filepath.Join(dir, "forced.json")
+	h.ok("", "ipam", "check", "-o", forced)
+	r = h.ok("", "ipam", "release", "--from-report", forced, "--force")
+	if !strings.HasPrefix(r.stdout, "WARNING: Data store is not locked. Ignoring due to --force option\nSuccessfully released IP address fd5c:1:2:13f2:fcce:4caf:5a2d:bc40\n") {
+		t.Errorf("forced: %q", r.stdout)
 	}
 }
 

@@ -60,7 +60,7 @@ func (c *cli) runLabel(args []string) error {
 	f.common(&cfg)
 	f.boolean(&ch.overwrite, "overwrite")
 	f.boolean(&ch.remove, "remove")
-	pos, err := f.parse(args, c.stdout)
+	pos, err := c.parseFlags(f, args)
 	if err != nil {
 		return err
 	}

@@ -46,9 +46,7 @@ const birdQueryTimeout = 5 * time.Second
 
 func (c *cli) runNodeStatus(args []string) error {
 	f := newFlags("node status", nodeStatusUsage)
-	var ignored bool
-	f.boolean(&ignored, "allow-version-mismatch")
-	pos, err := f.parse(args, c.stdout)
+	pos, err := c.parseFlags(f, args)
 	if err != nil {
 		return err
 	}

@@ -69,7 +69,7 @@ func (c *cli) runPatch(args []string) error {
 	f.common(&cfg)
 	f.str(&patch, "", "p", "patch")
 	f.str(&typ, "strategic", "t", "type")
-	pos, err := f.parse(args, c.stdout)
+	pos, err := c.parseFlags(f, args)
 	if err != nil {
 		return err
 	}

@@ -35,7 +35,8 @@ type namespaceOptions struct {
 func (o *namespaceOptions) define(f *flags, withAll bool) {
 	f.str(&o.namespace, "", "n", "namespace")
 	if withAll {
-		f.boolean(&o.all, "A", "a", "all-namespaces")
+		// -a and its long name are Project Calico's hidden aliases of -A.
+		f.boolean(&o.all, "A", "a", "all-namespaces", "all-namespaces-a")
 	}
 }
 

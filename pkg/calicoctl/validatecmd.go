@@ -13,6 +13,7 @@ func init() {
 
 const validateUsage = `Usage:
   calicoctl validate --filename=<FILENAME> [--recursive] [--skip-empty] [--config=<CONFIG>]
+                     [--namespace=<NS>]
 
 Examples:
   # Validate a policy using the data in policy.yaml.
@@ -32,6 +33,8 @@ Options:
   -c --config=<CONFIG>         Also check the resources against this datastore, as apply
                                does (pool overlaps, immutable pool fields, existing tiers).
                                Nothing is written.
+  -n --namespace=<NS>          Namespace of the resources (as apply: the default for namespaced
+                               resources without one; a resource in another one is refused).
 
 Description:
   The validate command parses, defaults and validates a set of resources by filename or
@@ -50,12 +53,12 @@ Description:
 func (c *cli) runValidate(args []string) error {
 	f := newFlags("validate", validateUsage)
 	var in inputOptions
+	var ns namespaceOptions
 	var cfg string
-	var ignored bool
 	in.define(f)
+	ns.define(f, false)
 	f.str(&cfg, "", "c", "config")
-	f.boolean(&ignored, "allow-version-mismatch")
-	pos, err := f.parse(args, c.stdout)
+	pos, err := c.parseFlags(f, args)
 	if err != nil {
 		return err
 	}
@@ -81,7 +84,7 @@ func (c *cli) runValidate(args []string) error {
 		}
 		defer s.close()
 	}
-	problems, err := validateDocuments(docs, s)
+	problems, err := validateDocuments(docs, ns, s)
 	if err != nil {
 		return err
 	}
@@ -91,11 +94,11 @@ func (c *cli) runValidate(args []string) error {
 // validateDocuments checks every document as apply does and returns the problems of each (by
 // document index). The cross checks run on the documents that are valid on their own: against
 // each other, and against the datastore when s is not nil.
-func validateDocuments(docs []*document, s *session) (map[int][]string, error) {
+func validateDocuments(docs []*document, ns namespaceOptions, s *session) (map[int][]string, error) {
 	problems := map[int][]string{}
 	var valid []*document
 	for _, d := range docs {
-		if msgs := checkContent(d, namespaceOptions{}, actApply); len(msgs) > 0 {
+		if msgs := checkContent(d, ns, actApply); len(msgs) > 0 {
 			problems[d.index] = msgs
 			continue
 		}

@@ -117,3 +117,16 @@ func TestValidateAgainstDatastore(t *testing.T) {
 		t.Errorf("positional arguments: %q", r.stderr)
 	}
 }
+
+// TestValidateNamespace: -n gives namespaced resources their namespace and refuses a resource
+// in another one, as apply does.
+func TestValidateNamespace(t *testing.T) {
+	h := newHarness(t)
+	doc := "apiVersion: projectcalico.org/v3\nkind: NetworkSet\nmetadata:\n  name: s\n  namespace: ns1\nspec:\n  nets: [10.65.0.0/24]\n"
+	if r := h.ok(doc, "validate", "-f", "-", "-n", "ns1"); r.stdout != "Successfully validated 1 'NetworkSet' resource(s)\n" {
+		t.Errorf("same namespace: %q", r.stdout)
+	}
+	if r := h.fail(doc, "validate", "-f", "-", "--namespace", "ns2"); !strings.Contains(r.stderr, "resource namespace does not match client namespace. ns1 != ns2") {
+		t.Errorf("other namespace: %q", r.stderr)
+	}
+}

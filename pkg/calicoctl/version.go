@@ -36,7 +36,7 @@ func (c *cli) runVersion(args []string) error {
 	f.common(&cfg)
 	f.str(&poll, "", "poll")
 	f.boolean(&clientOnly, "client")
-	pos, err := f.parse(args, c.stdout)
+	pos, err := c.parseFlags(f, args)
 	if err != nil {
 		return err
 	}

@@ -33,6 +33,8 @@ func init() {
 	}
 }
 
+var writeProgressLabel = map[action]string{actApply: "Applying", actCreate: "Creating", actReplace: "Replacing"}
+
 var writeSummary = map[action]string{
 	actApply:   "Apply a resource by file, directory or stdin.  This creates a resource\n                 if it does not exist, and replaces a resource if it does exists.",
 	actCreate:  "Create a resource by file, directory or stdin.",
@@ -84,7 +86,7 @@ func (c *cli) runWrite(act action, args []string) error {
 	if act == actCreate {
 		f.boolean(&skipExists, "skip-exists")
 	}
-	pos, err := f.parse(args, c.stdout)
+	pos, err := c.parseFlags(f, args)
 	if err != nil {
 		return err
 	}
@@ -132,9 +134,18 @@ func singleKind(docs []*document) string {
 	return kind
 }
 
+// progressMinDocuments: inputs of at least this many documents show progress (on a terminal).
+const progressMinDocuments = 50
+
 func (s *session) writeAll(docs []*document, act action, skipExists bool) *outcome {
 	o := &outcome{total: len(docs), kind: singleKind(docs)}
-	for _, d := range docs {
+	p := s.newProgress(writeProgressLabel[act])
+	if len(docs) < progressMinDocuments {
+		p.on = false
+	}
+	defer p.finish()
+	for i, d := range docs {
+		p.update(i, len(docs), "")
 		if err := s.writeOne(d, act, skipExists); err != nil {
 			o.errs = append(o.errs, err)
 			continue

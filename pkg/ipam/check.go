@@ -83,23 +83,41 @@ func (r *CheckReport) Problems() int {
 
 // Check reads every block, handle and affinity and reports inconsistencies between them.
 func (c *Client) Check(ctx context.Context) (*CheckReport, error) {
+	return c.CheckWithProgress(ctx, nil)
+}
+
+// CheckProgress is told how far a check is: steps done out of total (the total is known once
+// the blocks are read: one step per block, plus reading blocks, handles and affinities).
+type CheckProgress func(done, total int, stage string)
+
+// CheckWithProgress is Check, reporting its progress (progress may be nil).
+func (c *Client) CheckWithProgress(ctx context.Context, progress CheckProgress) (*CheckReport, error) {
+	if progress == nil {
+		progress = func(int, int, string) {}
+	}
 	r := &CheckReport{}
+	progress(0, 1, "reading blocks")
 	blocks, err := c.checkBlocks(ctx, r)
 	if err != nil {
 		return nil, err
 	}
+	total := len(blocks) + 3
+	progress(1, total, "reading handles")
 	handles, err := c.allHandles(ctx, r)
 	if err != nil {
 		return nil, err
 	}
 	actual := map[string]map[string]int{} // handle -> block -> count
-	for _, b := range blocks {
+	for i, b := range blocks {
+		progress(2+i, total, "checking blocks")
 		r.AllocatedIPs += checkAllocations(b, handles, actual, r)
 	}
 	checkHandleCounts(handles, actual, r)
+	progress(total-1, total, "checking affinities")
 	if err := c.checkAffinities(ctx, blocks, r); err != nil {
 		return nil, err
 	}
+	progress(total, total, "")
 	sortReport(r)
 	return r, nil
 }
