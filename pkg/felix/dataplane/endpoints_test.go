@@ -7,11 +7,11 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/calico-host/calico-host/pkg/felix/calc"
-	"github.com/calico-host/calico-host/pkg/felix/dataplane/nft"
+	"github.com/calico-host/calico-host/pkg/nft"
 )
 
 // opCounts summarises a transaction.
-func opCounts(tx *nft.Transaction) map[string]int {
+func opCounts(tx *nft.Batch) map[string]int {
 	out := map[string]int{}
 	for _, op := range tx.Ops {
 		out[op.Kind.String()]++
@@ -30,7 +30,7 @@ func TestEndpointLifecycle(t *testing.T) {
 	w2 := wep("w2", "cali22222222222", []string{"10.65.0.7/32"}, withProfiles("net1"))
 	net1 := ipset("s:net1", "10.65.0.5/32", "10.65.0.7/32")
 	h.send(net1, w2)
-	if got, want := opCounts(h.fake.LastTransaction()), map[string]int{"add chain": 2, "add rule": 14, "add element": 3}; !cmp.Equal(got, want) {
+	if got, want := opCounts(h.fake.LastBatch()), map[string]int{"add chain": 2, "add rule": 14, "add element": 3}; !cmp.Equal(got, want) {
 		t.Errorf("adding an endpoint: ops %v, want %v", got, want)
 	}
 	for _, s := range []string{`"cali22222222222" : goto filter-cali-fw-cali22222222222`, "chain filter-cali-tw-cali22222222222", "10.65.0.5, 10.65.0.7"} {
@@ -42,7 +42,7 @@ func TestEndpointLifecycle(t *testing.T) {
 	// Changing w2's profiles rewrites its two chains and nothing else; the unused profile
 	// chains of net1 stay because w1 still uses them.
 	h.send(profile("other", nil, []calc.Rule{allow()}), wep("w2", "cali22222222222", []string{"10.65.0.7/32"}, withProfiles("other")))
-	got := opCounts(h.fake.LastTransaction())
+	got := opCounts(h.fake.LastBatch())
 	if got["flush chain"] != 2 || got["delete chain"] != 0 || got["add chain"] != 2 {
 		t.Errorf("changing profiles: ops %v, want 2 rewritten chains and the 2 new profile chains", got)
 	}
@@ -70,7 +70,7 @@ func TestUnchangedApplyCommitsNothing(t *testing.T) {
 	n := h.fake.Commits()
 	h.send()
 	if h.fake.Commits() != n {
-		t.Errorf("a second apply of the same model committed a transaction: %s", h.fake.LastTransaction().Script("calico"))
+		t.Errorf("a second apply of the same model committed a transaction: %s", batchScript(h.fake.LastBatch()))
 	}
 }
 
@@ -82,7 +82,7 @@ func TestPolicyChangeRewritesOnlyItsChain(t *testing.T) {
 	h.send(example19()...)
 	h.send(policy(gnpID("allow-web"), []calc.Rule{{Action: calc.RuleAllow, Protocol: 6, DstPorts: ports(8080)}}, nil))
 	var flushed []string
-	for _, op := range h.fake.LastTransaction().Ops {
+	for _, op := range h.fake.LastBatch().Ops {
 		if op.Kind == nft.OpFlushChain {
 			flushed = append(flushed, op.Name)
 		}

@@ -227,7 +227,7 @@ func TestKernelDriftRepair(t *testing.T) {
 	if canTCP(t, a, ipB, 8080) {
 		t.Fatal("policy not in force")
 	}
-	tp.host.run(t, "nft", "delete", "table", "inet", "calico")
+	tp.host.run(t, "nft", "delete", "table", "ip", "calico")
 	if !canTCP(t, a, ipB, 8080) {
 		t.Fatal("setup: deleting the table did not remove the policy")
 	}
@@ -239,7 +239,7 @@ func TestKernelDriftRepair(t *testing.T) {
 		t.Error("policy not restored")
 	}
 	handle := ruleHandle(t, tp.host, "filter-cali-pi-gnp/b-web", "drop")
-	tp.host.run(t, "nft", "delete", "rule", "inet", "calico", "filter-cali-pi-gnp/b-web", "handle", handle)
+	tp.host.run(t, "nft", "delete", "rule", "ip", "calico", "filter-cali-pi-gnp/b-web", "handle", handle)
 	k.refresh()
 	if got := listRuleset(t, tp.host); got != want {
 		t.Errorf("after repairing a deleted rule:\n%s\nwant:\n%s", got, want)
@@ -270,17 +270,17 @@ func (k *kernelDP) refresh() {
 	k.send()
 }
 
-// listRuleset is `nft list table inet calico` without counters.
+// listRuleset is `nft list ruleset` without counters.
 func listRuleset(t *testing.T, ns *testNS) string {
 	t.Helper()
-	return ns.run(t, "nft", "-s", "list", "table", "inet", "calico")
+	return ns.run(t, "nft", "-s", "list", "ruleset")
 }
 
-// handles lists every rule handle of the table, in order.
+// handles lists every rule handle of the ruleset, in order.
 func handles(t *testing.T, ns *testNS) string {
 	t.Helper()
 	var out []string
-	for _, l := range strings.Split(ns.run(t, "nft", "-a", "-s", "list", "table", "inet", "calico"), "\n") {
+	for _, l := range strings.Split(ns.run(t, "nft", "-a", "-s", "list", "ruleset"), "\n") {
 		if i := strings.LastIndex(l, "# handle "); i >= 0 && !strings.Contains(l, "chain ") {
 			out = append(out, l[i+len("# handle "):])
 		}
@@ -291,7 +291,7 @@ func handles(t *testing.T, ns *testNS) string {
 // ruleHandle finds the handle of the first rule of chain containing text.
 func ruleHandle(t *testing.T, ns *testNS, chain, text string) string {
 	t.Helper()
-	for _, l := range strings.Split(ns.run(t, "nft", "-a", "list", "chain", "inet", "calico", chain), "\n") {
+	for _, l := range strings.Split(ns.run(t, "nft", "-a", "list", "chain", "ip", "calico", chain), "\n") {
 		if i := strings.LastIndex(l, "# handle "); i >= 0 && strings.Contains(l, text) {
 			return l[i+len("# handle "):]
 		}

@@ -5,9 +5,34 @@ import (
 
 	"github.com/calico-host/calico-host/pkg/felix/calc"
 	"github.com/calico-host/calico-host/pkg/felix/dataplane/rules"
+	"github.com/calico-host/calico-host/pkg/nft"
 )
 
-// syncWorkloads renders the endpoints whose value changed and installs, in the ruleset, the
+// dispatchEdits are the workload dispatch map changes of one build, written to the maps of
+// every table at the end of syncWorkloads (one copy of each map per build, not per endpoint).
+type dispatchEdits struct {
+	from, to map[nft.Key]nft.Verdict // put
+	del      map[nft.Key]bool
+}
+
+func (d *dispatchEdits) put(key nft.Key, from, to nft.Verdict) {
+	if d.from == nil {
+		d.from, d.to, d.del = map[nft.Key]nft.Verdict{}, map[nft.Key]nft.Verdict{}, map[nft.Key]bool{}
+	}
+	d.from[key], d.to[key] = from, to
+	delete(d.del, key)
+}
+
+func (d *dispatchEdits) remove(key nft.Key) {
+	if d.from == nil {
+		d.from, d.to, d.del = map[nft.Key]nft.Verdict{}, map[nft.Key]nft.Verdict{}, map[nft.Key]bool{}
+	}
+	delete(d.from, key)
+	delete(d.to, key)
+	d.del[key] = true
+}
+
+// syncWorkloads renders the endpoints whose value changed and installs, in the tables, the
 // chains and dispatch map elements of each interface's owner. When two endpoints claim one
 // interface, the lower ID owns it.
 func (b *rulesetBuilder) syncWorkloads(m *model) {
@@ -19,21 +44,23 @@ func (b *rulesetBuilder) syncWorkloads(m *model) {
 			changed = true
 		}
 	}
+	g := b.grouper(m)
 	for id, ep := range m.weps {
 		if e := b.weps[id]; e != nil && e.src == ep {
 			continue
 		}
 		b.uninstall(id)
-		b.weps[id] = &wepEntry{src: ep, ep: rules.WorkloadEndpoint(b.cfg, ep)}
+		b.weps[id] = &wepEntry{src: ep, ep: rules.WorkloadEndpoint(b.cfg, ep, g)}
 		changed = true
 	}
 	if changed {
-		b.installOwners(m)
+		b.installOwners()
 	}
+	b.flushDispatch()
 }
 
 // installOwners makes the owner of every interface the installed endpoint for it.
-func (b *rulesetBuilder) installOwners(m *model) {
+func (b *rulesetBuilder) installOwners() {
 	owners := make(map[string]calc.WorkloadEndpointID, len(b.weps))
 	for id, e := range b.weps {
 		if o, ok := owners[e.src.Name]; !ok || compareWEPIDs(id, o) < 0 {
@@ -47,23 +74,21 @@ func (b *rulesetBuilder) installOwners(m *model) {
 	}
 	for _, id := range owners {
 		if e := b.weps[id]; !e.installed {
-			b.install(e, m)
+			b.install(e)
 		}
 	}
 }
 
 // install adds an endpoint's chains, its dispatch map elements and its references.
-func (b *rulesetBuilder) install(e *wepEntry, m *model) {
+func (b *rulesetBuilder) install(e *wepEntry) {
 	for _, c := range e.ep.Chains {
-		b.rs.AddChain(c)
+		b.putChain(c)
 	}
 	for _, r := range e.ep.Refs {
-		b.addRef(r, m, false)
+		b.addRef(r, false)
 	}
-	from, to := rules.WorkloadDispatch([]string{e.src.Name})
-	b.from.Elements[e.src.Name] = from.Elements[e.src.Name]
-	b.to.Elements[e.src.Name] = to.Elements[e.src.Name]
-	b.touchDispatch()
+	key, from, to := rules.WorkloadDispatch(e.src.Name)
+	b.dispatch.put(key, from, to)
 	e.installed = true
 }
 
@@ -74,21 +99,32 @@ func (b *rulesetBuilder) uninstall(id calc.WorkloadEndpointID) {
 		return
 	}
 	for _, c := range e.ep.Chains {
-		b.rs.DeleteChain(c.Name)
+		b.deleteChain(c.Name)
 	}
 	for _, r := range e.ep.Refs {
-		b.dropRef(r)
+		b.dropRef(r.Chain())
 	}
-	delete(b.from.Elements, e.src.Name)
-	delete(b.to.Elements, e.src.Name)
-	b.touchDispatch()
+	key, _, _ := rules.WorkloadDispatch(e.src.Name)
+	b.dispatch.remove(key)
 	e.installed = false
 }
 
-// touchDispatch reports an edit of the dispatch maps' elements to the tracked ruleset.
-func (b *rulesetBuilder) touchDispatch() {
-	b.rs.TouchMap(b.from.Name)
-	b.rs.TouchMap(b.to.Name)
+// flushDispatch writes this build's dispatch map changes to every table.
+func (b *rulesetBuilder) flushDispatch() {
+	d := &b.dispatch
+	if d.from == nil {
+		return
+	}
+	var del []nft.Key
+	for k := range d.del {
+		del = append(del, k)
+	}
+	fromName, toName := rules.DispatchMaps()
+	for _, t := range b.tables {
+		must(t.UpdateMap(fromName, d.from, del))
+		must(t.UpdateMap(toName, d.to, del))
+	}
+	*d = dispatchEdits{}
 }
 
 func compareWEPIDs(a, b calc.WorkloadEndpointID) int {
