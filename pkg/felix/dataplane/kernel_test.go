@@ -299,3 +299,51 @@ func ruleHandle(t *testing.T, ns *testNS, chain, text string) string {
 	t.Fatalf("no rule with %q in %s", text, chain)
 	return ""
 }
+
+// TestKernelPolicyGroups: policies of one group act in order within their group chain: a deny
+// before an allow wins, a pass skips the rest of the tier (later groups and the tier's other
+// policies), an allow of a member kept out of line (in its own chain) ends the tier as an
+// inline one does, and what no member decides meets the tier's drop.
+func TestKernelPolicyGroups(t *testing.T) {
+	tp := newTopology(t)
+	a := tp.addWorkload(t, "a", ifA, ipA)
+	b := tp.addWorkload(t, "b", ifB, ipB)
+	for port := 8080; port <= 8085; port++ {
+		listenTCP(t, b, ipB, port)
+	}
+	s0, s1, s2, s3 := tierPolicyID("sec", "s0"), tierPolicyID("sec", "s1"), tierPolicyID("sec", "s2"), tierPolicyID("sec", "s3")
+	d1 := gnpID("d1")
+	s1Rules := []calc.Rule{
+		{Action: calc.RuleDeny, Protocol: 6, DstPorts: ports(8081)},
+		{Action: calc.RuleAllow, Protocol: 6, DstPorts: ports(8085)},
+	}
+	for port := range uint16(6) { // enough rules to keep s1 out of line in its two groups
+		s1Rules = append(s1Rules, calc.Rule{Action: calc.RuleDeny, Protocol: 17, DstPorts: ports(9000 + port)})
+	}
+	startDataplane(t, tp, Config{},
+		policySel(s0, "all()", []calc.Rule{{Action: calc.RuleDeny, Protocol: 17}}, nil),
+		policySel(s1, "all()", s1Rules, nil),
+		policySel(s2, "all()", []calc.Rule{{Action: calc.RulePass, Protocol: 6, DstPorts: ports(8082, 8083)}}, nil),
+		policySel(s3, "all()", []calc.Rule{
+			{Action: calc.RuleDeny, Protocol: 6, DstPorts: ports(8085)}, // after s1 allowed it: never reached
+			{Action: calc.RuleAllow, Protocol: 6, DstPorts: ports(8080, 8081, 8082)},
+		}, nil),
+		policySel(d1, "all()", []calc.Rule{
+			{Action: calc.RuleDeny, Protocol: 6, DstPorts: ports(8082)},
+			{Action: calc.RuleAllow, Protocol: 6, DstPorts: ports(8083)},
+		}, nil),
+		egressAll(),
+		kwep("a", ifA, ipA, tier("sec", ids(s0, s1), nil)),
+		kwep("b", ifB, ipB, tier("sec", ids(s1, s2, s3), nil), tier("default", ids(d1), nil)))
+	if rs := listRuleset(t, tp.host); !strings.Contains(rs, "jump filter-cali-pi-gnp/sec.s1") {
+		t.Fatalf("s1 is not out of line:\n%s", rs)
+	}
+	tcp := func(port int) func() bool { return func() bool { return canTCP(t, a, ipB, port) } }
+	check(t, "groups",
+		expectation{"8080: allowed by a later member", tcp(8080), true},
+		expectation{"8081: denied by an earlier member", tcp(8081), false},
+		expectation{"8082: passed, then denied by the next tier", tcp(8082), false},
+		expectation{"8083: passed, then allowed by the next tier", tcp(8083), true},
+		expectation{"8084: no member decides: end of tier", tcp(8084), false},
+		expectation{"8085: allowed by the out-of-line member", tcp(8085), true})
+}

@@ -45,8 +45,16 @@ type memberEntry struct {
 	inline   bool
 }
 
-// grouper groups the policies of a tier: each policy is a group of its own (its own chain).
-func (b *rulesetBuilder) grouper(*model) rules.Grouper { return rules.Singletons }
+// grouper groups the policies of a tier by the selectors the model has for them.
+func (b *rulesetBuilder) grouper(m *model) rules.Grouper {
+	return rules.GroupBySelector(func(id calc.PolicyID) (string, bool) {
+		p := m.policies[id]
+		if p == nil {
+			return "", false
+		}
+		return p.Selector, true
+	})
+}
 
 // regroupIfSelectorsChanged makes every endpoint render again when a policy's selector changed
 // (rare): the grouping of their tiers may change. Only looks when policies changed.

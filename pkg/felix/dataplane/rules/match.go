@@ -61,12 +61,32 @@ func (m *matcher) protocol() {
 	switch {
 	case r.Protocol == nft.ProtoICMP && m.fam == nft.IPv6, r.Protocol == nft.ProtoICMPv6 && m.fam == nft.IPv4:
 		m.fail(errNoMatch)
-	case r.Protocol != 0:
+	case r.Protocol != 0 && !m.l4Implied():
 		m.add(nft.L4Proto(r.Protocol))
 	}
 	if r.NotProtocol != 0 {
 		m.add(nft.Not(nft.L4Proto(r.NotProtocol)))
 	}
+}
+
+// l4Implied reports whether a later match reads the transport header of the rule's protocol
+// (ports, a named-port lookup, an ICMP type), which implies the protocol: the rule then has no
+// separate protocol match, as it reads back from the kernel (canonical form).
+func (m *matcher) l4Implied() bool {
+	r := m.r
+	if hasPortKeyword(r.Protocol) {
+		ports := len(r.SrcPorts) + len(r.DstPorts) + len(r.NotSrcPorts) + len(r.NotDstPorts)
+		named := len(r.NotSrcNamedPortIPSetIDs) + len(r.NotDstNamedPortIPSetIDs)
+		if ports+named > 0 || len(r.SrcNamedPortIPSetIDs) == 1 || len(r.DstNamedPortIPSetIDs) == 1 {
+			return true
+		}
+	}
+	return r.Protocol == icmpProto(m.fam) && (r.ICMP != nil || r.NotICMP != nil)
+}
+
+// hasPortKeyword reports whether nft reads the ports of protocol p by name (tcp dport...).
+func hasPortKeyword(p uint8) bool {
+	return p == nft.ProtoTCP || p == nft.ProtoUDP || p == nft.ProtoSCTP || p == nft.ProtoUDPLite
 }
 
 // side adds the positive matches of the source or destination.
@@ -123,7 +143,7 @@ func (m *matcher) notSide(dst bool) {
 		m.add(nft.Not(m.portMatch(dst, ports)))
 	}
 	for _, id := range named {
-		m.add(nft.Not(nft.InSet(m.useSet(id), namedPortFields(dst, m.fam)...)))
+		m.add(nft.Not(nft.InSet(m.useSet(id), namedPortFields(dst, m.fam, m.r.Protocol)...)))
 	}
 }
 
@@ -134,7 +154,7 @@ func (m *matcher) namedPorts(dst bool, ids []string) {
 	case 0:
 		return
 	case 1:
-		m.add(nft.InSet(m.useSet(ids[0]), namedPortFields(dst, m.fam)...))
+		m.add(nft.InSet(m.useSet(ids[0]), namedPortFields(dst, m.fam, m.r.Protocol)...))
 		return
 	}
 	bit := m.cfg.Marks.Scratch0
@@ -143,7 +163,7 @@ func (m *matcher) namedPorts(dst bool, ids []string) {
 	}
 	m.pre = append(m.pre, rule(clearBits(bit)))
 	for _, id := range ids {
-		m.pre = append(m.pre, rule(nft.InSet(m.useSet(id), namedPortFields(dst, m.fam)...), setBits(bit)))
+		m.pre = append(m.pre, rule(nft.InSet(m.useSet(id), namedPortFields(dst, m.fam, 0)...), setBits(bit)))
 	}
 	m.add(isSet(bit))
 }
@@ -187,22 +207,12 @@ func (m *matcher) icmp(ic *calc.ICMPMatch, neg bool) {
 			m.add(nft.ICMPCode(m.fam, *ic.Code))
 		}
 	case ic.Code == nil:
-		m.addL4ICMP()
 		m.add(nft.Not(typ))
 	default:
-		m.addL4ICMP()
 		m.matches = append(m.matches, choice{alts: [][]nft.Expr{
 			{nft.Not(typ)},
 			{typ, nft.Not(nft.ICMPCode(m.fam, *ic.Code))},
 		}})
-	}
-}
-
-// addL4ICMP restricts a rule without a protocol to the family's ICMP, as a negated ICMP match
-// implies.
-func (m *matcher) addL4ICMP() {
-	if m.r.Protocol == 0 {
-		m.add(nft.L4Proto(icmpProto(m.fam)))
 	}
 }
 
@@ -238,12 +248,17 @@ func addrField(dst bool, f nft.IPVersion) nft.Field {
 	return nft.FieldSAddr(f)
 }
 
-// namedPortFields is the key of a named-port set lookup: address . protocol . port.
-func namedPortFields(dst bool, f nft.IPVersion) []nft.Field {
-	if dst {
-		return []nft.Field{nft.FieldDAddr(f), nft.FieldL4Proto, nft.FieldDPort(0)}
+// namedPortFields is the key of a named-port set lookup: address . protocol . port. The port
+// is that of proto when the rule has a protocol with port keywords (which implies it: `tcp
+// dport`), else of any transport header (`th dport`).
+func namedPortFields(dst bool, f nft.IPVersion, proto uint8) []nft.Field {
+	if !hasPortKeyword(proto) {
+		proto = 0
 	}
-	return []nft.Field{nft.FieldSAddr(f), nft.FieldL4Proto, nft.FieldSPort(0)}
+	if dst {
+		return []nft.Field{nft.FieldDAddr(f), nft.FieldL4Proto, nft.FieldDPort(proto)}
+	}
+	return []nft.Field{nft.FieldSAddr(f), nft.FieldL4Proto, nft.FieldSPort(proto)}
 }
 
 func icmpProto(f nft.IPVersion) uint8 {

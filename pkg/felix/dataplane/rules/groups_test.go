@@ -1,0 +1,112 @@
+package rules
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/calico-host/calico-host/pkg/felix/calc"
+	"github.com/calico-host/calico-host/pkg/nft"
+)
+
+func pid(name string) calc.PolicyID { return calc.PolicyID{Tier: "default", Kind: "gnp", Name: name} }
+
+// TestGroupBySelector: runs of consecutive policies with the same known selector; a policy
+// with an unknown selector is alone.
+func TestGroupBySelector(t *testing.T) {
+	sels := map[string]string{"a": "s1", "b": "s1", "c": "s2", "f": "s1"}
+	g := GroupBySelector(func(id calc.PolicyID) (string, bool) {
+		s, ok := sels[id.Name]
+		return s, ok
+	})
+	got := g([]calc.PolicyID{pid("a"), pid("b"), pid("c"), pid("d"), pid("e"), pid("f")})
+	want := [][]calc.PolicyID{{pid("a"), pid("b")}, {pid("c")}, {pid("d")}, {pid("e")}, {pid("f")}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+// TestGroupRules: inline members' rules follow each other; an out-of-line member is a jump to
+// its own chain and, unless it is last, a return once it set the accept or pass bit.
+func TestGroupRules(t *testing.T) {
+	cfg := testConfig(false)
+	deny := PolicyRules(cfg, nft.IPv4, Filter, []calc.Rule{{Action: calc.RuleDeny, Protocol: 6, DstPorts: ports(81)}}).Rules
+	allow := PolicyRules(cfg, nft.IPv4, Filter, []calc.Rule{{Action: calc.RuleAllow, Protocol: 6, DstPorts: ports(80)}}).Rules
+	got := ruleTexts(nft.IPv4, GroupRules(cfg, Filter, false, []Member{
+		{ID: pid("a"), Inline: true, Rules: deny},
+		{ID: pid("x")},
+		{ID: pid("b"), Inline: true, Rules: allow},
+		{ID: pid("y")},
+	}))
+	want := []string{
+		"tcp dport 81 counter drop",
+		"jump filter-cali-pi-gnp/x",
+		"meta mark & 0x00030000 != 0x00000000 return",
+		"tcp dport 80 counter meta mark set meta mark | 0x00010000 return",
+		"jump filter-cali-pi-gnp/y",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+func ports(p ...uint16) []calc.PortRange {
+	out := make([]calc.PortRange, len(p))
+	for i, x := range p {
+		out[i] = calc.PortRange{First: x, Last: x}
+	}
+	return out
+}
+
+// TestInlineCheaper: a policy is inline while its copies cost no more lines than a chain of its
+// own plus a jump and a return per group.
+func TestInlineCheaper(t *testing.T) {
+	for _, tc := range []struct {
+		rules, groups int
+		want          bool
+	}{
+		{100, 0, true}, {100, 1, true}, {2, 50, true}, {7, 2, true}, {8, 2, false}, {4, 3, true}, {5, 3, false},
+	} {
+		if got := InlineCheaper(tc.rules, tc.groups); got != tc.want {
+			t.Errorf("InlineCheaper(%d, %d) = %t", tc.rules, tc.groups, got)
+		}
+	}
+}
+
+// TestTierBlocks: a tier jumps to its first group unconditionally and to the others while
+// neither the accept nor the pass bit is set; a later tier clears the pass bit first; a Pass
+// tier has no drop of its own; doNotTrack chains notrack what a tier accepted.
+func TestTierBlocks(t *testing.T) {
+	cfg := testConfig(false)
+	sels := map[string]string{"a": "s", "b": "s", "c": "t", "d": "u"}
+	g := GroupBySelector(func(id calc.PolicyID) (string, bool) { s, ok := sels[id.Name]; return s, ok })
+	tiers := []calc.TierInfo{
+		{Name: "one", DefaultAction: "Deny", IngressPolicies: []calc.PolicyID{pid("a"), pid("b"), pid("c")}},
+		{Name: "two", DefaultAction: "Pass", IngressPolicies: []calc.PolicyID{pid("d")}},
+	}
+	ab := GroupChain(Filter, false, []calc.PolicyID{pid("a"), pid("b")})
+	c, refs := endpointChain(cfg, chainSpec{name: "x", layer: Filter, tiers: tiers, group: g})
+	want := []string{
+		"ct state established,related accept",
+		"ct state invalid drop",
+		"meta mark set meta mark & 0xfffcffff",
+		`jump ` + ab + ` comment "Start of tier one"`,
+		"meta mark & 0x00030000 == 0x00000000 jump filter-cali-pi-gnp/c",
+		"meta mark & 0x00010000 == 0x00010000 return",
+		`meta mark & 0x00020000 == 0x00000000 counter drop comment "End of tier one. Drop if no policies passed packet"`,
+		`meta mark set meta mark & 0xfffdffff comment "Start of tier two"`,
+		"jump filter-cali-pi-gnp/d",
+		"meta mark & 0x00010000 == 0x00010000 return",
+		`counter drop comment "Drop if no profiles matched"`,
+	}
+	if diff := cmp.Diff(want, ruleTexts(nft.IPv4, c.Rules)); diff != "" {
+		t.Errorf("normal chain (-want +got):\n%s", diff)
+	}
+	if len(refs) != 3 || refs[0].Chain() != ab {
+		t.Errorf("refs %+v", refs)
+	}
+	c, _ = endpointChain(cfg, chainSpec{name: "x", layer: Raw, kind: kindUntracked, tiers: tiers[:1], group: g})
+	if got := ruleTexts(nft.IPv4, c.Rules); got[len(got)-1] != "meta mark & 0x00010000 == 0x00010000 notrack return" {
+		t.Errorf("untracked chain: %q", got)
+	}
+}
