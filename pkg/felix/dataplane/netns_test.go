@@ -243,10 +243,17 @@ type kernelDP struct {
 // InSync and waits for its first apply.
 func startDataplane(t testing.TB, tp *topology, cfg Config, ups ...calc.Update) *kernelDP {
 	t.Helper()
+	return startDataplaneWith(t, tp, cfg, nil, ups...)
+}
+
+// startDataplaneWith is startDataplane with more options.
+func startDataplaneWith(t testing.TB, tp *topology, cfg Config, opts []Option, ups ...calc.Update) *kernelDP {
+	t.Helper()
 	cfg.Hostname, cfg.NetNS = "host1", tp.host.path()
 	k := &kernelDP{t: t, in: make(chan []calc.Update), status: make(chan EndpointStatus, 1024), done: make(chan struct{})}
-	dp, err := New(cfg, testLogger(t), WithRoutes(nullRoutes{}), WithVXLAN(nullVXLAN{}),
-		WithInterfaces(&nsInterfaces{t: t, ns: tp.host}), WithTiming(Timing{Refill: time.Millisecond}), withAfterApply(k.onApply))
+	opts = append([]Option{WithRoutes(nullRoutes{}), WithVXLAN(nullVXLAN{}),
+		WithInterfaces(&nsInterfaces{t: t, ns: tp.host}), WithTiming(Timing{Refill: time.Millisecond}), withAfterApply(k.onApply)}, opts...)
+	dp, err := New(cfg, testLogger(t), opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
