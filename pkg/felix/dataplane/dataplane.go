@@ -183,9 +183,10 @@ func (d *Dataplane) close() {
 }
 
 // applierLogger keeps the nft Applier's own per-sync info line out of the log (the dataplane
-// logs one line per apply with the same counts) unless debugging.
+// logs one line per apply with the same counts) unless debugging: the logger's level, or the
+// global one when the logger has none, is debug or lower.
 func applierLogger(log zerolog.Logger) zerolog.Logger {
-	if log.GetLevel() <= zerolog.DebugLevel {
+	if max(log.GetLevel(), zerolog.GlobalLevel()) <= zerolog.DebugLevel {
 		return log
 	}
 	return log.Level(zerolog.WarnLevel)
