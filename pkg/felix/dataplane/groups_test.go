@@ -29,6 +29,17 @@ func (h *harness) chainRules(name string) string {
 	return strings.Join(lines, "\n")
 }
 
+// workloadChain is the chain the ip table's dispatch map sends traffic to (egress false) or
+// from (egress true) a workload interface to.
+func (h *harness) workloadChain(iface string, egress bool) string {
+	from, to := rules.DispatchMaps()
+	m := h.dp.builder.tables[0].Map(to)
+	if egress {
+		m = h.dp.builder.tables[0].Map(from)
+	}
+	return m.Elements[nft.IfnameKey(iface)].Chain
+}
+
 // flushed lists the chains the last batch flushed.
 func (h *harness) flushed() []string {
 	var out []string
@@ -59,8 +70,11 @@ func TestGroupSharedByEndpoints(t *testing.T) {
 	if got := h.chainRules(group); got != want {
 		t.Fatalf("group chain:\n%s\nwant:\n%s", got, want)
 	}
+	if h.workloadChain("cali11111111111", false) != h.workloadChain("cali22222222222", false) {
+		t.Error("two endpoints with the same policies do not share their chain")
+	}
 	for _, w := range []string{"cali11111111111", "cali22222222222"} {
-		tw, _ := rules.WorkloadChains(w)
+		tw := h.workloadChain(w, false)
 		if got := h.chainRules(tw); !strings.Contains(got, "jump "+group+" comment") ||
 			!strings.Contains(got, "meta mark & 0x00030000 == 0x00000000 jump filter-cali-pi-gnp/p3") {
 			t.Errorf("%s:\n%s", tw, got)

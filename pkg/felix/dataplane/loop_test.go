@@ -109,7 +109,7 @@ func TestRunWaitsForInSyncThenApplies(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("FirstApplyDone not closed after InSync")
 	}
-	if !strings.Contains(r.fake.Dump(), "filter-cali-tw-cali1a2b3c4d5e6") {
+	if !strings.Contains(r.fake.Dump(), `"cali1a2b3c4d5e6" : goto filter-cali-tw-`) {
 		t.Errorf("the endpoint was not programmed")
 	}
 	select {

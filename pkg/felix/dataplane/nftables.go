@@ -16,7 +16,8 @@ import (
 // in place, so that a batch which changes one endpoint costs its chains and map elements, not a
 // rebuild of thousands of objects (the tables record what changed; the Applier plans only that):
 //   - workload chains are rendered (by package rules) when their endpoint value changes; they
-//     are the same in both tables;
+//     are the same in both tables, and named by their content, so that endpoints with the same
+//     policies share them (reference counts);
 //   - policy group and profile chains are in the tables exactly while some endpoint chain jumps
 //     to them (reference counts); a group is rendered again when one of its policies changes
 //     (see groups.go);
@@ -29,7 +30,8 @@ type rulesetBuilder struct {
 	tables []*nft.Table // one per version of cfg.Families(), in that order
 
 	weps     map[calc.WorkloadEndpointID]*wepEntry
-	dispatch dispatchEdits // workload dispatch map changes of this build
+	wlChains map[string]int // installed endpoints per workload chain
+	dispatch dispatchEdits  // workload dispatch map changes of this build
 
 	refs      map[string]*refEntry       // group and profile chains, by name
 	members   map[memberKey]*memberEntry // policies as members of groups
@@ -45,7 +47,7 @@ type rulesetBuilder struct {
 
 type wepEntry struct {
 	src       *calc.WorkloadEndpoint
-	ep        rules.Endpoint
+	ep        rules.Workload
 	installed bool
 }
 
@@ -58,7 +60,7 @@ type ipSetRev struct {
 func newRulesetBuilder(cfg *rules.Config, table string, log zerolog.Logger) *rulesetBuilder {
 	b := &rulesetBuilder{
 		cfg: cfg, log: log,
-		weps: map[calc.WorkloadEndpointID]*wepEntry{},
+		weps: map[calc.WorkloadEndpointID]*wepEntry{}, wlChains: map[string]int{},
 		refs: map[string]*refEntry{}, members: map[memberKey]*memberEntry{}, dirty: map[string]bool{},
 		selectors: map[calc.PolicyID]string{},
 		calcSets:  map[string]bool{}, rendered: map[string]ipSetRev{},

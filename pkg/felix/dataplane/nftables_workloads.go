@@ -79,33 +79,41 @@ func (b *rulesetBuilder) installOwners() {
 	}
 }
 
-// install adds an endpoint's chains, its dispatch map elements and its references.
+// install adds an endpoint's dispatch map elements and, for each of its two chains that no
+// other endpoint uses already, the chain and its references.
 func (b *rulesetBuilder) install(e *wepEntry) {
-	for _, c := range e.ep.Chains {
-		b.putChain(c)
+	for _, wc := range e.ep {
+		if b.wlChains[wc.Chain.Name] == 0 {
+			b.putChain(wc.Chain)
+			for _, r := range wc.Refs {
+				b.addRef(r, false)
+			}
+		}
+		b.wlChains[wc.Chain.Name]++
 	}
-	for _, r := range e.ep.Refs {
-		b.addRef(r, false)
-	}
-	key, from, to := rules.WorkloadDispatch(e.src.Name)
+	key, from, to := rules.WorkloadDispatch(e.src.Name, e.ep)
 	b.dispatch.put(key, from, to)
 	e.installed = true
 }
 
-// uninstall removes what install added (nothing if the endpoint is not installed).
+// uninstall removes what install added (nothing if the endpoint is not installed): a chain
+// and its references go with the last endpoint that uses it.
 func (b *rulesetBuilder) uninstall(id calc.WorkloadEndpointID) {
 	e := b.weps[id]
 	if e == nil || !e.installed {
 		return
 	}
-	for _, c := range e.ep.Chains {
-		b.deleteChain(c.Name)
+	for _, wc := range e.ep {
+		if b.wlChains[wc.Chain.Name]--; b.wlChains[wc.Chain.Name] > 0 {
+			continue
+		}
+		delete(b.wlChains, wc.Chain.Name)
+		b.deleteChain(wc.Chain.Name)
+		for _, r := range wc.Refs {
+			b.dropRef(r.Chain())
+		}
 	}
-	for _, r := range e.ep.Refs {
-		b.dropRef(r.Chain())
-	}
-	key, _, _ := rules.WorkloadDispatch(e.src.Name)
-	b.dispatch.remove(key)
+	b.dispatch.remove(nft.IfnameKey(e.src.Name))
 	e.installed = false
 }
 

@@ -1,6 +1,10 @@
 package rules
 
 import (
+	"crypto/sha256"
+	"encoding/base64"
+	"fmt"
+
 	"github.com/calico-host/calico-host/pkg/felix/calc"
 	"github.com/calico-host/calico-host/pkg/nft"
 )
@@ -21,8 +25,8 @@ func (r Ref) Chain() string {
 	return GroupChain(r.Layer, r.Egress, r.Group)
 }
 
-// Endpoint is the rendering of one endpoint: its chains, the same in the tables of both IP
-// versions, and the chains they jump to.
+// Endpoint is the rendering of host endpoints: their chains, the same in the tables of both
+// IP versions, and the chains they jump to.
 type Endpoint struct {
 	Chains []*nft.Chain
 	Refs   []Ref
@@ -155,23 +159,77 @@ func encapDrops(cfg *Config) []nft.Rule {
 // protoIPIP is IP-in-IP (ipencap).
 const protoIPIP = 4
 
-// WorkloadEndpoint renders the two chains of a local workload: cali-tw-<iface> (traffic to
-// it, ingress policy) and cali-fw-<iface> (traffic from it, egress policy). g splits each
-// tier's policies into groups.
-func WorkloadEndpoint(cfg *Config, ep *calc.WorkloadEndpoint, g Grouper) Endpoint {
-	to, from := WorkloadChains(ep.Name)
-	var out Endpoint
-	out.add(endpointChain(cfg, chainSpec{name: to, layer: Filter, tiers: ep.Tiers, profiles: ep.ProfileIDs, group: g}))
-	out.add(endpointChain(cfg, chainSpec{name: from, layer: Filter, egress: true, encap: true, tiers: ep.Tiers,
-		profiles: ep.ProfileIDs, group: g}))
+// WorkloadEndpoint renders the two chains of a local workload: cali-tw-<hash> (traffic to it,
+// ingress policy) and cali-fw-<hash> (traffic from it, egress policy). Nothing in them is
+// particular to the endpoint (its interface is matched by the dispatch maps, its addresses by
+// the anti-spoofing chain), so they are named by what they are made of: endpoints with the same
+// tiers, policy groups and profiles share their chains. g splits each tier's policies into
+// groups.
+func WorkloadEndpoint(cfg *Config, ep *calc.WorkloadEndpoint, g Grouper) Workload {
+	var out Workload
+	for _, egress := range []bool{false, true} {
+		spec := chainSpec{layer: Filter, egress: egress, encap: egress, tiers: ep.Tiers, profiles: ep.ProfileIDs, group: g}
+		c, refs := endpointChain(cfg, spec)
+		c.Name = workloadChainName(spec, refs)
+		out[b2i(egress)] = WorkloadChain{Chain: c, Refs: refs}
+	}
 	return out
 }
 
+// Workload is the rendering of a local workload: the chain of traffic to it (ingress policy)
+// and the chain of traffic from it (egress policy).
+type Workload [2]WorkloadChain
+
+// WorkloadChain is a workload chain, the same in the tables of both IP versions, and the
+// chains it jumps to.
+type WorkloadChain struct {
+	Chain *nft.Chain
+	Refs  []Ref
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// workloadChainName names a workload chain by what it is made of: its direction, its tiers
+// (names, default actions, the chains of their groups in order) and its profiles, which
+// determine its rules (with the Config, the same for every chain).
+func workloadChainName(s chainSpec, refs []Ref) string {
+	h := sha256.New()
+	ref := 0
+	for _, t := range s.tiers {
+		pols := t.IngressPolicies
+		if s.egress {
+			pols = t.EgressPolicies
+		}
+		if len(pols) == 0 {
+			continue
+		}
+		fmt.Fprintf(h, "tier %q %q:", t.Name, t.DefaultAction)
+		for covered := 0; covered < len(pols); ref++ {
+			fmt.Fprintf(h, " %q", refs[ref].Chain())
+			covered += len(refs[ref].Group)
+		}
+		h.Write([]byte{'\n'})
+	}
+	for _, p := range s.profiles {
+		fmt.Fprintf(h, "profile %q\n", p)
+	}
+	sum := base64.RawURLEncoding.EncodeToString(h.Sum(nil))[:20]
+	if s.egress {
+		return Filter.Name(prefixFromWorkload + sum)
+	}
+	return Filter.Name(prefixToWorkload + sum)
+}
+
 // WorkloadDispatch returns the key of a workload interface in the dispatch maps and the
-// verdicts that send its traffic to its chains: from it (egress policy) and to it (ingress).
-func WorkloadDispatch(iface string) (key nft.Key, from, to nft.Verdict) {
-	tw, fw := WorkloadChains(iface)
-	return nft.IfnameKey(iface), nft.Goto(fw), nft.Goto(tw)
+// verdicts that send its traffic to its chains (w, from WorkloadEndpoint): from it (egress
+// policy) and to it (ingress).
+func WorkloadDispatch(iface string, w Workload) (key nft.Key, from, to nft.Verdict) {
+	return nft.IfnameKey(iface), nft.Goto(w[1].Chain.Name), nft.Goto(w[0].Chain.Name)
 }
 
 // WorkloadDispatchMaps are the (empty) verdict maps of workload dispatch, from and to.

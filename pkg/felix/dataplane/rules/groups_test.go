@@ -110,3 +110,33 @@ func TestTierBlocks(t *testing.T) {
 		t.Errorf("untracked chain: %q", got)
 	}
 }
+
+// TestWorkloadChainsNamedByContent: two endpoints with the same tiers, groups and profiles get
+// the same chains; any difference (a profile, a policy, a tier's default action, the grouping)
+// gives another name; the chains to and from a workload never share a name.
+func TestWorkloadChainsNamedByContent(t *testing.T) {
+	cfg := testConfig(false)
+	ep := func(iface string, defaultAction string, profiles []string, pols ...calc.PolicyID) *calc.WorkloadEndpoint {
+		return &calc.WorkloadEndpoint{Name: iface, ProfileIDs: profiles,
+			Tiers: []calc.TierInfo{{Name: "default", DefaultAction: defaultAction, IngressPolicies: pols, EgressPolicies: pols}}}
+	}
+	same := func(calc.PolicyID) (string, bool) { return "s", true }
+	base := WorkloadEndpoint(cfg, ep("cali1", "Deny", []string{"p"}, pid("a"), pid("b")), GroupBySelector(same))
+	if base[0].Chain.Name == base[1].Chain.Name {
+		t.Errorf("to and from share %s", base[0].Chain.Name)
+	}
+	twin := WorkloadEndpoint(cfg, ep("cali2", "Deny", []string{"p"}, pid("a"), pid("b")), GroupBySelector(same))
+	if twin[0].Chain.Name != base[0].Chain.Name || twin[1].Chain.Name != base[1].Chain.Name {
+		t.Errorf("same content, other names: %s %s", twin[0].Chain.Name, twin[1].Chain.Name)
+	}
+	for name, other := range map[string]Workload{
+		"profile":        WorkloadEndpoint(cfg, ep("cali1", "Deny", []string{"q"}, pid("a"), pid("b")), GroupBySelector(same)),
+		"policy":         WorkloadEndpoint(cfg, ep("cali1", "Deny", []string{"p"}, pid("a"), pid("c")), GroupBySelector(same)),
+		"default action": WorkloadEndpoint(cfg, ep("cali1", "Pass", []string{"p"}, pid("a"), pid("b")), GroupBySelector(same)),
+		"grouping":       WorkloadEndpoint(cfg, ep("cali1", "Deny", []string{"p"}, pid("a"), pid("b")), Singletons),
+	} {
+		if other[0].Chain.Name == base[0].Chain.Name || other[1].Chain.Name == base[1].Chain.Name {
+			t.Errorf("another %s, the same names", name)
+		}
+	}
+}

@@ -154,12 +154,6 @@ func ProfileChain(l Layer, name string, egress bool) string {
 	return l.Name("cali-pri-" + name)
 }
 
-// WorkloadChains are the filter chains of a workload interface: to (ingress policy) and from
-// (egress policy).
-func WorkloadChains(iface string) (to, from string) {
-	return Filter.Name(prefixToWorkload + iface), Filter.Name(prefixFromWorkload + iface)
-}
-
 // DispatchMaps are the verdict maps that send workload traffic to the endpoint chains, keyed by
 // interface name: from-workload (iifname) and to-workload (oifname).
 func DispatchMaps() (from, to string) {

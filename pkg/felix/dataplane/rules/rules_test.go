@@ -217,7 +217,8 @@ func TestRenderedRulesetIsValid(t *testing.T) {
 		VXLAN: []VXLANDevice{{Name: "vxlan.calico", Version: nft.IPv4}}, SpoofAllowed: []SpoofAllowed{{Iface: "cali1", Prefix: netip.MustParsePrefix("fd5c::/64")}}}
 	for _, v := range cfg.Families() {
 		tb := nft.NewTable(TableFamily(v), "calico")
-		for _, e := range []Endpoint{ep, hep} {
+		wl := Endpoint{Chains: []*nft.Chain{ep[0].Chain, ep[1].Chain}, Refs: append(ep[0].Refs, ep[1].Refs...)}
+		for _, e := range []Endpoint{wl, hep} {
 			for _, c := range e.Chains {
 				must(t, tb.PutChain(c))
 			}
