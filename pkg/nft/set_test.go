@@ -248,3 +248,25 @@ func TestUpdateSetAgainstModel(t *testing.T) {
 		}
 	}
 }
+
+// TestUpdateMap: UpdateMap puts a copy with the changes and keeps the references of the
+// table's verdicts right (an element changed to another chain moves its reference); it refuses
+// a key of the wrong length.
+func TestUpdateMap(t *testing.T) {
+	tb := nft.NewTable(nft.FamilyIP, "t")
+	k1, k2 := nft.IfnameKey("a"), nft.IfnameKey("b")
+	old := &nft.Map{Name: "m", Type: nft.TypeIfname, Elements: map[nft.Key]nft.Verdict{k1: nft.Goto("x"), k2: nft.Goto("x")}}
+	if err := tb.PutMap(old); err != nil {
+		t.Fatal(err)
+	}
+	if err := tb.UpdateMap("m", map[nft.Key]nft.Verdict{k1: nft.Goto("y")}, []nft.Key{k2}); err != nil {
+		t.Fatal(err)
+	}
+	if !tb.Referenced(nft.RefChain, "y") || tb.Referenced(nft.RefChain, "x") || len(tb.Map("m").Elements) != 1 || len(old.Elements) != 2 {
+		t.Errorf("references x %t y %t; elements %v (old %v)", tb.Referenced(nft.RefChain, "x"), tb.Referenced(nft.RefChain, "y"),
+			tb.Map("m").Elements, old.Elements)
+	}
+	if err := tb.UpdateMap("m", map[nft.Key]nft.Verdict{nft.PortKey(1): nft.Accept()}, nil); err == nil {
+		t.Error("a key of the wrong length was accepted")
+	}
+}

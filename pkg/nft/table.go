@@ -305,21 +305,43 @@ func (t *Table) Map(name string) *Map { return t.maps[name] }
 func (t *Table) MapNames() []string { return slices.Sorted(maps.Keys(t.maps)) }
 
 // UpdateMap stores the elements of put and removes the keys of del in map
-// name, by putting a copy.
+// name, by putting a copy. It checks only the new elements: it costs a copy
+// of the map, not a check of all its elements.
 func (t *Table) UpdateMap(name string, put map[Key]Verdict, del []Key) error {
 	old := t.maps[name]
 	if old == nil {
 		return fmt.Errorf("map %s does not exist", name)
 	}
+	n := old.Type.KeyLen()
+	for k, v := range put {
+		if k.Len() != n {
+			return fmt.Errorf("map %s: key of %d bytes for type %s (%d bytes)", name, k.Len(), old.Type, n)
+		}
+		if _, err := v.VM(); err != nil {
+			return fmt.Errorf("map %s key %s: %w", name, old.Type.format([]byte(k.raw)), err)
+		}
+	}
 	m := &Map{Name: old.Name, Type: old.Type, Elements: maps.Clone(old.Elements)}
 	if m.Elements == nil {
 		m.Elements = map[Key]Verdict{}
 	}
+	use := func(v Verdict, n int) { v.refs(func(rf Ref) { t.addUse(refKey{rf.Kind, rf.Name}, n) }) }
 	for _, k := range del {
-		delete(m.Elements, k)
+		if v, ok := m.Elements[k]; ok {
+			use(v, -1)
+			delete(m.Elements, k)
+		}
 	}
-	maps.Copy(m.Elements, put)
-	return t.PutMap(m)
+	for k, v := range put {
+		if ov, ok := m.Elements[k]; ok {
+			use(ov, -1)
+		}
+		m.Elements[k] = v
+		use(v, 1)
+	}
+	t.maps[name] = m
+	t.jr.Maps[name] = struct{}{}
+	return nil
 }
 
 // Clone returns a table with the same objects (shared, not copied) and an

@@ -30,13 +30,18 @@ type rulesetBuilder struct {
 	tables []*nft.Table // one per version of cfg.Families(), in that order
 
 	weps     map[calc.WorkloadEndpointID]*wepEntry
-	wlChains map[string]int // installed endpoints per workload chain
-	dispatch dispatchEdits  // workload dispatch map changes of this build
+	byIface  map[string]map[calc.WorkloadEndpointID]bool // endpoints by interface
+	wlChains map[string]int                              // installed endpoints per workload chain
+	dispatch dispatchEdits                               // workload dispatch map changes of this build
 
-	refs      map[string]*refEntry       // group and profile chains, by name
-	members   map[memberKey]*memberEntry // policies as members of groups
-	dirty     map[string]bool            // group chains to render again
-	selectors map[calc.PolicyID]string   // the selectors the endpoints were grouped by
+	refs    map[string]*refEntry       // group and profile chains, by name
+	members map[memberKey]*memberEntry // policies as members of groups
+	// placeDirty: members that joined or left a group since placeMembers; policiesChanged:
+	// policies changed since then (placeMembers looks at every member).
+	placeDirty      map[memberKey]bool
+	policiesChanged bool
+	dirty           map[string]bool          // group chains to render again
+	selectors       map[calc.PolicyID]string // the selectors the endpoints were grouped by
 
 	calcSets map[string]bool     // set names made from calc IP sets (any table)
 	rendered map[string]ipSetRev // calc IP set ID -> the set its nft sets were made from
@@ -61,9 +66,10 @@ func newRulesetBuilder(cfg *rules.Config, table string, log zerolog.Logger) *rul
 	b := &rulesetBuilder{
 		cfg: cfg, log: log,
 		weps: map[calc.WorkloadEndpointID]*wepEntry{}, wlChains: map[string]int{},
-		refs: map[string]*refEntry{}, members: map[memberKey]*memberEntry{}, dirty: map[string]bool{},
-		selectors: map[calc.PolicyID]string{},
-		calcSets:  map[string]bool{}, rendered: map[string]ipSetRev{},
+		byIface: map[string]map[calc.WorkloadEndpointID]bool{},
+		refs:    map[string]*refEntry{}, members: map[memberKey]*memberEntry{}, dirty: map[string]bool{},
+		placeDirty: map[memberKey]bool{}, selectors: map[calc.PolicyID]string{},
+		calcSets: map[string]bool{}, rendered: map[string]ipSetRev{},
 		volatile: map[string]bool{}, missing: map[string]bool{},
 	}
 	for _, v := range cfg.Families() {

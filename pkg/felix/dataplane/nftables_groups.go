@@ -1,6 +1,7 @@
 package dataplane
 
 import (
+	"maps"
 	"slices"
 
 	"github.com/calico-host/calico-host/pkg/felix/calc"
@@ -118,6 +119,7 @@ func (b *rulesetBuilder) joinGroup(k memberKey, name string, multi bool) {
 	if multi {
 		me.multi++
 	}
+	b.placeDirty[k] = true
 }
 
 // leaveGroup removes a policy from group chain name; its other groups may now hold it inline.
@@ -130,6 +132,7 @@ func (b *rulesetBuilder) leaveGroup(k memberKey, name string, multi bool) {
 	if multi {
 		me.multi--
 	}
+	b.placeDirty[k] = true
 	if len(me.groups) == 0 {
 		delete(b.members, k)
 	}
@@ -174,10 +177,19 @@ func (b *rulesetBuilder) removeRef(name string, e *refEntry) {
 
 // placeMembers renders the members that are new or whose policy changed, decides for each
 // whether its groups hold it inline, marks the groups to render again, and updates the
-// references groups hold to out-of-line members' chains. It reports whether a group dropped
-// such a reference (the chain may now be unreferenced).
+// references groups hold to out-of-line members' chains. It looks at every member when
+// policies changed, else only at those that joined or left a group. It reports whether a group
+// dropped such a reference (the chain may now be unreferenced).
 func (b *rulesetBuilder) placeMembers(m *model) bool {
-	for k, me := range b.members {
+	keys := maps.Keys(b.placeDirty)
+	if b.policiesChanged {
+		keys = maps.Keys(b.members)
+	}
+	for k := range keys {
+		me := b.members[k]
+		if me == nil {
+			continue
+		}
 		if src := m.policies[k.id]; src != me.src || me.rendered[0].Rules == nil && me.src == nil {
 			b.renderMember(k, me, src)
 		}
@@ -192,6 +204,8 @@ func (b *rulesetBuilder) placeMembers(m *model) bool {
 			}
 		}
 	}
+	clear(b.placeDirty)
+	b.policiesChanged = false
 	dropped := false
 	for name := range b.dirty {
 		if e := b.refs[name]; e != nil && len(e.ref.Group) > 1 {
@@ -309,7 +323,7 @@ func (b *rulesetBuilder) refreshProfiles(m *model) {
 	if !m.rulesChanged {
 		return
 	}
-	m.rulesChanged = false
+	m.rulesChanged, b.policiesChanged = false, true
 	for name, e := range b.refs {
 		if e.ref.Profile != "" && m.profiles[e.ref.Profile] != e.profile {
 			b.dirty[name] = true

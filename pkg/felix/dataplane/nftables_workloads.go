@@ -33,49 +33,71 @@ func (d *dispatchEdits) remove(key nft.Key) {
 }
 
 // syncWorkloads renders the endpoints whose value changed and installs, in the tables, the
-// chains and dispatch map elements of each interface's owner. When two endpoints claim one
-// interface, the lower ID owns it.
+// chains and dispatch map elements of the owner of each interface that one of them had or has.
+// When two endpoints claim one interface, the lower ID owns it.
 func (b *rulesetBuilder) syncWorkloads(m *model) {
-	changed := false
-	for id := range b.weps {
+	touched := map[string]bool{}
+	for id, e := range b.weps {
 		if m.weps[id] == nil {
 			b.uninstall(id)
+			b.unindex(id, e.src.Name)
 			delete(b.weps, id)
-			changed = true
+			touched[e.src.Name] = true
 		}
 	}
 	g := b.grouper(m)
 	for id, ep := range m.weps {
-		if e := b.weps[id]; e != nil && e.src == ep {
+		e := b.weps[id]
+		if e != nil && e.src == ep {
 			continue
 		}
-		b.uninstall(id)
+		if e != nil {
+			b.uninstall(id)
+			b.unindex(id, e.src.Name)
+			touched[e.src.Name] = true
+		}
 		b.weps[id] = &wepEntry{src: ep, ep: rules.WorkloadEndpoint(b.cfg, ep, g)}
-		changed = true
+		b.index(id, ep.Name)
+		touched[ep.Name] = true
 	}
-	if changed {
-		b.installOwners()
+	for iface := range touched {
+		b.installOwner(iface)
 	}
 	b.flushDispatch()
 }
 
-// installOwners makes the owner of every interface the installed endpoint for it.
-func (b *rulesetBuilder) installOwners() {
-	owners := make(map[string]calc.WorkloadEndpointID, len(b.weps))
-	for id, e := range b.weps {
-		if o, ok := owners[e.src.Name]; !ok || compareWEPIDs(id, o) < 0 {
-			owners[e.src.Name] = id
+// index and unindex keep the endpoints of each interface.
+func (b *rulesetBuilder) index(id calc.WorkloadEndpointID, iface string) {
+	if b.byIface[iface] == nil {
+		b.byIface[iface] = map[calc.WorkloadEndpointID]bool{}
+	}
+	b.byIface[iface][id] = true
+}
+
+func (b *rulesetBuilder) unindex(id calc.WorkloadEndpointID, iface string) {
+	delete(b.byIface[iface], id)
+	if len(b.byIface[iface]) == 0 {
+		delete(b.byIface, iface)
+	}
+}
+
+// installOwner makes the owner of iface (the lowest ID among its endpoints) the installed
+// endpoint for it.
+func (b *rulesetBuilder) installOwner(iface string) {
+	var owner calc.WorkloadEndpointID
+	found := false
+	for id := range b.byIface[iface] {
+		if !found || compareWEPIDs(id, owner) < 0 {
+			owner, found = id, true
 		}
 	}
-	for id, e := range b.weps {
-		if e.installed && owners[e.src.Name] != id {
+	for id := range b.byIface[iface] {
+		if id != owner {
 			b.uninstall(id)
 		}
 	}
-	for _, id := range owners {
-		if e := b.weps[id]; !e.installed {
-			b.install(e)
-		}
+	if e := b.weps[owner]; found && !e.installed {
+		b.install(e)
 	}
 }
 
