@@ -219,7 +219,9 @@ func TestUpdateSetAgainstModel(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmodel := map[nft.Element]bool{}
-	key := func() nft.Element { return nft.ConcatElem(nft.AddrElem(addr(rng.IntN(30))), nft.PortElem(uint16(rng.IntN(3)))) }
+	key := func() nft.Element {
+		return nft.ConcatElem(nft.AddrElem(addr(rng.IntN(30))), nft.PortElem(uint16(rng.IntN(3))))
+	}
 	for step := range 2000 {
 		var add, del []nft.Element
 		for range rng.IntN(3) {
