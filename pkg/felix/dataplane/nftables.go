@@ -34,14 +34,13 @@ type rulesetBuilder struct {
 	wlChains map[string]int                              // installed endpoints per workload chain
 	dispatch dispatchEdits                               // workload dispatch map changes of this build
 
-	refs    map[string]*refEntry       // group and profile chains, by name
-	members map[memberKey]*memberEntry // policies as members of groups
-	// placeDirty: members that joined or left a group since placeMembers; policiesChanged:
-	// policies changed since then (placeMembers looks at every member).
-	placeDirty      map[memberKey]bool
-	policiesChanged bool
-	dirty           map[string]bool          // group chains to render again
-	selectors       map[calc.PolicyID]string // the selectors the endpoints were grouped by
+	refs       map[string]*refEntry                 // group and profile chains, by name
+	members    map[memberKey]*memberEntry           // policies as members of groups
+	memberKeys map[calc.PolicyID]map[memberKey]bool // the members of each policy
+	placeDirty map[memberKey]bool                   // members that joined or left a group since placeMembers
+	groupedBy  map[calc.PolicyID]groupedBy          // what the endpoints were grouped by
+	dirty      map[string]bool                      // group chains to render again
+	selectors  map[calc.PolicyID]string             // the selectors the endpoints were grouped by
 
 	calcSets map[string]bool     // set names made from calc IP sets (any table)
 	rendered map[string]ipSetRev // calc IP set ID -> the set its nft sets were made from
@@ -54,6 +53,7 @@ type wepEntry struct {
 	src       *calc.WorkloadEndpoint
 	ep        rules.Workload
 	installed bool
+	stale     bool // to render again (its policies' grouping changed)
 }
 
 // ipSetRev identifies what a calc IP set's nft sets were made from.
@@ -68,8 +68,9 @@ func newRulesetBuilder(cfg *rules.Config, table string, log zerolog.Logger) *rul
 		weps: map[calc.WorkloadEndpointID]*wepEntry{}, wlChains: map[string]int{},
 		byIface: map[string]map[calc.WorkloadEndpointID]bool{},
 		refs:    map[string]*refEntry{}, members: map[memberKey]*memberEntry{}, dirty: map[string]bool{},
-		placeDirty: map[memberKey]bool{}, selectors: map[calc.PolicyID]string{},
-		calcSets: map[string]bool{}, rendered: map[string]ipSetRev{},
+		placeDirty: map[memberKey]bool{}, memberKeys: map[calc.PolicyID]map[memberKey]bool{},
+		groupedBy: map[calc.PolicyID]groupedBy{},
+		calcSets:  map[string]bool{}, rendered: map[string]ipSetRev{},
 		volatile: map[string]bool{}, missing: map[string]bool{},
 	}
 	for _, v := range cfg.Families() {
@@ -101,7 +102,10 @@ func (b *rulesetBuilder) build(m *model, in buildInput) []*nft.Table {
 	b.regroupIfSelectorsChanged(m)
 	b.syncWorkloads(m)
 	b.refreshProfiles(m)
-	b.buildVolatile(m, in)
+	if m.volatileChanged {
+		b.buildVolatile(m, in)
+		m.volatileChanged = false
+	}
 	b.finishRefs(m)
 	b.syncCalcSets(m)
 	b.addMissingSets()

@@ -1,7 +1,6 @@
 package dataplane
 
 import (
-	"maps"
 	"slices"
 
 	"github.com/calico-host/calico-host/pkg/felix/calc"
@@ -46,38 +45,48 @@ type memberEntry struct {
 	inline   bool
 }
 
-// grouper groups the policies of a tier by the selectors the model has for them.
+// grouper groups the policies of a tier by the selectors the model has for them, recording
+// what it saw of each (see regroupIfSelectorsChanged).
 func (b *rulesetBuilder) grouper(m *model) rules.Grouper {
 	return rules.GroupBySelector(func(id calc.PolicyID) (string, bool) {
 		p := m.policies[id]
-		if p == nil {
-			return "", false
+		seen := groupedBy{known: p != nil}
+		if p != nil {
+			seen.selector = p.Selector
 		}
-		return p.Selector, true
+		b.groupedBy[id] = seen
+		return seen.selector, seen.known
 	})
 }
 
-// regroupIfSelectorsChanged makes every endpoint render again when a policy's selector changed
-// (rare): the grouping of their tiers may change. Only looks when policies changed.
+// groupedBy is what the grouper saw of a policy: its selector, or that it was unknown.
+type groupedBy struct {
+	selector string
+	known    bool
+}
+
+// regroupIfSelectorsChanged makes every endpoint render again (the grouping of their tiers may
+// change) when a policy they were grouped by changed its selector, appeared or went (rare). It
+// looks only at the policies that changed.
 func (b *rulesetBuilder) regroupIfSelectorsChanged(m *model) {
-	if !m.rulesChanged {
+	changed := false
+	for id := range m.changedPolicies {
+		seen, ok := b.groupedBy[id]
+		if !ok {
+			continue
+		}
+		p := m.policies[id]
+		changed = changed || seen.known != (p != nil) || p != nil && p.Selector != seen.selector
+	}
+	if !changed {
 		return
 	}
-	changed := false
-	for id, sel := range b.selectors {
-		if p := m.policies[id]; p != nil && p.Selector != sel {
-			changed = true
-		}
+	clear(b.groupedBy)
+	for id, e := range b.weps {
+		e.stale = true // renders again
+		m.changedWEPs[id] = true
 	}
-	clear(b.selectors)
-	for id, p := range m.policies {
-		b.selectors[id] = p.Selector
-	}
-	if changed {
-		for _, e := range b.weps {
-			e.src = nil // renders again; host endpoints are rebuilt every time
-		}
-	}
+	m.volatileChanged = true // host endpoint chains too
 }
 
 // addRef counts a reference to a group or profile chain from a workload chain (host false) or
@@ -120,6 +129,10 @@ func (b *rulesetBuilder) joinGroup(k memberKey, name string, multi bool) {
 		me.multi++
 	}
 	b.placeDirty[k] = true
+	if b.memberKeys[k.id] == nil {
+		b.memberKeys[k.id] = map[memberKey]bool{}
+	}
+	b.memberKeys[k.id][k] = true
 }
 
 // leaveGroup removes a policy from group chain name; its other groups may now hold it inline.
@@ -135,6 +148,9 @@ func (b *rulesetBuilder) leaveGroup(k memberKey, name string, multi bool) {
 	b.placeDirty[k] = true
 	if len(me.groups) == 0 {
 		delete(b.members, k)
+		if delete(b.memberKeys[k.id], k); len(b.memberKeys[k.id]) == 0 {
+			delete(b.memberKeys, k.id)
+		}
 	}
 }
 
@@ -177,15 +193,17 @@ func (b *rulesetBuilder) removeRef(name string, e *refEntry) {
 
 // placeMembers renders the members that are new or whose policy changed, decides for each
 // whether its groups hold it inline, marks the groups to render again, and updates the
-// references groups hold to out-of-line members' chains. It looks at every member when
-// policies changed, else only at those that joined or left a group. It reports whether a group
+// references groups hold to out-of-line members' chains. It looks only at the members of the
+// policies that changed and those that joined or left a group. It reports whether a group
 // dropped such a reference (the chain may now be unreferenced).
 func (b *rulesetBuilder) placeMembers(m *model) bool {
-	keys := maps.Keys(b.placeDirty)
-	if b.policiesChanged {
-		keys = maps.Keys(b.members)
+	for id := range m.changedPolicies {
+		for k := range b.memberKeys[id] {
+			b.placeDirty[k] = true
+		}
 	}
-	for k := range keys {
+	clear(m.changedPolicies)
+	for k := range b.placeDirty {
 		me := b.members[k]
 		if me == nil {
 			continue
@@ -205,7 +223,6 @@ func (b *rulesetBuilder) placeMembers(m *model) bool {
 		}
 	}
 	clear(b.placeDirty)
-	b.policiesChanged = false
 	dropped := false
 	for name := range b.dirty {
 		if e := b.refs[name]; e != nil && len(e.ref.Group) > 1 {
@@ -323,7 +340,7 @@ func (b *rulesetBuilder) refreshProfiles(m *model) {
 	if !m.rulesChanged {
 		return
 	}
-	m.rulesChanged, b.policiesChanged = false, true
+	m.rulesChanged = false
 	for name, e := range b.refs {
 		if e.ref.Profile != "" && m.profiles[e.ref.Profile] != e.profile {
 			b.dirty[name] = true

@@ -32,34 +32,30 @@ func (d *dispatchEdits) remove(key nft.Key) {
 	d.del[key] = true
 }
 
-// syncWorkloads renders the endpoints whose value changed and installs, in the tables, the
+// syncWorkloads renders the endpoints whose value changed (the model lists them) and installs, in the tables, the
 // chains and dispatch map elements of the owner of each interface that one of them had or has.
 // When two endpoints claim one interface, the lower ID owns it.
 func (b *rulesetBuilder) syncWorkloads(m *model) {
 	touched := map[string]bool{}
-	for id, e := range b.weps {
-		if m.weps[id] == nil {
-			b.uninstall(id)
-			b.unindex(id, e.src.Name)
-			delete(b.weps, id)
-			touched[e.src.Name] = true
-		}
-	}
 	g := b.grouper(m)
-	for id, ep := range m.weps {
-		e := b.weps[id]
-		if e != nil && e.src == ep {
+	for id := range m.changedWEPs {
+		ep, e := m.weps[id], b.weps[id]
+		if e != nil && e.src == ep && !e.stale {
 			continue
 		}
 		if e != nil {
 			b.uninstall(id)
 			b.unindex(id, e.src.Name)
+			delete(b.weps, id)
 			touched[e.src.Name] = true
 		}
-		b.weps[id] = &wepEntry{src: ep, ep: rules.WorkloadEndpoint(b.cfg, ep, g)}
-		b.index(id, ep.Name)
-		touched[ep.Name] = true
+		if ep != nil {
+			b.weps[id] = &wepEntry{src: ep, ep: rules.WorkloadEndpoint(b.cfg, ep, g)}
+			b.index(id, ep.Name)
+			touched[ep.Name] = true
+		}
 	}
+	clear(m.changedWEPs)
 	for iface := range touched {
 		b.installOwner(iface)
 	}
