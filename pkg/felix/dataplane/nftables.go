@@ -42,11 +42,15 @@ type rulesetBuilder struct {
 	dirty      map[string]bool                      // group chains to render again
 	selectors  map[calc.PolicyID]string             // the selectors the endpoints were grouped by
 
-	calcSets map[string]bool     // set names made from calc IP sets (any table)
-	rendered map[string]ipSetRev // calc IP set ID -> the set its nft sets were made from
-	volatile map[string]bool     // chains, maps and sets of the last volatile build
-	missing  map[string]bool     // empty stand-ins for sets calc did not send
-	refsDirt bool                // referenced chains or calc sets changed
+	calcSets map[string]bool      // set names made from calc IP sets (any table)
+	rendered map[string]ipSetRev  // calc IP set ID -> the set its nft sets were made from
+	volatile map[string]bool      // chains, maps and sets of the last volatile build
+	setNames map[string][2]string // calc IP set ID -> set name per table
+	missing  map[string]bool      // empty stand-ins for sets calc did not send
+	// setsToCheck: group and profile chains rendered in this build (their sets must exist);
+	// recheckAllSets: a calc set or a chain went, look at every chain.
+	setsToCheck    map[string]bool
+	recheckAllSets bool
 }
 
 type wepEntry struct {
@@ -71,7 +75,8 @@ func newRulesetBuilder(cfg *rules.Config, table string, log zerolog.Logger) *rul
 		placeDirty: map[memberKey]bool{}, memberKeys: map[calc.PolicyID]map[memberKey]bool{},
 		groupedBy: map[calc.PolicyID]groupedBy{},
 		calcSets:  map[string]bool{}, rendered: map[string]ipSetRev{},
-		volatile: map[string]bool{}, missing: map[string]bool{},
+		volatile: map[string]bool{}, missing: map[string]bool{}, setNames: map[string][2]string{},
+		setsToCheck: map[string]bool{},
 	}
 	for _, v := range cfg.Families() {
 		t := nft.NewTable(rules.TableFamily(v), table)

@@ -98,7 +98,6 @@ func (b *rulesetBuilder) addRef(r rules.Ref, host bool) {
 		e = &refEntry{ref: r}
 		b.refs[name] = e
 		b.dirty[name] = true
-		b.refsDirt = true
 		for _, id := range r.Group {
 			b.joinGroup(memberKey{r.Layer, r.Egress, id}, name, len(r.Group) > 1)
 		}
@@ -182,7 +181,7 @@ func (b *rulesetBuilder) removeRef(name string, e *refEntry) {
 	delete(b.refs, name)
 	delete(b.dirty, name)
 	b.deleteChain(name)
-	b.refsDirt = true
+	b.recheckAllSets = true // its sets' stand-ins may be unused now
 	for _, id := range e.ref.Group {
 		b.leaveGroup(memberKey{e.ref.Layer, e.ref.Egress, id}, name, len(e.ref.Group) > 1)
 	}
@@ -291,7 +290,7 @@ func (b *rulesetBuilder) logProblems(kind, name string, rendered [2]rules.Render
 
 // renderRef renders a group or profile chain into every table.
 func (b *rulesetBuilder) renderRef(name string, e *refEntry, m *model) {
-	b.refsDirt = true
+	b.setsToCheck[name] = true
 	if e.ref.Profile != "" {
 		b.renderProfile(name, e, m)
 		return

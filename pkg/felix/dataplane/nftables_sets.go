@@ -16,21 +16,22 @@ func (b *rulesetBuilder) syncCalcSets(m *model) {
 		if m.ipsets[id] != nil {
 			continue
 		}
-		for i, v := range b.cfg.Families() {
-			name := rules.SetName(v, id)
+		for i := range b.tables {
+			name := b.setName(i, id)
 			b.tables[i].DeleteSet(name)
 			delete(b.calcSets, name)
 		}
 		delete(b.rendered, id)
-		b.refsDirt = true
+		delete(b.setNames, id)
+		b.recheckAllSets = true // a rule may still look it up
 	}
 	for id, s := range m.ipsets {
 		r, ok := b.rendered[id]
 		if ok && r.set == s && r.version == s.version {
 			continue
 		}
-		for i, v := range b.cfg.Families() {
-			b.putCalcSet(i, rules.SetName(v, id), id, s, ok && r.set == s)
+		for i := range b.tables {
+			b.putCalcSet(i, b.setName(i, id), id, s, ok && r.set == s)
 		}
 		b.rendered[id] = ipSetRev{set: s, version: s.version}
 	}
@@ -47,41 +48,58 @@ func (b *rulesetBuilder) putCalcSet(i int, name, id string, s *ipSet, same bool)
 	} else if len(add)+len(del) > 0 {
 		must(t.UpdateSet(name, add, del))
 	}
-	if !b.calcSets[name] {
-		b.calcSets[name] = true
-		b.refsDirt = true
+	b.calcSets[name] = true
+}
+
+// setName is the name of calc IP set id in table i (names are cached: they are asked for on
+// every change of the set).
+func (b *rulesetBuilder) setName(i int, id string) string {
+	names, ok := b.setNames[id]
+	if !ok {
+		for j, v := range b.cfg.Families() {
+			names[j] = rules.SetName(v, id)
+		}
+		b.setNames[id] = names
 	}
+	return names[i]
 }
 
 // addMissingSets adds an empty set for each set a rule looks up that calc never sent, so that
 // the tables stay consistent; it warns, since calc promised to send every set it refers to. It
-// only looks again when the referenced chains or calc's sets changed.
+// looks at the chains rendered in this build, or at all of them after a calc set or a chain
+// went (then it also drops the stand-ins nothing uses any more).
 func (b *rulesetBuilder) addMissingSets() {
-	if !b.refsDirt {
-		return
-	}
-	b.refsDirt = false
-	for name := range b.missing {
-		if !b.calcSets[name] {
+	if b.recheckAllSets {
+		for name := range b.missing {
 			for _, t := range b.tables {
 				t.DeleteSet(name)
 			}
 		}
-	}
-	clear(b.missing)
-	for _, e := range b.refs {
-		for _, id := range e.sets {
-			for i, v := range b.cfg.Families() {
-				name := rules.SetName(v, id)
-				if b.tables[i].Set(name) != nil && !b.missing[name] {
-					continue
-				}
-				if !b.missing[name] {
-					b.log.Warn().Str("ipset", id).Msg("A rule refers to an IP set that calc did not send; using an empty set")
-				}
-				must(b.tables[i].PutSet(newIPSet(calc.IPSetNet, nil).nftSet(i, id)))
-				b.missing[name] = true
+		clear(b.missing)
+		for _, e := range b.refs {
+			b.addMissingSetsOf(e)
+		}
+	} else {
+		for name := range b.setsToCheck {
+			if e := b.refs[name]; e != nil {
+				b.addMissingSetsOf(e)
 			}
+		}
+	}
+	b.recheckAllSets = false
+	clear(b.setsToCheck)
+}
+
+func (b *rulesetBuilder) addMissingSetsOf(e *refEntry) {
+	for _, id := range e.sets {
+		for i := range b.tables {
+			name := b.setName(i, id)
+			if b.tables[i].Set(name) != nil {
+				continue
+			}
+			b.log.Warn().Str("ipset", id).Msg("A rule refers to an IP set that calc did not send; using an empty set")
+			must(b.tables[i].PutSet(newIPSet(calc.IPSetNet, nil).nftSet(i, id)))
+			b.missing[name] = true
 		}
 	}
 }
