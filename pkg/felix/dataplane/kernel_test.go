@@ -71,7 +71,8 @@ func TestKernelPolicy(t *testing.T) {
 }
 
 // TestKernelAntiSpoofing: a workload sending from an address that is not its own (here, the
-// other workload's) is dropped; from its own address it gets through.
+// other workload's) is dropped; from its own address it gets through. Two interface prefixes:
+// the workload interfaces are matched by one lookup of both.
 func TestKernelAntiSpoofing(t *testing.T) {
 	tp := newTopology(t)
 	a := tp.addWorkload(t, "a", ifA, ipA)
@@ -91,7 +92,7 @@ func TestKernelAntiSpoofing(t *testing.T) {
 		t.Fatal("setup: the forged packet does not reach B even without policy")
 	}
 	srv.reset()
-	startDataplane(t, tp, Config{},
+	startDataplane(t, tp, Config{InterfacePrefixes: []string{"tap", "cali"}},
 		profile("open", []calc.Rule{allow()}, []calc.Rule{allow()}),
 		wep("a", ifA, []string{ipA + "/32"}, withProfiles("open")),
 		wep("b", ifB, []string{ipB + "/32"}, withProfiles("open")),
@@ -303,7 +304,8 @@ func ruleHandle(t *testing.T, ns *testNS, chain, text string) string {
 // TestKernelPolicyGroups: policies of one group act in order within their group chain: a deny
 // before an allow wins, a pass skips the rest of the tier (later groups and the tier's other
 // policies), an allow of a member kept out of line (in its own chain) ends the tier as an
-// inline one does, and what no member decides meets the tier's drop.
+// inline one does, and what no member decides meets the tier's drop. (Two interface prefixes:
+// the workload interfaces are matched by one lookup of both.)
 func TestKernelPolicyGroups(t *testing.T) {
 	tp := newTopology(t)
 	a := tp.addWorkload(t, "a", ifA, ipA)
@@ -320,7 +322,7 @@ func TestKernelPolicyGroups(t *testing.T) {
 	for port := range uint16(6) { // enough rules to keep s1 out of line in its two groups
 		s1Rules = append(s1Rules, calc.Rule{Action: calc.RuleDeny, Protocol: 17, DstPorts: ports(9000 + port)})
 	}
-	startDataplane(t, tp, Config{},
+	startDataplane(t, tp, Config{InterfacePrefixes: []string{"tap", "cali"}},
 		policySel(s0, "all()", []calc.Rule{{Action: calc.RuleDeny, Protocol: 17}}, nil),
 		policySel(s1, "all()", s1Rules, nil),
 		policySel(s2, "all()", []calc.Rule{{Action: calc.RulePass, Protocol: 6, DstPorts: ports(8082, 8083)}}, nil),

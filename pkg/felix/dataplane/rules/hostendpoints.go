@@ -168,9 +168,8 @@ func (d *hostDispatch) render(cfg *Config) (*nft.Chain, *nft.Map) {
 	var tail []nft.Rule
 	if d.all != "" {
 		if d.hc.out {
-			for _, p := range cfg.WorkloadPrefixes {
-				tail = append(tail, rule(nft.OIFName(p+"*"), nft.Return()).WithComment("Skip egress host endpoint policy for traffic to local workloads"))
-			}
+			tail = append(tail, rule(workloadIface(cfg, true), nft.Return()).
+				WithComment("Skip egress host endpoint policy for traffic to local workloads"))
 		}
 		tail = append(tail, rule(nft.Goto(d.all)))
 	}

@@ -118,18 +118,29 @@ func baseChainOf(cfg *Config, b baseChain) *nft.Chain {
 	return c
 }
 
-// prefixRules makes one rule per workload interface prefix: iifname "cali*" <then> (oifname
-// when out).
+// prefixRules makes the rule that matches workload interfaces: iifname "cali*" <then>
+// (oifname when out), or one lookup of all the prefixes, iifname { "cali*", "tap*" }.
 func prefixRules(cfg *Config, out bool, then ...nft.Expr) []nft.Rule {
-	rs := make([]nft.Rule, len(cfg.WorkloadPrefixes))
-	for i, p := range cfg.WorkloadPrefixes {
-		m := nft.IIFName(p + "*")
-		if out {
-			m = nft.OIFName(p + "*")
-		}
-		rs[i] = rule(append([]nft.Expr{m}, then...)...)
+	return []nft.Rule{rule(append([]nft.Expr{workloadIface(cfg, out)}, then...)...)}
+}
+
+// workloadIface matches the input (output when out) interfaces with a workload prefix.
+func workloadIface(cfg *Config, out bool) nft.Match {
+	f := nft.FieldIIFName
+	if out {
+		f = nft.FieldOIFName
 	}
-	return rs
+	elems := make([]nft.Element, len(cfg.WorkloadPrefixes))
+	for i, p := range cfg.WorkloadPrefixes {
+		elems[i] = nft.IfnamePrefixElem(p)
+	}
+	if len(elems) == 1 {
+		if out {
+			return nft.OIFName(cfg.WorkloadPrefixes[0] + "*")
+		}
+		return nft.IIFName(cfg.WorkloadPrefixes[0] + "*")
+	}
+	return nft.InList([]nft.Field{f}, elems...)
 }
 
 func filterInput(cfg *Config, st *Static, v nft.IPVersion) []nft.Rule {
