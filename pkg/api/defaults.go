@@ -3,7 +3,7 @@ package api
 import (
 	"encoding/json"
 	"net"
-	"strings"
+	"time"
 )
 
 // SetDefaults fills in the defaults that calicoctl applies on write, as the fixtures show.
@@ -15,6 +15,14 @@ func SetDefaults(r Resource) {
 		defaultPolicy(&o.ObjectMeta, &o.Spec.Tier, &o.Spec.Types, o.Spec.Ingress, o.Spec.Egress)
 	case *NetworkPolicy:
 		defaultPolicy(&o.ObjectMeta, &o.Spec.Tier, &o.Spec.Types, o.Spec.Ingress, o.Spec.Egress)
+	case *StagedGlobalNetworkPolicy:
+		defaultPolicy(&o.ObjectMeta, &o.Spec.Tier, &o.Spec.Types, o.Spec.Ingress, o.Spec.Egress)
+		defaultStaged(&o.Spec.StagedAction, &o.Spec.Types)
+	case *StagedNetworkPolicy:
+		defaultPolicy(&o.ObjectMeta, &o.Spec.Tier, &o.Spec.Types, o.Spec.Ingress, o.Spec.Egress)
+		defaultStaged(&o.Spec.StagedAction, &o.Spec.Types)
+	case *StagedKubernetesNetworkPolicy:
+		defaultStaged(&o.Spec.StagedAction, nil)
 	case *Tier:
 		if o.Spec.DefaultAction == "" {
 			o.Spec.DefaultAction = ActionDeny
@@ -24,13 +32,56 @@ func SetDefaults(r Resource) {
 	case *FelixConfiguration:
 		defaultFelixConfiguration(&o.Spec)
 	case *BGPConfiguration:
+		// The defaults of Project Calico's CRD schema, which its client applies in etcd mode.
 		if o.Spec.ServiceLoadBalancerAggregation == nil {
 			o.Spec.ServiceLoadBalancerAggregation = Str("Enabled")
 		}
-	case *IPAMConfiguration:
-		if o.Spec.KubeVirtVMAddressPersistence == nil {
-			o.Spec.KubeVirtVMAddressPersistence = Str("Enabled")
+		if o.Spec.LogSeverityScreen == "" {
+			o.Spec.LogSeverityScreen = "Info"
 		}
+	case *KubeControllersConfiguration:
+		defaultKubeControllers(&o.Spec)
+		if rc := o.Status.RunningConfig; rc != nil {
+			defaultKubeControllersSchema(rc)
+		}
+	}
+}
+
+// defaultKubeControllers fills in what Project Calico's client writes (prometheusMetricsPort
+// 9094, the node controller's leakGracePeriod 15m, a template's nodeSelector all()) and the
+// defaults of its CRD schema (defaultKubeControllersSchema).
+func defaultKubeControllers(s *KubeControllersConfigurationSpec) {
+	if s.PrometheusMetricsPort == nil {
+		s.PrometheusMetricsPort = Int(9094)
+	}
+	if n := s.Controllers.Node; n != nil {
+		if n.LeakGracePeriod == nil {
+			n.LeakGracePeriod = &Duration{Duration: 15 * time.Minute}
+		}
+		if n.HostEndpoint != nil {
+			for i := range n.HostEndpoint.Templates {
+				if n.HostEndpoint.Templates[i].NodeSelector == "" {
+					n.HostEndpoint.Templates[i].NodeSelector = "all()"
+				}
+			}
+		}
+	}
+	defaultKubeControllersSchema(s)
+}
+
+// defaultKubeControllersSchema applies the defaults of Project Calico's CRD schema, which its
+// client applies in etcd mode (also to status.runningConfig): healthChecks Enabled, and inside
+// the controllers present loadBalancer.assignIPs AllServices and migration.policyNameMigrator
+// Enabled.
+func defaultKubeControllersSchema(s *KubeControllersConfigurationSpec) {
+	if s.HealthChecks == "" {
+		s.HealthChecks = "Enabled"
+	}
+	if lb := s.Controllers.LoadBalancer; lb != nil && lb.AssignIPs == "" {
+		lb.AssignIPs = "AllServices"
+	}
+	if m := s.Controllers.Migration; m != nil && m.PolicyNameMigrator == "" {
+		m.PolicyNameMigrator = "Enabled"
 	}
 }
 
@@ -55,6 +106,25 @@ func SetReadDefaults(r Resource) {
 		if o.Spec.Tier == "" {
 			o.Spec.Tier = TierDefault
 		}
+	case *StagedGlobalNetworkPolicy:
+		if o.Spec.Tier == "" {
+			o.Spec.Tier = TierDefault
+		}
+	case *StagedNetworkPolicy:
+		if o.Spec.Tier == "" {
+			o.Spec.Tier = TierDefault
+		}
+	}
+}
+
+// defaultStaged does what Project Calico's client does to a staged policy after the policy
+// defaults: a Delete keeps no types; then its CRD schema's default action, Set, applies.
+func defaultStaged(action *string, types *[]string) {
+	if *action == StagedActionDelete && types != nil {
+		*types = nil
+	}
+	if *action == "" {
+		*action = StagedActionSet
 	}
 }
 
@@ -87,15 +157,13 @@ func defaultIPPool(s *IPPoolSpec) {
 	}
 }
 
-// defaultPolicy sets the tier (and its label), prefixes the name with a non-default tier, records
-// the name as given in the metadata annotation, and derives types from the rule lists.
+// defaultPolicy does what Project Calico does to a policy it writes: the tier defaults to
+// "default" and is recorded in the tier label, the name (kept as given: a policy in another tier
+// needs no tier prefix) is recorded in the metadata annotation, and the types are derived from
+// the rule lists.
 func defaultPolicy(m *ObjectMeta, tier *string, types *[]string, ingress, egress []Rule) {
-	given := m.Name
 	if *tier == "" {
 		*tier = TierDefault
-	}
-	if *tier != TierDefault && !strings.HasPrefix(m.Name, *tier+".") {
-		m.Name = *tier + "." + m.Name
 	}
 	if m.Labels == nil {
 		m.Labels = map[string]string{}
@@ -104,10 +172,8 @@ func defaultPolicy(m *ObjectMeta, tier *string, types *[]string, ingress, egress
 	if m.Annotations == nil {
 		m.Annotations = map[string]string{}
 	}
-	if _, ok := m.Annotations[AnnotationMetadata]; !ok {
-		b, _ := json.Marshal(map[string]string{"name": given})
-		m.Annotations[AnnotationMetadata] = string(b)
-	}
+	b, _ := json.Marshal(map[string]string{"name": m.Name})
+	m.Annotations[AnnotationMetadata] = string(b)
 	if len(*types) == 0 {
 		*types = DefaultPolicyTypes(ingress, egress)
 	}
@@ -142,9 +208,17 @@ func defaultWorkloadEndpoint(w *WorkloadEndpoint) {
 func defaultFelixConfiguration(s *FelixConfigurationSpec) {
 	setDefault(&s.BPFConnectTimeLoadBalancing, "TCP")
 	setDefault(&s.BPFHostNetworkedNATWithoutCTLB, "Enabled")
+	if on := s.BPFConnectTimeLoadBalancingEnabled; on != nil {
+		// Project Calico's client maps the deprecated boolean onto the newer fields.
+		s.BPFHostNetworkedNATWithoutCTLB = Str("Disabled")
+		s.BPFConnectTimeLoadBalancing = Str("Disabled")
+		if *on {
+			s.BPFConnectTimeLoadBalancing = Str("Enabled")
+		}
+	}
 	setDefault(&s.BPFLogLevel, "")
 	setDefault(&s.FloatingIPs, "Disabled")
-	setDefault(&s.NftablesFlowTableOffload, "Disabled")
+	setDefault(&s.NFTablesFlowTableOffload, "Disabled")
 	setDefault(&s.NFTablesMode, "Auto")
 }
 

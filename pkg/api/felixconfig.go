@@ -14,6 +14,10 @@ type FelixConfiguration struct {
 // declares with a named string type (enums) are *string or string here, as Calico has pointer or
 // not. Felix maps JSON names to its parameter names (reportingInterval -> ReportingIntervalSecs).
 type FelixConfigurationSpec struct {
+	// NodeSelector makes a FelixConfiguration other than default and node.<name> apply to the
+	// nodes it selects (Project Calico 2026); calico-felix does not implement it.
+	NodeSelector *string `json:"nodeSelector,omitempty"`
+
 	// Dataplane driver, refresh intervals and feature switches.
 	UseInternalDataplaneDriver *bool     `json:"useInternalDataplaneDriver,omitempty"`
 	DataplaneDriver            string    `json:"dataplaneDriver,omitempty"`
@@ -46,11 +50,13 @@ type FelixConfigurationSpec struct {
 	// nftables.
 	NFTablesMode              *string   `json:"nftablesMode,omitempty"`
 	NftablesRefreshInterval   *Duration `json:"nftablesRefreshInterval,omitempty"`
-	NftablesFlowTableOffload  *string   `json:"nftablesFlowTableOffload,omitempty"`
+	NFTablesFlowTableOffload  *string   `json:"nftablesFlowTableOffload,omitempty"`
 	NftablesFilterAllowAction string    `json:"nftablesFilterAllowAction,omitempty"`
 	NftablesMangleAllowAction string    `json:"nftablesMangleAllowAction,omitempty"`
 	NftablesFilterDenyAction  string    `json:"nftablesFilterDenyAction,omitempty"`
 	NftablesMarkMask          *uint32   `json:"nftablesMarkMask,omitempty"`
+
+	NFTablesFlowTableDataIfacePattern string `json:"nftablesFlowTableDataIfacePattern,omitempty"`
 
 	// Logging.
 	LogFilePath             string  `json:"logFilePath,omitempty"`
@@ -205,6 +211,9 @@ type FelixConfigurationSpec struct {
 	BPFProfiling                       string                `json:"bpfProfiling,omitempty"`
 	BPFMaglevMaxEndpointsPerService    *int                  `json:"bpfMaglevMaxEndpointsPerService,omitempty"`
 	BPFMaglevMaxServices               *int                  `json:"bpfMaglevMaxServices,omitempty"`
+	BPFOverlayHostSourceIP             *string               `json:"bpfOverlayHostSourceIP,omitempty"`
+	BPFIPFragTimeout                   *Duration             `json:"bpfIPFragTimeout,omitempty"`
+	BPFIPFragmentReassemblyEnabled     *bool                 `json:"bpfIPFragmentReassemblyEnabled,omitempty"`
 
 	// Flow logs, Istio ambient mode and cgroups.
 	FlowLogsPolicyEvaluationMode *string   `json:"flowLogsPolicyEvaluationMode,omitempty"`
@@ -233,6 +242,10 @@ type FelixConfigurationSpec struct {
 	// Cloud and Windows hosts.
 	AWSSrcDstCheck             *string `json:"awsSrcDstCheck,omitempty"`
 	WindowsManageFirewallRules *string `json:"windowsManageFirewallRules,omitempty"`
+
+	// Layer 2 reachability of local subnets.
+	LocalSubnetL2Reachability                *string   `json:"localSubnetL2Reachability,omitempty"`
+	LocalSubnetL2ReachabilityRefreshInterval *Duration `json:"localSubnetL2ReachabilityRefreshInterval,omitempty"`
 }
 
 // ProtoPort is a failsafe port: protocol, port and an optional net (felix defaults the protocol

@@ -27,7 +27,7 @@ type ControllersConfig struct {
 	ServiceAccount   *ReconcilerControllerConfig   `json:"serviceAccount,omitempty"`
 	Namespace        *ReconcilerControllerConfig   `json:"namespace,omitempty"`
 	LoadBalancer     *LoadBalancerControllerConfig `json:"loadBalancer,omitempty"`
-	Migration        *MigrationControllerConfig    `json:"policyMigration,omitempty"`
+	Migration        *MigrationControllerConfig    `json:"migration,omitempty"`
 }
 
 // NodeControllerConfig configures the node controller.
@@ -51,6 +51,7 @@ type HostEndpointTemplate struct {
 	InterfaceCIDRs   []string          `json:"interfaceCIDRs,omitempty"`
 	InterfacePattern string            `json:"interfacePattern,omitempty"`
 	Labels           map[string]string `json:"labels,omitempty"`
+	Annotations      map[string]string `json:"annotations,omitempty"`
 	NodeSelector     string            `json:"nodeSelector,omitempty"`
 }
 
@@ -67,7 +68,7 @@ type LoadBalancerControllerConfig struct {
 
 // MigrationControllerConfig configures the policy migration controller.
 type MigrationControllerConfig struct {
-	Enabled string `json:"enabled,omitempty"`
+	PolicyNameMigrator string `json:"policyNameMigrator,omitempty"`
 }
 
 // KubeControllersConfigurationStatus is the configuration kube-controllers is running with.

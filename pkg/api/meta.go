@@ -1,6 +1,7 @@
 package api
 
 import (
+	"encoding/json"
 	"reflect"
 	"sort"
 	"strings"
@@ -15,16 +16,56 @@ type TypeMeta struct {
 // GetTypeMeta returns the object's type metadata.
 func (t *TypeMeta) GetTypeMeta() *TypeMeta { return t }
 
-// ObjectMeta is the metadata of a v3 object. ResourceVersion is never stored in etcd: it is the
-// key's mod revision, filled in on read and required to match on update.
+// ObjectMeta is the metadata of a v3 object: every field of Kubernetes' ObjectMeta, which Project
+// Calico's types embed, so that what it accepts and stores we accept and keep. ResourceVersion is
+// never stored in etcd: it is the key's mod revision, filled in on read and required to match on
+// update. calicoctl keeps only name, namespace, labels and annotations of what a user writes (see
+// ForCreate); the other fields are kept as stored.
 type ObjectMeta struct {
-	Name              string            `json:"name,omitempty"`
-	Namespace         string            `json:"namespace,omitempty"`
-	ResourceVersion   string            `json:"resourceVersion,omitempty"`
-	UID               string            `json:"uid,omitempty"`
-	CreationTimestamp string            `json:"creationTimestamp,omitempty"`
-	Labels            map[string]string `json:"labels,omitempty"`
-	Annotations       map[string]string `json:"annotations,omitempty"`
+	Name                       string            `json:"name,omitempty"`
+	GenerateName               string            `json:"generateName,omitempty"`
+	Namespace                  string            `json:"namespace,omitempty"`
+	SelfLink                   string            `json:"selfLink,omitempty"`
+	ResourceVersion            string            `json:"resourceVersion,omitempty"`
+	UID                        string            `json:"uid,omitempty"`
+	Generation                 int64             `json:"generation,omitempty"`
+	CreationTimestamp          string            `json:"creationTimestamp,omitempty"`
+	DeletionTimestamp          string            `json:"deletionTimestamp,omitempty"`
+	DeletionGracePeriodSeconds *int64            `json:"deletionGracePeriodSeconds,omitempty"`
+	Labels                     map[string]string `json:"labels,omitempty"`
+	Annotations                map[string]string `json:"annotations,omitempty"`
+	OwnerReferences            []OwnerReference  `json:"ownerReferences,omitempty"`
+	Finalizers                 []string          `json:"finalizers,omitempty"`
+	ManagedFields              []ManagedField    `json:"managedFields,omitempty"`
+}
+
+// OwnerReference is Kubernetes' metav1.OwnerReference.
+type OwnerReference struct {
+	APIVersion         string `json:"apiVersion"`
+	Kind               string `json:"kind"`
+	Name               string `json:"name"`
+	UID                string `json:"uid"`
+	Controller         *bool  `json:"controller,omitempty"`
+	BlockOwnerDeletion *bool  `json:"blockOwnerDeletion,omitempty"`
+}
+
+// ManagedField is Kubernetes' metav1.ManagedFieldsEntry; fieldsV1 is kept as the JSON it is.
+type ManagedField struct {
+	Manager     string          `json:"manager,omitempty"`
+	Operation   string          `json:"operation,omitempty"`
+	APIVersion  string          `json:"apiVersion,omitempty"`
+	Time        string          `json:"time,omitempty"`
+	FieldsType  string          `json:"fieldsType,omitempty"`
+	FieldsV1    json.RawMessage `json:"fieldsV1,omitempty"`
+	Subresource string          `json:"subresource,omitempty"`
+}
+
+// ForCreate returns the metadata Project Calico's calicoctl keeps of an object it creates: name,
+// namespace, resourceVersion, labels and annotations (uid and creationTimestamp are set by the
+// write; generateName, ownerReferences, finalizers and the rest are dropped).
+func (m *ObjectMeta) ForCreate() ObjectMeta {
+	return ObjectMeta{Name: m.Name, Namespace: m.Namespace, ResourceVersion: m.ResourceVersion,
+		Labels: m.Labels, Annotations: m.Annotations}
 }
 
 // GetObjectMeta returns the object's metadata.
@@ -64,6 +105,9 @@ var kinds = []KindInfo{
 	{Kind: "Tier", Plural: "tiers", typ: reflect.TypeOf(Tier{})},
 	{Kind: "GlobalNetworkPolicy", Plural: "globalnetworkpolicies", Aliases: []string{"gnp", "gnps"}, typ: reflect.TypeOf(GlobalNetworkPolicy{})},
 	{Kind: "NetworkPolicy", Plural: "networkpolicies", Namespaced: true, Aliases: []string{"np", "nps", "policy", "policies"}, typ: reflect.TypeOf(NetworkPolicy{})},
+	{Kind: "StagedGlobalNetworkPolicy", Plural: "stagedglobalnetworkpolicies", Aliases: []string{"sgnp", "sgnps"}, typ: reflect.TypeOf(StagedGlobalNetworkPolicy{})},
+	{Kind: "StagedNetworkPolicy", Plural: "stagednetworkpolicies", Namespaced: true, Aliases: []string{"snp", "stagedpolicy", "stagedpolicies", "spol", "spols"}, typ: reflect.TypeOf(StagedNetworkPolicy{})},
+	{Kind: "StagedKubernetesNetworkPolicy", Plural: "stagedkubernetesnetworkpolicies", Namespaced: true, Aliases: []string{"sknp", "stagedkubernetespolicy", "stagedkubernetespolicies", "skpol", "skpols"}, typ: reflect.TypeOf(StagedKubernetesNetworkPolicy{})},
 	{Kind: "Profile", Plural: "profiles", Aliases: []string{"pro", "pros"}, typ: reflect.TypeOf(Profile{})},
 	{Kind: "GlobalNetworkSet", Plural: "globalnetworksets", Aliases: []string{"gns"}, typ: reflect.TypeOf(GlobalNetworkSet{})},
 	{Kind: "NetworkSet", Plural: "networksets", Namespaced: true, Aliases: []string{"ns", "netset", "netsets"}, typ: reflect.TypeOf(NetworkSet{})},

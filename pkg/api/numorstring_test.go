@@ -82,7 +82,7 @@ func TestWorkloadEndpointNames(t *testing.T) {
 func TestPolicyDefaults(t *testing.T) {
 	p := &GlobalNetworkPolicy{ObjectMeta: ObjectMeta{Name: "block"}, Spec: GlobalNetworkPolicySpec{Tier: "security", Egress: []Rule{{Action: ActionDeny}}}}
 	SetDefaults(p)
-	if p.Name != "security.block" || p.Labels[LabelTier] != "security" || len(p.Spec.Types) != 1 || p.Spec.Types[0] != PolicyTypeEgress {
+	if p.Name != "block" || p.Labels[LabelTier] != "security" || len(p.Spec.Types) != 1 || p.Spec.Types[0] != PolicyTypeEgress {
 		t.Errorf("defaults: %+v", p)
 	}
 	if p.Annotations[AnnotationMetadata] != `{"name":"block"}` {

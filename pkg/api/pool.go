@@ -70,6 +70,7 @@ type IPAMConfigurationSpec struct {
 	MaxBlocksPerHost             int     `json:"maxBlocksPerHost,omitempty"`
 	MinIPReclaimAgeSeconds       *int32  `json:"minIPReclaimAgeSeconds,omitempty"`
 	KubeVirtVMAddressPersistence *string `json:"kubeVirtVMAddressPersistence,omitempty"`
+	IPCooldownSeconds            int32   `json:"ipCooldownSeconds,omitempty"`
 }
 
 // IPReservation keeps addresses out of IPAM's new allocations (existing ones are not released).

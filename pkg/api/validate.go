@@ -41,18 +41,37 @@ type Validator struct {
 type errs struct {
 	v    *Validator
 	list []FieldError
+	// write is set for ValidateWrite: some rules apply only to what is being written (see
+	// validateRule), since refusing an object a reader finds can widen policy.
+	write bool
 }
 
 func (e *errs) add(field, format string, args ...any) {
 	e.list = append(e.list, FieldError{Field: field, Message: fmt.Sprintf(format, args...)})
 }
 
-// Validate checks one object and returns a *ValidationError listing every problem, or nil.
+// Validate checks one object and returns a *ValidationError listing every problem, or nil. It
+// is the check every reader applies (an object that fails it is treated as absent): what the
+// components need to use an object safely.
 func (v Validator) Validate(r Resource) error {
-	e := &errs{v: &v}
+	return v.validate(r, false)
+}
+
+// ValidateWrite is Validate plus the rest of Project Calico's write-time validation (see
+// writeChecks): what calicoctl refuses to write. Readers do not apply these rules, so an object
+// another tool wrote without them keeps working as it does in Project Calico.
+func (v Validator) ValidateWrite(r Resource) error {
+	return v.validate(r, true)
+}
+
+func (v Validator) validate(r Resource, write bool) error {
+	e := &errs{v: &v, write: write}
 	k, _ := KindOf(r)
 	validateMeta(e, k, r.GetObjectMeta())
 	validateSpec(e, r)
+	if write {
+		writeChecks(e, r)
+	}
 	if len(e.list) == 0 {
 		return nil
 	}
@@ -76,9 +95,15 @@ func validateSpec(e *errs, r Resource) {
 	case *Tier:
 		validateTier(e, o)
 	case *GlobalNetworkPolicy:
-		validatePolicy(e, o.Name, o.View())
+		validatePolicy(e, o.View())
 	case *NetworkPolicy:
-		validatePolicy(e, o.Name, o.View())
+		validatePolicy(e, o.View())
+	case *StagedGlobalNetworkPolicy:
+		validateStagedPolicy(e, o.Spec.StagedAction, o.View(), o.Spec.PerformanceHints)
+	case *StagedNetworkPolicy:
+		validateStagedPolicy(e, o.Spec.StagedAction, o.View(), o.Spec.PerformanceHints)
+	case *StagedKubernetesNetworkPolicy:
+		validateStagedKubernetesPolicy(e, o)
 	case *Profile:
 		validateRules(e, "spec.ingress", o.Spec.Ingress)
 		validateRules(e, "spec.egress", o.Spec.Egress)
@@ -127,6 +152,25 @@ func validateMeta(e *errs, k KindInfo, m *ObjectMeta) {
 		e.add("metadata.namespace", "%s is not namespaced", k.Kind)
 	}
 	validateLabels(e, "metadata.labels", m.Labels)
+}
+
+// maxAnnotationBytes is Kubernetes' limit on the total size of an object's annotations, which
+// Project Calico applies.
+const maxAnnotationBytes = 256 * 1024
+
+// validateAnnotations applies Project Calico's annotation rules: every key (lower-cased) is a
+// qualified name, and keys and values together fit in maxAnnotationBytes.
+func validateAnnotations(e *errs, annotations map[string]string) {
+	total := 0
+	for k, v := range annotations {
+		if !validLabelKey(strings.ToLower(k)) {
+			e.add("metadata.annotations", "invalid annotation key %q", k)
+		}
+		total += len(k) + len(v)
+	}
+	if total > maxAnnotationBytes {
+		e.add("metadata.annotations", "total size of annotations is too large by %d bytes", total-maxAnnotationBytes)
+	}
 }
 
 func validateLabels(e *errs, field string, labels map[string]string) {
@@ -278,12 +322,6 @@ type rangeCheck struct {
 func validateRanges(e *errs, checks []rangeCheck) {
 	for _, c := range checks {
 		validateRange(e, c.field, c.v, c.lo, c.hi)
-	}
-}
-
-func validateConfigName(e *errs, name string) {
-	if name != "default" && !strings.HasPrefix(name, "node.") {
-		e.add("metadata.name", "name %q must be \"default\" or \"node.<nodename>\"", name)
 	}
 }
 

@@ -8,19 +8,40 @@ import (
 	"strings"
 )
 
+// validateDefaultOnlyBGP refuses, on a BGPConfiguration other than "default", the fields Project
+// Calico allows only there. Any name is accepted (Project Calico stores them); only "default" and
+// "node.<name>" take effect.
+func validateDefaultOnlyBGP(e *errs, s *BGPConfigurationSpec) {
+	for _, f := range []struct {
+		field string
+		set   bool
+	}{
+		{"spec.nodeToNodeMeshEnabled", s.NodeToNodeMeshEnabled != nil},
+		{"spec.asNumber", s.ASNumber != nil},
+		{"spec.serviceLoadBalancerIPs", len(s.ServiceLoadBalancerIPs) > 0},
+		{"spec.serviceExternalIPs", len(s.ServiceExternalIPs) > 0},
+		{"spec.serviceClusterIPs", len(s.ServiceClusterIPs) > 0},
+		{"spec.nodeMeshPassword", s.NodeMeshPassword != nil},
+		{"spec.nodeMeshMaxRestartTime", s.NodeMeshMaxRestartTime != nil},
+	} {
+		if f.set {
+			e.add(f.field, "cannot be set on a BGPConfiguration other than \"default\"")
+		}
+	}
+}
+
 var (
 	communityValue = regexp.MustCompile(`^(\d+):(\d+)(:(\d+))?$`)
 	communityName  = regexp.MustCompile(`^[a-zA-Z0-9][-a-zA-Z0-9_.]*$`)
 )
 
 func validateBGPConfiguration(e *errs, b *BGPConfiguration) {
-	validateConfigName(e, b.Name)
 	s := &b.Spec
 	validateEnums(e, false, []enumCheck{
 		{"spec.logSeverityScreen", s.LogSeverityScreen, logSeverities},
 		{"spec.bindMode", s.BindMode, []string{"None", "NodeIP"}},
 		{"spec.serviceLoadBalancerAggregation", deref(s.ServiceLoadBalancerAggregation), []string{"Enabled", "Disabled"}},
-		{"spec.programClusterRoutes", deref(s.ProgramClusterRoutes), []string{"Enabled", "Disabled"}},
+		{"spec.programClusterRoutes", deref(s.ProgramClusterRoutes), clusterRoutes},
 	})
 	validateRanges(e, []rangeCheck{
 		{"spec.ipv4NormalRoutePriority", s.IPv4NormalRoutePriority, 1, 2147483646},

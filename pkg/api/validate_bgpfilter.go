@@ -45,6 +45,10 @@ func (r *BGPFilterRule) Unsupported() []FieldError {
 // calico-host cannot enforce with Project Calico's meaning (see BGPFilterRule.Unsupported), or
 // nil. Writers (calicoctl) refuse such objects.
 func Unsupported(r Resource) error {
+	if c, ok := r.(*IPAMConfiguration); ok && c.Spec.IPCooldownSeconds != 0 {
+		return &ValidationError{Kind: "IPAMConfiguration", Name: c.Name, Errors: []FieldError{{"spec.ipCooldownSeconds",
+			"IP cooldown is not implemented by calico-host's IPAM, which would reuse released addresses at once (not supported by calico-host)"}}}
+	}
 	f, ok := r.(*BGPFilter)
 	if !ok {
 		return nil

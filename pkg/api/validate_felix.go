@@ -12,10 +12,11 @@ var (
 	featureDetectList = regexp.MustCompile(`^([a-zA-Z0-9-_]+=(true|false|),)*([a-zA-Z0-9-_]+=(true|false|))?$`)
 	featureGateList   = regexp.MustCompile(`^([a-zA-Z0-9-_]+=([^=]+),)*([a-zA-Z0-9-_]+=([^=]+))?$`)
 	logRateLimit      = regexp.MustCompile(`^[1-9]\d{0,3}/(?:second|minute|hour|day)$`)
+	// clusterRoutes are the values of programClusterRoutes (FelixConfiguration and BGPConfiguration).
+	clusterRoutes = []string{"Enabled", "Disabled", "EnabledIPIPOnly", "EnabledNoEncapOnly"}
 )
 
 func validateFelixConfiguration(e *errs, f *FelixConfiguration) {
-	validateConfigName(e, f.Name)
 	s := &f.Spec
 	validateEnums(e, false, felixExactEnums(s))
 	validateEnums(e, true, felixFoldedEnums(s))
@@ -79,7 +80,7 @@ func felixFoldedEnums(s *FelixConfigurationSpec) []enumCheck {
 		{"spec.bpfExternalServiceMode", s.BPFExternalServiceMode, []string{"Tunnel", "DSR"}},
 		{"spec.ipForwarding", s.IPForwarding, enabled},
 		{"spec.floatingIPs", deref(s.FloatingIPs), enabled},
-		{"spec.programClusterRoutes", deref(s.ProgramClusterRoutes), enabled},
+		{"spec.programClusterRoutes", deref(s.ProgramClusterRoutes), clusterRoutes},
 		{"spec.bpfEnforceRPF", s.BPFEnforceRPF, []string{"Disabled", "Strict", "Loose"}},
 		{"spec.bpfMapSizeConntrackScaling", s.BPFMapSizeConntrackScaling, []string{"Disabled", "DoubleIfFull"}},
 		{"spec.bpfRedirectToPeer", s.BPFRedirectToPeer, []string{"Enabled", "Disabled", "L2Only"}},

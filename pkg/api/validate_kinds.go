@@ -157,7 +157,7 @@ func validateWorkloadEndpoint(e *errs, s *WorkloadEndpointSpec) {
 	if s.Node == "" {
 		e.add("spec.node", "node is required")
 	}
-	validateWorkloadNames(e, s)
+	validateWorkloadProfiles(e, s)
 	if s.InterfaceName != "" && !interfaceName.MatchString(s.InterfaceName) {
 		e.add("spec.interfaceName", "invalid interface name %q", s.InterfaceName)
 	}
@@ -179,7 +179,10 @@ func validateWorkloadEndpoint(e *errs, s *WorkloadEndpointSpec) {
 // containerID is Project Calico's rule for spec.containerID.
 var containerID = regexp.MustCompile(`^[a-zA-Z0-9]([-a-zA-Z0-9]*[a-zA-Z0-9])?$`)
 
-// validateWorkloadNames applies Project Calico's name rules to the identity fields (each optional).
+// validateWorkloadNames applies Project Calico's name rules to the identity fields (each
+// optional). They are write-time rules: Project Calico's felix validates only the dataplane
+// fields of an endpoint it reads (its v1 model: interface, MAC, nets, profiles, ports), so an
+// endpoint that networking-calico wrote with, say, an upper-case host name is still enforced.
 func validateWorkloadNames(e *errs, s *WorkloadEndpointSpec) {
 	for _, f := range []struct{ field, v string }{
 		{"spec.orchestrator", s.Orchestrator}, {"spec.workload", s.Workload}, {"spec.node", s.Node},
@@ -192,6 +195,10 @@ func validateWorkloadNames(e *errs, s *WorkloadEndpointSpec) {
 	if s.ContainerID != "" && !containerID.MatchString(s.ContainerID) {
 		e.add("spec.containerID", "%q must consist of alphanumeric characters or '-', and start and end with an alphanumeric character", s.ContainerID)
 	}
+}
+
+// validateWorkloadProfiles checks the profile names an endpoint refers to (read and write).
+func validateWorkloadProfiles(e *errs, s *WorkloadEndpointSpec) {
 	for i, p := range s.Profiles {
 		if !dns1123Subdomain.MatchString(p) {
 			e.add(fmt.Sprintf("spec.profiles[%d]", i), "profile name %q must consist of lower case alphanumeric characters, '-' or '.'", p)
@@ -220,6 +227,9 @@ func validateIPAMConfiguration(e *errs, c *IPAMConfiguration) {
 	}
 	if c.Spec.MaxBlocksPerHost > 1000000 {
 		e.add("spec.maxBlocksPerHost", "%d is out of range 0-1000000", c.Spec.MaxBlocksPerHost)
+	}
+	if v := c.Spec.IPCooldownSeconds; v < 0 || v > 1200 {
+		e.add("spec.ipCooldownSeconds", "%d is out of range 0-1200", v)
 	}
 	if v := c.Spec.MinIPReclaimAgeSeconds; v != nil && *v < 0 {
 		e.add("spec.minIPReclaimAgeSeconds", "must not be negative")
@@ -251,11 +261,40 @@ func validateKubeControllersConfiguration(e *errs, c *KubeControllersConfigurati
 		checks = append(checks, enumCheck{"spec.controllers.loadBalancer.assignIPs", lb.AssignIPs, []string{"AllServices", "RequestedServicesOnly"}})
 	}
 	if m := s.Controllers.Migration; m != nil {
-		checks = append(checks, enumCheck{"spec.controllers.policyMigration.enabled", m.Enabled, enabled})
+		checks = append(checks, enumCheck{"spec.controllers.migration.policyNameMigrator", m.PolicyNameMigrator, enabled})
 	}
 	validateEnums(e, false, checks)
 	validateRange(e, "spec.prometheusMetricsPort", s.PrometheusMetricsPort, 0, 65535)
 	if p := s.DebugProfilePort; p != nil && (*p < 0 || *p > 65535) {
 		e.add("spec.debugProfilePort", "%d is out of range 0-65535", *p)
+	}
+}
+
+// validateHostEndpointTemplates applies Project Calico's rules to automatic host endpoint
+// templates: a unique generateName (a resource name), interfaceCIDRs or interfacePattern, valid
+// CIDRs, pattern, labels, annotations and node selector.
+func validateHostEndpointTemplates(e *errs, templates []HostEndpointTemplate) {
+	seen := map[string]bool{}
+	for i, t := range templates {
+		f := fmt.Sprintf("spec.controllers.node.hostEndpoint.templates[%d]", i)
+		switch {
+		case t.GenerateName == "":
+			e.add(f+".generateName", "template name must be specified")
+		case len(t.GenerateName) > 253 || !dns1123Subdomain.MatchString(t.GenerateName):
+			e.add(f+".generateName", "invalid template name %q", t.GenerateName)
+		case seen[t.GenerateName]:
+			e.add(f+".generateName", "template name %q must be unique", t.GenerateName)
+		}
+		seen[t.GenerateName] = true
+		if len(t.InterfaceCIDRs) == 0 && t.InterfacePattern == "" {
+			e.add(f, "interfaceCIDRs or interfacePattern must be specified")
+		}
+		validateNets(e, f+".interfaceCIDRs", t.InterfaceCIDRs, 0)
+		if _, err := regexp.Compile(t.InterfacePattern); err != nil {
+			e.add(f+".interfacePattern", "invalid regular expression %q", t.InterfacePattern)
+		}
+		validateLabels(e, f+".labels", t.Labels)
+		validateAnnotations(e, t.Annotations)
+		e.selector(f+".nodeSelector", t.NodeSelector)
 	}
 }

@@ -5,14 +5,7 @@ import (
 	"strings"
 )
 
-func validatePolicy(e *errs, name string, p PolicySpecView) {
-	tier := p.Tier
-	if tier == "" {
-		tier = TierDefault
-	}
-	if tier != TierDefault && !strings.HasPrefix(name, tier+".") {
-		e.add("metadata.name", "policy name %q must start with the tier prefix %q", name, tier+".")
-	}
+func validatePolicy(e *errs, p PolicySpecView) {
 	e.selector("spec.selector", p.Selector)
 	e.selector("spec.namespaceSelector", p.NamespaceSel)
 	e.selector("spec.serviceAccountSelector", p.ServiceAcctSel)
@@ -50,6 +43,12 @@ func validateRule(e *errs, f string, r *Rule) {
 	}
 	validateProtocol(e, f+".protocol", r.Protocol)
 	validateProtocol(e, f+".notProtocol", r.NotProtocol)
+	if !e.write {
+		// A reader keeps a rule whose nets or ICMP protocol contradict its ipVersion: such a
+		// rule matches nothing (calc leaves it out, as Project Calico's felix does), whereas
+		// refusing the whole policy would let through what its other rules deny.
+		version = 0
+	}
 	validateICMP(e, f+".icmp", r.ICMP, r.Protocol, version)
 	validateICMP(e, f+".notICMP", r.NotICMP, r.Protocol, version)
 	validateEntity(e, f+".source", &r.Source, r.Protocol, version)

@@ -52,7 +52,6 @@ func TestValidationMessages(t *testing.T) {
 		{"name", &Tier{ObjectMeta: ObjectMeta{Name: "Bad_Name"}}, `invalid Tier "Bad_Name": metadata.name: name "Bad_Name" must consist of lower case alphanumeric characters, '-' or '.', and start and end with an alphanumeric character`},
 		{"missing name", &Profile{}, `invalid Profile "": metadata.name: name is required`},
 		{"namespace required", &NetworkPolicy{ObjectMeta: ObjectMeta{Name: "x"}}, `invalid NetworkPolicy "x": metadata.namespace: namespace is required for NetworkPolicy`},
-		{"tier prefix", gnp(GlobalNetworkPolicySpec{Tier: "security"}), `invalid GlobalNetworkPolicy "pol": metadata.name: policy name "pol" must start with the tier prefix "security."`},
 		{"action", gnp(GlobalNetworkPolicySpec{Ingress: []Rule{{Action: "Permit"}}}), `invalid GlobalNetworkPolicy "pol": spec.ingress[0].action: "Permit" is not one of Allow, Deny, Log, Pass`},
 		{"protocol name", gnp(GlobalNetworkPolicySpec{Ingress: rule(func(r *Rule) { p := ProtocolFromString("TCPX"); r.Protocol = &p })}),
 			`invalid GlobalNetworkPolicy "pol": spec.ingress[0].protocol: unknown protocol "TCPX" (use TCP, UDP, ICMP, ICMPv6, SCTP, UDPLite or a number 1-255)`},
@@ -70,10 +69,6 @@ func TestValidationMessages(t *testing.T) {
 			`invalid GlobalNetworkPolicy "pol": spec.ingress[0].icmp.type: ICMP type 255 must be between 0 and 254`},
 		{"icmp code without type", gnp(GlobalNetworkPolicySpec{Ingress: rule(func(r *Rule) { r.Protocol = &icmp; r.ICMP = &ICMPFields{Code: Int(0)} })}),
 			`invalid GlobalNetworkPolicy "pol": spec.ingress[0].icmp.code: ICMP code requires a type`},
-		{"icmp version", gnp(GlobalNetworkPolicySpec{Ingress: rule(func(r *Rule) { r.Protocol = &icmp; r.IPVersion = Int(6); r.ICMP = &ICMPFields{Type: Int(8)} })}),
-			`invalid GlobalNetworkPolicy "pol": spec.ingress[0].icmp: protocol ICMP does not match ipVersion 6`},
-		{"nets version", gnp(GlobalNetworkPolicySpec{Ingress: rule(func(r *Rule) { r.IPVersion = Int(4); r.Source.Nets = []string{"fd5c::/64"} })}),
-			`invalid GlobalNetworkPolicy "pol": spec.ingress[0].source.nets[0]: "fd5c::/64" is not an IPv4 network (ipVersion is 4)`},
 		{"bad net", gnp(GlobalNetworkPolicySpec{Egress: rule(func(r *Rule) { r.Destination.NotNets = []string{"10.0.0.0/33"} })}),
 			`invalid GlobalNetworkPolicy "pol": spec.egress[0].destination.notNets[0]: invalid CIDR "10.0.0.0/33"`},
 		{"rule selector", gnp(GlobalNetworkPolicySpec{Egress: rule(func(r *Rule) { r.Destination.Selector = "bad(" })}),
@@ -94,12 +89,9 @@ func TestValidationMessages(t *testing.T) {
 			`invalid Node "n": spec.bgp.ipv4Address[0]: "fd00::1/64" is not an IPv4 network (ipVersion is 4)`},
 		{"felix action", &FelixConfiguration{ObjectMeta: ObjectMeta{Name: "default"}, Spec: FelixConfigurationSpec{DefaultEndpointToHostAction: "Reject"}},
 			`invalid FelixConfiguration "default": spec.defaultEndpointToHostAction: "Reject" is not one of Drop, Return, Accept`},
-		{"felix name", &FelixConfiguration{ObjectMeta: ObjectMeta{Name: "host-a"}}, `invalid FelixConfiguration "host-a": metadata.name: name "host-a" must be "default" or "node.<nodename>"`},
 		{"hep", &HostEndpoint{ObjectMeta: ObjectMeta{Name: "h"}, Spec: HostEndpointSpec{Node: "n"}}, `invalid HostEndpoint "h": spec.interfaceName: interfaceName or expectedIPs is required`},
-		{"wep container ID", &WorkloadEndpoint{ObjectMeta: ObjectMeta{Name: "w", Namespace: "default"}, Spec: WorkloadEndpointSpec{Node: "n", ContainerID: "abc_def"}},
-			`invalid WorkloadEndpoint "w": spec.containerID: "abc_def" must consist of alphanumeric characters or '-', and start and end with an alphanumeric character`},
-		{"wep profile and pod names", &WorkloadEndpoint{ObjectMeta: ObjectMeta{Name: "w", Namespace: "default"}, Spec: WorkloadEndpointSpec{Node: "n", Pod: "Web_0", Profiles: []string{"ok", "My_Net"}}},
-			`invalid WorkloadEndpoint "w": spec.pod: "Web_0" must consist of lower case alphanumeric characters, '-' or '.', and start and end with an alphanumeric character; spec.profiles[1]: profile name "My_Net" must consist of lower case alphanumeric characters, '-' or '.'`},
+		{"wep profile names", &WorkloadEndpoint{ObjectMeta: ObjectMeta{Name: "w", Namespace: "default"}, Spec: WorkloadEndpointSpec{Node: "n", Pod: "Web_0", Profiles: []string{"ok", "My_Net"}}},
+			`invalid WorkloadEndpoint "w": spec.profiles[1]: profile name "My_Net" must consist of lower case alphanumeric characters, '-' or '.'`},
 		{"wep nets", &WorkloadEndpoint{ObjectMeta: ObjectMeta{Name: "w", Namespace: "default"}, Spec: WorkloadEndpointSpec{Node: "n", IPNetworks: []string{"10.65.0.300/32"}}},
 			`invalid WorkloadEndpoint "w": spec.ipNetworks[0]: invalid CIDR "10.65.0.300/32"`},
 		{"label", &GlobalNetworkSet{ObjectMeta: ObjectMeta{Name: "s", Labels: map[string]string{"a b": "x"}}}, `invalid GlobalNetworkSet "s": metadata.labels: invalid label key "a b"`},
@@ -118,7 +110,7 @@ func TestValidationMessages(t *testing.T) {
 		{"felix bpfExternalServiceMode", fc(`{"bpfExternalServiceMode":"Direct"}`), fcErr(`spec.bpfExternalServiceMode: "Direct" is not one of Tunnel, DSR`)},
 		{"felix ipForwarding", fc(`{"ipForwarding":"On"}`), fcErr(`spec.ipForwarding: "On" is not one of Enabled, Disabled`)},
 		{"felix floatingIPs", fc(`{"floatingIPs":"On"}`), fcErr(`spec.floatingIPs: "On" is not one of Enabled, Disabled`)},
-		{"felix programClusterRoutes", fc(`{"programClusterRoutes":"On"}`), fcErr(`spec.programClusterRoutes: "On" is not one of Enabled, Disabled`)},
+		{"felix programClusterRoutes", fc(`{"programClusterRoutes":"On"}`), fcErr(`spec.programClusterRoutes: "On" is not one of Enabled, Disabled, EnabledIPIPOnly, EnabledNoEncapOnly`)},
 		{"felix bpfEnforceRPF", fc(`{"bpfEnforceRPF":"Hard"}`), fcErr(`spec.bpfEnforceRPF: "Hard" is not one of Disabled, Strict, Loose`)},
 		{"felix bpfMapSizeConntrackScaling", fc(`{"bpfMapSizeConntrackScaling":"Triple"}`), fcErr(`spec.bpfMapSizeConntrackScaling: "Triple" is not one of Disabled, DoubleIfFull`)},
 		{"felix bpfRedirectToPeer", fc(`{"bpfRedirectToPeer":"Always"}`), fcErr(`spec.bpfRedirectToPeer: "Always" is not one of Enabled, Disabled, L2Only`)},
@@ -181,7 +173,7 @@ func TestValidationMessages(t *testing.T) {
 		{"bgp serviceLoadBalancerAggregation", obj("BGPConfiguration", "default", `{"serviceLoadBalancerAggregation":"On"}`),
 			`invalid BGPConfiguration "default": spec.serviceLoadBalancerAggregation: "On" is not one of Enabled, Disabled`},
 		{"bgp programClusterRoutes", obj("BGPConfiguration", "default", `{"programClusterRoutes":"On"}`),
-			`invalid BGPConfiguration "default": spec.programClusterRoutes: "On" is not one of Enabled, Disabled`},
+			`invalid BGPConfiguration "default": spec.programClusterRoutes: "On" is not one of Enabled, Disabled, EnabledIPIPOnly, EnabledNoEncapOnly`},
 		{"bgp ipv4NormalRoutePriority", obj("BGPConfiguration", "default", `{"ipv4NormalRoutePriority":0}`),
 			`invalid BGPConfiguration "default": spec.ipv4NormalRoutePriority: 0 is out of range 1-2147483646`},
 		{"bgp ipv6NormalRoutePriority", obj("BGPConfiguration", "default", `{"ipv6NormalRoutePriority":-5}`),
@@ -290,14 +282,14 @@ func TestValidationMessages(t *testing.T) {
 		{"kcc createDefaultHostEndpoint", kcc(`{"controllers":{"node":{"hostEndpoint":{"createDefaultHostEndpoint":"On"}}}}`),
 			kccErr(`spec.controllers.node.hostEndpoint.createDefaultHostEndpoint: "On" is not one of Enabled, Disabled`)},
 		{"kcc assignIPs", kcc(`{"controllers":{"loadBalancer":{"assignIPs":"Some"}}}`), kccErr(`spec.controllers.loadBalancer.assignIPs: "Some" is not one of AllServices, RequestedServicesOnly`)},
-		{"kcc policyMigration", kcc(`{"controllers":{"policyMigration":{"enabled":"On"}}}`), kccErr(`spec.controllers.policyMigration.enabled: "On" is not one of Enabled, Disabled`)},
+		{"kcc migration", kcc(`{"controllers":{"migration":{"policyNameMigrator":"On"}}}`), kccErr(`spec.controllers.migration.policyNameMigrator: "On" is not one of Enabled, Disabled`)},
 		{"kcc prometheusMetricsPort", kcc(`{"prometheusMetricsPort":65536,"controllers":{}}`), kccErr(`spec.prometheusMetricsPort: 65536 is out of range 0-65535`)},
 		{"kcc debugProfilePort", kcc(`{"debugProfilePort":-1,"controllers":{}}`), kccErr(`spec.debugProfilePort: -1 is out of range 0-65535`)},
 
 		// Tiers and workload endpoints.
-		{"kube-admin tier action", &Tier{ObjectMeta: ObjectMeta{Name: "kube-admin"}, Spec: TierSpec{DefaultAction: ActionDeny}},
+		{"kube-admin tier action", &Tier{ObjectMeta: ObjectMeta{Name: "kube-admin"}, Spec: TierSpec{DefaultAction: ActionDeny, Order: Float(1000)}},
 			`invalid Tier "kube-admin": spec.defaultAction: the "kube-admin" tier must have default action "Pass"`},
-		{"default tier action", &Tier{ObjectMeta: ObjectMeta{Name: "default"}, Spec: TierSpec{DefaultAction: ActionPass}},
+		{"default tier action", &Tier{ObjectMeta: ObjectMeta{Name: "default"}, Spec: TierSpec{DefaultAction: ActionPass, Order: Float(1e6)}},
 			`invalid Tier "default": spec.defaultAction: the "default" tier must have default action "Deny"`},
 		{"wep dscp", &WorkloadEndpoint{ObjectMeta: ObjectMeta{Name: "w", Namespace: "default"}, Spec: WorkloadEndpointSpec{Node: "n", QoSControls: &QoSControls{DSCP: &DSCP{Name: "XF1"}}}},
 			`invalid WorkloadEndpoint "w": spec.qosControls.dscp: "XF1" is not a DSCP value (0-63, DF, EF, AF11-AF43 or CS0-CS6)`},
@@ -358,7 +350,10 @@ func TestValidObjectsPass(t *testing.T) {
 		obj("BGPPeer", "tor", `{"peerIP":"198.18.1.254","asNumber":64600,"reachableBy":"198.18.1.1","ttlSecurity":1,"reversePeering":"Manual"}`),
 		obj("BGPPeer", "secret", `{"peerIP":"198.18.1.254","asNumber":64600,"password":{"secretKeyRef":{"name":"bgp-secrets.v1","key":"tor_1.key-A"}}}`),
 		obj("BGPPeer", "secret-no-name", `{"peerIP":"198.18.1.254","asNumber":64600,"password":{"secretKeyRef":{"key":"k"}}}`),
-		obj("BGPConfiguration", "node.a", `{"ignoredInterfaces":["eth*","docker0"],"nodeMeshPassword":{"secretKeyRef":{"name":"s","key":"k"}}}`),
+		obj("BGPConfiguration", "node.a", `{"ignoredInterfaces":["eth*","docker0"]}`),
+		obj("BGPConfiguration", "default", `{"nodeMeshPassword":{"secretKeyRef":{"name":"s","key":"k"}}}`),
+		obj("BGPConfiguration", "any-name", `{"logSeverityScreen":"Debug"}`),
+		obj("FelixConfiguration", "any-name", `{"logSeverityScreen":"Debug"}`),
 		filter(`{"importV4":[{"action":"Reject","source":"RemotePeers","interface":"*"}],"exportV6":[{"action":"Accept","interface":"eth0.100"}]}`),
 		filter(`{"exportV4":[{"action":"Accept","cidr":"10.65.0.0/16","matchOperator":"In","prefixLength":{"min":16,"max":26},"peerType":"eBGP",
 			"communities":{"values":["64512:100"]},"asPathPrefix":[64600],"priority":512,
@@ -408,5 +403,95 @@ func TestPoolOverlap(t *testing.T) {
 	a.Spec.Disabled = true
 	if err := PoolOverlapError(b, []*IPPool{a, c}); err != nil {
 		t.Errorf("disabled pools may overlap: %v", err)
+	}
+}
+
+// TestReadersAcceptWhatOnlyWritersRefuse: Project Calico's write-time rules (policy names,
+// repeated types, default-only BGP fields, rule consistency) are not applied by readers, so an
+// object another tool wrote keeps working as in Project Calico; ValidateWrite refuses them.
+func TestReadersAcceptWhatOnlyWritersRefuse(t *testing.T) {
+	for _, r := range []Resource{
+		&GlobalNetworkPolicy{ObjectMeta: ObjectMeta{Name: "a.b.c"}},
+		gnp(GlobalNetworkPolicySpec{Types: []string{"Ingress", "Ingress"}}),
+		&BGPConfiguration{ObjectMeta: ObjectMeta{Name: "host-a"}, Spec: BGPConfigurationSpec{NodeToNodeMeshEnabled: Bool(true)}},
+		gnp(GlobalNetworkPolicySpec{Ingress: []Rule{{Action: ActionAllow, Source: EntityRule{Nets: []string{"10.0.0.0/8"}}, Destination: EntityRule{Nets: []string{"fd5c::/16"}}}}}),
+	} {
+		if err := testValidator.Validate(r); err != nil {
+			t.Errorf("Validate: %v", err)
+		}
+		if err := testValidator.ValidateWrite(r); err == nil {
+			t.Errorf("ValidateWrite accepted %s %q", r.GetTypeMeta().Kind, r.GetObjectMeta().Name)
+		}
+	}
+}
+
+// TestWriteValidationMessages: the rules only writers apply (ValidateWrite).
+func TestWriteValidationMessages(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		obj  Resource
+		want string
+	}{
+		{"policy name with two dots", &GlobalNetworkPolicy{ObjectMeta: ObjectMeta{Name: "a.b.c"}},
+			`invalid GlobalNetworkPolicy "a.b.c": metadata.name: policy name "a.b.c" must consist of lower case alphanumeric characters or '-', with at most one '.'`},
+		{"repeated type", gnp(GlobalNetworkPolicySpec{Types: []string{"Ingress", "Ingress"}}), `invalid GlobalNetworkPolicy "pol": spec.types: 'Ingress' type specified more than once`},
+		{"bgp default-only field", &BGPConfiguration{ObjectMeta: ObjectMeta{Name: "host-a"}, Spec: BGPConfigurationSpec{NodeToNodeMeshEnabled: Bool(true)}},
+			`invalid BGPConfiguration "host-a": spec.nodeToNodeMeshEnabled: cannot be set on a BGPConfiguration other than "default"`},
+		{"default tier order", &Tier{ObjectMeta: ObjectMeta{Name: "default"}, Spec: TierSpec{DefaultAction: ActionDeny, Order: Float(5)}},
+			`invalid Tier "default": spec.order: the "default" tier must have order 1000000`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			err := testValidator.ValidateWrite(c.obj)
+			if err == nil || err.Error() != c.want {
+				t.Errorf("got  %v\nwant %s", err, c.want)
+			}
+		})
+	}
+}
+
+// TestWorkloadIdentityNamesAtWrite: Project Calico's name rules for a workload endpoint's
+// identity fields apply when it is written (calicoctl, CNI), not when a daemon reads it, since
+// Project Calico's felix enforces an endpoint whatever its node or container ID look like.
+func TestWorkloadIdentityNamesAtWrite(t *testing.T) {
+	for _, c := range []struct {
+		spec WorkloadEndpointSpec
+		want string
+	}{
+		{WorkloadEndpointSpec{Node: "n", ContainerID: "abc_def"},
+			`spec.containerID: "abc_def" must consist of alphanumeric characters or '-', and start and end with an alphanumeric character`},
+		{WorkloadEndpointSpec{Node: "Compute-1", Pod: "Web_0"},
+			`spec.node: "Compute-1" must consist of lower case alphanumeric characters, '-' or '.', and start and end with an alphanumeric character`},
+	} {
+		w := &WorkloadEndpoint{ObjectMeta: ObjectMeta{Name: "w", Namespace: "default"}, Spec: c.spec}
+		if err := testValidator.Validate(w); err != nil {
+			t.Errorf("%+v: read validation refused it: %v", c.spec, err)
+		}
+		if err := testValidator.ValidateWrite(w); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: write validation: %v, want %s", c.spec, err, c.want)
+		}
+	}
+}
+
+// TestRuleVersionAtWrite: a rule whose ICMP protocol or nets contradict its ipVersion is
+// refused when written, but a reader keeps the policy (the rule matches nothing; refusing the
+// whole policy would let through what its other rules deny).
+func TestRuleVersionAtWrite(t *testing.T) {
+	icmp := ProtocolFromString("ICMP")
+	for _, c := range []struct {
+		name string
+		obj  Resource
+		want string
+	}{
+		{"icmp version", gnp(GlobalNetworkPolicySpec{Ingress: rule(func(r *Rule) { r.Protocol = &icmp; r.IPVersion = Int(6); r.ICMP = &ICMPFields{Type: Int(8)} })}),
+			`invalid GlobalNetworkPolicy "pol": spec.ingress[0].icmp: protocol ICMP does not match ipVersion 6`},
+		{"nets version", gnp(GlobalNetworkPolicySpec{Ingress: rule(func(r *Rule) { r.IPVersion = Int(4); r.Source.Nets = []string{"fd5c::/64"} })}),
+			`invalid GlobalNetworkPolicy "pol": spec.ingress[0].source.nets[0]: "fd5c::/64" is not an IPv4 network (ipVersion is 4)`},
+	} {
+		if err := testValidator.Validate(c.obj); err != nil {
+			t.Errorf("%s: read validation refused it: %v", c.name, err)
+		}
+		if err := testValidator.ValidateWrite(c.obj); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: write validation: %v, want %s", c.name, err, c.want)
+		}
 	}
 }

@@ -138,6 +138,9 @@ func TestGetMatchesStoredJSON(t *testing.T) {
 				t.Errorf("list resourceVersion = %v, want %d", got, rev)
 			}
 			items := list["items"].([]any)
+			if k.Kind == "Profile" { // the built-in profile ends the listing (TestBuiltinProfileAfterStored)
+				items = items[:len(items)-1]
+			}
 			if len(items) != len(stored[k.Plural]) {
 				t.Fatalf("%d items, want %d", len(items), len(stored[k.Plural]))
 			}

@@ -34,7 +34,12 @@ Options:
      --skip-empty              Do not error if any files or directory specified using -f or --filename contain no
                                data.
   -o --output=<OUTPUT FORMAT>  Output format.  One of: yaml, json, ps, wide, name,
-                               custom-columns=...   [Default: ps]
+                               custom-columns=..., go-template=<TEMPLATE>,
+                               go-template-file=<FILE>   [Default: ps]
+                               A template gets what Project Calico's calicoctl gives
+                               it: a list holding, per thing got, the object or the
+                               kind's list ({{range .}}{{range .Items}}...{{end}}{{end}}),
+                               with Go field names (.ObjectMeta.Name, .Spec.CIDR).
   -c --config=<CONFIG>         Path to the datastore configuration.
   -n --namespace=<NS>          Namespace of the resource.
                                Only applicable to NetworkPolicy, NetworkSet, and WorkloadEndpoint.
@@ -112,6 +117,19 @@ func newPrinter(output string, printNamespace bool) (printer, error) {
 	case "wide":
 		return table(nil, true), nil
 	}
+	key, value, _ := strings.Cut(output, "=")
+	switch key {
+	case "go-template":
+		if value == "" {
+			return nil, fmt.Errorf("need to specify a template")
+		}
+		return func(s *session, rs []result) error { return printTemplate(s, s.stdout, value, rs) }, nil
+	case "go-template-file":
+		if value == "" {
+			return nil, fmt.Errorf("need to specify a template file")
+		}
+		return func(s *session, rs []result) error { return printTemplateFile(s, s.stdout, value, rs) }, nil
+	}
 	if cols, ok := strings.CutPrefix(output, "custom-columns="); ok {
 		if cols == "" {
 			return nil, fmt.Errorf("need to specify at least one column")
@@ -158,8 +176,7 @@ func (c *cli) getTargets(pos []string, in inputOptions, ns namespaceOptions) ([]
 	return out, nil
 }
 
-// documentTargets names the objects of documents (with calicoctl's defaults applied, so a policy
-// in a tier is looked up by its tier-prefixed name).
+// documentTargets names the objects of documents (with calicoctl's defaults applied).
 func documentTargets(docs []*document, ns namespaceOptions) ([]target, error) {
 	var out []target
 	for _, d := range docs {
@@ -196,7 +213,7 @@ func (s *session) fetchOne(t target) (result, error) {
 	ctx, cancel := s.op()
 	defer cancel()
 	if t.name != "" {
-		obj, err := s.ds.Get(ctx, t.kind, t.namespace, t.name)
+		obj, err := s.get(t)
 		if err != nil {
 			return result{}, calicoError(err, t.kind, t.namespace, t.name)
 		}
@@ -212,7 +229,17 @@ func (s *session) fetchOne(t target) (result, error) {
 	if t.kind.Kind == "Tier" {
 		sortTiers(list.Items)
 	}
-	return result{kind: t.kind, items: list.Items, revision: list.Revision}, nil
+	return result{kind: t.kind, items: withBuiltin(t.kind, list.Items), revision: list.Revision}, nil
+}
+
+// get reads one object; the built-in profile is never read from etcd.
+func (s *session) get(t target) (api.Resource, error) {
+	if isBuiltin(t.kind, t.name) {
+		return api.DefaultAllowProfile(), nil
+	}
+	ctx, cancel := s.op()
+	defer cancel()
+	return s.ds.Get(ctx, t.kind, t.namespace, t.name)
 }
 
 // sortTiers orders tiers by their order, tiers without one last, as Project Calico lists them.

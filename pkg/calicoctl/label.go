@@ -104,13 +104,9 @@ func (ch *labelChange) parse(arg string) error {
 }
 
 // label changes one label with a compare-and-swap, retrying if the object changed meanwhile.
-// Unlike Project Calico's calicoctl (which merges the stored labels back in on update), a
-// removed label really is removed.
 func (s *session) label(t target, typed string, ch labelChange) error {
 	for attempt := 1; ; attempt++ {
-		ctx, cancel := s.op()
-		obj, err := s.ds.Get(ctx, t.kind, t.namespace, t.name)
-		cancel()
+		obj, err := s.get(t)
 		if err != nil {
 			return fmt.Errorf("failed to get %s %s, error %v", typed, t.name, calicoError(err, t.kind, t.namespace, t.name))
 		}
@@ -118,7 +114,7 @@ func (s *session) label(t target, typed string, ch labelChange) error {
 		if err != nil {
 			return err
 		}
-		if err := datastore.Validate(obj); err != nil {
+		if err := datastore.ValidateWrite(obj); err != nil {
 			return fmt.Errorf("failed to update %s %s, label not changed: %v", typed, t.name, err)
 		}
 		err = s.write(obj)

@@ -246,6 +246,9 @@ func (s *session) deleteIfPresent(count *int, r api.Resource) error {
 }
 
 func (s *session) deleteResource(k api.KindInfo, namespace, name string, revision int64) error {
+	if isBuiltin(k, name) {
+		return errBuiltinDelete
+	}
 	ctx, cancel := s.op()
 	defer cancel()
 	_, err := s.ds.Delete(ctx, k, namespace, name, revision)

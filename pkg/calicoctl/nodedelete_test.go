@@ -54,7 +54,7 @@ func wepYAML(node, namespace, workload string, nets []string) string {
 	return fmt.Sprintf(`apiVersion: projectcalico.org/v3
 kind: WorkloadEndpoint
 metadata: {name: %s, namespace: %s}
-spec: {orchestrator: cni, node: %s, workload: %s, endpoint: eth0, interfaceName: cali%s, ipNetworks: [%s]}
+spec: {orchestrator: cni, node: %s, containerID: %s, endpoint: eth0, interfaceName: cali%s, ipNetworks: [%s]}
 ---
 `, name, namespace, node, workload, workload, strings.Join(quoteAll(nets), ", "))
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"net"
+	"strings"
 
 	"github.com/calico-host/calico-host/pkg/api"
 	"github.com/calico-host/calico-host/pkg/datastore"
@@ -101,6 +102,9 @@ func checkDocument(d *document, ns namespaceOptions, act action) []string {
 	if d.kind.Kind == "ClusterInformation" {
 		return []string{clusterInfoReadOnly(act)}
 	}
+	if isBuiltin(d.kind, d.meta().Name) {
+		return nil // refused when written, as Project Calico's client refuses it before validating
+	}
 	return checkContent(d, ns, act)
 }
 
@@ -113,7 +117,7 @@ func checkContent(d *document, ns namespaceOptions, act action) []string {
 		return []string{"metadata.resourceVersion: field must not be set for a Create request"}
 	}
 	api.SetDefaults(d.res)
-	err := datastore.Validate(d.res)
+	err := datastore.ValidateWrite(d.res)
 	if err == nil {
 		err = api.Unsupported(d.res) // valid, but calico-host could not enforce it as written
 	}
@@ -160,7 +164,53 @@ func (s *session) crossCheck(docs []*document, act action) ([]crossProblem, erro
 	if err != nil {
 		return nil, err
 	}
-	return append(pools, tiers...), nil
+	filters, err := s.filterChecks(docs)
+	if err != nil {
+		return nil, err
+	}
+	return append(append(pools, tiers...), filters...), nil
+}
+
+// filterChecks requires every BGPFilter a BGPPeer names to exist, in the datastore or in the
+// input, as Project Calico's client does.
+func (s *session) filterChecks(docs []*document) ([]crossProblem, error) {
+	known := map[string]bool{}
+	var peers []*document
+	for _, d := range docs {
+		switch o := d.res.(type) {
+		case *api.BGPFilter:
+			known[o.Name] = true
+		case *api.BGPPeer:
+			if len(o.Spec.Filters) > 0 {
+				peers = append(peers, d)
+			}
+		}
+	}
+	if len(peers) == 0 {
+		return nil, nil
+	}
+	ctx, cancel := s.op()
+	defer cancel()
+	stored, _, err := datastore.ListAs[*api.BGPFilter](ctx, s.ds, "")
+	if err != nil {
+		return nil, fmt.Errorf("listing BGP filters: %w", err)
+	}
+	for _, f := range stored {
+		known[f.Name] = true
+	}
+	var out []crossProblem
+	for _, d := range peers {
+		var missing []string
+		for _, f := range d.res.(*api.BGPPeer).Spec.Filters {
+			if !known[f] {
+				missing = append(missing, f)
+			}
+		}
+		if len(missing) > 0 {
+			out = append(out, crossProblem{d, fmt.Sprintf("spec.filters: BGPFilter(s) not found: %s", strings.Join(missing, ", "))})
+		}
+	}
+	return out, nil
 }
 
 // poolChecks checks every IPPool document against the stored pools overlaid with the pools of
@@ -301,11 +351,8 @@ func (s *session) tierChecks(docs []*document) ([]crossProblem, error) {
 }
 
 func policyTier(r api.Resource) string {
-	switch p := r.(type) {
-	case *api.GlobalNetworkPolicy:
-		return p.Spec.Tier
-	case *api.NetworkPolicy:
-		return p.Spec.Tier
+	if p, ok := r.(interface{ View() api.PolicySpecView }); ok {
+		return p.View().Tier
 	}
 	return ""
 }

@@ -1,6 +1,7 @@
 package calicoctl
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -106,6 +107,8 @@ func (c *cli) runWrite(act action, args []string) error {
 	if err := s.prepareWrites(docs, ns, act); err != nil {
 		return err
 	}
+	warnNotImplemented(c.stderr, docs)
+	warnStaged(c.stderr, docs)
 	s.ensureInitialized()
 	return s.writeAll(docs, act, skipExists).report(c.stdout, act)
 }
@@ -146,7 +149,7 @@ func (s *session) writeOne(d *document, act action, skipExists bool) error {
 	switch act {
 	case actCreate:
 		err = s.create(d.res)
-		if skipExists && datastore.IsAlreadyExists(err) {
+		if skipExists && (datastore.IsAlreadyExists(err) || errors.As(err, new(builtinExistsError))) {
 			err = nil
 		}
 	case actReplace:
@@ -158,7 +161,14 @@ func (s *session) writeOne(d *document, act action, skipExists bool) error {
 	return calicoError(err, d.kind, m.Namespace, m.Name)
 }
 
+// create writes a new object with the metadata Project Calico's calicoctl keeps on a create
+// (name, namespace, labels, annotations: see api.ObjectMeta.ForCreate).
 func (s *session) create(r api.Resource) error {
+	if isBuiltinResource(r) {
+		return builtinExistsError{}
+	}
+	m := r.GetObjectMeta()
+	*m = m.ForCreate()
 	ctx, cancel := s.op()
 	defer cancel()
 	_, err := s.ds.Create(ctx, r)
@@ -171,7 +181,7 @@ func (s *session) apply(r api.Resource) error {
 	rv := m.ResourceVersion
 	m.ResourceVersion = ""
 	err := s.create(r)
-	if !datastore.IsAlreadyExists(err) {
+	if !datastore.IsAlreadyExists(err) && !errors.As(err, new(builtinExistsError)) {
 		return err
 	}
 	m.ResourceVersion = rv
@@ -180,9 +190,12 @@ func (s *session) apply(r api.Resource) error {
 
 // update replaces a stored object. With a resourceVersion it must still be current; without one
 // the latest version is read and the write retried on a conflict. As in Project Calico, the
-// stored labels and annotations are kept and the new ones merged over them; uid and
-// creationTimestamp are kept from the stored object.
+// stored metadata is kept (uid, creationTimestamp, finalizers, ...) except labels and
+// annotations, which are replaced by the new ones.
 func (s *session) update(r api.Resource) error {
+	if isBuiltinResource(r) {
+		return errBuiltinUpdate
+	}
 	k, _ := api.KindOf(r)
 	m := r.GetObjectMeta()
 	rv := m.ResourceVersion
@@ -207,6 +220,9 @@ func (s *session) update(r api.Resource) error {
 }
 
 func (s *session) write(r api.Resource) error {
+	if isBuiltinResource(r) {
+		return errBuiltinUpdate
+	}
 	ctx, cancel := s.op()
 	defer cancel()
 	_, err := s.ds.Update(ctx, r)
@@ -225,31 +241,17 @@ func (s *session) current(k api.KindInfo, namespace, name string) (*api.ObjectMe
 	}
 	old, err := datastore.DecodeResource(key, kv.Value, kv.ModRevision)
 	if err != nil {
-		return &api.ObjectMeta{ResourceVersion: strconv.FormatInt(kv.ModRevision, 10)}, nil
+		return &api.ObjectMeta{Name: name, Namespace: namespace, ResourceVersion: strconv.FormatInt(kv.ModRevision, 10)}, nil
 	}
 	return old.GetObjectMeta(), nil
 }
 
-// mergeMetadata carries the stored labels and annotations into m (m's values win) and sets m's
-// resourceVersion to the stored one.
+// mergeMetadata makes m the stored metadata with m's labels and annotations, as Project Calico's
+// calicoctl does on an update (mergeMetadataForUpdate).
 func mergeMetadata(stored, m *api.ObjectMeta) {
-	m.Labels = mergeMaps(stored.Labels, m.Labels)
-	m.Annotations = mergeMaps(stored.Annotations, m.Annotations)
-	m.ResourceVersion = stored.ResourceVersion
-}
-
-func mergeMaps(base, over map[string]string) map[string]string {
-	if len(base) == 0 {
-		return over
-	}
-	out := make(map[string]string, len(base)+len(over))
-	for k, v := range base {
-		out[k] = v
-	}
-	for k, v := range over {
-		out[k] = v
-	}
-	return out
+	labels, annotations := m.Labels, m.Annotations
+	*m = *stored
+	m.Labels, m.Annotations = labels, annotations
 }
 
 // report prints the result as Project Calico does and returns the error to print, if any.

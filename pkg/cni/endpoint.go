@@ -66,7 +66,7 @@ func newEndpoint(w Workload, ips []netip.Prefix, mac string) *api.WorkloadEndpoi
 
 // writeEndpoint creates the endpoint, or replaces a stale one (keeping its uid).
 func writeEndpoint(ctx context.Context, ds *datastore.Client, wep *api.WorkloadEndpoint, existing *api.WorkloadEndpoint) error {
-	if err := datastore.Validate(wep); err != nil {
+	if err := datastore.ValidateWrite(wep); err != nil {
 		return cniErr(CodeEndpoint, fmt.Sprintf("WorkloadEndpoint %s/%s would be invalid", wep.Namespace, wep.Name), err)
 	}
 	var err error
@@ -134,11 +134,11 @@ func newProfile(network string, k8s bool) *api.Profile {
 // validateObjects checks, with the datastore's own validation, the Profile and the
 // WorkloadEndpoint this container would write, before any address is allocated.
 func validateObjects(w Workload) error {
-	if err := datastore.Validate(newProfile(w.Network, w.Orchestrator == OrchestratorK8s)); err != nil {
+	if err := datastore.ValidateWrite(newProfile(w.Network, w.Orchestrator == OrchestratorK8s)); err != nil {
 		return cniErr(types.ErrInvalidNetworkConfig, fmt.Sprintf(
 			"network name %q (\"name\" of the network configuration) makes an invalid Profile", w.Network), err)
 	}
-	if err := datastore.Validate(newEndpoint(w, nil, "")); err != nil {
+	if err := datastore.ValidateWrite(newEndpoint(w, nil, "")); err != nil {
 		return cniErr(types.ErrInvalidEnvironmentVariables, fmt.Sprintf(
 			"the container's identity makes an invalid WorkloadEndpoint %s/%s", w.Namespace, w.Name), err)
 	}
@@ -155,7 +155,7 @@ func ensureProfile(ctx context.Context, ds *datastore.Client, network string, k8
 		return cniErr(CodeEndpoint, "reading Profile "+network, err)
 	}
 	p := newProfile(network, k8s)
-	if err := datastore.Validate(p); err != nil {
+	if err := datastore.ValidateWrite(p); err != nil {
 		return cniErr(types.ErrInvalidNetworkConfig, "Profile "+network+" would be invalid", err)
 	}
 	if _, err := ds.Create(ctx, p); err != nil && !datastore.IsAlreadyExists(err) {

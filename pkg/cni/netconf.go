@@ -60,6 +60,10 @@ type NetConf struct {
 	LogFileMaxSize       int    `json:"log_file_max_size"`  // MB, default 100
 	LogFileMaxAge        int    `json:"log_file_max_age"`   // days, default 30
 	LogFileMaxCount      int    `json:"log_file_max_count"` // rotated files kept, default 10
+	// PolicySetupTimeoutSeconds, when positive, makes ADD wait up to that long for felix to
+	// report the endpoint's policy programmed (its status file in EndpointStatusDir).
+	PolicySetupTimeoutSeconds int    `json:"policy_setup_timeout_seconds"`
+	EndpointStatusDir         string `json:"endpoint_status_dir"` // default /var/run/calico/endpoint-status
 
 	ContainerSettings struct {
 		AllowIPForwarding bool `json:"allow_ip_forwarding"`
@@ -116,6 +120,9 @@ func ParseNetConf(data []byte) (*NetConf, error) {
 			return nil, err
 		}
 	}
+	if c.PolicySetupTimeoutSeconds < 0 {
+		return nil, cniErrf(types.ErrInvalidNetworkConfig, "invalid policy_setup_timeout_seconds %d: must not be negative", c.PolicySetupTimeoutSeconds)
+	}
 	if err := c.checkFiles(); err != nil {
 		return nil, err
 	}
@@ -129,6 +136,7 @@ func ParseNetConf(data []byte) (*NetConf, error) {
 func (c *NetConf) checkFiles() error {
 	for _, f := range []struct{ name, value string }{
 		{"log_file_path", c.LogFilePath}, {"nodename_file", c.NodenameFile}, {"ipam_lock_file", c.IPAMLockFile},
+		{"endpoint_status_dir", c.EndpointStatusDir},
 	} {
 		if _, err := pathOr(f.name, f.value, "/"); err != nil {
 			return err

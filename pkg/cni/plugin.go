@@ -94,6 +94,7 @@ func (s *session) addSteps() error {
 		return err
 	}
 	s.log.Info().Str("endpoint", s.w.Name).Interface("ips", addrs.hosts()).Msg("container networked")
+	s.waitForPolicy()
 	return printResult(pluginResult(s.conf.CNIVersion, s.w, s.args.Netns, mtu, mac, addrs, s.conf.DNS), s.conf.CNIVersion, s.opts.Stdout)
 }
 
@@ -159,6 +160,7 @@ func (s *session) repeatAdd(wep *api.WorkloadEndpoint, mtu MTU) error {
 		return err
 	}
 	s.log.Info().Str("endpoint", wep.Name).Msg("endpoint exists; returning its result")
+	s.waitForPolicy()
 	return printResult(pluginResult(s.conf.CNIVersion, s.w, s.args.Netns, mtu, wep.Spec.MAC, addrs, s.conf.DNS), s.conf.CNIVersion, s.opts.Stdout)
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/containernetworking/cni/pkg/version"
 	"github.com/rs/zerolog"
 
+	"github.com/calico-host/calico-host/pkg/compat"
 	"github.com/calico-host/calico-host/pkg/config"
 	"github.com/calico-host/calico-host/pkg/datastore"
 	"github.com/calico-host/calico-host/pkg/ipam"
@@ -76,6 +77,7 @@ func newSession(args *skel.CmdArgs, opts Options, plugin string) (*session, erro
 	s.log, closeLog = NewLogger(conf, opts.Stderr, plugin)
 	s.closers = append(s.closers, closeLog)
 	s.log = s.log.With().Str("container", args.ContainerID).Str("netns", args.Netns).Str("ifname", args.IfName).Logger()
+	reportUnimplemented(s.log, conf.Name, args.StdinData)
 	ctx, cancel := context.WithTimeout(context.Background(), opts.Timeout)
 	s.ctx = ctx
 	s.closers = append(s.closers, cancel)
@@ -90,6 +92,17 @@ func newSession(args *skel.CmdArgs, opts Options, plugin string) (*session, erro
 	testNS, _ := opts.Env("CNI_TEST_NAMESPACE")
 	s.w, s.identityErr = NewWorkload(conf.Name, s.node, args.ContainerID, args.IfName, s.cniArgs, testNS)
 	return s, nil
+}
+
+// reportUnimplemented logs the network configuration's Project Calico settings that calico-host
+// does not implement (see compat), once each.
+func reportUnimplemented(log zerolog.Logger, network string, stdin []byte) {
+	findings, err := compat.CheckJSON(compat.NetConf, "CNI network configuration "+network, stdin)
+	if err != nil {
+		log.Warn().Err(err).Msg("not checked for settings calico-host does not implement")
+		return
+	}
+	compat.NewReporter("cni", log).Replace(findings)
 }
 
 // identityValid is nil when the container identity is valid.

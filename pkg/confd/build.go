@@ -282,7 +282,30 @@ func (b *builder) family(fi int) *Family {
 	if f.NodeIP.IsValid() && !b.noSessions {
 		f.Peers = b.peers(fi, f.Filters)
 	}
+	f.PeerRoutes = b.peerRoutes(f.Peers)
 	return f
+}
+
+// peerRoutes are the routes to the peers that have a reachableBy gateway, one per peer address
+// (the first session's gateway wins; BIRD refuses a route twice).
+func (b *builder) peerRoutes(peers []Peer) []PeerRoute {
+	var out []PeerRoute
+	seen := map[netip.Prefix]netip.Addr{}
+	for _, p := range peers {
+		if !p.ReachableBy.IsValid() {
+			continue
+		}
+		dest := netip.PrefixFrom(p.IP, p.IP.BitLen())
+		if via, dup := seen[dest]; dup {
+			if via != p.ReachableBy {
+				b.warn("%s: a route to %s via %s exists already; not via %s", p.Comment, p.IP, via, p.ReachableBy)
+			}
+			continue
+		}
+		seen[dest] = p.ReachableBy
+		out = append(out, PeerRoute{Dest: dest, Via: p.ReachableBy, Comment: p.Comment})
+	}
+	return out
 }
 
 // dedupe drops repeated strings, keeping the first of each.

@@ -12,6 +12,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/calico-host/calico-host/pkg/api"
+	"github.com/calico-host/calico-host/pkg/compat"
 )
 
 // Engine turns datastore inputs into applied BIRD configuration: Build, Render, stage and check,
@@ -23,6 +24,8 @@ type Engine struct {
 	stager   *Stager
 	reloader *Reloader
 	log      zerolog.Logger
+	// unimplemented logs the Project Calico settings calico-host does not implement, once each.
+	unimplemented *compat.Reporter
 	// reloadPending: BIRD has not confirmed the files on disk (first run, or a failed reload).
 	reloadPending bool
 }
@@ -46,6 +49,7 @@ func NewEngine(cfg *Config, nodeName string, run Runner, log zerolog.Logger) *En
 		stager:        &Stager{Dir: filepath.Join(cfg.OutputDir, ".staging"), Run: run},
 		reloader:      &Reloader{Socket: cfg.BIRDSocket, Run: run},
 		log:           log,
+		unimplemented: compat.NewReporter("confd", log),
 		reloadPending: true,
 	}
 }
@@ -63,6 +67,7 @@ func (e *Engine) Model(in *Inputs) *Model {
 // Sync renders the inputs and applies the result. On a render or check error nothing on disk
 // changes; on a reload error the new files stay in place and the next Sync reloads again.
 func (e *Engine) Sync(ctx context.Context, in *Inputs) (Result, error) {
+	e.unimplemented.Replace(Unimplemented(in, e.nodeName))
 	m := e.Model(in)
 	res := Result{}
 	for _, w := range m.Warnings {
@@ -107,6 +112,27 @@ func (e *Engine) reload(ctx context.Context, changed []Rendered, res Result) (Re
 	res.Reloaded = true
 	e.reloadPending = false
 	return res, nil
+}
+
+// Unimplemented lists the settings of this node's BGPConfigurations (default and
+// node.<nodeName>) and of every BGPPeer that calico-host does not implement (see compat).
+func Unimplemented(in *Inputs, nodeName string) []compat.Finding {
+	var out []compat.Finding
+	for _, name := range []string{"default", "node." + nodeName} {
+		if c := in.BGPConfigs[name]; c != nil {
+			out = append(out, check(compat.BGPConfiguration, "BGPConfiguration "+name, c)...)
+		}
+	}
+	for _, name := range sortedKeys(in.Peers) {
+		out = append(out, check(compat.BGPPeer, "BGPPeer "+name, in.Peers[name])...)
+	}
+	return out
+}
+
+// check is compat.Check of an object that marshals (every datastore object does).
+func check(kind, object string, v any) []compat.Finding {
+	f, _ := compat.Check(kind, object, v)
+	return f
 }
 
 // readPassword reads a BGP password from SecretsDir/<name>/<key>, without its trailing newline.

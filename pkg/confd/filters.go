@@ -264,7 +264,7 @@ func cidrCondition(r api.BGPFilterRule, fi int) (Syntax, error) {
 // session; a filter that does not exist is ignored, as Project Calico does.
 func (b *builder) peerFilterCalls(p *Peer, peer string, names []string, funcs []FilterFunc) {
 	fi := familyIndex(p.IP)
-	sameAS := p.AS == b.local.as
+	sameAS := p.AS == p.localAS(b.local.as)
 	for _, name := range names {
 		if _, bad := b.in.InvalidFilters[name]; bad {
 			b.warn("BGPPeer %s: filter %q is invalid: session %s imports and exports nothing", peer, name, p.Name.Name())

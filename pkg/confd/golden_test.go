@@ -37,6 +37,8 @@ var goldenCases = []struct {
 	{"communities-host-a", "host-a", []string{"testdata/fixtures/communities.json"}},
 	{"communities-host-b", "host-b", []string{"testdata/fixtures/communities.json"}},
 	{"filters-host-a", "host-a", []string{"testdata/fixtures/filters.json"}},
+	{"calico-settings-host-a", "host-a", []string{"testdata/fixtures/calico-settings.json"}},
+	{"calico-settings-host-b", "host-b", []string{"testdata/fixtures/calico-settings.json"}},
 }
 
 // TestGolden renders each fixture with the shipped templates through the whole pipeline (which

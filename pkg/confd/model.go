@@ -61,6 +61,15 @@ type Family struct {
 	Filters []FilterFunc
 	// Peers are this node's BGP sessions in this family, sorted by name.
 	Peers []Peer
+	// PeerRoutes are the static routes to peers through their BGPPeer's reachableBy gateway.
+	PeerRoutes []PeerRoute
+}
+
+// PeerRoute is a static route to a BGP peer (programmed into the kernel, not exported).
+type PeerRoute struct {
+	Dest    netip.Prefix
+	Via     netip.Addr
+	Comment Comment
 }
 
 // Block is one of this host's IPAM blocks.
@@ -132,6 +141,12 @@ type Peer struct {
 	IP      netip.Addr
 	Port    uint16 // 0: 179
 	AS      ASN
+	// LocalAS is the AS this node uses on this session (BGPPeer localASNumber; 0: the node's).
+	LocalAS ASN
+	// KeepaliveTime is in seconds (0: BIRD's default, a third of the hold time).
+	KeepaliveTime uint32
+	// ReachableBy is the gateway of a static route to the peer (invalid: none).
+	ReachableBy netip.Addr
 	// SourceAddress is the local address of the TCP session (invalid: the kernel chooses).
 	SourceAddress netip.Addr
 	// Passive: wait for the peer to connect (one side of a mesh or Calico-to-Calico peering).

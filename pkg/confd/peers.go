@@ -5,6 +5,7 @@ import (
 	"math"
 	"net/netip"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/calico-host/calico-host/pkg/api"
@@ -32,6 +33,8 @@ type candidate struct {
 	typ  string
 	t    target
 	peer *api.BGPPeer
+	// reverse: the peering is the reverse of a BGPPeer whose remote end is this node.
+	reverse bool
 }
 
 // peers computes this node's sessions in family fi: the mesh, then explicit peerings. A peering
@@ -106,17 +109,19 @@ func (b *builder) meshPeers(fi int) []Peer {
 
 // explicitPeerings evaluates the BGPPeers for this node: global ones, node-specific ones, then
 // the reverse of peerings whose remote end is this node (so Calico-to-Calico peerings are
-// symmetric).
+// symmetric) unless their reversePeering is Manual. A BGPPeer with a localWorkloadSelector peers
+// with local workloads only, which calico-host does not implement (compat reports it): it makes
+// no sessions, forward or reverse, as in Project Calico when no workload matches.
 func (b *builder) explicitPeerings(fi int) []candidate {
 	seen := map[peerKey]bool{}
 	var out []candidate
-	emit := func(typ string, t target, p *api.BGPPeer) {
+	emit := func(typ string, t target, p *api.BGPPeer, reverse bool) {
 		k := peerKey{t.ip, t.port}
 		if familyIndex(t.ip) != fi || seen[k] {
 			return
 		}
 		seen[k] = true
-		out = append(out, candidate{typ: typ, t: t, peer: p})
+		out = append(out, candidate{typ: typ, t: t, peer: p, reverse: reverse})
 	}
 	names := sortedKeys(b.in.Peers)
 	for _, global := range []bool{true, false} {
@@ -125,7 +130,7 @@ func (b *builder) explicitPeerings(fi int) []candidate {
 			if isGlobal := p.Spec.Node == "" && p.Spec.NodeSelector == ""; isGlobal != global {
 				continue
 			}
-			if !global && !b.appliesToLocal(p) {
+			if (!global && !b.appliesToLocal(p)) || p.Spec.LocalWorkloadSelector != "" {
 				continue
 			}
 			typ := PeerNode
@@ -133,13 +138,17 @@ func (b *builder) explicitPeerings(fi int) []candidate {
 				typ = PeerGlobal
 			}
 			for _, t := range b.targets(p) {
-				emit(typ, t, p)
+				emit(typ, t, p, false)
 			}
 		}
 	}
 	for _, name := range names {
-		for _, t := range b.reverseTargets(b.in.Peers[name], fi) {
-			emit(PeerNode, t, b.in.Peers[name])
+		p := b.in.Peers[name]
+		if p.Spec.ReversePeering == "Manual" || p.Spec.LocalWorkloadSelector != "" {
+			continue
+		}
+		for _, t := range b.reverseTargets(p, fi) {
+			emit(PeerNode, t, p, true)
 		}
 	}
 	return out
@@ -207,6 +216,9 @@ func (b *builder) targets(p *api.BGPPeer) []target {
 	ip, port, err := peerAddr(p.Spec.PeerIP)
 	if err == nil && !sessionAddr(ip) {
 		err = fmt.Errorf("peer IP %s cannot be a BGP neighbor without an interface", ip)
+	}
+	if via, ok := reachableBy(p); err == nil && ok && via.Is4() != ip.Is4() {
+		err = fmt.Errorf("reachableBy %s is not of the peer IP's family; no session", via) // as Project Calico
 	}
 	if err != nil {
 		b.warn("BGPPeer %s: %v", p.Name, err)
@@ -303,20 +315,80 @@ func (b *builder) explicitPeer(c candidate, fi int, funcs []FilterFunc) (Peer, b
 	if spec.SourceAddress != "None" {
 		p.SourceAddress = localIP
 	}
+	// localASNumber applies to peerings with a peerIP, not to peer nodes (Project Calico's rule).
+	if spec.LocalASNumber != nil && !c.reverse && spec.PeerSelector == "" {
+		p.LocalAS = ASN(*spec.LocalASNumber)
+	}
+	localAS := p.localAS(b.local.as)
 	// Project Calico makes global peerings between Calico nodes unidirectional, like the mesh.
 	p.Passive = c.typ == PeerGlobal && c.t.calicoNode && c.t.ip.String() > localIP.String()
-	if p.AS == b.local.as && b.local.clusterID.IsValid() && c.t.rrClusterID != b.local.clusterID {
+	if p.AS == localAS && b.local.clusterID.IsValid() && c.t.rrClusterID != b.local.clusterID {
 		p.RRClient, p.RRClusterID = true, b.local.clusterID
 	}
 	switch {
 	case spec.NextHopMode == "Self":
 		p.NextHop = NextHopSelf
-	case spec.NextHopMode == "Keep", spec.KeepOriginalNextHop && p.AS != b.local.as:
+	case spec.NextHopMode == "Keep", spec.KeepOriginalNextHop && p.AS != localAS:
 		p.NextHop = NextHopKeep
 	}
+	p.KeepaliveTime = b.keepaliveTime(what, spec.KeepaliveTime)
+	b.peerRoute(&p, what, c.peer)
 	b.peerLimits(&p, what, spec)
 	b.peerFilterCalls(&p, c.peer.Name, spec.Filters, funcs)
 	return p, true
+}
+
+// localAS is the AS this node uses on the session: the BGPPeer's localASNumber, else the node's.
+func (p *Peer) localAS(node ASN) ASN {
+	if p.LocalAS != 0 {
+		return p.LocalAS
+	}
+	return node
+}
+
+// defaultHoldTime is BIRD's hold time when confd.toml's [vars] hold_time does not set one.
+const defaultHoldTime = 240
+
+// keepaliveTime rounds a BGPPeer's keepaliveTime to seconds, as Project Calico does. BIRD takes
+// 1 up to the hold time; another value is left out (BIRD's default, a third of the hold time)
+// with a warning.
+func (b *builder) keepaliveTime(what string, d *api.Duration) uint32 {
+	if d == nil {
+		return 0
+	}
+	hold := uint32(defaultHoldTime)
+	if v, err := strconv.ParseUint(b.opts.Vars["hold_time"], 10, 16); err == nil {
+		hold = uint32(v)
+	}
+	s := math.Round(d.Seconds())
+	if s < 1 || s > float64(hold) {
+		b.warn("%s: keepaliveTime %s is outside BIRD's 1s to the hold time (%ds); not set", what, d.Duration, hold)
+		return 0
+	}
+	return uint32(s)
+}
+
+// reachableBy is a BGPPeer's reachableBy address, if it sets one that parses.
+func reachableBy(p *api.BGPPeer) (netip.Addr, bool) {
+	if p.Spec.ReachableBy == "" {
+		return netip.Addr{}, false
+	}
+	a, err := netip.ParseAddr(p.Spec.ReachableBy)
+	return a.Unmap(), err == nil
+}
+
+// peerRoute sets the static route to the peer through the BGPPeer's reachableBy gateway
+// (Project Calico's "route <peer>/32 via <reachableBy>"). A gateway of the other family, or one
+// BIRD cannot use without an interface, gets no route, with a warning.
+func (b *builder) peerRoute(p *Peer, what string, peer *api.BGPPeer) {
+	via, ok := reachableBy(peer)
+	switch {
+	case peer.Spec.ReachableBy == "":
+	case !ok || via.Is4() != p.IP.Is4() || !sessionAddr(via):
+		b.warn("%s: reachableBy %q cannot route to %s; no route to the peer", what, peer.Spec.ReachableBy, p.IP)
+	default:
+		p.ReachableBy = via
+	}
 }
 
 // peerLimits sets allow local as and TTL security, as Project Calico renders them (only values

@@ -72,14 +72,26 @@ var affinityStates = map[string]AffinityState{
 	api.AffinityPendingDeletion: api.AffinityPendingDeletion,
 }
 
-// staticRoutes are the service CIDRs of the global BGPConfiguration (external, cluster and load
-// balancer IPs), deduplicated and sorted.
+// staticRoutes are the service CIDRs of the global BGPConfiguration that every node advertises,
+// deduplicated and sorted, as Project Calico's confd chooses them: cluster IP ranges; external
+// and load balancer IP ranges except single addresses (which Project Calico advertises per
+// Kubernetes service, from the nodes running it: not implemented here, so not advertised); load
+// balancer ranges only while serviceLoadBalancerAggregation is Enabled (the default).
 func (b *builder) staticRoutes(fi int) []netip.Prefix {
 	seen := map[netip.Prefix]bool{}
 	var out []netip.Prefix
-	for _, list := range [][]api.ServiceIPBlock{b.global.ServiceExternalIPs, b.global.ServiceClusterIPs, b.global.ServiceLoadBalancerIPs} {
-		for _, blk := range list {
-			if cidrFamily(blk.CIDR) != fi {
+	lists := []struct {
+		blocks      []api.ServiceIPBlock
+		singlesToo  bool
+		advertising bool
+	}{
+		{b.global.ServiceExternalIPs, false, true},
+		{b.global.ServiceClusterIPs, true, true},
+		{b.global.ServiceLoadBalancerIPs, false, b.aggregateLoadBalancers()},
+	}
+	for _, l := range lists {
+		for _, blk := range l.blocks {
+			if cidrFamily(blk.CIDR) != fi || !l.advertising {
 				continue
 			}
 			p, ok := parseCIDR(blk.CIDR, fi)
@@ -87,7 +99,7 @@ func (b *builder) staticRoutes(fi int) []netip.Prefix {
 				b.warn("BGPConfiguration default: ignoring bad service CIDR %q", blk.CIDR)
 				continue
 			}
-			if !seen[p] {
+			if !seen[p] && (l.singlesToo || !p.IsSingleIP()) {
 				seen[p] = true
 				out = append(out, p)
 			}
@@ -97,9 +109,16 @@ func (b *builder) staticRoutes(fi int) []netip.Prefix {
 	return out
 }
 
+// aggregateLoadBalancers is the global serviceLoadBalancerAggregation: Enabled unless Disabled.
+func (b *builder) aggregateLoadBalancers() bool {
+	a := b.global.ServiceLoadBalancerAggregation
+	return a == nil || *a != "Disabled"
+}
+
 // pools are the IP pools of family fi, sorted by CIDR.
 func (b *builder) pools(fi int) []Pool {
 	var out []Pool
+	noEncap := b.programsNoEncapRoutes()
 	for _, name := range sortedKeys(b.in.Pools) {
 		spec := &b.in.Pools[name].Spec
 		if cidrFamily(spec.CIDR) != fi {
@@ -110,15 +129,37 @@ func (b *builder) pools(fi int) []Pool {
 			b.warn("IPPool %s: ignoring bad CIDR %q", name, spec.CIDR)
 			continue
 		}
-		out = append(out, poolModel(name, p, spec))
+		out = append(out, poolModel(name, p, spec, noEncap))
 	}
 	slices.SortStableFunc(out, func(x, y Pool) int { return comparePrefixes(x.CIDR, y.CIDR) })
 	return out
 }
 
+// programsNoEncapRoutes is the global programClusterRoutes' choice for unencapsulated pools:
+// BIRD programs their routes unless it is Disabled or EnabledIPIPOnly (felix is then expected
+// to). Its IPIP half (Enabled, EnabledIPIPOnly) cannot be done by BIRD 2: compat reports it and
+// IPIP pools' routes stay unprogrammed, as without it. An unknown value is the default, as in
+// Project Calico.
+func (b *builder) programsNoEncapRoutes() string {
+	v := b.global.ProgramClusterRoutes
+	if v == nil {
+		return ""
+	}
+	switch *v {
+	case "Disabled", "EnabledIPIPOnly":
+		return *v
+	case "Enabled", "EnabledNoEncapOnly":
+		return ""
+	}
+	b.warn("BGPConfiguration default: unknown programClusterRoutes %q; using the default, EnabledNoEncapOnly", *v)
+	return ""
+}
+
 // poolModel decides export and kernel programming for one pool, as Project Calico's templates
 // do; BIRD 2 cannot program IPIP tunnels (no krt_tunnel), so IPIP pools are left to felix too.
-func poolModel(name string, cidr netip.Prefix, spec *api.IPPoolSpec) Pool {
+// notNoEncap names the programClusterRoutes value that leaves unencapsulated pools to felix ("":
+// BIRD programs them).
+func poolModel(name string, cidr netip.Prefix, spec *api.IPPoolSpec, notNoEncap string) Pool {
 	p := Pool{Name: newComment(name), CIDR: cidr, Export: !spec.DisableBGPExport, ProgramKernel: true}
 	var why []string
 	if spec.DisableBGPExport {
@@ -131,6 +172,9 @@ func poolModel(name string, cidr netip.Prefix, spec *api.IPPoolSpec) Pool {
 	case isEncap(spec.IPIPMode):
 		p.ProgramKernel = false
 		why = append(why, "IPIP routes are programmed by felix")
+	case notNoEncap != "":
+		p.ProgramKernel = false
+		why = append(why, "cluster routes are left to felix (programClusterRoutes "+notNoEncap+")")
 	}
 	p.Reason = newComment(strings.Join(why, "; "))
 	return p

@@ -3,6 +3,7 @@ package datastore
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"strconv"
 	"time"
 
@@ -89,7 +90,8 @@ func (c *Client) Create(ctx context.Context, r api.Resource) (api.Resource, erro
 
 // Update replaces an existing object with a compare-and-swap. With a resourceVersion set, the
 // stored object must still be at that revision (else a Conflict error); without one, the update
-// applies to whatever is stored now. uid and creationTimestamp are kept from the stored object.
+// applies to whatever is stored now. uid and creationTimestamp are kept from the stored object,
+// and so is every stored JSON field our types do not know (see keepUnknownFields).
 func (c *Client) Update(ctx context.Context, r api.Resource) (api.Resource, error) {
 	key, err := KeyOf(r)
 	if err != nil {
@@ -115,6 +117,7 @@ func (c *Client) Update(ctx context.Context, r api.Resource) (api.Resource, erro
 	if err != nil {
 		return nil, fmt.Errorf("encoding %s: %w", key, err)
 	}
+	value = keepUnknownFields(cur.Value, value, reflect.TypeOf(r))
 	rev, err := c.UpdateKV(ctx, key, value, cur.ModRevision)
 	if err != nil {
 		return nil, err

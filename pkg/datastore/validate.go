@@ -13,3 +13,7 @@ var Validator = api.Validator{CheckSelector: func(s string) error {
 
 // Validate checks one object (see api.Validator).
 func Validate(r api.Resource) error { return Validator.Validate(r) }
+
+// ValidateWrite checks an object about to be written, with Project Calico's write-time rules
+// too (see api.Validator.ValidateWrite).
+func ValidateWrite(r api.Resource) error { return Validator.ValidateWrite(r) }

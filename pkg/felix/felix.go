@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
+	"github.com/calico-host/calico-host/pkg/compat"
 	"github.com/calico-host/calico-host/pkg/daemon"
 	"github.com/calico-host/calico-host/pkg/datastore"
 	"github.com/calico-host/calico-host/pkg/felix/calc"
@@ -65,9 +66,11 @@ type Daemon struct {
 	wd       *daemon.Watchdog
 	metrics  *metrics
 	reg      *prometheus.Registry
-	graph    *calc.Graph
-	calc     *calc.Loop // on graph, built by Run
-	wg       sync.WaitGroup
+	// unimplemented reports the Project Calico settings calico-host does not implement.
+	unimplemented *compat.Reporter
+	graph         *calc.Graph
+	calc          *calc.Loop // on graph, built by Run
+	wg            sync.WaitGroup
 
 	// Owned by the Run goroutine.
 	cfg      *config.Config
@@ -109,7 +112,7 @@ func New(o Options) (*Daemon, error) {
 	graph := calc.New(local.FelixHostname, o.Log.With().Str("loop", LoopCalc).Logger())
 	return &Daemon{
 		o: o, log: o.Log, notifier: o.Notifier, metrics: newMetrics(), reg: prometheus.NewRegistry(),
-		graph: graph, problems: map[string]bool{},
+		graph: graph, problems: map[string]bool{}, unimplemented: compat.NewReporter("felix", o.Log),
 	}, nil
 }
 

@@ -226,8 +226,10 @@ func get(t *testing.T, url string) (int, string) {
 func TestHealthAndMetrics(t *testing.T) {
 	hp, mp := freePort(t), freePort(t)
 	h := newHarness(t, "FELIX_HEALTHENABLED=true", "FELIX_HEALTHHOST=127.0.0.1", "FELIX_HEALTHPORT="+hp,
-		"FELIX_PROMETHEUSMETRICSENABLED=true", "FELIX_PROMETHEUSMETRICSHOST=127.0.0.1", "FELIX_PROMETHEUSMETRICSPORT="+mp)
-	h.snapshot(clusterInfo(true, ""), wep1Update(), felixConfig("default", api.FelixConfigurationSpec{}))
+		"FELIX_PROMETHEUSMETRICSENABLED=true", "FELIX_PROMETHEUSMETRICSHOST=127.0.0.1", "FELIX_PROMETHEUSMETRICSPORT="+mp,
+		"FELIX_NETLINKTIMEOUTSECS=20")
+	h.snapshot(clusterInfo(true, ""), wep1Update(), felixConfig("default", api.FelixConfigurationSpec{BPFEnabled: api.Bool(true),
+		IptablesBackend: api.Str("auto")}))
 	h.event(ipPool("p1", api.EncapNever, false), ipPool("p2", api.EncapNever, true))
 	dp := h.dataplane()
 	if code, body := get(t, "http://127.0.0.1:"+hp+"/readiness"); code != 503 || !strings.Contains(body, "first apply") {
@@ -248,10 +250,15 @@ func TestHealthAndMetrics(t *testing.T) {
 	for _, want := range []string{"felix_datastore_resyncs_total 1", "felix_datastore_watch_events_total 2",
 		"felix_datastore_syncer_status 2", `felix_local_endpoints{type="workload"} 1`, "felix_ready 1",
 		"fake_dataplane_batches_total", "felix_status_writes_total", "felix_calc_batch_size_bucket", "go_goroutines",
-		"process_resident_memory_bytes"} {
+		"process_resident_memory_bytes",
+		`calico_host_unimplemented_settings{component="felix",field="spec.bpfEnabled",object="FelixConfiguration default"} 1`,
+		`calico_host_unimplemented_settings{component="felix",field="FELIX_NETLINKTIMEOUTSECS",object="environment"} 1`} {
 		if !strings.Contains(body, want) {
 			t.Errorf("/metrics lacks %q", want)
 		}
+	}
+	if n := strings.Count(body, "calico_host_unimplemented_settings{"); n != 2 { // iptablesBackend auto is the default
+		t.Errorf("%d unimplemented settings in /metrics, want 2", n)
 	}
 	h.syncer.status.Store(int32(syncer.ResyncInProgress))
 	if code, body := get(t, "http://127.0.0.1:"+hp+"/readiness"); code != 503 || !strings.Contains(body, "ResyncInProgress") {

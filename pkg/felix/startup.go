@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
 	"github.com/calico-host/calico-host/pkg/daemon"
@@ -61,9 +62,11 @@ func datastoreConfig(c calc.DatastoreConfig) *config.Datastore {
 }
 
 // resolve computes the configuration from the local sources and the datastore's part, logging
-// each ignored value once.
+// each ignored value once, and each Project Calico setting calico-host does not implement once
+// (see compat; counted in calico_host_unimplemented_settings).
 func (d *Daemon) resolve(ds *config.Datastore) *config.Config {
 	cfg, problems := d.o.Local.Resolve(ds)
+	d.unimplemented.Replace(cfg.NotImplemented)
 	seen := map[string]bool{}
 	for _, p := range problems {
 		msg := p.Error()
@@ -87,9 +90,6 @@ func (d *Daemon) start(ctx context.Context, dpIn <-chan []calc.Update) error {
 	d.cfg = d.resolve(datastoreConfig(f.Config))
 	d.applyLogLevel()
 	d.dpCfg = d.cfg.Dataplane(f.PoolsUseVXLAN)
-	if d.cfg.NFTablesMode == "Disabled" {
-		d.log.Warn().Msg("NFTablesMode=Disabled is ignored: calico-felix always programs nftables")
-	}
 	d.log.Info().Str("hostname", d.cfg.FelixHostname).Strs("interface_prefix", d.cfg.InterfacePrefix).
 		Bool("vxlan", d.dpCfg.VXLANEnabled).Bool("openstack", d.dpCfg.OpenStack).Msg("Configuration resolved; starting the dataplane")
 	dp, err := d.newDataplane()(d.dpCfg, d.log.With().Str("loop", LoopDataplane).Logger())
@@ -152,7 +152,7 @@ func (d *Daemon) startStatus(ctx context.Context) *status.Metrics {
 
 func (d *Daemon) registerMetrics(dp Dataplane, sm *status.Metrics) {
 	d.metrics.register(d.reg, d.cfg)
-	for _, c := range slices.Concat(d.calc.Collectors(), dp.Collectors(), sm.Collectors()) {
+	for _, c := range slices.Concat(d.calc.Collectors(), dp.Collectors(), sm.Collectors(), []prometheus.Collector{d.unimplemented.Collector()}) {
 		if err := d.reg.Register(c); err != nil {
 			d.log.Warn().Err(err).Msg("Skipping a metric that cannot be registered")
 		}

@@ -66,6 +66,7 @@ type Config struct {
 	NodenameFile       string
 	Backend            string
 	ClusterType        string
+	CalicoVersion      string // written to ClusterInformation calicoVersion; empty: never written
 	ASNumber           *api.ASNumber
 	NoDefaultPools     bool
 	IPv6Support        bool

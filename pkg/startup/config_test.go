@@ -124,6 +124,7 @@ func TestConfigErrorsNameTheSetting(t *testing.T) {
 		{"bad IP", "", envMap{"IP": "198.18.0.300"}, "ip", "IP"},
 		{"IP6 with IPv4", "", envMap{"IP6": "198.18.0.3"}, "ip6", "IP6"},
 		{"bad node name", "", envMap{"NODENAME": "Host_Z"}, "nodename", "NODENAME"},
+		{"bad calico version", "", envMap{"CALICO_VERSION": "v3.30 with spaces"}, "calico_version", "CALICO_VERSION"},
 		{"bad log level", "", envMap{"CALICO_STARTUP_LOGLEVEL": "chatty"}, "log_severity", "CALICO_STARTUP_LOGLEVEL"},
 		{"bad poll", "", envMap{"AUTODETECT_POLL_INTERVAL": "-3s"}, "autodetect_poll_interval", "AUTODETECT_POLL_INTERVAL"},
 		{"no pools and a cidr", "", envMap{"NO_DEFAULT_POOLS": "true", "CALICO_IPV4POOL_CIDR": "10.65.0.0/16"}, "no_default_pools", "NO_DEFAULT_POOLS"},

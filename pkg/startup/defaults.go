@@ -9,7 +9,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/calico-host/calico-host/pkg/api"
-	"github.com/calico-host/calico-host/pkg/buildinfo"
 	"github.com/calico-host/calico-host/pkg/datastore"
 )
 
@@ -81,17 +80,21 @@ func ensure[T api.Resource](ctx context.Context, s *Startup, name string, fresh 
 	}
 }
 
+// ensureClusterInformation creates or completes ClusterInformation "default" as Project Calico's
+// calico-node does, except for calicoVersion: Project Calico's calicoctl refuses to work when that
+// differs from its own version, so we write it only when calico_version is configured and leave
+// what a calico-node host wrote otherwise. Our own version goes on our Node (versionAnnotation).
 func (s *Startup) ensureClusterInformation(ctx context.Context) error {
 	return ensure(ctx, s, "default", func() *api.ClusterInformation {
 		return &api.ClusterInformation{ObjectMeta: api.ObjectMeta{Name: "default"}, Spec: api.ClusterInformationSpec{
-			ClusterGUID: newClusterGUID(), ClusterType: s.cfg.ClusterType, CalicoVersion: buildinfo.Version,
+			ClusterGUID: newClusterGUID(), ClusterType: s.cfg.ClusterType, CalicoVersion: s.cfg.CalicoVersion,
 			DatastoreReady: api.Bool(true),
 		}}
 	}, func(ci *api.ClusterInformation) bool {
 		sp := &ci.Spec
 		changed := false
-		if buildinfo.Version != "" && sp.CalicoVersion != buildinfo.Version {
-			sp.CalicoVersion, changed = buildinfo.Version, true
+		if s.cfg.CalicoVersion != "" && sp.CalicoVersion != s.cfg.CalicoVersion {
+			sp.CalicoVersion, changed = s.cfg.CalicoVersion, true
 		}
 		if sp.ClusterGUID == "" {
 			sp.ClusterGUID, changed = newClusterGUID(), true
@@ -214,6 +217,7 @@ func (s *Startup) ensureBGPConfig(ctx context.Context) error {
 func (s *Startup) ensureIPAMConfig(ctx context.Context) error {
 	return ensure(ctx, s, "default", func() *api.IPAMConfiguration {
 		return &api.IPAMConfiguration{ObjectMeta: api.ObjectMeta{Name: "default"},
-			Spec: api.IPAMConfigurationSpec{AutoAllocateBlocks: true, StrictAffinity: false}}
+			Spec: api.IPAMConfigurationSpec{AutoAllocateBlocks: true, StrictAffinity: false,
+				KubeVirtVMAddressPersistence: api.Str("Enabled")}} // as calico-node writes it (not calicoctl)
 	}, nil)
 }

@@ -113,16 +113,15 @@ func (s *Startup) checkAddresses(ctx context.Context) error {
 }
 
 // tunnelLoop reconciles the VXLAN tunnel addresses whenever the pools or this Node change (as
-// the syncer reports), every tunnelResync, and after failures with backoff.
+// the syncer reports), every tunnelResync, and after failures with backoff. It also reports the
+// pools' and the Node's settings that calico-host does not implement.
 func (s *Startup) tunnelLoop(ctx context.Context, wd *daemon.Watchdog) {
 	msgs := make(chan syncer.Message, 16)
 	wctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	defer cancel()
-	wg.Go(func() {
-		s.watch(wctx, []string{datastore.ResourcePrefix + "ippools/", datastore.ResourcePrefix + "nodes/" + s.name}, msgs)
-	})
+	wg.Go(func() { s.watch(wctx, settingsPrefixes(s.name), msgs) })
 	resync := time.NewTicker(s.tunnelResync)
 	defer resync.Stop()
 	beat := time.NewTicker(beatInterval(wd))
@@ -130,6 +129,7 @@ func (s *Startup) tunnelLoop(ctx context.Context, wd *daemon.Watchdog) {
 	retry := time.NewTimer(0)
 	<-retry.C
 	trig := newTunnelTrigger(s.name)
+	settings := newSettingsWatch(s.unimplemented)
 	delays := s.retry
 	for {
 		run := false
@@ -139,6 +139,7 @@ func (s *Startup) tunnelLoop(ctx context.Context, wd *daemon.Watchdog) {
 		case <-beat.C:
 		case m := <-msgs:
 			s.line.datastore(m.Status)
+			settings.apply(m)
 			run = trig.apply(m)
 		case <-resync.C:
 			run = true

@@ -8,6 +8,7 @@ import (
 	"reflect"
 
 	"github.com/calico-host/calico-host/pkg/api"
+	"github.com/calico-host/calico-host/pkg/buildinfo"
 	"github.com/calico-host/calico-host/pkg/datastore"
 )
 
@@ -189,9 +190,28 @@ func hostIP(cidr string) netip.Addr {
 	return a
 }
 
+// VersionAnnotation is the Node annotation recording the calico-host version that registered the
+// host. Project Calico's tools ignore Node annotations (their version check reads ClusterInformation
+// calicoVersion, which we leave alone), and its calico-node keeps them when it updates the Node.
+const VersionAnnotation = "calico-host.io/version"
+
 // registerNode creates or updates this host's Node.
 func (s *Startup) registerNode(ctx context.Context, ifaces []Interface) error {
 	return s.updateNode(ctx, func(n *api.Node) (bool, error) {
-		return s.configureNode(ctx, n, ifaces)
+		stamped := stampVersion(n)
+		changed, err := s.configureNode(ctx, n, ifaces)
+		return changed || stamped, err
 	})
+}
+
+// stampVersion sets VersionAnnotation to our version and reports whether it changed.
+func stampVersion(n *api.Node) bool {
+	if n.Annotations[VersionAnnotation] == buildinfo.Version {
+		return false
+	}
+	if n.Annotations == nil {
+		n.Annotations = map[string]string{}
+	}
+	n.Annotations[VersionAnnotation] = buildinfo.Version
+	return true
 }

@@ -28,6 +28,17 @@ func checkNodeName(name string) error {
 	return nil
 }
 
+// calicoVersionRE is a release version as Project Calico's tools compare it ("v3.30.2", "3.30.2-0.dev").
+var calicoVersionRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9.+_-]{0,63}$`)
+
+// checkCalicoVersion accepts an empty value (never write calicoVersion) or a version string.
+func checkCalicoVersion(v string) error {
+	if v != "" && !calicoVersionRE.MatchString(v) {
+		return fmt.Errorf("a version such as v3.30.2: letters, digits, '.', '+', '_' and '-', at most 64 characters")
+	}
+	return nil
+}
+
 func checkSeverity(s string) error {
 	_, err := daemon.ParseLevel(s)
 	return err

@@ -45,11 +45,13 @@ func normalise(t *testing.T, key string, v map[string]any, ours bool) {
 	if strings.HasSuffix(key, "/default-ipv4-ippool") {
 		spec["cidr"] = "CIDR"
 	}
-	if ours && strings.Contains(key, "/clusterinformations/") {
-		if spec["calicoVersion"] != buildinfo.Version {
-			t.Errorf("calicoVersion: got %v, want %q", spec["calicoVersion"], buildinfo.Version)
+	if ours && strings.Contains(key, "/nodes/") {
+		// Our one addition: the version annotation (Project Calico's tools ignore annotations).
+		ann, _ := meta["annotations"].(map[string]any)
+		if ann[VersionAnnotation] != buildinfo.Version || len(ann) != 1 {
+			t.Errorf("%s: annotations %v, want only %s=%s", key, ann, VersionAnnotation, buildinfo.Version)
 		}
-		delete(spec, "calicoVersion") // Project Calico's test build left it empty
+		delete(meta, "annotations")
 	}
 }
 
@@ -119,7 +121,7 @@ func TestSecondRunIsNoop(t *testing.T) {
 }
 
 // TestCalicoStateIsKept starts on the datastore Project Calico's calico-node left: the only write
-// is the calicoVersion it did not record.
+// is our version annotation on the Node; ClusterInformation is left alone.
 func TestCalicoStateIsKept(t *testing.T) {
 	env := fixtureEnv(t)
 	delete(env, "CALICO_IPV4POOL_CIDR")
@@ -132,9 +134,57 @@ func TestCalicoStateIsKept(t *testing.T) {
 	after, _ := h.revisions()
 	for k, r := range after {
 		changed := before[k] != r
-		if changed != strings.HasSuffix(k, "/clusterinformations/default") {
+		if changed != strings.HasSuffix(k, "/nodes/host-z") {
 			t.Errorf("%s: changed=%v", k, changed)
 		}
+	}
+	if n := h.node("host-z"); n.Annotations[VersionAnnotation] != buildinfo.Version {
+		t.Errorf("node annotations %v", n.Annotations)
+	}
+}
+
+// TestCalicoVersionNeverOurs: Project Calico's calicoctl refuses to work when ClusterInformation
+// calicoVersion differs from its own version, so startup never writes ours there. A value a
+// calico-node host wrote is kept, an empty one stays empty, and only calico_version /
+// CALICO_VERSION set explicitly is written.
+func TestCalicoVersionNeverOurs(t *testing.T) {
+	for _, tc := range []struct {
+		name, stored, configured, want string
+	}{
+		{"fresh datastore", "-", "", ""},
+		{"fresh datastore, configured", "-", "v3.30.2", "v3.30.2"},
+		{"written by calico-node", "v3.29.1", "", "v3.29.1"},
+		{"empty", "", "", ""},
+		{"configured over calico-node's", "v3.29.1", "v3.30.2", "v3.30.2"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := fixtureEnv(t)
+			if tc.configured != "" {
+				env["CALICO_VERSION"] = tc.configured
+			}
+			h := newHarness(t, env, fixtureHost())
+			ctx := ctxT(t, 30*time.Second)
+			if tc.stored != "-" {
+				ci := &api.ClusterInformation{ObjectMeta: api.ObjectMeta{Name: "default"}, Spec: api.ClusterInformationSpec{
+					ClusterGUID: "00112233445566778899aabbccddeeff", DatastoreReady: api.Bool(true), CalicoVersion: tc.stored}}
+				if _, err := h.ds.Create(ctx, ci); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := h.startup().Register(ctx); err != nil {
+				t.Fatal(err)
+			}
+			ci, err := datastore.GetAs[*api.ClusterInformation](ctx, h.ds, "", "default")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ci.Spec.CalicoVersion != tc.want {
+				t.Errorf("calicoVersion %q, want %q", ci.Spec.CalicoVersion, tc.want)
+			}
+			if n := h.node("host-z"); n.Annotations[VersionAnnotation] != buildinfo.Version {
+				t.Errorf("node annotations %v", n.Annotations)
+			}
+		})
 	}
 }
 
@@ -151,7 +201,7 @@ func TestUserObjectsAreNeverOverwritten(t *testing.T) {
 		&api.BGPConfiguration{ObjectMeta: api.ObjectMeta{Name: "default"}, Spec: api.BGPConfigurationSpec{NodeToNodeMeshEnabled: api.Bool(false)}},
 		&api.IPAMConfiguration{ObjectMeta: api.ObjectMeta{Name: "default"}, Spec: api.IPAMConfigurationSpec{StrictAffinity: true}},
 		&api.ClusterInformation{ObjectMeta: api.ObjectMeta{Name: "default"}, Spec: api.ClusterInformationSpec{
-			ClusterGUID: "00112233445566778899aabbccddeeff", CalicoVersion: buildinfo.Version, DatastoreReady: api.Bool(false), ClusterType: "openstack"}},
+			ClusterGUID: "00112233445566778899aabbccddeeff", CalicoVersion: "v3.29.1", DatastoreReady: api.Bool(false), ClusterType: "openstack"}},
 		&api.Tier{ObjectMeta: api.ObjectMeta{Name: "default"}, Spec: api.TierSpec{Order: api.Float(5), DefaultAction: "Deny"}},
 		&api.Node{ObjectMeta: api.ObjectMeta{Name: "host-z", Labels: map[string]string{"rack": "r1"}}},
 	}
@@ -209,5 +259,29 @@ func TestOpenStackKeepsAgentStatusOn(t *testing.T) {
 		if (got == nil) != (tc.want == nil) || (got != nil && got.Duration != tc.want.Duration) {
 			t.Errorf("clusterType %q: reportingInterval %v, want %v", tc.clusterType, got, tc.want)
 		}
+	}
+}
+
+// TestNodeUpdateKeepsUnknownFields: a Node written by a newer Project Calico, with fields our
+// types do not know, keeps them when startup updates it (address and version annotation).
+func TestNodeUpdateKeepsUnknownFields(t *testing.T) {
+	h := newHarness(t, fixtureEnv(t), fixtureHost())
+	key := datastore.ResourcePrefix + "nodes/host-z"
+	if _, err := h.raw.Put(ctxT(t, 5*time.Second), key, `{"kind":"Node","apiVersion":"projectcalico.org/v3",`+
+		`"metadata":{"name":"host-z","uid":"7efff00e-23cf-4c27-a1ac-9a803e7e0913","creationTimestamp":"2026-11-29T13:17:37Z","futureMeta":1},`+
+		`"spec":{"bgp":{"ipv4Address":"198.18.0.9/24","futureBGP":"x"},"futureSpec":[1,2]},"status":{"futureStatus":true}}`); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.startup().Register(ctxT(t, 30*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	got := h.values(key)[key]
+	md, spec := got["metadata"].(map[string]any), got["spec"].(map[string]any)
+	bgp := spec["bgp"].(map[string]any)
+	if md["futureMeta"] != float64(1) || bgp["futureBGP"] != "x" || spec["futureSpec"] == nil || got["status"].(map[string]any)["futureStatus"] != true {
+		t.Errorf("unknown fields lost: %v", got)
+	}
+	if bgp["ipv4Address"] != "198.18.255.2/30" {
+		t.Errorf("startup did not update the node: %v", bgp)
 	}
 }

@@ -35,6 +35,7 @@ type fileConfig struct {
 	NodenameFile           rawValue `toml:"nodename_file"`
 	NetworkingBackend      rawValue `toml:"networking_backend"`
 	ClusterType            rawValue `toml:"cluster_type"`
+	CalicoVersion          rawValue `toml:"calico_version"`
 	ASNumber               rawValue `toml:"as_number"`
 	NoDefaultPools         rawValue `toml:"no_default_pools"`
 	IPv6Support            rawValue `toml:"ipv6_support"`
@@ -96,6 +97,8 @@ func settings() []setting {
 			applyBackend},
 		{"cluster_type", "CLUSTER_TYPE", "", func(f *fileConfig) *rawValue { return &f.ClusterType },
 			func(c *Config, v string) error { c.ClusterType = v; return nil }},
+		{"calico_version", "CALICO_VERSION", "", func(f *fileConfig) *rawValue { return &f.CalicoVersion },
+			func(c *Config, v string) error { c.CalicoVersion = v; return checkCalicoVersion(v) }},
 		{"as_number", "AS", "", func(f *fileConfig) *rawValue { return &f.ASNumber }, applyAS},
 		{"no_default_pools", "NO_DEFAULT_POOLS", "false", func(f *fileConfig) *rawValue { return &f.NoDefaultPools },
 			boolInto(func(c *Config) *bool { return &c.NoDefaultPools })},

@@ -12,6 +12,7 @@ import (
 
 	"github.com/calico-host/calico-host/pkg/backoff"
 	"github.com/calico-host/calico-host/pkg/buildinfo"
+	"github.com/calico-host/calico-host/pkg/compat"
 	"github.com/calico-host/calico-host/pkg/config"
 	"github.com/calico-host/calico-host/pkg/daemon"
 	"github.com/calico-host/calico-host/pkg/datastore"
@@ -50,6 +51,9 @@ type Startup struct {
 	line   *statusLine // STATUS once registered
 	watch  WatchFunc
 	log    zerolog.Logger
+	// unimplemented logs the pools' and the Node's Project Calico settings that calico-host
+	// does not implement, once each.
+	unimplemented *compat.Reporter
 
 	// retry is the backoff for waiting on the datastore and retrying failed reconciles; each
 	// loop uses its own copy.
@@ -82,7 +86,7 @@ func New(cfg Config, d Deps) (*Startup, error) {
 	s := &Startup{cfg: cfg, name: name, ds: d.Datastore, kernel: d.Kernel, ipam: d.IPAM, notify: d.Notifier,
 		watch: d.Watch, log: d.Log.With().Str("node", name).Logger(),
 		retry: backoff.Backoff{Min: time.Second, Max: 30 * time.Second}, tunnelResync: 5 * time.Minute, debounce: 250 * time.Millisecond,
-		pingTimeout: 5 * time.Second, loopTimeout: opTimeout}
+		pingTimeout: 5 * time.Second, loopTimeout: opTimeout, unimplemented: compat.NewReporter("startup", d.Log)}
 	if s.watch == nil {
 		s.watch = func(ctx context.Context, prefixes []string, out chan<- syncer.Message) {
 			syncer.New(d.Datastore, syncer.Config{Prefixes: prefixes}, d.Log.With().Str("syncer", "startup").Logger()).Run(ctx, out)

@@ -9,7 +9,8 @@ import (
 	"github.com/calico-host/calico-host/pkg/api"
 )
 
-// profileCalc keeps every profile. A profile is active while a local endpoint lists it; an
+// profileCalc keeps every profile, starting with the built-in projectcalico-default-allow. A
+// profile is active while a local endpoint lists it; an
 // active profile that does not exist is sent with no rules (it matches nothing, so the endpoint
 // falls through to its final drop, as it would without the profile), which keeps every ID an
 // endpoint refers to defined in the dataplane. labelsToApply go to the item registry for
@@ -25,9 +26,10 @@ type profileCalc struct {
 }
 
 func newProfileCalc(log zerolog.Logger, ipsets *ipSetCalc, registry *itemRegistry) *profileCalc {
+	builtin := api.DefaultAllowProfileSpec()
 	return &profileCalc{
 		log:      log,
-		profiles: map[string]*api.ProfileSpec{},
+		profiles: map[string]*api.ProfileSpec{api.DefaultAllowProfileName: &builtin},
 		refs:     map[string]map[string]struct{}{},
 		dirty:    map[string]struct{}{},
 		rendered: map[string]*renderedRules{},
@@ -36,8 +38,14 @@ func newProfileCalc(log zerolog.Logger, ipsets *ipSetCalc, registry *itemRegistr
 	}
 }
 
-// update records a profile (spec nil when deleted).
+// update records a profile (spec nil when deleted). Project Calico's built-in
+// projectcalico-default-allow (allow all, never stored in etcd) always exists: as Project
+// Calico's client, we ignore a key of that name.
 func (c *profileCalc) update(name string, spec *api.ProfileSpec) {
+	if api.IsDefaultAllowProfile(name) {
+		c.log.Warn().Str("profile", name).Msg("Ignoring a stored profile with the name of the built-in allow-all profile")
+		return
+	}
 	if spec == nil {
 		delete(c.profiles, name)
 		c.registry.setProfileLabels(name, nil)

@@ -5,37 +5,60 @@ import (
 	"strings"
 
 	"github.com/calico-host/calico-host/pkg/api"
+	"github.com/calico-host/calico-host/pkg/compat"
 )
 
-// compatRenames are the FelixConfiguration fields calico-host does not use whose parameter name is
-// not the JSON name with its first letter upper-cased (Project Calico's confignamev1 tags). With
-// Param.V3 this is the whole rename table.
-var compatRenames = map[string]string{
-	"ipipEnabled":       "IpInIpEnabled",
-	"ipipMTU":           "IpInIpMtu",
-	"externalNodesList": "ExternalNodesCIDRList",
+// Project Calico's felix parameters that calico-host does not implement are on compat's list
+// (pkg/compat/notimplemented.toml), with their FelixConfiguration field, type and default. They
+// are accepted from every source (FELIX_<NAME>, felix.toml, FelixConfiguration) and, when the
+// highest-precedence value is one calico-host does not implement, reported in
+// Config.NotImplemented rather than ignored silently.
+
+// IsCompat reports whether name is one of those parameters (case-insensitively).
+func IsCompat(name string) bool {
+	_, ok := compat.FelixParam(name)
+	return ok
 }
 
-// paramNameOfField is the parameter name of a FelixConfiguration spec JSON field.
-func paramNameOfField(jsonName string) string {
-	if p, ok := byV3[jsonName]; ok {
-		return p.Name
+// compatValues adds to a datastore layer the list's parameters that node or global set (node's
+// fields win, field by field), as felix text keyed by "spec.<field>". A spec that does not
+// marshal is skipped: its typed parameters are still applied.
+func compatValues(l *Layer, global, node *api.FelixConfigurationSpec, hostname string) {
+	for _, src := range []struct {
+		spec *api.FelixConfigurationSpec
+		name string
+	}{{node, "node." + hostname}, {global, "default"}} {
+		if src.spec == nil {
+			continue
+		}
+		values, fields, err := compat.FelixSpecValues(src.spec)
+		if err != nil {
+			continue
+		}
+		for name, v := range values {
+			if _, set := l.Values[name]; set {
+				continue
+			}
+			l.Values[name], l.Keys[name], l.Origins[name] = v, "spec."+fields[name], "FelixConfiguration "+src.name
+		}
 	}
-	if n, ok := compatRenames[jsonName]; ok {
-		return n
-	}
-	return strings.ToUpper(jsonName[:1]) + jsonName[1:]
 }
 
-// datastoreNames are the parameter names of every FelixConfiguration field: calico-host accepts
-// them all in the environment and the config file (as Project Calico's felix does) and uses
-// those that are in Params.
-func datastoreNames() []string {
-	var names []string
-	for tag := range specFields {
-		names = append(names, paramNameOfField(tag))
+// notImplemented records the value of a parameter on compat's list from the highest layer that
+// sets it, as a finding when calico-host does not implement that value.
+func (r *resolver) notImplemented(s *compat.Setting, l Layer, name, raw, origin string) {
+	if r.compatSet[s.Name] || strings.TrimSpace(raw) == "" {
+		return
 	}
-	return names
+	r.compatSet[s.Name] = true
+	if s.Implemented(raw) {
+		return
+	}
+	key := l.Keys[name]
+	if key == "" {
+		key = name
+	}
+	r.c.NotImplemented = append(r.c.NotImplemented, compat.Finding{Object: origin, Field: key, Value: raw, Setting: s})
 }
 
 // specFields indexes the FelixConfigurationSpec fields by JSON name.

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/calico-host/calico-host/pkg/compat"
 	"github.com/calico-host/calico-host/pkg/felix/dataplane"
 )
 
@@ -62,7 +63,6 @@ type Config struct {
 	NftablesRefreshInterval        time.Duration
 	RouteRefreshInterval           time.Duration
 	InterfaceRefreshInterval       time.Duration
-	NFTablesMode                   string
 	DataplaneNetNS                 string
 
 	VXLANEnabled *bool
@@ -75,6 +75,10 @@ type Config struct {
 
 	// Sources says where each parameter's value came from (by parameter name).
 	Sources map[string]Source
+
+	// NotImplemented are the Project Calico parameters (compat's list) whose value, from the
+	// highest source that sets them, calico-host does not implement: one finding per parameter.
+	NotImplemented []compat.Finding
 }
 
 // Cluster holds what felix learns from ClusterInformation `default` and this host's Node.
@@ -141,7 +145,7 @@ func (p Problem) Error() string {
 func Resolve(layers ...Layer) (*Config, []Problem) {
 	sorted := append([]Layer(nil), layers...)
 	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Source > sorted[j].Source })
-	r := &resolver{c: &Config{Sources: map[string]Source{}}, set: map[string]bool{}}
+	r := &resolver{c: &Config{Sources: map[string]Source{}}, set: map[string]bool{}, compatSet: map[string]bool{}}
 	for _, l := range sorted {
 		for _, name := range sortedKeys(l.Values) {
 			raw := l.Values[name]
@@ -162,6 +166,8 @@ type resolver struct {
 	c        *Config
 	set      map[string]bool
 	problems []Problem
+	// compatSet: a parameter on compat's list was seen in a higher layer.
+	compatSet map[string]bool
 }
 
 // take applies one layer's value of a parameter unless a higher layer set it; blank values are
@@ -173,9 +179,11 @@ func (r *resolver) take(l Layer, name, shown string, blank bool, convert func(*P
 	}
 	prob := Problem{Param: name, Value: shown, Source: l.Source, Origin: origin, Key: l.Keys[name]}
 	p, ok := Lookup(name)
-	switch {
-	case !ok && IsCompat(name):
+	if s, isCompat := compat.FelixParam(name); !ok && isCompat {
+		r.notImplemented(s, l, name, shown, origin)
 		return
+	}
+	switch {
 	case !ok:
 		prob.Err = fmt.Errorf("unknown parameter")
 		r.problems = append(r.problems, prob)

@@ -10,6 +10,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/calico-host/calico-host/pkg/api"
+	"github.com/calico-host/calico-host/pkg/compat"
 	"github.com/calico-host/calico-host/pkg/felix/dataplane"
 )
 
@@ -201,32 +203,74 @@ func TestChangedSplitsRestartAndLive(t *testing.T) {
 	}
 }
 
-// TestDatastoreNamesMatchParams: every parameter that can be set in etcd is the parameter name of
-// a FelixConfiguration field, and no field's parameter name is reported as unknown (in the
-// environment or a file, Project Calico's felix accepts them all).
-func TestDatastoreNamesMatchParams(t *testing.T) {
-	fields := map[string]bool{}
-	raw := map[string]string{}
-	for _, n := range datastoreNames() {
-		fields[lower(n)] = true
-		raw[n] = ""
-	}
-	for _, p := range Params {
-		if !p.LocalOnly && !fields[lower(p.Name)] {
-			t.Errorf("parameter %s is not the name of any FelixConfiguration field", p.Name)
+// TestEveryFelixConfigurationFieldIsCovered: every FelixConfiguration field is a parameter of the
+// table (applied) or on compat's list (reported when set to what calico-host does not
+// implement), never both, and no list parameter is reported as unknown from any source.
+func TestEveryFelixConfigurationFieldIsCovered(t *testing.T) {
+	covered := map[string]string{}
+	for i := range Params {
+		if f := Params[i].V3Field(); f != "" {
+			covered[f] = Params[i].Name
+		}
+		if IsCompat(Params[i].Name) {
+			t.Errorf("%s is in the parameter table and on compat's list", Params[i].Name)
 		}
 	}
-	for n := range raw {
-		raw[n] = "x"
+	raw := map[string]string{}
+	for _, s := range compat.Settings(compat.Felix) {
+		raw[s.Name] = "x"
+		if s.Field != "" {
+			covered[s.Field] = s.Name
+		}
 	}
-	_, problems := Resolve(Layer{Source: SourceDatastore, Origin: "FelixConfiguration", Values: raw})
-	for _, p := range problems {
-		if strings.Contains(p.Err.Error(), "unknown") {
-			t.Errorf("FelixConfiguration field reported unknown: %v", p)
+	for _, s := range compat.Settings(compat.FelixConfiguration) {
+		covered[strings.TrimPrefix(s.Name, "spec.")] = s.Name
+	}
+	for field := range specFields {
+		if covered[field] == "" {
+			t.Errorf("FelixConfiguration field %s is neither a parameter nor on compat's list", field)
+		}
+	}
+	for _, l := range []Layer{env(), file(), ds()} {
+		l.Values = raw
+		if _, problems := Resolve(l); len(problems) != 0 {
+			t.Errorf("%s: %v", l.Origin, problems)
 		}
 	}
 	c, problems := Resolve(ds("MetadataAddr", "None", "Ipv6Support", "false"))
 	if len(problems) != 0 || c.OpenStack() || c.IPv6Support {
 		t.Errorf("MetadataAddr None must not turn on OpenStack; Ipv6Support must map to IPv6Support (%v)", problems)
+	}
+}
+
+// TestNotImplementedFollowsPrecedence: a parameter calico-host does not implement is reported
+// once, from the highest source that sets it, and not at all when that value is Project Calico's
+// default (or another value calico-host implements), whatever the lower sources say. Project
+// Calico's spellings (FELIX_NETLINKTIMEOUTSECS, WireguardPersistentKeepAlive) are accepted.
+func TestNotImplementedFollowsPrecedence(t *testing.T) {
+	global := &api.FelixConfigurationSpec{NetlinkTimeout: api.Dur(20 * time.Second), BPFEnabled: api.Bool(true),
+		IptablesBackend: api.Str("Legacy"), WireguardPersistentKeepAlive: api.Dur(25 * time.Second)}
+	node := &api.FelixConfigurationSpec{BPFEnabled: api.Bool(false)}
+	f := file("IptablesLockProbeIntervalMillis", "50", "UsageReportingIntervalSecs", "3600", "wireguardpersistentkeepalive", "0")
+	e := env("FELIX_NETLINKTIMEOUTSECS=10", "FELIX_IPTABLESPOSTWRITECHECKINTERVALSECS=6", "felix_UsageReportingInitialDelaySecs=1")
+	c, problems := Resolve(e, f, SpecLayer(global, node, "h1"))
+	if len(problems) != 0 {
+		t.Fatalf("problems: %v", problems)
+	}
+	got := map[string]string{}
+	for _, fd := range c.NotImplemented {
+		if _, dup := got[fd.Setting.Name]; dup {
+			t.Errorf("%s reported twice", fd.Setting.Name)
+		}
+		got[fd.Setting.Name] = fd.Object + " " + fd.Field + "=" + fd.Value
+	}
+	want := map[string]string{
+		"IptablesPostWriteCheckIntervalSecs": "environment FELIX_IPTABLESPOSTWRITECHECKINTERVALSECS=6",
+		"UsageReportingInitialDelaySecs":     "environment felix_UsageReportingInitialDelaySecs=1",
+		"UsageReportingIntervalSecs":         "/etc/calico/felix.toml UsageReportingIntervalSecs=3600",
+		"IptablesBackend":                    "FelixConfiguration default spec.iptablesBackend=Legacy",
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("not implemented (-want +got):\n%s", d)
 	}
 }

@@ -61,6 +61,11 @@ func DefaultFileText() string {
 # A value that does not parse is logged and ignored. Changing a parameter marked "restart" in
 # etcd makes felix exit with status 129; systemd restarts it with the new value.
 #
+# Project Calico's other felix parameters are accepted too, under their Project Calico names
+# (NetlinkTimeoutSecs, WireguardPersistentKeepAlive, ...): those calico-host does not implement
+# are logged once, and counted in calico_host_unimplemented_settings, when set to a value other
+# than Project Calico's default (see docs/compatibility.md).
+#
 # Every key is commented out: uncomment and edit to override the default.
 `)
 	for i := range Params {

@@ -183,8 +183,6 @@ var Params = []Param{
 		Doc: "Period of the full interface rescan."},
 	{Name: "DataplaneNetNS", Kind: KindString, Restart: true, LocalOnly: true,
 		Doc: "Path of a network namespace (/run/netns/NAME) to program instead of felix's own; for tests and demos."},
-	{Name: "NFTablesMode", V3: "nftablesMode", Kind: KindOneOf, Values: []string{"Enabled", "Disabled", "Auto"}, Default: "Enabled",
-		Doc: "Accepted for compatibility: calico-host always programs nftables."},
 
 	// VXLAN.
 	{Name: "VXLANEnabled", V3: "vxlanEnabled", Kind: KindOptBool, Restart: true, Main: true,
@@ -195,22 +193,6 @@ var Params = []Param{
 		Doc: "MTU of vxlan.calico; 0 = host MTU - 50."},
 }
 
-// compatParams are Project Calico parameters calico-host accepts and ignores that are not
-// FelixConfiguration fields (they appear in felix.cfg files and environments). Every
-// FelixConfiguration field is accepted too (see datastoreNames).
-var compatParams = []string{"IPv4VXLANTunnelAddr", "VXLANTunnelMACAddr", "IpInIpTunnelAddr", "LogFilePath", "LogSeverityFile", "LogSeveritySys"}
-
-// byV3 indexes Params by FelixConfiguration JSON field.
-var byV3 = func() map[string]*Param {
-	m := map[string]*Param{}
-	for i := range Params {
-		if f := Params[i].V3Field(); f != "" {
-			m[f] = &Params[i]
-		}
-	}
-	return m
-}()
-
 // byName indexes Params by lower-case name.
 var byName = func() map[string]*Param {
 	m := make(map[string]*Param, len(Params))
@@ -220,20 +202,8 @@ var byName = func() map[string]*Param {
 	return m
 }()
 
-var compatByName = func() map[string]bool {
-	m := map[string]bool{}
-	for _, n := range append(compatParams, datastoreNames()...) {
-		m[lower(n)] = true
-	}
-	return m
-}()
-
 // Lookup finds a parameter by name, case-insensitively.
 func Lookup(name string) (*Param, bool) {
 	p, ok := byName[lower(name)]
 	return p, ok
 }
-
-// IsCompat reports whether name is a Project Calico parameter that calico-host accepts (and
-// ignores unless it is also in Params).
-func IsCompat(name string) bool { return compatByName[lower(name)] }

@@ -16,9 +16,10 @@ import (
 // typed value of node (FelixConfiguration node.<host>) when it sets the field, else global's
 // (FelixConfiguration default). Either may be nil. A field is set when its pointer is non-nil
 // or, for plain strings, when it is not empty, as in Project Calico's config update processor.
+// The parameters calico-host does not implement (compat's list) come as text, in Values.
 func SpecLayer(global, node *api.FelixConfigurationSpec, hostname string) Layer {
 	l := Layer{Source: SourceDatastore, Origin: "FelixConfiguration", Typed: map[string]any{},
-		Keys: map[string]string{}, Origins: map[string]string{}}
+		Values: map[string]string{}, Keys: map[string]string{}, Origins: map[string]string{}}
 	for i := range Params {
 		p := &Params[i]
 		field := p.V3Field()
@@ -35,6 +36,7 @@ func SpecLayer(global, node *api.FelixConfigurationSpec, hostname string) Layer 
 			}
 		}
 	}
+	compatValues(&l, global, node, hostname)
 	return l
 }
 

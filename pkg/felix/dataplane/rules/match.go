@@ -129,8 +129,12 @@ func (m *matcher) notSide(dst bool) {
 	if dst {
 		nets, sets, ports, named = m.r.NotDstNets, m.r.NotDstIPSetIDs, m.r.NotDstPorts, m.r.NotDstNamedPortIPSetIDs
 	}
-	if fnets := disjointNets(m.familyNets(nets)); len(fnets) > 0 {
-		if fnets[0].Bits() == 0 { // not in a /0: no packet of the table
+	if len(nets) > 0 {
+		// As Project Calico's felix (rules.FilterRuleToIPVersion): a negated list with no net of
+		// this version, or with the version's whole address space (then alone once disjoint),
+		// leaves the rule out of its table.
+		fnets := disjointNets(m.familyNets(nets))
+		if len(fnets) == 0 || fnets[0].Bits() == 0 {
 			m.fail(errNoMatch)
 			return
 		}

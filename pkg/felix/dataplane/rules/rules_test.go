@@ -80,7 +80,13 @@ func TestPolicyRules(t *testing.T) {
 		{"nets per version", calc.Rule{Action: calc.RulePass, SrcNets: []netip.Prefix{pfx("10.65.0.0/16"), pfx("10.65.1.0/24"), pfx("fd5c::/16")}},
 			[]string{"ip saddr 10.65.0.0/16 counter meta mark set meta mark | 0x00020000 return"},
 			[]string{"ip6 saddr fd5c::/16 counter meta mark set meta mark | 0x00020000 return"}},
-		{"a /0 is every address of the table", calc.Rule{Action: calc.RuleDeny, SrcNets: []netip.Prefix{pfx("0.0.0.0/0")}, NotDstNets: []netip.Prefix{pfx("::/0")}},
+		// A negated net list leaves the rule out of a table it has no net of, and out of a
+		// table whose whole space it negates (Project Calico's FilterRuleToIPVersion).
+		{"negated nets of one version", calc.Rule{Action: calc.RuleAllow, NotDstNets: []netip.Prefix{pfx("fd5c:1:1::15/128")}},
+			nil, []string{"ip6 daddr != fd5c:1:1::15 counter meta mark set meta mark | 0x00010000 return"}},
+		{"negated catch-all net", calc.Rule{Action: calc.RuleDeny, NotSrcNets: []netip.Prefix{pfx("0.0.0.0/0"), pfx("fd5c::/16")}},
+			nil, []string{"ip6 saddr != fd5c::/16 counter drop"}},
+		{"a /0 is every address of the table", calc.Rule{Action: calc.RuleDeny, SrcNets: []netip.Prefix{pfx("0.0.0.0/0")}},
 			[]string{"counter drop"}, nil},
 		{"v6 rule", calc.Rule{Action: calc.RuleAllow, IPVersion: 6}, nil,
 			[]string{"counter meta mark set meta mark | 0x00010000 return"}},

@@ -1,0 +1,11 @@
+// Package compat is the one list of Project Calico settings that calico-host accepts but does not
+// implement (notimplemented.toml, data rather than code), and the means to report them: checks of
+// felix parameter values, of datastore objects and of CNI network configurations against the
+// list, and a Reporter that logs each setting once and keeps a gauge of them.
+//
+// A setting is reported when it is set to a value other than those calico-host handles as
+// Project Calico does (its default among them): a default never warns. Settings that calico-host
+// refuses instead (api.Unsupported, the CNI plugin's ParseNetConf) are not on the list.
+//
+// compat imports nothing of calico-host's, so that every component and calicoctl can use it.
+package compat
