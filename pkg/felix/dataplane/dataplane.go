@@ -244,6 +244,7 @@ func (d *Dataplane) logApply(st apply.Stats, total, build time.Duration, failure
 		Dur("duration", total).
 		Dur("build", build).
 		Dur("commit", st.CommitTime).
+		Int("ops", st.Ops).
 		Int("chainsAdded", st.ChainsAdded).
 		Int("chainsRewritten", st.ChainsRewritten).
 		Int("chainsDeleted", st.ChainsDeleted).
