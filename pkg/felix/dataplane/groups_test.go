@@ -1,6 +1,7 @@
 package dataplane
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -128,5 +129,42 @@ func TestPolicyOutOfLineInManyGroups(t *testing.T) {
 	}
 	if h.chainRules(xChain) != "" || strings.Contains(h.fake.Dump(), xq) {
 		t.Errorf("x's chain or group x,q left behind:\n%s", h.fake.Dump())
+	}
+}
+
+// TestGroupProtocolChainsFollowTheGroup: a group that splits by protocol has its protocol
+// chain while it splits, loses it when a change makes it too small to split, and takes it
+// along when it goes.
+func TestGroupProtocolChainsFollowTheGroup(t *testing.T) {
+	h := newHarness(t, Config{Hostname: "host1"})
+	h.up("cali11111111111")
+	var pols []calc.PolicyID
+	var ups []calc.Update
+	udpRules := []calc.Rule{{Action: calc.RuleDeny, Protocol: 17, DstPorts: ports(53)}, {Action: calc.RuleAllow, Protocol: 17, DstPorts: ports(123)}}
+	for i := range 20 {
+		id := gnpID(fmt.Sprint("p", i))
+		pols = append(pols, id)
+		ups = append(ups, policySel(id, "all()", udpRules, nil))
+	}
+	h.send(append(ups, wep("w1", "cali11111111111", []string{"10.65.0.1/32"}, withTiers(tier("default", pols, nil))))...)
+	group := rules.GroupChain(rules.Filter, false, pols)
+	if !strings.HasPrefix(h.chainRules(group), "meta l4proto udp goto "+group+":17") || h.chainRules(group+":17") == "" {
+		t.Fatalf("group:\n%s", h.chainRules(group))
+	}
+	var small []calc.Update
+	for _, id := range pols[1:] {
+		small = append(small, policySel(id, "all()", nil, nil))
+	}
+	h.send(small...)
+	if h.chainRules(group+":17") != "" || strings.Contains(h.fake.Dump(), group+":17") {
+		t.Errorf("the protocol chain stayed once the group stopped splitting:\n%s", h.chainRules(group))
+	}
+	h.send(append(ups[1:], policySel(pols[0], "all()", udpRules, nil))...)
+	if h.chainRules(group+":17") == "" {
+		t.Fatal("the group did not split again")
+	}
+	h.send(calc.WorkloadEndpointRemove{ID: wepID("w1")})
+	if d := h.fake.Dump(); strings.Contains(d, group) {
+		t.Errorf("the group's chains stayed:\n%s", d)
 	}
 }

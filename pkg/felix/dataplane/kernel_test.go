@@ -1,6 +1,7 @@
 package dataplane
 
 import (
+	"fmt"
 	"net/netip"
 	"strings"
 	"testing"
@@ -348,4 +349,50 @@ func TestKernelPolicyGroups(t *testing.T) {
 		expectation{"8083: passed, then allowed by the next tier", tcp(8083), true},
 		expectation{"8084: no member decides: end of tier", tcp(8084), false},
 		expectation{"8085: allowed by the out-of-line member", tcp(8085), true})
+}
+
+// TestKernelGroupSplitByProtocol: a group big enough, most of whose rules need UDP, sends UDP
+// packets to a chain of their own and the others past the UDP rules; the verdicts stay those
+// of the rules in order: UDP denied and allowed by member rules, TCP allowed by the last
+// member, and the last member's deny of any protocol catches both.
+func TestKernelGroupSplitByProtocol(t *testing.T) {
+	tp := newTopology(t)
+	a := tp.addWorkload(t, "a", ifA, ipA)
+	b := tp.addWorkload(t, "b", ifB, ipB)
+	for _, port := range []int{5353, 7003, 7777} {
+		listenUDP(t, b, ipB, port)
+	}
+	listenTCP(t, b, ipB, 8080)
+	listenTCP(t, b, ipB, 8081)
+	var ups []calc.Update
+	var pols []calc.PolicyID
+	for i := range 20 {
+		id := gnpID(fmt.Sprint("p", i))
+		deny, allow := ports(uint16(6000+i)), ports(uint16(7000+i))
+		if i == 7 {
+			deny, allow = ports(5353), ports(7007, 5353)
+		}
+		ups = append(ups, policySel(id, "all()", []calc.Rule{
+			{Action: calc.RuleDeny, Protocol: 17, DstPorts: deny},
+			{Action: calc.RuleAllow, Protocol: 17, DstPorts: allow},
+		}, nil))
+		pols = append(pols, id)
+	}
+	last := gnpID("last")
+	ups = append(ups, policySel(last, "all()", []calc.Rule{
+		{Action: calc.RuleAllow, Protocol: 6, DstPorts: ports(8080)},
+		{Action: calc.RuleDeny},
+	}, nil), egressAll(), kwep("a", ifA, ipA), kwep("b", ifB, ipB, tier("default", append(pols, last), nil)))
+	startDataplane(t, tp, Config{}, ups...)
+	if rs := listRuleset(t, tp.host); !strings.Contains(rs, "meta l4proto udp goto filter-cali-gi-") {
+		t.Fatalf("the group did not split:\n%s", rs)
+	}
+	udp := func(port int) func() bool { return func() bool { return canUDP(t, a, "", ipB, port) } }
+	tcp := func(port int) func() bool { return func() bool { return canTCP(t, a, ipB, port) } }
+	check(t, "split group",
+		expectation{"udp 5353: denied by p7 before p7's allow", udp(5353), false},
+		expectation{"udp 7003: allowed by p3", udp(7003), true},
+		expectation{"udp 7777: no udp rule, the last deny", udp(7777), false},
+		expectation{"tcp 8080: allowed by the last member", tcp(8080), true},
+		expectation{"tcp 8081: the last deny", tcp(8081), false})
 }

@@ -26,6 +26,8 @@ type refEntry struct {
 	profile  *calc.Profile // the value a profile chain was rendered from (nil: calc never sent it)
 	sets     []string      // calc IP set IDs the chain's rules look up
 	outOf    []string      // group-of-one chains this group jumps to (out-of-line members)
+	// protoChains are the protocol chains a group split into, per table (rules.GroupChains).
+	protoChains [2][]string
 }
 
 // memberKey is a policy as a member of groups: its rules of one direction in one layer.
@@ -181,6 +183,13 @@ func (b *rulesetBuilder) removeRef(name string, e *refEntry) {
 	delete(b.refs, name)
 	delete(b.dirty, name)
 	b.deleteChain(name)
+	for i, subs := range e.protoChains {
+		for _, sub := range subs {
+			if i < len(b.tables) {
+				b.tables[i].DeleteChain(sub)
+			}
+		}
+	}
 	b.recheckAllSets = true // its sets' stand-ins may be unused now
 	for _, id := range e.ref.Group {
 		b.leaveGroup(memberKey{e.ref.Layer, e.ref.Egress, id}, name, len(e.ref.Group) > 1)
@@ -301,13 +310,25 @@ func (b *rulesetBuilder) renderRef(name string, e *refEntry, m *model) {
 		for j, id := range e.ref.Group {
 			me := b.members[memberKey{e.ref.Layer, e.ref.Egress, id}]
 			inline := me.inline || len(e.ref.Group) == 1
-			members[j] = rules.Member{ID: id, Inline: inline, Rules: me.rendered[i].Rules}
+			members[j] = rules.Member{ID: id, Inline: inline, Rules: me.rendered[i].Rules, Protos: me.rendered[i].Protos}
 			if inline {
 				e.sets = appendNew(e.sets, me.rendered[i].SetIDs...)
 			}
 		}
-		c := &nft.Chain{Name: name, Rules: rules.GroupRules(b.cfg, e.ref.Layer, e.ref.Egress, members)}
-		must(b.tables[i].PutChain(c))
+		chains := rules.GroupChains(b.cfg, e.ref.Layer, e.ref.Egress, name, members)
+		var subs []string
+		for _, c := range chains {
+			must(b.tables[i].PutChain(c))
+			if c.Name != name {
+				subs = append(subs, c.Name)
+			}
+		}
+		for _, old := range e.protoChains[i] {
+			if !slices.Contains(subs, old) {
+				b.tables[i].DeleteChain(old)
+			}
+		}
+		e.protoChains[i] = subs
 	}
 }
 

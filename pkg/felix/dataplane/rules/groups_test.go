@@ -1,6 +1,8 @@
 package rules
 
 import (
+	"fmt"
+	"net/netip"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -26,18 +28,26 @@ func TestGroupBySelector(t *testing.T) {
 	}
 }
 
+// member is an inline member with the rules of calc rules rs.
+func member(cfg *Config, name string, rs ...calc.Rule) Member {
+	r := PolicyRules(cfg, nft.IPv4, Filter, rs)
+	return Member{ID: pid(name), Inline: true, Rules: r.Rules, Protos: r.Protos}
+}
+
 // TestGroupRules: inline members' rules follow each other; an out-of-line member is a jump to
 // its own chain and, unless it is last, a return once it set the accept or pass bit.
 func TestGroupRules(t *testing.T) {
 	cfg := testConfig(false)
-	deny := PolicyRules(cfg, nft.IPv4, Filter, []calc.Rule{{Action: calc.RuleDeny, Protocol: 6, DstPorts: ports(81)}}).Rules
-	allow := PolicyRules(cfg, nft.IPv4, Filter, []calc.Rule{{Action: calc.RuleAllow, Protocol: 6, DstPorts: ports(80)}}).Rules
-	got := ruleTexts(nft.IPv4, GroupRules(cfg, Filter, false, []Member{
-		{ID: pid("a"), Inline: true, Rules: deny},
+	chains := GroupChains(cfg, Filter, false, "g", []Member{
+		member(cfg, "a", calc.Rule{Action: calc.RuleDeny, Protocol: 6, DstPorts: ports(81)}),
 		{ID: pid("x")},
-		{ID: pid("b"), Inline: true, Rules: allow},
+		member(cfg, "b", calc.Rule{Action: calc.RuleAllow, Protocol: 6, DstPorts: ports(80)}),
 		{ID: pid("y")},
-	}))
+	})
+	if len(chains) != 1 || chains[0].Name != "g" {
+		t.Fatalf("%d chains", len(chains))
+	}
+	got := ruleTexts(nft.IPv4, chains[0].Rules)
 	want := []string{
 		"tcp dport 81 counter drop",
 		"jump filter-cali-pi-gnp/x",
@@ -56,6 +66,44 @@ func ports(p ...uint16) []calc.PortRange {
 		out[i] = calc.PortRange{First: x, Last: x}
 	}
 	return out
+}
+
+// TestGroupSplitByProtocol: a big group where many rules need UDP sends UDP packets to a chain
+// of its own (the UDP rules and those of any protocol, in order); other packets evaluate the
+// rest. A group of few rules, or whose protocol rules are few, stays whole.
+func TestGroupSplitByProtocol(t *testing.T) {
+	cfg := testConfig(false)
+	var members []Member
+	for i := range 20 {
+		members = append(members, member(cfg, fmt.Sprint("p", i),
+			calc.Rule{Action: calc.RuleDeny, DstNets: []netip.Prefix{netip.PrefixFrom(netip.AddrFrom4([4]byte{203, 0, 113, byte(i)}), 32)}},
+			calc.Rule{Action: calc.RuleAllow, Protocol: 17, DstIPSetIDs: []string{fmt.Sprint("s:", i)}}))
+	}
+	members = append(members, member(cfg, "last", calc.Rule{Action: calc.RuleAllow, Protocol: 6, DstPorts: ports(5201)}))
+	chains := GroupChains(cfg, Filter, true, "g", members)
+	if len(chains) != 2 || chains[1].Name != "g:17" {
+		t.Fatalf("chains %v", chains)
+	}
+	main, udp := ruleTexts(nft.IPv4, chains[0].Rules), ruleTexts(nft.IPv4, chains[1].Rules)
+	if len(main) != 22 || main[0] != "meta l4proto udp goto g:17" || main[1] != "ip daddr 203.0.113.0 counter drop" ||
+		main[21] != "tcp dport 5201 counter meta mark set meta mark | 0x00010000 return" {
+		t.Errorf("main chain: %q", main)
+	}
+	if len(udp) != 40 || udp[0] != "ip daddr 203.0.113.0 counter drop" ||
+		udp[1] != "meta l4proto udp ip daddr @cali40s-0 counter meta mark set meta mark | 0x00010000 return" ||
+		udp[39] != "meta l4proto udp ip daddr @cali40s-19 counter meta mark set meta mark | 0x00010000 return" {
+		t.Errorf("udp chain: %q", udp)
+	}
+	if got := GroupChains(cfg, Filter, true, "g", members[:15]); len(got) != 1 {
+		t.Errorf("a group of 30 rules split into %d chains", len(got))
+	}
+	var tcpHeavy []Member
+	for i := range 40 {
+		tcpHeavy = append(tcpHeavy, member(cfg, fmt.Sprint("t", i), calc.Rule{Action: calc.RuleDeny, Protocol: 6, DstPorts: ports(uint16(1000 + i))}))
+	}
+	if got := GroupChains(cfg, Filter, true, "g", append(tcpHeavy, members[0])); len(got) != 2 || len(got[0].Rules) != 3 {
+		t.Errorf("a group of tcp rules: chains %v", got)
+	}
 }
 
 // TestInlineCheaper: a policy is inline while its copies cost no more lines than a chain of its

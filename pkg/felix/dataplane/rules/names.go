@@ -7,7 +7,7 @@
 // rule), each iptables-style table is a "layer" whose name prefixes every chain and map
 // (filter-, nat-, raw-, mangle-), workloads are dispatched by verdict maps and policy verdicts
 // travel in mark bits. Consecutive policies of a tier with the same selector form a group, as in
-// Calico, but a group chain holds its policies' rules inline (see GroupRules): a policy that does
+// Calico, but a group chain holds its policies' rules inline (see GroupChains): a policy that does
 // not match costs its own rules and nothing else. A group or profile chain exists only while an
 // endpoint chain jumps to it.
 package rules

@@ -21,9 +21,11 @@ type Problem struct {
 }
 
 // Rendered is one direction of a policy or profile rendered for the table of one IP version:
-// its rules, the calc IP set IDs they look up and the rules that cannot be enforced.
+// its rules, the transport protocol each of them needs (0: any; see GroupChains), the calc IP
+// set IDs they look up and the rules that cannot be enforced.
 type Rendered struct {
 	Rules    []nft.Rule
+	Protos   []uint8
 	SetIDs   []string
 	Problems []Problem
 }
@@ -38,11 +40,15 @@ func PolicyRules(cfg *Config, v nft.IPVersion, l Layer, rs []calc.Rule) Rendered
 	for i := range rs {
 		r := &rs[i]
 		rules, sets, err := renderRule(cfg, v, l, r)
+		proto := r.Protocol
 		if err != nil {
 			out.Problems = append(out.Problems, Problem{Index: i, RuleID: r.RuleID, Reason: err.Error()})
-			rules, sets = failClosed(v, r), nil
+			rules, sets, proto = failClosed(v, r), nil, 0 // drops every packet that reaches it
 		}
 		out.Rules = append(out.Rules, rules...)
+		for range rules {
+			out.Protos = append(out.Protos, proto)
+		}
 		for _, id := range sets {
 			if !slices.Contains(out.SetIDs, id) {
 				out.SetIDs = append(out.SetIDs, id)

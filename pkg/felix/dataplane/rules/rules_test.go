@@ -231,9 +231,12 @@ func TestRenderedRulesetIsValid(t *testing.T) {
 			for _, r := range e.Refs {
 				var members []Member
 				for _, id := range r.Group {
-					members = append(members, Member{ID: id, Inline: true, Rules: PolicyRules(cfg, v, r.Layer, []calc.Rule{{Action: calc.RuleAllow}}).Rules})
+					pr := PolicyRules(cfg, v, r.Layer, []calc.Rule{{Action: calc.RuleAllow}})
+					members = append(members, Member{ID: id, Inline: true, Rules: pr.Rules, Protos: pr.Protos})
 				}
-				must(t, tb.PutChain(&nft.Chain{Name: r.Chain(), Rules: GroupRules(cfg, r.Layer, r.Egress, members)}))
+				for _, c := range GroupChains(cfg, r.Layer, r.Egress, r.Chain(), members) {
+					must(t, tb.PutChain(c))
+				}
 			}
 		}
 		for _, m := range maps {
