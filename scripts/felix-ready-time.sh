@@ -9,7 +9,8 @@
 # Environment: BENCH_FELIX uses a prebuilt calico-felix (default: built here); KEEP=1 keeps the
 # temporary directory (felix.log, etcd.log); READY_TIMEOUT (seconds, default 600).
 # Output: one line, e.g.
-#   local=500 remote=5000 policies=500 netsets=50 keys=5843 load=3.20s ready=1.84s rss=41.2MiB hwm=55.0MiB
+#   local=500 remote=5000 policies=500 netsets=50 keys=5843 load=3.20s ready=1.84s rss=41.2MiB hwm=55.0MiB nft_lines=9012
+# (nft_lines: `nft list ruleset | wc -l` in the namespace once felix is ready)
 set -euo pipefail
 
 LOCAL=${1:-500}
@@ -104,4 +105,6 @@ until ready; do
 done
 t_ready=$(elapsed "$t0" "$(now)")
 rss() { awk -v k="$1" '$1 == k":" { printf "%.1fMiB", $2 / 1024 }' "/proc/$felix_pid/status"; }
-echo "local=$LOCAL remote=$REMOTE policies=$POLICIES netsets=$NETSETS keys=$keys load=${load}s ready=${t_ready}s rss=$(rss VmRSS) hwm=$(rss VmHWM)"
+rss_ready=$(rss VmRSS) hwm_ready=$(rss VmHWM)
+lines=$(in_ns nft list ruleset | wc -l)
+echo "local=$LOCAL remote=$REMOTE policies=$POLICIES netsets=$NETSETS keys=$keys load=${load}s ready=${t_ready}s rss=$rss_ready hwm=$hwm_ready nft_lines=$lines"

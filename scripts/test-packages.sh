@@ -154,7 +154,7 @@ EOF2
   check "felix routed the workload address" wait_for 30 "route" \
     sh -c "nsenter -t $LEADER -a ip route show 10.65.0.5 | grep -q calipkgtest0"
   check "felix programmed the workload's policy chains" wait_for 30 "chains" \
-    sh -c "nsenter -t $LEADER -a nft list table inet calico | grep -q 'calipkgtest0'"
+    sh -c "nsenter -t $LEADER -a nft list table ip calico | grep -q 'calipkgtest0'"
 }
 
 check_watchdog() {
@@ -175,11 +175,11 @@ check_watchdog() {
 
 check_stop_keeps_rules() {
   log "systemctl stop calico-felix leaves the nftables rules in place"
-  wait_for 30 "felix table" in_ct nft list table inet calico || true
+  wait_for 30 "felix table" in_ct nft list table ip calico || true
   local before after
-  before=$(in_ct nft list table inet calico 2>/dev/null | grep -c 'chain ' || true)
+  before=$(in_ct nft list table ip calico 2>/dev/null | grep -c 'chain ' || true)
   in_ct systemctl stop calico-felix.service
-  after=$(in_ct nft list table inet calico 2>/dev/null | grep -c 'chain ' || true)
+  after=$(in_ct nft list table ip calico 2>/dev/null | grep -c 'chain ' || true)
   echo "chains before stop: $before, after: $after"
   check "nftables table kept after stop" test "$before" -gt 0 -a "$after" = "$before"
 }

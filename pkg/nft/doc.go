@@ -31,8 +31,8 @@
 //     Drop, Return, Jump, Goto).
 //   - Set{Name, Type, Interval, Elements}: Type is a DataType (TypeIPv4Addr,
 //     TypeInetService, Concat(...)); elements are built from typed values
-//     (AddrElem, PrefixElem, PortRangeElem, IfnameElem, ConcatElem) and
-//     stored as the kernel's bytes.
+//     (AddrElem, PrefixElem, PortRangeElem, IfnameElem, IfnamePrefixElem,
+//     ConcatElem) and stored as the kernel's bytes.
 //   - Map{Name, Type, Elements map[Key]Verdict}: a verdict map.
 //
 // Values are typed end to end and text appears only in dumps: every

@@ -7,6 +7,7 @@ import (
 	"math/bits"
 	"net"
 	"net/netip"
+	"strconv"
 )
 
 // Key is one value of a set's or map's key type, held as the bytes the
@@ -130,6 +131,18 @@ func PortRangeElem(lo, hi uint16) Element { return RangeElem(PortKey(lo), PortKe
 
 // IfnameElem is the element holding interface name name.
 func IfnameElem(name string) Element { return IfnameKey(name).Elem() }
+
+// IfnamePrefixElem is the range of the interface names that start with
+// prefix: `"cali*"` in nft (lists and interval sets).
+func IfnamePrefixElem(prefix string) Element {
+	if validateIfname(prefix, false) != nil || prefix == "" {
+		return Element{}
+	}
+	lo, hi := make([]byte, ifnameSize), bytes.Repeat([]byte{0xff}, ifnameSize)
+	copy(lo, prefix)
+	copy(hi, prefix)
+	return RangeElem(Key{raw: string(lo)}, Key{raw: string(hi)})
+}
 
 // ConcatElem concatenates elements into an element of a concatenated type:
 // `10.0.0.0/8 . tcp . 1000-2000` is
@@ -317,6 +330,9 @@ func formatSpan(b baseType, lo, hi []byte) string {
 		if n, ok := prefixLen(lo, hi); ok {
 			return fmt.Sprintf("%s/%d", f(lo), n)
 		}
+	}
+	if n, ok := prefixLen(lo, hi); b == btIfname && ok && n%8 == 0 && n > 0 && bytes.IndexByte(lo[:n/8], 0) < 0 {
+		return strconv.Quote(string(lo[:n/8]) + "*") // a wildcard name
 	}
 	return f(lo) + "-" + f(hi)
 }

@@ -70,18 +70,30 @@ func mergeRanges(elems []Element) []Element {
 	}
 	for _, e := range elems {
 		elo, ehi := e.Bounds()
-		if lo != "" {
-			next := increment([]byte(hi))
-			if next == nil || elo.raw <= string(next) {
-				hi = max(hi, ehi.raw)
-				continue
-			}
+		if lo != "" && touches(hi, elo.raw) {
+			hi = max(hi, ehi.raw)
+			continue
 		}
 		flush()
 		cur, lo, hi = e, elo.raw, ehi.raw
 	}
 	flush()
 	return out
+}
+
+// touches reports whether key lo (of hi's length) is at most hi+1: a range
+// starting at lo overlaps or extends one ending at hi. It allocates nothing.
+func touches(hi, lo string) bool {
+	if lo <= hi {
+		return true
+	}
+	k := len(hi) - 1
+	for ; k >= 0 && hi[k] == 0xff; k-- {
+		if lo[k] != 0 {
+			return false
+		}
+	}
+	return k >= 0 && lo[k] == hi[k]+1 && lo[:k] == hi[:k]
 }
 
 // normalize checks a set's declaration and elements, normalizing them.
@@ -144,6 +156,10 @@ func (m *Map) refs(visit func(Ref)) {
 func DiffElements(a, b []Element) (add, del []Element) {
 	i, j := 0, 0
 	for i < len(a) || j < len(b) {
+		if i < len(a) && j < len(b) && a[i] == b[j] { // the common case: no need to order them
+			i, j = i+1, j+1
+			continue
+		}
 		switch {
 		case j == len(b) || (i < len(a) && compareElems(a[i], b[j]) < 0):
 			del = append(del, a[i])

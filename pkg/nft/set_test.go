@@ -1,6 +1,9 @@
 package nft_test
 
 import (
+	"math/rand/v2"
+	"net/netip"
+	"slices"
 	"strings"
 	"testing"
 
@@ -153,5 +156,119 @@ func TestPutChainChecks(t *testing.T) {
 	must(tb.PutChain(c))
 	if got := c.Rules[0].Comment; got != "a _quoted__comment" {
 		t.Errorf("comment %q", got)
+	}
+}
+
+// TestUpdateSetAgainstModel: random adds and removals of addresses and ranges in a small
+// address space, applied with UpdateSet, always leave the union a model of single addresses
+// holds (interval sets); and random adds and removals in a concatenated set leave exactly the
+// model's elements.
+func TestUpdateSetAgainstModel(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	addr := func(i int) netip.Addr { return netip.AddrFrom4([4]byte{10, 0, byte(i >> 8), byte(i)}) }
+	randRange := func() (int, int, nft.Element) {
+		lo := rng.IntN(600)
+		hi := min(lo+rng.IntN(4)*rng.IntN(20), 599)
+		if lo == hi {
+			return lo, hi, nft.AddrElem(addr(lo))
+		}
+		return lo, hi, nft.RangeElem(nft.AddrKey(addr(lo)), nft.AddrKey(addr(hi)))
+	}
+	tb := nft.NewTable(nft.FamilyIP, "t")
+	if err := tb.PutSet(&nft.Set{Name: "s", Type: nft.TypeIPv4Addr, Interval: true}); err != nil {
+		t.Fatal(err)
+	}
+	model := map[int]bool{}
+	for step := range 2000 {
+		var add, del []nft.Element
+		for range rng.IntN(3) {
+			lo, hi, e := randRange()
+			del = append(del, e)
+			for i := lo; i <= hi; i++ {
+				delete(model, i)
+			}
+		}
+		for range rng.IntN(3) {
+			lo, hi, e := randRange()
+			add = append(add, e)
+			for i := lo; i <= hi; i++ {
+				model[i] = true
+			}
+		}
+		if err := tb.UpdateSet("s", add, del); err != nil {
+			t.Fatal(err)
+		}
+		var want []nft.Element // the model's maximal runs
+		for i := 0; i < 600; i++ {
+			if !model[i] {
+				continue
+			}
+			j := i
+			for j+1 < 600 && model[j+1] {
+				j++
+			}
+			want = append(want, nft.RangeElem(nft.AddrKey(addr(i)), nft.AddrKey(addr(j))))
+			i = j
+		}
+		if got, w := elems(nft.TypeIPv4Addr, tb.Set("s").Elements), elems(nft.TypeIPv4Addr, want); got != w {
+			t.Fatalf("step %d: %s\nwant %s", step, got, w)
+		}
+	}
+	typ := nft.Concat(nft.TypeIPv4Addr, nft.TypeInetService)
+	if err := tb.PutSet(&nft.Set{Name: "c", Type: typ}); err != nil {
+		t.Fatal(err)
+	}
+	cmodel := map[nft.Element]bool{}
+	key := func() nft.Element {
+		return nft.ConcatElem(nft.AddrElem(addr(rng.IntN(30))), nft.PortElem(uint16(rng.IntN(3))))
+	}
+	for step := range 2000 {
+		var add, del []nft.Element
+		for range rng.IntN(3) {
+			e := key()
+			del = append(del, e)
+			delete(cmodel, e)
+		}
+		for range rng.IntN(3) {
+			e := key()
+			add = append(add, e)
+			cmodel[e] = true
+		}
+		if err := tb.UpdateSet("c", add, del); err != nil {
+			t.Fatal(err)
+		}
+		got := tb.Set("c").Elements
+		sorted := slices.Clone(got)
+		nft.SortElements(sorted)
+		if len(got) != len(cmodel) || !slices.Equal(sorted, got) {
+			t.Fatalf("step %d: %d elements (sorted %t), want %d", step, len(got), slices.Equal(sorted, got), len(cmodel))
+		}
+		for _, e := range got {
+			if !cmodel[e] {
+				t.Fatalf("step %d: %s is not in the model", step, typ.FormatElement(e))
+			}
+		}
+	}
+}
+
+// TestUpdateMap: UpdateMap puts a copy with the changes and keeps the references of the
+// table's verdicts right (an element changed to another chain moves its reference); it refuses
+// a key of the wrong length.
+func TestUpdateMap(t *testing.T) {
+	tb := nft.NewTable(nft.FamilyIP, "t")
+	k1, k2 := nft.IfnameKey("a"), nft.IfnameKey("b")
+	old := &nft.Map{Name: "m", Type: nft.TypeIfname, Elements: map[nft.Key]nft.Verdict{k1: nft.Goto("x"), k2: nft.Goto("x")}}
+	if err := tb.PutMap(old); err != nil {
+		t.Fatal(err)
+	}
+	if err := tb.UpdateMap("m", map[nft.Key]nft.Verdict{k1: nft.Goto("y")}, []nft.Key{k2}); err != nil {
+		t.Fatal(err)
+	}
+	if !tb.Referenced(nft.RefChain, "y") || tb.Referenced(nft.RefChain, "x") || len(tb.Map("m").Elements) != 1 || len(old.Elements) != 2 {
+		t.Errorf("references x %t y %t; elements %v (old %v)", tb.Referenced(nft.RefChain, "x"), tb.Referenced(nft.RefChain, "y"),
+			tb.Map("m").Elements, old.Elements)
+	}
+	if err := tb.UpdateMap("m", map[nft.Key]nft.Verdict{nft.PortKey(1): nft.Accept()}, nil); err == nil {
+		t.Error("a key of the wrong length was accepted")
 	}
 }

@@ -70,16 +70,18 @@ func (v Verdict) String() string {
 
 func (v Verdict) text(p *printer) { p.word(v.String()) }
 
+// verdictCodes are the kernel's codes of the verdict kinds.
+var verdictCodes = [...]int32{
+	VerdictAccept: vm.VerdictAccept, VerdictDrop: vm.VerdictDrop, VerdictReturn: vm.VerdictReturn,
+	VerdictJump: vm.VerdictJump, VerdictGoto: vm.VerdictGoto, VerdictContinue: vm.VerdictContinue,
+}
+
 // VM is the verdict as kernel data.
 func (v Verdict) VM() (vm.Verdict, error) {
-	codes := map[VerdictKind]int32{
-		VerdictAccept: vm.VerdictAccept, VerdictDrop: vm.VerdictDrop, VerdictReturn: vm.VerdictReturn,
-		VerdictJump: vm.VerdictJump, VerdictGoto: vm.VerdictGoto, VerdictContinue: vm.VerdictContinue,
-	}
-	code, ok := codes[v.Kind]
-	if !ok {
+	if v.Kind == 0 || int(v.Kind) >= len(verdictCodes) {
 		return vm.Verdict{}, fmt.Errorf("unknown verdict %d", v.Kind)
 	}
+	code := verdictCodes[v.Kind]
 	if (v.Kind == VerdictJump || v.Kind == VerdictGoto) != (v.Chain != "") {
 		return vm.Verdict{}, fmt.Errorf("verdict %s: chain %q", v, v.Chain)
 	}

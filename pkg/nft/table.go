@@ -153,53 +153,120 @@ func (t *Table) SetNames() []string { return slices.Sorted(maps.Keys(t.sets)) }
 // UpdateSet adds and removes elements of set name: it puts a new Set
 // holding the old elements, less del, plus add (add wins over del). In a
 // non-concatenated interval set, removing a range removes those keys even
-// when they were merged into a larger range. It costs a copy of the set.
+// when they were merged into a larger range. It costs one pass over the old
+// elements (they are sorted already; only add and del are sorted).
 func (t *Table) UpdateSet(name string, add, del []Element) error {
 	old := t.sets[name]
 	if old == nil {
 		return fmt.Errorf("set %s does not exist", name)
 	}
-	s := &Set{Name: old.Name, Type: old.Type, Interval: old.Interval}
 	d, err := normalizeElements(old.Type, old.Interval, slices.Clone(del))
 	if err != nil {
 		return fmt.Errorf("set %s: %w", name, err)
 	}
-	if old.Interval && !old.Type.IsConcat() {
-		s.Elements = subtractRanges(old.Elements, d)
-	} else {
-		s.Elements, _ = DiffElements(d, old.Elements) // old less del
+	a, err := normalizeElements(old.Type, old.Interval, slices.Clone(add))
+	if err != nil {
+		return fmt.Errorf("set %s: %w", name, err)
 	}
-	s.Elements = append(s.Elements, add...)
-	return t.PutSet(s)
+	ranges := old.Interval && !old.Type.IsConcat()
+	var kept []Element
+	if ranges {
+		kept = subtractRanges(old.Elements, d, len(a))
+	} else {
+		kept = subtractElems(old.Elements, d, len(a))
+	}
+	elems := unionSorted(kept, a)
+	if ranges {
+		elems = mergeRanges(elems)
+	}
+	t.sets[name] = &Set{Name: old.Name, Type: old.Type, Interval: old.Interval, Elements: elems}
+	t.jr.Sets[name] = struct{}{}
+	return nil
 }
 
-// subtractRanges removes the keys of d from a; both sorted and merged.
-func subtractRanges(a, d []Element) []Element {
-	var out []Element
+// subtractElems returns a less the elements of d (both sorted, without
+// duplicates), with room for extra more.
+func subtractElems(a, d []Element, extra int) []Element {
+	out := make([]Element, 0, len(a)+extra)
 	j := 0
 	for _, e := range a {
-		lo, hi := e.Bounds()
-		cur := []byte(lo.raw)
-		for ; j < len(d); j++ {
-			dlo, dhi := d[j].Bounds()
-			if dlo.raw > hi.raw {
-				break
-			}
-			if dhi.raw < string(cur) {
-				continue
-			}
-			if dlo.raw > string(cur) {
-				out = append(out, RangeElem(Key{raw: string(cur)}, KeyBefore([]byte(dlo.raw))))
-			}
-			if cur = increment([]byte(dhi.raw)); cur == nil || bytes.Compare(cur, []byte(hi.raw)) > 0 {
-				break
-			}
+		for j < len(d) && compareElems(d[j], e) < 0 {
+			j++
 		}
-		if cur != nil && string(cur) <= hi.raw {
-			out = append(out, RangeElem(Key{raw: string(cur)}, hi))
+		if j < len(d) && d[j] == e {
+			continue
 		}
+		out = append(out, e)
 	}
 	return out
+}
+
+// unionSorted merges two sorted lists without duplicates into one, in
+// place of a when b is empty.
+func unionSorted(a, b []Element) []Element {
+	if len(b) == 0 {
+		return a
+	}
+	out := make([]Element, 0, len(a)+len(b))
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		switch c := compareElems(a[i], b[j]); {
+		case c < 0:
+			out = append(out, a[i])
+			i++
+		case c > 0:
+			out = append(out, b[j])
+			j++
+		default:
+			out = append(out, a[i])
+			i, j = i+1, j+1
+		}
+	}
+	out = append(out, a[i:]...)
+	return append(out, b[j:]...)
+}
+
+// subtractRanges removes the keys of d from a; both sorted and merged. The
+// elements of a that no element of d touches are copied as they are.
+func subtractRanges(a, d []Element, extra int) []Element {
+	out := make([]Element, 0, len(a)+len(d)+extra)
+	j := 0
+	for i, e := range a {
+		lo, hi := e.Bounds()
+		for ; j < len(d); j++ {
+			if _, dhi := d[j].Bounds(); dhi.raw >= lo.raw {
+				break
+			}
+		}
+		if j == len(d) {
+			return append(out, a[i:]...)
+		}
+		if dlo, _ := d[j].Bounds(); dlo.raw > hi.raw {
+			out = append(out, e)
+			continue
+		}
+		out = cutRange(out, lo, hi, d[j:])
+	}
+	return out
+}
+
+// cutRange appends what remains of the range lo-hi once the keys of d
+// (sorted, the first one ending at or after lo) are removed.
+func cutRange(out []Element, lo, hi Key, d []Element) []Element {
+	cur := []byte(lo.raw)
+	for _, x := range d {
+		dlo, dhi := x.Bounds()
+		if dlo.raw > hi.raw {
+			break
+		}
+		if dlo.raw > string(cur) {
+			out = append(out, RangeElem(Key{raw: string(cur)}, KeyBefore([]byte(dlo.raw))))
+		}
+		if cur = increment([]byte(dhi.raw)); cur == nil || bytes.Compare(cur, []byte(hi.raw)) > 0 {
+			return out
+		}
+	}
+	return append(out, RangeElem(Key{raw: string(cur)}, hi))
 }
 
 // PutMap adds or replaces the verdict map m.Name, deleting a set of the
@@ -238,21 +305,43 @@ func (t *Table) Map(name string) *Map { return t.maps[name] }
 func (t *Table) MapNames() []string { return slices.Sorted(maps.Keys(t.maps)) }
 
 // UpdateMap stores the elements of put and removes the keys of del in map
-// name, by putting a copy.
+// name, by putting a copy. It checks only the new elements: it costs a copy
+// of the map, not a check of all its elements.
 func (t *Table) UpdateMap(name string, put map[Key]Verdict, del []Key) error {
 	old := t.maps[name]
 	if old == nil {
 		return fmt.Errorf("map %s does not exist", name)
 	}
+	n := old.Type.KeyLen()
+	for k, v := range put {
+		if k.Len() != n {
+			return fmt.Errorf("map %s: key of %d bytes for type %s (%d bytes)", name, k.Len(), old.Type, n)
+		}
+		if _, err := v.VM(); err != nil {
+			return fmt.Errorf("map %s key %s: %w", name, old.Type.format([]byte(k.raw)), err)
+		}
+	}
 	m := &Map{Name: old.Name, Type: old.Type, Elements: maps.Clone(old.Elements)}
 	if m.Elements == nil {
 		m.Elements = map[Key]Verdict{}
 	}
+	use := func(v Verdict, n int) { v.refs(func(rf Ref) { t.addUse(refKey{rf.Kind, rf.Name}, n) }) }
 	for _, k := range del {
-		delete(m.Elements, k)
+		if v, ok := m.Elements[k]; ok {
+			use(v, -1)
+			delete(m.Elements, k)
+		}
 	}
-	maps.Copy(m.Elements, put)
-	return t.PutMap(m)
+	for k, v := range put {
+		if ov, ok := m.Elements[k]; ok {
+			use(ov, -1)
+		}
+		m.Elements[k] = v
+		use(v, 1)
+	}
+	t.maps[name] = m
+	t.jr.Maps[name] = struct{}{}
+	return nil
 }
 
 // Clone returns a table with the same objects (shared, not copied) and an

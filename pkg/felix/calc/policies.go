@@ -233,6 +233,7 @@ func (c *policyCalc) render(p *policyInfo, prev *renderedRules) *ActivePolicyUpd
 	r := &ruleRenderer{log: c.log.With().Str("policy", p.key).Logger(), ns: p.id.Namespace, sets: map[string]ipSetSpec{}}
 	pol := &Policy{
 		Namespace:      p.id.Namespace,
+		Selector:       p.sel.String(),
 		InboundRules:   r.renderRules("ingress", p.view.Ingress),
 		OutboundRules:  r.renderRules("egress", p.view.Egress),
 		Untracked:      p.view.DoNotTrack,

@@ -2,6 +2,7 @@ package calc
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -207,5 +208,26 @@ func TestPolicyTypesAndDirections(t *testing.T) {
 				t.Errorf("egress = %v, want %v", got, tc.wantEg)
 			}
 		})
+	}
+}
+
+// TestPolicySelectorInOutput: an active policy carries its full canonical selector (a namespaced
+// policy's includes its namespace), so that the dataplane can group policies as Calico does; a
+// selector change that keeps the same endpoints is still sent.
+func TestPolicySelectorInOutput(t *testing.T) {
+	g, m := newTestGraph("h1"), newModel()
+	snapshot(g, np("ns1", "p1", api.NetworkPolicySpec{Selector: "app == 'a'", Ingress: []api.Rule{rule("Allow")}}),
+		wep("ns1", "h1", "c1", map[string]string{"app": "a"}, []string{"10.65.0.1/32"}))
+	flushInto(t, g, m)
+	id := PolicyID{Tier: "default", Kind: "np", Namespace: "ns1", Name: "p1"}
+	first := m.Policies[id].Selector
+	if !strings.Contains(first, `app == "a"`) || !strings.Contains(first, "ns1") {
+		t.Fatalf("selector %q", first)
+	}
+	g.OnMessage(syncer.Message{Updates: []syncer.Update{np("ns1", "p1", api.NetworkPolicySpec{Selector: "app == 'a' && has(app)",
+		Ingress: []api.Rule{rule("Allow")}})}})
+	flushInto(t, g, m)
+	if got := m.Policies[id].Selector; got == first || !strings.Contains(got, "has(app)") {
+		t.Errorf("after the change: selector %q (was %q)", got, first)
 	}
 }

@@ -74,7 +74,11 @@ type PolicyID struct {
 
 // Policy is an active policy with its rules resolved to IP sets.
 type Policy struct {
-	Namespace      string
+	Namespace string
+	// Selector is the canonical text of the policy's full selector (namespace, namespace and
+	// service account selectors included). The dataplane groups consecutive policies of a tier
+	// with the same selector, as Project Calico does: they always apply to the same endpoints.
+	Selector       string
 	InboundRules   []Rule
 	OutboundRules  []Rule
 	Untracked      bool // doNotTrack

@@ -1,5 +1,5 @@
 // Package dataplane programs this host's kernel from the calculation graph's updates: one nftables
-// table (through netlink, package nft), routes, interface sysctls, the interface monitor and the
+// table per IP version (through netlink, package nft), routes, interface sysctls, the interface monitor and the
 // VXLAN device. It never reads the datastore; everything comes from calc.Update batches.
 package dataplane
 
@@ -56,12 +56,15 @@ type Config struct {
 	VXLANTunnelMAC string
 	MTUFile        string // where the workload MTU is written (default /var/lib/calico/mtu)
 
-	// TableName is the nftables table (family inet), default "calico".
+	// TableName names the nftables tables (`ip` and `ip6`), default "calico".
 	TableName string
 	// NetNS, when set, is the path of a network namespace to program instead of the current one
 	// (used by tests and by the demo).
 	NetNS string
 }
+
+// DefaultTable is the name of felix's nftables tables, as Project Calico names them.
+const DefaultTable = "calico"
 
 // ProtoPort is a failsafe port.
 type ProtoPort struct {

@@ -14,20 +14,22 @@ import (
 
 	"github.com/calico-host/calico-host/pkg/api"
 	"github.com/calico-host/calico-host/pkg/felix/calc"
-	"github.com/calico-host/calico-host/pkg/felix/dataplane/nft"
+	"github.com/calico-host/calico-host/pkg/nft"
+	"github.com/calico-host/calico-host/pkg/nft/apply"
+	"github.com/calico-host/calico-host/pkg/nft/fake"
 	"github.com/calico-host/calico-host/pkg/syncer"
 )
 
 // newBenchDataplane is a Dataplane on the netns at path, or on the nft kernel k (a fake). It
 // refuses to make one that would program this process's own namespace.
-func newBenchDataplane(b *testing.B, path string, k nft.Kernel) *Dataplane {
+func newBenchDataplane(b *testing.B, path string, k nft.Backend) *Dataplane {
 	b.Helper()
 	if path == "" && k == nil {
 		b.Fatal("refusing a netlink dataplane without a test namespace")
 	}
 	opts := []Option{WithRoutes(nullRoutes{}), WithInterfaces(nullInterfaces{}), WithVXLAN(nullVXLAN{})}
 	if k != nil {
-		opts = append(opts, WithNFTKernel(k))
+		opts = append(opts, WithNFTBackend(k))
 	}
 	dp, err := New(Config{Hostname: "host1", NetNS: path}, zerolog.Nop(), opts...)
 	if err != nil {
@@ -37,7 +39,7 @@ func newBenchDataplane(b *testing.B, path string, k nft.Kernel) *Dataplane {
 }
 
 // load records the updates and applies them.
-func (d *Dataplane) load(b *testing.B, ups []calc.Update) nft.Stats {
+func (d *Dataplane) load(b *testing.B, ups []calc.Update) apply.Stats {
 	b.Helper()
 	for _, u := range ups {
 		d.model.apply(u)
@@ -50,9 +52,9 @@ func (d *Dataplane) load(b *testing.B, ups []calc.Update) nft.Stats {
 }
 
 // applyStats is apply returning the nft statistics.
-func (d *Dataplane) applyStats(ctx context.Context) (nft.Stats, error) {
-	rs := d.builder.build(d.model, buildInput{})
-	return d.nft.Apply(ctx, rs)
+func (d *Dataplane) applyStats(ctx context.Context) (apply.Stats, error) {
+	tables := d.builder.build(d.model, buildInput{})
+	return d.nft.Apply(ctx, tables...)
 }
 
 // BenchmarkRender: the calc bench shape from calc's output to the desired ruleset (model
@@ -60,7 +62,7 @@ func (d *Dataplane) applyStats(ctx context.Context) (nft.Stats, error) {
 func BenchmarkRender(b *testing.B) {
 	ups := benchUpdates(b, calcBenchShape)
 	for b.Loop() {
-		dp := newBenchDataplane(b, "", nft.NewFake())
+		dp := newBenchDataplane(b, "", fake.New())
 		for _, u := range ups {
 			dp.model.apply(u)
 		}
@@ -76,14 +78,14 @@ func BenchmarkRender(b *testing.B) {
 func BenchmarkLoadCalcShape(b *testing.B) {
 	requireRoot(b)
 	ups := benchUpdates(b, calcBenchShape)
-	fake := nft.NewFake()
+	fake := fake.New()
 	newBenchDataplane(b, "", fake).load(b, ups)
 	file := filepath.Join(b.TempDir(), "ruleset.nft")
-	if err := os.WriteFile(file, []byte(fake.DumpWithHashes()), 0o600); err != nil {
+	if err := os.WriteFile(file, []byte(fake.Dump()), 0o600); err != nil {
 		b.Fatal(err)
 	}
 	var ours, theirs, oursCPU, theirsCPU time.Duration
-	var st nft.Stats
+	var st apply.Stats
 	n := 0
 	for b.Loop() {
 		ns := newTestNS(b, "bench")
@@ -215,7 +217,7 @@ type phases struct {
 	total, plan, encode, commit, build time.Duration
 }
 
-func (p *phases) add(st nft.Stats, total time.Duration) {
+func (p *phases) add(st apply.Stats, total time.Duration) {
 	p.n, p.ops = p.n+1, st.Ops
 	p.total += total
 	p.plan += st.PlanTime
@@ -237,7 +239,7 @@ func (p *phases) report(b *testing.B, prefix string) {
 }
 
 // timedLoad loads updates into dp and returns the statistics and the total time.
-func timedLoad(b *testing.B, dp *Dataplane, ups []calc.Update) (nft.Stats, time.Duration) {
+func timedLoad(b *testing.B, dp *Dataplane, ups []calc.Update) (apply.Stats, time.Duration) {
 	start := time.Now()
 	st := dp.load(b, ups)
 	return st, time.Since(start)
@@ -252,7 +254,7 @@ func timed(fn func()) time.Duration {
 // nftScripts loads the initial state into a second namespace with `nft -f`, and writes the
 // same add and delete transactions the Dataplane makes as `nft -f` scripts, for comparison.
 func nftScripts(b *testing.B, initial, addUps, delUps []calc.Update) (*testNS, string, string) {
-	fake := nft.NewFake()
+	fake := fake.New()
 	dp := newBenchDataplane(b, "", fake)
 	dp.load(b, initial)
 	dir := b.TempDir()
@@ -263,11 +265,11 @@ func nftScripts(b *testing.B, initial, addUps, delUps []calc.Update) (*testNS, s
 		}
 		return path
 	}
-	full := write("full.nft", fake.DumpWithHashes())
+	full := write("full.nft", fake.Dump())
 	dp.load(b, addUps)
-	add := write("add.nft", fake.LastTransaction().Script(nft.DefaultTable))
+	add := write("add.nft", batchScript(fake.LastBatch()))
 	dp.load(b, delUps)
-	del := write("del.nft", fake.LastTransaction().Script(nft.DefaultTable))
+	del := write("del.nft", batchScript(fake.LastBatch()))
 	ns := newTestNS(b, "bench")
 	ns.run(b, "nft", "-f", full)
 	return ns, add, del

@@ -116,6 +116,7 @@ func TestBenchShape(t *testing.T) {
 	}
 	h := newHarness(t, Config{Hostname: "host1"})
 	h.send(ups...)
-	rs := h.dp.builder.build(h.dp.model, buildInput{})
-	t.Logf("updates %v; ruleset: %d chains, %d sets, %d maps", counts, len(rs.Chains), len(rs.Sets), len(rs.Maps))
+	h.dp.builder.build(h.dp.model, buildInput{})
+	chains, sets := h.dp.builder.counts()
+	t.Logf("updates %v; tables: %d chains, %d sets and maps", counts, chains, sets)
 }

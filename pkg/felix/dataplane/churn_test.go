@@ -97,13 +97,13 @@ func TestChurnMatchesFreshDataplane(t *testing.T) {
 		fg := calc.New("host1", zerolog.Nop())
 		fg.OnMessage(syncer.Message{Snapshot: true, Status: syncer.InSync, Updates: c.snapshot()})
 		fresh.send(fg.Flush()...)
-		if diff := cmp.Diff(fresh.fake.DumpWithHashes(), h.fake.DumpWithHashes()); diff != "" {
+		if diff := cmp.Diff(fresh.fake.Dump(), h.fake.Dump()); diff != "" {
 			t.Fatalf("step %d: table differs from a fresh dataplane (-fresh +got):\n%s", step, diff)
 		}
 	}
 	h.dp.nft.RequestFullSync()
-	rs := h.dp.builder.build(h.dp.model, buildInput{})
-	st, err := h.dp.nft.Apply(t.Context(), rs)
+	tables := h.dp.builder.build(h.dp.model, buildInput{})
+	st, err := h.dp.nft.Apply(t.Context(), tables...)
 	if err != nil || st.Ops != 0 {
 		t.Errorf("full resync after churn: %+v, %v; want nothing to do", st, err)
 	}

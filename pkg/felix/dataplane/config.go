@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/calico-host/calico-host/pkg/felix/dataplane/nft"
 	"github.com/calico-host/calico-host/pkg/felix/dataplane/rules"
+	"github.com/calico-host/calico-host/pkg/nft"
 )
 
 // Project Calico's defaults (felix-facts §4).
@@ -53,7 +53,7 @@ func (c Config) WithDefaults() Config {
 	c.VXLANVNI = cmpOr(c.VXLANVNI, 4096)
 	c.VXLANPort = cmpOr(c.VXLANPort, 4789)
 	c.MTUFile = cmpOr(c.MTUFile, "/var/lib/calico/mtu")
-	c.TableName = cmpOr(c.TableName, nft.DefaultTable)
+	c.TableName = cmpOr(c.TableName, DefaultTable)
 	if slices.Contains(c.InterfacePrefixes, "tap") {
 		c.OpenStack = true
 	}

@@ -11,16 +11,19 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/calico-host/calico-host/pkg/felix/calc"
-	"github.com/calico-host/calico-host/pkg/felix/dataplane/nft"
+	"github.com/calico-host/calico-host/pkg/nft"
+	"github.com/calico-host/calico-host/pkg/nft/apply"
+	"github.com/calico-host/calico-host/pkg/nft/kernel"
 )
 
-// Dataplane programs this host from calc's update batches: the nftables table through the nft
-// Applier, routes, interface settings and VXLAN devices through the kernel pieces. Run drives
+// Dataplane programs this host from calc's update batches: the nftables tables (`ip calico` and
+// `ip6 calico`, in one transaction per apply) through the nft Applier, routes, interface
+// settings and VXLAN devices through the kernel pieces. Run drives
 // it; nothing else may be called concurrently with Run except FirstApplyDone and Collectors.
 type Dataplane struct {
 	cfg      Config
 	log      zerolog.Logger
-	nft      *nft.Applier
+	nft      *apply.Applier
 	routes   RouteSyncer
 	ifaces   Interfaces
 	vxlan    VXLAN
@@ -61,7 +64,7 @@ func (t Timing) withDefaults() Timing {
 type Option func(*options)
 
 type options struct {
-	kernel nft.Kernel
+	kernel nft.Backend
 	routes RouteSyncer
 	ifaces Interfaces
 	vxlan  VXLAN
@@ -71,8 +74,8 @@ type options struct {
 	afterApply func(batches int, err error)
 }
 
-// WithNFTKernel programs nftables through k (for example nft.NewFake()) instead of netlink.
-func WithNFTKernel(k nft.Kernel) Option { return func(o *options) { o.kernel = k } }
+// WithNFTBackend programs nftables through k (for example fake.New()) instead of netlink.
+func WithNFTBackend(k nft.Backend) Option { return func(o *options) { o.kernel = k } }
 
 // WithRoutes reconciles routes through r instead of netlink.
 func WithRoutes(r RouteSyncer) Option { return func(o *options) { o.routes = r } }
@@ -109,7 +112,7 @@ func New(cfg Config, log zerolog.Logger, opts ...Option) (*Dataplane, error) {
 	}
 	d := &Dataplane{
 		cfg: cfg, log: log, timing: o.timing.withDefaults(), after: o.afterApply,
-		model: newModel(), builder: newRulesetBuilder(rcfg, log), hostIfs: newIfaceMatcher(cfg, log),
+		model: newModel(), builder: newRulesetBuilder(rcfg, cfg.TableName, log), hostIfs: newIfaceMatcher(cfg, log),
 		status: newStatusTracker(), metrics: newMetrics(), firstApply: make(chan struct{}),
 	}
 	d.model.gates = newEndpointGates(cfg, log)
@@ -125,14 +128,14 @@ func New(cfg Config, log zerolog.Logger, opts ...Option) (*Dataplane, error) {
 func (d *Dataplane) setKernel(o options) error {
 	k := o.kernel
 	if k == nil {
-		nl, err := d.netlinkKernel()
+		nl, err := d.netlinkBackend()
 		if err != nil {
 			return err
 		}
 		k = nl
 		d.closers = append(d.closers, func() { _ = nl.Close() })
 	}
-	d.nft = nft.NewApplier(k, applierLogger(d.log))
+	d.nft = apply.New(k, apply.Options{Tables: ownedTables(d.cfg), Log: applierLogger(d.log)})
 	if err := d.openPieces(&o); err != nil {
 		return err
 	}
@@ -140,20 +143,35 @@ func (d *Dataplane) setKernel(o options) error {
 	return nil
 }
 
-// netlinkKernel programs nftables through netlink in cfg.NetNS (the current namespace when
-// unset). The Netlink keeps its own descriptor of the namespace, so ours is closed at once.
-func (d *Dataplane) netlinkKernel() (*nft.Netlink, error) {
-	nc := nft.NetlinkConfig{Table: d.cfg.TableName}
-	if d.cfg.NetNS == "" {
-		return nft.NewNetlink(nc), nil
+// ownedTables are the tables the dataplane owns: `ip <name>` and `ip6 <name>` (deleted when
+// IPv6 is off), and the `inet <name>` table of felix versions before per-version tables, which
+// the first sync deletes in the transaction that creates the new tables (the old policy stays in
+// force until the new one replaces it: no window without policy).
+func ownedTables(cfg Config) []nft.TableID {
+	return []nft.TableID{
+		{Family: nft.FamilyIP, Name: cfg.TableName},
+		{Family: nft.FamilyIP6, Name: cfg.TableName},
+		{Family: nft.FamilyInet, Name: cfg.TableName},
 	}
-	f, err := os.Open(d.cfg.NetNS)
+}
+
+// netlinkBackend programs nftables through netlink in cfg.NetNS (the current namespace when
+// unset). The backend keeps its own descriptor of the namespace, so ours is closed at once.
+func (d *Dataplane) netlinkBackend() (*kernel.Backend, error) {
+	var kc kernel.Config
+	if d.cfg.NetNS != "" {
+		f, err := os.Open(d.cfg.NetNS)
+		if err != nil {
+			return nil, fmt.Errorf("opening network namespace %s: %w", d.cfg.NetNS, err)
+		}
+		defer f.Close()
+		kc.NetNS = int(f.Fd())
+	}
+	k, err := kernel.New(kc)
 	if err != nil {
-		return nil, fmt.Errorf("opening network namespace %s: %w", d.cfg.NetNS, err)
+		return nil, fmt.Errorf("opening the nftables backend: %w", err)
 	}
-	defer f.Close()
-	nc.NetNS = int(f.Fd())
-	return nft.NewNetlink(nc), nil
+	return k, nil
 }
 
 // close releases what New opened, last first.
@@ -165,9 +183,10 @@ func (d *Dataplane) close() {
 }
 
 // applierLogger keeps the nft Applier's own per-sync info line out of the log (the dataplane
-// logs one line per apply with the same counts) unless debugging.
+// logs one line per apply with the same counts) unless debugging: the logger's level, or the
+// global one when the logger has none, is debug or lower.
 func applierLogger(log zerolog.Logger) zerolog.Logger {
-	if log.GetLevel() <= zerolog.DebugLevel {
+	if max(log.GetLevel(), zerolog.GlobalLevel()) <= zerolog.DebugLevel {
 		return log
 	}
 	return log.Level(zerolog.WarnLevel)
@@ -187,14 +206,14 @@ func (d *Dataplane) apply(ctx context.Context) ([]EndpointStatus, error) {
 	start := time.Now()
 	devs := vxlanDevices(d.cfg, d.model)
 	hosts, hepIfaces := resolveHostEndpoints(d.model, d.hostIfs)
-	rs := d.builder.build(d.model, buildInput{hosts: hosts, vxlan: devs})
+	tables := d.builder.build(d.model, buildInput{hosts: hosts, vxlan: devs})
 	buildTime := time.Since(start)
 	var errs []error
 	if err := d.vxlan.Apply(ctx, devs); err != nil {
 		errs = append(errs, fmt.Errorf("applying VXLAN devices: %w", err))
 	}
 	defer d.tightenGC()()
-	st, err := d.nft.Apply(ctx, rs)
+	st, err := d.nft.Apply(ctx, tables...)
 	if err != nil {
 		d.metrics.applyErrors.Inc()
 		d.nft.RequestFullSync()
@@ -213,17 +232,19 @@ func (d *Dataplane) apply(ctx context.Context) ([]EndpointStatus, error) {
 		d.routes.RequestResync()
 		return statuses, errors.Join(errs...)
 	}
-	d.metrics.observeApply(st, time.Since(start).Seconds(), rs, len(d.model.weps), len(d.model.heps))
+	chains, sets := d.builder.counts()
+	d.metrics.observeApply(st, time.Since(start).Seconds(), chains, sets, len(d.model.weps), len(d.model.heps))
 	d.bigCommit = st.Ops >= bigCommitOps
 	return statuses, nil
 }
 
-func (d *Dataplane) logApply(st nft.Stats, total, build time.Duration, failures int) {
+func (d *Dataplane) logApply(st apply.Stats, total, build time.Duration, failures int) {
 	d.log.Info().
 		Bool("full", st.FullSync).
 		Dur("duration", total).
 		Dur("build", build).
 		Dur("commit", st.CommitTime).
+		Int("ops", st.Ops).
 		Int("chainsAdded", st.ChainsAdded).
 		Int("chainsRewritten", st.ChainsRewritten).
 		Int("chainsDeleted", st.ChainsDeleted).

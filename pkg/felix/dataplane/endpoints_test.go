@@ -7,11 +7,11 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/calico-host/calico-host/pkg/felix/calc"
-	"github.com/calico-host/calico-host/pkg/felix/dataplane/nft"
+	"github.com/calico-host/calico-host/pkg/nft"
 )
 
 // opCounts summarises a transaction.
-func opCounts(tx *nft.Transaction) map[string]int {
+func opCounts(tx *nft.Batch) map[string]int {
 	out := map[string]int{}
 	for _, op := range tx.Ops {
 		out[op.Kind.String()]++
@@ -27,24 +27,28 @@ func TestEndpointLifecycle(t *testing.T) {
 	h.send(example19()...)
 	base := h.fake.Dump()
 
+	// w2 has w1's egress (profile net1) but not its ingress policy: it shares w1's chain from
+	// the workload and gets a chain to it of its own.
 	w2 := wep("w2", "cali22222222222", []string{"10.65.0.7/32"}, withProfiles("net1"))
 	net1 := ipset("s:net1", "10.65.0.5/32", "10.65.0.7/32")
 	h.send(net1, w2)
-	if got, want := opCounts(h.fake.LastTransaction()), map[string]int{"add chain": 2, "add rule": 14, "add element": 3}; !cmp.Equal(got, want) {
+	if got, want := opCounts(h.fake.LastBatch()), map[string]int{"add chain": 1, "add rule": 6, "add element": 3}; !cmp.Equal(got, want) {
 		t.Errorf("adding an endpoint: ops %v, want %v", got, want)
 	}
-	for _, s := range []string{`"cali22222222222" : goto filter-cali-fw-cali22222222222`, "chain filter-cali-tw-cali22222222222", "10.65.0.5, 10.65.0.7"} {
-		if !strings.Contains(h.fake.Dump(), s) {
-			t.Errorf("after adding w2 the table lacks %q", s)
-		}
+	w1from, w2from := h.workloadChain("cali1a2b3c4d5e6", true), h.workloadChain("cali22222222222", true)
+	if w1from != w2from || h.workloadChain("cali1a2b3c4d5e6", false) == h.workloadChain("cali22222222222", false) {
+		t.Errorf("chains from w1 %s and w2 %s (shared), to them (not shared)", w1from, w2from)
+	}
+	if !strings.Contains(h.fake.Dump(), "10.65.0.5, 10.65.0.7") {
+		t.Error("after adding w2 the set lacks its address")
 	}
 
-	// Changing w2's profiles rewrites its two chains and nothing else; the unused profile
-	// chains of net1 stay because w1 still uses them.
+	// Changing w2's profiles gives it two new chains (and the new profile's), deletes its own
+	// old chain to it and leaves w1's chains alone.
 	h.send(profile("other", nil, []calc.Rule{allow()}), wep("w2", "cali22222222222", []string{"10.65.0.7/32"}, withProfiles("other")))
-	got := opCounts(h.fake.LastTransaction())
-	if got["flush chain"] != 2 || got["delete chain"] != 0 || got["add chain"] != 2 {
-		t.Errorf("changing profiles: ops %v, want 2 rewritten chains and the 2 new profile chains", got)
+	got := opCounts(h.fake.LastBatch())
+	if got["add chain"] != 4 || got["delete chain"] != 1 || got["flush chain"] != 1 {
+		t.Errorf("changing profiles: ops %v, want 2 new workload chains, 2 new profile chains, 1 deleted", got)
 	}
 
 	h.send(calc.WorkloadEndpointRemove{ID: wepID("w2")}, calc.ActiveProfileRemove{Name: "other"}, ipset("s:net1", "10.65.0.5/32"))
@@ -53,9 +57,10 @@ func TestEndpointLifecycle(t *testing.T) {
 	}
 
 	// Removing the last endpoint removes its policy and profile chains: nothing refers to them.
+	w1to := h.workloadChain("cali1a2b3c4d5e6", false)
 	h.send(calc.WorkloadEndpointRemove{ID: wepID("w1")})
 	dump := h.fake.Dump()
-	for _, s := range []string{"cali-pi-gnp/allow-web", "cali-pri-net1", "cali-tw-cali1a2b3c4d5e6"} {
+	for _, s := range []string{"cali-pi-gnp/allow-web", "cali-pri-net1", w1to, w1from} {
 		if strings.Contains(dump, s) {
 			t.Errorf("after removing every endpoint the table still has %q", s)
 		}
@@ -70,7 +75,7 @@ func TestUnchangedApplyCommitsNothing(t *testing.T) {
 	n := h.fake.Commits()
 	h.send()
 	if h.fake.Commits() != n {
-		t.Errorf("a second apply of the same model committed a transaction: %s", h.fake.LastTransaction().Script("calico"))
+		t.Errorf("a second apply of the same model committed a transaction: %s", batchScript(h.fake.LastBatch()))
 	}
 }
 
@@ -82,7 +87,7 @@ func TestPolicyChangeRewritesOnlyItsChain(t *testing.T) {
 	h.send(example19()...)
 	h.send(policy(gnpID("allow-web"), []calc.Rule{{Action: calc.RuleAllow, Protocol: 6, DstPorts: ports(8080)}}, nil))
 	var flushed []string
-	for _, op := range h.fake.LastTransaction().Ops {
+	for _, op := range h.fake.LastBatch().Ops {
 		if op.Kind == nft.OpFlushChain {
 			flushed = append(flushed, op.Name)
 		}

@@ -12,9 +12,9 @@ import (
 
 	"github.com/calico-host/calico-host/pkg/felix/calc"
 	"github.com/calico-host/calico-host/pkg/felix/dataplane/ifaces"
-	"github.com/calico-host/calico-host/pkg/felix/dataplane/nft"
 	"github.com/calico-host/calico-host/pkg/felix/dataplane/routes"
 	"github.com/calico-host/calico-host/pkg/felix/dataplane/vxlan"
+	"github.com/calico-host/calico-host/pkg/nft/fake"
 )
 
 // fakeRoutes records the routes it is given.
@@ -140,7 +140,7 @@ func (f *fakeVXLAN) devices() []vxlan.Device {
 // its loop) by tests.
 type harness struct {
 	t      testing.TB
-	fake   *nft.Fake
+	fake   *fake.Backend
 	routes *fakeRoutes
 	ifaces *fakeIfaces
 	vxlan  *fakeVXLAN
@@ -148,8 +148,8 @@ type harness struct {
 }
 
 func newHarness(t testing.TB, cfg Config) *harness {
-	h := &harness{t: t, fake: nft.NewFake(), routes: &fakeRoutes{}, ifaces: newFakeIfaces(), vxlan: &fakeVXLAN{}}
-	dp, err := New(cfg, testLogger(t), WithNFTKernel(h.fake), WithRoutes(h.routes), WithInterfaces(h.ifaces), WithVXLAN(h.vxlan))
+	h := &harness{t: t, fake: fake.New(), routes: &fakeRoutes{}, ifaces: newFakeIfaces(), vxlan: &fakeVXLAN{}}
+	dp, err := New(cfg, testLogger(t), WithNFTBackend(h.fake), WithRoutes(h.routes), WithInterfaces(h.ifaces), WithVXLAN(h.vxlan))
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}

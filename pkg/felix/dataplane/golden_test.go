@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/calico-host/calico-host/pkg/felix/calc"
+	"github.com/calico-host/calico-host/pkg/nft"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -42,13 +43,16 @@ func TestGoldenExample19(t *testing.T) {
 	checkGolden(t, "example19", h.fake.Dump())
 }
 
-func TestGoldenScenarios(t *testing.T) {
-	for _, tc := range []struct {
-		name   string
-		cfg    Config
-		ifaces []string
-		ups    []calc.Update
-	}{
+// goldenScenario is a configuration, interfaces and updates whose ruleset has a golden file.
+type goldenScenario struct {
+	name   string
+	cfg    Config
+	ifaces []string
+	ups    []calc.Update
+}
+
+func goldenScenarios() []goldenScenario {
+	return []goldenScenario{
 		{"base", Config{Hostname: "host1"}, nil, nil},
 		{"tiers", Config{Hostname: "host1"}, []string{"cali11111111111"}, tieredPolicies()},
 		{"rules-v6-reject", Config{Hostname: "host1", IPv6Support: true, FilterDenyAction: "Reject"}, []string{"cali11111111111"}, ruleFeatures()},
@@ -64,13 +68,40 @@ func TestGoldenScenarios(t *testing.T) {
 		{"nat-vxlan-portrange", Config{Hostname: "host1", NATPortRange: [2]uint16{1024, 65535}}, nil, natOutgoingVXLAN()},
 		{"nat-address-portrange", Config{Hostname: "host1", IPv6Support: true, NATOutgoingAddress: addr("198.18.0.1"),
 			NATPortRange: [2]uint16{32768, 60999}, FloatingIPs: true}, []string{"cali11111111111"}, natAndFloatingIPs()},
-	} {
+	}
+}
+
+func TestGoldenScenarios(t *testing.T) {
+	for _, tc := range goldenScenarios() {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t, tc.cfg)
 			h.up(tc.ifaces...)
 			h.dp.model.applyIface(iface("eth1", true, pfx("198.18.1.1/24")))
 			h.send(tc.ups...)
 			checkGolden(t, tc.name, h.fake.Dump())
+		})
+	}
+}
+
+// TestRenderedRulesAreCanonical: every rule the dataplane renders is in the form the kernel
+// gives back, so that a full sync compares rules directly (no rewrite, no canonicalization).
+func TestRenderedRulesAreCanonical(t *testing.T) {
+	for _, sc := range goldenScenarios() {
+		t.Run(sc.name, func(t *testing.T) {
+			h := newHarness(t, sc.cfg)
+			h.up(sc.ifaces...)
+			h.dp.model.applyIface(iface("eth1", true, pfx("198.18.1.1/24")))
+			h.send(sc.ups...)
+			for _, tb := range h.dp.builder.tables {
+				for _, name := range tb.ChainNames() {
+					for i, r := range tb.Chain(name).Rules {
+						c, err := nft.Canonical(tb.Family, r)
+						if err != nil || !c.Equal(r) {
+							t.Errorf("%s %s rule %d: %s\n  canonical %s (%v)", tb.ID(), name, i, r.Text(tb.Family), c.Text(tb.Family), err)
+						}
+					}
+				}
+			}
 		})
 	}
 }

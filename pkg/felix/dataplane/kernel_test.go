@@ -1,6 +1,7 @@
 package dataplane
 
 import (
+	"fmt"
 	"net/netip"
 	"strings"
 	"testing"
@@ -71,7 +72,8 @@ func TestKernelPolicy(t *testing.T) {
 }
 
 // TestKernelAntiSpoofing: a workload sending from an address that is not its own (here, the
-// other workload's) is dropped; from its own address it gets through.
+// other workload's) is dropped; from its own address it gets through. Two interface prefixes:
+// the workload interfaces are matched by one lookup of both.
 func TestKernelAntiSpoofing(t *testing.T) {
 	tp := newTopology(t)
 	a := tp.addWorkload(t, "a", ifA, ipA)
@@ -91,7 +93,7 @@ func TestKernelAntiSpoofing(t *testing.T) {
 		t.Fatal("setup: the forged packet does not reach B even without policy")
 	}
 	srv.reset()
-	startDataplane(t, tp, Config{},
+	startDataplane(t, tp, Config{InterfacePrefixes: []string{"tap", "cali"}},
 		profile("open", []calc.Rule{allow()}, []calc.Rule{allow()}),
 		wep("a", ifA, []string{ipA + "/32"}, withProfiles("open")),
 		wep("b", ifB, []string{ipB + "/32"}, withProfiles("open")),
@@ -227,7 +229,7 @@ func TestKernelDriftRepair(t *testing.T) {
 	if canTCP(t, a, ipB, 8080) {
 		t.Fatal("policy not in force")
 	}
-	tp.host.run(t, "nft", "delete", "table", "inet", "calico")
+	tp.host.run(t, "nft", "delete", "table", "ip", "calico")
 	if !canTCP(t, a, ipB, 8080) {
 		t.Fatal("setup: deleting the table did not remove the policy")
 	}
@@ -239,7 +241,7 @@ func TestKernelDriftRepair(t *testing.T) {
 		t.Error("policy not restored")
 	}
 	handle := ruleHandle(t, tp.host, "filter-cali-pi-gnp/b-web", "drop")
-	tp.host.run(t, "nft", "delete", "rule", "inet", "calico", "filter-cali-pi-gnp/b-web", "handle", handle)
+	tp.host.run(t, "nft", "delete", "rule", "ip", "calico", "filter-cali-pi-gnp/b-web", "handle", handle)
 	k.refresh()
 	if got := listRuleset(t, tp.host); got != want {
 		t.Errorf("after repairing a deleted rule:\n%s\nwant:\n%s", got, want)
@@ -270,17 +272,17 @@ func (k *kernelDP) refresh() {
 	k.send()
 }
 
-// listRuleset is `nft list table inet calico` without counters.
+// listRuleset is `nft list ruleset` without counters.
 func listRuleset(t *testing.T, ns *testNS) string {
 	t.Helper()
-	return ns.run(t, "nft", "-s", "list", "table", "inet", "calico")
+	return ns.run(t, "nft", "-s", "list", "ruleset")
 }
 
-// handles lists every rule handle of the table, in order.
+// handles lists every rule handle of the ruleset, in order.
 func handles(t *testing.T, ns *testNS) string {
 	t.Helper()
 	var out []string
-	for _, l := range strings.Split(ns.run(t, "nft", "-a", "-s", "list", "table", "inet", "calico"), "\n") {
+	for _, l := range strings.Split(ns.run(t, "nft", "-a", "-s", "list", "ruleset"), "\n") {
 		if i := strings.LastIndex(l, "# handle "); i >= 0 && !strings.Contains(l, "chain ") {
 			out = append(out, l[i+len("# handle "):])
 		}
@@ -291,11 +293,106 @@ func handles(t *testing.T, ns *testNS) string {
 // ruleHandle finds the handle of the first rule of chain containing text.
 func ruleHandle(t *testing.T, ns *testNS, chain, text string) string {
 	t.Helper()
-	for _, l := range strings.Split(ns.run(t, "nft", "-a", "list", "chain", "inet", "calico", chain), "\n") {
+	for _, l := range strings.Split(ns.run(t, "nft", "-a", "list", "chain", "ip", "calico", chain), "\n") {
 		if i := strings.LastIndex(l, "# handle "); i >= 0 && strings.Contains(l, text) {
 			return l[i+len("# handle "):]
 		}
 	}
 	t.Fatalf("no rule with %q in %s", text, chain)
 	return ""
+}
+
+// TestKernelPolicyGroups: policies of one group act in order within their group chain: a deny
+// before an allow wins, a pass skips the rest of the tier (later groups and the tier's other
+// policies), an allow of a member kept out of line (in its own chain) ends the tier as an
+// inline one does, and what no member decides meets the tier's drop. (Two interface prefixes:
+// the workload interfaces are matched by one lookup of both.)
+func TestKernelPolicyGroups(t *testing.T) {
+	tp := newTopology(t)
+	a := tp.addWorkload(t, "a", ifA, ipA)
+	b := tp.addWorkload(t, "b", ifB, ipB)
+	for port := 8080; port <= 8085; port++ {
+		listenTCP(t, b, ipB, port)
+	}
+	s0, s1, s2, s3 := tierPolicyID("sec", "s0"), tierPolicyID("sec", "s1"), tierPolicyID("sec", "s2"), tierPolicyID("sec", "s3")
+	d1 := gnpID("d1")
+	s1Rules := []calc.Rule{
+		{Action: calc.RuleDeny, Protocol: 6, DstPorts: ports(8081)},
+		{Action: calc.RuleAllow, Protocol: 6, DstPorts: ports(8085)},
+	}
+	for port := range uint16(6) { // enough rules to keep s1 out of line in its two groups
+		s1Rules = append(s1Rules, calc.Rule{Action: calc.RuleDeny, Protocol: 17, DstPorts: ports(9000 + port)})
+	}
+	startDataplane(t, tp, Config{InterfacePrefixes: []string{"tap", "cali"}},
+		policySel(s0, "all()", []calc.Rule{{Action: calc.RuleDeny, Protocol: 17}}, nil),
+		policySel(s1, "all()", s1Rules, nil),
+		policySel(s2, "all()", []calc.Rule{{Action: calc.RulePass, Protocol: 6, DstPorts: ports(8082, 8083)}}, nil),
+		policySel(s3, "all()", []calc.Rule{
+			{Action: calc.RuleDeny, Protocol: 6, DstPorts: ports(8085)}, // after s1 allowed it: never reached
+			{Action: calc.RuleAllow, Protocol: 6, DstPorts: ports(8080, 8081, 8082)},
+		}, nil),
+		policySel(d1, "all()", []calc.Rule{
+			{Action: calc.RuleDeny, Protocol: 6, DstPorts: ports(8082)},
+			{Action: calc.RuleAllow, Protocol: 6, DstPorts: ports(8083)},
+		}, nil),
+		egressAll(),
+		kwep("a", ifA, ipA, tier("sec", ids(s0, s1), nil)),
+		kwep("b", ifB, ipB, tier("sec", ids(s1, s2, s3), nil), tier("default", ids(d1), nil)))
+	if rs := listRuleset(t, tp.host); !strings.Contains(rs, "jump filter-cali-pi-gnp/sec.s1") {
+		t.Fatalf("s1 is not out of line:\n%s", rs)
+	}
+	tcp := func(port int) func() bool { return func() bool { return canTCP(t, a, ipB, port) } }
+	check(t, "groups",
+		expectation{"8080: allowed by a later member", tcp(8080), true},
+		expectation{"8081: denied by an earlier member", tcp(8081), false},
+		expectation{"8082: passed, then denied by the next tier", tcp(8082), false},
+		expectation{"8083: passed, then allowed by the next tier", tcp(8083), true},
+		expectation{"8084: no member decides: end of tier", tcp(8084), false},
+		expectation{"8085: allowed by the out-of-line member", tcp(8085), true})
+}
+
+// TestKernelGroupSplitByProtocol: a group big enough, most of whose rules need UDP, sends UDP
+// packets to a chain of their own and the others past the UDP rules; the verdicts stay those
+// of the rules in order: UDP denied and allowed by member rules, TCP allowed by the last
+// member, and the last member's deny of any protocol catches both.
+func TestKernelGroupSplitByProtocol(t *testing.T) {
+	tp := newTopology(t)
+	a := tp.addWorkload(t, "a", ifA, ipA)
+	b := tp.addWorkload(t, "b", ifB, ipB)
+	for _, port := range []int{5353, 7003, 7777} {
+		listenUDP(t, b, ipB, port)
+	}
+	listenTCP(t, b, ipB, 8080)
+	listenTCP(t, b, ipB, 8081)
+	var ups []calc.Update
+	var pols []calc.PolicyID
+	for i := range 20 {
+		id := gnpID(fmt.Sprint("p", i))
+		deny, allow := ports(uint16(6000+i)), ports(uint16(7000+i))
+		if i == 7 {
+			deny, allow = ports(5353), ports(7007, 5353)
+		}
+		ups = append(ups, policySel(id, "all()", []calc.Rule{
+			{Action: calc.RuleDeny, Protocol: 17, DstPorts: deny},
+			{Action: calc.RuleAllow, Protocol: 17, DstPorts: allow},
+		}, nil))
+		pols = append(pols, id)
+	}
+	last := gnpID("last")
+	ups = append(ups, policySel(last, "all()", []calc.Rule{
+		{Action: calc.RuleAllow, Protocol: 6, DstPorts: ports(8080)},
+		{Action: calc.RuleDeny},
+	}, nil), egressAll(), kwep("a", ifA, ipA), kwep("b", ifB, ipB, tier("default", append(pols, last), nil)))
+	startDataplane(t, tp, Config{}, ups...)
+	if rs := listRuleset(t, tp.host); !strings.Contains(rs, "meta l4proto udp goto filter-cali-gi-") {
+		t.Fatalf("the group did not split:\n%s", rs)
+	}
+	udp := func(port int) func() bool { return func() bool { return canUDP(t, a, "", ipB, port) } }
+	tcp := func(port int) func() bool { return func() bool { return canTCP(t, a, ipB, port) } }
+	check(t, "split group",
+		expectation{"udp 5353: denied by p7 before p7's allow", udp(5353), false},
+		expectation{"udp 7003: allowed by p3", udp(7003), true},
+		expectation{"udp 7777: no udp rule, the last deny", udp(7777), false},
+		expectation{"tcp 8080: allowed by the last member", tcp(8080), true},
+		expectation{"tcp 8081: the last deny", tcp(8081), false})
 }

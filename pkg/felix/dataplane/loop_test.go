@@ -4,18 +4,21 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/calico-host/calico-host/pkg/felix/calc"
 	"github.com/calico-host/calico-host/pkg/felix/dataplane/ifaces"
-	"github.com/calico-host/calico-host/pkg/felix/dataplane/nft"
+	"github.com/calico-host/calico-host/pkg/nft"
+	"github.com/calico-host/calico-host/pkg/nft/fake"
 )
 
 // runner runs a Dataplane's loop on fakes.
 type runner struct {
 	*harness
+	flaky    *flakyBackend
 	in       chan []calc.Update
 	status   chan EndpointStatus
 	progress atomic.Int64
@@ -25,20 +28,55 @@ type runner struct {
 
 func startRunner(t *testing.T, cfg Config, timing Timing, initial ...ifaces.Update) *runner {
 	t.Helper()
-	h := &harness{t: t, fake: nft.NewFake(), routes: &fakeRoutes{}, ifaces: newFakeIfaces(initial...), vxlan: &fakeVXLAN{}}
-	dp, err := New(cfg, testLogger(t), WithNFTKernel(h.fake), WithRoutes(h.routes), WithInterfaces(h.ifaces), WithVXLAN(h.vxlan), WithTiming(timing))
+	h := &harness{t: t, fake: fake.New(), routes: &fakeRoutes{}, ifaces: newFakeIfaces(initial...), vxlan: &fakeVXLAN{}}
+	flaky := &flakyBackend{Backend: h.fake}
+	dp, err := New(cfg, testLogger(t), WithNFTBackend(flaky), WithRoutes(h.routes), WithInterfaces(h.ifaces), WithVXLAN(h.vxlan), WithTiming(timing))
 	if err != nil {
 		t.Fatal(err)
 	}
 	h.dp = dp
 	ctx, cancel := context.WithCancel(context.Background())
-	r := &runner{harness: h, in: make(chan []calc.Update, 16), status: make(chan EndpointStatus, 16), cancel: cancel, done: make(chan struct{})}
+	r := &runner{harness: h, flaky: flaky, in: make(chan []calc.Update, 16), status: make(chan EndpointStatus, 16), cancel: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(r.done)
 		dp.Run(ctx, r.in, r.status, func() { r.progress.Add(1) })
 	}()
 	t.Cleanup(func() { cancel(); <-r.done })
 	return r
+}
+
+// flakyBackend fails the commits it is told to fail (with errors that are not a refusal of the
+// batch, as a lost netlink socket would), and counts the attempts.
+type flakyBackend struct {
+	nft.Backend
+	mu    sync.Mutex
+	fail  []error
+	tries int
+}
+
+func (f *flakyBackend) failNext(errs ...error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.fail = append(f.fail, errs...)
+}
+
+func (f *flakyBackend) attempts() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.tries
+}
+
+func (f *flakyBackend) Commit(ctx context.Context, b *nft.Batch) (nft.CommitInfo, error) {
+	f.mu.Lock()
+	f.tries++
+	if len(f.fail) > 0 {
+		err := f.fail[0]
+		f.fail = f.fail[1:]
+		f.mu.Unlock()
+		return nft.CommitInfo{}, err
+	}
+	f.mu.Unlock()
+	return f.Backend.Commit(ctx, b)
 }
 
 // waitFor polls cond until it holds or the test times out.
@@ -71,7 +109,7 @@ func TestRunWaitsForInSyncThenApplies(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("FirstApplyDone not closed after InSync")
 	}
-	if !strings.Contains(r.fake.Dump(), "filter-cali-tw-cali1a2b3c4d5e6") {
+	if !strings.Contains(r.fake.Dump(), `"cali1a2b3c4d5e6" : goto filter-cali-tw-`) {
 		t.Errorf("the endpoint was not programmed")
 	}
 	select {
@@ -112,19 +150,19 @@ func TestRunWaitsForInterfaceMonitor(t *testing.T) {
 
 func TestRunRetriesFailedApplyWithFullSync(t *testing.T) {
 	r := startRunner(t, Config{Hostname: "host1"}, Timing{RetryMin: time.Millisecond, RetryMax: 5 * time.Millisecond})
-	r.fake.FailCommits(errors.New("boom"), errors.New("boom again"))
+	r.flaky.failNext(errors.New("boom"), errors.New("boom again"))
 	r.in <- append(example19(), calc.InSync{})
 	select {
 	case <-r.dp.FirstApplyDone():
 	case <-time.After(5 * time.Second):
 		t.Fatal("never recovered from failed commits")
 	}
-	if r.fake.Commits() != 3 {
-		t.Errorf("%d commits, want 2 failures and 1 success", r.fake.Commits())
+	if r.flaky.attempts() != 3 || r.fake.Commits() != 1 {
+		t.Errorf("%d commits attempted, %d committed; want 2 failures and 1 success", r.flaky.attempts(), r.fake.Commits())
 	}
 	// Drift: the table is deleted behind our back; the next refresh repairs it.
 	want := r.fake.Dump()
-	r.fake.DeleteTable()
+	r.fake.Tamper(nft.TableID{Family: nft.FamilyIP, Name: DefaultTable}, func(*nft.Table) *nft.Table { return nil })
 	r.dp.nft.RequestFullSync()
 	r.in <- nil
 	waitFor(t, "the table to be repaired", func() bool { return r.fake.Dump() == want })

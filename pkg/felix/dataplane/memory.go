@@ -15,7 +15,7 @@ import (
 // process stayed at 2.5-5x its live heap after startup (and after every full resync that
 // rewrote the table). Big commits are rare (startup, recovery from errors or drift); partial
 // syncs never come near this size and are not slowed down.
-const bigCommitOps = 10000
+const bigCommitOps = 5000
 
 // fullSyncGCPercent is the garbage collector's target (GOGC) while a full sync runs. With the
 // default 100 the heap of the first sync of a big host peaked at about 4x what felix keeps

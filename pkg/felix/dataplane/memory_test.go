@@ -23,7 +23,7 @@ func TestBigCommitReleasesMemory(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t, Config{Hostname: "host1"})
 			h.send(tc.initial...)
-			if ops := h.fake.LastTransaction().Len(); (ops >= bigCommitOps) != tc.wantFirst {
+			if ops := len(h.fake.LastBatch().Ops); (ops >= bigCommitOps) != tc.wantFirst {
 				t.Fatalf("the test data committed %d operations", ops)
 			}
 			if h.dp.bigCommit != tc.wantFirst {

@@ -3,7 +3,7 @@ package dataplane
 import (
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/calico-host/calico-host/pkg/felix/dataplane/nft"
+	"github.com/calico-host/calico-host/pkg/nft/apply"
 )
 
 // metrics are the dataplane's Prometheus collectors.
@@ -34,10 +34,10 @@ func newMetrics() *metrics {
 			Name: "felix_dataplane_nft_elements_total", Help: "nftables set and map elements written, by operation.",
 		}, []string{"op"}),
 		chains: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "felix_dataplane_nft_chains", Help: "Chains in the nftables table.",
+			Name: "felix_dataplane_nft_chains", Help: "Chains in the nftables tables.",
 		}),
 		sets: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "felix_dataplane_nft_sets", Help: "Sets and maps in the nftables table.",
+			Name: "felix_dataplane_nft_sets", Help: "Sets and maps in the nftables tables.",
 		}),
 		endpoints: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "felix_dataplane_endpoints", Help: "Local endpoints programmed, by kind.",
@@ -50,7 +50,7 @@ func (m *metrics) collectors() []prometheus.Collector {
 }
 
 // observeApply records a successful apply.
-func (m *metrics) observeApply(st nft.Stats, seconds float64, rs *nft.Ruleset, weps, heps int) {
+func (m *metrics) observeApply(st apply.Stats, seconds float64, chains, sets, weps, heps int) {
 	kind := "partial"
 	if st.FullSync {
 		kind = "full"
@@ -58,8 +58,8 @@ func (m *metrics) observeApply(st nft.Stats, seconds float64, rs *nft.Ruleset, w
 	m.applySeconds.WithLabelValues(kind).Observe(seconds)
 	m.elements.WithLabelValues("add").Add(float64(st.ElementsAdded))
 	m.elements.WithLabelValues("remove").Add(float64(st.ElementsRemoved))
-	m.chains.Set(float64(len(rs.Chains)))
-	m.sets.Set(float64(len(rs.Sets) + len(rs.Maps)))
+	m.chains.Set(float64(chains))
+	m.sets.Set(float64(sets))
 	m.endpoints.WithLabelValues("workload").Set(float64(weps))
 	m.endpoints.WithLabelValues("host").Set(float64(heps))
 }

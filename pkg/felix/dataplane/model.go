@@ -32,6 +32,13 @@ type model struct {
 	// rulesChanged: a policy or profile was updated or removed since the ruleset builder last
 	// looked (it then re-checks the chains rendered from them); the builder clears it.
 	rulesChanged bool
+	// What changed since the ruleset builder last looked (it clears them): the workload
+	// endpoints and policies updated or removed, and whether anything the static and host
+	// endpoint rules depend on changed (host endpoints, interfaces, pools, VTEPs, host
+	// configuration, an endpoint's floating IPs or spoofing exceptions).
+	changedWEPs     map[calc.WorkloadEndpointID]bool
+	changedPolicies map[calc.PolicyID]bool
+	volatileChanged bool
 }
 
 // vtepKey identifies a remote VTEP: one per host and family.
@@ -52,6 +59,9 @@ func newModel() *model {
 		routes:   map[netip.Prefix]*calc.Route{},
 		vteps:    map[vtepKey]*calc.VTEP{},
 		ifaces:   map[string]*ifaces.State{},
+
+		changedWEPs: map[calc.WorkloadEndpointID]bool{}, changedPolicies: map[calc.PolicyID]bool{},
+		volatileChanged: true,
 	}
 }
 
@@ -59,7 +69,7 @@ func newModel() *model {
 func (m *model) apply(u calc.Update) bool {
 	switch u := u.(type) {
 	case calc.ConfigUpdate:
-		m.host = u
+		m.host, m.volatileChanged = u, true
 	case calc.IPSetUpdate:
 		m.ipsets[u.ID] = newIPSet(u.Type, u.Members)
 	case calc.IPSetDelta:
@@ -68,34 +78,56 @@ func (m *model) apply(u calc.Update) bool {
 		delete(m.ipsets, u.ID)
 	case calc.ActivePolicyUpdate:
 		m.policies[u.ID], m.rulesChanged = u.Policy, true
+		m.changedPolicies[u.ID] = true
 	case calc.ActivePolicyRemove:
 		delete(m.policies, u.ID)
 		m.rulesChanged = true
+		m.changedPolicies[u.ID] = true
 	case calc.ActiveProfileUpdate:
 		m.profiles[u.Name], m.rulesChanged = u.Profile, true
 	case calc.ActiveProfileRemove:
 		delete(m.profiles, u.Name)
 		m.rulesChanged = true
 	case calc.WorkloadEndpointUpdate:
-		if ep := m.gates.admit(u.ID, u.Endpoint); ep != nil {
-			m.weps[u.ID] = ep
-		} else {
-			delete(m.weps, u.ID)
-		}
+		m.setWEP(u.ID, m.gates.admit(u.ID, u.Endpoint))
 	case calc.WorkloadEndpointRemove:
-		delete(m.weps, u.ID)
+		m.setWEP(u.ID, nil)
 	case calc.HostEndpointUpdate:
-		m.heps[u.Endpoint.Name] = u.Endpoint
+		m.heps[u.Endpoint.Name], m.volatileChanged = u.Endpoint, true
 	case calc.HostEndpointRemove:
 		delete(m.heps, u.Name)
+		m.volatileChanged = true
 	default:
 		return m.applyNetwork(u)
 	}
 	return true
 }
 
+// setWEP stores (nil: removes) a workload endpoint and notes the change.
+func (m *model) setWEP(id calc.WorkloadEndpointID, ep *calc.WorkloadEndpoint) {
+	if old := m.weps[id]; natOrSpoof(old) || natOrSpoof(ep) {
+		m.volatileChanged = true // the NAT and anti-spoofing chains list them
+	}
+	if ep == nil {
+		delete(m.weps, id)
+	} else {
+		m.weps[id] = ep
+	}
+	m.changedWEPs[id] = true
+}
+
+// natOrSpoof reports whether an endpoint has floating IPs or spoofing exceptions.
+func natOrSpoof(ep *calc.WorkloadEndpoint) bool {
+	return ep != nil && len(ep.IPv4NAT)+len(ep.IPv6NAT)+len(ep.AllowSpoofedSourcePrefixes) > 0
+}
+
 // applyNetwork records the updates about pools, hosts, routes and VTEPs.
 func (m *model) applyNetwork(u calc.Update) bool {
+	switch u.(type) {
+	case calc.RouteUpdate, calc.RouteRemove, calc.InSync:
+	default:
+		m.volatileChanged = true // pools, VTEPs, host facts: NAT, VXLAN and internal sets
+	}
 	switch u := u.(type) {
 	case calc.IPPoolUpdate:
 		m.pools[u.Pool.Name] = u.Pool
@@ -134,8 +166,10 @@ func (m *model) ipsetDelta(u calc.IPSetDelta) {
 	s.change(u.Added, u.Removed)
 }
 
-// applyIface records an interface monitor update.
+// applyIface records an interface monitor update (host endpoints may follow an interface's
+// addresses).
 func (m *model) applyIface(u ifaces.Update) {
+	m.volatileChanged = true
 	switch {
 	case u.InSync:
 		m.ifacesInSync = true

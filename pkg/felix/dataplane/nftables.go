@@ -7,65 +7,93 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/calico-host/calico-host/pkg/felix/calc"
-	"github.com/calico-host/calico-host/pkg/felix/dataplane/nft"
 	"github.com/calico-host/calico-host/pkg/felix/dataplane/rules"
+	"github.com/calico-host/calico-host/pkg/nft"
 )
 
-// rulesetBuilder turns the model into the desired nftables ruleset. It keeps one desired
-// Ruleset and updates it in place, so that a batch which changes one endpoint costs two chains
-// and two map elements, not a rebuild of thousands of objects:
-//   - workload chains are rendered (by package rules) when their endpoint value changes;
-//   - a policy or profile chain is rendered when its value changes and is in the ruleset
-//     exactly while some endpoint chain jumps to it (reference counts);
-//   - IP sets are updated from the model's per-family element lists;
+// rulesetBuilder turns the model into the desired nftables tables: `ip <name>` and, with IPv6
+// on, `ip6 <name>`, which one Applier writes in one transaction. It keeps them and updates them
+// in place, so that a batch which changes one endpoint costs its chains and map elements, not a
+// rebuild of thousands of objects (the tables record what changed; the Applier plans only that):
+//   - workload chains are rendered (by package rules) when their endpoint value changes; they
+//     are the same in both tables, and named by their content, so that endpoints with the same
+//     policies share them (reference counts);
+//   - policy group and profile chains are in the tables exactly while some endpoint chain jumps
+//     to them (reference counts); a group is rendered again when one of its policies changes
+//     (see groups.go);
+//   - IP sets are updated from the model's per-version element deltas;
 //   - the small, "volatile" rest (static chains, host endpoints, internal sets) is rebuilt on
 //     every build, and what it no longer produces is removed.
-//
-// The Ruleset is tracked (nft.Ruleset.Track): every object added, replaced, edited or deleted
-// is reported to it, so that the Applier plans only those objects on a partial sync. The nft
-// Applier copies what it keeps, so changing the Ruleset between Applies is safe.
 type rulesetBuilder struct {
-	cfg *rules.Config
-	log zerolog.Logger
-	rs  *nft.Ruleset
+	cfg    *rules.Config
+	log    zerolog.Logger
+	tables []*nft.Table // one per version of cfg.Families(), in that order
 
 	weps     map[calc.WorkloadEndpointID]*wepEntry
-	from, to *nft.Map                // workload dispatch maps
-	refs     map[rules.Ref]*refEntry // rendered policy and profile chains
-	calcSets map[string]bool         // set names made from calc IP sets
-	rendered map[string]ipSetRev     // calc IP set ID -> the version its sets were made from
-	volatile map[string]bool         // chains, maps and sets of the last volatile build
-	missing  map[string]bool         // empty stand-ins for sets calc did not send
-	refsDirt bool                    // referenced chains or calc sets changed
+	byIface  map[string]map[calc.WorkloadEndpointID]bool // endpoints by interface
+	wlChains map[string]int                              // installed endpoints per workload chain
+	dispatch dispatchEdits                               // workload dispatch map changes of this build
+
+	refs       map[string]*refEntry                 // group and profile chains, by name
+	members    map[memberKey]*memberEntry           // policies as members of groups
+	memberKeys map[calc.PolicyID]map[memberKey]bool // the members of each policy
+	placeDirty map[memberKey]bool                   // members that joined or left a group since placeMembers
+	groupedBy  map[calc.PolicyID]groupedBy          // what the endpoints were grouped by
+	dirty      map[string]bool                      // group chains to render again
+	selectors  map[calc.PolicyID]string             // the selectors the endpoints were grouped by
+
+	calcSets map[string]bool      // set names made from calc IP sets (any table)
+	rendered map[string]ipSetRev  // calc IP set ID -> the set its nft sets were made from
+	volatile map[string]bool      // chains, maps and sets of the last volatile build
+	setNames map[string][2]string // calc IP set ID -> set name per table
+	missing  map[string]bool      // empty stand-ins for sets calc did not send
+	// setsToCheck: group and profile chains rendered in this build (their sets must exist);
+	// recheckAllSets: a calc set or a chain went, look at every chain.
+	setsToCheck    map[string]bool
+	recheckAllSets bool
 }
 
 type wepEntry struct {
 	src       *calc.WorkloadEndpoint
-	ep        rules.Endpoint
+	ep        rules.Workload
 	installed bool
+	stale     bool // to render again (its policies' grouping changed)
 }
 
-// refEntry is a rendered policy or profile chain, the model value it was rendered from, and
-// how many chains refer to it (workload chains count; host endpoint chains are volatile).
-type refEntry struct {
-	src      any // *calc.Policy or *calc.Profile (nil: calc never sent it)
-	rc       rules.RuleChain
-	wlRefs   int
-	hostRefd bool
+// ipSetRev identifies what a calc IP set's nft sets were made from.
+type ipSetRev struct {
+	set     *ipSet
+	version uint64
 }
 
-func newRulesetBuilder(cfg *rules.Config, log zerolog.Logger) *rulesetBuilder {
+func newRulesetBuilder(cfg *rules.Config, table string, log zerolog.Logger) *rulesetBuilder {
 	b := &rulesetBuilder{
-		cfg: cfg, log: log, rs: nft.NewRuleset(),
-		weps: map[calc.WorkloadEndpointID]*wepEntry{},
-		refs: map[rules.Ref]*refEntry{}, calcSets: map[string]bool{}, rendered: map[string]ipSetRev{},
-		volatile: map[string]bool{}, missing: map[string]bool{},
+		cfg: cfg, log: log,
+		weps: map[calc.WorkloadEndpointID]*wepEntry{}, wlChains: map[string]int{},
+		byIface: map[string]map[calc.WorkloadEndpointID]bool{},
+		refs:    map[string]*refEntry{}, members: map[memberKey]*memberEntry{}, dirty: map[string]bool{},
+		placeDirty: map[memberKey]bool{}, memberKeys: map[calc.PolicyID]map[memberKey]bool{},
+		groupedBy: map[calc.PolicyID]groupedBy{},
+		calcSets:  map[string]bool{}, rendered: map[string]ipSetRev{},
+		volatile: map[string]bool{}, missing: map[string]bool{}, setNames: map[string][2]string{},
+		setsToCheck: map[string]bool{},
 	}
-	b.rs.Track()
-	b.from, b.to = rules.WorkloadDispatch(nil)
-	b.rs.AddMap(b.from)
-	b.rs.AddMap(b.to)
+	for _, v := range cfg.Families() {
+		t := nft.NewTable(rules.TableFamily(v), table)
+		from, to := rules.WorkloadDispatchMaps()
+		must(t.PutMap(from))
+		must(t.PutMap(to))
+		b.tables = append(b.tables, t)
+	}
 	return b
+}
+
+// must panics on an error that only a bug in the renderers can cause: a name or declaration
+// the table refuses.
+func must(err error) {
+	if err != nil {
+		panic(err)
+	}
 }
 
 // buildInput is what a build needs besides the model.
@@ -74,97 +102,33 @@ type buildInput struct {
 	vxlan []VXLANDevice
 }
 
-// build brings the desired ruleset up to date with the model and returns it.
-func (b *rulesetBuilder) build(m *model, in buildInput) *nft.Ruleset {
+// build brings the desired tables up to date with the model and returns them.
+func (b *rulesetBuilder) build(m *model, in buildInput) []*nft.Table {
+	b.regroupIfSelectorsChanged(m)
 	b.syncWorkloads(m)
-	b.refreshRefChains(m)
+	b.refreshProfiles(m)
+	if m.volatileChanged {
+		b.buildVolatile(m, in)
+		m.volatileChanged = false
+	}
+	b.finishRefs(m)
 	b.syncCalcSets(m)
-	b.buildVolatile(m, in)
-	return b.rs
+	b.addMissingSets()
+	return b.tables
 }
 
-// refreshRefChains re-renders the referenced chains whose policy or profile changed; it looks
-// only when the model says some did.
-func (b *rulesetBuilder) refreshRefChains(m *model) {
-	if !m.rulesChanged {
-		return
-	}
-	m.rulesChanged = false
-	for ref, e := range b.refs {
-		if src, _ := refSource(ref, m); src != e.src {
-			b.renderRef(ref, e, m)
-		}
+// putChain puts c into every table (the chain is the same in the tables of both versions).
+func (b *rulesetBuilder) putChain(c *nft.Chain) {
+	for _, t := range b.tables {
+		must(t.PutChain(c))
 	}
 }
 
-// addRef counts a reference from a workload chain (host == false) or marks one from a host
-// endpoint chain, adding the chain when it becomes referenced.
-func (b *rulesetBuilder) addRef(ref rules.Ref, m *model, host bool) {
-	e := b.refs[ref]
-	if e == nil {
-		e = &refEntry{}
-		b.refs[ref] = e
-		b.renderRef(ref, e, m)
+// deleteChain deletes chain name from every table.
+func (b *rulesetBuilder) deleteChain(name string) {
+	for _, t := range b.tables {
+		t.DeleteChain(name)
 	}
-	if host {
-		e.hostRefd = true
-	} else {
-		e.wlRefs++
-	}
-}
-
-// dropRef removes a workload chain's reference; the chain goes when nothing refers to it.
-func (b *rulesetBuilder) dropRef(ref rules.Ref) {
-	if e := b.refs[ref]; e != nil {
-		e.wlRefs--
-		b.gcRef(ref, e)
-	}
-}
-
-func (b *rulesetBuilder) gcRef(ref rules.Ref, e *refEntry) {
-	if e.wlRefs <= 0 && !e.hostRefd {
-		delete(b.refs, ref)
-		b.rs.DeleteChain(e.rc.Chain.Name)
-		b.refsDirt = true
-	}
-}
-
-// renderRef renders a policy or profile direction into e and the ruleset. A reference to a
-// policy or profile calc never sent renders as an empty chain: it matches nothing.
-func (b *rulesetBuilder) renderRef(ref rules.Ref, e *refEntry, m *model) {
-	src, rs := refSource(ref, m)
-	if src == nil {
-		b.log.Warn().Str("chain", ref.Chain()).Msg("An endpoint refers to a policy or profile that calc did not send; it matches nothing")
-	}
-	e.src, e.rc = src, rules.PolicyRules(b.cfg, ref.Layer, ref.Chain(), rs)
-	b.refsDirt = true
-	kind, name := ref.Owner()
-	for _, p := range e.rc.Problems {
-		b.log.Warn().Str(kind, name).Str("chain", p.Chain).Int("rule", p.Index).Str("ruleID", p.RuleID).Str("reason", p.Reason).
-			Msg("A rule cannot be enforced: the chain drops every packet that reaches it (fail closed)")
-	}
-	b.rs.AddChain(e.rc.Chain)
-}
-
-// refSource finds the model value and rules of a reference (nil when absent).
-func refSource(ref rules.Ref, m *model) (any, []calc.Rule) {
-	if ref.Profile != "" {
-		if p := m.profiles[ref.Profile]; p != nil {
-			return p, pick(ref.Egress, p.InboundRules, p.OutboundRules)
-		}
-		return nil, nil
-	}
-	if p := m.policies[ref.Policy]; p != nil {
-		return p, pick(ref.Egress, p.InboundRules, p.OutboundRules)
-	}
-	return nil, nil
-}
-
-func pick(egress bool, in, out []calc.Rule) []calc.Rule {
-	if egress {
-		return out
-	}
-	return in
 }
 
 // buildVolatile rebuilds the static chains, the host endpoint chains and maps, and the
@@ -174,48 +138,50 @@ func (b *rulesetBuilder) buildVolatile(m *model, in buildInput) {
 		e.hostRefd = false
 	}
 	now := map[string]bool{}
-	hostEP, hostMaps, hd := rules.HostEndpoints(b.cfg, in.hosts)
+	hostEP, hostMaps, hd := rules.HostEndpoints(b.cfg, in.hosts, b.grouper(m))
 	for _, c := range hostEP.Chains {
-		b.rs.AddChain(c)
+		b.putChain(c)
 		now[c.Name] = true
 	}
 	for _, r := range hostEP.Refs {
-		b.addRef(r, m, true)
-	}
-	for _, mp := range hostMaps {
-		b.rs.AddMap(mp)
-		now[mp.Name] = true
+		b.addRef(r, true)
 	}
 	st := b.static(m, hd, in.vxlan)
-	for _, c := range rules.StaticChains(b.cfg, st) {
-		b.rs.AddChain(c)
-		now[c.Name] = true
-	}
-	for _, s := range b.internalSets(m, st) {
-		b.rs.AddSet(s)
-		now[s.Name] = true
+	for i, v := range b.cfg.Families() {
+		t := b.tables[i]
+		for _, mp := range hostMaps {
+			must(t.PutMap(mp))
+			now[mp.Name] = true
+		}
+		for _, c := range rules.StaticChains(b.cfg, st, v) {
+			must(t.PutChain(c))
+			now[c.Name] = true
+		}
+		for _, s := range b.internalSets(m, st, v) {
+			must(t.PutSet(s))
+			now[s.Name] = true
+		}
 	}
 	b.removeStaleVolatile(now)
-	for ref, e := range b.refs {
-		b.gcRef(ref, e)
-	}
-	b.addMissingSets()
 }
 
 // removeStaleVolatile removes the volatile objects of the previous build not made again.
 func (b *rulesetBuilder) removeStaleVolatile(now map[string]bool) {
+	from, to := rules.DispatchMaps()
 	for name := range b.volatile {
 		if now[name] {
 			continue
 		}
-		if _, ok := b.rs.Chains[name]; ok {
-			b.rs.DeleteChain(name)
-		}
-		if _, ok := b.rs.Sets[name]; ok && !b.calcSets[name] {
-			b.rs.DeleteSet(name)
-		}
-		if _, ok := b.rs.Maps[name]; ok && name != b.from.Name && name != b.to.Name {
-			b.rs.DeleteMap(name)
+		for _, t := range b.tables {
+			if t.Chain(name) != nil {
+				t.DeleteChain(name)
+			}
+			if t.Set(name) != nil && !b.calcSets[name] {
+				t.DeleteSet(name)
+			}
+			if t.Map(name) != nil && name != from && name != to {
+				t.DeleteMap(name)
+			}
 		}
 	}
 	b.volatile = now
@@ -224,10 +190,10 @@ func (b *rulesetBuilder) removeStaleVolatile(now map[string]bool) {
 // static gathers the state the static chains depend on.
 func (b *rulesetBuilder) static(m *model, hd rules.HostDispatch, devs []VXLANDevice) *rules.Static {
 	st := &rules.Static{Hosts: hd}
-	for _, f := range b.cfg.Families() {
+	for _, v := range b.cfg.Families() {
 		for _, p := range m.pools {
-			if p.NATOutgoing && familyOf(p.CIDR.Addr()) == f {
-				st.MasqFamilies = append(st.MasqFamilies, f)
+			if p.NATOutgoing && versionOf(p.CIDR.Addr()) == v {
+				st.MasqFamilies = append(st.MasqFamilies, v)
 				break
 			}
 		}
@@ -244,7 +210,16 @@ func (b *rulesetBuilder) static(m *model, hd rules.HostDispatch, devs []VXLANDev
 		return cmp.Or(cmp.Compare(a.Iface, c.Iface), cmp.Compare(a.Prefix.String(), c.Prefix.String()))
 	})
 	for _, d := range devs {
-		st.VXLAN = append(st.VXLAN, rules.VXLANDevice{Name: d.Name, Family: familyOf(d.TunnelAddr)})
+		st.VXLAN = append(st.VXLAN, rules.VXLANDevice{Name: d.Name, Version: versionOf(d.TunnelAddr)})
 	}
 	return st
+}
+
+// counts sums the objects of the tables: chains and sets plus maps.
+func (b *rulesetBuilder) counts() (chains, sets int) {
+	for _, t := range b.tables {
+		c, _, s, _, mp, _ := t.Counts()
+		chains, sets = chains+c, sets+s+mp
+	}
+	return chains, sets
 }

@@ -4,84 +4,114 @@ import (
 	"net/netip"
 
 	"github.com/calico-host/calico-host/pkg/felix/calc"
-	"github.com/calico-host/calico-host/pkg/felix/dataplane/nft"
 	"github.com/calico-host/calico-host/pkg/felix/dataplane/rules"
+	"github.com/calico-host/calico-host/pkg/nft"
 )
 
-// ipSetRev identifies what a calc IP set's nft sets were made from: the model's set and the
-// version of its members.
-type ipSetRev struct {
-	set     *ipSet
-	version uint64
-}
-
-// syncCalcSets puts calc's IP sets (per configured family) in the ruleset and removes those
-// calc removed. Only the sets that calc replaced or changed since the last build are made
-// again; their element lists are the model's own sorted slices.
+// syncCalcSets puts calc's IP sets in the tables (each version's members in its table) and
+// removes those calc removed. A set that calc changed costs its delta (Table.UpdateSet), unless
+// it must be put whole (see ipSet.takeDelta).
 func (b *rulesetBuilder) syncCalcSets(m *model) {
-	nfam := len(b.cfg.Families())
 	for id := range b.rendered {
 		if m.ipsets[id] != nil {
 			continue
 		}
-		for i := range nfam {
-			name := rules.SetName(families[i], id)
-			b.rs.DeleteSet(name)
+		for i := range b.tables {
+			name := b.setName(i, id)
+			b.tables[i].DeleteSet(name)
 			delete(b.calcSets, name)
 		}
 		delete(b.rendered, id)
-		b.refsDirt = true
+		delete(b.setNames, id)
+		b.recheckAllSets = true // a rule may still look it up
 	}
 	for id, s := range m.ipsets {
-		if r, ok := b.rendered[id]; ok && r.set == s && r.version == s.version {
+		r, ok := b.rendered[id]
+		if ok && r.set == s && r.version == s.version {
 			continue
 		}
-		for i := range nfam {
-			set := s.nftSet(i, id)
-			b.rs.AddSet(set)
-			if !b.calcSets[set.Name] {
-				b.calcSets[set.Name] = true
-				b.refsDirt = true
-			}
+		for i := range b.tables {
+			b.putCalcSet(i, b.setName(i, id), id, s, ok && r.set == s)
 		}
 		b.rendered[id] = ipSetRev{set: s, version: s.version}
 	}
 }
 
-// addMissingSets adds an empty set for each set a rule looks up that calc never sent, so that
-// the table stays consistent; it warns, since calc promised to send every set it refers to.
-// It only looks again when the referenced chains or calc's sets changed.
-func (b *rulesetBuilder) addMissingSets() {
-	if !b.refsDirt {
-		return
+// putCalcSet brings set name of table i up to date with s: its delta when the table holds the
+// set as s was last taken (same), else the whole set.
+func (b *rulesetBuilder) putCalcSet(i int, name, id string, s *ipSet, same bool) {
+	add, del, whole := s.takeDelta(i)
+	t := b.tables[i]
+	if whole || !same || t.Set(name) == nil || b.missing[name] {
+		must(t.PutSet(s.nftSet(i, id)))
+		delete(b.missing, name)
+	} else if len(add)+len(del) > 0 {
+		must(t.UpdateSet(name, add, del))
 	}
-	b.refsDirt = false
-	for name := range b.missing {
-		if !b.calcSets[name] {
-			b.rs.DeleteSet(name)
+	b.calcSets[name] = true
+}
+
+// setName is the name of calc IP set id in table i (names are cached: they are asked for on
+// every change of the set).
+func (b *rulesetBuilder) setName(i int, id string) string {
+	names, ok := b.setNames[id]
+	if !ok {
+		for j, v := range b.cfg.Families() {
+			names[j] = rules.SetName(v, id)
+		}
+		b.setNames[id] = names
+	}
+	return names[i]
+}
+
+// addMissingSets adds an empty set for each set a rule looks up that calc never sent, so that
+// the tables stay consistent; it warns, since calc promised to send every set it refers to. It
+// looks at the chains rendered in this build, or at all of them after a calc set or a chain
+// went (then it also drops the stand-ins nothing uses any more).
+func (b *rulesetBuilder) addMissingSets() {
+	if b.recheckAllSets {
+		for name := range b.missing {
+			for _, t := range b.tables {
+				t.DeleteSet(name)
+			}
+		}
+		clear(b.missing)
+		for _, e := range b.refs {
+			b.addMissingSetsOf(e)
+		}
+	} else {
+		for name := range b.setsToCheck {
+			if e := b.refs[name]; e != nil {
+				b.addMissingSetsOf(e)
+			}
 		}
 	}
-	clear(b.missing)
-	for _, e := range b.refs {
-		for _, id := range e.rc.SetIDs {
-			for i := range b.cfg.Families() {
-				name := rules.SetName(families[i], id)
-				if _, ok := b.rs.Sets[name]; ok {
-					continue
-				}
-				b.log.Warn().Str("ipset", id).Msg("A rule refers to an IP set that calc did not send; using an empty set")
-				b.rs.AddSet(newIPSet(calc.IPSetNet, nil).nftSet(i, id))
-				b.missing[name] = true
+	b.recheckAllSets = false
+	clear(b.setsToCheck)
+}
+
+func (b *rulesetBuilder) addMissingSetsOf(e *refEntry) {
+	for _, id := range e.sets {
+		for i := range b.tables {
+			name := b.setName(i, id)
+			if b.tables[i].Set(name) != nil {
+				continue
 			}
+			b.log.Warn().Str("ipset", id).Msg("A rule refers to an IP set that calc did not send; using an empty set")
+			must(b.tables[i].PutSet(newIPSet(calc.IPSetNet, nil).nftSet(i, id)))
+			b.missing[name] = true
 		}
 	}
 }
 
-// internalSets are the pool sets NAT outgoing uses and the VTEP underlay sets the VXLAN rules
-// use, for the families that need them.
-func (b *rulesetBuilder) internalSets(m *model, st *rules.Static) []*nft.Set {
+// internalSets are the pool sets NAT outgoing uses and the VTEP underlay set the VXLAN rules
+// use, in the table of version v when it needs them.
+func (b *rulesetBuilder) internalSets(m *model, st *rules.Static, v nft.IPVersion) []*nft.Set {
 	var out []*nft.Set
-	for _, f := range st.MasqFamilies {
+	for _, mv := range st.MasqFamilies {
+		if mv != v {
+			continue
+		}
 		var all, masq []netip.Prefix
 		for _, p := range m.pools {
 			all = append(all, p.CIDR)
@@ -89,16 +119,20 @@ func (b *rulesetBuilder) internalSets(m *model, st *rules.Static) []*nft.Set {
 				masq = append(masq, p.CIDR)
 			}
 		}
-		out = append(out, rules.NetSet(f, rules.SetAllPools, all), rules.NetSet(f, rules.SetMasqPools, masq))
+		out = append(out, rules.NetSet(v, rules.SetAllPools, all), rules.NetSet(v, rules.SetMasqPools, masq))
 	}
 	for _, d := range st.VXLAN {
+		if d.Version != v {
+			continue
+		}
 		var hosts []netip.Prefix
-		for _, v := range m.vteps {
-			if a := v.ParentDeviceAddr; a.IsValid() {
+		for _, vt := range m.vteps {
+			if a := vt.ParentDeviceAddr; a.IsValid() {
 				hosts = append(hosts, hostPrefix(a))
 			}
 		}
-		out = append(out, rules.NetSet(d.Family, rules.SetAllVXLAN, hosts))
+		out = append(out, rules.NetSet(v, rules.SetAllVXLAN, hosts))
+		break
 	}
 	return out
 }

@@ -5,9 +5,9 @@ import (
 	"slices"
 
 	"github.com/calico-host/calico-host/pkg/felix/calc"
-	"github.com/calico-host/calico-host/pkg/felix/dataplane/nft"
 	"github.com/calico-host/calico-host/pkg/felix/dataplane/routes"
 	"github.com/calico-host/calico-host/pkg/felix/dataplane/vxlan"
+	"github.com/calico-host/calico-host/pkg/nft"
 )
 
 // desiredRoutes computes the routes this host programs: each local workload address (and
@@ -52,8 +52,8 @@ func vxlanRoutes(m *model, devs []vxlan.Device) []routes.Route {
 		if r.Type == calc.RouteLocalWorkload || !(r.VXLANMode == "Always" || r.VXLANMode == "CrossSubnet" && !r.SameSubnet) {
 			continue
 		}
-		fam := familyOf(r.Dst.Addr())
-		i := slices.IndexFunc(devs, func(d vxlan.Device) bool { return familyOf(d.TunnelAddr) == fam })
+		fam := versionOf(r.Dst.Addr())
+		i := slices.IndexFunc(devs, func(d vxlan.Device) bool { return versionOf(d.TunnelAddr) == fam })
 		vtep := m.vteps[vtepKey{r.DstNode, fam == nft.IPv6}]
 		if i < 0 || vtep == nil || !vtep.TunnelAddr.IsValid() {
 			continue

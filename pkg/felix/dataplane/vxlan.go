@@ -8,8 +8,8 @@ import (
 	"strings"
 
 	"github.com/calico-host/calico-host/pkg/felix/calc"
-	"github.com/calico-host/calico-host/pkg/felix/dataplane/nft"
 	"github.com/calico-host/calico-host/pkg/felix/dataplane/vxlan"
+	"github.com/calico-host/calico-host/pkg/nft"
 )
 
 // Names of the VXLAN devices.
@@ -20,7 +20,7 @@ const (
 
 // vxlanFamily is what differs between the IPv4 and IPv6 VXLAN devices.
 type vxlanFamily struct {
-	fam    nft.Family
+	fam    nft.IPVersion
 	device string
 	hashID string // appended to the host name when deriving the default MAC
 }
@@ -51,12 +51,12 @@ func vxlanDevices(cfg Config, m *model) []vxlan.Device {
 	return out
 }
 
-func vxlanWanted(cfg Config, m *model, f nft.Family) bool {
+func vxlanWanted(cfg Config, m *model, f nft.IPVersion) bool {
 	if cfg.VXLANEnabled {
 		return true
 	}
 	for _, p := range m.pools {
-		if familyOf(p.CIDR.Addr()) == f && (p.VXLANMode == "Always" || p.VXLANMode == "CrossSubnet") {
+		if versionOf(p.CIDR.Addr()) == f && (p.VXLANMode == "Always" || p.VXLANMode == "CrossSubnet") {
 			return true
 		}
 	}

@@ -369,3 +369,27 @@ func TestNewTableObject(t *testing.T) {
 		t.Errorf("new Table without a chain: %+v", st)
 	}
 }
+
+// TestMapElementToMissingChain: a map element added to a kept map that targets a chain the
+// table lacks, or a base chain, is refused before anything is sent, blaming the map; the map's
+// other elements are not re-checked, but deleting a chain they still target is refused too.
+func TestMapElementToMissingChain(t *testing.T) {
+	b := fake.New()
+	a := newApplier(t, b, ipCalico)
+	tb := small()
+	applyOK(t, a, tb)
+	commits := b.Commits()
+	for _, target := range []string{"nowhere", "forward"} {
+		mustPut(tb.UpdateMap("wl", map[nft.Key]nft.Verdict{nft.IfnameKey("cali3"): nft.Goto(target)}, nil))
+		_, err := a.Apply(context.Background(), tb)
+		var ce *nft.CommitError
+		if !errors.As(err, &ce) || len(ce.Objects) != 1 || ce.Objects[0].Object.Kind != nft.ObjectMap || b.Commits() != commits {
+			t.Errorf("element to %s: %v", target, err)
+		}
+		mustPut(tb.UpdateMap("wl", nil, []nft.Key{nft.IfnameKey("cali3")}))
+	}
+	tb.DeleteChain("wl-cali1")
+	if _, err := a.Apply(context.Background(), tb); err == nil || b.Commits() != commits {
+		t.Errorf("deleting a chain a kept element targets: %v", err)
+	}
+}

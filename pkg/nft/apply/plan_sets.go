@@ -85,24 +85,44 @@ func (tp *tablePlan) setElements(s *nft.Set, add, del []nft.Element) {
 	tp.stats.ElementsRemoved += len(del)
 }
 
+// planMap plans a verdict map. The verdicts written are checked (they must
+// target regular chains); those kept need no check: a chain they target
+// cannot be deleted while they do (checkDeleted).
 func (tp *tablePlan) planMap(want *nft.Map, cs *nft.Set, cm *nft.Map) {
-	if err := tp.want.CheckMap(want); err != nil && cm != want {
-		o := nft.Object{Kind: nft.ObjectMap, Table: tp.id, Name: want.Name, Rule: -1}
-		tp.errs = append(tp.errs, nft.ObjectError{Object: o, Op: nft.OpAddMapElements, Err: err})
-		return
-	}
 	switch {
 	case cm == want:
 	case cs == nil && cm == nil:
-		tp.addMap(want, phAddSets)
+		if tp.checkMap(want, tp.want.CheckMap(want)) {
+			tp.addMap(want, phAddSets)
+		}
 	case cm == nil || cm.Type != want.Type:
-		tp.deleteOld(want.Name, cs, cm, phRecreate, phRecreate)
-		tp.addMap(want, phRecreate)
+		if tp.checkMap(want, tp.want.CheckMap(want)) {
+			tp.deleteOld(want.Name, cs, cm, phRecreate, phRecreate)
+			tp.addMap(want, phRecreate)
+		}
 	default:
 		put, del := nft.DiffMaps(cm.Elements, want.Elements)
-		tp.mapElements(want, put, del)
-		tp.ed.maps[want.Name] = want
+		var err error
+		for _, e := range put {
+			if err = tp.want.CheckMap(&nft.Map{Name: want.Name, Elements: map[nft.Key]nft.Verdict{e.Key: e.Verdict}}); err != nil {
+				break
+			}
+		}
+		if tp.checkMap(want, err) {
+			tp.mapElements(want, put, del)
+			tp.ed.maps[want.Name] = want
+		}
 	}
+}
+
+// checkMap records err, a map's bad verdict; it reports whether there was none.
+func (tp *tablePlan) checkMap(m *nft.Map, err error) bool {
+	if err == nil {
+		return true
+	}
+	o := nft.Object{Kind: nft.ObjectMap, Table: tp.id, Name: m.Name, Rule: -1}
+	tp.errs = append(tp.errs, nft.ObjectError{Object: o, Op: nft.OpAddMapElements, Err: err})
+	return false
 }
 
 func (tp *tablePlan) addMap(m *nft.Map, phase int) {

@@ -5,7 +5,7 @@ import (
 	"math/bits"
 	"net/netip"
 
-	"github.com/calico-host/calico-host/pkg/felix/dataplane/nft"
+	"github.com/calico-host/calico-host/pkg/nft"
 )
 
 // Config is what the renderers need from felix's configuration, already defaulted.
@@ -50,12 +50,21 @@ type ProtoPort struct {
 	Port     uint16
 }
 
-// Families are the IP families the ruleset handles.
-func (c *Config) Families() []nft.Family {
+// Families are the IP versions the ruleset handles: one table each (ip, then ip6 when IPv6 is
+// on). With IPv6 off there is no ip6 table, so IPv6 is neither policed nor NATed, as in Calico.
+func (c *Config) Families() []nft.IPVersion {
 	if c.IPv6 {
-		return []nft.Family{nft.IPv4, nft.IPv6}
+		return []nft.IPVersion{nft.IPv4, nft.IPv6}
 	}
-	return []nft.Family{nft.IPv4}
+	return []nft.IPVersion{nft.IPv4}
+}
+
+// TableFamily is the table family holding the rules of IP version v.
+func TableFamily(v nft.IPVersion) nft.Family {
+	if v == nft.IPv6 {
+		return nft.FamilyIP6
+	}
+	return nft.FamilyIP
 }
 
 // deny is the verdict of a policy deny and of the end-of-tier and end-of-chain drops in the
@@ -92,8 +101,8 @@ func MarksFromMask(mask uint32) (Marks, error) {
 func (m Marks) all() uint32 { return m.Accept | m.Pass | m.Scratch0 | m.Scratch1 }
 
 // isSet matches packets with every bit of b set; isClear those with none.
-func isSet(b uint32) nft.Match   { return nft.MarkMatch(b, b) }
-func isClear(b uint32) nft.Match { return nft.MarkMatch(b, 0) }
+func isSet(b uint32) nft.Match   { return nft.MarkMasked(b, b) }
+func isClear(b uint32) nft.Match { return nft.MarkMasked(b, 0) }
 
 // clearBits and setBits change the packet mark.
 func clearBits(b uint32) nft.Expr { return nft.AndMark(^b) }

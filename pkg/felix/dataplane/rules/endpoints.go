@@ -1,36 +1,32 @@
 package rules
 
 import (
+	"crypto/sha256"
+	"encoding/base64"
+	"fmt"
+
 	"github.com/calico-host/calico-host/pkg/felix/calc"
-	"github.com/calico-host/calico-host/pkg/felix/dataplane/nft"
+	"github.com/calico-host/calico-host/pkg/nft"
 )
 
-// Ref is a policy or profile chain that an endpoint chain jumps to.
+// Ref is a chain that an endpoint chain jumps to: a policy group or a profile.
 type Ref struct {
 	Layer   Layer
-	Policy  calc.PolicyID // when Profile is ""
-	Profile string
 	Egress  bool
+	Profile string          // a profile's chain when set
+	Group   []calc.PolicyID // else the chain of this policy group (one or more policies)
 }
 
-// Chain is the name of the referenced chain.
+// Chain is the name of the referenced chain; it identifies the reference.
 func (r Ref) Chain() string {
 	if r.Profile != "" {
 		return ProfileChain(r.Layer, r.Profile, r.Egress)
 	}
-	return PolicyChain(r.Layer, r.Policy, r.Egress)
+	return GroupChain(r.Layer, r.Egress, r.Group)
 }
 
-// Owner names what the chain is rendered from, for logs: ("policy", "<tier>/<kind>/[<ns>/]<name>")
-// or ("profile", "<name>").
-func (r Ref) Owner() (kind, name string) {
-	if r.Profile != "" {
-		return "profile", r.Profile
-	}
-	return "policy", r.Policy.Tier + "/" + PolicyName(r.Policy)
-}
-
-// Endpoint is the rendering of one endpoint: its chains and the chains they jump to.
+// Endpoint is the rendering of host endpoints: their chains, the same in the tables of both
+// IP versions, and the chains they jump to.
 type Endpoint struct {
 	Chains []*nft.Chain
 	Refs   []Ref
@@ -61,10 +57,11 @@ type chainSpec struct {
 	encap    bool   // drop encapsulated traffic (from workloads)
 	tiers    []calc.TierInfo
 	profiles []string
+	group    Grouper
 }
 
 // endpointChain renders an endpoint chain (Calico's endpointIptablesChain): conntrack, mark
-// reset, then each tier's policies, then the profiles, then the final drop.
+// reset, then each tier's policy groups, then the profiles, then the final drop.
 func endpointChain(cfg *Config, s chainSpec) (*nft.Chain, []Ref) {
 	a, p := cfg.Marks.Accept, cfg.Marks.Pass
 	var rs []nft.Rule
@@ -99,7 +96,11 @@ func endpointChain(cfg *Config, s chainSpec) (*nft.Chain, []Ref) {
 	return &nft.Chain{Name: s.name, Rules: rs}, refs
 }
 
-// tiers renders the tier blocks of the policy direction of s.
+// tiers renders the tier blocks of the policy direction of s. A tier jumps to each of its
+// policy groups in turn while no group set the accept or pass bit; the first jump needs no
+// test (both bits are clear when a tier starts). Then it returns if a policy accepted and,
+// unless the tier's default action is Pass (or the chain has no drops of its own), drops what
+// no policy passed.
 func tiers(cfg *Config, s chainSpec) ([]nft.Rule, []Ref) {
 	a, p := cfg.Marks.Accept, cfg.Marks.Pass
 	var rs []nft.Rule
@@ -112,16 +113,26 @@ func tiers(cfg *Config, s chainSpec) ([]nft.Rule, []Ref) {
 		if len(pols) == 0 {
 			continue
 		}
-		rs = append(rs, rule(clearBits(p)).WithComment("Start of tier "+t.Name))
-		for _, id := range pols {
-			ref := Ref{Layer: s.layer, Policy: id, Egress: s.egress}
+		first := rule()
+		if len(refs) > 0 { // a later tier: clear the pass bit of the one before
+			rs = append(rs, rule(clearBits(p)).WithComment("Start of tier "+t.Name))
+		} else {
+			first = first.WithComment("Start of tier " + t.Name)
+		}
+		for i, g := range s.group(pols) {
+			ref := Ref{Layer: s.layer, Group: g, Egress: s.egress}
 			refs = append(refs, ref)
-			rs = append(rs, rule(isClear(p), nft.Jump(ref.Chain())))
-			if s.kind == kindUntracked {
-				rs = append(rs, rule(isSet(a), nft.Notrack(), nft.Return()))
-			} else {
-				rs = append(rs, rule(isSet(a), nft.Return()))
+			if i == 0 {
+				first.Exprs = []nft.Expr{nft.Jump(ref.Chain())}
+				rs = append(rs, first)
+				continue
 			}
+			rs = append(rs, rule(isClear(a|p), nft.Jump(ref.Chain())))
+		}
+		if s.kind == kindUntracked {
+			rs = append(rs, rule(isSet(a), nft.Notrack(), nft.Return()))
+		} else {
+			rs = append(rs, rule(isSet(a), nft.Return()))
 		}
 		if (s.kind == kindNormal || s.kind == kindForward) && t.DefaultAction != "Pass" {
 			rs = append(rs, rule(isClear(p), nft.Counter(), cfg.deny(s.layer)).
@@ -135,38 +146,97 @@ func tiers(cfg *Config, s chainSpec) ([]nft.Rule, []Ref) {
 func encapDrops(cfg *Config) []nft.Rule {
 	var rs []nft.Rule
 	if !cfg.AllowVXLANFromWorkloads {
-		rs = append(rs, rule(nft.L4Proto(nft.ProtoUDP), nft.DPort(nft.ProtoUDP, nft.Port(cfg.VXLANPort)), nft.Counter(), nft.Drop()).
+		rs = append(rs, rule(nft.DPort(nft.ProtoUDP, nft.Port(cfg.VXLANPort)), nft.Counter(), nft.Drop()).
 			WithComment("Drop VXLAN encapped packets originating in workloads"))
 	}
 	if !cfg.AllowIPIPFromWorkloads {
-		rs = append(rs, rule(nft.L4Proto(4), nft.Counter(), nft.Drop()).
+		rs = append(rs, rule(nft.L4Proto(protoIPIP), nft.Counter(), nft.Drop()).
 			WithComment("Drop IPinIP encapped packets originating in workloads"))
 	}
 	return rs
 }
 
-// WorkloadEndpoint renders the two chains of a local workload: cali-tw-<iface> (traffic to
-// it, ingress policy) and cali-fw-<iface> (traffic from it, egress policy).
-func WorkloadEndpoint(cfg *Config, ep *calc.WorkloadEndpoint) Endpoint {
-	to, from := WorkloadChains(ep.Name)
-	var out Endpoint
-	out.add(endpointChain(cfg, chainSpec{name: to, layer: Filter, tiers: ep.Tiers, profiles: ep.ProfileIDs}))
-	out.add(endpointChain(cfg, chainSpec{name: from, layer: Filter, egress: true, encap: true, tiers: ep.Tiers, profiles: ep.ProfileIDs}))
+// protoIPIP is IP-in-IP (ipencap).
+const protoIPIP = 4
+
+// WorkloadEndpoint renders the two chains of a local workload: cali-tw-<hash> (traffic to it,
+// ingress policy) and cali-fw-<hash> (traffic from it, egress policy). Nothing in them is
+// particular to the endpoint (its interface is matched by the dispatch maps, its addresses by
+// the anti-spoofing chain), so they are named by what they are made of: endpoints with the same
+// tiers, policy groups and profiles share their chains. g splits each tier's policies into
+// groups.
+func WorkloadEndpoint(cfg *Config, ep *calc.WorkloadEndpoint, g Grouper) Workload {
+	var out Workload
+	for _, egress := range []bool{false, true} {
+		spec := chainSpec{layer: Filter, egress: egress, encap: egress, tiers: ep.Tiers, profiles: ep.ProfileIDs, group: g}
+		c, refs := endpointChain(cfg, spec)
+		c.Name = workloadChainName(spec, refs)
+		out[b2i(egress)] = WorkloadChain{Chain: c, Refs: refs}
+	}
 	return out
 }
 
-// WorkloadDispatch renders the verdict maps that send traffic from and to each workload
-// interface to its chains.
-func WorkloadDispatch(ifaces []string) (from, to *nft.Map) {
-	fromName, toName := DispatchMaps()
-	from = &nft.Map{Name: fromName, KeyType: nft.TypeIfname, Elements: make(map[string]nft.Verdict, len(ifaces))}
-	to = &nft.Map{Name: toName, KeyType: nft.TypeIfname, Elements: make(map[string]nft.Verdict, len(ifaces))}
-	for _, iface := range ifaces {
-		tw, fw := WorkloadChains(iface)
-		from.Elements[iface] = nft.Goto(fw)
-		to.Elements[iface] = nft.Goto(tw)
+// Workload is the rendering of a local workload: the chain of traffic to it (ingress policy)
+// and the chain of traffic from it (egress policy).
+type Workload [2]WorkloadChain
+
+// WorkloadChain is a workload chain, the same in the tables of both IP versions, and the
+// chains it jumps to.
+type WorkloadChain struct {
+	Chain *nft.Chain
+	Refs  []Ref
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
 	}
-	return from, to
+	return 0
+}
+
+// workloadChainName names a workload chain by what it is made of: its direction, its tiers
+// (names, default actions, the chains of their groups in order) and its profiles, which
+// determine its rules (with the Config, the same for every chain).
+func workloadChainName(s chainSpec, refs []Ref) string {
+	h := sha256.New()
+	ref := 0
+	for _, t := range s.tiers {
+		pols := t.IngressPolicies
+		if s.egress {
+			pols = t.EgressPolicies
+		}
+		if len(pols) == 0 {
+			continue
+		}
+		fmt.Fprintf(h, "tier %q %q:", t.Name, t.DefaultAction)
+		for covered := 0; covered < len(pols); ref++ {
+			fmt.Fprintf(h, " %q", refs[ref].Chain())
+			covered += len(refs[ref].Group)
+		}
+		h.Write([]byte{'\n'})
+	}
+	for _, p := range s.profiles {
+		fmt.Fprintf(h, "profile %q\n", p)
+	}
+	sum := base64.RawURLEncoding.EncodeToString(h.Sum(nil))[:20]
+	if s.egress {
+		return Filter.Name(prefixFromWorkload + sum)
+	}
+	return Filter.Name(prefixToWorkload + sum)
+}
+
+// WorkloadDispatch returns the key of a workload interface in the dispatch maps and the
+// verdicts that send its traffic to its chains (w, from WorkloadEndpoint): from it (egress
+// policy) and to it (ingress).
+func WorkloadDispatch(iface string, w Workload) (key nft.Key, from, to nft.Verdict) {
+	return nft.IfnameKey(iface), nft.Goto(w[1].Chain.Name), nft.Goto(w[0].Chain.Name)
+}
+
+// WorkloadDispatchMaps are the (empty) verdict maps of workload dispatch, from and to.
+func WorkloadDispatchMaps() (from, to *nft.Map) {
+	fromName, toName := DispatchMaps()
+	return &nft.Map{Name: fromName, Type: nft.TypeIfname, Elements: map[nft.Key]nft.Verdict{}},
+		&nft.Map{Name: toName, Type: nft.TypeIfname, Elements: map[nft.Key]nft.Verdict{}}
 }
 
 // dispatchChain is a dispatch chain over a verdict map: `iifname vmap @map` (oifname when

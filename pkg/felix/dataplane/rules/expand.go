@@ -6,7 +6,7 @@ import (
 	"slices"
 
 	"github.com/calico-host/calico-host/pkg/felix/calc"
-	"github.com/calico-host/calico-host/pkg/felix/dataplane/nft"
+	"github.com/calico-host/calico-host/pkg/nft"
 )
 
 // choice is one match of a rule. A positive list (nets, ports) has two forms: one match for

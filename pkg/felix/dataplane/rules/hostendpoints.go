@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/calico-host/calico-host/pkg/felix/calc"
-	"github.com/calico-host/calico-host/pkg/felix/dataplane/nft"
+	"github.com/calico-host/calico-host/pkg/nft"
 )
 
 // HostIface is a host endpoint resolved to one of this host's interfaces, or to "*" (all
@@ -18,10 +18,21 @@ type HostIface struct {
 // AllInterfaces is the interface name of a host endpoint that applies to every interface.
 const AllInterfaces = "*"
 
+// chainIface is the interface part of a host endpoint chain's name: the interface name, or
+// ":all" for AllInterfaces (Calico's "*" is not a valid nft name; ':' is not valid in an
+// interface name, so no interface can have that chain).
+func chainIface(iface string) string {
+	if iface == AllInterfaces {
+		return ":all"
+	}
+	return iface
+}
+
 // HostDispatch says which kinds of host endpoint policy are in use, so that the static chains
-// jump to the matching dispatch chains.
+// jump to the matching dispatch chains, and which failsafe chains the endpoint chains use.
 type HostDispatch struct {
 	Normal, Forward, Untracked, PreDNAT bool
+	Failsafes                           []string
 }
 
 type hepCategory uint8
@@ -76,13 +87,16 @@ func tiersOf(ep *calc.HostEndpoint, c hepCategory) ([]calc.TierInfo, bool) {
 // hostDispatch collects the dispatch of one (layer, dispatch chain).
 type hostDispatch struct {
 	hc       hepChain
-	elements map[string]nft.Verdict
+	elements map[nft.Key]nft.Verdict
 	all      string // chain of the "*" endpoint, if any
 }
 
-// HostEndpoints renders the chains of the resolved host endpoints, their dispatch chains and
-// verdict maps, and the failsafe chains they use.
-func HostEndpoints(cfg *Config, heps []HostIface) (Endpoint, []*nft.Map, HostDispatch) {
+// HostEndpoints renders the chains of the resolved host endpoints (the same in the tables of
+// both IP versions) with their dispatch chains and verdict maps. The HostDispatch says which
+// kinds of dispatch the static chains must call and which failsafe chains the endpoint chains
+// jump to (StaticChains renders those, per IP version). g splits each tier's policies into
+// groups.
+func HostEndpoints(cfg *Config, heps []HostIface, g Grouper) (Endpoint, []*nft.Map, HostDispatch) {
 	heps = slices.Clone(heps)
 	slices.SortFunc(heps, func(a, b HostIface) int { return strings.Compare(a.Iface, b.Iface) })
 	var out Endpoint
@@ -95,8 +109,8 @@ func HostEndpoints(cfg *Config, heps []HostIface) (Endpoint, []*nft.Map, HostDis
 			if !ok {
 				continue
 			}
-			name := hc.layer.Name(hc.prefix + h.Iface)
-			spec := chainSpec{name: name, layer: hc.layer, kind: hc.kind, egress: hc.egress, tiers: tiers}
+			name := hc.layer.Name(hc.prefix + chainIface(h.Iface))
+			spec := chainSpec{name: name, layer: hc.layer, kind: hc.kind, egress: hc.egress, tiers: tiers, group: g}
 			if hc.kind == kindNormal {
 				spec.profiles = h.EP.ProfileIDs
 			}
@@ -115,9 +129,7 @@ func HostEndpoints(cfg *Config, heps []HostIface) (Endpoint, []*nft.Map, HostDis
 		out.Chains = append(out.Chains, c)
 		maps = append(maps, m)
 	}
-	for _, name := range sortedKeys(failsafes) {
-		out.Chains = append(out.Chains, failsafeChain(cfg, name))
-	}
+	hd.Failsafes = sortedKeys(failsafes)
 	return out, maps, hd
 }
 
@@ -138,72 +150,80 @@ func addDispatch(m map[string]*hostDispatch, hc hepChain, iface, chain string) {
 	key := hc.layer.Name(hc.dispatch)
 	d := m[key]
 	if d == nil {
-		d = &hostDispatch{hc: hc, elements: map[string]nft.Verdict{}}
+		d = &hostDispatch{hc: hc, elements: map[nft.Key]nft.Verdict{}}
 		m[key] = d
 	}
 	if iface == AllInterfaces {
 		d.all = chain
 		return
 	}
-	d.elements[iface] = nft.Goto(chain)
+	d.elements[nft.IfnameKey(iface)] = nft.Goto(chain)
 }
 
 // render returns the dispatch chain and its map. Packets of interfaces without an endpoint
 // go to the "*" endpoint if there is one (except, outbound, packets to workloads), else return.
 func (d *hostDispatch) render(cfg *Config) (*nft.Chain, *nft.Map) {
 	name := d.hc.layer.Name(d.hc.dispatch)
-	m := &nft.Map{Name: name, KeyType: nft.TypeIfname, Elements: d.elements}
+	m := &nft.Map{Name: name, Type: nft.TypeIfname, Elements: d.elements}
 	var tail []nft.Rule
 	if d.all != "" {
 		if d.hc.out {
-			for _, p := range cfg.WorkloadPrefixes {
-				tail = append(tail, rule(nft.OIFName(p+"*"), nft.Return()).WithComment("Skip egress host endpoint policy for traffic to local workloads"))
-			}
+			tail = append(tail, rule(workloadIface(cfg, true), nft.Return()).
+				WithComment("Skip egress host endpoint policy for traffic to local workloads"))
 		}
 		tail = append(tail, rule(nft.Goto(d.all)))
 	}
 	return dispatchChain(name, name, d.hc.out, tail...), m
 }
 
-// failsafeChain renders a failsafe chain. Inbound failsafes match the destination port of
-// incoming packets (and their source network), outbound ones the destination port of outgoing
-// packets (and their destination network). Untracked traffic has no conntrack to let replies
-// through, so the raw chains also accept the other direction's ports as source ports.
-func failsafeChain(cfg *Config, name string) *nft.Chain {
+// failsafeChain renders a failsafe chain for the table of version v. Inbound failsafes match
+// the destination port of incoming packets (and their source network), outbound ones the
+// destination port of outgoing packets (and their destination network): one set lookup for
+// the ports without a network, one for those with one. Untracked traffic has no conntrack to
+// let replies through, so the raw chains also accept the other direction's ports as source
+// ports.
+func failsafeChain(cfg *Config, v nft.IPVersion, name string) *nft.Chain {
 	in := strings.HasSuffix(name, chainFailsafeIn)
 	ports, reverse := cfg.FailsafeOut, cfg.FailsafeIn
 	if in {
 		ports, reverse = cfg.FailsafeIn, cfg.FailsafeOut
 	}
-	var rs []nft.Rule
-	for _, pp := range ports {
-		rs = append(rs, failsafeRule(pp, !in, false))
-	}
+	rs := failsafeRules(v, ports, !in, false)
 	if strings.HasPrefix(name, string(Raw)+"-") {
-		for _, pp := range reverse {
-			rs = append(rs, failsafeRule(pp, !in, true))
-		}
+		rs = append(rs, failsafeRules(v, reverse, !in, true)...)
 	}
 	return &nft.Chain{Name: name, Rules: rs}
 }
 
-// failsafeRule accepts protocol and port pp.Port, as destination port (or source port), with
-// the remote address in pp.Net when set (remote = destination when remoteIsDst).
-func failsafeRule(pp ProtoPort, remoteIsDst, sport bool) nft.Rule {
-	x := []nft.Expr{nft.L4Proto(pp.Protocol)}
-	if pp.Net.IsValid() {
-		if remoteIsDst {
-			x = append(x, nft.DAddr(pp.Net))
-		} else {
-			x = append(x, nft.SAddr(pp.Net))
+// failsafeRules accept the protocol and port of each pp of version v (or of no network), as
+// destination port (or source port), with the remote address in pp.Net when set (remote =
+// destination when remoteIsDst).
+func failsafeRules(v nft.IPVersion, pps []ProtoPort, remoteIsDst, sport bool) []nft.Rule {
+	port, addr := nft.FieldDPort(0), nft.FieldSAddr(v)
+	if sport {
+		port = nft.FieldSPort(0)
+	}
+	if remoteIsDst {
+		addr = nft.FieldDAddr(v)
+	}
+	var anyNet, withNet []nft.Element
+	for _, pp := range pps {
+		key := nft.ConcatElem(nft.ProtoKey(pp.Protocol).Elem(), nft.PortElem(pp.Port))
+		switch {
+		case !pp.Net.IsValid():
+			anyNet = append(anyNet, key)
+		case versionOf(pp.Net.Addr()) == v:
+			withNet = append(withNet, nft.ConcatElem(nft.PrefixElem(pp.Net), key))
 		}
 	}
-	if sport {
-		x = append(x, nft.SPort(pp.Protocol, nft.Port(pp.Port)))
-	} else {
-		x = append(x, nft.DPort(pp.Protocol, nft.Port(pp.Port)))
+	var rs []nft.Rule
+	if len(anyNet) > 0 {
+		rs = append(rs, rule(nft.InList([]nft.Field{nft.FieldL4Proto, port}, anyNet...), nft.Counter(), nft.Accept()))
 	}
-	return rule(append(x, nft.Counter(), nft.Accept())...)
+	if len(withNet) > 0 {
+		rs = append(rs, rule(nft.InList([]nft.Field{addr, nft.FieldL4Proto, port}, withNet...), nft.Counter(), nft.Accept()))
+	}
+	return rs
 }
 
 func sortedKeys[V any](m map[string]V) []string {

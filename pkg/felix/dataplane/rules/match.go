@@ -4,17 +4,17 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
-	"slices"
 
 	"github.com/calico-host/calico-host/pkg/felix/calc"
-	"github.com/calico-host/calico-host/pkg/felix/dataplane/nft"
+	"github.com/calico-host/calico-host/pkg/nft"
 )
 
-// errNoMatch means a rule variant can never match in its family (for example, every source
-// net of the rule is IPv6 and this is the IPv4 variant); the variant is left out silently.
+// errNoMatch means a rule can never match in the table of one IP version (for example, every
+// source net of the rule is IPv6 and this is the ip table); it is left out of that table
+// silently.
 var errNoMatch = errors.New("matches nothing in this family")
 
-// matcher builds the matches of one family variant of a calc rule, in Calico's order:
+// matcher builds the matches of a calc rule in the table of one IP version, in Calico's order:
 // protocol, source net, set, ports and named ports, the same for the destination, ICMP, then
 // the negated forms. Lists are OR (nets, ports, named-port sets) or AND (IP sets) as calc
 // defines; an OR of named-port sets is computed into a scratch mark bit by rules that run
@@ -22,11 +22,10 @@ var errNoMatch = errors.New("matches nothing in this family")
 type matcher struct {
 	cfg     *Config
 	r       *calc.Rule
-	fam     nft.Family // 0: the rule is the same for both families
+	fam     nft.IPVersion
 	pre     []nft.Rule
 	matches []choice
 	sets    []string
-	famSeen bool // some match already restricts the rule to fam
 	err     error
 }
 
@@ -34,12 +33,6 @@ func (m *matcher) add(x ...nft.Expr) {
 	for _, e := range x {
 		m.matches = append(m.matches, choice{whole: e})
 	}
-}
-
-// addFam adds matches that imply the family (address, set and ICMP matches).
-func (m *matcher) addFam(x ...nft.Expr) {
-	m.famSeen = true
-	m.add(x...)
 }
 
 func (m *matcher) fail(err error) {
@@ -60,9 +53,6 @@ func (m *matcher) build() ([]nft.Rule, [][]nft.Expr, error) {
 	if m.err != nil {
 		return nil, nil, m.err
 	}
-	if m.fam != 0 && !m.famSeen {
-		m.matches = append([]choice{{whole: nft.NFProto(m.fam)}}, m.matches...)
-	}
 	return m.pre, expand(m.matches), nil
 }
 
@@ -71,12 +61,32 @@ func (m *matcher) protocol() {
 	switch {
 	case r.Protocol == nft.ProtoICMP && m.fam == nft.IPv6, r.Protocol == nft.ProtoICMPv6 && m.fam == nft.IPv4:
 		m.fail(errNoMatch)
-	case r.Protocol != 0:
+	case r.Protocol != 0 && !m.l4Implied():
 		m.add(nft.L4Proto(r.Protocol))
 	}
 	if r.NotProtocol != 0 {
 		m.add(nft.Not(nft.L4Proto(r.NotProtocol)))
 	}
+}
+
+// l4Implied reports whether a later match reads the transport header of the rule's protocol
+// (ports, a named-port lookup, an ICMP type), which implies the protocol: the rule then has no
+// separate protocol match, as it reads back from the kernel (canonical form).
+func (m *matcher) l4Implied() bool {
+	r := m.r
+	if hasPortKeyword(r.Protocol) {
+		ports := len(r.SrcPorts) + len(r.DstPorts) + len(r.NotSrcPorts) + len(r.NotDstPorts)
+		named := len(r.NotSrcNamedPortIPSetIDs) + len(r.NotDstNamedPortIPSetIDs)
+		if ports+named > 0 || len(r.SrcNamedPortIPSetIDs) == 1 || len(r.DstNamedPortIPSetIDs) == 1 {
+			return true
+		}
+	}
+	return r.Protocol == icmpProto(m.fam) && (r.ICMP != nil || r.NotICMP != nil)
+}
+
+// hasPortKeyword reports whether nft reads the ports of protocol p by name (tcp dport...).
+func hasPortKeyword(p uint8) bool {
+	return p == nft.ProtoTCP || p == nft.ProtoUDP || p == nft.ProtoSCTP || p == nft.ProtoUDPLite
 }
 
 // side adds the positive matches of the source or destination.
@@ -87,19 +97,20 @@ func (m *matcher) side(dst bool) {
 	}
 	if len(nets) > 0 {
 		fnets := disjointNets(m.familyNets(nets))
-		if len(fnets) == 0 {
+		switch {
+		case len(fnets) == 0:
 			m.fail(errNoMatch)
 			return
+		case fnets[0].Bits() > 0: // a /0 (then alone) is every address of the table: no match
+			c := choice{whole: addrIn(dst, fnets)}
+			for _, n := range fnets {
+				c.alts = append(c.alts, one(addrIn(dst, []netip.Prefix{n}))...)
+			}
+			m.matches = append(m.matches, c)
 		}
-		c := choice{whole: addrIn(dst, m.fam, fnets)}
-		for _, n := range fnets {
-			c.alts = append(c.alts, one(addrIn(dst, m.fam, []netip.Prefix{n}))...)
-		}
-		m.famSeen = true
-		m.matches = append(m.matches, c)
 	}
 	for _, id := range sets {
-		m.addFam(nft.InSet(m.useSet(id), addrField(dst, m.fam)))
+		m.add(nft.InSet(m.useSet(id), addrField(dst, m.fam)))
 	}
 	if len(ports) > 0 {
 		c := choice{whole: m.portMatch(dst, ports)}
@@ -120,22 +131,23 @@ func (m *matcher) notSide(dst bool) {
 	}
 	if len(nets) > 0 {
 		// As Project Calico's felix (rules.FilterRuleToIPVersion): a negated list with no net of
-		// this family, or with the family's whole address space, leaves the rule out of it.
-		fnets := m.familyNets(nets)
-		if len(fnets) == 0 || slices.ContainsFunc(fnets, func(n netip.Prefix) bool { return n.Bits() == 0 }) {
+		// this version, or with the version's whole address space (then alone once disjoint),
+		// leaves the rule out of its table.
+		fnets := disjointNets(m.familyNets(nets))
+		if len(fnets) == 0 || fnets[0].Bits() == 0 {
 			m.fail(errNoMatch)
 			return
 		}
-		m.addFam(nft.Not(addrIn(dst, m.fam, fnets)))
+		m.add(nft.Not(addrIn(dst, fnets)))
 	}
 	for _, id := range sets {
-		m.addFam(nft.Not(nft.InSet(m.useSet(id), addrField(dst, m.fam))))
+		m.add(nft.Not(nft.InSet(m.useSet(id), addrField(dst, m.fam))))
 	}
 	if len(ports) > 0 {
 		m.add(nft.Not(m.portMatch(dst, ports)))
 	}
 	for _, id := range named {
-		m.addFam(nft.Not(nft.InSet(m.useSet(id), namedPortFields(dst, m.fam)...)))
+		m.add(nft.Not(nft.InSet(m.useSet(id), namedPortFields(dst, m.fam, m.r.Protocol)...)))
 	}
 }
 
@@ -146,7 +158,7 @@ func (m *matcher) namedPorts(dst bool, ids []string) {
 	case 0:
 		return
 	case 1:
-		m.addFam(nft.InSet(m.useSet(ids[0]), namedPortFields(dst, m.fam)...))
+		m.add(nft.InSet(m.useSet(ids[0]), namedPortFields(dst, m.fam, m.r.Protocol)...))
 		return
 	}
 	bit := m.cfg.Marks.Scratch0
@@ -155,9 +167,8 @@ func (m *matcher) namedPorts(dst bool, ids []string) {
 	}
 	m.pre = append(m.pre, rule(clearBits(bit)))
 	for _, id := range ids {
-		m.pre = append(m.pre, rule(nft.InSet(m.useSet(id), namedPortFields(dst, m.fam)...), setBits(bit)))
+		m.pre = append(m.pre, rule(nft.InSet(m.useSet(id), namedPortFields(dst, m.fam, 0)...), setBits(bit)))
 	}
-	m.famSeen = true // the pre-rules match addresses of the family; the bit stays clear otherwise
 	m.add(isSet(bit))
 }
 
@@ -195,16 +206,13 @@ func (m *matcher) icmp(ic *calc.ICMPMatch, neg bool) {
 	typ := nft.ICMPType(m.fam, ic.Type)
 	switch {
 	case !neg:
-		m.addFam(typ)
+		m.add(typ)
 		if ic.Code != nil {
 			m.add(nft.ICMPCode(m.fam, *ic.Code))
 		}
 	case ic.Code == nil:
-		m.addL4ICMP()
-		m.addFam(nft.Not(typ))
+		m.add(nft.Not(typ))
 	default:
-		m.addL4ICMP()
-		m.famSeen = true
 		m.matches = append(m.matches, choice{alts: [][]nft.Expr{
 			{nft.Not(typ)},
 			{typ, nft.Not(nft.ICMPCode(m.fam, *ic.Code))},
@@ -212,20 +220,12 @@ func (m *matcher) icmp(ic *calc.ICMPMatch, neg bool) {
 	}
 }
 
-// addL4ICMP restricts a rule without a protocol to the family's ICMP, as a negated ICMP match
-// implies.
-func (m *matcher) addL4ICMP() {
-	if m.r.Protocol == 0 {
-		m.add(nft.L4Proto(icmpProto(m.fam)))
-	}
-}
-
-// familyNets keeps the nets of the matcher's family.
+// familyNets keeps the nets of the matcher's version (IPv4-mapped ones as IPv4 nets).
 func (m *matcher) familyNets(nets []netip.Prefix) []netip.Prefix {
 	var out []netip.Prefix
 	for _, n := range nets {
-		if familyOf(n.Addr()) == m.fam {
-			out = append(out, n)
+		if versionOf(n.Addr()) == m.fam {
+			out = append(out, netip.PrefixFrom(n.Addr().Unmap(), n.Bits()-unmapBits(n.Addr())))
 		}
 	}
 	return out
@@ -236,42 +236,44 @@ func (m *matcher) useSet(id string) string {
 	return SetName(m.fam, id)
 }
 
-// addrIn matches an address against nets: a comparison for one net, an anonymous set for more.
-func addrIn(dst bool, f nft.Family, nets []netip.Prefix) nft.Match {
-	switch {
-	case len(nets) == 1 && dst:
-		return nft.DAddr(nets[0])
-	case len(nets) == 1:
-		return nft.SAddr(nets[0])
-	case dst:
-		return nft.DAddrIn(f, nets...)
+// addrIn matches an address against nets (of one version, none a /0): a comparison for one
+// net, an anonymous set for more.
+func addrIn(dst bool, nets []netip.Prefix) nft.Match {
+	if dst {
+		return nft.DAddrIn(nets...)
 	}
-	return nft.SAddrIn(f, nets...)
+	return nft.SAddrIn(nets...)
 }
 
-func addrField(dst bool, f nft.Family) nft.Field {
+func addrField(dst bool, f nft.IPVersion) nft.Field {
 	if dst {
 		return nft.FieldDAddr(f)
 	}
 	return nft.FieldSAddr(f)
 }
 
-// namedPortFields is the key of a named-port set lookup: address . protocol . port.
-func namedPortFields(dst bool, f nft.Family) []nft.Field {
-	if dst {
-		return []nft.Field{nft.FieldDAddr(f), nft.FieldL4Proto, nft.FieldDPort(0)}
+// namedPortFields is the key of a named-port set lookup: address . protocol . port. The port
+// is that of proto when the rule has a protocol with port keywords (which implies it: `tcp
+// dport`), else of any transport header (`th dport`).
+func namedPortFields(dst bool, f nft.IPVersion, proto uint8) []nft.Field {
+	if !hasPortKeyword(proto) {
+		proto = 0
 	}
-	return []nft.Field{nft.FieldSAddr(f), nft.FieldL4Proto, nft.FieldSPort(0)}
+	if dst {
+		return []nft.Field{nft.FieldDAddr(f), nft.FieldL4Proto, nft.FieldDPort(proto)}
+	}
+	return []nft.Field{nft.FieldSAddr(f), nft.FieldL4Proto, nft.FieldSPort(proto)}
 }
 
-func icmpProto(f nft.Family) uint8 {
+func icmpProto(f nft.IPVersion) uint8 {
 	if f == nft.IPv6 {
 		return nft.ProtoICMPv6
 	}
 	return nft.ProtoICMP
 }
 
-func familyOf(a netip.Addr) nft.Family {
+// versionOf is the IP version of an address (IPv4-mapped addresses are IPv4).
+func versionOf(a netip.Addr) nft.IPVersion {
 	if a.Is4() || a.Is4In6() {
 		return nft.IPv4
 	}

@@ -1,11 +1,15 @@
-// Package rules renders felix's desired dataplane state as an nftables ruleset (package nft):
-// pure functions from calc's policies, profiles, endpoints and IP sets plus a Config to chains,
-// sets and verdict maps of the one `inet calico` table. Nothing here does I/O or keeps state.
+// Package rules renders felix's desired dataplane state as nftables chains, sets and verdict
+// maps (package nft): pure functions from calc's policies, profiles, endpoints and IP sets plus a
+// Config. Nothing here does I/O or keeps state.
 //
-// The layout follows Project Calico's nftables mode: each iptables-style table is a "layer"
-// whose name prefixes every chain and map (filter-, nat-, raw-, mangle-), workloads are
-// dispatched by verdict maps, policy verdicts travel in mark bits, and a policy or profile chain
-// exists only while an endpoint chain jumps to it.
+// The layout follows Project Calico's nftables mode: one table per IP version (`ip calico`,
+// `ip6 calico`; every renderer takes the version, so an IPv4 packet never evaluates an IPv6
+// rule), each iptables-style table is a "layer" whose name prefixes every chain and map
+// (filter-, nat-, raw-, mangle-), workloads are dispatched by verdict maps and policy verdicts
+// travel in mark bits. Consecutive policies of a tier with the same selector form a group, as in
+// Calico, but a group chain holds its policies' rules inline (see GroupChains): a policy that does
+// not match costs its own rules and nothing else. A group or profile chain exists only while an
+// endpoint chain jumps to it.
 package rules
 
 import (
@@ -14,7 +18,7 @@ import (
 	"strings"
 
 	"github.com/calico-host/calico-host/pkg/felix/calc"
-	"github.com/calico-host/calico-host/pkg/felix/dataplane/nft"
+	"github.com/calico-host/calico-host/pkg/nft"
 )
 
 // Layer is one of Calico's iptables-style tables inside the nft table.
@@ -42,7 +46,7 @@ const (
 	chainWorkloadToHost = "cali-wl-to-host"
 	chainFailsafeIn     = "cali-failsafe-in"
 	chainFailsafeOut    = "cali-failsafe-out"
-	chainRPFSkip        = "cali-rpf-skip"
+	chainWorkloadRPF    = "cali-wl-rpf"
 	chainFromWorkload   = "cali-from-wl-dispatch"
 	chainToWorkload     = "cali-to-wl-dispatch"
 	chainFromHost       = "cali-from-host-endpoint"
@@ -73,7 +77,7 @@ const (
 )
 
 // maxName is the longest name nft accepts (NFT_NAME_MAXLEN - 1).
-const maxName = 255
+const maxName = nft.MaxNameLen
 
 // limitName keeps a name within nft's limit: an over-long name becomes a prefix of it, "_" and
 // a hash of the whole, as Calico's GetLengthLimitedID does.
@@ -88,9 +92,9 @@ func limitName(s string) string {
 
 // SetName is the nft set of an IP set ID for a family, named like Calico's: "cali40s-<hash>"
 // (IPv4) or "cali60s-<hash>" (IPv6) for the calc ID "s:<hash>".
-func SetName(f nft.Family, id string) string {
+func SetName(v nft.IPVersion, id string) string {
 	fam := "4"
-	if f == nft.IPv6 {
+	if v == nft.IPv6 {
 		fam = "6"
 	}
 	return limitName("cali" + fam + "0" + strings.ReplaceAll(id, ":", "-"))
@@ -122,6 +126,25 @@ func PolicyChain(l Layer, id calc.PolicyID, egress bool) string {
 	return l.Name("cali-pi-" + PolicyName(id))
 }
 
+// GroupChain is the chain of a policy group: the policy's own chain for a group of one
+// (PolicyChain), else "filter-cali-gi-<hash>" (ingress) or "filter-cali-go-<hash>" (egress),
+// the hash (20 characters of base64url SHA-256) over the members in order, as Calico names its
+// groups.
+func GroupChain(l Layer, egress bool, members []calc.PolicyID) string {
+	if len(members) == 1 {
+		return PolicyChain(l, members[0], egress)
+	}
+	h := sha256.New()
+	for _, id := range members {
+		h.Write([]byte(id.Tier + "\x00" + PolicyName(id) + "\x00"))
+	}
+	sum := base64.RawURLEncoding.EncodeToString(h.Sum(nil))[:20]
+	if egress {
+		return l.Name("cali-go-" + sum)
+	}
+	return l.Name("cali-gi-" + sum)
+}
+
 // ProfileChain is the chain of one direction of a profile: "filter-cali-pri-<name>" (inbound)
 // or "filter-cali-pro-<name>" (outbound).
 func ProfileChain(l Layer, name string, egress bool) string {
@@ -129,12 +152,6 @@ func ProfileChain(l Layer, name string, egress bool) string {
 		return l.Name("cali-pro-" + name)
 	}
 	return l.Name("cali-pri-" + name)
-}
-
-// WorkloadChains are the filter chains of a workload interface: to (ingress policy) and from
-// (egress policy).
-func WorkloadChains(iface string) (to, from string) {
-	return Filter.Name(prefixToWorkload + iface), Filter.Name(prefixFromWorkload + iface)
 }
 
 // DispatchMaps are the verdict maps that send workload traffic to the endpoint chains, keyed by

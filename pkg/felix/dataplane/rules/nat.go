@@ -4,36 +4,47 @@ import (
 	"cmp"
 	"slices"
 
-	"github.com/calico-host/calico-host/pkg/felix/dataplane/nft"
+	"github.com/calico-host/calico-host/pkg/nft"
 )
 
-func natPrerouting(cfg *Config, st *Static) []nft.Rule {
+func natPrerouting(cfg *Config, st *Static, v nft.IPVersion) []nft.Rule {
 	var rs []nft.Rule
-	if len(st.FloatingIPs) > 0 {
+	if len(floatingIPs(st, v)) > 0 {
 		rs = append(rs, rule(nft.Jump(NAT.Name(chainFIPDNAT))))
 	}
-	return append(rs, openStackMetadataDNAT(cfg)...)
+	return append(rs, openStackMetadataDNAT(cfg, v)...)
 }
 
-func natOutput(_ *Config, st *Static) []nft.Rule {
-	if len(st.FloatingIPs) == 0 {
+func natOutput(_ *Config, st *Static, v nft.IPVersion) []nft.Rule {
+	if len(floatingIPs(st, v)) == 0 {
 		return nil
 	}
 	return []nft.Rule{rule(nft.Jump(NAT.Name(chainFIPDNAT)))}
 }
 
+// floatingIPs are the floating IPs of version v (both addresses of that version).
+func floatingIPs(st *Static, v nft.IPVersion) []FloatingIP {
+	var out []FloatingIP
+	for _, f := range st.FloatingIPs {
+		if versionOf(f.Ext) == v && versionOf(f.Int) == v {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
 // natPostrouting: floating IP hairpin SNAT, NAT outgoing, and masquerading of host traffic
 // that leaves through a tunnel with a source address of another interface.
-func natPostrouting(cfg *Config, st *Static) []nft.Rule {
+func natPostrouting(cfg *Config, st *Static, v nft.IPVersion) []nft.Rule {
 	var rs []nft.Rule
-	if len(st.FloatingIPs) > 0 {
+	if len(floatingIPs(st, v)) > 0 {
 		rs = append(rs, rule(nft.Jump(NAT.Name(chainFIPSNAT))))
 	}
-	if len(st.MasqFamilies) > 0 {
+	if slices.Contains(st.MasqFamilies, v) {
 		rs = append(rs, rule(nft.Jump(NAT.Name(chainNATOutgoing))))
 	}
-	for _, d := range st.VXLAN {
-		match := []nft.Expr{nft.NFProto(d.Family), nft.OIFName(d.Name),
+	for _, d := range vxlanDevices(st, v) {
+		match := []nft.Expr{nft.OIFName(d.Name),
 			nft.Not(nft.FibAddrType(nft.FibSAddr|nft.FibOIF, nft.AddrTypeLocal)), nft.FibAddrType(nft.FibSAddr, nft.AddrTypeLocal)}
 		rs = append(rs,
 			rule(slices.Concat(match, []nft.Expr{nft.L4Proto(nft.ProtoUDP), nft.Counter(),
@@ -45,15 +56,16 @@ func natPostrouting(cfg *Config, st *Static) []nft.Rule {
 	return rs
 }
 
-// natChains renders the chains natPrerouting, natOutput and natPostrouting jump to.
-func natChains(cfg *Config, st *Static) []*nft.Chain {
+// natChains renders the chains natPrerouting, natOutput and natPostrouting jump to in the
+// table of version v.
+func natChains(cfg *Config, st *Static, v nft.IPVersion) []*nft.Chain {
 	var out []*nft.Chain
-	if len(st.FloatingIPs) > 0 {
-		dnat, snat := floatingIPChains(cfg, st.FloatingIPs)
+	if fips := floatingIPs(st, v); len(fips) > 0 {
+		dnat, snat := floatingIPChains(fips)
 		out = append(out, dnat, snat)
 	}
-	if len(st.MasqFamilies) > 0 {
-		out = append(out, natOutgoingChain(cfg, st.MasqFamilies, len(st.VXLAN) > 0))
+	if slices.Contains(st.MasqFamilies, v) {
+		out = append(out, natOutgoingChain(cfg, v, len(st.VXLAN) > 0))
 	}
 	return out
 }
@@ -61,7 +73,7 @@ func natChains(cfg *Config, st *Static) []*nft.Chain {
 // floatingIPChains DNAT a floating IP to its workload and, when the workload talks to its own
 // floating IP, SNAT the hairpinned packet to the floating IP so the reply comes back through
 // the NAT.
-func floatingIPChains(cfg *Config, fips []FloatingIP) (dnat, snat *nft.Chain) {
+func floatingIPChains(fips []FloatingIP) (dnat, snat *nft.Chain) {
 	fips = slices.Clone(fips)
 	slices.SortFunc(fips, func(a, b FloatingIP) int {
 		if c := a.Ext.Compare(b.Ext); c != 0 {
@@ -72,11 +84,8 @@ func floatingIPChains(cfg *Config, fips []FloatingIP) (dnat, snat *nft.Chain) {
 	dnat = &nft.Chain{Name: NAT.Name(chainFIPDNAT)}
 	snat = &nft.Chain{Name: NAT.Name(chainFIPSNAT)}
 	for _, f := range fips {
-		if familyOf(f.Ext) != familyOf(f.Int) || (familyOf(f.Ext) == nft.IPv6 && !cfg.IPv6) {
-			continue
-		}
 		ext, in := host(f.Ext), host(f.Int)
-		dnat.Rules = append(dnat.Rules, rule(nft.DAddr(ext), nft.Counter(), nft.DNAT(f.Int, 0)))
+		dnat.Rules = append(dnat.Rules, rule(nft.DAddr(ext), nft.Counter(), nft.DNAT(f.Int)))
 		snat.Rules = append(snat.Rules, rule(nft.SAddr(in), nft.DAddr(in), nft.Counter(), nft.SNAT(f.Ext)))
 	}
 	return dnat, snat
@@ -91,37 +100,35 @@ var defaultNATPorts = nft.Ports(1024, 65535)
 // when it is set; with VXLAN on, UDP never gets the VXLAN port (a reply to it would look like
 // VXLAN). No `return` follows a NAT rule, as it does in Calico's iptables rules: an nft NAT
 // statement ends the chain.
-func natOutgoingChain(cfg *Config, fams []nft.Family, vxlan bool) *nft.Chain {
+func natOutgoingChain(cfg *Config, v nft.IPVersion, vxlan bool) *nft.Chain {
 	c := &nft.Chain{Name: NAT.Name(chainNATOutgoing)}
 	tcp, udp := cfg.NATPortRange, cfg.NATPortRange
 	if vxlan {
 		udp = avoidPort(cmp.Or(udp, defaultNATPorts), cfg.VXLANPort)
 	}
-	for _, f := range fams {
-		match := []nft.Expr{nft.SAddrInSet(f, SetName(f, SetMasqPools)), nft.Not(nft.DAddrInSet(f, SetName(f, SetAllPools)))}
-		for _, pp := range []struct {
-			proto uint8
-			ports nft.PortRange
-		}{{nft.ProtoTCP, tcp}, {nft.ProtoUDP, udp}} {
-			if pp.ports != (nft.PortRange{}) {
-				rs := slices.Concat(match, []nft.Expr{nft.L4Proto(pp.proto), nft.Counter(), natOutgoingStmt(cfg, f, pp.ports)})
-				c.Rules = append(c.Rules, rule(rs...))
-			}
+	match := []nft.Expr{nft.SAddrInSet(v, SetName(v, SetMasqPools)), nft.Not(nft.DAddrInSet(v, SetName(v, SetAllPools)))}
+	for _, pp := range []struct {
+		proto uint8
+		ports nft.PortRange
+	}{{nft.ProtoTCP, tcp}, {nft.ProtoUDP, udp}} {
+		if pp.ports != (nft.PortRange{}) {
+			rs := slices.Concat(match, []nft.Expr{nft.L4Proto(pp.proto), nft.Counter(), natOutgoingStmt(cfg, v, pp.ports)})
+			c.Rules = append(c.Rules, rule(rs...))
 		}
-		c.Rules = append(c.Rules, rule(slices.Concat(match, []nft.Expr{nft.Counter(), natOutgoingStmt(cfg, f, nft.PortRange{})})...))
 	}
+	c.Rules = append(c.Rules, rule(slices.Concat(match, []nft.Expr{nft.Counter(), natOutgoingStmt(cfg, v, nft.PortRange{})})...))
 	return c
 }
 
-// natOutgoingStmt is the NAT statement of NAT outgoing for family f: SNAT to
+// natOutgoingStmt is the NAT statement of NAT outgoing for version v: SNAT to
 // NATOutgoingAddress when it is of that family, else fully-random masquerade; to a port range
 // when ports is not zero.
-func natOutgoingStmt(cfg *Config, f nft.Family, ports nft.PortRange) nft.Expr {
+func natOutgoingStmt(cfg *Config, v nft.IPVersion, ports nft.PortRange) nft.Expr {
 	a := cfg.NATOutgoingAddress
 	switch {
-	case a.IsValid() && familyOf(a) == f && ports.First != 0:
+	case a.IsValid() && versionOf(a) == v && ports.First != 0:
 		return nft.SNATToPorts(a, ports)
-	case a.IsValid() && familyOf(a) == f:
+	case a.IsValid() && versionOf(a) == v:
 		return nft.SNAT(a)
 	case ports.First != 0:
 		return nft.MasqueradeToPorts(ports, true)

@@ -2,13 +2,14 @@ package rules
 
 import (
 	"net/netip"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/calico-host/calico-host/pkg/felix/calc"
-	"github.com/calico-host/calico-host/pkg/felix/dataplane/nft"
+	"github.com/calico-host/calico-host/pkg/nft"
 )
 
 func testConfig(ipv6 bool) *Config {
@@ -37,6 +38,8 @@ func TestNames(t *testing.T) {
 	long := strings.Repeat("x", 300)
 	for _, tc := range []struct{ got, want string }{
 		{SetName(nft.IPv4, "s:AbC-d_e"), "cali40s-AbC-d_e"},
+		{GroupChain(Filter, true, []calc.PolicyID{{Tier: "default", Kind: "gnp", Name: "a"}}), "filter-cali-po-gnp/a"},
+		{GroupChain(Raw, false, []calc.PolicyID{{Tier: "t", Kind: "gnp", Name: "t.a"}, {Tier: "t", Kind: "gnp", Name: "t.b"}})[:16], "raw-cali-gi-" + GroupChain(Raw, false, []calc.PolicyID{{Tier: "t", Kind: "gnp", Name: "t.a"}, {Tier: "t", Kind: "gnp", Name: "t.b"}})[12:16]},
 		{SetName(nft.IPv6, "n:xyz"), "cali60n-xyz"},
 		{PolicyChain(Filter, calc.PolicyID{Tier: "default", Kind: "gnp", Name: "default.allow-web"}, false), "filter-cali-pi-gnp/allow-web"},
 		{PolicyChain(Raw, calc.PolicyID{Tier: "sec", Kind: "np", Namespace: "ns1", Name: "sec.p"}, true), "raw-cali-po-np/ns1/sec.p"},
@@ -52,110 +55,135 @@ func TestNames(t *testing.T) {
 	}
 }
 
-// TestPolicyRules checks the nft text each kind of calc rule renders to.
+// TestPolicyRules checks the rules each kind of calc rule renders to in the ip table (v4) and
+// the ip6 table (v6).
 func TestPolicyRules(t *testing.T) {
 	pfx := netip.MustParsePrefix
 	code := uint8(0)
 	for _, tc := range []struct {
-		name string
-		ipv6 bool
-		rule calc.Rule
-		want []string
+		name   string
+		rule   calc.Rule
+		v4, v6 []string
 	}{
-		{"allow any", false, calc.Rule{Action: calc.RuleAllow},
+		{"allow any", calc.Rule{Action: calc.RuleAllow},
+			[]string{"counter meta mark set meta mark | 0x00010000 return"},
 			[]string{"counter meta mark set meta mark | 0x00010000 return"}},
-		{"deny tcp port list", false, calc.Rule{Action: calc.RuleDeny, Protocol: 6, DstPorts: []calc.PortRange{{First: 443, Last: 443}, {First: 80, Last: 80}}},
-			[]string{"meta l4proto tcp tcp dport 80 counter drop", "meta l4proto tcp tcp dport 443 counter drop"}},
-		{"long port list stays a set", false, calc.Rule{Action: calc.RuleDeny, Protocol: 17, DstPorts: []calc.PortRange{{First: 1, Last: 1}, {First: 3, Last: 3}, {First: 5, Last: 5}, {First: 7, Last: 7}, {First: 9, Last: 9}}},
-			[]string{"meta l4proto udp udp dport { 1, 3, 5, 7, 9 } counter drop"}},
-		{"overlapping ports merge", false, calc.Rule{Action: calc.RuleLog, Protocol: 6, DstPorts: []calc.PortRange{{First: 80, Last: 90}, {First: 85, Last: 100}}},
-			[]string{`meta l4proto tcp tcp dport 80-100 log prefix "calico-packet: " level info`}},
-		{"nets per family", true, calc.Rule{Action: calc.RulePass, SrcNets: []netip.Prefix{pfx("10.65.0.0/16"), pfx("10.65.1.0/24"), pfx("fd5c::/16")}},
-			[]string{"ip saddr 10.65.0.0/16 counter meta mark set meta mark | 0x00020000 return", "ip6 saddr fd5c::/16 counter meta mark set meta mark | 0x00020000 return"}},
-		// A negated net list leaves the rule out of a family it has no net of, and out of a
-		// family whose whole space it negates (Project Calico's FilterRuleToIPVersion).
-		{"negated nets of one family", true, calc.Rule{Action: calc.RuleAllow, NotDstNets: []netip.Prefix{pfx("fd5c:1:1::15/128")}},
-			[]string{"ip6 daddr != fd5c:1:1::15 counter meta mark set meta mark | 0x00010000 return"}},
-		{"negated catch-all net", true, calc.Rule{Action: calc.RuleDeny, NotSrcNets: []netip.Prefix{pfx("0.0.0.0/0"), pfx("fd5c::/16")}},
-			[]string{"ip6 saddr != fd5c::/16 counter drop"}},
-		{"v6 rule without IPv6", false, calc.Rule{Action: calc.RuleAllow, IPVersion: 6}, nil},
-		{"family only", true, calc.Rule{Action: calc.RuleAllow, IPVersion: 4, Protocol: 17},
-			[]string{"meta nfproto ipv4 meta l4proto udp counter meta mark set meta mark | 0x00010000 return"}},
-		{"icmp type and code", true, calc.Rule{Action: calc.RuleAllow, Protocol: 1, ICMP: &calc.ICMPMatch{Type: 8, Code: &code}},
-			[]string{"meta l4proto icmp icmp type echo-request icmp code net-unreachable counter meta mark set meta mark | 0x00010000 return"}},
+		{"deny tcp port list", calc.Rule{Action: calc.RuleDeny, Protocol: 6, DstPorts: []calc.PortRange{{First: 443, Last: 443}, {First: 80, Last: 80}}},
+			[]string{"tcp dport 80 counter drop", "tcp dport 443 counter drop"},
+			[]string{"tcp dport 80 counter drop", "tcp dport 443 counter drop"}},
+		{"long port list stays a set", calc.Rule{Action: calc.RuleDeny, Protocol: 17, DstPorts: []calc.PortRange{{First: 1, Last: 1}, {First: 3, Last: 3}, {First: 5, Last: 5}, {First: 7, Last: 7}, {First: 9, Last: 9}}},
+			[]string{"udp dport { 1, 3, 5, 7, 9 } counter drop"},
+			[]string{"udp dport { 1, 3, 5, 7, 9 } counter drop"}},
+		{"overlapping ports merge", calc.Rule{Action: calc.RuleLog, Protocol: 6, DstPorts: []calc.PortRange{{First: 80, Last: 90}, {First: 85, Last: 100}}},
+			[]string{`tcp dport 80-100 log prefix "calico-packet: " level info`},
+			[]string{`tcp dport 80-100 log prefix "calico-packet: " level info`}},
+		{"nets per version", calc.Rule{Action: calc.RulePass, SrcNets: []netip.Prefix{pfx("10.65.0.0/16"), pfx("10.65.1.0/24"), pfx("fd5c::/16")}},
+			[]string{"ip saddr 10.65.0.0/16 counter meta mark set meta mark | 0x00020000 return"},
+			[]string{"ip6 saddr fd5c::/16 counter meta mark set meta mark | 0x00020000 return"}},
+		// A negated net list leaves the rule out of a table it has no net of, and out of a
+		// table whose whole space it negates (Project Calico's FilterRuleToIPVersion).
+		{"negated nets of one version", calc.Rule{Action: calc.RuleAllow, NotDstNets: []netip.Prefix{pfx("fd5c:1:1::15/128")}},
+			nil, []string{"ip6 daddr != fd5c:1:1::15 counter meta mark set meta mark | 0x00010000 return"}},
+		{"negated catch-all net", calc.Rule{Action: calc.RuleDeny, NotSrcNets: []netip.Prefix{pfx("0.0.0.0/0"), pfx("fd5c::/16")}},
+			nil, []string{"ip6 saddr != fd5c::/16 counter drop"}},
+		{"a /0 is every address of the table", calc.Rule{Action: calc.RuleDeny, SrcNets: []netip.Prefix{pfx("0.0.0.0/0")}},
+			[]string{"counter drop"}, nil},
+		{"v6 rule", calc.Rule{Action: calc.RuleAllow, IPVersion: 6}, nil,
+			[]string{"counter meta mark set meta mark | 0x00010000 return"}},
+		{"version only", calc.Rule{Action: calc.RuleAllow, IPVersion: 4, Protocol: 17},
+			[]string{"meta l4proto udp counter meta mark set meta mark | 0x00010000 return"}, nil},
+		{"icmp type and code", calc.Rule{Action: calc.RuleAllow, Protocol: 1, ICMP: &calc.ICMPMatch{Type: 8, Code: &code}},
+			[]string{"icmp type echo-request icmp code net-unreachable counter meta mark set meta mark | 0x00010000 return"}, nil},
 		// notICMP {type, code} is "not (that type and that code)", for ICMP packets of the
-		// variant's family only: two disjoint rules.
-		{"deny not icmp type and code", true, calc.Rule{Action: calc.RuleDeny, Protocol: 1, IPVersion: 4, NotICMP: &calc.ICMPMatch{Type: 8, Code: &code}},
-			[]string{"meta l4proto icmp icmp type != echo-request counter drop",
-				"meta l4proto icmp icmp type echo-request icmp code != net-unreachable counter drop"}},
-		{"not icmp type and code without protocol", true, calc.Rule{Action: calc.RulePass, NotICMP: &calc.ICMPMatch{Type: 128, Code: &code}},
-			[]string{"meta l4proto icmp icmp type != 128 counter meta mark set meta mark | 0x00020000 return",
-				"meta l4proto icmp icmp type 128 icmp code != net-unreachable counter meta mark set meta mark | 0x00020000 return",
-				"meta l4proto ipv6-icmp icmpv6 type != echo-request counter meta mark set meta mark | 0x00020000 return",
-				"meta l4proto ipv6-icmp icmpv6 type echo-request icmpv6 code != no-route counter meta mark set meta mark | 0x00020000 return"}},
-		{"not icmp code with other expansions", false, calc.Rule{Action: calc.RuleLog, NotICMP: &calc.ICMPMatch{Type: 8, Code: &code},
+		// table's version only: two disjoint rules.
+		{"deny not icmp type and code", calc.Rule{Action: calc.RuleDeny, Protocol: 1, IPVersion: 4, NotICMP: &calc.ICMPMatch{Type: 8, Code: &code}},
+			[]string{"icmp type != echo-request counter drop",
+				"icmp type echo-request icmp code != net-unreachable counter drop"}, nil},
+		{"not icmp type and code without protocol", calc.Rule{Action: calc.RulePass, NotICMP: &calc.ICMPMatch{Type: 128, Code: &code}},
+			[]string{"icmp type != 128 counter meta mark set meta mark | 0x00020000 return",
+				"icmp type 128 icmp code != net-unreachable counter meta mark set meta mark | 0x00020000 return"},
+			[]string{"icmpv6 type != echo-request counter meta mark set meta mark | 0x00020000 return",
+				"icmpv6 type echo-request icmpv6 code != no-route counter meta mark set meta mark | 0x00020000 return"}},
+		{"not icmp code with other expansions", calc.Rule{Action: calc.RuleLog, NotICMP: &calc.ICMPMatch{Type: 8, Code: &code},
 			SrcNets: []netip.Prefix{pfx("10.65.1.0/24"), pfx("10.65.3.0/24"), pfx("10.65.5.0/24")}},
-			[]string{`ip saddr { 10.65.1.0/24, 10.65.3.0/24, 10.65.5.0/24 } meta l4proto icmp icmp type != echo-request log prefix "calico-packet: " level info`,
-				`ip saddr { 10.65.1.0/24, 10.65.3.0/24, 10.65.5.0/24 } meta l4proto icmp icmp type echo-request icmp code != net-unreachable log prefix "calico-packet: " level info`}},
-		{"sets and negations", false, calc.Rule{Action: calc.RuleDeny, SrcIPSetIDs: []string{"s:a"}, NotDstIPSetIDs: []string{"s:b"}, NotProtocol: 6},
-			[]string{"meta l4proto != tcp ip saddr @cali40s-a ip daddr != @cali40s-b counter drop"}},
-		{"two named ports", false, calc.Rule{Action: calc.RuleAllow, DstNamedPortIPSetIDs: []string{"n:a", "n:b"}}, []string{
+			[]string{`ip saddr { 10.65.1.0/24, 10.65.3.0/24, 10.65.5.0/24 } icmp type != echo-request log prefix "calico-packet: " level info`,
+				`ip saddr { 10.65.1.0/24, 10.65.3.0/24, 10.65.5.0/24 } icmp type echo-request icmp code != net-unreachable log prefix "calico-packet: " level info`}, nil},
+		{"sets and negations", calc.Rule{Action: calc.RuleDeny, SrcIPSetIDs: []string{"s:a"}, NotDstIPSetIDs: []string{"s:b"}, NotProtocol: 6},
+			[]string{"meta l4proto != tcp ip saddr @cali40s-a ip daddr != @cali40s-b counter drop"},
+			[]string{"meta l4proto != tcp ip6 saddr @cali60s-a ip6 daddr != @cali60s-b counter drop"}},
+		{"two named ports", calc.Rule{Action: calc.RuleAllow, DstNamedPortIPSetIDs: []string{"n:a", "n:b"}}, []string{
 			"meta mark set meta mark & 0xffefffff",
 			"ip daddr . meta l4proto . th dport @cali40n-a meta mark set meta mark | 0x00100000",
 			"ip daddr . meta l4proto . th dport @cali40n-b meta mark set meta mark | 0x00100000",
 			"meta mark & 0x00100000 == 0x00100000 counter meta mark set meta mark | 0x00010000 return",
+		}, []string{
+			"meta mark set meta mark & 0xffefffff",
+			"ip6 daddr . meta l4proto . th dport @cali60n-a meta mark set meta mark | 0x00100000",
+			"ip6 daddr . meta l4proto . th dport @cali60n-b meta mark set meta mark | 0x00100000",
+			"meta mark & 0x00100000 == 0x00100000 counter meta mark set meta mark | 0x00010000 return",
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			rc := PolicyRules(testConfig(tc.ipv6), Filter, "c", []calc.Rule{tc.rule})
-			var got []string
-			for _, r := range rc.Chain.Rules {
-				got = append(got, r.String())
-			}
-			if diff := cmp.Diff(tc.want, got); diff != "" || len(rc.Problems) > 0 {
-				t.Errorf("(-want +got):\n%s\nproblems: %v", diff, rc.Problems)
+			for _, want := range []struct {
+				v     nft.IPVersion
+				rules []string
+			}{{nft.IPv4, tc.v4}, {nft.IPv6, tc.v6}} {
+				r := PolicyRules(testConfig(true), want.v, Filter, []calc.Rule{tc.rule})
+				got := ruleTexts(want.v, r.Rules)
+				if diff := cmp.Diff(want.rules, got); diff != "" || len(r.Problems) > 0 {
+					t.Errorf("%s (-want +got):\n%s\nproblems: %v", want.v, diff, r.Problems)
+				}
 			}
 		})
 	}
 }
 
+// ruleTexts prints rules as nft lists them in the table of version v.
+func ruleTexts(v nft.IPVersion, rs []nft.Rule) []string {
+	var out []string
+	for _, r := range rs {
+		out = append(out, r.Text(TableFamily(v)))
+	}
+	return out
+}
+
 // TestPolicyRulesFailClosed: a rule that cannot be enforced is never left out; the chain drops
-// what reaches it, in the rule's IP version, and the problem is reported.
+// what reaches it, in the tables of the rule's IP version, and the problem is reported.
 func TestPolicyRulesFailClosed(t *testing.T) {
-	rc := PolicyRules(testConfig(true), Filter, "c", []calc.Rule{
+	rs := []calc.Rule{
 		{Action: "teleport", RuleID: "r1"},
 		{Action: calc.RuleDeny, DstPorts: []calc.PortRange{{First: 80, Last: 80}}},
 		{Action: calc.RuleDeny, Protocol: 6, ICMP: &calc.ICMPMatch{Type: 8}, IPVersion: 4},
 		{Action: calc.RulePass, IPVersion: 6, Invalid: "bad CIDR", RuleID: "bad id; drop table"},
 		{Action: calc.RuleAllow},
-	})
-	want := []string{
-		`counter drop comment "Rule r1 cannot be enforced: fail closed"`,
-		`counter drop comment "Rule cannot be enforced: fail closed"`,
-		`meta nfproto ipv4 counter drop comment "Rule cannot be enforced: fail closed"`,
-		`meta nfproto ipv6 counter drop comment "Rule cannot be enforced: fail closed"`,
-		"counter meta mark set meta mark | 0x00010000 return",
 	}
-	var got []string
-	for _, r := range rc.Chain.Rules {
-		got = append(got, r.String())
-	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("(-want +got):\n%s", diff)
-	}
-	if len(rc.Problems) != 4 || rc.Problems[3].Index != 3 || !strings.Contains(rc.Problems[3].Reason, "bad CIDR") {
-		t.Errorf("problems %+v", rc.Problems)
-	}
-	// Without IPv6, an IPv6 rule that cannot be enforced drops nothing: IPv6 is not policed.
-	rc = PolicyRules(testConfig(false), Filter, "c", []calc.Rule{{Action: calc.RuleDeny, IPVersion: 6, Invalid: "x"}})
-	if len(rc.Chain.Rules) != 0 {
-		t.Errorf("IPv6 disabled: rules %v", rc.Chain.Rules)
+	drop := func(id string) string { return `counter drop comment "Rule ` + id + `cannot be enforced: fail closed"` }
+	for _, tc := range []struct {
+		v        nft.IPVersion
+		want     []string
+		problems []int
+	}{
+		{nft.IPv4, []string{drop("r1 "), drop(""), drop(""), "counter meta mark set meta mark | 0x00010000 return"}, []int{0, 1, 2}},
+		{nft.IPv6, []string{drop("r1 "), drop(""), drop(""), "counter meta mark set meta mark | 0x00010000 return"}, []int{0, 1, 3}},
+	} {
+		r := PolicyRules(testConfig(true), tc.v, Filter, rs)
+		if diff := cmp.Diff(tc.want, ruleTexts(tc.v, r.Rules)); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", tc.v, diff)
+		}
+		var idx []int
+		for _, p := range r.Problems {
+			idx = append(idx, p.Index)
+		}
+		if !slices.Equal(idx, tc.problems) {
+			t.Errorf("%s: problems %+v", tc.v, r.Problems)
+		}
 	}
 }
 
+// TestElement: members become typed set elements of their own version only.
 func TestElement(t *testing.T) {
 	for _, tc := range []struct {
-		f    nft.Family
+		v    nft.IPVersion
 		typ  calc.IPSetType
 		m    calc.IPSetMember
 		want string
@@ -163,50 +191,75 @@ func TestElement(t *testing.T) {
 	}{
 		{nft.IPv4, calc.IPSetNet, calc.IPSetMember{Prefix: netip.MustParsePrefix("10.65.0.5/32")}, "10.65.0.5", true},
 		{nft.IPv4, calc.IPSetNet, calc.IPSetMember{Prefix: netip.MustParsePrefix("10.65.1.7/24")}, "10.65.1.0/24", true},
+		{nft.IPv4, calc.IPSetNet, calc.IPSetMember{Prefix: netip.MustParsePrefix("::ffff:10.65.1.7/120")}, "10.65.1.0/24", true},
 		{nft.IPv6, calc.IPSetNet, calc.IPSetMember{Prefix: netip.MustParsePrefix("10.65.0.5/32")}, "", false},
-		{nft.IPv6, calc.IPSetNamedPort, calc.IPSetMember{Prefix: netip.MustParsePrefix("fd5c::5/128"), Protocol: 6, Port: 80}, "fd5c::5 . 6 . 80", true},
+		{nft.IPv6, calc.IPSetNamedPort, calc.IPSetMember{Prefix: netip.MustParsePrefix("fd5c::5/128"), Protocol: 6, Port: 80}, "fd5c::5 . tcp . 80", true},
 		{nft.IPv4, calc.IPSetNamedPort, calc.IPSetMember{Prefix: netip.MustParsePrefix("10.65.0.0/24"), Protocol: 6, Port: 80}, "", false},
 	} {
-		got, ok := Element(tc.f, tc.typ, tc.m)
+		e, ok := Element(tc.v, tc.typ, tc.m)
+		typ, _ := SetType(tc.v, tc.typ)
+		got := ""
+		if ok {
+			got = typ.FormatElement(e)
+		}
 		if got != tc.want || ok != tc.ok {
 			t.Errorf("%v: got %q %v, want %q %v", tc.m, got, ok, tc.want, tc.ok)
 		}
 	}
 }
 
-// TestRenderedRulesetIsValid renders every kind of object and validates the result as the nft
-// Applier would.
+// TestRenderedRulesetIsValid renders every kind of object into the table of each version and
+// validates the result as the nft Applier would.
 func TestRenderedRulesetIsValid(t *testing.T) {
 	cfg := testConfig(true)
 	cfg.OpenStack, cfg.MetadataAddr, cfg.MetadataPort = true, netip.MustParseAddr("127.0.0.1"), 8775
-	cfg.FailsafeIn = []ProtoPort{{Protocol: 6, Port: 22}}
-	rs := nft.NewRuleset()
-	pol := calc.PolicyID{Tier: "default", Kind: "gnp", Name: "p"}
-	ep := WorkloadEndpoint(cfg, &calc.WorkloadEndpoint{Name: "cali1", Tiers: []calc.TierInfo{{Name: "default", IngressPolicies: []calc.PolicyID{pol}}}, ProfileIDs: []string{"prof"}})
-	hep, maps, hd := HostEndpoints(cfg, []HostIface{{Iface: "eth0", EP: &calc.HostEndpoint{Name: "h", UntrackedTiers: []calc.TierInfo{{Name: "default", IngressPolicies: []calc.PolicyID{pol}}}}}})
-	for _, e := range []Endpoint{ep, hep} {
-		for _, c := range e.Chains {
-			rs.AddChain(c)
+	cfg.FailsafeIn = []ProtoPort{{Protocol: 6, Port: 22}, {Protocol: 17, Port: 68, Net: netip.MustParsePrefix("198.18.0.0/16")}}
+	pols := []calc.PolicyID{{Tier: "default", Kind: "gnp", Name: "p"}, {Tier: "default", Kind: "gnp", Name: "q"}}
+	tiers := []calc.TierInfo{{Name: "default", IngressPolicies: pols}}
+	grouped := GroupBySelector(func(calc.PolicyID) (string, bool) { return "all()", true })
+	ep := WorkloadEndpoint(cfg, &calc.WorkloadEndpoint{Name: "cali1", Tiers: tiers, ProfileIDs: []string{"prof"}}, grouped)
+	hep, maps, hd := HostEndpoints(cfg, []HostIface{{Iface: "eth0", EP: &calc.HostEndpoint{Name: "h", UntrackedTiers: tiers}}}, Singletons)
+	st := &Static{Hosts: hd, MasqFamilies: []nft.IPVersion{nft.IPv4}, FloatingIPs: []FloatingIP{{Ext: netip.MustParseAddr("198.18.1.1"), Int: netip.MustParseAddr("10.65.0.1")}},
+		VXLAN: []VXLANDevice{{Name: "vxlan.calico", Version: nft.IPv4}}, SpoofAllowed: []SpoofAllowed{{Iface: "cali1", Prefix: netip.MustParsePrefix("fd5c::/64")}}}
+	for _, v := range cfg.Families() {
+		tb := nft.NewTable(TableFamily(v), "calico")
+		wl := Endpoint{Chains: []*nft.Chain{ep[0].Chain, ep[1].Chain}, Refs: append(ep[0].Refs, ep[1].Refs...)}
+		for _, e := range []Endpoint{wl, hep} {
+			for _, c := range e.Chains {
+				must(t, tb.PutChain(c))
+			}
+			for _, r := range e.Refs {
+				var members []Member
+				for _, id := range r.Group {
+					pr := PolicyRules(cfg, v, r.Layer, []calc.Rule{{Action: calc.RuleAllow}})
+					members = append(members, Member{ID: id, Inline: true, Rules: pr.Rules, Protos: pr.Protos})
+				}
+				for _, c := range GroupChains(cfg, r.Layer, r.Egress, r.Chain(), members) {
+					must(t, tb.PutChain(c))
+				}
+			}
 		}
-		for _, r := range e.Refs {
-			rs.AddChain(PolicyRules(cfg, r.Layer, r.Chain(), []calc.Rule{{Action: calc.RuleAllow}}).Chain)
+		for _, m := range maps {
+			must(t, tb.PutMap(m))
+		}
+		from, to := WorkloadDispatchMaps()
+		must(t, tb.PutMap(from))
+		must(t, tb.PutMap(to))
+		for _, c := range StaticChains(cfg, st, v) {
+			must(t, tb.PutChain(c))
+		}
+		for _, id := range []string{SetAllPools, SetMasqPools, SetAllVXLAN} {
+			must(t, tb.PutSet(NetSet(v, id, nil)))
+		}
+		if err := tb.Validate(); err != nil {
+			t.Fatalf("%s: %v", v, err)
 		}
 	}
-	for _, m := range maps {
-		rs.AddMap(m)
-	}
-	from, to := WorkloadDispatch([]string{"cali1"})
-	rs.AddMap(from)
-	rs.AddMap(to)
-	st := &Static{Hosts: hd, MasqFamilies: []nft.Family{nft.IPv4}, FloatingIPs: []FloatingIP{{Ext: netip.MustParseAddr("198.18.1.1"), Int: netip.MustParseAddr("10.65.0.1")}},
-		VXLAN: []VXLANDevice{{Name: "vxlan.calico", Family: nft.IPv4}}}
-	for _, c := range StaticChains(cfg, st) {
-		rs.AddChain(c)
-	}
-	for _, id := range []string{SetAllPools, SetMasqPools, SetAllVXLAN} {
-		rs.AddSet(NetSet(nft.IPv4, id, nil))
-	}
-	if err := rs.Validate(); err != nil {
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
 		t.Fatal(err)
 	}
 }

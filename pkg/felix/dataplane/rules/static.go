@@ -3,13 +3,13 @@ package rules
 import (
 	"net/netip"
 
-	"github.com/calico-host/calico-host/pkg/felix/dataplane/nft"
+	"github.com/calico-host/calico-host/pkg/nft"
 )
 
 // Static is the state the static chains depend on besides the Config.
 type Static struct {
 	Hosts        HostDispatch
-	MasqFamilies []nft.Family // families with natOutgoing pools
+	MasqFamilies []nft.IPVersion // versions with natOutgoing pools
 	FloatingIPs  []FloatingIP
 	SpoofAllowed []SpoofAllowed
 	VXLAN        []VXLANDevice // VXLAN devices in use
@@ -26,10 +26,10 @@ type SpoofAllowed struct {
 	Prefix netip.Prefix
 }
 
-// VXLANDevice is a VXLAN tunnel device of one family.
+// VXLANDevice is a VXLAN tunnel device of one IP version.
 type VXLANDevice struct {
-	Name   string
-	Family nft.Family
+	Name    string
+	Version nft.IPVersion
 }
 
 // baseChain is one hook of the table and the static chain it jumps to.
@@ -38,7 +38,7 @@ type baseChain struct {
 	name     string
 	hook     nft.Hook
 	typ      nft.ChainType
-	priority int
+	priority int32
 	target   string
 }
 
@@ -46,29 +46,33 @@ type baseChain struct {
 // runs at dstnat so that host traffic is DNATed (floating IPs) before filter OUTPUT looks at
 // `ct status dnat`.
 var baseChains = []baseChain{
-	{Raw, "PREROUTING", nft.HookPrerouting, nft.TypeFilter, nft.PriorityRaw, chainPrerouting},
-	{Raw, "OUTPUT", nft.HookOutput, nft.TypeFilter, nft.PriorityRaw, chainOutput},
-	{Mangle, "PREROUTING", nft.HookPrerouting, nft.TypeFilter, nft.PriorityMangle, chainPrerouting},
-	{Mangle, "POSTROUTING", nft.HookPostrouting, nft.TypeFilter, nft.PriorityMangle, chainPostrouting},
-	{NAT, "PREROUTING", nft.HookPrerouting, nft.TypeNAT, nft.PriorityDstNAT, chainPrerouting},
-	{NAT, "OUTPUT", nft.HookOutput, nft.TypeNAT, nft.PriorityDstNAT, chainOutput},
-	{NAT, "POSTROUTING", nft.HookPostrouting, nft.TypeNAT, nft.PrioritySrcNAT + 10, chainPostrouting},
-	{Filter, "INPUT", nft.HookInput, nft.TypeFilter, nft.PriorityFilter, chainInput},
-	{Filter, "FORWARD", nft.HookForward, nft.TypeFilter, nft.PriorityFilter, chainForward},
-	{Filter, "OUTPUT", nft.HookOutput, nft.TypeFilter, nft.PriorityFilter, chainOutput},
+	{Raw, "PREROUTING", nft.HookPrerouting, nft.ChainFilter, nft.PriorityRaw, chainPrerouting},
+	{Raw, "OUTPUT", nft.HookOutput, nft.ChainFilter, nft.PriorityRaw, chainOutput},
+	{Mangle, "PREROUTING", nft.HookPrerouting, nft.ChainFilter, nft.PriorityMangle, chainPrerouting},
+	{Mangle, "POSTROUTING", nft.HookPostrouting, nft.ChainFilter, nft.PriorityMangle, chainPostrouting},
+	{NAT, "PREROUTING", nft.HookPrerouting, nft.ChainNAT, nft.PriorityDstNAT, chainPrerouting},
+	{NAT, "OUTPUT", nft.HookOutput, nft.ChainNAT, nft.PriorityDstNAT, chainOutput},
+	{NAT, "POSTROUTING", nft.HookPostrouting, nft.ChainNAT, nft.PrioritySrcNAT + 10, chainPostrouting},
+	{Filter, "INPUT", nft.HookInput, nft.ChainFilter, nft.PriorityFilter, chainInput},
+	{Filter, "FORWARD", nft.HookForward, nft.ChainFilter, nft.PriorityFilter, chainForward},
+	{Filter, "OUTPUT", nft.HookOutput, nft.ChainFilter, nft.PriorityFilter, chainOutput},
 }
+
+// staticBuilder renders the rules of one static chain for the table of one IP version.
+type staticBuilder func(cfg *Config, st *Static, v nft.IPVersion) []nft.Rule
 
 // staticChain is a static chain and its builder.
 type staticChain struct {
 	layer Layer
 	name  string
-	build func(*Config, *Static) []nft.Rule
+	build staticBuilder
 }
 
 // staticChains are always present: the base chains jump to them.
 var staticChains = []staticChain{
 	{Raw, chainPrerouting, rawPrerouting},
 	{Raw, chainOutput, rawOutput},
+	{Raw, chainWorkloadRPF, workloadRPF},
 	{Mangle, chainPrerouting, manglePrerouting},
 	{Mangle, chainPostrouting, manglePostrouting},
 	{NAT, chainPrerouting, natPrerouting},
@@ -80,35 +84,30 @@ var staticChains = []staticChain{
 	{Filter, chainWorkloadToHost, workloadToHost},
 }
 
-// StaticChains renders the base chains, the static chains they jump to, and the optional
-// chains those refer to (dispatch, anti-spoofing exceptions, NAT).
-func StaticChains(cfg *Config, st *Static) []*nft.Chain {
+// StaticChains renders, for the table of version v, the base chains, the static chains they
+// jump to, and the optional chains those refer to (workload dispatch, NAT, failsafes).
+func StaticChains(cfg *Config, st *Static, v nft.IPVersion) []*nft.Chain {
 	var out []*nft.Chain
 	for _, b := range baseChains {
 		out = append(out, baseChainOf(cfg, b))
 	}
 	for _, s := range staticChains {
-		out = append(out, &nft.Chain{Name: s.layer.Name(s.name), Rules: s.build(cfg, st)})
+		out = append(out, &nft.Chain{Name: s.layer.Name(s.name), Rules: s.build(cfg, st, v)})
 	}
 	out = append(out, workloadDispatchChains()...)
-	out = append(out, natChains(cfg, st)...)
-	if len(st.SpoofAllowed) > 0 || cfg.OpenStack {
-		out = append(out, rpfSkipChain(cfg, st))
+	out = append(out, natChains(cfg, st, v)...)
+	for _, name := range st.Hosts.Failsafes {
+		out = append(out, failsafeChain(cfg, v, name))
 	}
 	return out
 }
 
-// baseChainOf renders a base chain. With IPv6Support false, IPv6 packets leave every base chain
-// at once: Project Calico then programs no ip6 table at all, so IPv6 is neither policed nor
-// NATed nor marked (accept in a base chain only ends this table's verdict; other tables still
-// see the packet).
+// baseChainOf renders a base chain: a jump to its static chain (and, in filter FORWARD, the
+// accept of what policy accepted).
 func baseChainOf(cfg *Config, b baseChain) *nft.Chain {
 	c := &nft.Chain{
 		Name: b.layer.Name(b.name),
 		Base: &nft.BaseChain{Type: b.typ, Hook: b.hook, Priority: b.priority},
-	}
-	if !cfg.IPv6 {
-		c.Rules = append(c.Rules, rule(nft.NFProto(nft.IPv6), nft.Accept()).WithComment("IPv6Support is false: IPv6 is not policed"))
 	}
 	c.Rules = append(c.Rules, rule(nft.Jump(b.layer.Name(b.target))))
 	if b.layer == Filter && b.hook == nft.HookForward {
@@ -119,24 +118,35 @@ func baseChainOf(cfg *Config, b baseChain) *nft.Chain {
 	return c
 }
 
-// prefixRules makes one rule per workload interface prefix: iifname "cali*" <then> (oifname
-// when out).
+// prefixRules makes the rule that matches workload interfaces: iifname "cali*" <then>
+// (oifname when out), or one lookup of all the prefixes, iifname { "cali*", "tap*" }.
 func prefixRules(cfg *Config, out bool, then ...nft.Expr) []nft.Rule {
-	rs := make([]nft.Rule, len(cfg.WorkloadPrefixes))
-	for i, p := range cfg.WorkloadPrefixes {
-		m := nft.IIFName(p + "*")
-		if out {
-			m = nft.OIFName(p + "*")
-		}
-		rs[i] = rule(append([]nft.Expr{m}, then...)...)
-	}
-	return rs
+	return []nft.Rule{rule(append([]nft.Expr{workloadIface(cfg, out)}, then...)...)}
 }
 
-func filterInput(cfg *Config, st *Static) []nft.Rule {
+// workloadIface matches the input (output when out) interfaces with a workload prefix.
+func workloadIface(cfg *Config, out bool) nft.Match {
+	f := nft.FieldIIFName
+	if out {
+		f = nft.FieldOIFName
+	}
+	elems := make([]nft.Element, len(cfg.WorkloadPrefixes))
+	for i, p := range cfg.WorkloadPrefixes {
+		elems[i] = nft.IfnamePrefixElem(p)
+	}
+	if len(elems) == 1 {
+		if out {
+			return nft.OIFName(cfg.WorkloadPrefixes[0] + "*")
+		}
+		return nft.IIFName(cfg.WorkloadPrefixes[0] + "*")
+	}
+	return nft.InList([]nft.Field{f}, elems...)
+}
+
+func filterInput(cfg *Config, st *Static, v nft.IPVersion) []nft.Rule {
 	a := cfg.Marks.Accept
 	rs := []nft.Rule{rule(isSet(a), nft.Accept()).WithComment("Accepted by raw or mangle policy")}
-	rs = append(rs, vxlanInput(cfg, st)...)
+	rs = append(rs, vxlanInput(cfg, st, v)...)
 	rs = append(rs, prefixRules(cfg, false, nft.Goto(Filter.Name(chainWorkloadToHost)))...)
 	rs = append(rs, rule(clearBits(cfg.Marks.all())))
 	if st.Hosts.Normal {
@@ -145,7 +155,7 @@ func filterInput(cfg *Config, st *Static) []nft.Rule {
 	return rs
 }
 
-func filterForward(cfg *Config, st *Static) []nft.Rule {
+func filterForward(cfg *Config, st *Static, _ nft.IPVersion) []nft.Rule {
 	a := cfg.Marks.Accept
 	rs := []nft.Rule{rule(clearBits(cfg.Marks.all() &^ a))}
 	if st.Hosts.Forward {
@@ -159,64 +169,84 @@ func filterForward(cfg *Config, st *Static) []nft.Rule {
 	return rs
 }
 
-func filterOutput(cfg *Config, st *Static) []nft.Rule {
+func filterOutput(cfg *Config, st *Static, v nft.IPVersion) []nft.Rule {
 	a := cfg.Marks.Accept
 	rs := []nft.Rule{rule(isSet(a), nft.Accept())}
 	rs = append(rs, prefixRules(cfg, true, nft.Return())...)
-	rs = append(rs, vxlanOutput(cfg, st)...)
+	rs = append(rs, vxlanOutput(cfg, st, v)...)
 	rs = append(rs, rule(clearBits(cfg.Marks.all())))
 	if st.Hosts.Normal {
-		rs = append(rs, rule(nft.Not(nft.CTStatusDNAT()), nft.Jump(Filter.Name(chainToHost))), rule(isSet(a), nft.Accept()))
+		rs = append(rs, rule(nft.Not(nft.CTStatusIn(nft.CTStatusDNAT)), nft.Jump(Filter.Name(chainToHost))), rule(isSet(a), nft.Accept()))
 	}
 	return rs
 }
 
+// ndpTypes are the ICMPv6 types a workload may always send to its host: multicast listener
+// query, report and done, router solicitation, neighbour solicitation and advertisement.
+var ndpTypes = []uint8{130, 131, 132, 133, 135, 136}
+
 // workloadToHost handles traffic from workloads to the host itself: a few always-allowed
 // protocols, then the workload's egress policy, then DefaultEndpointToHostAction.
-func workloadToHost(cfg *Config, _ *Static) []nft.Rule {
+func workloadToHost(cfg *Config, _ *Static, v nft.IPVersion) []nft.Rule {
 	var rs []nft.Rule
-	if cfg.IPv6 {
-		for _, t := range []uint8{130, 131, 132, 133, 135, 136} {
+	if v == nft.IPv6 {
+		for _, t := range ndpTypes {
 			rs = append(rs, rule(nft.ICMPType(nft.IPv6, t), nft.Accept()))
 		}
 	}
-	rs = append(rs, openStackToHost(cfg)...)
+	rs = append(rs, openStackToHost(cfg, v)...)
 	rs = append(rs, rule(nft.Jump(Filter.Name(chainFromWorkload))))
-	var v []nft.Expr
+	var x []nft.Expr
 	switch cfg.EndpointToHost {
 	case ActionAccept:
-		v = []nft.Expr{nft.Accept()}
+		x = []nft.Expr{nft.Accept()}
 	case ActionReturn:
-		v = []nft.Expr{nft.Return()}
+		x = []nft.Expr{nft.Return()}
 	default:
-		v = []nft.Expr{nft.Counter(), nft.Drop()}
+		x = []nft.Expr{nft.Counter(), nft.Drop()}
 	}
-	return append(rs, rule(v...).WithComment("Configured DefaultEndpointToHostAction"))
+	return append(rs, rule(x...).WithComment("Configured DefaultEndpointToHostAction"))
 }
 
-// rawPrerouting marks workload traffic, drops workload packets whose source address is not
-// routed back through the interface they came from (strict RPF: anti-spoofing), and applies
-// untracked policy to other traffic.
-func rawPrerouting(cfg *Config, st *Static) []nft.Rule {
+// rawPrerouting sends workload traffic to the anti-spoofing chain (with the scratch bit that
+// says "from a workload" set, as Calico's RPF lookup sees it) and applies untracked policy to
+// other traffic.
+func rawPrerouting(cfg *Config, st *Static, _ nft.IPVersion) []nft.Rule {
 	m := cfg.Marks
 	rs := []nft.Rule{rule(clearBits(m.all()))}
-	rs = append(rs, prefixRules(cfg, false, setBits(m.Scratch0))...)
-	if len(st.SpoofAllowed) > 0 || cfg.OpenStack {
-		rs = append(rs, rule(isSet(m.Scratch0), nft.Jump(Raw.Name(chainRPFSkip))))
-	}
-	if cfg.IPv6 {
-		rs = append(rs, rule(isSet(m.Scratch0), nft.SAddr(netip.MustParsePrefix("::/128")),
-			nft.ICMPType(nft.IPv6, 135), nft.Accept()).WithComment("Duplicate address detection"))
-	}
-	rs = append(rs, rule(isSet(m.Scratch0), nft.FibNoRoute(nft.FibSAddr|nft.FibMark|nft.FibIIF), nft.Counter(), nft.Drop()).
-		WithComment("Drop workload packets with a spoofed source address"))
+	rs = append(rs, prefixRules(cfg, false, setBits(m.Scratch0), nft.Goto(Raw.Name(chainWorkloadRPF)))...)
 	if st.Hosts.Untracked {
-		rs = append(rs, rule(isClear(m.Scratch0), nft.Jump(Raw.Name(chainFromHost))))
+		rs = append(rs, rule(nft.Jump(Raw.Name(chainFromHost))))
 	}
 	return append(rs, rule(isSet(m.Accept), nft.Accept()))
 }
 
-func rawOutput(cfg *Config, st *Static) []nft.Rule {
+// workloadRPF drops workload packets whose source address is not routed back through the
+// interface they came from (strict RPF: anti-spoofing), except the source prefixes an endpoint
+// may spoof (allowSpoofedSourcePrefixes: one set lookup of interface and address), OpenStack
+// DHCP requests and IPv6 duplicate address detection.
+func workloadRPF(cfg *Config, st *Static, v nft.IPVersion) []nft.Rule {
+	var rs []nft.Rule
+	var spoof []nft.Element
+	for _, s := range st.SpoofAllowed {
+		if versionOf(s.Prefix.Addr()) == v {
+			spoof = append(spoof, nft.ConcatElem(nft.IfnameElem(s.Iface), nft.PrefixElem(s.Prefix)))
+		}
+	}
+	if len(spoof) > 0 {
+		rs = append(rs, rule(nft.InList([]nft.Field{nft.FieldIIFName, nft.FieldSAddr(v)}, spoof...), nft.Accept()).
+			WithComment("allowSpoofedSourcePrefixes"))
+	}
+	rs = append(rs, openStackRPFSkip(cfg, v)...)
+	if v == nft.IPv6 {
+		rs = append(rs, rule(nft.SAddr(netip.MustParsePrefix("::/128")), nft.ICMPType(nft.IPv6, 135), nft.Accept()).
+			WithComment("Duplicate address detection"))
+	}
+	return append(rs, rule(nft.FibNoRoute(nft.FibSAddr|nft.FibMark|nft.FibIIF), nft.Counter(), nft.Drop()).
+		WithComment("Drop workload packets with a spoofed source address"))
+}
+
+func rawOutput(cfg *Config, st *Static, _ nft.IPVersion) []nft.Rule {
 	rs := []nft.Rule{rule(clearBits(cfg.Marks.all()))}
 	if st.Hosts.Untracked {
 		rs = append(rs, rule(nft.Jump(Raw.Name(chainToHost))))
@@ -224,21 +254,7 @@ func rawOutput(cfg *Config, st *Static) []nft.Rule {
 	return append(rs, rule(isSet(cfg.Marks.Accept), nft.Accept()))
 }
 
-// rpfSkipChain accepts workload packets that may use a source address the RPF check would
-// refuse: allowSpoofedSourcePrefixes, and DHCP requests of OpenStack VMs.
-func rpfSkipChain(cfg *Config, st *Static) *nft.Chain {
-	var rs []nft.Rule
-	for _, s := range st.SpoofAllowed {
-		if familyOf(s.Prefix.Addr()) == nft.IPv6 && !cfg.IPv6 {
-			continue
-		}
-		rs = append(rs, rule(nft.IIFName(s.Iface), nft.SAddr(s.Prefix), nft.Accept()))
-	}
-	rs = append(rs, openStackRPFSkip(cfg)...)
-	return &nft.Chain{Name: Raw.Name(chainRPFSkip), Rules: rs}
-}
-
-func manglePrerouting(cfg *Config, st *Static) []nft.Rule {
+func manglePrerouting(cfg *Config, st *Static, _ nft.IPVersion) []nft.Rule {
 	a := cfg.Marks.Accept
 	rs := []nft.Rule{
 		rule(nft.CTStateIn(nft.CTStateEstablished|nft.CTStateRelated), nft.Accept()),
@@ -252,38 +268,47 @@ func manglePrerouting(cfg *Config, st *Static) []nft.Rule {
 
 // manglePostrouting applies host endpoint egress policy to DNATed host traffic, once the
 // output interface is known. Forwarded traffic carries the ACCEPT bit from filter FORWARD.
-func manglePostrouting(cfg *Config, st *Static) []nft.Rule {
+func manglePostrouting(cfg *Config, st *Static, _ nft.IPVersion) []nft.Rule {
 	a := cfg.Marks.Accept
 	rs := []nft.Rule{rule(isSet(a), nft.Return()), rule(clearBits(cfg.Marks.all()))}
 	if st.Hosts.Normal {
-		rs = append(rs, rule(nft.CTStatusDNAT(), nft.Jump(Mangle.Name(chainToHost))), rule(isSet(a), nft.Return()))
+		rs = append(rs, rule(nft.CTStatusIn(nft.CTStatusDNAT), nft.Jump(Mangle.Name(chainToHost))), rule(isSet(a), nft.Return()))
 	}
 	return rs
 }
 
-// vxlanInput accepts VXLAN from the other hosts' VTEPs and drops the rest addressed to us.
-func vxlanInput(cfg *Config, st *Static) []nft.Rule {
-	var rs []nft.Rule
+// vxlanDevices are the VXLAN devices of version v.
+func vxlanDevices(st *Static, v nft.IPVersion) []VXLANDevice {
+	var out []VXLANDevice
 	for _, d := range st.VXLAN {
-		port := nft.DPort(nft.ProtoUDP, nft.Port(cfg.VXLANPort))
-		local := nft.FibAddrType(nft.FibDAddr, nft.AddrTypeLocal)
-		rs = append(rs,
-			rule(nft.L4Proto(nft.ProtoUDP), port, nft.SAddrInSet(d.Family, SetName(d.Family, SetAllVXLAN)), local, nft.Accept()).
-				WithComment("Allow VXLAN packets from known VTEPs"),
-			rule(nft.NFProto(d.Family), nft.L4Proto(nft.ProtoUDP), port, local, nft.Counter(), nft.Drop()).
-				WithComment("Drop VXLAN packets from unknown sources"))
+		if d.Version == v {
+			out = append(out, d)
+		}
 	}
-	return rs
+	return out
+}
+
+// vxlanInput accepts VXLAN from the other hosts' VTEPs and drops the rest addressed to us.
+func vxlanInput(cfg *Config, st *Static, v nft.IPVersion) []nft.Rule {
+	if len(vxlanDevices(st, v)) == 0 {
+		return nil
+	}
+	port := nft.DPort(nft.ProtoUDP, nft.Port(cfg.VXLANPort))
+	local := nft.FibAddrType(nft.FibDAddr, nft.AddrTypeLocal)
+	return []nft.Rule{
+		rule(port, nft.SAddrInSet(v, SetName(v, SetAllVXLAN)), local, nft.Accept()).
+			WithComment("Allow VXLAN packets from known VTEPs"),
+		rule(port, local, nft.Counter(), nft.Drop()).
+			WithComment("Drop VXLAN packets from unknown sources"),
+	}
 }
 
 // vxlanOutput lets the host send VXLAN to the other hosts' VTEPs whatever its host endpoint
 // policy says.
-func vxlanOutput(cfg *Config, st *Static) []nft.Rule {
-	var rs []nft.Rule
-	for _, d := range st.VXLAN {
-		rs = append(rs, rule(nft.L4Proto(nft.ProtoUDP), nft.DPort(nft.ProtoUDP, nft.Port(cfg.VXLANPort)),
-			nft.DAddrInSet(d.Family, SetName(d.Family, SetAllVXLAN)), nft.FibAddrType(nft.FibSAddr, nft.AddrTypeLocal), nft.Accept()).
-			WithComment("Allow VXLAN packets to known VTEPs"))
+func vxlanOutput(cfg *Config, st *Static, v nft.IPVersion) []nft.Rule {
+	if len(vxlanDevices(st, v)) == 0 {
+		return nil
 	}
-	return rs
+	return []nft.Rule{rule(nft.DPort(nft.ProtoUDP, nft.Port(cfg.VXLANPort)), nft.DAddrInSet(v, SetName(v, SetAllVXLAN)),
+		nft.FibAddrType(nft.FibSAddr, nft.AddrTypeLocal), nft.Accept()).WithComment("Allow VXLAN packets to known VTEPs")}
 }

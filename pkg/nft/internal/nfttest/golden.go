@@ -152,6 +152,8 @@ func ipFilterRules() []nft.Rule {
 		nft.NewRule(nft.InSet("marks", nft.FieldMark), nft.InSet("macs", nft.FieldEtherSAddr), nft.Accept()),
 		nft.NewRule(nft.IIFNameInSet("ifs"), nft.OIFName("eth0"), nft.Not(nft.OIFName("lo")), nft.Accept()),
 		nft.NewRule(nft.IIFName("cali*"), nft.Not(nft.IIFName("tap*")), nft.Accept()),
+		nft.NewRule(nft.InList([]nft.Field{nft.FieldIIFName}, nft.IfnamePrefixElem("cali"), nft.IfnamePrefixElem("tap"),
+			nft.IfnameElem("eth0")), nft.Accept()),
 		nft.NewRule(nft.ICMPType(ip, 8), nft.Accept()),
 		nft.NewRule(nft.ICMPType(ip, 3), nft.ICMPCode(ip, 3), nft.Accept()),
 		nft.NewRule(nft.CTStateIn(nft.CTStateEstablished|nft.CTStateRelated), nft.Accept()),

@@ -1,5 +1,0 @@
-package nft
-
-import "github.com/rs/zerolog"
-
-func zerologNop() zerolog.Logger { return zerolog.Nop() }
