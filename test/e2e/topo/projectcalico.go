@@ -6,8 +6,10 @@ package topo
 // read in Project Calico's source (projectcalico/calico, v3 series):
 //
 //   - its startup registers the Node as node/pkg/lifecycle/startup does in etcd mode: spec.bgp
-//     with the host's addresses (also with the VXLAN backend), spec.interfaces, an empty status,
-//     no labels and no vxlanTunnelMACAddr (only the Windows CNI plugin writes that);
+//     with the host's addresses (also with the VXLAN backend), spec.interfaces (every address
+//     of the IP versions in use, link-local ones included), an empty status,
+//     no labels and no vxlanTunnelMACAddr (only the Windows CNI plugin writes that), and writes
+//     the node name to the nodename file (utils.WriteNodeConfig);
 //   - its tunnel-address allocator (node/pkg/allocateip) gives the Node a VXLAN tunnel address per
 //     family from a VXLAN pool: IPAM handle "vxlan-tunnel-addr-<node>" (IPv6
 //     "vxlan-v6-tunnel-addr-<node>"), attributes node and type vxlanTunnelAddress
@@ -68,6 +70,13 @@ func (h *Host) projectCalicoState() (bool, error) {
 	return h.pc.synced, h.pc.lastErr
 }
 
+// StartProjectCalico starts the host's simulated calico-node (again, after StopProjectCalico or
+// instead of calico-host: a rollback) and waits for its first sync and, in BGP mode, for BIRD
+// 1.6's sessions with every other host.
+func (h *Host) StartProjectCalico(ctx context.Context) error {
+	return h.startProjectCalico(ctx, h.f.meshSessions())
+}
+
 // startProjectCalico registers the host as calico-node does and starts its loop; in BGP mode it
 // waits until BIRD 1.6 has `sessions` established sessions in all.
 func (h *Host) startProjectCalico(ctx context.Context, sessions int) error {
@@ -117,14 +126,15 @@ func (pc *projectCalico) registerNode(ctx context.Context) error {
 		return err
 	}
 	bgp := map[string]any{}
-	var addrs []string
 	if h.Addr.IsValid() {
 		bgp["ipv4Address"] = h.Addr.String() + "/24"
-		addrs = append(addrs, h.Addr.String())
 	}
 	if h.Addr6.IsValid() {
 		bgp["ipv6Address"] = h.Addr6.String() + "/64"
-		addrs = append(addrs, h.Addr6.String())
+	}
+	addrs, err := h.interfaceAddrs(ctx, "eth0")
+	if err != nil {
+		return err
 	}
 	node := map[string]any{
 		"kind": "Node", "apiVersion": api.APIVersion,
@@ -138,8 +148,37 @@ func (pc *projectCalico) registerNode(ctx context.Context) error {
 		return err
 	}
 	kind, _ := api.LookupKind("Node")
-	_, err = ds.CreateKV(ctx, datastore.ResourceKey(kind, "", h.Name), value)
-	return err
+	// An existing Node (a host going back to calico-node) is kept: its addresses are the ones
+	// calico-node would detect here.
+	if _, err = ds.CreateKV(ctx, datastore.ResourceKey(kind, "", h.Name), value); err != nil && !datastore.IsAlreadyExists(err) {
+		return err
+	}
+	// calico-node also records its name in /var/lib/calico/nodename (no newline), which the host
+	// mounts: the file calico-startup reads when node.toml names no node.
+	return os.WriteFile(h.path("nodename"), []byte(h.Name), 0o644)
+}
+
+// interfaceAddrs lists an interface's addresses of the host's IP versions in the kernel's
+// order, link-local ones included, as calico-node's autodetection.GetInterfaces reports them.
+func (h *Host) interfaceAddrs(ctx context.Context, dev string) ([]string, error) {
+	var ifs []struct {
+		AddrInfo []struct {
+			Family string `json:"family"`
+			Local  string `json:"local"`
+		} `json:"addr_info"`
+	}
+	if err := h.execJSON(ctx, &ifs, "ip", "-j", "addr", "show", "dev", dev); err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, i := range ifs {
+		for _, a := range i.AddrInfo {
+			if a.Family == "inet" && h.Addr.IsValid() || a.Family == "inet6" && h.Addr6.IsValid() {
+				out = append(out, a.Local)
+			}
+		}
+	}
+	return out, nil
 }
 
 // allocateTunnelAddrs gives the Node a VXLAN tunnel address per family with a VXLAN pool, as
@@ -153,11 +192,15 @@ func (pc *projectCalico) allocateTunnelAddrs(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	node, err := datastore.GetAs[*api.Node](ctx, ds, "", pc.h.Name)
+	if err != nil {
+		return err
+	}
 	cli := ipam.New(ds, zerolog.Nop())
 	for _, fam := range pc.h.f.Families() {
 		cidrs := vxlanPools(pools, fam)
-		if len(cidrs) == 0 {
-			continue
+		if len(cidrs) == 0 || tunnelAddr(node, fam).IsValid() {
+			continue // allocateip keeps an address it finds allocated to this node's tunnel
 		}
 		args := ipam.AutoAssignArgs{Hostname: pc.h.Name, IntendedUse: api.UseTunnel,
 			HandleID: "vxlan-tunnel-addr-" + pc.h.Name, Attrs: map[string]string{"node": pc.h.Name, "type": "vxlanTunnelAddress"}}
@@ -261,5 +304,15 @@ func (h *Host) StopProjectCalico() {
 	<-h.pc.done
 	for _, p := range h.pc.birds {
 		p.Stop()
+	}
+}
+
+// StopCalicoHost stops the host's calico-host daemons (felix, BIRD, confd, startup), as
+// `systemctl stop calico.target`; what they programmed stays in the kernel.
+func (h *Host) StopCalicoHost() {
+	for _, p := range []*Proc{h.Felix, h.Bird, h.Confd, h.Startup} {
+		if p != nil {
+			p.Stop()
+		}
 	}
 }
