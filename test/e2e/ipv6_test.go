@@ -202,10 +202,7 @@ func (s *system) checkVXLANLikeCalico(h *topo.Host, fam int) {
 //  1. routes through the device carry protocol 80 and no route MTU; Calico writes them with
 //     DeviceRouteProtocol (3, "boot") and the device MTU as route MTU (same packets: the device
 //     MTU applies anyway);
-//  2. ours add a route per remote tunnel address, "<tunnel> via <tunnel> dev <device> onlink",
-//     which Calico leaves out when the address lies in a block of the same node (the block route
-//     covers it; felix/calc/l3_route_resolver.go calls it spurious);
-//  3. ours program no blackhole for this host's own VXLAN blocks; Calico does ("blackhole
+//  2. ours program no blackhole for this host's own VXLAN blocks; Calico does ("blackhole
 //     <block> proto 80"), so that traffic to unused addresses of the block is dropped here
 //     instead of following the default route.
 func diffVXLAN(want, got topo.VXLANState) (differences []string, err error) {
@@ -223,19 +220,6 @@ func diffVXLAN(want, got topo.VXLANState) (differences []string, err error) {
 	if n > 0 {
 		differences = append(differences, fmt.Sprintf("%d routes: protocol 80 and no route MTU (Calico: boot, mtu %d)", n, want.MTU))
 	}
-	var routes, extra []string
-	for _, r := range got.Routes {
-		f := strings.Fields(r) // dst via gw ...
-		if len(f) > 2 && f[1] == "via" && f[0] == f[2] {
-			extra = append(extra, f[0])
-			continue
-		}
-		routes = append(routes, r)
-	}
-	if len(extra) > 0 {
-		differences = append(differences, fmt.Sprintf("extra routes to the tunnel addresses %v", extra))
-	}
-	got.Routes = routes
 	if len(got.Blackholes) == 0 && len(want.Blackholes) > 0 {
 		differences = append(differences, fmt.Sprintf("no blackholes (Calico: %v)", want.Blackholes))
 		want.Blackholes = nil
