@@ -143,6 +143,7 @@ metadata:
 spec:
   node: pkgtest-host
   orchestrator: cni
+  containerID: pkgtest
   workload: pkgtest
   endpoint: eth0
   interfaceName: calipkgtest0

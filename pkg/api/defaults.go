@@ -15,6 +15,14 @@ func SetDefaults(r Resource) {
 		defaultPolicy(&o.ObjectMeta, &o.Spec.Tier, &o.Spec.Types, o.Spec.Ingress, o.Spec.Egress)
 	case *NetworkPolicy:
 		defaultPolicy(&o.ObjectMeta, &o.Spec.Tier, &o.Spec.Types, o.Spec.Ingress, o.Spec.Egress)
+	case *StagedGlobalNetworkPolicy:
+		defaultPolicy(&o.ObjectMeta, &o.Spec.Tier, &o.Spec.Types, o.Spec.Ingress, o.Spec.Egress)
+		defaultStaged(&o.Spec.StagedAction, &o.Spec.Types)
+	case *StagedNetworkPolicy:
+		defaultPolicy(&o.ObjectMeta, &o.Spec.Tier, &o.Spec.Types, o.Spec.Ingress, o.Spec.Egress)
+		defaultStaged(&o.Spec.StagedAction, &o.Spec.Types)
+	case *StagedKubernetesNetworkPolicy:
+		defaultStaged(&o.Spec.StagedAction, nil)
 	case *Tier:
 		if o.Spec.DefaultAction == "" {
 			o.Spec.DefaultAction = ActionDeny
@@ -98,6 +106,25 @@ func SetReadDefaults(r Resource) {
 		if o.Spec.Tier == "" {
 			o.Spec.Tier = TierDefault
 		}
+	case *StagedGlobalNetworkPolicy:
+		if o.Spec.Tier == "" {
+			o.Spec.Tier = TierDefault
+		}
+	case *StagedNetworkPolicy:
+		if o.Spec.Tier == "" {
+			o.Spec.Tier = TierDefault
+		}
+	}
+}
+
+// defaultStaged does what Project Calico's client does to a staged policy after the policy
+// defaults: a Delete keeps no types; then its CRD schema's default action, Set, applies.
+func defaultStaged(action *string, types *[]string) {
+	if *action == StagedActionDelete && types != nil {
+		*types = nil
+	}
+	if *action == "" {
+		*action = StagedActionSet
 	}
 }
 
@@ -191,7 +218,7 @@ func defaultFelixConfiguration(s *FelixConfigurationSpec) {
 	}
 	setDefault(&s.BPFLogLevel, "")
 	setDefault(&s.FloatingIPs, "Disabled")
-	setDefault(&s.NftablesFlowTableOffload, "Disabled")
+	setDefault(&s.NFTablesFlowTableOffload, "Disabled")
 	setDefault(&s.NFTablesMode, "Auto")
 }
 

@@ -50,7 +50,7 @@ type FelixConfigurationSpec struct {
 	// nftables.
 	NFTablesMode              *string   `json:"nftablesMode,omitempty"`
 	NftablesRefreshInterval   *Duration `json:"nftablesRefreshInterval,omitempty"`
-	NftablesFlowTableOffload  *string   `json:"nftablesFlowTableOffload,omitempty"`
+	NFTablesFlowTableOffload  *string   `json:"nftablesFlowTableOffload,omitempty"`
 	NftablesFilterAllowAction string    `json:"nftablesFilterAllowAction,omitempty"`
 	NftablesMangleAllowAction string    `json:"nftablesMangleAllowAction,omitempty"`
 	NftablesFilterDenyAction  string    `json:"nftablesFilterDenyAction,omitempty"`

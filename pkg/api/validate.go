@@ -41,6 +41,9 @@ type Validator struct {
 type errs struct {
 	v    *Validator
 	list []FieldError
+	// write is set for ValidateWrite: some rules apply only to what is being written (see
+	// validateRule), since refusing an object a reader finds can widen policy.
+	write bool
 }
 
 func (e *errs) add(field, format string, args ...any) {
@@ -62,7 +65,7 @@ func (v Validator) ValidateWrite(r Resource) error {
 }
 
 func (v Validator) validate(r Resource, write bool) error {
-	e := &errs{v: &v}
+	e := &errs{v: &v, write: write}
 	k, _ := KindOf(r)
 	validateMeta(e, k, r.GetObjectMeta())
 	validateSpec(e, r)
@@ -95,6 +98,12 @@ func validateSpec(e *errs, r Resource) {
 		validatePolicy(e, o.View())
 	case *NetworkPolicy:
 		validatePolicy(e, o.View())
+	case *StagedGlobalNetworkPolicy:
+		validateStagedPolicy(e, o.Spec.StagedAction, o.View(), o.Spec.PerformanceHints)
+	case *StagedNetworkPolicy:
+		validateStagedPolicy(e, o.Spec.StagedAction, o.View(), o.Spec.PerformanceHints)
+	case *StagedKubernetesNetworkPolicy:
+		validateStagedKubernetesPolicy(e, o)
 	case *Profile:
 		validateRules(e, "spec.ingress", o.Spec.Ingress)
 		validateRules(e, "spec.egress", o.Spec.Egress)

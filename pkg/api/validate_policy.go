@@ -43,6 +43,12 @@ func validateRule(e *errs, f string, r *Rule) {
 	}
 	validateProtocol(e, f+".protocol", r.Protocol)
 	validateProtocol(e, f+".notProtocol", r.NotProtocol)
+	if !e.write {
+		// A reader keeps a rule whose nets or ICMP protocol contradict its ipVersion: such a
+		// rule matches nothing (calc leaves it out, as Project Calico's felix does), whereas
+		// refusing the whole policy would let through what its other rules deny.
+		version = 0
+	}
 	validateICMP(e, f+".icmp", r.ICMP, r.Protocol, version)
 	validateICMP(e, f+".notICMP", r.NotICMP, r.Protocol, version)
 	validateEntity(e, f+".source", &r.Source, r.Protocol, version)

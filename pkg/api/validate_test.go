@@ -69,10 +69,6 @@ func TestValidationMessages(t *testing.T) {
 			`invalid GlobalNetworkPolicy "pol": spec.ingress[0].icmp.type: ICMP type 255 must be between 0 and 254`},
 		{"icmp code without type", gnp(GlobalNetworkPolicySpec{Ingress: rule(func(r *Rule) { r.Protocol = &icmp; r.ICMP = &ICMPFields{Code: Int(0)} })}),
 			`invalid GlobalNetworkPolicy "pol": spec.ingress[0].icmp.code: ICMP code requires a type`},
-		{"icmp version", gnp(GlobalNetworkPolicySpec{Ingress: rule(func(r *Rule) { r.Protocol = &icmp; r.IPVersion = Int(6); r.ICMP = &ICMPFields{Type: Int(8)} })}),
-			`invalid GlobalNetworkPolicy "pol": spec.ingress[0].icmp: protocol ICMP does not match ipVersion 6`},
-		{"nets version", gnp(GlobalNetworkPolicySpec{Ingress: rule(func(r *Rule) { r.IPVersion = Int(4); r.Source.Nets = []string{"fd5c::/64"} })}),
-			`invalid GlobalNetworkPolicy "pol": spec.ingress[0].source.nets[0]: "fd5c::/64" is not an IPv4 network (ipVersion is 4)`},
 		{"bad net", gnp(GlobalNetworkPolicySpec{Egress: rule(func(r *Rule) { r.Destination.NotNets = []string{"10.0.0.0/33"} })}),
 			`invalid GlobalNetworkPolicy "pol": spec.egress[0].destination.notNets[0]: invalid CIDR "10.0.0.0/33"`},
 		{"rule selector", gnp(GlobalNetworkPolicySpec{Egress: rule(func(r *Rule) { r.Destination.Selector = "bad(" })}),
@@ -472,6 +468,30 @@ func TestWorkloadIdentityNamesAtWrite(t *testing.T) {
 		}
 		if err := testValidator.ValidateWrite(w); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: write validation: %v, want %s", c.spec, err, c.want)
+		}
+	}
+}
+
+// TestRuleVersionAtWrite: a rule whose ICMP protocol or nets contradict its ipVersion is
+// refused when written, but a reader keeps the policy (the rule matches nothing; refusing the
+// whole policy would let through what its other rules deny).
+func TestRuleVersionAtWrite(t *testing.T) {
+	icmp := ProtocolFromString("ICMP")
+	for _, c := range []struct {
+		name string
+		obj  Resource
+		want string
+	}{
+		{"icmp version", gnp(GlobalNetworkPolicySpec{Ingress: rule(func(r *Rule) { r.Protocol = &icmp; r.IPVersion = Int(6); r.ICMP = &ICMPFields{Type: Int(8)} })}),
+			`invalid GlobalNetworkPolicy "pol": spec.ingress[0].icmp: protocol ICMP does not match ipVersion 6`},
+		{"nets version", gnp(GlobalNetworkPolicySpec{Ingress: rule(func(r *Rule) { r.IPVersion = Int(4); r.Source.Nets = []string{"fd5c::/64"} })}),
+			`invalid GlobalNetworkPolicy "pol": spec.ingress[0].source.nets[0]: "fd5c::/64" is not an IPv4 network (ipVersion is 4)`},
+	} {
+		if err := testValidator.Validate(c.obj); err != nil {
+			t.Errorf("%s: read validation refused it: %v", c.name, err)
+		}
+		if err := testValidator.ValidateWrite(c.obj); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: write validation: %v, want %s", c.name, err, c.want)
 		}
 	}
 }

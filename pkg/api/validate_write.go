@@ -18,6 +18,10 @@ func writeChecks(e *errs, r Resource) {
 		writePolicy(e, o.Name, false, o.View())
 	case *NetworkPolicy:
 		writePolicy(e, o.Name, true, o.View())
+	case *StagedGlobalNetworkPolicy:
+		writeStagedPolicy(e, o.Name, false, o.Spec.StagedAction, o.View())
+	case *StagedNetworkPolicy:
+		writeStagedPolicy(e, o.Name, true, o.Spec.StagedAction, o.View())
 	case *Profile:
 		writeRules(e, "spec.ingress", o.Spec.Ingress)
 		writeRules(e, "spec.egress", o.Spec.Egress)

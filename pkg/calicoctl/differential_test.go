@@ -13,7 +13,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/calico-host/calico-host/pkg/api"
-	"github.com/calico-host/calico-host/pkg/datastore"
 )
 
 // The differential corpus (testdata/differential/*.yaml) lists objects with the outcome Project
@@ -172,23 +171,4 @@ func (h *harness) keys() []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-// TestStagedKeysAreIgnored: staged policies that Project Calico's calicoctl wrote into etcd do
-// not disturb our readers: listings of the other kinds work and the keys decode to nothing.
-func TestStagedKeysAreIgnored(t *testing.T) {
-	h := newHarness(t)
-	const prefix = "/calico/resources/v3/projectcalico.org/"
-	h.put(prefix+"stagednetworkpolicies/default/default.staged", `{"kind":"StagedNetworkPolicy","apiVersion":"projectcalico.org/v3","metadata":{"name":"default.staged","namespace":"default"},"spec":{"stagedAction":"Set","tier":"default","selector":"all()"}}`)
-	h.put(prefix+"stagedglobalnetworkpolicies/default.staged", `{"kind":"StagedGlobalNetworkPolicy","apiVersion":"projectcalico.org/v3","metadata":{"name":"default.staged"},"spec":{"stagedAction":"Set"}}`)
-	h.ok("apiVersion: projectcalico.org/v3\nkind: NetworkPolicy\nmetadata: {name: real, namespace: default}\nspec: {selector: all()}\n", "apply", "-f", "-")
-	r := h.ok("", "get", "networkpolicies", "-A", "-o", "name")
-	if r.stdout != "networkpolicy/default/real\n" || r.stderr != "" {
-		t.Errorf("get networkpolicies: %q %q", r.stdout, r.stderr)
-	}
-	for _, key := range []string{prefix + "stagednetworkpolicies/default/default.staged", prefix + "stagedglobalnetworkpolicies/default.staged"} {
-		if v, err := datastore.Decode(key, []byte(`{}`), 1); v != nil || err != nil {
-			t.Errorf("%s decodes to %v, %v", key, v, err)
-		}
-	}
 }

@@ -34,7 +34,12 @@ Options:
      --skip-empty              Do not error if any files or directory specified using -f or --filename contain no
                                data.
   -o --output=<OUTPUT FORMAT>  Output format.  One of: yaml, json, ps, wide, name,
-                               custom-columns=...   [Default: ps]
+                               custom-columns=..., go-template=<TEMPLATE>,
+                               go-template-file=<FILE>   [Default: ps]
+                               A template gets what Project Calico's calicoctl gives
+                               it: a list holding, per thing got, the object or the
+                               kind's list ({{range .}}{{range .Items}}...{{end}}{{end}}),
+                               with Go field names (.ObjectMeta.Name, .Spec.CIDR).
   -c --config=<CONFIG>         Path to the datastore configuration.
   -n --namespace=<NS>          Namespace of the resource.
                                Only applicable to NetworkPolicy, NetworkSet, and WorkloadEndpoint.
@@ -111,6 +116,19 @@ func newPrinter(output string, printNamespace bool) (printer, error) {
 		return table(nil, false), nil
 	case "wide":
 		return table(nil, true), nil
+	}
+	key, value, _ := strings.Cut(output, "=")
+	switch key {
+	case "go-template":
+		if value == "" {
+			return nil, fmt.Errorf("need to specify a template")
+		}
+		return func(s *session, rs []result) error { return printTemplate(s, s.stdout, value, rs) }, nil
+	case "go-template-file":
+		if value == "" {
+			return nil, fmt.Errorf("need to specify a template file")
+		}
+		return func(s *session, rs []result) error { return printTemplateFile(s, s.stdout, value, rs) }, nil
 	}
 	if cols, ok := strings.CutPrefix(output, "custom-columns="); ok {
 		if cols == "" {

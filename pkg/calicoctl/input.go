@@ -232,10 +232,6 @@ func decodeResource(obj json.RawMessage, index int) (*document, *docError) {
 	if err := json.Unmarshal(obj, &probe); err != nil {
 		return nil, &docError{index: index, msg: decodeMessage(err)}
 	}
-	if stagedKinds[probe.Kind] && probe.APIVersion == api.APIVersion {
-		return nil, &docError{index: index, kind: probe.Kind, name: probe.Metadata.Name,
-			msg: fmt.Sprintf("%s is a kind of Project Calico's that calico-host does not support yet (staged policies are neither stored nor enforced)", probe.Kind)}
-	}
 	k, ok := api.LookupKind(probe.Kind)
 	if !ok || k.Kind != probe.Kind || probe.APIVersion != api.APIVersion {
 		return nil, &docError{index: index, msg: fmt.Sprintf("Unknown resource type (%s) and/or version (%s)", probe.Kind, probe.APIVersion)}
@@ -248,10 +244,6 @@ func decodeResource(obj json.RawMessage, index int) (*document, *docError) {
 	}
 	return &document{index: index, kind: k, res: r}, nil
 }
-
-// stagedKinds are Project Calico's staged policy kinds, which calico-host does not handle yet;
-// readers ignore their keys.
-var stagedKinds = map[string]bool{"StagedNetworkPolicy": true, "StagedGlobalNetworkPolicy": true, "StagedKubernetesNetworkPolicy": true}
 
 var unknownField = regexp.MustCompile(`unknown field "([^"]+)"`)
 

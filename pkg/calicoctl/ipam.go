@@ -7,11 +7,13 @@ import (
 	"io"
 	"net/netip"
 	"os"
+	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/rs/zerolog"
 
+	"github.com/calico-host/calico-host/pkg/api"
 	"github.com/calico-host/calico-host/pkg/ipam"
 )
 
@@ -34,10 +36,13 @@ func (c *cli) ipamClient(cfg string) (*session, *ipam.Client, error) {
 }
 
 const ipamCheckUsage = `Usage:
-  calicoctl ipam check [--config=<CONFIG>] [--output=<FILE>]
+  calicoctl ipam check [--config=<CONFIG>] [--show-all-ips] [--show-problem-ips] [--output=<FILE>]
 
 Options:
   -h --help                Show this screen.
+     --show-all-ips        Print every allocated IP, block by block, with its attributes.
+     --show-problem-ips    Print every leaked IP (the counts are always printed).
+     --kubeconfig=<FILE>   Accepted for compatibility (Kubernetes only; unused with etcd).
   -o --output=<FILE>       Also write the report as JSON to FILE (input for
                            'calicoctl ipam release --from-report').
   -c --config=<CONFIG>     Path to the datastore configuration.
@@ -50,11 +55,13 @@ Description:
 
 func (c *cli) runIPAMCheck(args []string) error {
 	f := newFlags("ipam check", ipamCheckUsage)
-	var cfg, output string
-	var ignored bool
+	var cfg, output, kubeconfig string
+	var show checkShow
 	f.common(&cfg)
 	f.str(&output, "", "o", "output")
-	f.boolean(&ignored, "show-all-ips", "show-problem-ips")
+	f.str(&kubeconfig, "", "kubeconfig")
+	f.boolean(&show.all, "show-all-ips")
+	f.boolean(&show.problems, "show-problem-ips")
 	pos, err := f.parse(args, c.stdout)
 	if err != nil {
 		return err
@@ -74,7 +81,7 @@ func (c *cli) runIPAMCheck(args []string) error {
 	if err != nil {
 		return fmt.Errorf("checking IPAM: %w", err)
 	}
-	printCheckReport(c.stdout, r)
+	printCheckReport(c.stdout, r, show)
 	if output != "" {
 		data, err := json.MarshalIndent(r, "", "  ")
 		if err != nil {
@@ -88,16 +95,28 @@ func (c *cli) runIPAMCheck(args []string) error {
 	return nil
 }
 
-func printCheckReport(out io.Writer, r *ipam.CheckReport) {
+// checkShow is what `ipam check` lists beyond the counts.
+type checkShow struct {
+	all      bool // every allocation (--show-all-ips)
+	problems bool // every leaked address (--show-problem-ips)
+}
+
+func printCheckReport(out io.Writer, r *ipam.CheckReport, show checkShow) {
 	fmt.Fprintf(out, "\nFound %d IPAM blocks, %d handles and %d affinities.\n", r.Blocks, r.Handles, r.Affinities)
+	if show.all {
+		printAllocations(out, r.Allocations)
+	}
 	fmt.Fprintf(out, "IPAM blocks record %d allocations.\n\n", r.AllocatedIPs)
 	section := func(n int, what string, lines func(emit func(string, ...any))) {
 		fmt.Fprintf(out, "Found %d %s.\n", n, what)
 		lines(func(format string, args ...any) { fmt.Fprintf(out, "  "+format+"\n", args...) })
 	}
 	section(len(r.LeakedIPs), "IPs that are leaked (allocated with no handle that can release them)", func(emit func(string, ...any)) {
+		if !show.problems {
+			return
+		}
 		for _, l := range r.LeakedIPs {
-			emit("%s in block %s (handle %q)", l.IP, l.Block, l.Handle)
+			emit("%s in block %s (handle %q) leaked; attrs %s", l.IP, l.Block, l.Handle, allocationAttrs(r.Allocations, l.IP))
 		}
 	})
 	section(len(r.HandleMismatches), "handle counts that do not match the blocks", func(emit func(string, ...any)) {
@@ -125,6 +144,54 @@ func printCheckReport(out io.Writer, r *ipam.CheckReport) {
 		}
 	})
 	fmt.Fprintf(out, "\nCheck complete; found %d problems.\n", r.Problems())
+}
+
+// printAllocations lists every allocation under its block, as Project Calico's --show-all-ips.
+func printAllocations(out io.Writer, allocs []ipam.Allocation) {
+	block := ""
+	for _, a := range allocs {
+		if a.Block != block {
+			block = a.Block
+			fmt.Fprintf(out, " IPAM block %s affinity=%s:\n", a.Block, orDefault(a.Affinity, "<none>"))
+		}
+		fmt.Fprintf(out, "  %s allocated; attrs %s\n", a.IP, formatAttrs(a.Attr))
+	}
+}
+
+func allocationAttrs(allocs []ipam.Allocation, ip netip.Addr) string {
+	for _, a := range allocs {
+		if a.IP == ip {
+			return formatAttrs(a.Attr)
+		}
+	}
+	return "<missing>"
+}
+
+// formatAttrs prints an allocation's attributes as Project Calico's ipam check does:
+// "Main:<handle> Extra:<k=v,...>" and, when present, " Alternate:<k=v,...>".
+func formatAttrs(a api.AllocationAttribute) string {
+	handle := "<none>"
+	if a.HandleID != nil {
+		handle = *a.HandleID
+	}
+	s := fmt.Sprintf("Main:%s Extra:%s", handle, sortedKVs(a.ActiveOwnerAttrs))
+	if len(a.AlternateOwnerAttrs) > 0 {
+		s += " Alternate:" + sortedKVs(a.AlternateOwnerAttrs)
+	}
+	return s
+}
+
+func sortedKVs(m map[string]string) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	kvs := make([]string, len(keys))
+	for i, k := range keys {
+		kvs[i] = k + "=" + m[k]
+	}
+	return strings.Join(kvs, ",")
 }
 
 const ipamReleaseUsage = `Usage:
@@ -209,32 +276,52 @@ func releaseTargets(ipArg, report string) ([]netip.Addr, error) {
 }
 
 const ipamConfigureUsage = `Usage:
-  calicoctl ipam configure --strictaffinity=<true/false> [--max-blocks-per-host=<number>] [--config=<CONFIG>]
+  calicoctl ipam configure [--strictaffinity=<true/false>] [--max-blocks-per-host=<number>]
+                           [--kubevirt-ip-persistence=<Enabled/Disabled>] [--ip-cooldown-seconds=<seconds>]
+                           [--config=<CONFIG>]
 
 Options:
   -h --help                        Show this screen.
      --strictaffinity=<true/false> Set StrictAffinity to true/false. When StrictAffinity
                                    is true, borrowing IP addresses is not allowed.
      --max-blocks-per-host=<number> Set the maximum number of blocks that can be affine to a host.
+     --kubevirt-ip-persistence=<Enabled/Disabled>
+                                   KubeVirt VM address persistence (Kubernetes only): refused,
+                                   calico-host's IPAM does not implement it.
+     --ip-cooldown-seconds=<seconds>
+                                   Minimum time between the release and the re-allocation of an
+                                   address. Only 0 (reuse at once, what calico-host's IPAM does) is
+                                   accepted; a cooldown is refused, as calico-host does not implement it.
   -c --config=<CONFIG>             Path to the datastore configuration.
+
+At least one setting must be given.
 `
+
+// ipamSettings are the settings `ipam configure` was given (nil: not given).
+type ipamSettings struct {
+	strict    *bool
+	maxBlocks *int
+	cooldown  *int
+}
 
 func (c *cli) runIPAMConfigure(args []string) error {
 	f := newFlags("ipam configure", ipamConfigureUsage)
-	var cfg, strict, maxBlocks string
+	var cfg, strict, maxBlocks, kubevirt, cooldown string
 	f.common(&cfg)
 	f.str(&strict, "", "strictaffinity")
 	f.str(&maxBlocks, "", "max-blocks-per-host")
+	f.str(&kubevirt, "", "kubevirt-ip-persistence")
+	f.str(&cooldown, "", "ip-cooldown-seconds")
 	pos, err := f.parse(args, c.stdout)
 	if err != nil {
 		return err
 	}
-	if len(pos) > 0 || strict == "" {
+	if len(pos) > 0 {
 		return failf("Invalid option: 'calicoctl ipam configure %s'. Use flag '--help' to read about a specific subcommand.", strings.Join(args, " "))
 	}
-	strictVal, err := strconv.ParseBool(strict)
+	set, err := parseIPAMSettings(strict, maxBlocks, kubevirt, cooldown)
 	if err != nil {
-		return failf("Invalid value for --strictaffinity: %q (use true or false)", strict)
+		return err
 	}
 	s, ic, err := c.ipamClient(cfg)
 	if err != nil {
@@ -247,18 +334,69 @@ func (c *cli) runIPAMConfigure(args []string) error {
 	if err != nil {
 		return err
 	}
-	conf.StrictAffinity = strictVal
-	if maxBlocks != "" {
-		if conf.MaxBlocksPerHost, err = strconv.Atoi(maxBlocks); err != nil || conf.MaxBlocksPerHost < 0 {
-			return failf("Invalid value for --max-blocks-per-host: %q (use a number, 0 for no limit)", maxBlocks)
-		}
+	if set.strict != nil {
+		conf.StrictAffinity = *set.strict
+	}
+	if set.maxBlocks != nil {
+		conf.MaxBlocksPerHost = *set.maxBlocks
 	}
 	if err := ic.SetIPAMConfig(ctx, conf); err != nil {
 		return fmt.Errorf("writing IPAM configuration: %w", err)
 	}
-	fmt.Fprintf(c.stdout, "Successfully set StrictAffinity to: %t\n", strictVal)
-	if maxBlocks != "" {
-		fmt.Fprintf(c.stdout, "Successfully set MaxBlocksPerHost to: %d\n", conf.MaxBlocksPerHost)
-	}
+	set.report(c.stdout)
 	return nil
+}
+
+// parseIPAMSettings checks the options of `ipam configure` as Project Calico does, refusing
+// what calico-host's IPAM does not implement.
+func parseIPAMSettings(strict, maxBlocks, kubevirt, cooldown string) (ipamSettings, error) {
+	var set ipamSettings
+	if strict != "" {
+		v, err := strconv.ParseBool(strict)
+		if err != nil {
+			return set, failf("invalid value. Use true or false to set strictaffinity")
+		}
+		set.strict = &v
+	}
+	if maxBlocks != "" {
+		v, err := strconv.Atoi(maxBlocks)
+		if err != nil || v < 0 {
+			return set, failf("invalid value for maxblockhost. Use a valid number (0 for no limit)")
+		}
+		set.maxBlocks = &v
+	}
+	if kubevirt != "" {
+		if kubevirt != "Enabled" && kubevirt != "Disabled" {
+			return set, failf("invalid value for --kubevirt-ip-persistence. Use Enabled or Disabled")
+		}
+		return set, failf("--kubevirt-ip-persistence: KubeVirt VM address persistence is not implemented by calico-host's IPAM (not supported by calico-host)")
+	}
+	if cooldown != "" {
+		v, err := strconv.Atoi(cooldown)
+		if err != nil {
+			return set, failf("invalid value for --ip-cooldown-seconds. Use a number of seconds")
+		}
+		if v > 0 {
+			return set, failf("--ip-cooldown-seconds=%d: IP cooldown is not implemented by calico-host's IPAM, which reuses released addresses at once (not supported by calico-host); only 0 is accepted", v)
+		}
+		if v == 0 {
+			set.cooldown = &v
+		}
+	}
+	if set.strict == nil && set.maxBlocks == nil && set.cooldown == nil {
+		return set, failf("at least one configuration option must be specified")
+	}
+	return set, nil
+}
+
+func (set ipamSettings) report(out io.Writer) {
+	if set.strict != nil {
+		fmt.Fprintln(out, "Successfully set StrictAffinity to:", *set.strict)
+	}
+	if set.maxBlocks != nil {
+		fmt.Fprintln(out, "Successfully set MaxBlocksPerHost to:", *set.maxBlocks)
+	}
+	if set.cooldown != nil {
+		fmt.Fprintln(out, "Successfully set IPCooldownSeconds to:", *set.cooldown)
+	}
 }

@@ -47,11 +47,14 @@ Check complete; found 0 problems.
 		t.Fatal(err)
 	}
 	report := filepath.Join(t.TempDir(), "report.json")
-	r = h.ok("", "ipam", "check", "-o", report)
+	if r = h.ok("", "ipam", "check"); !strings.Contains(r.stdout, "Found 2 IPs that are leaked (allocated with no handle that can release them).\nFound 0 handle") {
+		t.Errorf("without --show-problem-ips the leaked addresses are counted, not listed:\n%s", r.stdout)
+	}
+	r = h.ok("", "ipam", "check", "-o", report, "--show-problem-ips")
 	for _, line := range []string{
 		"Found 2 IPs that are leaked (allocated with no handle that can release them).\n" +
-			"  10.65.54.0 in block 10.65.54.0/26 (handle \"calico-net.cidpwl20000000000\")\n" +
-			"  fd5c:1:2:13f2:fcce:4caf:5a2d:bc40 in block fd5c:1:2:13f2:fcce:4caf:5a2d:bc40/122 (handle \"calico-net.cidpwl20000000000\")\n",
+			"  10.65.54.0 in block 10.65.54.0/26 (handle \"calico-net.cidpwl20000000000\") leaked; attrs Main:calico-net.cidpwl20000000000 Extra:",
+		"  fd5c:1:2:13f2:fcce:4caf:5a2d:bc40 in block fd5c:1:2:13f2:fcce:4caf:5a2d:bc40/122 (handle \"calico-net.cidpwl20000000000\") leaked; attrs Main:",
 		"Check complete; found 2 problems.\nReport written to " + report + "\n",
 	} {
 		if !strings.Contains(r.stdout, line) {
@@ -133,7 +136,52 @@ func TestIPAMConfigure(t *testing.T) {
 	if d := diffJSON(map[string]any{"strict_affinity": true, "auto_allocate_blocks": true, "maxBlocksPerHost": float64(4)}, any(got)); d != "" {
 		t.Errorf("/calico/ipam/v2/config:\n%s", d)
 	}
-	if r = h.fail("", "ipam", "configure", "--strictaffinity=maybe"); r.stderr != "Invalid value for --strictaffinity: \"maybe\" (use true or false)\n" {
+	if r = h.fail("", "ipam", "configure", "--strictaffinity=maybe"); r.stderr != "invalid value. Use true or false to set strictaffinity\n" {
 		t.Errorf("stderr %q", r.stderr)
+	}
+	// Only some settings: the others are kept.
+	if r = h.ok("", "ipam", "configure", "--max-blocks-per-host=2", "--ip-cooldown-seconds=0"); r.stdout != "Successfully set MaxBlocksPerHost to: 2\nSuccessfully set IPCooldownSeconds to: 0\n" {
+		t.Errorf("stdout %q", r.stdout)
+	}
+	if d := diffJSON(map[string]any{"strict_affinity": true, "auto_allocate_blocks": true, "maxBlocksPerHost": float64(2)}, any(h.get("/calico/ipam/v2/config"))); d != "" {
+		t.Errorf("/calico/ipam/v2/config:\n%s", d)
+	}
+	// What calico-host's IPAM cannot do is refused, and nothing is written.
+	before := h.revision()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--ip-cooldown-seconds=30"}, "IP cooldown is not implemented by calico-host's IPAM"},
+		{[]string{"--strictaffinity=false", "--ip-cooldown-seconds=30"}, "only 0 is accepted"},
+		{[]string{"--kubevirt-ip-persistence=Enabled"}, "not supported by calico-host"},
+		{[]string{"--kubevirt-ip-persistence=Sometimes"}, "Use Enabled or Disabled"},
+		{[]string{"--ip-cooldown-seconds=soon"}, "invalid value for --ip-cooldown-seconds"},
+		{nil, "at least one configuration option must be specified"},
+	} {
+		if r := h.fail("", append([]string{"ipam", "configure"}, tc.args...)...); !strings.Contains(r.stderr, tc.want) {
+			t.Errorf("configure %v: stderr %q, want %q", tc.args, r.stderr, tc.want)
+		}
+	}
+	if h.revision() != before {
+		t.Error("a refused configure wrote to etcd")
+	}
+}
+
+// TestIPAMCheckShowAllIPs: --show-all-ips lists every allocation under its block with its
+// attributes, in Project Calico's format.
+func TestIPAMCheckShowAllIPs(t *testing.T) {
+	h := ipamHarness(t)
+	r := h.ok("", "ipam", "check", "--show-all-ips")
+	want := "Found 2 IPAM blocks, 1 handles and 2 affinities.\n" +
+		" IPAM block 10.65.54.0/26 affinity=host:host-a:\n" +
+		"  10.65.54.0 allocated; attrs Main:calico-net.cidpwl20000000000 Extra:node=host-a,timestamp=2026-11-29 13:16:37.859440465 +0000 UTC\n" +
+		" IPAM block fd5c:1:2:13f2:fcce:4caf:5a2d:bc40/122 affinity=host:host-a:\n" +
+		"  fd5c:1:2:13f2:fcce:4caf:5a2d:bc40 allocated; attrs Main:calico-net.cidpwl20000000000 Extra:"
+	if !strings.Contains(r.stdout, want) {
+		t.Errorf("check --show-all-ips:\n%s\nwant it to contain:\n%s", r.stdout, want)
+	}
+	if plain := h.ok("", "ipam", "check").stdout; strings.Contains(plain, "allocated; attrs") {
+		t.Errorf("allocations listed without --show-all-ips:\n%s", plain)
 	}
 }

@@ -27,14 +27,20 @@ Examples:
   # Set one label and remove another.
   calicoctl patch ippool pool-1 -p '{"metadata":{"labels":{"zone":"z1","old":null}}}'
 
+  # Append a rule to a policy, if its first rule is still the one expected.
+  calicoctl patch gnp p1 --type json -p '[{"op":"test","path":"/spec/ingress/0/action","value":"Deny"},
+    {"op":"add","path":"/spec/ingress/-","value":{"action":"Allow","protocol":"TCP"}}]'
+
 Options:
   -h --help                    Show this screen.
   -p --patch=<PATCH>           The patch, as JSON or YAML.
   -t --type=<TYPE>             Format of the patch:
-                                  merge       JSON Merge Patch, RFC 7386 (default)
-                                  strategic   accepted as a merge patch: Calico resources
-                                              carry no strategic merge keys
-                                  json        JSON Patch, RFC 6902 (not supported)
+                                  strategic   (default) applied as a merge patch: Calico
+                                              resources carry no strategic merge keys
+                                  merge       JSON Merge Patch, RFC 7386
+                                  json        JSON Patch, RFC 6902: a list of operations
+                                              (add, remove, replace, move, copy, test),
+                                              applied all or nothing
   -c --config=<CONFIG>         Path to the datastore configuration.
   -n --namespace=<NS>          Namespace of the resource.
                                Only applicable to NetworkPolicy, NetworkSet, and WorkloadEndpoint.
@@ -48,10 +54,11 @@ Description:
   applied again to the new version. Patching a resource that does not exist is an error.
 `
 
-// patchTarget is what a patch applies to.
+// patchTarget is what a patch applies to: a merge patch, or the operations of a JSON patch.
 type patchTarget struct {
 	target
 	patch map[string]any
+	ops   []jsonPatchOp
 }
 
 func (c *cli) runPatch(args []string) error {
@@ -61,7 +68,7 @@ func (c *cli) runPatch(args []string) error {
 	ns.define(f, false)
 	f.common(&cfg)
 	f.str(&patch, "", "p", "patch")
-	f.str(&typ, "merge", "t", "type")
+	f.str(&typ, "strategic", "t", "type")
 	pos, err := f.parse(args, c.stdout)
 	if err != nil {
 		return err
@@ -88,11 +95,9 @@ func (c *cli) runPatch(args []string) error {
 // parsePatchTarget resolves the kind and namespace and parses and checks the patch.
 func parsePatchTarget(kind, name, patch, typ string, ns namespaceOptions) (*patchTarget, error) {
 	switch typ {
-	case "merge", "strategic":
-	case "json":
-		return nil, fmt.Errorf("patch type json (JSON Patch, RFC 6902) is not supported; use a merge patch")
+	case "merge", "strategic", "json":
 	default:
-		return nil, fmt.Errorf("unknown patch type %q (use merge)", typ)
+		return nil, fmt.Errorf("unknown patch type %q (use strategic, merge or json)", typ)
 	}
 	k, ok := lookupKind(kind)
 	if !ok {
@@ -105,11 +110,17 @@ func parsePatchTarget(kind, name, patch, typ string, ns namespaceOptions) (*patc
 	if err := ns.resolve(k, &m); err != nil {
 		return nil, err
 	}
-	p, err := parsePatch(patch)
+	pt := &patchTarget{target: target{kind: k, namespace: m.Namespace, name: name}}
+	var err error
+	if typ == "json" {
+		pt.ops, err = parseJSONPatch(patch)
+	} else {
+		pt.patch, err = parsePatch(patch)
+	}
 	if err != nil {
 		return nil, err
 	}
-	return &patchTarget{target: target{kind: k, namespace: m.Namespace, name: name}, patch: p}, nil
+	return pt, nil
 }
 
 // parsePatch reads a JSON or YAML object and checks that it only touches what may be patched.
@@ -200,7 +211,11 @@ func (s *session) patched(pt *patchTarget) (*document, error) {
 	if err != nil {
 		return nil, err
 	}
-	merged, err := json.Marshal(mergePatch(base, pt.patch))
+	result, err := pt.apply(base)
+	if err != nil {
+		return nil, err
+	}
+	merged, err := json.Marshal(result)
 	if err != nil {
 		return nil, err
 	}
@@ -210,6 +225,25 @@ func (s *session) patched(pt *patchTarget) (*document, error) {
 	}
 	d.meta().ResourceVersion = strconv.FormatInt(kv.ModRevision, 10)
 	return d, nil
+}
+
+// apply applies the patch to the stored object (decoded JSON).
+func (pt *patchTarget) apply(base map[string]any) (any, error) {
+	if pt.ops == nil {
+		return mergePatch(base, pt.patch), nil
+	}
+	result, err := applyJSONPatch(deepCopyJSON(base), pt.ops)
+	if err != nil {
+		return nil, err
+	}
+	after, ok := result.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("the patched resource is not an object")
+	}
+	if bad := changedOutsidePatchable(base, after); len(bad) > 0 {
+		return nil, fmt.Errorf("a patch may only change spec, metadata.labels and metadata.annotations, not %s", strings.Join(bad, ", "))
+	}
+	return after, nil
 }
 
 func toMap(r api.Resource) (map[string]any, error) {

@@ -101,7 +101,20 @@ func TestPatchRefused(t *testing.T) {
 			`Hit error: a patch may only change spec, metadata.labels and metadata.annotations, not metadata.name, status`},
 		{[]string{"ippool", "pool-v4", "-p", `[1, 2]`}, `Hit error: invalid patch: it must be a JSON or YAML object`},
 		{[]string{"ippool", "pool-v4", "-p", `{"spec":`}, `Hit error: invalid patch: yaml: line 1: did not find expected node content`},
-		{[]string{"ippool", "pool-v4", "-p", `{}`, "--type", "json"}, `Hit error: patch type json (JSON Patch, RFC 6902) is not supported; use a merge patch`},
+		{[]string{"ippool", "pool-v4", "-p", `{}`, "--type", "json"}, `Hit error: invalid JSON patch: it must be a list of operations: json: cannot unmarshal object into Go value of type []calicoctl.jsonPatchOp`},
+		{[]string{"ippool", "pool-v4", "-p", `[{"op":"frob","path":"/spec"}]`, "--type", "json"}, `Hit error: invalid JSON patch: operation 0: unknown operation "frob" (add, remove, replace, move, copy, test)`},
+		{[]string{"ippool", "pool-v4", "-p", `[{"op":"add","path":"/spec/x"}]`, "-t", "json"}, `Hit error: invalid JSON patch: operation 0: "add" has no value`},
+		{[]string{"ippool", "pool-v4", "-p", `[{"op":"replace","path":"/metadata/name","value":"other"}]`, "--type", "json"},
+			`Hit error: a patch may only change spec, metadata.labels and metadata.annotations, not metadata.name`},
+		{[]string{"ippool", "pool-v4", "-p", `[{"op":"remove","path":"/spec/nosuch"}]`, "--type", "json"},
+			`Hit error: JSON patch operation 0 (remove /spec/nosuch): "nosuch" does not exist`},
+		{[]string{"ippool", "pool-v4", "-p", `[{"op":"replace","path":"/spec/natOutgoing","value":false},{"op":"test","path":"/spec/cidr","value":"10.0.0.0/8"}]`, "--type", "json"},
+			`Hit error: JSON patch operation 1 (test /spec/cidr): test failed: the value is "10.65.0.0/16"`},
+		{[]string{"ippool", "pool-v4", "-p", `[{"op":"add","path":"/spec/allowedUses/7","value":"Tunnel"}]`, "--type", "json"},
+			`Hit error: JSON patch operation 0 (add /spec/allowedUses/7): index 7 is out of range (the list has 2 items)`},
+		{[]string{"ippool", "pool-v4", "-p", `[{"op":"replace","path":"/spec/blockSize","value":33}]`, "--type", "json"},
+			`Hit error: the patched IPPool(pool-v4) is invalid: spec.blockSize: block size 33 must be between 20 and 32 for an IPv4 pool`},
+		{[]string{"ippool", "pool-v4", "-p", `{}`, "--type", "xml"}, `Hit error: unknown patch type "xml" (use strategic, merge or json)`},
 		{[]string{"ippool", "nope", "-p", `{"spec":{"natOutgoing":true}}`}, `Hit error: resource does not exist: IPPool(nope) with error: <nil>`},
 		{[]string{"clusterinfo", "default", "-p", `{"spec":{}}`}, `Hit error: operation patch is not supported on ClusterInformation: resource is readonly`},
 		{[]string{"gadget", "x", "-p", `{}`}, `Hit error: resource type 'gadget' is not supported`},
@@ -188,5 +201,74 @@ func TestConcurrentPatches(t *testing.T) {
 	}
 	if labels := metaOf(h.get("/calico/resources/v3/projectcalico.org/profiles/pr"))["labels"].(map[string]any); len(labels) != n {
 		t.Errorf("%d labels, want %d: %v", len(labels), n, labels)
+	}
+}
+
+// TestJSONPatch: an RFC 6902 patch applies its operations in order to the stored object,
+// and the result is validated and written like any patch.
+func TestJSONPatch(t *testing.T) {
+	h := newHarness(t)
+	h.ok("apiVersion: projectcalico.org/v3\nkind: GlobalNetworkPolicy\nmetadata: {name: p1, labels: {a: x, b: 'y'}}\nspec: {selector: all(), ingress: [{action: Deny}, {action: Log}]}\n", "apply", "-f", "-")
+	r := h.ok("", "patch", "gnp", "p1", "--type", "json", "-p", `[
+		{"op":"test","path":"/spec/ingress/0/action","value":"Deny"},
+		{"op":"add","path":"/spec/ingress/-","value":{"action":"Allow","protocol":"TCP","destination":{"ports":[80]}}},
+		{"op":"add","path":"/spec/ingress/0","value":{"action":"Pass"}},
+		{"op":"remove","path":"/spec/ingress/2"},
+		{"op":"copy","from":"/spec/selector","path":"/metadata/annotations/sel"},
+		{"op":"move","from":"/metadata/labels/a","path":"/metadata/labels/a~1b"},
+		{"op":"replace","path":"/spec/selector","value":"has(web)"}]`)
+	if r.stdout != "Successfully patched 1 'GlobalNetworkPolicy' resource\n" {
+		t.Errorf("stdout %q", r.stdout)
+	}
+	got := h.get("/calico/resources/v3/projectcalico.org/globalnetworkpolicies/p1")
+	want := mustJSON(t, `{"selector":"has(web)","tier":"default","types":["Ingress"],
+		"ingress":[{"action":"Pass"},{"action":"Deny"},{"action":"Allow","protocol":"TCP","destination":{"ports":[80]}}]}`)
+	if d := diffJSON(want, specOf(got)); d != "" {
+		t.Errorf("spec: %s", d)
+	}
+	md := metaOf(got)
+	if d := diffJSON(map[string]any{"a/b": "x", "b": "y", "projectcalico.org/tier": "default"}, md["labels"]); d != "" {
+		t.Errorf("labels: %s", d)
+	}
+	if md["annotations"].(map[string]any)["sel"] != "all()" {
+		t.Errorf("annotations: %v", md["annotations"])
+	}
+}
+
+func TestJSONPatchOperations(t *testing.T) {
+	doc := func() any {
+		return map[string]any{"a": []any{"x", "y"}, "b": map[string]any{"c~d": 1.0}}
+	}
+	tests := []struct {
+		name, patch, want, err string
+	}{
+		{"add to object", `[{"op":"add","path":"/z","value":true}]`, `{"a":["x","y"],"b":{"c~d":1},"z":true}`, ""},
+		{"insert in list", `[{"op":"add","path":"/a/1","value":"q"}]`, `{"a":["x","q","y"],"b":{"c~d":1}}`, ""},
+		{"escaped key", `[{"op":"replace","path":"/b/c~0d","value":2}]`, `{"a":["x","y"],"b":{"c~d":2}}`, ""},
+		{"move into itself", `[{"op":"move","from":"/b","path":"/b/e"}]`, "", "cannot move /b into itself"},
+		{"replace missing", `[{"op":"replace","path":"/nope","value":1}]`, "", `"nope" does not exist`},
+		{"leading zero index", `[{"op":"remove","path":"/a/01"}]`, "", `"01" is not a list index`},
+		{"whole document", `[{"op":"replace","path":"","value":{"k":1}}]`, `{"k":1}`, ""},
+		{"test then fail atomically", `[{"op":"add","path":"/z","value":1},{"op":"test","path":"/a/0","value":"y"}]`, "", "test failed"},
+	}
+	for _, tc := range tests {
+		ops, err := parseJSONPatch(tc.patch)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		got, err := applyJSONPatch(doc(), ops)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%s: error %v, want %q", tc.name, err, tc.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", tc.name, err)
+			continue
+		}
+		if d := diffJSON(mustJSON(t, tc.want), got); d != "" {
+			t.Errorf("%s: %s", tc.name, d)
+		}
 	}
 }

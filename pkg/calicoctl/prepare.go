@@ -351,11 +351,8 @@ func (s *session) tierChecks(docs []*document) ([]crossProblem, error) {
 }
 
 func policyTier(r api.Resource) string {
-	switch p := r.(type) {
-	case *api.GlobalNetworkPolicy:
-		return p.Spec.Tier
-	case *api.NetworkPolicy:
-		return p.Spec.Tier
+	if p, ok := r.(interface{ View() api.PolicySpecView }); ok {
+		return p.View().Tier
 	}
 	return ""
 }

@@ -102,8 +102,19 @@ var tableSpecs = map[string]tableSpec{
 			"ORDER": func(r api.Resource, _ *tableContext) string { return floatPtr(r.(*api.Tier).Spec.Order) },
 		},
 	},
-	"GlobalNetworkPolicy": policyTable(),
-	"NetworkPolicy":       policyTable(),
+	"GlobalNetworkPolicy":       policyTable(),
+	"NetworkPolicy":             policyTable(),
+	"StagedGlobalNetworkPolicy": policyTable(),
+	"StagedNetworkPolicy":       policyTable(),
+	"StagedKubernetesNetworkPolicy": {
+		normal: []string{"NAME"},
+		wide:   []string{"NAME", "PODSELECTOR"},
+		cols: map[string]column{
+			"PODSELECTOR": func(r api.Resource, _ *tableContext) string {
+				return r.(*api.StagedKubernetesNetworkPolicy).Spec.PodSelector.String()
+			},
+		},
+	},
 	"Profile": {
 		normal: []string{"NAME"},
 		wide:   []string{"NAME", "LABELS"},
@@ -228,10 +239,7 @@ func ipamConfig(f func(*api.IPAMConfigurationSpec) string) column {
 
 func policyCol(f func(api.PolicySpecView) string) column {
 	return func(r api.Resource, _ *tableContext) string {
-		switch p := r.(type) {
-		case *api.GlobalNetworkPolicy:
-			return f(p.View())
-		case *api.NetworkPolicy:
+		if p, ok := r.(interface{ View() api.PolicySpecView }); ok {
 			return f(p.View())
 		}
 		return ""

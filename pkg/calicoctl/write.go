@@ -108,6 +108,7 @@ func (c *cli) runWrite(act action, args []string) error {
 		return err
 	}
 	warnNotImplemented(c.stderr, docs)
+	warnStaged(c.stderr, docs)
 	s.ensureInitialized()
 	return s.writeAll(docs, act, skipExists).report(c.stdout, act)
 }

@@ -33,6 +33,18 @@ type CheckReport struct {
 	PendingAffinities []BlockRef
 	// CorruptBlocks are blocks whose allocations and free list disagree, or that could not be decoded.
 	CorruptBlocks []CorruptBlock
+
+	// Allocations are every allocated address of the blocks read, by block and ordinal (for
+	// `calicoctl ipam check --show-all-ips`; not part of the written report).
+	Allocations []Allocation `json:"-"`
+}
+
+// Allocation is one allocated address of a block.
+type Allocation struct {
+	IP       netip.Addr
+	Block    string
+	Affinity string // the block's affinity ("host:<node>"), "" when none
+	Attr     api.AllocationAttribute
 }
 
 // LeakedIP is an allocated address nothing can release by handle.
@@ -172,7 +184,16 @@ func checkAllocations(b *block, handles map[string]api.IPAMHandle, actual map[st
 			continue
 		}
 		n++
-		id := attrHandle(b.b.Attributes[*a])
+		var attr api.AllocationAttribute
+		if *a >= 0 && *a < len(b.b.Attributes) {
+			attr = b.b.Attributes[*a]
+		}
+		affinity := ""
+		if b.b.Affinity != nil {
+			affinity = *b.b.Affinity
+		}
+		r.Allocations = append(r.Allocations, Allocation{IP: ordinalAddr(b.cidr, o), Block: b.cidr.String(), Affinity: affinity, Attr: attr})
+		id := attrHandle(attr)
 		if _, ok := handles[id]; !ok || id == "" {
 			r.LeakedIPs = append(r.LeakedIPs, LeakedIP{IP: ordinalAddr(b.cidr, o), Block: b.cidr.String(), Handle: id})
 		}

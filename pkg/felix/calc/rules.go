@@ -319,8 +319,9 @@ func parsePrefixOrAddr(s string) (netip.Prefix, error) {
 }
 
 // ruleFamilies works out which IP families the rule can be rendered for: 0 (both), 4 or 6. A
-// family is left out when ipVersion says so, when the protocol is the other family's ICMP, or
-// when the source or destination nets have none of that family.
+// family is left out when ipVersion says so, when the protocol is the other family's ICMP, when
+// the source or destination nets have none of that family, or when their negated nets have none
+// or all of it.
 func (r *ruleRenderer) ruleFamilies(ar *api.Rule, proto uint8, src, dst sideMatch) (int, error) {
 	fams := map[int]string{4: "", 6: ""}
 	if ar.IPVersion != nil {
@@ -348,8 +349,29 @@ func (r *ruleRenderer) ruleFamilies(ar *api.Rule, proto uint8, src, dst sideMatc
 		if len(dst.nets) > 0 && !hasFamily(dst.nets, f) {
 			restrict(f, "no destination net of this family")
 		}
+		// As Project Calico's FilterRuleToIPVersion: a negated list with no net of the family,
+		// or with its whole address space, leaves the rule out of that family too.
+		if negatedOut(src.notNets, f) {
+			restrict(f, "the negated source nets have none (or all) of this family")
+		}
+		if negatedOut(dst.notNets, f) {
+			restrict(f, "the negated destination nets have none (or all) of this family")
+		}
 	}
 	return r.pickFamily(ar, fams)
+}
+
+// negatedOut reports whether a non-empty negated net list rules family fam out.
+func negatedOut(notNets []netip.Prefix, fam int) bool {
+	if len(notNets) == 0 {
+		return false
+	}
+	for _, n := range notNets {
+		if familyOf(n.Addr()) == fam && n.Bits() == 0 {
+			return true
+		}
+	}
+	return !hasFamily(notNets, fam)
 }
 
 func (r *ruleRenderer) pickFamily(ar *api.Rule, fams map[int]string) (int, error) {

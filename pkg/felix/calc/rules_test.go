@@ -52,8 +52,23 @@ func TestRenderRule(t *testing.T) {
 		{"ICMP with ipVersion 6 is dropped", "", rule("Allow", proto("ICMP"), func(r *api.Rule) { r.IPVersion = api.Int(6) }), nil},
 		{"nets of one family set the IP version", "", rule("Allow", func(r *api.Rule) {
 			r.Source.Nets = []string{"fd00::/8", "fd01::1"}
+			r.Destination.NotNets = []string{"10.0.0.0/8", "fd02::/16"}
+		}), []Rule{{Action: "allow", IPVersion: 6, SrcNets: pfx("fd00::/8", "fd01::1/128"), NotDstNets: pfx("fd02::/16")}}},
+		// Project Calico's FilterRuleToIPVersion: negated nets of the other family only, or the
+		// whole space of a family, leave the rule out of that family.
+		{"negated nets of the other family match nothing in this one", "", rule("Allow", func(r *api.Rule) {
+			r.Source.Nets = []string{"fd00::/8"}
 			r.Destination.NotNets = []string{"10.0.0.0/8"}
-		}), []Rule{{Action: "allow", IPVersion: 6, SrcNets: pfx("fd00::/8", "fd01::1/128")}}},
+		}), nil},
+		{"ICMPv6 with IPv4 negated nets matches nothing", "", rule("Allow", proto("ICMPv6"), func(r *api.Rule) {
+			r.Source.NotNets = []string{"10.65.1.10/31"}
+		}), nil},
+		{"negated nets set the IP version", "", rule("Deny", func(r *api.Rule) {
+			r.Source.NotNets = []string{"198.19.0.0/16"}
+		}), []Rule{{Action: "deny", IPVersion: 4, NotSrcNets: pfx("198.19.0.0/16")}}},
+		{"a negated catch-all leaves its family out", "", rule("Deny", func(r *api.Rule) {
+			r.Source.NotNets = []string{"0.0.0.0/0", "fd00::/8"}
+		}), []Rule{{Action: "deny", IPVersion: 6, NotSrcNets: pfx("fd00::/8")}}},
 		{"mixed nets keep both families", "", rule("Allow", func(r *api.Rule) {
 			r.Source.Nets = []string{"10.1.2.3/8", "fd00::/8"}
 		}), []Rule{{Action: "allow", SrcNets: pfx("10.0.0.0/8", "fd00::/8")}}},
