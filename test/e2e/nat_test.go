@@ -4,8 +4,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/calico-host/calico-host/pkg/api"
-	"github.com/calico-host/calico-host/pkg/datastore"
 	"github.com/calico-host/calico-host/test/e2e/topo"
 )
 
@@ -37,16 +35,5 @@ func TestNATOutgoing(t *testing.T) {
 
 func (s *system) setNATOutgoing(on bool) {
 	s.t.Helper()
-	ds, err := s.Datastore()
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	pool, err := datastore.GetAs[*api.IPPool](s.ctx, ds, "", "default-ipv4-ippool")
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	pool.Spec.NATOutgoing = on
-	if _, err := ds.Update(s.ctx, pool); err != nil {
-		s.t.Fatal(err)
-	}
+	s.setPoolNATOutgoing("default-ipv4-ippool", on)
 }

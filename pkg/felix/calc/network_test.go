@@ -20,7 +20,7 @@ func TestRoutesFromBlocks(t *testing.T) {
 	snapshot(g,
 		node("h1", "198.18.0.1/24", "10.65.0.0"),
 		node("h2", "198.18.0.2/24", "10.65.1.0"),
-		node("h3", "198.18.5.3/24", ""),
+		node("h3", "198.18.5.3/24", "10.65.0.9"), // tunnel address in h1's block
 		pool("p4", "10.65.0.0/16", "CrossSubnet", true),
 		block("10.65.0.0/26", "h1", map[int]string{0: "h1", 5: "h2"}), // local block, one IP borrowed by h2
 		block("10.65.1.0/26", "h2", map[int]string{0: "h2", 7: "h3"}), // h2's block, one IP held by h3
@@ -43,7 +43,9 @@ func TestRoutesFromBlocks(t *testing.T) {
 		r("10.65.0.0/26", RouteLocalWorkload, "h1", "198.18.0.1", true, "p4"),
 		r("10.65.0.5/32", RouteRemoteWorkload, "h2", "198.18.0.2", true, "p4"),
 		r("10.65.1.0/26", RouteRemoteWorkload, "h2", "198.18.0.2", true, "p4"),
-		r("10.65.1.0/32", RouteRemoteTunnel, "h2", "198.18.0.2", true, "p4"),
+		r("10.65.0.9/32", RouteRemoteTunnel, "h3", "198.18.5.3", false, "p4"),
+		// no 10.65.1.0/32: h2's tunnel address is inside h2's own block (Project Calico programs
+		// no route for it either)
 		r("10.65.1.7/32", RouteRemoteWorkload, "h3", "198.18.5.3", false, "p4"),
 		r("10.65.2.0/26", RouteRemoteWorkload, "h3", "198.18.5.3", false, "p4"),
 		r("10.65.3.1/32", RouteRemoteWorkload, "h2", "198.18.0.2", true, "p4"),
@@ -64,6 +66,16 @@ func TestRoutesFromBlocks(t *testing.T) {
 				t.Error("route to released IP remains")
 			}
 		}},
+		{"block holding the tunnel address deleted", []syncer.Update{del(block("10.65.1.0/26", "h2", nil).Key)}, func(t *testing.T) {
+			if rt := m.Routes[netip.MustParsePrefix("10.65.1.0/32")]; rt == nil || rt.Type != RouteRemoteTunnel {
+				t.Errorf("tunnel route without its block = %+v", rt)
+			}
+		}},
+		{"block holding the tunnel address back", []syncer.Update{block("10.65.1.0/26", "h2", map[int]string{0: "h2"})}, func(t *testing.T) {
+			if rt, ok := m.Routes[netip.MustParsePrefix("10.65.1.0/32")]; ok {
+				t.Errorf("tunnel route inside its node's block remains: %+v", rt)
+			}
+		}},
 		{"node moves subnet", []syncer.Update{node("h3", "198.18.0.3/24", "")}, func(t *testing.T) {
 			rt := m.Routes[netip.MustParsePrefix("10.65.2.0/26")]
 			if !rt.SameSubnet || rt.DstNodeIP != netip.MustParseAddr("198.18.0.3") {
@@ -80,7 +92,7 @@ func TestRoutesFromBlocks(t *testing.T) {
 				t.Error("route of deleted block remains")
 			}
 		}},
-		{"tunnel address removed", []syncer.Update{node("h2", "198.18.0.2/24", "")}, func(t *testing.T) {
+		{"tunnel address removed", []syncer.Update{node("h2", "198.18.0.2/24", ""), del(block("10.65.1.0/26", "h2", nil).Key)}, func(t *testing.T) {
 			if _, ok := m.Routes[netip.MustParsePrefix("10.65.1.0/32")]; ok {
 				t.Error("tunnel route remains")
 			}

@@ -131,7 +131,7 @@ func (c *routeCalc) link(key string, dst netip.Prefix, src routeSource) {
 		c.byNode[src.node] = map[netip.Prefix]int{}
 	}
 	c.byNode[src.node][dst]++
-	c.dirty[dst] = struct{}{}
+	c.markDirty(dst, src)
 }
 
 func (c *routeCalc) unlink(key string, dst netip.Prefix, src routeSource) {
@@ -147,7 +147,45 @@ func (c *routeCalc) unlink(key string, dst netip.Prefix, src routeSource) {
 			delete(c.byNode, src.node)
 		}
 	}
+	c.markDirty(dst, src)
+}
+
+// markDirty marks dst for resolution and, when dst is a node's block, that node's tunnel
+// addresses inside it (whether the block covers them decides their own route).
+func (c *routeCalc) markDirty(dst netip.Prefix, src routeSource) {
 	c.dirty[dst] = struct{}{}
+	if src.kind != srcBlock {
+		return
+	}
+	for t := range c.bySource["tunnel/"+src.node] {
+		if dst.Bits() < t.Bits() && dst.Contains(t.Addr()) {
+			c.dirty[t] = struct{}{}
+		}
+	}
+}
+
+// coveredTunnel reports whether dst is only a node's tunnel address inside a block affine to
+// that same node: the block's route reaches it, so, as Project Calico's route resolver, no route
+// of its own is computed (l3_route_resolver.go leaves the workload type off such a tunnel
+// address, so that felix programs no "spurious" route for it). A tunnel address in a block of
+// another node (borrowed), or whose block is the address itself, keeps its route.
+func (c *routeCalc) coveredTunnel(dst netip.Prefix, node string) bool {
+	for _, src := range c.sources[dst] {
+		if src.kind != srcTunnel {
+			return false
+		}
+	}
+	for p := range c.byNode[node] {
+		if p.Bits() >= dst.Bits() || !p.Contains(dst.Addr()) {
+			continue
+		}
+		for _, src := range c.sources[p] {
+			if src.kind == srcBlock && src.node == node {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // updateBlock records a block (nil when deleted or unusable) under its key.
@@ -203,7 +241,7 @@ func (c *routeCalc) resolve(dst netip.Prefix) *Route {
 			best, bestKey, found = src, key, true
 		}
 	}
-	if !found {
+	if !found || best.kind == srcTunnel && c.coveredTunnel(dst, best.node) {
 		return nil
 	}
 	r := &Route{Dst: dst, DstNode: best.node, Type: RouteRemoteWorkload}

@@ -32,6 +32,9 @@ func (f *Fabric) Start(ctx context.Context, o StartOptions) error {
 		return err
 	}
 	return f.eachHost(func(h *Host) error {
+		if h.ProjectCalico {
+			return h.startProjectCalico(ctx, f.meshSessions())
+		}
 		if h.Index != 1 {
 			if err := h.StartStartup(ctx); err != nil {
 				return err
@@ -56,11 +59,18 @@ func (f *Fabric) Start(ctx context.Context, o StartOptions) error {
 
 // meshSessions is the number of BGP sessions of each host: one per peer and family.
 func (f *Fabric) meshSessions() int {
-	n := len(f.Hosts) - 1
-	if f.Opts.IPv6 {
-		n *= 2
+	return (len(f.Hosts) - 1) * len(f.Families())
+}
+
+// Families are the IP versions the hosts have: 4 and/or 6.
+func (f *Fabric) Families() []int {
+	switch {
+	case f.Opts.IPv6Only:
+		return []int{6}
+	case f.Opts.IPv6:
+		return []int{4, 6}
 	}
-	return n
+	return []int{4}
 }
 
 // eachHost runs fn for every host in parallel and returns the first error.
@@ -151,9 +161,14 @@ func (h *Host) privateVarLib(args ...string) []string {
 // BGPSessions returns the host's BGP protocols: name -> "<state> <info>" (e.g. "up
 // Established").
 func (h *Host) BGPSessions(ctx context.Context) (map[string]birdctl.Protocol, error) {
+	return bgpSessions(ctx, h.BirdSocket())
+}
+
+// bgpSessions returns the BGP protocols of the BIRD listening on socket, by name.
+func bgpSessions(ctx context.Context, socket string) (map[string]birdctl.Protocol, error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	c, err := birdctl.Dial(ctx, h.BirdSocket())
+	c, err := birdctl.Dial(ctx, socket)
 	if err != nil {
 		return nil, err
 	}
@@ -178,18 +193,23 @@ func (h *Host) WaitBGPEstablished(ctx context.Context, n int) error {
 		if err != nil {
 			return err
 		}
-		var bad []string
-		for name, p := range s {
-			if p.BGPState != "Established" {
-				bad = append(bad, name+"="+p.BGPState)
-			}
-		}
-		sort.Strings(bad)
-		if len(s) != n || len(bad) > 0 {
-			return fmt.Errorf("%s: %d BGP sessions (want %d), not established: %s", h.Name, len(s), n, strings.Join(bad, " "))
-		}
-		return nil
+		return checkEstablished(h.Name, s, n)
 	})
+}
+
+// checkEstablished fails unless there are n sessions, all Established.
+func checkEstablished(who string, s map[string]birdctl.Protocol, n int) error {
+	var bad []string
+	for name, p := range s {
+		if p.BGPState != "Established" {
+			bad = append(bad, name+"="+p.BGPState)
+		}
+	}
+	sort.Strings(bad)
+	if len(s) != n || len(bad) > 0 {
+		return fmt.Errorf("%s: %d BGP sessions (want %d), not established: %s", who, len(s), n, strings.Join(bad, " "))
+	}
+	return nil
 }
 
 // StartFelix runs calico-felix and waits until it reports ready.

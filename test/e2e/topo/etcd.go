@@ -38,6 +38,9 @@ func startEtcd(ctx context.Context, f *Fabric, n int) (*Etcd, error) {
 	var cluster []string
 	for i := 0; i < n; i++ {
 		addr := memberAddr(i, n)
+		if f.Opts.IPv6Only {
+			addr = "[" + FabricAddr6.String() + "]" // one member (checked by Options.fill)
+		}
 		e.Addrs = append(e.Addrs, addr)
 		e.Endpoints = append(e.Endpoints, "http://"+addr+":2379")
 		cluster = append(cluster, fmt.Sprintf("m%d=http://%s:2380", i, addr))

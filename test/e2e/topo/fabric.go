@@ -4,8 +4,12 @@
 //	"fabric" netns: bridge br0 198.18.0.254/24 (fd5c:ff::fe/64), router to the outside, etcd
 //	"host-N" netns: eth0 198.18.0.N/24 (fd5c:ff::N/64) on br0; calico-startup, calico-confd +
 //	                BIRD, calico-felix; workloads plugged in by the calico CNI plugin
-//	"outside" netns: 198.18.1.1/24 behind the fabric router, with no route to the pools (only
-//	                NAT outgoing lets workloads reach it)
+//	"outside" netns: 198.18.1.1/24 (fd5c:fe::1/64) behind the fabric router, with no route to the
+//	                pools (only NAT outgoing lets workloads reach it)
+//
+// Options.IPv6 makes the hosts dual stack; Options.IPv6Only gives them IPv6 only (no IPv4 address,
+// pool or BGP session; etcd is reached over IPv6). Options.ProjectCalico names hosts that stand
+// for Project Calico's calico-node instead of running calico-host (see projectcalico.go).
 //
 // Nothing touches the machine's own interfaces: every address, route, rule and process lives in
 // namespaces named "<tag><pid>-<role>", all removed by Close (also on SIGINT when
@@ -42,6 +46,11 @@ var (
 	RouterOut   = netip.MustParseAddr("198.18.1.254") // the fabric's leg on the outside
 	PoolV4      = netip.MustParsePrefix("10.65.0.0/16")
 	PoolV6      = netip.MustParsePrefix("fd5c:1::/48")
+
+	// OutsideAddr6 and RouterOut6 are the same for IPv6: the outside routes only the fabric's
+	// fd5c:ff::/64 back (not the pools).
+	OutsideAddr6 = netip.MustParseAddr("fd5c:fe::1")
+	RouterOut6   = netip.MustParseAddr("fd5c:fe::fe")
 )
 
 // Options describe a fabric.
@@ -56,6 +65,16 @@ type Options struct {
 	IPv6        bool   // dual stack: IPv6 host addresses, pool and felix IPv6 support
 	EtcdMembers int    // 1 (default) or 3
 	Logf        func(format string, args ...any)
+
+	// IPv6Only: the hosts have IPv6 only (implies IPv6): no IPv4 address, pool or BGP session,
+	// etcd reached at [fd5c:ff::fe]:2379, BIRD's router id derived from the node name.
+	IPv6Only bool
+	// ProjectCalico lists hosts (1-based, never 1) that stand for Project Calico's calico-node:
+	// Fabric.Start registers their Node and tunnel addresses as calico-node does and runs BIRD
+	// 1.6 (BGP mode) or programs their VXLAN device (VXLAN mode) as Project Calico's confd and
+	// felix would; no calico-host daemon runs there. Their workloads are plugged in by the CNI
+	// plugin, which writes what Project Calico's plugin writes.
+	ProjectCalico []int
 }
 
 // Fabric is the whole simulated network and its etcd.
@@ -117,6 +136,17 @@ func (o *Options) fill() error {
 	}
 	if o.EtcdMembers == 0 {
 		o.EtcdMembers = 1
+	}
+	if o.IPv6Only {
+		o.IPv6 = true
+		if o.EtcdMembers != 1 {
+			return errors.New("IPv6Only takes a single etcd member")
+		}
+	}
+	for _, i := range o.ProjectCalico {
+		if i < 2 || i > o.Hosts {
+			return fmt.Errorf("ProjectCalico host %d: must be 2..%d (host 1 creates the pools)", i, o.Hosts)
+		}
 	}
 	if o.Logf == nil {
 		o.Logf = func(string, ...any) {}
@@ -195,8 +225,12 @@ func (f *Fabric) outside(ctx context.Context) error {
 	if err := f.NS.script(ctx, "addr add "+RouterOut.String()+"/24 dev out0", "link set out0 up"); err != nil {
 		return err
 	}
+	if err := f.NS.script(ctx, "-6 addr add "+RouterOut6.String()+"/64 dev out0 nodad"); err != nil {
+		return err
+	}
 	if err := f.Outside.script(ctx, "addr add "+OutsideAddr.String()+"/24 dev eth0", "link set eth0 up",
-		"route add 198.18.0.0/24 via "+RouterOut.String()); err != nil {
+		"route add 198.18.0.0/24 via "+RouterOut.String(), "-6 addr add "+OutsideAddr6.String()+"/64 dev eth0 nodad",
+		"-6 route add fd5c:ff::/64 via "+RouterOut6.String()); err != nil {
 		return err
 	}
 	_, err = f.NS.Exec(ctx, "sysctl", "-qw", "net.ipv4.ip_forward=1", "net.ipv6.conf.all.forwarding=1")

@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -17,11 +18,15 @@ type Host struct {
 	NS    *Netns
 	f     *Fabric
 	Index int
-	Name  string // Node name, "host-<i>"
-	Addr  netip.Addr
+	Name  string     // Node name, "host-<i>"
+	Addr  netip.Addr // invalid with Options.IPv6Only
 	Addr6 netip.Addr // valid with Options.IPv6
 	Dir   string     // configs, state, BIRD socket
 	Logs  string     // log directory
+
+	// ProjectCalico: the host stands for Project Calico's calico-node (Options.ProjectCalico).
+	ProjectCalico bool
+	pc            *projectCalico // its simulated calico-node, once started
 
 	// Daemons, set by the Start* methods.
 	Startup, Confd, Bird, Felix *Proc
@@ -37,8 +42,14 @@ type Host struct {
 
 // newHost creates host i's namespace, plugs it into the bridge and writes its configuration.
 func newHost(ctx context.Context, f *Fabric, i int) (*Host, error) {
-	h := &Host{f: f, Index: i, Name: fmt.Sprintf("host-%d", i),
-		Addr: netip.AddrFrom4([4]byte{198, 18, 0, byte(i)}), workloads: map[string]*Workload{}}
+	h := &Host{f: f, Index: i, Name: fmt.Sprintf("host-%d", i), workloads: map[string]*Workload{}}
+	if !f.Opts.IPv6Only {
+		h.Addr = netip.AddrFrom4([4]byte{198, 18, 0, byte(i)})
+	}
+	if f.Opts.IPv6 {
+		h.Addr6 = netip.MustParseAddr(fmt.Sprintf("fd5c:ff::%x", i))
+	}
+	h.ProjectCalico = slices.Contains(f.Opts.ProjectCalico, i)
 	h.Dir = filepath.Join(f.Dir, "hosts", h.Name)
 	h.Logs = filepath.Join(f.LogDir(), h.Name)
 	for _, d := range []string{h.Dir, h.Logs, filepath.Join(h.Dir, "bird"), filepath.Join(h.Dir, "conf.d"), filepath.Join(h.Dir, "secrets")} {
@@ -57,9 +68,11 @@ func newHost(ctx context.Context, f *Fabric, i int) (*Host, error) {
 	if err := f.NS.script(ctx, "link set "+port+" master br0 up"); err != nil {
 		return nil, err
 	}
-	lines := []string{"addr add " + h.Addr.String() + "/24 dev eth0", "link set eth0 up", "route add default via " + FabricAddr.String()}
-	if f.Opts.IPv6 {
-		h.Addr6 = netip.MustParseAddr(fmt.Sprintf("fd5c:ff::%x", i))
+	lines := []string{"link set eth0 up"}
+	if h.Addr.IsValid() {
+		lines = append(lines, "addr add "+h.Addr.String()+"/24 dev eth0", "route add default via "+FabricAddr.String())
+	}
+	if h.Addr6.IsValid() {
 		lines = append(lines, "-6 addr add "+h.Addr6.String()+"/64 dev eth0 nodad", "-6 route add default via "+FabricAddr6.String())
 	}
 	if err := h.NS.script(ctx, lines...); err != nil {
@@ -129,14 +142,17 @@ func (h *Host) nodeTOML() string {
 	if h.f.Opts.Mode == ModeVXLAN {
 		backend, vxlan = "vxlan", "Always"
 	}
-	ip6, pool6 := "none", "none"
+	ip, pool4, ip6, pool6 := h.Addr.String()+"/24", PoolV4.String(), "none", "none"
+	if h.f.Opts.IPv6Only {
+		ip, pool4 = "none", "none"
+	}
 	if h.f.Opts.IPv6 {
 		ip6, pool6 = h.Addr6.String()+"/64", PoolV6.String()
 	}
 	return fmt.Sprintf(`nodename = %q
 nodename_file = %q
 networking_backend = %q
-ip = "%s/24"
+ip = %q
 ip6 = %q
 ipv6_support = %v
 autodetect_poll_interval = "10s"
@@ -151,7 +167,7 @@ nat_outgoing = true
 cidr = %q
 block_size = 122
 vxlan_mode = %q
-`, h.Name, h.path("nodename"), backend, h.Addr, ip6, h.f.Opts.IPv6, PoolV4, vxlan, pool6, vxlan)
+`, h.Name, h.path("nodename"), backend, ip, ip6, h.f.Opts.IPv6, pool4, vxlan, pool6, vxlan)
 }
 
 func (h *Host) confdTOML() string {
@@ -163,7 +179,7 @@ output_dir = %q
 bird_socket = %q
 secrets_dir = %q
 debounce = "100ms"
-
+%s
 # Short BGP timers so that sessions come up and fail over quickly in tests.
 [vars]
 connect_delay_time = "1"
@@ -172,7 +188,16 @@ error_wait_time = "1,3"
 hold_time = "9"
 keepalive_time = "3"
 `, h.Name, h.path("nodename"), filepath.Join(h.f.Opts.Repo, "etc/calico/confd/templates"), h.path("conf.d"),
-		h.path("bird"), h.BirdSocket(), h.path("secrets"))
+		h.path("bird"), h.BirdSocket(), h.path("secrets"), h.routerIDLine())
+}
+
+// routerIDLine: an IPv6-only host has no IPv4 address to be BIRD's router id, so it uses one
+// derived from its name (Project Calico's CALICO_ROUTER_ID=hash, required there too).
+func (h *Host) routerIDLine() string {
+	if h.f.Opts.IPv6Only {
+		return "router_id = \"hash\"\n"
+	}
+	return ""
 }
 
 // Felix listens for health and metrics on the host namespace's loopback only.

@@ -57,13 +57,16 @@ func (h *Host) NetConf() map[string]any {
 	mtu := 1500
 	if h.f.Opts.Mode == ModeVXLAN {
 		mtu = 1450
+		if h.f.Opts.IPv6Only {
+			mtu = 1430 // IPv6 VXLAN's overhead is 70 bytes
+		}
 	}
 	return map[string]any{
 		"cniVersion": "1.0.0", "name": CNINetwork, "type": "calico",
 		"etcd_endpoints": h.f.Etcd.EndpointList(), "nodename": h.Name, "mtu": mtu,
 		"log_level": "info", "log_file_path": filepath.Join(h.Logs, "cni.log"),
 		"ipam_lock_file": h.path("ipam.lock"),
-		"ipam":           map[string]any{"type": "calico-ipam", "assign_ipv4": "true", "assign_ipv6": fmt.Sprint(h.f.Opts.IPv6)},
+		"ipam":           map[string]any{"type": "calico-ipam", "assign_ipv4": fmt.Sprint(!h.f.Opts.IPv6Only), "assign_ipv6": fmt.Sprint(h.f.Opts.IPv6)},
 	}
 }
 
