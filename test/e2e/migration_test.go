@@ -137,7 +137,7 @@ func (s *system) migrate(h *topo.Host) {
 }
 
 // rollback runs the rollback of docs/migration.md on h: stop calico-host, flush BIRD 2's routes
-// (BGP mode), start calico-node, then delete calico-host felix's nftables table (it stays in
+// (BGP mode), start calico-node, then delete calico-host felix's nftables tables (they stay in
 // force after felix stops, by design).
 func (s *system) rollback(h *topo.Host) {
 	s.t.Helper()
@@ -153,8 +153,14 @@ func (s *system) rollback(h *topo.Host) {
 	if err := h.StartProjectCalico(s.ctx); err != nil {
 		s.t.Fatal(err)
 	}
-	if _, err := h.Exec(s.ctx, "nft", "delete", "table", "inet", "calico"); err != nil {
-		s.t.Fatal(err)
+	for _, fam := range []string{"ip", "ip6"} { // calico-felix's tables (the test's calico-node runs no felix)
+		if out, err := h.Exec(s.ctx, "nft", "list", "tables", fam); err != nil {
+			s.t.Fatal(err)
+		} else if strings.Contains(out, "table "+fam+" calico\n") {
+			if _, err := h.Exec(s.ctx, "nft", "delete", "table", fam, "calico"); err != nil {
+				s.t.Fatal(err)
+			}
+		}
 	}
 	s.t.Logf("%s: back to calico-node in %s", h.Name, time.Since(began).Round(time.Millisecond))
 }

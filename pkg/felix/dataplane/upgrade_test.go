@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -166,4 +167,39 @@ func TestFirstSyncReplacesOldTables(t *testing.T) {
 	if got := h.fake.Tables(); len(got) != 1 || got[0].Family != nft.FamilyIP {
 		t.Errorf("tables %v", got)
 	}
+}
+
+// TestKernelTakeOverProjectCalicoTables: a host moved from Project Calico's felix in nftables
+// mode holds tables of the names calico-felix uses (ip calico, ip6 calico). The first sync
+// takes them over in one transaction: none of the stale chains, sets or rules is left (they
+// would keep dropping what current policy allows), the IPv6 table goes when IPv6 is off, and
+// a table that is not calico-felix's (arp calico-arp) is left to the operator.
+func TestKernelTakeOverProjectCalicoTables(t *testing.T) {
+	tp := newTopology(t)
+	a := tp.addWorkload(t, "a", ifA, ipA)
+	b := tp.addWorkload(t, "b", ifB, ipB)
+	listenTCP(t, b, ipB, 8080)
+	listenTCP(t, b, ipB, 8081)
+	for _, ifc := range []string{ifA, ifB} { // as Project Calico's felix left them
+		if err := (&nsInterfaces{t: t, ns: tp.host}).ConfigureWorkload(ifc, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tp.host.run(t, "nft", "-f", "testdata/projectcalico-nftables.nft")
+	tcp := func(port int) func() bool { return func() bool { return canTCP(t, a, ipB, port) } }
+	check(t, "Project Calico's stale tables", expectation{"tcp 8080", tcp(8080), false}, expectation{"tcp 8081", tcp(8081), true})
+	web := gnpID("b-web")
+	startDataplane(t, tp, Config{},
+		policy(web, []calc.Rule{{Action: calc.RuleAllow, Protocol: 6, DstPorts: ports(8080)}}, nil),
+		egressAll(), kwep("a", ifA, ipA), kwep("b", ifB, ipB, tier("default", ids(web), nil)))
+	ruleset := tp.host.run(t, "nft", "list", "ruleset")
+	for _, stale := range []string{"cali40s-stale", "stale-drop", "stale-v6", "table ip6 calico"} {
+		if strings.Contains(ruleset, stale) {
+			t.Errorf("%q left after the takeover:\n%s", stale, ruleset)
+		}
+	}
+	if got := tp.host.run(t, "nft", "list", "tables"); got != "table ip calico\ntable arp calico-arp\n" {
+		t.Errorf("tables after the takeover: %q", got)
+	}
+	check(t, "calico-felix's policy", expectation{"tcp 8080", tcp(8080), true}, expectation{"tcp 8081", tcp(8081), false})
 }
