@@ -18,14 +18,18 @@ func policySel(id calc.PolicyID, sel string, in, out []calc.Rule) calc.ActivePol
 }
 
 // chainRules is a chain of the ip table as nft lists it, one rule a line ("" when absent).
-func (h *harness) chainRules(name string) string {
-	c := h.dp.builder.tables[0].Chain(name)
+func (h *harness) chainRules(name string) string { return h.chainRulesIn(0, name) }
+
+// chainRulesIn is chainRules for the table of index i (0 ip, 1 ip6 when both are on).
+func (h *harness) chainRulesIn(i int, name string) string {
+	t := h.dp.builder.tables[i]
+	c := t.Chain(name)
 	if c == nil {
 		return ""
 	}
 	var lines []string
 	for _, r := range c.Rules {
-		lines = append(lines, r.Text(nft.FamilyIP))
+		lines = append(lines, r.Text(t.Family))
 	}
 	return strings.Join(lines, "\n")
 }

@@ -4,6 +4,7 @@ import (
 	"net"
 	"net/netip"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -90,5 +91,32 @@ func testNATOutgoingPorts(t *testing.T, tc natCase) {
 		if p := tcpFromPort(t, a, 40100, tsrv, "198.18.0.2", 7001); !in(p, tc.tcp) {
 			t.Errorf("TCP from port 40100 arrived from %s, want a port in %v", p, tc.tcp)
 		}
+	}
+}
+
+// TestNATOutgoingOfOneVersionOnly: natOutgoing on the IPv6 pool and then off again, while the
+// IPv4 pool keeps it: the ip6 table's NAT outgoing chain goes with its pool sets (the chain of
+// the same name in the ip table stays). Before, the ip6 chain stayed, referring to the deleted
+// sets, and every later transaction was refused (found by test/e2e TestIPv6/dual).
+func TestNATOutgoingOfOneVersionOnly(t *testing.T) {
+	h := newHarness(t, Config{Hostname: "host1", IPv6Support: true})
+	pool6 := func(nat bool) calc.Update {
+		return calc.IPPoolUpdate{Pool: &calc.IPPool{Name: "p6", CIDR: pfx("fd5c::/48"), NATOutgoing: nat}}
+	}
+	h.send(natPool(false), pool6(true))
+	nat := "nat-cali-nat-outgoing"
+	if !strings.Contains(h.fake.Dump(), "table ip6 calico") || h.chainRulesIn(1, nat) == "" {
+		t.Fatalf("no IPv6 NAT outgoing chain:\n%s", h.fake.Dump())
+	}
+	h.send(pool6(false))
+	if h.chainRulesIn(1, nat) != "" || strings.Contains(h.fake.Dump(), "cali60masq-ipam-pools") {
+		t.Errorf("the ip6 table kept NAT outgoing:\n%s", h.fake.Dump())
+	}
+	if h.chainRulesIn(0, nat) == "" {
+		t.Errorf("the ip table lost NAT outgoing:\n%s", h.fake.Dump())
+	}
+	h.send(pool6(true))
+	if h.chainRulesIn(1, nat) == "" {
+		t.Errorf("no IPv6 NAT outgoing chain after turning it on again:\n%s", h.fake.Dump())
 	}
 }

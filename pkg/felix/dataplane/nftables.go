@@ -44,7 +44,7 @@ type rulesetBuilder struct {
 
 	calcSets map[string]bool      // set names made from calc IP sets (any table)
 	rendered map[string]ipSetRev  // calc IP set ID -> the set its nft sets were made from
-	volatile map[string]bool      // chains, maps and sets of the last volatile build
+	volatile map[tableObject]bool // chains, maps and sets of the last volatile build, per table
 	setNames map[string][2]string // calc IP set ID -> set name per table
 	missing  map[string]bool      // empty stand-ins for sets calc did not send
 	// setsToCheck: group and profile chains rendered in this build (their sets must exist);
@@ -75,7 +75,7 @@ func newRulesetBuilder(cfg *rules.Config, table string, log zerolog.Logger) *rul
 		placeDirty: map[memberKey]bool{}, memberKeys: map[calc.PolicyID]map[memberKey]bool{},
 		groupedBy: map[calc.PolicyID]groupedBy{},
 		calcSets:  map[string]bool{}, rendered: map[string]ipSetRev{},
-		volatile: map[string]bool{}, missing: map[string]bool{}, setNames: map[string][2]string{},
+		volatile: map[tableObject]bool{}, missing: map[string]bool{}, setNames: map[string][2]string{},
 		setsToCheck: map[string]bool{},
 	}
 	for _, v := range cfg.Families() {
@@ -137,11 +137,13 @@ func (b *rulesetBuilder) buildVolatile(m *model, in buildInput) {
 	for _, e := range b.refs {
 		e.hostRefd = false
 	}
-	now := map[string]bool{}
+	now := map[tableObject]bool{}
 	hostEP, hostMaps, hd := rules.HostEndpoints(b.cfg, in.hosts, b.grouper(m))
 	for _, c := range hostEP.Chains {
 		b.putChain(c)
-		now[c.Name] = true
+		for i := range b.tables {
+			now[tableObject{i, c.Name}] = true
+		}
 	}
 	for _, r := range hostEP.Refs {
 		b.addRef(r, true)
@@ -151,37 +153,45 @@ func (b *rulesetBuilder) buildVolatile(m *model, in buildInput) {
 		t := b.tables[i]
 		for _, mp := range hostMaps {
 			must(t.PutMap(mp))
-			now[mp.Name] = true
+			now[tableObject{i, mp.Name}] = true
 		}
 		for _, c := range rules.StaticChains(b.cfg, st, v) {
 			must(t.PutChain(c))
-			now[c.Name] = true
+			now[tableObject{i, c.Name}] = true
 		}
 		for _, s := range b.internalSets(m, st, v) {
 			must(t.PutSet(s))
-			now[s.Name] = true
+			now[tableObject{i, s.Name}] = true
 		}
 	}
 	b.removeStaleVolatile(now)
 }
 
-// removeStaleVolatile removes the volatile objects of the previous build not made again.
-func (b *rulesetBuilder) removeStaleVolatile(now map[string]bool) {
+// tableObject is a chain, set or map by name in the table of index i: the tables of both
+// versions have objects of the same name (static chains) that one build may make in one table
+// and not in the other (NAT outgoing with natOutgoing pools of one version only).
+type tableObject struct {
+	i    int
+	name string
+}
+
+// removeStaleVolatile removes the volatile objects of the previous build not made again in
+// the same table.
+func (b *rulesetBuilder) removeStaleVolatile(now map[tableObject]bool) {
 	from, to := rules.DispatchMaps()
-	for name := range b.volatile {
-		if now[name] {
+	for o := range b.volatile {
+		if now[o] {
 			continue
 		}
-		for _, t := range b.tables {
-			if t.Chain(name) != nil {
-				t.DeleteChain(name)
-			}
-			if t.Set(name) != nil && !b.calcSets[name] {
-				t.DeleteSet(name)
-			}
-			if t.Map(name) != nil && name != from && name != to {
-				t.DeleteMap(name)
-			}
+		t, name := b.tables[o.i], o.name
+		if t.Chain(name) != nil {
+			t.DeleteChain(name)
+		}
+		if t.Set(name) != nil && !b.calcSets[name] {
+			t.DeleteSet(name)
+		}
+		if t.Map(name) != nil && name != from && name != to {
+			t.DeleteMap(name)
 		}
 	}
 	b.volatile = now
