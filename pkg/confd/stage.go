@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"text/template"
@@ -160,10 +161,21 @@ func expandCommand(cmd string, vars map[string]string) ([]string, error) {
 	return argv, nil
 }
 
-// swap moves every changed staged file over its destination.
+// swap moves every changed staged file over its destination: first the files that are not
+// checked on their own (the includes), then the checked ones (the main configuration that
+// includes them), so that a BIRD started or reloaded between two renames never reads a new
+// main file whose new include is not there yet.
 func (s *Stager) swap(files []Rendered) ([]Rendered, error) {
 	var changed []Rendered
-	for _, f := range files {
+	ordered := slices.Clone(files)
+	checked := func(f Rendered) int {
+		if f.Template.CheckCmd != "" {
+			return 1
+		}
+		return 0
+	}
+	slices.SortStableFunc(ordered, func(a, b Rendered) int { return checked(a) - checked(b) })
+	for _, f := range ordered {
 		same, err := sameContent(f)
 		if err != nil {
 			return changed, err

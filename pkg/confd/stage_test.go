@@ -35,6 +35,11 @@ func TestStagerChecksStagedFilesTogether(t *testing.T) {
 	if err != nil || len(changed) != 2 {
 		t.Fatalf("first apply: changed %d, err %v", len(changed), err)
 	}
+	// changed lists the files in the order they were installed: the include before the main
+	// file, so that a BIRD starting in between never finds the main file without its include.
+	if changed[0].Dest != good[1].Dest {
+		t.Errorf("installed %s first, want the include %s", changed[0].Dest, good[1].Dest)
+	}
 	if st, _ := os.Stat(good[1].Dest); st.Mode().Perm() != 0o640 {
 		t.Errorf("installed mode %v", st.Mode())
 	}
