@@ -58,6 +58,10 @@ type IPAMConfig struct {
 	StrictAffinity     bool `json:"strict_affinity,omitempty"`
 	AutoAllocateBlocks bool `json:"auto_allocate_blocks,omitempty"`
 	MaxBlocksPerHost   int  `json:"maxBlocksPerHost,omitempty"`
+	// Project Calico's KubeVirt and cooldown settings: calico-host's IPAM does not implement
+	// them (calicoctl ipam configure refuses to set them) but keeps them as stored.
+	KubeVirtVMAddressPersistence *string `json:"kubeVirtVMAddressPersistence,omitempty"`
+	IPCooldownSeconds            int     `json:"ipCooldownSeconds,omitempty"`
 }
 
 // AgentStatus is felix's liveness report (/calico/felix/v2/<region>/host/<node>/status).

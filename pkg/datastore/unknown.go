@@ -18,6 +18,12 @@ import (
 //     inherits another element's unknown fields.
 // A known field the update left out stays out: only fields our types cannot express are kept.
 
+// KeepUnknownFields is keepUnknownFields for values written outside Update (raw IPAM keys):
+// updated with the fields of stored that the type of v does not declare.
+func KeepUnknownFields(stored, updated []byte, v any) []byte {
+	return keepUnknownFields(stored, updated, reflect.TypeOf(v))
+}
+
 // keepUnknownFields returns updated with the fields of stored that typ does not declare. It
 // returns updated unchanged when either value is not a JSON object.
 func keepUnknownFields(stored, updated []byte, typ reflect.Type) []byte {

@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -438,4 +439,32 @@ func TestIPAMConfigDefaults(t *testing.T) {
 func sortedAddrs(a []netip.Addr) []netip.Addr {
 	sort.Slice(a, func(i, j int) bool { return a[i].Less(a[j]) })
 	return a
+}
+
+// TestSetIPAMConfigKeepsWhatItDoesNotSet: Project Calico's fields calico-host does not
+// implement and fields of a newer Project Calico survive calicoctl ipam configure.
+func TestSetIPAMConfigKeepsWhatItDoesNotSet(t *testing.T) {
+	e := newEnv(t)
+	ctx := tctx(t)
+	stored := `{"strict_affinity":false,"auto_allocate_blocks":true,"kubeVirtVMAddressPersistence":"Disabled","ipCooldownSeconds":30,"futureField":{"a":1}}`
+	if _, err := e.ds.CreateKV(ctx, datastore.IPAMConfigKey, []byte(stored)); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := e.c.GetIPAMConfig(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.StrictAffinity = true
+	if err := e.c.SetIPAMConfig(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	kv, err := e.ds.GetKV(ctx, datastore.IPAMConfigKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"strict_affinity":true`, `"kubeVirtVMAddressPersistence":"Disabled"`, `"ipCooldownSeconds":30`, `"futureField":{"a":1}`} {
+		if !strings.Contains(string(kv.Value), want) {
+			t.Errorf("stored %s lacks %s", kv.Value, want)
+		}
+	}
 }

@@ -85,11 +85,16 @@ func (c *Client) SetIPAMConfig(ctx context.Context, cfg api.IPAMConfig) error {
 		return fmt.Errorf("encoding IPAM config: %w", err)
 	}
 	return c.retry(ctx, "writing IPAM config", func() error {
-		_, rev, err := c.getConfig(ctx)
-		if err != nil {
-			return err
+		kv, err := c.ds.GetKV(ctx, datastore.IPAMConfigKey)
+		var rev int64
+		value := v
+		switch {
+		case err == nil:
+			rev, value = kv.ModRevision, datastore.KeepUnknownFields(kv.Value, v, cfg)
+		case !datastore.IsNotFound(err):
+			return fmt.Errorf("reading IPAM config: %w", err)
 		}
-		_, err = c.commit(ctx, write{key: datastore.IPAMConfigKey, value: v, rev: rev})
+		_, err = c.commit(ctx, write{key: datastore.IPAMConfigKey, value: value, rev: rev})
 		return err
 	})
 }
