@@ -132,41 +132,53 @@ func (p Protocol) SupportsPorts() bool {
 }
 
 // String renders the protocol as it was given.
-func (p Protocol) String() string {
-	if p.IsNum {
-		return strconv.Itoa(int(p.Number))
-	}
-	return p.Name
-}
+func (p Protocol) String() string { return byteOrNameText(p.IsNum, p.Number, p.Name) }
 
 // MarshalJSON renders a number or a string, as given.
-func (p Protocol) MarshalJSON() ([]byte, error) {
-	if p.IsNum {
-		return []byte(strconv.Itoa(int(p.Number))), nil
-	}
-	return json.Marshal(p.Name)
-}
+func (p Protocol) MarshalJSON() ([]byte, error) { return byteOrNameJSON(p.IsNum, p.Number, p.Name) }
 
 // UnmarshalJSON accepts a number or a string. As in Project Calico's numorstring, a string that
 // is a number 0-255 ("17", as Neutron stores "--protocol 17") is that number.
 func (p *Protocol) UnmarshalJSON(b []byte) error {
-	if len(b) > 0 && b[0] == '"' {
-		var s string
-		if err := json.Unmarshal(b, &s); err != nil {
-			return err
-		}
+	n, s, isNum, err := unmarshalByteOrName(b, "protocol")
+	switch {
+	case err != nil:
+		return err
+	case isNum:
+		*p = Protocol{Number: n, IsNum: true}
+	default:
 		*p = ProtocolFromString(s)
-		return nil
 	}
-	var n int64
-	if err := json.Unmarshal(b, &n); err != nil {
-		return fmt.Errorf("protocol must be a number or a string: %s", b)
-	}
-	if n < 0 || n > 255 {
-		return fmt.Errorf("protocol %d out of range 0-255", n)
-	}
-	*p = Protocol{Number: uint8(n), IsNum: true}
 	return nil
+}
+
+// byteOrNameText is a number-or-name value (protocol, DSCP) as it was given.
+func byteOrNameText(isNum bool, n uint8, name string) string {
+	if isNum {
+		return strconv.Itoa(int(n))
+	}
+	return name
+}
+
+// byteOrNameJSON renders a number-or-name value as a JSON number or string, as given.
+func byteOrNameJSON(isNum bool, n uint8, name string) ([]byte, error) {
+	if isNum {
+		return []byte(strconv.Itoa(int(n))), nil
+	}
+	return json.Marshal(name)
+}
+
+// unmarshalByteOrName decodes a JSON string (s) or a number 0-255 (n, isNum).
+func unmarshalByteOrName(b []byte, what string) (n uint8, s string, isNum bool, err error) {
+	if len(b) > 0 && b[0] == '"' {
+		err = json.Unmarshal(b, &s)
+		return 0, s, false, err
+	}
+	var v int64
+	if err := json.Unmarshal(b, &v); err != nil || v < 0 || v > 255 {
+		return 0, "", false, fmt.Errorf("%s must be a number 0-255 or a string: %s", what, b)
+	}
+	return uint8(v), "", true, nil
 }
 
 // ASNumber is a BGP AS number. It accepts a number, a numeric string or asdot notation ("1.10").
@@ -264,35 +276,21 @@ func (d DSCP) NumberValue() (uint8, bool) {
 }
 
 // String renders the DSCP as it was given.
-func (d DSCP) String() string {
-	if d.IsNum {
-		return strconv.Itoa(int(d.Value))
-	}
-	return d.Name
-}
+func (d DSCP) String() string { return byteOrNameText(d.IsNum, d.Value, d.Name) }
 
 // MarshalJSON renders a number or a string, as given.
-func (d DSCP) MarshalJSON() ([]byte, error) {
-	if d.IsNum {
-		return []byte(strconv.Itoa(int(d.Value))), nil
-	}
-	return json.Marshal(d.Name)
-}
+func (d DSCP) MarshalJSON() ([]byte, error) { return byteOrNameJSON(d.IsNum, d.Value, d.Name) }
 
 // UnmarshalJSON accepts a number 0-255 or a string.
 func (d *DSCP) UnmarshalJSON(b []byte) error {
-	if len(b) > 0 && b[0] == '"' {
-		var s string
-		if err := json.Unmarshal(b, &s); err != nil {
-			return err
-		}
+	n, s, isNum, err := unmarshalByteOrName(b, "DSCP")
+	switch {
+	case err != nil:
+		return err
+	case isNum:
+		*d = DSCPFromInt(n)
+	default:
 		*d = DSCPFromString(s)
-		return nil
 	}
-	var n int64
-	if err := json.Unmarshal(b, &n); err != nil || n < 0 || n > 255 {
-		return fmt.Errorf("DSCP must be a number 0-255 or a string: %s", b)
-	}
-	*d = DSCPFromInt(uint8(n))
 	return nil
 }
