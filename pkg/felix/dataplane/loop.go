@@ -138,6 +138,9 @@ func (l *loop) recordIface(u ifaces.Update) {
 // when it may.
 func (l *loop) maybeApply(ctx context.Context) {
 	m := l.d.model
+	if l.d.quar.due(time.Now()) { // a quarantined object's periodic retry (checked at least every IdleBeat)
+		l.dirty = true
+	}
 	if !l.dirty || !m.inSync || !m.ifacesInSync || l.timer != nil {
 		return
 	}
