@@ -91,6 +91,7 @@ func (q *quarantine) enforce(tables []*nft.Table, now time.Time) {
 			delete(q.entries, k)
 		case !now.Before(e.retryAt):
 			e.trying = true
+			putBack(tables[k.table], e)
 		default:
 			e.trying = false
 			q.replace(tables[k.table], k, e)
@@ -108,6 +109,9 @@ func (q *quarantine) enforceDependents(tables []*nft.Table) {
 			continue
 		}
 		if p := q.entries[*e.cause]; p == nil || p.trying || current(tables[k.table], k) != e.original {
+			if current(tables[k.table], k) == e.original {
+				putBack(tables[k.table], e)
+			}
 			delete(q.entries, k)
 		}
 	}
@@ -148,6 +152,17 @@ func current(t *nft.Table, k qKey) any {
 		}
 	}
 	return nil
+}
+
+// putBack puts the original object again, recording the change (restore did not), so that
+// the next apply writes it.
+func putBack(t *nft.Table, e *qEntry) {
+	switch o := e.original.(type) {
+	case *nft.Chain:
+		must(t.PutChain(o))
+	case *nft.Set:
+		must(t.PutSet(o))
+	}
 }
 
 // replace puts e's replacement into the table (made on first use).
