@@ -85,6 +85,9 @@ type Daemon struct {
 	ready      atomic.Bool
 	programmed atomic.Int64
 	up         atomic.Int64
+	// quarantined counts the objects the dataplane could not program (failing closed), when it
+	// reports them (dataplane.Dataplane.Quarantined).
+	quarantined func() int
 }
 
 // New checks the options and returns a daemon; call Run once.

@@ -27,9 +27,9 @@ import (
 // recording a change, so the builder's incremental updates apply to what it rendered), and after
 // the build it replaces those the builder left alone.
 type quarantine struct {
-	log     zerolog.Logger
-	entries map[qKey]*qEntry
-	count   atomic.Int64 // len(entries), for status reports from other goroutines
+	log      zerolog.Logger
+	entries  map[qKey]*qEntry
+	count    atomic.Int64 // len(entries), for status reports from other goroutines
 	describe func(kind nft.ObjectKind, name string) (kind2, what string)
 }
 
