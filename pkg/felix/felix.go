@@ -105,7 +105,8 @@ func New(o Options) (*Daemon, error) {
 		o.ShutdownTimeout = 10 * time.Second
 	}
 	if o.Syncer == nil {
-		o.Syncer = syncer.New(o.Datastore, syncer.Config{Prefixes: []string{datastore.ResourcePrefix, datastore.BlockPrefix}},
+		o.Syncer = syncer.New(o.Datastore, syncer.Config{Prefixes: []string{datastore.ResourcePrefix, datastore.BlockPrefix},
+			Decoder: syncer.FailClosedDecoder},
 			o.Log.With().Str("loop", LoopSyncer).Logger())
 	}
 	if o.afterFirstApply == nil {
