@@ -20,7 +20,7 @@ type policyInfo struct {
 	sortKey  string // "<name>/<namespace>/<kind>", the tie-break between equal orders
 	ingress  bool
 	egress   bool
-	hostOnly bool // doNotTrack or preDNAT: applies to host endpoints only
+	hostOnly bool   // doNotTrack or preDNAT: applies to host endpoints only
 	invalid  string // why the policy failed validation: it drops what reaches it (failClosed)
 }
 
