@@ -165,7 +165,7 @@ func (l *loop) maybeApply(ctx context.Context) {
 		delay := l.retry.Next()
 		l.retryAt = time.Now().Add(delay)
 		l.timer = time.After(delay)
-		l.d.log.Error().Err(err).Dur("retryIn", delay).Msg("Dataplane apply failed; will retry with a full resync")
+		l.d.log.Error().Err(err).Dur("retryIn", delay).Msg("Dataplane apply failed; will retry (with a full resync unless the kernel refused the batch, which changed nothing)")
 		return
 	}
 	l.dirty = false
