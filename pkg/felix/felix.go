@@ -85,6 +85,9 @@ type Daemon struct {
 	ready      atomic.Bool
 	programmed atomic.Int64
 	up         atomic.Int64
+	// quarantined counts the objects the dataplane could not program (failing closed), when it
+	// reports them (dataplane.Dataplane.Quarantined).
+	quarantined func() int
 }
 
 // New checks the options and returns a daemon; call Run once.
@@ -102,7 +105,8 @@ func New(o Options) (*Daemon, error) {
 		o.ShutdownTimeout = 10 * time.Second
 	}
 	if o.Syncer == nil {
-		o.Syncer = syncer.New(o.Datastore, syncer.Config{Prefixes: []string{datastore.ResourcePrefix, datastore.BlockPrefix}},
+		o.Syncer = syncer.New(o.Datastore, syncer.Config{Prefixes: []string{datastore.ResourcePrefix, datastore.BlockPrefix},
+			Decoder: syncer.FailClosedDecoder},
 			o.Log.With().Str("loop", LoopSyncer).Logger())
 	}
 	if o.afterFirstApply == nil {

@@ -96,6 +96,9 @@ func (d *Daemon) start(ctx context.Context, dpIn <-chan []calc.Update) error {
 	if err != nil {
 		return fmt.Errorf("starting the dataplane: %w", err)
 	}
+	if q, ok := dp.(interface{ Quarantined() int }); ok {
+		d.quarantined = q.Quarantined
+	}
 	statusMetrics := d.startStatus(ctx)
 	d.registerMetrics(dp, statusMetrics)
 	d.startServers(ctx)

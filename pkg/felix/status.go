@@ -99,5 +99,16 @@ func (d *Daemon) runningStatus() string {
 	case st != syncer.InSync:
 		return fmt.Sprintf("Resyncing with the datastore; %d endpoints programmed", d.programmed.Load())
 	}
-	return fmt.Sprintf("In sync: %d endpoints programmed (%d up); %s", d.programmed.Load(), d.up.Load(), known)
+	return fmt.Sprintf("In sync: %d endpoints programmed (%d up); %s%s", d.programmed.Load(), d.up.Load(), known, d.quarantineStatus())
+}
+
+// quarantineStatus is the STATUS line's note of objects the kernel refused, if any.
+func (d *Daemon) quarantineStatus() string {
+	if d.quarantined == nil {
+		return ""
+	}
+	if n := d.quarantined(); n > 0 {
+		return fmt.Sprintf("; %d objects could not be programmed and fail closed (see the log and calico_host_felix_quarantined_objects)", n)
+	}
+	return ""
 }

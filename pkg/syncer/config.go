@@ -76,6 +76,39 @@ func DefaultDecoder(key string, value []byte, modRevision int64) (any, error) {
 	return v, nil
 }
 
+// Invalid is the value of a key that decoded but failed validation, as FailClosedDecoder
+// delivers it for the kinds whose absence could widen what is allowed (policies: their deny
+// rules would vanish). Value is the decoded resource (read defaults applied); Err says why it is
+// invalid. Consumers must not enforce Value as written.
+type Invalid struct {
+	Value api.Resource
+	Err   error
+}
+
+// FailClosedDecoder is DefaultDecoder, except that a GlobalNetworkPolicy or NetworkPolicy that
+// decodes but fails validation comes back as an *Invalid (not as absent), so that the consumer
+// can fail closed where it applies.
+func FailClosedDecoder(key string, value []byte, modRevision int64) (any, error) {
+	v, err := datastore.Decode(key, value, modRevision)
+	if err != nil {
+		return nil, err
+	}
+	r, ok := v.(api.Resource)
+	if !ok {
+		return v, nil
+	}
+	api.SetReadDefaults(r)
+	if err := datastore.Validate(r); err != nil {
+		err = fmt.Errorf("invalid %s: %w", r.GetTypeMeta().Kind, err)
+		switch r.(type) {
+		case *api.GlobalNetworkPolicy, *api.NetworkPolicy:
+			return &Invalid{Value: r, Err: err}, nil
+		}
+		return nil, err
+	}
+	return v, nil
+}
+
 // withDefaults fills in zero fields and normalises the prefixes.
 func (c Config) withDefaults() Config {
 	if c.Decoder == nil {

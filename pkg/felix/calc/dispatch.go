@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/calico-host/calico-host/pkg/api"
+	"github.com/calico-host/calico-host/pkg/syncer"
 )
 
 // as type-asserts a decoded value: (nil, nil) for a deletion, an error for a value of the wrong
@@ -124,6 +125,10 @@ func (g *Graph) onPolicy(k resourceKey, v any) error {
 		kind, key = "np", "np/"+k.namespace+"/"+k.name
 	}
 	var view api.PolicySpecView
+	var invalid error
+	if inv, ok := v.(*syncer.Invalid); ok {
+		v, invalid = inv.Value, inv.Err
+	}
 	switch p := v.(type) {
 	case *api.GlobalNetworkPolicy:
 		view = p.View()
@@ -144,7 +149,15 @@ func (g *Graph) onPolicy(k resourceKey, v any) error {
 	p, err := newPolicyInfo(kind, k.name, view)
 	if err != nil {
 		g.policies.remove(key)
+		if invalid != nil {
+			return fmt.Errorf("%w; its selector does not parse either (%w)", invalid, err)
+		}
 		return err
+	}
+	if invalid != nil {
+		p.failClosed(invalid)
+		g.log.Error().Err(invalid).Str("key", k.String()).Str("policy", key).
+			Msg("Policy failed validation; the endpoints it selects drop the traffic it would decide (fail closed)")
 	}
 	g.policies.update(p)
 	return nil

@@ -35,3 +35,11 @@ func parseResourceKey(key string) (resourceKey, bool) {
 	}
 	return resourceKey{}, false
 }
+
+// String is the etcd key of k.
+func (k resourceKey) String() string {
+	if k.namespace != "" {
+		return resourcePrefix + k.plural + "/" + k.namespace + "/" + k.name
+	}
+	return resourcePrefix + k.plural + "/" + k.name
+}

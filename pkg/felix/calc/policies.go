@@ -20,7 +20,24 @@ type policyInfo struct {
 	sortKey  string // "<name>/<namespace>/<kind>", the tie-break between equal orders
 	ingress  bool
 	egress   bool
-	hostOnly bool // doNotTrack or preDNAT: applies to host endpoints only
+	hostOnly bool   // doNotTrack or preDNAT: applies to host endpoints only
+	invalid  string // why the policy failed validation: it drops what reaches it (failClosed)
+}
+
+// failClosed makes p stand for a policy that failed validation: in both directions, a single
+// rule dropping everything that reaches it, in place of rules that cannot be trusted.
+func (p *policyInfo) failClosed(err error) {
+	p.invalid = "policy failed validation: " + err.Error()
+	p.ingress, p.egress = true, true
+	p.view.Ingress, p.view.Egress = nil, nil
+}
+
+// rules renders one direction of p.
+func (p *policyInfo) rules(r *ruleRenderer, dir string, rules []api.Rule) []Rule {
+	if p.invalid != "" {
+		return []Rule{{Action: RuleDeny, Invalid: p.invalid}}
+	}
+	return r.renderRules(dir, rules)
 }
 
 // sameMeta reports whether two versions of a policy sort and apply identically.
@@ -234,8 +251,8 @@ func (c *policyCalc) render(p *policyInfo, prev *renderedRules) *ActivePolicyUpd
 	pol := &Policy{
 		Namespace:      p.id.Namespace,
 		Selector:       p.sel.String(),
-		InboundRules:   r.renderRules("ingress", p.view.Ingress),
-		OutboundRules:  r.renderRules("egress", p.view.Egress),
+		InboundRules:   p.rules(r, "ingress", p.view.Ingress),
+		OutboundRules:  p.rules(r, "egress", p.view.Egress),
 		Untracked:      p.view.DoNotTrack,
 		PreDNAT:        p.view.PreDNAT,
 		ApplyOnForward: p.view.ApplyOnForward,

@@ -36,6 +36,7 @@ type Dataplane struct {
 	status   *statusTracker
 	workload *workloadConfigurer
 	metrics  *metrics
+	quar     *quarantine
 
 	firstApply     chan struct{}
 	firstApplyDone bool
@@ -116,6 +117,7 @@ func New(cfg Config, log zerolog.Logger, opts ...Option) (*Dataplane, error) {
 		status: newStatusTracker(), metrics: newMetrics(), firstApply: make(chan struct{}),
 	}
 	d.model.gates = newEndpointGates(cfg, log)
+	d.quar = newQuarantine(log, d.builder.describe)
 	if err := d.setKernel(o); err != nil {
 		d.close()
 		return nil, err
@@ -206,17 +208,22 @@ func (d *Dataplane) apply(ctx context.Context) ([]EndpointStatus, error) {
 	start := time.Now()
 	devs := vxlanDevices(d.cfg, d.model)
 	hosts, hepIfaces := resolveHostEndpoints(d.model, d.hostIfs)
+	d.quar.restore(d.builder.tables)
 	tables := d.builder.build(d.model, buildInput{hosts: hosts, vxlan: devs})
+	d.quar.enforce(tables, start)
 	buildTime := time.Since(start)
 	var errs []error
 	if err := d.vxlan.Apply(ctx, devs); err != nil {
 		errs = append(errs, fmt.Errorf("applying VXLAN devices: %w", err))
 	}
 	defer d.tightenGC()()
-	st, err := d.nft.Apply(ctx, tables...)
+	st, err := d.applyTables(ctx, tables)
+	d.metrics.observeQuarantine(d.quar.byKind())
 	if err != nil {
 		d.metrics.applyErrors.Inc()
-		d.nft.RequestFullSync()
+		if !errors.As(err, new(*nft.CommitError)) { // after a refused batch the mirror is still exact
+			d.nft.RequestFullSync()
+		}
 		d.routes.RequestResync()
 		return nil, fmt.Errorf("applying nftables: %w", err)
 	}
@@ -237,6 +244,26 @@ func (d *Dataplane) apply(ctx context.Context) ([]EndpointStatus, error) {
 	d.bigCommit = st.Ops >= bigCommitOps
 	return statuses, nil
 }
+
+// applyTables applies the tables; while the kernel refuses objects that may be quarantined,
+// it quarantines them and applies the rest again.
+func (d *Dataplane) applyTables(ctx context.Context, tables []*nft.Table) (apply.Stats, error) {
+	for range maxQuarantineRounds {
+		st, err := d.nft.Apply(ctx, tables...)
+		if err == nil {
+			d.quar.succeeded()
+			return st, nil
+		}
+		if !d.quar.refused(tables, err, time.Now()) {
+			return st, err
+		}
+	}
+	return d.nft.Apply(ctx, tables...)
+}
+
+// Quarantined counts the objects the kernel refused, now failing closed (for STATUS; the log
+// and calico_host_felix_quarantined_objects name them). Safe to call from any goroutine.
+func (d *Dataplane) Quarantined() int { return int(d.quar.count.Load()) }
 
 func (d *Dataplane) logApply(st apply.Stats, total, build time.Duration, failures int) {
 	d.log.Info().

@@ -138,6 +138,9 @@ func (l *loop) recordIface(u ifaces.Update) {
 // when it may.
 func (l *loop) maybeApply(ctx context.Context) {
 	m := l.d.model
+	if l.d.quar.due(time.Now()) { // a quarantined object's periodic retry (checked at least every IdleBeat)
+		l.dirty = true
+	}
 	if !l.dirty || !m.inSync || !m.ifacesInSync || l.timer != nil {
 		return
 	}
@@ -162,7 +165,7 @@ func (l *loop) maybeApply(ctx context.Context) {
 		delay := l.retry.Next()
 		l.retryAt = time.Now().Add(delay)
 		l.timer = time.After(delay)
-		l.d.log.Error().Err(err).Dur("retryIn", delay).Msg("Dataplane apply failed; will retry with a full resync")
+		l.d.log.Error().Err(err).Dur("retryIn", delay).Msg("Dataplane apply failed; will retry (with a full resync unless the kernel refused the batch, which changed nothing)")
 		return
 	}
 	l.dirty = false

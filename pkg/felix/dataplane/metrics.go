@@ -15,6 +15,7 @@ type metrics struct {
 	chains       prometheus.Gauge
 	sets         prometheus.Gauge
 	endpoints    *prometheus.GaugeVec
+	quarantined  *prometheus.GaugeVec
 }
 
 func newMetrics() *metrics {
@@ -42,11 +43,15 @@ func newMetrics() *metrics {
 		endpoints: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "felix_dataplane_endpoints", Help: "Local endpoints programmed, by kind.",
 		}, []string{"kind"}),
+		quarantined: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "calico_host_felix_quarantined_objects",
+			Help: "Policies, profiles, endpoints and IP sets the kernel refused, failing closed, by kind.",
+		}, []string{"kind"}),
 	}
 }
 
 func (m *metrics) collectors() []prometheus.Collector {
-	return []prometheus.Collector{m.applySeconds, m.batchSize, m.applyErrors, m.elements, m.chains, m.sets, m.endpoints}
+	return []prometheus.Collector{m.applySeconds, m.batchSize, m.applyErrors, m.elements, m.chains, m.sets, m.endpoints, m.quarantined}
 }
 
 // observeApply records a successful apply.
@@ -62,4 +67,11 @@ func (m *metrics) observeApply(st apply.Stats, seconds float64, chains, sets, we
 	m.sets.Set(float64(sets))
 	m.endpoints.WithLabelValues("workload").Set(float64(weps))
 	m.endpoints.WithLabelValues("host").Set(float64(heps))
+}
+
+// observeQuarantine sets the quarantined objects gauge (every kind, zero included).
+func (m *metrics) observeQuarantine(byKind map[string]int) {
+	for _, k := range []string{"policy", "profile", "endpoint", "set"} {
+		m.quarantined.WithLabelValues(k).Set(float64(byKind[k]))
+	}
 }

@@ -288,10 +288,13 @@ func (k *kernelDP) send(ups ...calc.Update) {
 	k.waitApplied()
 }
 
+// applyTimeout bounds waitApplied (tests of huge commits raise it; no test runs in parallel).
+var applyTimeout = 10 * time.Second
+
 // waitApplied waits for a successful apply of every batch sent.
 func (k *kernelDP) waitApplied() {
 	k.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(applyTimeout)
 	for {
 		k.mu.Lock()
 		done, err := k.applied >= k.sent, k.lastErr

@@ -40,7 +40,6 @@ type rulesetBuilder struct {
 	placeDirty map[memberKey]bool                   // members that joined or left a group since placeMembers
 	groupedBy  map[calc.PolicyID]groupedBy          // what the endpoints were grouped by
 	dirty      map[string]bool                      // group chains to render again
-	selectors  map[calc.PolicyID]string             // the selectors the endpoints were grouped by
 
 	calcSets map[string]bool      // set names made from calc IP sets (any table)
 	rendered map[string]ipSetRev  // calc IP set ID -> the set its nft sets were made from

@@ -1,0 +1,313 @@
+package dataplane
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/calico-host/calico-host/pkg/backoff"
+	"github.com/calico-host/calico-host/pkg/nft"
+)
+
+// A quarantine keeps the objects the kernel refused out of the tables, so that one policy,
+// profile or set that cannot be programmed does not stop every other change. A refused chain
+// is replaced by a chain that drops everything reaching it: the endpoints whose traffic would
+// reach the policy fail closed. A refused set is replaced by an empty set of the same type and
+// every chain that looks it up is replaced by a drop too (an empty set would make a deny rule
+// match nothing). A quarantined object is tried again when the builder renders it anew (its
+// policy, profile or set changed) and periodically, with a growing delay.
+//
+// The builder keeps the true objects: before each build the quarantine puts them back (without
+// recording a change, so the builder's incremental updates apply to what it rendered), and after
+// the build it replaces those the builder left alone.
+type quarantine struct {
+	log      zerolog.Logger
+	entries  map[qKey]*qEntry
+	count    atomic.Int64 // len(entries), for status reports from other goroutines
+	describe func(kind nft.ObjectKind, name string) (kind2, what string)
+}
+
+type qKey struct {
+	table int // index into the builder's tables
+	kind  nft.ObjectKind
+	name  string
+}
+
+type qEntry struct {
+	original    any // *nft.Chain or *nft.Set: what the builder rendered
+	replacement any // what the table holds instead
+	cause       *qKey
+	err         string
+	kind, what  string // metric label and the object's description
+	retry       backoff.Backoff
+	retryAt     time.Time
+	trying      bool
+}
+
+// maxQuarantineRounds bounds the commits of one apply: each refused commit quarantines at
+// least one more object.
+const maxQuarantineRounds = 32
+
+func newQuarantine(log zerolog.Logger, describe func(nft.ObjectKind, string) (string, string)) *quarantine {
+	return &quarantine{log: log, entries: map[qKey]*qEntry{}, describe: describe}
+}
+
+// restore puts the builder's objects back into the tables before a build.
+func (q *quarantine) restore(tables []*nft.Table) {
+	for k, e := range q.entries {
+		t := tables[k.table]
+		switch o := e.original.(type) {
+		case *nft.Chain:
+			if t.Chain(k.name) == e.replacement {
+				t.InsertChain(o)
+			}
+		case *nft.Set:
+			if t.Set(k.name) == e.replacement {
+				t.InsertSet(o)
+			}
+		}
+	}
+}
+
+// enforce replaces, after a build, the quarantined objects the builder left unchanged and whose
+// retry is not due; it releases those that changed or went.
+func (q *quarantine) enforce(tables []*nft.Table, now time.Time) {
+	for _, k := range q.sortedKeys() {
+		e := q.entries[k]
+		if e.cause != nil {
+			continue
+		}
+		switch cur := current(tables[k.table], k); {
+		case cur == nil:
+			delete(q.entries, k)
+		case cur != e.original:
+			q.log.Info().Str("kind", e.kind).Str("object", e.what).Msg("Quarantined object changed; trying it again")
+			delete(q.entries, k)
+		case !now.Before(e.retryAt):
+			e.trying = true
+			putBack(tables[k.table], e)
+		default:
+			e.trying = false
+			q.replace(tables[k.table], k, e)
+		}
+	}
+	q.enforceDependents(tables)
+	q.count.Store(int64(len(q.entries)))
+}
+
+// enforceDependents drops the chains that look up a quarantined (replaced) set, and releases
+// the dependents of sets no longer replaced.
+func (q *quarantine) enforceDependents(tables []*nft.Table) {
+	for k, e := range q.entries {
+		if e.cause == nil {
+			continue
+		}
+		if p := q.entries[*e.cause]; p == nil || p.trying || current(tables[k.table], k) != e.original {
+			if current(tables[k.table], k) == e.original {
+				putBack(tables[k.table], e)
+			}
+			delete(q.entries, k)
+		}
+	}
+	for _, k := range q.sortedKeys() {
+		e := q.entries[k]
+		if k.kind != nft.ObjectSet || e.trying || e.cause != nil {
+			continue
+		}
+		t := tables[k.table]
+		for _, u := range t.Users(nft.RefSet, k.name) {
+			dk := qKey{table: k.table, kind: nft.ObjectChain, name: u.Name}
+			if u.Kind != nft.ObjectChain || q.entries[dk] != nil {
+				continue
+			}
+			kind, what := q.describe(dk.kind, dk.name)
+			d := &qEntry{cause: &k, kind: kind, what: what, err: "looks up quarantined " + e.what}
+			d.original = t.Chain(dk.name)
+			q.entries[dk] = d
+			q.replace(t, dk, d)
+		}
+	}
+	for k, e := range q.entries {
+		if e.cause != nil && current(tables[k.table], k) == e.original {
+			q.replace(tables[k.table], k, e)
+		}
+	}
+}
+
+func current(t *nft.Table, k qKey) any {
+	switch k.kind {
+	case nft.ObjectChain:
+		if c := t.Chain(k.name); c != nil {
+			return c
+		}
+	case nft.ObjectSet:
+		if s := t.Set(k.name); s != nil {
+			return s
+		}
+	}
+	return nil
+}
+
+// putBack puts the original object again, recording the change (restore did not), so that
+// the next apply writes it.
+func putBack(t *nft.Table, e *qEntry) {
+	switch o := e.original.(type) {
+	case *nft.Chain:
+		must(t.PutChain(o))
+	case *nft.Set:
+		must(t.PutSet(o))
+	}
+}
+
+// replace puts e's replacement into the table (made on first use).
+func (q *quarantine) replace(t *nft.Table, k qKey, e *qEntry) {
+	switch o := e.original.(type) {
+	case *nft.Chain:
+		if e.replacement == nil {
+			e.replacement = dropChain(o.Name, e.what)
+		}
+		must(t.PutChain(e.replacement.(*nft.Chain)))
+	case *nft.Set:
+		if e.replacement == nil {
+			e.replacement = &nft.Set{Name: o.Name, Type: o.Type, Interval: o.Interval}
+		}
+		must(t.PutSet(e.replacement.(*nft.Set)))
+	}
+}
+
+// dropChain is the stand-in of a quarantined chain: it drops what reaches it.
+func dropChain(name, what string) *nft.Chain {
+	r := nft.NewRule(nft.Counter(), nft.Drop()).WithComment("Quarantined: " + what + " could not be programmed")
+	return &nft.Chain{Name: name, Rules: []nft.Rule{r}}
+}
+
+// refused quarantines the objects a refused commit names. It returns false when it cannot
+// (nothing new to quarantine, or an object that is not a policy, profile, endpoint or set
+// chain or set): the apply then fails as a whole.
+func (q *quarantine) refused(tables []*nft.Table, err error, now time.Time) bool {
+	var ce *nft.CommitError
+	if !errors.As(err, &ce) || len(ce.Objects) == 0 {
+		return false
+	}
+	owners := ce.Owners()
+	if ce.Kernel {
+		// The kernel's table-wide checks refuse every rule after the first at fault.
+		owners = owners[:1]
+	}
+	added := false
+	for _, o := range owners {
+		k, ok := q.keyOf(tables, o)
+		if !ok {
+			return false
+		}
+		added = q.add(tables[k.table], k, ce.Objects, now) || added
+	}
+	if added {
+		q.enforceDependents(tables)
+		q.count.Store(int64(len(q.entries)))
+	}
+	return added
+}
+
+// keyOf finds the table and key of a refused object, if it may be quarantined.
+func (q *quarantine) keyOf(tables []*nft.Table, o nft.Object) (qKey, bool) {
+	for i, t := range tables {
+		if t.ID() != o.Table {
+			continue
+		}
+		k := qKey{table: i, kind: o.Kind, name: o.Name}
+		if kind, _ := q.describe(o.Kind, o.Name); kind == "" || current(t, k) == nil {
+			return k, false
+		}
+		return k, true
+	}
+	return qKey{}, false
+}
+
+// add quarantines k (or, for an object being retried, doubles its delay).
+func (q *quarantine) add(t *nft.Table, k qKey, errs []nft.ObjectError, now time.Time) bool {
+	e := q.entries[k]
+	if e != nil && !e.trying {
+		return false
+	}
+	if e == nil {
+		kind, what := q.describe(k.kind, k.name)
+		e = &qEntry{kind: kind, what: what, retry: backoff.Backoff{Min: 10 * time.Second, Max: 10 * time.Minute, Jitter: 0.2}}
+		q.entries[k] = e
+	}
+	e.original, e.trying, e.err = current(t, k), false, objectErrors(k, errs)
+	e.retryAt = now.Add(e.retry.Next())
+	q.replace(t, k, e)
+	q.log.Error().Str("kind", e.kind).Str("object", e.what).Str("error", e.err).Time("retryAt", e.retryAt).
+		Msg("The kernel refused an object; its endpoints fail closed (traffic reaching it is dropped) until it can be programmed")
+	return true
+}
+
+// objectErrors joins the errors about k (or about rules of chain k).
+func objectErrors(k qKey, errs []nft.ObjectError) string {
+	var out []string
+	for _, e := range errs {
+		if e.Object.Owner().Kind == k.kind && e.Object.Name == k.name && len(out) < 3 {
+			out = append(out, e.Error())
+		}
+	}
+	return strings.Join(out, "; ")
+}
+
+// succeeded forgets the objects tried in an apply that went through.
+func (q *quarantine) succeeded() {
+	for k, e := range q.entries {
+		if e.trying {
+			q.log.Info().Str("kind", e.kind).Str("object", e.what).Msg("Quarantined object programmed; released")
+			delete(q.entries, k)
+		}
+	}
+	q.count.Store(int64(len(q.entries)))
+}
+
+// due reports whether a quarantined object's retry is due.
+func (q *quarantine) due(now time.Time) bool {
+	for _, e := range q.entries {
+		if e.cause == nil && !e.trying && !now.Before(e.retryAt) {
+			return true
+		}
+	}
+	return false
+}
+
+// byKind counts the quarantined objects by metric label.
+func (q *quarantine) byKind() map[string]int {
+	out := map[string]int{}
+	for _, e := range q.entries {
+		out[e.kind]++
+	}
+	return out
+}
+
+// summary describes the quarantined objects (for the STATUS line).
+func (q *quarantine) summary() []string {
+	var out []string
+	for _, k := range q.sortedKeys() {
+		e := q.entries[k]
+		out = append(out, fmt.Sprintf("%s %s: %s", e.kind, e.what, e.err))
+	}
+	return out
+}
+
+func (q *quarantine) sortedKeys() []qKey {
+	return slices.SortedFunc(maps.Keys(q.entries), func(a, b qKey) int {
+		if a.table != b.table {
+			return a.table - b.table
+		}
+		if a.kind != b.kind {
+			return int(a.kind) - int(b.kind)
+		}
+		return strings.Compare(a.name, b.name)
+	})
+}

@@ -1,0 +1,36 @@
+package syncer
+
+import (
+	"testing"
+
+	"github.com/calico-host/calico-host/pkg/api"
+)
+
+// TestFailClosedDecoder: an invalid policy comes back as *Invalid (its consumer fails closed);
+// an invalid object of another kind, and a valid policy, decode as DefaultDecoder does.
+func TestFailClosedDecoder(t *testing.T) {
+	const pre = "/calico/resources/v3/projectcalico.org/"
+	badGNP := `{"kind":"GlobalNetworkPolicy","apiVersion":"projectcalico.org/v3","metadata":{"name":"p"},
+	  "spec":{"selector":"all()","ingress":[{"action":"Deny","source":{"nets":["10.0.0.0/99"]}}]}}`
+	v, err := FailClosedDecoder(pre+"globalnetworkpolicies/p", []byte(badGNP), 3)
+	inv, ok := v.(*Invalid)
+	if err != nil || !ok {
+		t.Fatalf("invalid policy: %T %v, want *Invalid", v, err)
+	}
+	if _, ok := inv.Value.(*api.GlobalNetworkPolicy); !ok || inv.Err == nil {
+		t.Fatalf("Invalid = %+v", inv)
+	}
+	if _, err := DefaultDecoder(pre+"globalnetworkpolicies/p", []byte(badGNP), 3); err == nil {
+		t.Fatal("DefaultDecoder accepted the invalid policy")
+	}
+	badPool := `{"kind":"IPPool","apiVersion":"projectcalico.org/v3","metadata":{"name":"x"},"spec":{"cidr":"10.0.0.0/99"}}`
+	if v, err := FailClosedDecoder(pre+"ippools/x", []byte(badPool), 3); err == nil || v != nil {
+		t.Fatalf("invalid pool: %v %v, want an error", v, err)
+	}
+	good := `{"kind":"GlobalNetworkPolicy","apiVersion":"projectcalico.org/v3","metadata":{"name":"p"},"spec":{"selector":"all()"}}`
+	if v, err := FailClosedDecoder(pre+"globalnetworkpolicies/p", []byte(good), 3); err != nil {
+		t.Fatalf("valid policy: %v", err)
+	} else if _, ok := v.(*api.GlobalNetworkPolicy); !ok {
+		t.Fatalf("valid policy decoded as %T", v)
+	}
+}
