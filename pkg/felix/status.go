@@ -99,5 +99,9 @@ func (d *Daemon) runningStatus() string {
 	case st != syncer.InSync:
 		return fmt.Sprintf("Resyncing with the datastore; %d endpoints programmed", d.programmed.Load())
 	}
-	return fmt.Sprintf("In sync: %d endpoints programmed (%d up); %s", d.programmed.Load(), d.up.Load(), known)
+	s := fmt.Sprintf("In sync: %d endpoints programmed (%d up); %s", d.programmed.Load(), d.up.Load(), known)
+	if p := d.dataplaneProblems(); p != "" {
+		s += "; " + p
+	}
+	return s
 }

@@ -70,6 +70,10 @@ type Config struct {
 	VXLANPort    int
 	VXLANMTU     int
 
+	IPIPEnabled    *bool
+	IPIPMTU        int
+	IPIPTunnelAddr netip.Addr
+
 	// Cluster facts from the datastore (not parameters).
 	Cluster Cluster
 

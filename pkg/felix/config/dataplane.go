@@ -91,6 +91,9 @@ func (c *Config) Dataplane(poolsUseVXLAN bool) dataplane.Config {
 		VXLANPort:                      c.VXLANPort,
 		VXLANMTU:                       c.VXLANMTU,
 		VXLANTunnelMAC:                 c.VXLANMAC(),
+		IPIPEnabled:                    c.IPIPEnabled,
+		IPIPMTU:                        c.IPIPMTU,
+		IPIPTunnelAddr:                 c.IPIPTunnelAddr,
 		NetNS:                          c.DataplaneNetNS,
 	}
 }

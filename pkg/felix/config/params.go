@@ -191,6 +191,14 @@ var Params = []Param{
 	{Name: "VXLANPort", V3: "vxlanPort", Kind: KindInt, Default: "4789", Min: 1, Max: 65535, Restart: true, Doc: "VXLAN UDP port."},
 	{Name: "VXLANMTU", V3: "vxlanMTU", Kind: KindInt, Default: "0", Min: 0, Max: 65535, Restart: true,
 		Doc: "MTU of vxlan.calico; 0 = host MTU - 50."},
+
+	// IPIP.
+	{Name: "IpInIpEnabled", Field: "IPIPEnabled", V3: "ipipEnabled", Kind: KindOptBool, Restart: true,
+		Doc: "Force the IPIP device tunl0 on or off (default: on when an IPv4 pool has ipipMode Always or CrossSubnet)."},
+	{Name: "IpInIpMtu", Field: "IPIPMTU", V3: "ipipMTU", Kind: KindInt, Default: "0", Min: 0, Max: 65535, Restart: true,
+		Doc: "MTU of tunl0; 0 = host MTU - 20."},
+	{Name: "IpInIpTunnelAddr", Field: "IPIPTunnelAddr", Kind: KindAddr, Restart: true, LocalOnly: true,
+		Doc: "Address of tunl0 (default: this host's Node spec.bgp.ipv4IPIPTunnelAddr, allocated by calico-startup)."},
 }
 
 // byName indexes Params by lower-case name.

@@ -54,7 +54,13 @@ type Config struct {
 	VXLANPort      int // default 4789
 	VXLANMTU       int // 0 = host MTU - 50
 	VXLANTunnelMAC string
-	MTUFile        string // where the workload MTU is written (default /var/lib/calico/mtu)
+
+	// IPIPEnabled forces tunl0 on or off; nil: on when an IPv4 pool has ipipMode Always or
+	// CrossSubnet (Project Calico's IpInIpEnabled).
+	IPIPEnabled    *bool
+	IPIPMTU        int        // 0 = host MTU - 20
+	IPIPTunnelAddr netip.Addr // overrides the Node's ipv4IPIPTunnelAddr
+	MTUFile        string     // where the workload MTU is written (default /var/lib/calico/mtu)
 
 	// TableName names the nftables tables (`ip` and `ip6`), default "calico".
 	TableName string

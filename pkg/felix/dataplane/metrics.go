@@ -3,6 +3,8 @@ package dataplane
 import (
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/calico-host/calico-host/pkg/felix/dataplane/ipip"
+
 	"github.com/calico-host/calico-host/pkg/nft/apply"
 )
 
@@ -15,6 +17,7 @@ type metrics struct {
 	chains       prometheus.Gauge
 	sets         prometheus.Gauge
 	endpoints    *prometheus.GaugeVec
+	ipipState    *prometheus.GaugeVec
 }
 
 func newMetrics() *metrics {
@@ -42,11 +45,15 @@ func newMetrics() *metrics {
 		endpoints: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "felix_dataplane_endpoints", Help: "Local endpoints programmed, by kind.",
 		}, []string{"kind"}),
+		ipipState: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "felix_ipip_device_state",
+			Help: "1 for the state of the IPIP tunnel device tunl0 after the last apply (off, ready, no ipip driver, failed), 0 for the others.",
+		}, []string{"state"}),
 	}
 }
 
 func (m *metrics) collectors() []prometheus.Collector {
-	return []prometheus.Collector{m.applySeconds, m.batchSize, m.applyErrors, m.elements, m.chains, m.sets, m.endpoints}
+	return []prometheus.Collector{m.applySeconds, m.batchSize, m.applyErrors, m.elements, m.chains, m.sets, m.endpoints, m.ipipState}
 }
 
 // observeApply records a successful apply.
@@ -62,4 +69,15 @@ func (m *metrics) observeApply(st apply.Stats, seconds float64, chains, sets, we
 	m.sets.Set(float64(sets))
 	m.endpoints.WithLabelValues("workload").Set(float64(weps))
 	m.endpoints.WithLabelValues("host").Set(float64(heps))
+}
+
+// setIPIPState sets the IPIP device state gauge.
+func (m *metrics) setIPIPState(st ipip.State) {
+	for _, s := range []ipip.State{ipip.StateOff, ipip.StateReady, ipip.StateNoDriver, ipip.StateFailed} {
+		v := 0.0
+		if s == st {
+			v = 1
+		}
+		m.ipipState.WithLabelValues(s.String()).Set(v)
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/calico-host/calico-host/pkg/felix/dataplane/ifaces"
+	"github.com/calico-host/calico-host/pkg/felix/dataplane/ipip"
 	"github.com/calico-host/calico-host/pkg/felix/dataplane/routes"
 	"github.com/calico-host/calico-host/pkg/felix/dataplane/vxlan"
 )
@@ -41,6 +42,14 @@ func (d *Dataplane) openPieces(o *options) error {
 		}
 		d.closers = append(d.closers, vh.Close)
 		o.vxlan = vxlan.NewDevices(vh, d.log.With().Str("piece", "vxlan").Logger(), hostMTU, d.cfg.RouteRefreshInterval)
+	}
+	if o.ipip == nil {
+		ih, err := ipip.OpenNetlink(d.cfg.NetNS)
+		if err != nil {
+			return fmt.Errorf("ipip: %w", err)
+		}
+		d.closers = append(d.closers, ih.Close)
+		o.ipip = ipip.New(ih, d.log.With().Str("piece", "ipip").Logger(), hostMTU)
 	}
 	return nil
 }
