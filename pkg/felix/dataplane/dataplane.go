@@ -213,7 +213,7 @@ func (d *Dataplane) apply(ctx context.Context) ([]EndpointStatus, error) {
 	start := time.Now()
 	devs := vxlanDevices(d.cfg, d.model)
 	hosts, hepIfaces := resolveHostEndpoints(d.model, d.hostIfs)
-	tables := d.builder.build(d.model, buildInput{hosts: hosts, vxlan: devs})
+	tables := d.builder.build(d.model, buildInput{hosts: hosts, vxlan: devs, ipip: ipipWanted(d.cfg, d.model)})
 	buildTime := time.Since(start)
 	var errs []error
 	if err := d.vxlan.Apply(ctx, devs); err != nil {

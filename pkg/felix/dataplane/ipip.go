@@ -107,7 +107,10 @@ func (d *Dataplane) reportIPIP(st ipip.State, skipped int) {
 		r.problem.Store(nil)
 		return
 	}
-	msg := fmt.Sprintf("IPIP: %d routes of IPIP pools not programmed: %s is not available (%s)", skipped, ipip.DeviceName, st)
+	msg := fmt.Sprintf("IPIP: %s is not available (%s): routes of IPIP pools cannot be programmed", ipip.DeviceName, st)
+	if skipped > 0 {
+		msg = fmt.Sprintf("IPIP: %d routes of IPIP pools not programmed: %s is not available (%s)", skipped, ipip.DeviceName, st)
+	}
 	r.problem.Store(&msg)
 	d.log.Error().Int("routes", skipped).Stringer("state", st).Str("device", ipip.DeviceName).
 		Msg("Routes of IPIP pools are not programmed: the IPIP tunnel device is not available")

@@ -1,6 +1,7 @@
 package dataplane
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -117,5 +118,38 @@ func TestIPIPNoDriver(t *testing.T) {
 	h.send(ipipHosts("Never")...)
 	if p := h.dp.Problems(); p != "" {
 		t.Errorf("problems after IPIP went off: %q", p)
+	}
+}
+
+// ipipHostsWithMetadata: ipipHosts (CrossSubnet) and the hosts' metadata (all-hosts-net).
+func ipipHostsWithMetadata() []calc.Update {
+	ups := ipipHosts("CrossSubnet")
+	for i, a := range []string{"198.18.0.1/24", "198.18.1.2/24", "198.18.0.3/24", "198.18.1.4/24"} {
+		ups = append(ups, calc.HostMetadataUpdate{Host: &calc.HostMetadata{Hostname: fmt.Sprintf("host%d", i+1), IPv4Addr: pfx(a)}})
+	}
+	return ups
+}
+
+// TestIPIPRules: with IPIP on, filter INPUT accepts IP-in-IP only from the hosts' addresses
+// (all-hosts-net) to a local address and drops other IP-in-IP; filter OUTPUT lets IP-in-IP to
+// the hosts through; without an IPIP pool there is no such rule or set (the full ruleset is in
+// testdata/ipip.nft).
+func TestIPIPRules(t *testing.T) {
+	h := newHarness(t, Config{Hostname: "host1"})
+	h.send(ipipHostsWithMetadata()...)
+	dump := h.fake.Dump()
+	for _, want := range []string{
+		`meta l4proto ipencap ip saddr @cali40all-hosts-net fib daddr type local accept comment "Allow IPIP packets from Calico hosts"`,
+		`meta l4proto ipencap counter drop comment "Drop IPIP packets from non-Calico hosts"`,
+		`meta l4proto ipencap ip daddr @cali40all-hosts-net fib saddr type local accept comment "Allow IPIP packets to other Calico hosts"`,
+		`elements = { 198.18.0.1, 198.18.0.3, 198.18.1.2, 198.18.1.4 }`,
+	} {
+		if !strings.Contains(dump, want) {
+			t.Errorf("ruleset lacks %q", want)
+		}
+	}
+	h.send(ipipHosts("Never")...)
+	if dump := h.fake.Dump(); strings.Contains(dump, "ipencap") || strings.Contains(dump, "all-hosts-net") {
+		t.Errorf("IPIP rules remain after IPIP went off")
 	}
 }
