@@ -69,6 +69,7 @@ type Config struct {
 	VXLANVNI     int
 	VXLANPort    int
 	VXLANMTU     int
+	VXLANMTUV6   int
 
 	IPIPEnabled    *bool
 	IPIPMTU        int

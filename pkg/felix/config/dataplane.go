@@ -90,6 +90,7 @@ func (c *Config) Dataplane(poolsUseVXLAN bool) dataplane.Config {
 		VXLANVNI:                       c.VXLANVNI,
 		VXLANPort:                      c.VXLANPort,
 		VXLANMTU:                       c.VXLANMTU,
+		VXLANMTUV6:                     c.VXLANMTUV6,
 		VXLANTunnelMAC:                 c.VXLANMAC(),
 		IPIPEnabled:                    c.IPIPEnabled,
 		IPIPMTU:                        c.IPIPMTU,

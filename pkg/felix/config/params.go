@@ -191,6 +191,8 @@ var Params = []Param{
 	{Name: "VXLANPort", V3: "vxlanPort", Kind: KindInt, Default: "4789", Min: 1, Max: 65535, Restart: true, Doc: "VXLAN UDP port."},
 	{Name: "VXLANMTU", V3: "vxlanMTU", Kind: KindInt, Default: "0", Min: 0, Max: 65535, Restart: true,
 		Doc: "MTU of vxlan.calico; 0 = host MTU - 50."},
+	{Name: "VXLANMTUV6", V3: "vxlanMTUV6", Kind: KindInt, Default: "0", Min: 0, Max: 65535, Restart: true,
+		Doc: "MTU of vxlan-v6.calico; 0 = host MTU - 70."},
 
 	// IPIP.
 	{Name: "IpInIpEnabled", Field: "IPIPEnabled", V3: "ipipEnabled", Kind: KindOptBool, Restart: true,

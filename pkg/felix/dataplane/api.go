@@ -53,6 +53,7 @@ type Config struct {
 	VXLANVNI       int // default 4096
 	VXLANPort      int // default 4789
 	VXLANMTU       int // 0 = host MTU - 50
+	VXLANMTUV6     int // 0 = host MTU - 70
 	VXLANTunnelMAC string
 
 	// IPIPEnabled forces tunl0 on or off; nil: on when an IPv4 pool has ipipMode Always or
