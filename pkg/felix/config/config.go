@@ -71,6 +71,8 @@ type Config struct {
 	VXLANMTU     int
 	VXLANMTUV6   int
 
+	IPForwarding string // "Enabled" or "Disabled"
+
 	IPIPEnabled    *bool
 	IPIPMTU        int
 	IPIPTunnelAddr netip.Addr

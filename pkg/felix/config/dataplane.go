@@ -92,6 +92,7 @@ func (c *Config) Dataplane(poolsUseVXLAN bool) dataplane.Config {
 		VXLANMTU:                       c.VXLANMTU,
 		VXLANMTUV6:                     c.VXLANMTUV6,
 		VXLANTunnelMAC:                 c.VXLANMAC(),
+		IPForwardingDisabled:           c.IPForwarding == "Disabled",
 		IPIPEnabled:                    c.IPIPEnabled,
 		IPIPMTU:                        c.IPIPMTU,
 		IPIPTunnelAddr:                 c.IPIPTunnelAddr,

@@ -30,3 +30,16 @@ func TestIPIPParams(t *testing.T) {
 		t.Errorf("out-of-range IpInIpMtu taken: %d", c.IPIPMTU)
 	}
 }
+
+// TestIPForwardingParam: IPForwarding (default Enabled) reaches the dataplane; Disabled turns
+// the dataplane's forwarding sysctls off and is not reported as not implemented.
+func TestIPForwardingParam(t *testing.T) {
+	def, _ := Resolve()
+	if def.IPForwarding != "Enabled" || def.Dataplane(false).IPForwardingDisabled {
+		t.Errorf("default IPForwarding %q", def.IPForwarding)
+	}
+	c, problems := Resolve(SpecLayer(&api.FelixConfigurationSpec{IPForwarding: "Disabled"}, nil, "h1"))
+	if len(problems) != 0 || len(c.NotImplemented) != 0 || !c.Dataplane(false).IPForwardingDisabled {
+		t.Errorf("IPForwarding Disabled: %v %v %v", problems, c.NotImplemented, c.Dataplane(false).IPForwardingDisabled)
+	}
+}

@@ -194,6 +194,9 @@ var Params = []Param{
 	{Name: "VXLANMTUV6", V3: "vxlanMTUV6", Kind: KindInt, Default: "0", Min: 0, Max: 65535, Restart: true,
 		Doc: "MTU of vxlan-v6.calico; 0 = host MTU - 70."},
 
+	{Name: "IPForwarding", V3: "ipForwarding", Kind: KindOneOf, Values: []string{"Enabled", "Disabled"}, Default: "Enabled", Restart: true,
+		Doc: "Enabled: felix enables IPv4 (and, with IPv6Support, IPv6) forwarding; Disabled leaves the host's setting alone (hosts with host endpoints only)."},
+
 	// IPIP.
 	{Name: "IpInIpEnabled", Field: "IPIPEnabled", V3: "ipipEnabled", Kind: KindOptBool, Restart: true,
 		Doc: "Force the IPIP device tunl0 on or off (default: on when an IPv4 pool has ipipMode Always or CrossSubnet)."},

@@ -56,6 +56,9 @@ type Config struct {
 	VXLANMTUV6     int // 0 = host MTU - 70
 	VXLANTunnelMAC string
 
+	// IPForwardingDisabled (IPForwarding: Disabled) leaves the host's forwarding sysctls alone.
+	IPForwardingDisabled bool
+
 	// IPIPEnabled forces tunl0 on or off; nil: on when an IPv4 pool has ipipMode Always or
 	// CrossSubnet (Project Calico's IpInIpEnabled).
 	IPIPEnabled    *bool

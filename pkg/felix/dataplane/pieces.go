@@ -68,7 +68,9 @@ func (d *Dataplane) openInterfaces() (*ifaces.Interfaces, func(context.Context) 
 		return nil, nil, fmt.Errorf("sysctls: %w", err)
 	}
 	d.closers = append(d.closers, sys.Close)
-	if err := ifaces.EnableForwarding(sys, d.cfg.IPv6Support); err != nil {
+	if d.cfg.IPForwardingDisabled {
+		d.log.Info().Msg("IPForwarding is Disabled: the host's IP forwarding setting is left alone")
+	} else if err := ifaces.EnableForwarding(sys, d.cfg.IPv6Support); err != nil {
 		d.log.Warn().Err(err).Msg("Could not enable IP forwarding; workload traffic will not be routed")
 	}
 	log := d.log.With().Str("piece", "interfaces").Logger()

@@ -1,0 +1,40 @@
+package dataplane_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/calico-host/calico-host/pkg/felix/dataplane"
+)
+
+// TestIPForwardingDisabled: with IPForwarding Disabled (dataplane IPForwardingDisabled), the
+// dataplane leaves net.ipv4.ip_forward as it finds it (0 in a fresh namespace); with the
+// default it sets it to 1 (TestFullStack).
+func TestIPForwardingDisabled(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root")
+	}
+	host := newNS(t, "fwd-host")
+	log := zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel)
+	_, err := dataplane.New(dataplane.Config{Hostname: "host1", NetNS: host.path(), InterfaceRefreshInterval: 10 * time.Second,
+		MTUFile: filepath.Join(t.TempDir(), "mtu"), IPForwardingDisabled: true}, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fwd := strings.TrimSpace(host.run(t, "sysctl", "-n", "net.ipv4.ip_forward")); fwd != "0" {
+		t.Errorf("net.ipv4.ip_forward = %s with IPForwarding Disabled, want it left at 0", fwd)
+	}
+	_, err = dataplane.New(dataplane.Config{Hostname: "host1", NetNS: host.path(), InterfaceRefreshInterval: 10 * time.Second,
+		MTUFile: filepath.Join(t.TempDir(), "mtu")}, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fwd := strings.TrimSpace(host.run(t, "sysctl", "-n", "net.ipv4.ip_forward")); fwd != "1" {
+		t.Errorf("net.ipv4.ip_forward = %s with IPForwarding Enabled, want 1", fwd)
+	}
+}
