@@ -71,7 +71,8 @@ type Config struct {
 	VXLANMTU     int
 	VXLANMTUV6   int
 
-	IPForwarding string // "Enabled" or "Disabled"
+	IPForwarding    string // "Enabled" or "Disabled"
+	MTUIfacePattern string
 
 	IPIPEnabled    *bool
 	IPIPMTU        int

@@ -93,6 +93,7 @@ func (c *Config) Dataplane(poolsUseVXLAN bool) dataplane.Config {
 		VXLANMTUV6:                     c.VXLANMTUV6,
 		VXLANTunnelMAC:                 c.VXLANMAC(),
 		IPForwardingDisabled:           c.IPForwarding == "Disabled",
+		MTUIfacePattern:                c.MTUIfacePattern,
 		IPIPEnabled:                    c.IPIPEnabled,
 		IPIPMTU:                        c.IPIPMTU,
 		IPIPTunnelAddr:                 c.IPIPTunnelAddr,

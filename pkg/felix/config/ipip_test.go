@@ -43,3 +43,20 @@ func TestIPForwardingParam(t *testing.T) {
 		t.Errorf("IPForwarding Disabled: %v %v %v", problems, c.NotImplemented, c.Dataplane(false).IPForwardingDisabled)
 	}
 }
+
+// TestMTUIfacePatternParam: Project Calico's default pattern, a valid pattern from the
+// environment reaches the dataplane, an invalid one is a problem and the default stays.
+func TestMTUIfacePatternParam(t *testing.T) {
+	def, _ := Resolve()
+	if def.MTUIfacePattern != `^((en|wl|ww|sl|ib)[Pcopsvx].*|(eth|wlan|wwan).*)` {
+		t.Errorf("default MTUIfacePattern %q", def.MTUIfacePattern)
+	}
+	c, problems := Resolve(EnvLayer([]string{"FELIX_MTUIFACEPATTERN=^bond"}))
+	if len(problems) != 0 || len(c.NotImplemented) != 0 || c.Dataplane(false).MTUIfacePattern != "^bond" {
+		t.Errorf("MTUIfacePattern ^bond: %v %v %q", problems, c.NotImplemented, c.MTUIfacePattern)
+	}
+	c, problems = Resolve(EnvLayer([]string{"FELIX_MTUIFACEPATTERN=("}))
+	if len(problems) == 0 || c.MTUIfacePattern != def.MTUIfacePattern {
+		t.Errorf("invalid MTUIfacePattern: problems %v, value %q", problems, c.MTUIfacePattern)
+	}
+}

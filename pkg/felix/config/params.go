@@ -12,7 +12,10 @@
 // so the next source down (in the end the default) applies.
 package config
 
-import "strings"
+import (
+	"regexp"
+	"strings"
+)
 
 // Kind is the type of a parameter's value.
 type Kind int
@@ -197,6 +200,10 @@ var Params = []Param{
 	{Name: "IPForwarding", V3: "ipForwarding", Kind: KindOneOf, Values: []string{"Enabled", "Disabled"}, Default: "Enabled", Restart: true,
 		Doc: "Enabled: felix enables IPv4 (and, with IPv6Support, IPv6) forwarding; Disabled leaves the host's setting alone (hosts with host endpoints only)."},
 
+	{Name: "MTUIfacePattern", V3: "mtuIfacePattern", Kind: KindString, Default: `^((en|wl|ww|sl|ib)[Pcopsvx].*|(eth|wlan|wwan).*)`,
+		Restart: true, Check: checkRegexp,
+		Doc: "Regular expression of the interfaces whose smallest MTU is the host MTU (tunnel devices and the workload MTU derive from it)."},
+
 	// IPIP.
 	{Name: "IpInIpEnabled", Field: "IPIPEnabled", V3: "ipipEnabled", Kind: KindOptBool, Restart: true,
 		Doc: "Force the IPIP device tunl0 on or off (default: on when an IPv4 pool has ipipMode Always or CrossSubnet)."},
@@ -219,4 +226,10 @@ var byName = func() map[string]*Param {
 func Lookup(name string) (*Param, bool) {
 	p, ok := byName[lower(name)]
 	return p, ok
+}
+
+// checkRegexp accepts a valid Go regular expression.
+func checkRegexp(s string) error {
+	_, err := regexp.Compile(s)
+	return err
 }

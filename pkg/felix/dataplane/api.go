@@ -56,6 +56,9 @@ type Config struct {
 	VXLANMTUV6     int // 0 = host MTU - 70
 	VXLANTunnelMAC string
 
+	// MTUIfacePattern selects the interfaces whose smallest MTU is the host MTU ("": Project
+	// Calico's default, ifaces.DefaultMTUIfacePattern).
+	MTUIfacePattern string
 	// IPForwardingDisabled (IPForwarding: Disabled) leaves the host's forwarding sysctls alone.
 	IPForwardingDisabled bool
 

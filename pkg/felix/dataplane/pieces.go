@@ -3,6 +3,7 @@ package dataplane
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"time"
 
 	"github.com/calico-host/calico-host/pkg/felix/dataplane/ifaces"
@@ -74,7 +75,14 @@ func (d *Dataplane) openInterfaces() (*ifaces.Interfaces, func(context.Context) 
 		d.log.Warn().Err(err).Msg("Could not enable IP forwarding; workload traffic will not be routed")
 	}
 	log := d.log.With().Str("piece", "interfaces").Logger()
-	hostMTU := func(ctx context.Context) (int, error) { return ifaces.HostMTU(ctx, ih, nil) }
+	pattern := ifaces.DefaultMTUIfacePattern
+	if d.cfg.MTUIfacePattern != "" {
+		var err error
+		if pattern, err = regexp.Compile(d.cfg.MTUIfacePattern); err != nil {
+			return nil, nil, fmt.Errorf("MTUIfacePattern: %w", err)
+		}
+	}
+	hostMTU := func(ctx context.Context) (int, error) { return ifaces.HostMTU(ctx, ih, pattern) }
 	return ifaces.NewInterfaces(ih, sys, log, d.cfg.InterfaceRefreshInterval), hostMTU, nil
 }
 
