@@ -105,6 +105,19 @@ type fakeDataplane struct {
 
 	mu      sync.Mutex
 	batches [][]calc.Update
+	problem string // what Problems reports
+}
+
+func (f *fakeDataplane) Problems() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.problem
+}
+
+func (f *fakeDataplane) setProblem(p string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.problem = p
 }
 
 func (f *fakeDataplane) Run(ctx context.Context, in <-chan []calc.Update, status chan<- dataplane.EndpointStatus, progress func()) {

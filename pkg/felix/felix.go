@@ -82,7 +82,10 @@ type Daemon struct {
 	endpoints *status.Endpoints // nil unless EndpointReportingEnabled
 	files     *status.Files     // nil when EndpointStatusPathPrefix is empty
 
-	ready      atomic.Bool
+	ready atomic.Bool
+	// dpProblems, when the dataplane reports any, says what it cannot program although the
+	// datastore asks for it (shown in the status line and the readiness probe).
+	dpProblems atomic.Pointer[func() string]
 	programmed atomic.Int64
 	up         atomic.Int64
 	// quarantined counts the objects the dataplane could not program (failing closed), when it

@@ -99,6 +99,10 @@ func (d *Daemon) start(ctx context.Context, dpIn <-chan []calc.Update) error {
 	if q, ok := dp.(interface{ Quarantined() int }); ok {
 		d.quarantined = q.Quarantined
 	}
+	if p, ok := dp.(interface{ Problems() string }); ok {
+		f := p.Problems
+		d.dpProblems.Store(&f)
+	}
 	statusMetrics := d.startStatus(ctx)
 	d.registerMetrics(dp, statusMetrics)
 	d.startServers(ctx)
@@ -198,7 +202,18 @@ func (d *Daemon) readiness() (bool, string) {
 	case st != syncer.InSync:
 		return false, "not in sync with the datastore: " + st.String()
 	}
+	if p := d.dataplaneProblems(); p != "" {
+		return false, p
+	}
 	return true, ""
+}
+
+// dataplaneProblems is what the dataplane cannot program although asked to ("" when nothing).
+func (d *Daemon) dataplaneProblems() string {
+	if f := d.dpProblems.Load(); f != nil {
+		return (*f)()
+	}
+	return ""
 }
 
 // applyLogLevel applies LogSeverityScreen.

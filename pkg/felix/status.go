@@ -99,7 +99,11 @@ func (d *Daemon) runningStatus() string {
 	case st != syncer.InSync:
 		return fmt.Sprintf("Resyncing with the datastore; %d endpoints programmed", d.programmed.Load())
 	}
-	return fmt.Sprintf("In sync: %d endpoints programmed (%d up); %s%s", d.programmed.Load(), d.up.Load(), known, d.quarantineStatus())
+	s := fmt.Sprintf("In sync: %d endpoints programmed (%d up); %s", d.programmed.Load(), d.up.Load(), known)
+	if p := d.dataplaneProblems(); p != "" {
+		s += "; " + p
+	}
+	return s + d.quarantineStatus()
 }
 
 // quarantineStatus is the STATUS line's note of objects the kernel refused, if any.

@@ -27,31 +27,60 @@ const (
 	AttrType           = "type"
 	AttrTypeVXLAN      = "vxlanTunnelAddress"
 	AttrTypeVXLANV6    = "vxlanV6TunnelAddress"
+	AttrTypeIPIP       = "ipipTunnelAddress"
 	vxlanHandlePrefix  = "vxlan-tunnel-addr-"
 	vxlanHandlePrefix6 = "vxlan-v6-tunnel-addr-"
+	ipipHandlePrefix   = "ipip-tunnel-addr-"
 )
 
-// vxlanTunnel describes the VXLAN tunnel address of one family: where it lives on the Node and
-// how it is named in IPAM.
-type vxlanTunnel struct {
+// tunnelKind describes one tunnel address of a node: which pools give it, where it lives on the
+// Node and how it is named in IPAM. mac is nil for tunnels without a MAC (IPIP).
+type tunnelKind struct {
+	name     string // "VXLAN" or "IPIP", for logs and errors
 	fam      Family
 	attrType string
 	handle   func(node string) string
+	mode     func(*api.IPPoolSpec) string
 	addr     func(*api.NodeSpec) *string
 	mac      func(*api.NodeSpec) *string
 	macSeed  func(node string) string
 }
 
-var vxlanTunnels = []vxlanTunnel{
-	{V4, AttrTypeVXLAN, func(n string) string { return vxlanHandlePrefix + n },
+func vxlanMode(p *api.IPPoolSpec) string { return p.VXLANMode }
+
+// tunnelKinds are handled in Project Calico's order (IPIP before VXLAN).
+var tunnelKinds = []tunnelKind{
+	{"IPIP", V4, AttrTypeIPIP, IPIPHandle, func(p *api.IPPoolSpec) string { return p.IPIPMode },
+		ipipAddr, nil, nil},
+	{"VXLAN", V4, AttrTypeVXLAN, VXLANHandle, vxlanMode,
 		func(s *api.NodeSpec) *string { return &s.IPv4VXLANTunnelAddr },
 		func(s *api.NodeSpec) *string { return &s.VXLANTunnelMACAddr },
 		func(n string) string { return n }},
-	{V6, AttrTypeVXLANV6, func(n string) string { return vxlanHandlePrefix6 + n },
+	{"VXLAN", V6, AttrTypeVXLANV6, func(n string) string { return vxlanHandlePrefix6 + n }, vxlanMode,
 		func(s *api.NodeSpec) *string { return &s.IPv6VXLANTunnelAddr },
 		func(s *api.NodeSpec) *string { return &s.VXLANTunnelMACAddrV6 },
 		func(n string) string { return n + "-v6" }},
 }
+
+// ipipAddr is the Node's IPIP tunnel address field. Reading a Node without a BGP spec gives a
+// detached empty string, so only a non-empty write creates the spec; normalizeBGP removes a spec
+// left empty, as Project Calico does.
+func ipipAddr(s *api.NodeSpec) *string {
+	if s.BGP == nil {
+		s.BGP = &api.NodeBGPSpec{}
+	}
+	return &s.BGP.IPv4IPIPTunnelAddr
+}
+
+// normalizeBGP drops a BGP spec that holds nothing (Project Calico's client refuses an empty one).
+func normalizeBGP(s *api.NodeSpec) {
+	if s.BGP != nil && *s.BGP == (api.NodeBGPSpec{}) {
+		s.BGP = nil
+	}
+}
+
+// IPIPHandle is the IPAM handle of a node's IPIP tunnel address.
+func IPIPHandle(node string) string { return ipipHandlePrefix + node }
 
 // VXLANHandle is the IPAM handle of a node's IPv4 VXLAN tunnel address.
 func VXLANHandle(node string) string { return vxlanHandlePrefix + node }
@@ -63,16 +92,16 @@ func VTEPMAC(seed string) string {
 	return net.HardwareAddr(append([]byte{'f'}, sum[:5]...)).String()
 }
 
-// vxlanPoolCIDRs returns the CIDRs of the pools of family f that give this node a VXLAN tunnel
-// address: enabled, allowing Tunnel use, VXLAN Always or CrossSubnet, selecting the node.
-func vxlanPoolCIDRs(node *api.Node, pools []*api.IPPool, f Family) []netip.Prefix {
+// tunnelPoolCIDRs returns the CIDRs of the pools of t's family that give this node t's tunnel
+// address: enabled, allowing Tunnel use, t's encapsulation Always or CrossSubnet, selecting the node.
+func tunnelPoolCIDRs(node *api.Node, pools []*api.IPPool, t tunnelKind) []netip.Prefix {
 	var out []netip.Prefix
 	for _, p := range pools {
 		cidr, err := netip.ParsePrefix(p.Spec.CIDR)
-		if err != nil || !f.Contains(cidr.Addr()) || p.Spec.Disabled || !p.Spec.AllowsUse(api.UseTunnel) {
+		if err != nil || !t.fam.Contains(cidr.Addr()) || p.Spec.Disabled || !p.Spec.AllowsUse(api.UseTunnel) {
 			continue
 		}
-		if p.Spec.VXLANMode != api.EncapAlways && p.Spec.VXLANMode != api.EncapCrossSubnet {
+		if m := t.mode(&p.Spec); m != api.EncapAlways && m != api.EncapCrossSubnet {
 			continue
 		}
 		sel, err := selector.Parse(p.Spec.NodeSelector)
@@ -91,18 +120,22 @@ type tunnelState struct {
 }
 
 // reconcileTunnel decides the tunnel address of one family, allocating or releasing in IPAM.
-func (s *Startup) reconcileTunnel(ctx context.Context, node *api.Node, pools []*api.IPPool, t vxlanTunnel) (tunnelState, error) {
+func (s *Startup) reconcileTunnel(ctx context.Context, node *api.Node, pools []*api.IPPool, t tunnelKind) (tunnelState, error) {
 	handle := t.handle(node.Name)
-	cur := tunnelState{addr: *t.addr(&node.Spec), mac: *t.mac(&node.Spec)}
-	cidrs := vxlanPoolCIDRs(node, pools, t.fam)
+	spec := node.Spec
+	cur := tunnelState{addr: *t.addr(&spec)}
+	if t.mac != nil {
+		cur.mac = *t.mac(&spec)
+	}
+	cidrs := tunnelPoolCIDRs(node, pools, t)
 	if len(cidrs) == 0 {
 		if err := s.ipam.ReleaseByHandle(ctx, handle); err != nil {
 			return cur, fmt.Errorf("releasing %s: %w", handle, err)
 		}
 		if cur.addr != "" {
-			s.log.Info().Str("addr", cur.addr).Stringer("family", t.fam).Msg("No VXLAN pool selects this node; released the tunnel address")
+			s.log.Info().Str("addr", cur.addr).Stringer("family", t.fam).Str("tunnel", t.name).Msg("No pool of this encapsulation selects this node; released the tunnel address")
 		}
-		if cur.mac == VTEPMAC(t.macSeed(node.Name)) {
+		if t.mac != nil && cur.mac == VTEPMAC(t.macSeed(node.Name)) {
 			cur.mac = ""
 		}
 		return tunnelState{mac: cur.mac}, nil
@@ -123,12 +156,12 @@ func (s *Startup) reconcileTunnel(ctx context.Context, node *api.Node, pools []*
 	if err != nil {
 		return cur, err
 	}
-	s.log.Info().Stringer("addr", addr).Stringer("family", t.fam).Str("handle", handle).Msg("Assigned VXLAN tunnel address")
+	s.log.Info().Stringer("addr", addr).Stringer("family", t.fam).Str("handle", handle).Msg("Assigned " + t.name + " tunnel address")
 	return s.withMAC(tunnelState{addr: addr.String(), mac: cur.mac, assigned: true}, node.Name, t), nil
 }
 
-func (s *Startup) withMAC(st tunnelState, node string, t vxlanTunnel) tunnelState {
-	if st.mac == "" {
+func (s *Startup) withMAC(st tunnelState, node string, t tunnelKind) tunnelState {
+	if t.mac != nil && st.mac == "" {
 		st.mac = VTEPMAC(t.macSeed(node))
 	}
 	return st
@@ -136,7 +169,7 @@ func (s *Startup) withMAC(st tunnelState, node string, t vxlanTunnel) tunnelStat
 
 // checkTunnelAddr reports whether the Node's current address can be kept: still allocated to
 // this node's tunnel and inside a qualifying pool.
-func (s *Startup) checkTunnelAddr(ctx context.Context, node, addr string, cidrs []netip.Prefix, t vxlanTunnel) (bool, error) {
+func (s *Startup) checkTunnelAddr(ctx context.Context, node, addr string, cidrs []netip.Prefix, t tunnelKind) (bool, error) {
 	if addr == "" {
 		return false, nil
 	}
@@ -156,7 +189,7 @@ func (s *Startup) checkTunnelAddr(ctx context.Context, node, addr string, cidrs 
 		s.log.Warn().Str("addr", addr).Interface("attrs", attrs).Msg("Tunnel address is allocated to something else; assigning a new one")
 		return false, nil
 	case !containsAddr(cidrs, ip):
-		s.log.Info().Str("addr", addr).Msg("Tunnel address is not in a VXLAN pool for this node; reassigning")
+		s.log.Info().Str("addr", addr).Str("tunnel", t.name).Msg("Tunnel address is not in a pool of this encapsulation for this node; reassigning")
 		return false, nil
 	}
 	return true, nil
@@ -171,7 +204,7 @@ func containsAddr(cidrs []netip.Prefix, a netip.Addr) bool {
 	return false
 }
 
-func (s *Startup) assignTunnel(ctx context.Context, node string, cidrs []netip.Prefix, t vxlanTunnel) (netip.Addr, error) {
+func (s *Startup) assignTunnel(ctx context.Context, node string, cidrs []netip.Prefix, t tunnelKind) (netip.Addr, error) {
 	args := ipam.AutoAssignArgs{
 		HandleID:    t.handle(node),
 		Attrs:       map[string]string{AttrNode: node, AttrType: t.attrType},
@@ -189,17 +222,17 @@ func (s *Startup) assignTunnel(ctx context.Context, node string, cidrs []netip.P
 	}
 	v4, v6, err := s.ipam.AutoAssign(ctx, args)
 	if err != nil {
-		return netip.Addr{}, fmt.Errorf("assigning a %s VXLAN tunnel address from %v: %w", t.fam, pools, err)
+		return netip.Addr{}, fmt.Errorf("assigning a %s %s tunnel address from %v: %w", t.fam, t.name, pools, err)
 	}
 	got := append(v4, v6...)
 	if len(got) == 0 {
-		return netip.Addr{}, fmt.Errorf("assigning a %s VXLAN tunnel address from %v: IPAM returned no address", t.fam, pools)
+		return netip.Addr{}, fmt.Errorf("assigning a %s %s tunnel address from %v: IPAM returned no address", t.fam, t.name, pools)
 	}
 	return got[0].Addr(), nil
 }
 
-// ReconcileTunnels brings the Node's VXLAN tunnel addresses in line with the pools: allocated
-// (and kept) while a VXLAN pool selects this node, released when none does.
+// ReconcileTunnels brings the Node's IPIP and VXLAN tunnel addresses in line with the pools:
+// allocated (and kept) while a pool of that encapsulation selects this node, released when none does.
 func (s *Startup) ReconcileTunnels(ctx context.Context) error {
 	if s.cfg.Backend == BackendNone {
 		return nil
@@ -212,8 +245,8 @@ func (s *Startup) ReconcileTunnels(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("listing IP pools: %w", err)
 	}
-	states := make([]tunnelState, len(vxlanTunnels))
-	for i, t := range vxlanTunnels {
+	states := make([]tunnelState, len(tunnelKinds))
+	for i, t := range tunnelKinds {
 		if states[i], err = s.reconcileTunnel(ctx, node, pools, t); err != nil {
 			s.undoAssignments(states)
 			return err
@@ -221,10 +254,15 @@ func (s *Startup) ReconcileTunnels(ctx context.Context) error {
 	}
 	err = s.updateNode(ctx, func(n *api.Node) (bool, error) {
 		changed := false
-		for i, t := range vxlanTunnels {
+		before := n.Spec.BGP
+		for i, t := range tunnelKinds {
 			changed = setString(t.addr(&n.Spec), states[i].addr) || changed
-			changed = setString(t.mac(&n.Spec), states[i].mac) || changed
+			if t.mac != nil {
+				changed = setString(t.mac(&n.Spec), states[i].mac) || changed
+			}
 		}
+		normalizeBGP(&n.Spec)
+		changed = changed || (before == nil) != (n.Spec.BGP == nil)
 		return changed, nil
 	})
 	if err != nil {
@@ -241,7 +279,7 @@ func (s *Startup) undoAssignments(states []tunnelState) {
 			continue
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), s.loopTimeout)
-		if err := s.ipam.ReleaseByHandle(ctx, vxlanTunnels[i].handle(s.name)); err != nil {
+		if err := s.ipam.ReleaseByHandle(ctx, tunnelKinds[i].handle(s.name)); err != nil {
 			s.log.Error().Err(err).Str("addr", st.addr).Msg("Releasing a tunnel address after a failed update")
 		}
 		cancel()

@@ -47,7 +47,7 @@ func TestVXLANPoolCIDRs(t *testing.T) {
 		pool("this-zone", "10.65.96.0/20", api.EncapAlways, func(p *api.IPPool) { p.Spec.NodeSelector = "zone == 'a'" }),
 		pool("v6", "fd5c:1::/48", api.EncapAlways),
 	}
-	got4 := vxlanPoolCIDRs(node, pools, V4)
+	got4 := tunnelPoolCIDRs(node, pools, tunnelKinds[1])
 	want4 := []netip.Prefix{pfx("10.65.0.0/20"), pfx("10.65.16.0/20"), pfx("10.65.96.0/20")}
 	if len(got4) != len(want4) {
 		t.Fatalf("IPv4: got %v, want %v", got4, want4)
@@ -57,7 +57,7 @@ func TestVXLANPoolCIDRs(t *testing.T) {
 			t.Fatalf("IPv4: got %v, want %v", got4, want4)
 		}
 	}
-	if got6 := vxlanPoolCIDRs(node, pools, V6); len(got6) != 1 || got6[0] != pfx("fd5c:1::/48") {
+	if got6 := tunnelPoolCIDRs(node, pools, tunnelKinds[2]); len(got6) != 1 || got6[0] != pfx("fd5c:1::/48") {
 		t.Errorf("IPv6: got %v", got6)
 	}
 }

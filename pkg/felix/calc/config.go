@@ -43,6 +43,7 @@ func (c *configCalc) build() *ConfigUpdate {
 	if n := c.node; n != nil {
 		cu.HostIPv4, cu.HostIPv6 = n.ipv4, n.ipv6
 		cu.VXLANTunnelAddrV4, cu.VXLANTunnelAddrV6 = n.vxlan[0], n.vxlan[1]
+		cu.IPIPTunnelAddr = n.ipip
 		cu.VXLANTunnelMAC, cu.VXLANTunnelMACV6 = n.vxlanMAC(4), n.vxlanMAC(6)
 	}
 	return cu

@@ -15,6 +15,7 @@ type nodeInfo struct {
 	ipv4, ipv6 netip.Prefix // bgp.ipv4Address / ipv6Address, address with its subnet
 	labels     map[string]string
 	vxlan      [2]netip.Addr // tunnel address per family (index 0: IPv4, 1: IPv6)
+	ipip       netip.Addr    // bgp.ipv4IPIPTunnelAddr
 	mac        [2]string     // stored VXLAN MAC per family ("" when unset)
 }
 
@@ -24,6 +25,7 @@ func newNodeInfo(name string, n *api.Node) *nodeInfo {
 	if b := n.Spec.BGP; b != nil {
 		ni.ipv4 = parseHostPrefix(b.IPv4Address, 4)
 		ni.ipv6 = parseHostPrefix(b.IPv6Address, 6)
+		ni.ipip = parseAddrFamily(b.IPv4IPIPTunnelAddr, 4)
 	}
 	ni.vxlan[0] = parseAddrFamily(n.Spec.IPv4VXLANTunnelAddr, 4)
 	ni.vxlan[1] = parseAddrFamily(n.Spec.IPv6VXLANTunnelAddr, 6)

@@ -1,6 +1,7 @@
 package calc
 
 import (
+	"cmp"
 	"fmt"
 	"net/netip"
 
@@ -13,15 +14,13 @@ func newPool(name string, p *api.IPPool) (*IPPool, error) {
 	if err != nil {
 		return nil, fmt.Errorf("invalid cidr %q", p.Spec.CIDR)
 	}
-	mode := p.Spec.VXLANMode
-	if mode == "" {
-		mode = api.EncapNever
-	}
+	mode, ipip := cmp.Or(p.Spec.VXLANMode, api.EncapNever), cmp.Or(p.Spec.IPIPMode, api.EncapNever)
 	return &IPPool{
 		Name:             name,
 		CIDR:             netip.PrefixFrom(cidr.Addr().Unmap(), cidr.Bits()).Masked(),
 		NATOutgoing:      p.Spec.NATOutgoing,
 		VXLANMode:        mode,
+		IPIPMode:         ipip,
 		Disabled:         p.Spec.Disabled,
 		DisableBGPExport: p.Spec.DisableBGPExport,
 	}, nil

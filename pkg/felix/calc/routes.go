@@ -16,7 +16,7 @@ type routeSourceKind uint8
 const (
 	srcBlock    routeSourceKind = iota // the block is affine to the node
 	srcBorrowed                        // an address of another node's block held by the node
-	srcTunnel                          // the node's VXLAN tunnel address
+	srcTunnel                          // the node's VXLAN or IPIP tunnel address
 )
 
 type routeSource struct {
@@ -208,7 +208,7 @@ func (c *routeCalc) updateBlock(key string, b *api.AllocationBlock) error {
 func (c *routeCalc) onNode(name string, n *nodeInfo) {
 	routes := map[netip.Prefix]routeSource{}
 	if n != nil && name != c.host {
-		for _, a := range n.vxlan {
+		for _, a := range [...]netip.Addr{n.vxlan[0], n.vxlan[1], n.ipip} {
 			if a.IsValid() {
 				routes[netip.PrefixFrom(a, a.BitLen())] = routeSource{node: name, kind: srcTunnel}
 			}
@@ -263,7 +263,7 @@ func (c *routeCalc) resolve(dst netip.Prefix) *Route {
 		r.SameSubnet = lp.IsValid() && lp.Masked().Contains(r.DstNodeIP)
 	}
 	if p := c.pools.containing(dst); p != nil {
-		r.PoolName, r.VXLANMode, r.NATOutgoing = p.Name, p.VXLANMode, p.NATOutgoing
+		r.PoolName, r.VXLANMode, r.IPIPMode, r.NATOutgoing = p.Name, p.VXLANMode, p.IPIPMode, p.NATOutgoing
 	}
 	return r
 }

@@ -22,6 +22,7 @@ type Update interface{ isUpdate() }
 type ConfigUpdate struct {
 	HostIPv4, HostIPv6 netip.Prefix // bgp.ipv4Address / ipv6Address (address with its subnet)
 	VXLANTunnelAddrV4  netip.Addr
+	IPIPTunnelAddr     netip.Addr // bgp.ipv4IPIPTunnelAddr
 	VXLANTunnelAddrV6  netip.Addr
 	VXLANTunnelMAC     string
 	VXLANTunnelMACV6   string
@@ -233,6 +234,7 @@ type IPPool struct {
 	CIDR             netip.Prefix
 	NATOutgoing      bool
 	VXLANMode        string // Never, Always, CrossSubnet
+	IPIPMode         string // Never, Always, CrossSubnet
 	Disabled         bool
 	DisableBGPExport bool
 }
@@ -276,6 +278,7 @@ type Route struct {
 	DstNodeIP   netip.Addr // the owning host's address (bgp.ipv4Address / ipv6Address)
 	PoolName    string     // "" when no pool contains Dst
 	VXLANMode   string     // of the pool containing Dst: Never, Always, CrossSubnet ("" without a pool)
+	IPIPMode    string     // likewise
 	NATOutgoing bool
 	SameSubnet  bool // the owning host is in one of this host's subnets (for CrossSubnet)
 }

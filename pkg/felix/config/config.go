@@ -69,6 +69,14 @@ type Config struct {
 	VXLANVNI     int
 	VXLANPort    int
 	VXLANMTU     int
+	VXLANMTUV6   int
+
+	IPForwarding    string // "Enabled" or "Disabled"
+	MTUIfacePattern string
+
+	IPIPEnabled    *bool
+	IPIPMTU        int
+	IPIPTunnelAddr netip.Addr
 
 	// Cluster facts from the datastore (not parameters).
 	Cluster Cluster

@@ -90,7 +90,13 @@ func (c *Config) Dataplane(poolsUseVXLAN bool) dataplane.Config {
 		VXLANVNI:                       c.VXLANVNI,
 		VXLANPort:                      c.VXLANPort,
 		VXLANMTU:                       c.VXLANMTU,
+		VXLANMTUV6:                     c.VXLANMTUV6,
 		VXLANTunnelMAC:                 c.VXLANMAC(),
+		IPForwardingDisabled:           c.IPForwarding == "Disabled",
+		MTUIfacePattern:                c.MTUIfacePattern,
+		IPIPEnabled:                    c.IPIPEnabled,
+		IPIPMTU:                        c.IPIPMTU,
+		IPIPTunnelAddr:                 c.IPIPTunnelAddr,
 		NetNS:                          c.DataplaneNetNS,
 	}
 }

@@ -12,7 +12,10 @@
 // so the next source down (in the end the default) applies.
 package config
 
-import "strings"
+import (
+	"regexp"
+	"strings"
+)
 
 // Kind is the type of a parameter's value.
 type Kind int
@@ -191,6 +194,23 @@ var Params = []Param{
 	{Name: "VXLANPort", V3: "vxlanPort", Kind: KindInt, Default: "4789", Min: 1, Max: 65535, Restart: true, Doc: "VXLAN UDP port."},
 	{Name: "VXLANMTU", V3: "vxlanMTU", Kind: KindInt, Default: "0", Min: 0, Max: 65535, Restart: true,
 		Doc: "MTU of vxlan.calico; 0 = host MTU - 50."},
+	{Name: "VXLANMTUV6", V3: "vxlanMTUV6", Kind: KindInt, Default: "0", Min: 0, Max: 65535, Restart: true,
+		Doc: "MTU of vxlan-v6.calico; 0 = host MTU - 70."},
+
+	{Name: "IPForwarding", V3: "ipForwarding", Kind: KindOneOf, Values: []string{"Enabled", "Disabled"}, Default: "Enabled", Restart: true,
+		Doc: "Enabled: felix enables IPv4 (and, with IPv6Support, IPv6) forwarding; Disabled leaves the host's setting alone (hosts with host endpoints only)."},
+
+	{Name: "MTUIfacePattern", V3: "mtuIfacePattern", Kind: KindString, Default: `^((en|wl|ww|sl|ib)[Pcopsvx].*|(eth|wlan|wwan).*)`,
+		Restart: true, Check: checkRegexp,
+		Doc: "Regular expression of the interfaces whose smallest MTU is the host MTU (tunnel devices and the workload MTU derive from it)."},
+
+	// IPIP.
+	{Name: "IpInIpEnabled", Field: "IPIPEnabled", V3: "ipipEnabled", Kind: KindOptBool, Restart: true,
+		Doc: "Force the IPIP device tunl0 on or off (default: on when an IPv4 pool has ipipMode Always or CrossSubnet)."},
+	{Name: "IpInIpMtu", Field: "IPIPMTU", V3: "ipipMTU", Kind: KindInt, Default: "0", Min: 0, Max: 65535, Restart: true,
+		Doc: "MTU of tunl0; 0 = host MTU - 20."},
+	{Name: "IpInIpTunnelAddr", Field: "IPIPTunnelAddr", Kind: KindAddr, Restart: true, LocalOnly: true,
+		Doc: "Address of tunl0 (default: this host's Node spec.bgp.ipv4IPIPTunnelAddr, allocated by calico-startup)."},
 }
 
 // byName indexes Params by lower-case name.
@@ -206,4 +226,10 @@ var byName = func() map[string]*Param {
 func Lookup(name string) (*Param, bool) {
 	p, ok := byName[lower(name)]
 	return p, ok
+}
+
+// checkRegexp accepts a valid Go regular expression.
+func checkRegexp(s string) error {
+	_, err := regexp.Compile(s)
+	return err
 }

@@ -53,8 +53,21 @@ type Config struct {
 	VXLANVNI       int // default 4096
 	VXLANPort      int // default 4789
 	VXLANMTU       int // 0 = host MTU - 50
+	VXLANMTUV6     int // 0 = host MTU - 70
 	VXLANTunnelMAC string
-	MTUFile        string // where the workload MTU is written (default /var/lib/calico/mtu)
+
+	// MTUIfacePattern selects the interfaces whose smallest MTU is the host MTU ("": Project
+	// Calico's default, ifaces.DefaultMTUIfacePattern).
+	MTUIfacePattern string
+	// IPForwardingDisabled (IPForwarding: Disabled) leaves the host's forwarding sysctls alone.
+	IPForwardingDisabled bool
+
+	// IPIPEnabled forces tunl0 on or off; nil: on when an IPv4 pool has ipipMode Always or
+	// CrossSubnet (Project Calico's IpInIpEnabled).
+	IPIPEnabled    *bool
+	IPIPMTU        int        // 0 = host MTU - 20
+	IPIPTunnelAddr netip.Addr // overrides the Node's ipv4IPIPTunnelAddr
+	MTUFile        string     // where the workload MTU is written (default /var/lib/calico/mtu)
 
 	// TableName names the nftables tables (`ip` and `ip6`), default "calico".
 	TableName string

@@ -11,6 +11,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/calico-host/calico-host/pkg/felix/calc"
+	"github.com/calico-host/calico-host/pkg/felix/dataplane/ipip"
 	"github.com/calico-host/calico-host/pkg/nft"
 	"github.com/calico-host/calico-host/pkg/nft/apply"
 	"github.com/calico-host/calico-host/pkg/nft/kernel"
@@ -27,6 +28,7 @@ type Dataplane struct {
 	routes   RouteSyncer
 	ifaces   Interfaces
 	vxlan    VXLAN
+	ipip     IPIP
 	timing   Timing
 	after    func(int, error)
 	closers  []func() // what New opened, closed when Run returns
@@ -41,6 +43,7 @@ type Dataplane struct {
 	firstApply     chan struct{}
 	firstApplyDone bool
 	bigCommit      bool // the last apply committed a big nftables transaction (see bigCommitOps)
+	ipipReport     ipipReport
 }
 
 // Timing tunes the loop. Zero fields take the defaults.
@@ -69,6 +72,7 @@ type options struct {
 	routes RouteSyncer
 	ifaces Interfaces
 	vxlan  VXLAN
+	ipip   IPIP
 	timing Timing
 	// afterApply, when set, is called after every apply with the number of batches received
 	// before it started and its result (tests use it to wait for the loop).
@@ -86,6 +90,9 @@ func WithInterfaces(i Interfaces) Option { return func(o *options) { o.ifaces = 
 
 // WithVXLAN manages the VXLAN devices through v instead of netlink.
 func WithVXLAN(v VXLAN) Option { return func(o *options) { o.vxlan = v } }
+
+// WithIPIP manages tunl0 through i instead of netlink.
+func WithIPIP(i IPIP) Option { return func(o *options) { o.ipip = i } }
 
 // WithTiming tunes the loop's throttle, retries and idle beat.
 func WithTiming(t Timing) Option { return func(o *options) { o.timing = t } }
@@ -141,7 +148,7 @@ func (d *Dataplane) setKernel(o options) error {
 	if err := d.openPieces(&o); err != nil {
 		return err
 	}
-	d.routes, d.ifaces, d.vxlan = o.routes, o.ifaces, o.vxlan
+	d.routes, d.ifaces, d.vxlan, d.ipip = o.routes, o.ifaces, o.vxlan, o.ipip
 	return nil
 }
 
@@ -209,7 +216,7 @@ func (d *Dataplane) apply(ctx context.Context) ([]EndpointStatus, error) {
 	devs := vxlanDevices(d.cfg, d.model)
 	hosts, hepIfaces := resolveHostEndpoints(d.model, d.hostIfs)
 	d.quar.restore(d.builder.tables)
-	tables := d.builder.build(d.model, buildInput{hosts: hosts, vxlan: devs})
+	tables := d.builder.build(d.model, buildInput{hosts: hosts, vxlan: devs, ipip: ipipWanted(d.cfg, d.model)})
 	d.quar.enforce(tables, start)
 	buildTime := time.Since(start)
 	var errs []error
@@ -228,7 +235,13 @@ func (d *Dataplane) apply(ctx context.Context) ([]EndpointStatus, error) {
 		return nil, fmt.Errorf("applying nftables: %w", err)
 	}
 	errs = append(errs, d.workload.configure(d.model)...)
-	if _, err := d.routes.Apply(ctx, desiredRoutes(d.cfg, d.model, devs)); err != nil {
+	ipipState, err := d.ipip.Apply(ctx, ipipDevice(d.cfg, d.model))
+	if err != nil {
+		errs = append(errs, fmt.Errorf("applying the IPIP device: %w", err))
+	}
+	want, skipped := desiredRoutes(d.cfg, d.model, devs, ipipState == ipip.StateReady)
+	d.reportIPIP(ipipState, skipped)
+	if _, err := d.routes.Apply(ctx, want); err != nil {
 		errs = append(errs, fmt.Errorf("applying routes: %w", err))
 	}
 	statuses := d.status.update(d.model, d.workload.configured, hepIfaces)

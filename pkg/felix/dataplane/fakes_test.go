@@ -12,6 +12,7 @@ import (
 
 	"github.com/calico-host/calico-host/pkg/felix/calc"
 	"github.com/calico-host/calico-host/pkg/felix/dataplane/ifaces"
+	"github.com/calico-host/calico-host/pkg/felix/dataplane/ipip"
 	"github.com/calico-host/calico-host/pkg/felix/dataplane/routes"
 	"github.com/calico-host/calico-host/pkg/felix/dataplane/vxlan"
 	"github.com/calico-host/calico-host/pkg/nft/fake"
@@ -144,12 +145,20 @@ type harness struct {
 	routes *fakeRoutes
 	ifaces *fakeIfaces
 	vxlan  *fakeVXLAN
+	ipip   *ipip.Fake
 	dp     *Dataplane
+}
+
+// ipipOption is tunl0 over h's recording fake (created on first use).
+func (h *harness) ipipOption() Option {
+	h.ipip = ipip.NewFake()
+	mtu := func(context.Context) (int, error) { return 1500, nil }
+	return WithIPIP(ipip.New(h.ipip, testLogger(h.t), mtu))
 }
 
 func newHarness(t testing.TB, cfg Config) *harness {
 	h := &harness{t: t, fake: fake.New(), routes: &fakeRoutes{}, ifaces: newFakeIfaces(), vxlan: &fakeVXLAN{}}
-	dp, err := New(cfg, testLogger(t), WithNFTBackend(h.fake), WithRoutes(h.routes), WithInterfaces(h.ifaces), WithVXLAN(h.vxlan))
+	dp, err := New(cfg, testLogger(t), WithNFTBackend(h.fake), WithRoutes(h.routes), WithInterfaces(h.ifaces), WithVXLAN(h.vxlan), h.ipipOption())
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
@@ -214,3 +223,10 @@ type nullVXLAN struct{}
 
 func (nullVXLAN) Apply(context.Context, []vxlan.Device) error { return nil }
 func (nullVXLAN) InterfaceChanged(string)                     {}
+
+// nullIPIP stands in for tunl0 where a test does not use it: IPIP is always off.
+type nullIPIP struct{}
+
+func (nullIPIP) Apply(context.Context, *ipip.Device) (ipip.State, error) { return ipip.StateOff, nil }
+func (nullIPIP) RequestResync()                                          {}
+func (nullIPIP) InterfaceChanged(string)                                 {}

@@ -65,6 +65,7 @@ func goldenScenarios() []goldenScenario {
 		{"gates-default", Config{Hostname: "host1", InterfacePrefixes: []string{"cali", "tap"}},
 			[]string{"cali11111111111", "cali22222222222", "tap12345678-ab"}, gatedEndpoints()},
 		{"vxlan", Config{Hostname: "host1"}, nil, vxlanHosts()},
+		{"ipip", Config{Hostname: "host1"}, nil, ipipHostsWithMetadata()},
 		{"nat-vxlan-portrange", Config{Hostname: "host1", NATPortRange: [2]uint16{1024, 65535}}, nil, natOutgoingVXLAN()},
 		{"nat-address-portrange", Config{Hostname: "host1", IPv6Support: true, NATOutgoingAddress: addr("198.18.0.1"),
 			NATPortRange: [2]uint16{32768, 60999}, FloatingIPs: true}, []string{"cali11111111111"}, natAndFloatingIPs()},

@@ -6,6 +6,7 @@ import (
 	"net/netip"
 
 	"github.com/calico-host/calico-host/pkg/felix/dataplane/ifaces"
+	"github.com/calico-host/calico-host/pkg/felix/dataplane/ipip"
 	"github.com/calico-host/calico-host/pkg/felix/dataplane/routes"
 	"github.com/calico-host/calico-host/pkg/felix/dataplane/vxlan"
 )
@@ -52,6 +53,17 @@ type VXLAN interface {
 	// vxlan-v6.calico when not listed.
 	Apply(ctx context.Context, devices []vxlan.Device) error
 	// InterfaceChanged says an interface changed (a device set down lost its ARP entries).
+	InterfaceChanged(name string)
+}
+
+// IPIP keeps the IPIP tunnel device tunl0 (ipip.Tunnel).
+type IPIP interface {
+	// Apply converges tunl0 on want (nil: IPIP off, addresses removed) and returns its state;
+	// a kernel without the ipip driver is ipip.StateNoDriver with no error.
+	Apply(ctx context.Context, want *ipip.Device) (ipip.State, error)
+	// RequestResync makes the next Apply check the device (and retry a missing driver).
+	RequestResync()
+	// InterfaceChanged says an interface changed (tunl0 set down or re-created).
 	InterfaceChanged(name string)
 }
 

@@ -50,6 +50,7 @@ func (d *Dataplane) Run(ctx context.Context, in <-chan []calc.Update, status cha
 			l.dirty = true
 		case <-routeRefresh.C:
 			d.routes.RequestResync()
+			d.ipip.RequestResync()
 			l.dirty = true
 		case <-l.timer:
 			l.timer = nil
@@ -129,6 +130,7 @@ func (l *loop) recordIface(u ifaces.Update) {
 	if !u.InSync {
 		l.d.routes.InterfaceChanged(u.Name)
 		l.d.vxlan.InterfaceChanged(u.Name)
+		l.d.ipip.InterfaceChanged(u.Name)
 	}
 	l.d.model.applyIface(u)
 }

@@ -3,6 +3,8 @@ package dataplane
 import (
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/calico-host/calico-host/pkg/felix/dataplane/ipip"
+
 	"github.com/calico-host/calico-host/pkg/nft/apply"
 )
 
@@ -16,6 +18,7 @@ type metrics struct {
 	sets         prometheus.Gauge
 	endpoints    *prometheus.GaugeVec
 	quarantined  *prometheus.GaugeVec
+	ipipState    *prometheus.GaugeVec
 }
 
 func newMetrics() *metrics {
@@ -47,11 +50,15 @@ func newMetrics() *metrics {
 			Name: "calico_host_felix_quarantined_objects",
 			Help: "Policies, profiles, endpoints and IP sets the kernel refused, failing closed, by kind.",
 		}, []string{"kind"}),
+		ipipState: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "felix_ipip_device_state",
+			Help: "1 for the state of the IPIP tunnel device tunl0 after the last apply (off, ready, no ipip driver, failed), 0 for the others.",
+		}, []string{"state"}),
 	}
 }
 
 func (m *metrics) collectors() []prometheus.Collector {
-	return []prometheus.Collector{m.applySeconds, m.batchSize, m.applyErrors, m.elements, m.chains, m.sets, m.endpoints, m.quarantined}
+	return []prometheus.Collector{m.applySeconds, m.batchSize, m.applyErrors, m.elements, m.chains, m.sets, m.endpoints, m.quarantined, m.ipipState}
 }
 
 // observeApply records a successful apply.
@@ -73,5 +80,16 @@ func (m *metrics) observeApply(st apply.Stats, seconds float64, chains, sets, we
 func (m *metrics) observeQuarantine(byKind map[string]int) {
 	for _, k := range []string{"policy", "profile", "endpoint", "set"} {
 		m.quarantined.WithLabelValues(k).Set(float64(byKind[k]))
+	}
+}
+
+// setIPIPState sets the IPIP device state gauge.
+func (m *metrics) setIPIPState(st ipip.State) {
+	for _, s := range []ipip.State{ipip.StateOff, ipip.StateReady, ipip.StateNoDriver, ipip.StateFailed} {
+		v := 0.0
+		if s == st {
+			v = 1
+		}
+		m.ipipState.WithLabelValues(s.String()).Set(v)
 	}
 }

@@ -336,7 +336,7 @@ func (k *kernelDP) stop() {
 func TestDataplaneWithoutNetNSRefused(t *testing.T) {
 	for _, path := range []string{"", "/proc/self/ns/net"} {
 		dp, err := New(Config{Hostname: "host1", NetNS: path}, testLogger(t),
-			WithRoutes(nullRoutes{}), WithInterfaces(nullInterfaces{}), WithVXLAN(nullVXLAN{}))
+			WithRoutes(nullRoutes{}), WithInterfaces(nullInterfaces{}), WithVXLAN(nullVXLAN{}), WithIPIP(nullIPIP{}))
 		if err != nil {
 			if !strings.Contains(err.Error(), "own network namespace") {
 				t.Errorf("NetNS %q: New returned %v, want a refusal", path, err)

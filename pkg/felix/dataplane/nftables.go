@@ -99,6 +99,7 @@ func must(err error) {
 type buildInput struct {
 	hosts []rules.HostIface
 	vxlan []VXLANDevice
+	ipip  bool
 }
 
 // build brings the desired tables up to date with the model and returns them.
@@ -148,6 +149,7 @@ func (b *rulesetBuilder) buildVolatile(m *model, in buildInput) {
 		b.addRef(r, true)
 	}
 	st := b.static(m, hd, in.vxlan)
+	st.IPIP = in.ipip
 	for i, v := range b.cfg.Families() {
 		t := b.tables[i]
 		for _, mp := range hostMaps {

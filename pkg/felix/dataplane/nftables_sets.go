@@ -2,6 +2,7 @@ package dataplane
 
 import (
 	"net/netip"
+	"slices"
 
 	"github.com/calico-host/calico-host/pkg/felix/calc"
 	"github.com/calico-host/calico-host/pkg/felix/dataplane/rules"
@@ -134,5 +135,20 @@ func (b *rulesetBuilder) internalSets(m *model, st *rules.Static, v nft.IPVersio
 		out = append(out, rules.NetSet(v, rules.SetAllVXLAN, hosts))
 		break
 	}
+	if st.IPIP && v == nft.IPv4 {
+		out = append(out, rules.NetSet(v, rules.SetAllHosts, allHostsV4(m)))
+	}
+	return out
+}
+
+// allHostsV4 are the IPv4 addresses of every host (Project Calico's all-hosts-net).
+func allHostsV4(m *model) []netip.Prefix {
+	var out []netip.Prefix
+	for _, h := range m.hosts {
+		if a := h.IPv4Addr.Addr(); a.Is4() {
+			out = append(out, hostPrefix(a))
+		}
+	}
+	slices.SortFunc(out, func(a, b netip.Prefix) int { return a.Addr().Compare(b.Addr()) })
 	return out
 }

@@ -3,9 +3,11 @@ package dataplane
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"time"
 
 	"github.com/calico-host/calico-host/pkg/felix/dataplane/ifaces"
+	"github.com/calico-host/calico-host/pkg/felix/dataplane/ipip"
 	"github.com/calico-host/calico-host/pkg/felix/dataplane/routes"
 	"github.com/calico-host/calico-host/pkg/felix/dataplane/vxlan"
 )
@@ -42,6 +44,14 @@ func (d *Dataplane) openPieces(o *options) error {
 		d.closers = append(d.closers, vh.Close)
 		o.vxlan = vxlan.NewDevices(vh, d.log.With().Str("piece", "vxlan").Logger(), hostMTU, d.cfg.RouteRefreshInterval)
 	}
+	if o.ipip == nil {
+		ih, err := ipip.OpenNetlink(d.cfg.NetNS)
+		if err != nil {
+			return fmt.Errorf("ipip: %w", err)
+		}
+		d.closers = append(d.closers, ih.Close)
+		o.ipip = ipip.New(ih, d.log.With().Str("piece", "ipip").Logger(), hostMTU)
+	}
 	return nil
 }
 
@@ -59,11 +69,20 @@ func (d *Dataplane) openInterfaces() (*ifaces.Interfaces, func(context.Context) 
 		return nil, nil, fmt.Errorf("sysctls: %w", err)
 	}
 	d.closers = append(d.closers, sys.Close)
-	if err := ifaces.EnableForwarding(sys, d.cfg.IPv6Support); err != nil {
+	if d.cfg.IPForwardingDisabled {
+		d.log.Info().Msg("IPForwarding is Disabled: the host's IP forwarding setting is left alone")
+	} else if err := ifaces.EnableForwarding(sys, d.cfg.IPv6Support); err != nil {
 		d.log.Warn().Err(err).Msg("Could not enable IP forwarding; workload traffic will not be routed")
 	}
 	log := d.log.With().Str("piece", "interfaces").Logger()
-	hostMTU := func(ctx context.Context) (int, error) { return ifaces.HostMTU(ctx, ih, nil) }
+	pattern := ifaces.DefaultMTUIfacePattern
+	if d.cfg.MTUIfacePattern != "" {
+		var err error
+		if pattern, err = regexp.Compile(d.cfg.MTUIfacePattern); err != nil {
+			return nil, nil, fmt.Errorf("MTUIfacePattern: %w", err)
+		}
+	}
+	hostMTU := func(ctx context.Context) (int, error) { return ifaces.HostMTU(ctx, ih, pattern) }
 	return ifaces.NewInterfaces(ih, sys, log, d.cfg.InterfaceRefreshInterval), hostMTU, nil
 }
 

@@ -69,7 +69,7 @@ func vxlanDevice(cfg Config, m *model, vf vxlanFamily) (vxlan.Device, bool) {
 		return vxlan.Device{}, false
 	}
 	d := vxlan.Device{
-		Name: vf.device, VNI: cfg.VXLANVNI, Port: cfg.VXLANPort, MTU: cfg.VXLANMTU,
+		Name: vf.device, VNI: cfg.VXLANVNI, Port: cfg.VXLANPort, MTU: vf.mtu(cfg),
 		MAC: parseMACOr(macText, cfg.Hostname+vf.hashID), LocalAddr: local, TunnelAddr: tunnel,
 	}
 	for key, v := range m.vteps {
@@ -90,4 +90,13 @@ func parseMACOr(s, seed string) net.HardwareAddr {
 	}
 	sum := sha1.Sum([]byte(seed))
 	return net.HardwareAddr{0x66, sum[0], sum[1], sum[2], sum[3], sum[4]}
+}
+
+// mtu is the configured MTU of the family's device (VXLANMTU or VXLANMTUV6; 0: derived from the
+// host MTU).
+func (vf vxlanFamily) mtu(cfg Config) int {
+	if vf.fam == nft.IPv6 {
+		return cfg.VXLANMTUV6
+	}
+	return cfg.VXLANMTU
 }

@@ -74,6 +74,7 @@ const (
 	SetAllPools  = "all-ipam-pools"  // every IP pool
 	SetMasqPools = "masq-ipam-pools" // pools with natOutgoing
 	SetAllVXLAN  = "all-vxlan-net"   // the underlay addresses of the other hosts' VTEPs
+	SetAllHosts  = "all-hosts-net"   // every host's address (for IPIP)
 )
 
 // maxName is the longest name nft accepts (NFT_NAME_MAXLEN - 1).

@@ -13,6 +13,7 @@ type Static struct {
 	FloatingIPs  []FloatingIP
 	SpoofAllowed []SpoofAllowed
 	VXLAN        []VXLANDevice // VXLAN devices in use
+	IPIP         bool          // IPIP is on (IPv4 only): filter IP-in-IP by the hosts' addresses
 }
 
 // FloatingIP is a 1:1 NAT of an external address to a workload's address.
@@ -146,6 +147,7 @@ func workloadIface(cfg *Config, out bool) nft.Match {
 func filterInput(cfg *Config, st *Static, v nft.IPVersion) []nft.Rule {
 	a := cfg.Marks.Accept
 	rs := []nft.Rule{rule(isSet(a), nft.Accept()).WithComment("Accepted by raw or mangle policy")}
+	rs = append(rs, ipipInput(st, v)...)
 	rs = append(rs, vxlanInput(cfg, st, v)...)
 	rs = append(rs, prefixRules(cfg, false, nft.Goto(Filter.Name(chainWorkloadToHost)))...)
 	rs = append(rs, rule(clearBits(cfg.Marks.all())))
@@ -173,6 +175,7 @@ func filterOutput(cfg *Config, st *Static, v nft.IPVersion) []nft.Rule {
 	a := cfg.Marks.Accept
 	rs := []nft.Rule{rule(isSet(a), nft.Accept())}
 	rs = append(rs, prefixRules(cfg, true, nft.Return())...)
+	rs = append(rs, ipipOutput(st, v)...)
 	rs = append(rs, vxlanOutput(cfg, st, v)...)
 	rs = append(rs, rule(clearBits(cfg.Marks.all())))
 	if st.Hosts.Normal {
@@ -311,4 +314,31 @@ func vxlanOutput(cfg *Config, st *Static, v nft.IPVersion) []nft.Rule {
 	}
 	return []nft.Rule{rule(nft.DPort(nft.ProtoUDP, nft.Port(cfg.VXLANPort)), nft.DAddrInSet(v, SetName(v, SetAllVXLAN)),
 		nft.FibAddrType(nft.FibSAddr, nft.AddrTypeLocal), nft.Accept()).WithComment("Allow VXLAN packets to known VTEPs")}
+}
+
+// protoIPIPNum is IP-in-IP (ipencap), matched by number as Project Calico does.
+const protoIPIPNum = 4
+
+// ipipInput accepts IP-in-IP from the known hosts' addresses to a local address and drops the
+// rest, as Project Calico's filter INPUT does when IPIP is on.
+func ipipInput(st *Static, v nft.IPVersion) []nft.Rule {
+	if !st.IPIP || v != nft.IPv4 {
+		return nil
+	}
+	proto := nft.L4Proto(protoIPIPNum)
+	return []nft.Rule{
+		rule(proto, nft.SAddrInSet(v, SetName(v, SetAllHosts)), nft.FibAddrType(nft.FibDAddr, nft.AddrTypeLocal), nft.Accept()).
+			WithComment("Allow IPIP packets from Calico hosts"),
+		rule(proto, nft.Counter(), nft.Drop()).WithComment("Drop IPIP packets from non-Calico hosts"),
+	}
+}
+
+// ipipOutput lets the host send IP-in-IP from a local address to the known hosts whatever its
+// host endpoint policy says.
+func ipipOutput(st *Static, v nft.IPVersion) []nft.Rule {
+	if !st.IPIP || v != nft.IPv4 {
+		return nil
+	}
+	return []nft.Rule{rule(nft.L4Proto(protoIPIPNum), nft.DAddrInSet(v, SetName(v, SetAllHosts)),
+		nft.FibAddrType(nft.FibSAddr, nft.AddrTypeLocal), nft.Accept()).WithComment("Allow IPIP packets to other Calico hosts")}
 }

@@ -1,0 +1,68 @@
+package dataplane_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/calico-host/calico-host/pkg/felix/dataplane"
+)
+
+// TestIPForwardingDisabled: with IPForwarding Disabled (dataplane IPForwardingDisabled), the
+// dataplane leaves net.ipv4.ip_forward as it finds it (0 in a fresh namespace); with the
+// default it sets it to 1 (TestFullStack).
+func TestIPForwardingDisabled(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root")
+	}
+	host := newNS(t, "fwd-host")
+	log := zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel)
+	_, err := dataplane.New(dataplane.Config{Hostname: "host1", NetNS: host.path(), InterfaceRefreshInterval: 10 * time.Second,
+		MTUFile: filepath.Join(t.TempDir(), "mtu"), IPForwardingDisabled: true}, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fwd := strings.TrimSpace(host.run(t, "sysctl", "-n", "net.ipv4.ip_forward")); fwd != "0" {
+		t.Errorf("net.ipv4.ip_forward = %s with IPForwarding Disabled, want it left at 0", fwd)
+	}
+	_, err = dataplane.New(dataplane.Config{Hostname: "host1", NetNS: host.path(), InterfaceRefreshInterval: 10 * time.Second,
+		MTUFile: filepath.Join(t.TempDir(), "mtu")}, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fwd := strings.TrimSpace(host.run(t, "sysctl", "-n", "net.ipv4.ip_forward")); fwd != "1" {
+		t.Errorf("net.ipv4.ip_forward = %s with IPForwarding Enabled, want 1", fwd)
+	}
+}
+
+// TestMTUIfacePattern: the host MTU (here seen through the workload MTU file) is the smallest
+// MTU of the up interfaces matching MTUIfacePattern; with Project Calico's default pattern an
+// interface named fab0 does not count (fallback 1460).
+func TestMTUIfacePattern(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root")
+	}
+	host := newNS(t, "mtu-host")
+	host.run(t, "ip", "link", "add", "fab0", "mtu", "1400", "type", "veth", "peer", "name", "fab1", "mtu", "1400")
+	host.run(t, "ip", "link", "set", "fab0", "up")
+	host.run(t, "ip", "link", "set", "fab1", "up")
+	log := zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel)
+	for _, tc := range []struct{ pattern, want string }{{"^fab", "1400"}, {"", "1460"}} {
+		mtuFile := filepath.Join(t.TempDir(), "mtu")
+		_, err := dataplane.New(dataplane.Config{Hostname: "host1", NetNS: host.path(), InterfaceRefreshInterval: 10 * time.Second,
+			MTUFile: mtuFile, MTUIfacePattern: tc.pattern}, log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b, err := os.ReadFile(mtuFile); err != nil || string(b) != tc.want {
+			t.Errorf("MTUIfacePattern %q: workload MTU %q (%v), want %s", tc.pattern, b, err, tc.want)
+		}
+	}
+	if _, err := dataplane.New(dataplane.Config{Hostname: "host1", NetNS: host.path(), MTUIfacePattern: "("}, log); err == nil {
+		t.Errorf("an invalid MTUIfacePattern was accepted")
+	}
+}

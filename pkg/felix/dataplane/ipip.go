@@ -1,0 +1,126 @@
+package dataplane
+
+import (
+	"fmt"
+	"net/netip"
+	"slices"
+	"sync/atomic"
+
+	"github.com/calico-host/calico-host/pkg/felix/calc"
+	"github.com/calico-host/calico-host/pkg/felix/dataplane/ipip"
+	"github.com/calico-host/calico-host/pkg/felix/dataplane/routes"
+)
+
+// ipipDevice is the desired tunl0: wanted when IpInIpEnabled says so, or (unset) when an IPv4
+// pool has ipipMode Always or CrossSubnet, and this host has an IPIP tunnel address
+// (IpInIpTunnelAddr, else the Node's). nil: IPIP off.
+func ipipDevice(cfg Config, m *model) *ipip.Device {
+	if !ipipWanted(cfg, m) {
+		return nil
+	}
+	addr := cfg.IPIPTunnelAddr
+	if !addr.IsValid() {
+		addr = m.host.IPIPTunnelAddr
+	}
+	if !addr.Is4() {
+		return nil
+	}
+	return &ipip.Device{MTU: cfg.IPIPMTU, Addr: addr}
+}
+
+func ipipWanted(cfg Config, m *model) bool {
+	if cfg.IPIPEnabled != nil {
+		return *cfg.IPIPEnabled
+	}
+	for _, p := range m.pools {
+		if p.CIDR.Addr().Is4() && isEncap(p.IPIPMode) {
+			return true
+		}
+	}
+	return false
+}
+
+func isEncap(mode string) bool { return mode == "Always" || mode == "CrossSubnet" }
+
+// ipipRoutes routes remote blocks (and tunnel addresses) of IPIP pools as Project Calico's
+// felix does: through tunl0 onlink via the owning host's address for ipipMode Always, and for
+// CrossSubnet when the host is in another subnet; for CrossSubnet within this host's subnet,
+// directly via the host's address on the interface holding this host's address. Tunnel routes
+// are left out while tunl0 is not ready; skipped counts them.
+func ipipRoutes(m *model, ready bool) (out []routes.Route, skipped int) {
+	parent := parentDevice(m)
+	for _, r := range m.routes {
+		if r.Type == calc.RouteLocalWorkload || !isEncap(r.IPIPMode) || !r.DstNodeIP.Is4() || !r.Dst.Addr().Is4() {
+			continue
+		}
+		switch {
+		case r.IPIPMode == "CrossSubnet" && r.SameSubnet:
+			if parent != "" {
+				out = append(out, routes.Route{Dst: r.Dst, Dev: parent, Gateway: r.DstNodeIP})
+			}
+		case ready:
+			out = append(out, routes.Route{Dst: r.Dst, Dev: ipip.DeviceName, Gateway: r.DstNodeIP, Onlink: true})
+		default:
+			skipped++
+		}
+	}
+	return out, skipped
+}
+
+// parentDevice is the interface holding this host's IPv4 address ("" when none does).
+func parentDevice(m *model) string {
+	host := m.host.HostIPv4.Addr()
+	if !host.IsValid() {
+		return ""
+	}
+	names := make([]string, 0, len(m.ifaces))
+	for name, st := range m.ifaces {
+		if st != nil && slices.ContainsFunc(st.Addrs, func(p netip.Prefix) bool { return p.Addr() == host }) {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	if len(names) == 0 {
+		return ""
+	}
+	return names[0]
+}
+
+// ipipReport remembers what was last reported about IPIP, so that a change is logged once, and
+// publishes the current problem for Problems (read from other goroutines).
+type ipipReport struct {
+	state   ipip.State
+	skipped int
+	problem atomic.Pointer[string]
+}
+
+// reportIPIP records tunl0's state after an apply: the metric, and when the state or the number
+// of IPIP routes left unprogrammed changes, a log line and the problem text.
+func (d *Dataplane) reportIPIP(st ipip.State, skipped int) {
+	r := &d.ipipReport
+	d.metrics.setIPIPState(st)
+	if st == r.state && skipped == r.skipped {
+		return
+	}
+	r.state, r.skipped = st, skipped
+	if skipped == 0 && st != ipip.StateNoDriver {
+		r.problem.Store(nil)
+		return
+	}
+	msg := fmt.Sprintf("IPIP: %s is not available (%s): routes of IPIP pools cannot be programmed", ipip.DeviceName, st)
+	if skipped > 0 {
+		msg = fmt.Sprintf("IPIP: %d routes of IPIP pools not programmed: %s is not available (%s)", skipped, ipip.DeviceName, st)
+	}
+	r.problem.Store(&msg)
+	d.log.Error().Int("routes", skipped).Stringer("state", st).Str("device", ipip.DeviceName).
+		Msg("Routes of IPIP pools are not programmed: the IPIP tunnel device is not available")
+}
+
+// Problems describes what the dataplane cannot program although the datastore asks for it
+// ("" when nothing); safe to call while Run runs (felix puts it in its status line).
+func (d *Dataplane) Problems() string {
+	if p := d.ipipReport.problem.Load(); p != nil {
+		return *p
+	}
+	return ""
+}
