@@ -7,6 +7,8 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/signal"
+	"syscall"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -53,9 +55,11 @@ func main() {
 	o.Logf = func(format string, args ...any) {
 		fmt.Printf("%s "+format+"\n", append([]any{time.Now().Format("15:04:05")}, args...)...)
 	}
-	topo.HandleSignals()
+	// Not topo.HandleSignals: it treats SIGPIPE as fatal, and the proxy restart breaks connections.
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
 	topo.SweepLeftovers("ccfleet")
-	r, err := fleet.Run(context.Background(), o)
+	r, err := fleet.Run(ctx, o)
 	if r != nil {
 		r.Print(os.Stdout, o)
 	}
