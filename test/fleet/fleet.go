@@ -200,7 +200,11 @@ func (f *Fleet) waitInSync(ctx context.Context, as []*Agent, timeout time.Durati
 
 // waitCaughtUp waits until every agent is in sync at etcd's current revision (or later).
 func (f *Fleet) waitCaughtUp(ctx context.Context, timeout time.Duration) error {
-	var target int64
+	return f.waitRevision(ctx, 0, timeout)
+}
+
+// waitRevision waits until every agent is in sync at revision target (0: etcd's current one).
+func (f *Fleet) waitRevision(ctx context.Context, target int64, timeout time.Duration) error {
 	return f.poll(ctx, timeout, func() error {
 		if target == 0 {
 			rctx, cancel := context.WithTimeout(ctx, 5*time.Second)

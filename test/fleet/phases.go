@@ -151,7 +151,7 @@ func (f *Fleet) disrupt(ctx context.Context, phase string, fn func() error) (Usa
 	if err := fn(); err != nil {
 		return Usage{}, fmt.Errorf("%s: %w", phase, err)
 	}
-	err := f.waitCaughtUp(ctx, 3*time.Minute)
+	err := f.waitRevision(ctx, f.marker(ctx), 3*time.Minute)
 	rec := time.Since(start)
 	u := f.meter.lap(ctx, phase)
 	u.Recovery = rec
@@ -159,6 +159,36 @@ func (f *Fleet) disrupt(ctx context.Context, phase string, fn func() error) (Usa
 		return u, fmt.Errorf("%s: agents did not recover: %w", phase, err)
 	}
 	return u, nil
+}
+
+// marker writes a change after a disruption and returns its revision (0 if etcd refused it for
+// a minute): agents have recovered once they have it.
+func (f *Fleet) marker(ctx context.Context) int64 {
+	key, val, err := f.shape.Change(1 << 20)
+	if err != nil {
+		return 0
+	}
+	var rev int64
+	f.poll(ctx, time.Minute, func() error {
+		wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		resp, err := f.admin.Put(wctx, key, val)
+		if err == nil {
+			rev = resp.Header.Revision
+		}
+		return err
+	})
+	return rev
+}
+
+// Idle measures etcd with the agents in sync and nothing written, for d.
+func (f *Fleet) Idle(ctx context.Context, d time.Duration) Usage {
+	f.meter.lap(ctx, "")
+	select {
+	case <-ctx.Done():
+	case <-time.After(d):
+	}
+	return f.meter.lap(ctx, "idle")
 }
 
 // LeaderLoss kills the leader (SIGKILL), waits until the others elected a new one, and restarts it.

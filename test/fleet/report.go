@@ -31,6 +31,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	}
 	r.Phases, r.FelixSync, r.Confd = append(r.Phases, u), fs, cs
 	f.o.Logf("cold start: %.1fs", u.Wall.Seconds())
+	r.Phases = append(r.Phases, f.Idle(ctx, 10*time.Second))
 	u, r.Fanout, err = f.Churn(ctx, f.o.ChurnFor)
 	r.Phases = append(r.Phases, u)
 	if err != nil {
