@@ -94,8 +94,7 @@ func (c *Cluster) memberProc(i int, initial string) *topo.Proc {
 
 func (c *Cluster) proxyProc(k int) *topo.Proc {
 	return topo.NewProc(fmt.Sprintf("grpc-proxy-%d", k), c.NS, filepath.Join(c.Dir, fmt.Sprintf("proxy-%d.log", k)),
-		"etcd", "grpc-proxy", "start", "--endpoints="+c.memberList(), "--listen-addr="+proxyIP(k)+":2379",
-		"--metrics-addr=http://"+proxyIP(k)+":2381")
+		"etcd", "grpc-proxy", "start", "--endpoints="+c.memberList(), "--listen-addr="+proxyIP(k)+":2379")
 }
 
 func (c *Cluster) memberList() string {

@@ -63,8 +63,8 @@ func (r *Report) Print(w io.Writer, o Options) {
 	}
 	fmt.Fprintf(w, "\n%d agents (%d with calc), %s; %d policies; churn %.0f changes/s\n", r.Agents, r.FullAgents, via,
 		o.Policies, max(1, o.ChurnRate))
-	fmt.Fprintf(w, "%-16s %8s %9s %7s %9s %8s %8s %7s %8s %9s %9s %8s %9s\n", "phase", "wall", "etcd CPU", "%core",
-		"sent MB", "ranges", "watches", "writes", "RSS MB", "proxy CPU", "cache hit", "relists", "recovery")
+	fmt.Fprintf(w, "%-16s %8s %9s %7s %9s %8s %8s %7s %8s %9s %8s %9s\n", "phase", "wall", "etcd CPU", "%core",
+		"sent MB", "ranges", "watches", "writes", "RSS MB", "proxy CPU", "relists", "recovery")
 	for _, u := range r.Phases {
 		rec := "-"
 		if u.Recovery > 0 {
@@ -74,9 +74,9 @@ func (r *Report) Print(w io.Writer, o Options) {
 		if u.Wall > 0 {
 			pct = 100 * u.EtcdCPU / u.Wall.Seconds()
 		}
-		fmt.Fprintf(w, "%-16s %7.1fs %8.2fs %6.1f%% %9.1f %8.0f %8.0f %7.0f %8.0f %8.2fs %9.0f %8d %9s\n", u.Phase,
+		fmt.Fprintf(w, "%-16s %7.1fs %8.2fs %6.1f%% %9.1f %8.0f %8.0f %7.0f %8.0f %8.2fs %8d %9s\n", u.Phase,
 			u.Wall.Seconds(), u.EtcdCPU, pct, u.EtcdSentMB, u.Ranges, u.Watches, u.Writes, u.EtcdRSSMB, u.ProxyCPU,
-			u.CacheHits, u.Relists, rec)
+			u.Relists, rec)
 	}
 	fmt.Fprintf(w, "time to in-sync after start: felix %s; confd %s\n", r.FelixSync, r.Confd)
 	fo := r.Fanout
