@@ -61,9 +61,11 @@ type Agent struct {
 	confdStore *confd.Store
 	confdSnaps atomic.Int64
 
-	mu  sync.Mutex
-	obs []observation // revisions delivered while recording (see Record)
-	rec bool
+	// calcMu guards graph, model, modelErr and confdStore; mu the rest (never held for long).
+	calcMu sync.Mutex
+	mu     sync.Mutex
+	obs    []observation // revisions delivered while recording (see Record)
+	rec    bool
 }
 
 // observation is when an agent's felix consumer got a message at a revision.
@@ -111,19 +113,20 @@ func (a *Agent) consume(ctx context.Context, in <-chan syncer.Message, fn func(s
 }
 
 func (a *Agent) onFelix(m syncer.Message) {
-	now := time.Now()
-	a.mu.Lock()
-	defer a.mu.Unlock()
 	if m.Snapshot {
 		a.snapshots.Add(1)
 	}
 	if a.graph != nil {
+		a.calcMu.Lock()
 		a.graph.OnMessage(m)
 		if err := a.model.Apply(a.graph.Flush()); err != nil && a.modelErr == nil {
 			a.modelErr = err
 		}
-		now = time.Now()
+		a.calcMu.Unlock()
 	}
+	now := time.Now()
+	a.mu.Lock()
+	defer a.mu.Unlock()
 	if a.felixSync == 0 && m.Snapshot && m.Status == syncer.InSync {
 		a.felixSync = now.Sub(a.started)
 	}
@@ -140,11 +143,13 @@ func (a *Agent) onConfd(m syncer.Message) {
 	if m.Snapshot {
 		a.confdSnaps.Add(1)
 	}
+	if a.confdStore != nil {
+		a.calcMu.Lock()
+		a.confdStore.Apply(m)
+		a.calcMu.Unlock()
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.confdStore != nil {
-		a.confdStore.Apply(m)
-	}
 	if a.confdSync == 0 && m.Snapshot && m.Status == syncer.InSync {
 		a.confdSync = time.Since(a.started)
 	}
@@ -196,8 +201,8 @@ func (a *Agent) deliveredAt(rev int64) (time.Time, bool) {
 // one line per item, sorted; and the first model inconsistency (an update that removes what the
 // model does not have), if any.
 func (a *Agent) State() ([]string, error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
+	a.calcMu.Lock()
+	defer a.calcMu.Unlock()
 	lines := a.model.Dump()
 	return append(lines, dumpConfd(a.confdStore.Inputs())...), a.modelErr
 }
