@@ -45,9 +45,10 @@ type Agent struct {
 	Host string
 	Mode AgentMode
 
-	clients []*clientv3.Client
-	started time.Time
-	log     zerolog.Logger
+	clients  []*clientv3.Client
+	liveness time.Duration // the syncers' LivenessTimeout (0: their default)
+	started  time.Time
+	log      zerolog.Logger
 
 	// Felix side (the calc side only in Full mode).
 	felixSync  time.Duration // until felix's first InSync snapshot was processed (0: not yet)
@@ -92,6 +93,7 @@ func (a *Agent) Run(ctx context.Context) {
 	if a.Mode == Light {
 		fcfg.Decoder, ccfg.Decoder = lightDecoder, lightDecoder
 	}
+	fcfg.LivenessTimeout, ccfg.LivenessTimeout = a.liveness, a.liveness
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	fout, cout := make(chan syncer.Message, 4), make(chan syncer.Message, 4)

@@ -34,6 +34,9 @@ type Options struct {
 	// the measured churn phase.
 	ChurnRate float64
 	ChurnFor  time.Duration
+	// LivenessTimeout is the agents' syncer.Config.LivenessTimeout (0: the syncer's default). On
+	// a machine where one process runs every agent, CPU starvation can look like a lost etcd.
+	LivenessTimeout time.Duration
 	// Disruptions runs the leader loss, compaction and proxy restart phases.
 	Disruptions bool
 	Tag         string
@@ -141,6 +144,7 @@ func (f *Fleet) startAgent(i int, mode AgentMode, endpoint string) (*Agent, erro
 		clis = append(clis, cli)
 	}
 	a := NewAgent(HostName(i), mode, clis[0], clis[1], f.o.Log.With().Str("host", HostName(i)).Logger())
+	a.liveness = f.o.LivenessTimeout
 	f.mu.Lock()
 	f.agents = append(f.agents, a)
 	f.mu.Unlock()

@@ -30,7 +30,7 @@ func TestFleetConverges(t *testing.T) {
 	r, err := Run(ctx, o)
 	if r != nil {
 		var b strings.Builder
-		r.Print(&b, o)
+		r.Print(&b)
 		t.Log(b.String())
 	}
 	if err != nil {

@@ -13,7 +13,9 @@ type Report struct {
 	FelixSync, Confd   Dist
 	Fanout             Fanout
 	Diffs              []string
+	Verified           bool
 	Agents, FullAgents int
+	Opts               Options // as run (defaults filled in)
 }
 
 // Run runs every phase (cold start, churn, and with Disruptions leader loss, compaction and proxy
@@ -24,7 +26,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		return nil, err
 	}
 	defer f.Close()
-	r := &Report{Agents: f.o.Hosts, FullAgents: f.o.FullAgents}
+	r := &Report{Agents: f.o.Hosts, FullAgents: f.o.FullAgents, Opts: f.o}
 	u, fs, cs, err := f.ColdStart(ctx, 15*time.Minute)
 	if err != nil {
 		return r, fmt.Errorf("cold start: %w", err)
@@ -52,17 +54,19 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		}
 	}
 	r.Diffs, err = f.Verify(ctx)
+	r.Verified = err == nil
 	return r, err
 }
 
 // Print writes the report's tables.
-func (r *Report) Print(w io.Writer, o Options) {
+func (r *Report) Print(w io.Writer) {
+	o := r.Opts
 	via := "directly on the 3 members"
 	if o.Proxies > 0 {
 		via = fmt.Sprintf("through %d grpc-proxies (%d hosts each)", o.Proxies, (o.Hosts+o.Proxies-1)/o.Proxies)
 	}
-	fmt.Fprintf(w, "\n%d agents (%d with calc), %s; %d policies; churn %.0f changes/s\n", r.Agents, r.FullAgents, via,
-		o.Policies, max(1, o.ChurnRate))
+	fmt.Fprintf(w, "\n%d agents (%d with calc), %s; %d policies; churn %.0f changes/s, liveness timeout %s\n", r.Agents, r.FullAgents, via,
+		o.Policies, o.ChurnRate, livenessString(o.LivenessTimeout))
 	fmt.Fprintf(w, "%-16s %8s %9s %7s %9s %8s %8s %7s %8s %9s %8s %9s\n", "phase", "wall", "etcd CPU", "%core",
 		"sent MB", "ranges", "watches", "writes", "RSS MB", "proxy CPU", "relists", "recovery")
 	for _, u := range r.Phases {
@@ -82,10 +86,17 @@ func (r *Report) Print(w io.Writer, o Options) {
 	fo := r.Fanout
 	fmt.Fprintf(w, "fan-out latency of %d changes (%d writes failed, %d deliveries missing):\n  to each agent: %s\n  to all agents: %s\n",
 		fo.Changes, fo.Failed, fo.Missed, fo.Each, fo.All)
-	if len(r.Diffs) == 0 {
+	if r.Verified && len(r.Diffs) == 0 {
 		fmt.Fprintf(w, "correctness: every agent with calc equals a fresh agent\n")
 	}
 	for _, d := range r.Diffs {
 		fmt.Fprintf(w, "DIFFERS: %s\n", d)
 	}
+}
+
+func livenessString(d time.Duration) string {
+	if d == 0 {
+		return "default"
+	}
+	return d.String()
 }

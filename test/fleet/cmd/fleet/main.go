@@ -28,6 +28,7 @@ func main() {
 	flag.Float64Var(&o.StartRate, "start-rate", 0, "agents started per second in the cold start (0: all at once)")
 	flag.Float64Var(&o.ChurnRate, "churn", 0, "changes per second (0: one per 100 hosts, at least 1)")
 	flag.DurationVar(&o.ChurnFor, "churn-for", 30*time.Second, "length of the measured churn phase")
+	flag.DurationVar(&o.LivenessTimeout, "liveness", 0, "the agents' syncer liveness timeout (0: the syncer's default, 4s)")
 	flag.BoolVar(&o.Disruptions, "disruptions", true, "run the leader loss, compaction and proxy restart phases")
 	flag.BoolVar(&o.KeepDir, "keep", false, "keep the etcd data and logs")
 	flag.StringVar(&logPath, "log", "", "file for the agents' warnings (default: discarded)")
@@ -61,7 +62,7 @@ func main() {
 	topo.SweepLeftovers("ccfleet")
 	r, err := fleet.Run(ctx, o)
 	if r != nil {
-		r.Print(os.Stdout, o)
+		r.Print(os.Stdout)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "fleet:", err)
