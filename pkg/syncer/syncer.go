@@ -43,8 +43,10 @@ type Syncer struct {
 	sent Status
 	// rev is the highest revision delivered to the consumer.
 	rev int64
-	// listed: a snapshot was delivered (a later list is a re-list).
-	listed bool
+	// listed: a snapshot was delivered (a later list is a re-list); listedAt is etcd's revision
+	// when the last one was listed (at or after the snapshot's own revision).
+	listed   bool
+	listedAt int64
 	// resume is, per prefix, the revision up to which the consumer has every change: the next
 	// watch of the prefix starts after it. nil while the consumer needs a snapshot.
 	resume map[string]int64
@@ -146,7 +148,7 @@ func (s *Syncer) syncOnce(ctx context.Context, out chan<- Message) (healthy bool
 	if !s.send(ctx, out, Message{Status: InSync, Snapshot: true, Updates: snap, Revision: rev}) {
 		return false, ctx.Err()
 	}
-	s.listed = true
+	s.listed, s.listedAt = true, cur
 	s.resume = make(map[string]int64, len(s.cfg.Prefixes))
 	for _, p := range s.cfg.Prefixes {
 		s.resume[p] = rev
