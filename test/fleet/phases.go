@@ -65,9 +65,9 @@ func (c *churner) run(ctx context.Context) {
 		resp, err := c.cli.Put(wctx, key, val)
 		cancel()
 		c.mu.Lock()
-		if err != nil {
+		if err != nil && ctx.Err() == nil { // not the write cut short by stop
 			c.failed++
-		} else if c.rec {
+		} else if err == nil && c.rec {
 			c.written = append(c.written, written{rev: resp.Header.Revision, at: at})
 		}
 		c.mu.Unlock()
