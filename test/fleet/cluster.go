@@ -22,11 +22,12 @@ import (
 // instances, all in one network namespace the harness creates, on loopback addresses of that
 // namespace: member i on 127.0.1.(i+1), proxy k on 127.0.2.(k+1), client port 2379.
 type Cluster struct {
-	NS      *topo.Netns
-	Dir     string
-	Members []*topo.Proc
-	Proxies []*topo.Proc
-	keepDir bool
+	NS       *topo.Netns
+	Dir      string
+	Members  []*topo.Proc
+	Proxies  []*topo.Proc
+	keepDir  bool
+	progress time.Duration
 }
 
 const members = 3
@@ -45,12 +46,12 @@ func EtcdAvailable() bool { _, err := exec.LookPath("etcd"); return err == nil }
 
 // StartCluster creates the namespace "ccfleet<pid>-<tag>", starts the members and `proxies`
 // grpc-proxies, and waits until every member answers. Close removes everything.
-func StartCluster(ctx context.Context, tag string, proxies int, keepDir bool) (*Cluster, error) {
+func StartCluster(ctx context.Context, tag string, proxies int, progress time.Duration, keepDir bool) (*Cluster, error) {
 	dir, err := os.MkdirTemp("", "calico-fleet-")
 	if err != nil {
 		return nil, err
 	}
-	c := &Cluster{Dir: dir, keepDir: keepDir}
+	c := &Cluster{Dir: dir, keepDir: keepDir, progress: progress}
 	if c.NS, err = topo.NewNetns(ctx, fmt.Sprintf("ccfleet%d-%s", os.Getpid(), tag)); err != nil {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("creating the network namespace: %w", err)
@@ -81,15 +82,19 @@ func StartCluster(ctx context.Context, tag string, proxies int, keepDir bool) (*
 }
 
 // memberProc describes member i: 100 ms heartbeat, 1 s election timeout (etcd's defaults),
-// an 8 GiB quota, metrics on the client URL.
+// an 8 GiB quota, metrics on the client URL, and idle watches told etcd's progress every
+// c.progress (etcd's default, 10 minutes, when 0; see README "Deployment at scale").
 func (c *Cluster) memberProc(i int, initial string) *topo.Proc {
 	ip := memberIP(i)
-	return topo.NewProc(fmt.Sprintf("etcd-m%d", i), c.NS, filepath.Join(c.Dir, fmt.Sprintf("etcd-m%d.log", i)),
-		"etcd", "--name", fmt.Sprintf("m%d", i), "--data-dir", filepath.Join(c.Dir, fmt.Sprintf("m%d", i)),
-		"--listen-client-urls", "http://"+ip+":2379", "--advertise-client-urls", "http://"+ip+":2379",
-		"--listen-peer-urls", "http://"+ip+":2380", "--initial-advertise-peer-urls", "http://"+ip+":2380",
+	args := []string{"etcd", "--name", fmt.Sprintf("m%d", i), "--data-dir", filepath.Join(c.Dir, fmt.Sprintf("m%d", i)),
+		"--listen-client-urls", "http://" + ip + ":2379", "--advertise-client-urls", "http://" + ip + ":2379",
+		"--listen-peer-urls", "http://" + ip + ":2380", "--initial-advertise-peer-urls", "http://" + ip + ":2380",
 		"--initial-cluster", initial, "--initial-cluster-state", "new", "--initial-cluster-token", "fleet",
-		"--quota-backend-bytes", "8589934592", "--logger", "zap", "--log-level", "warn")
+		"--quota-backend-bytes", "8589934592", "--logger", "zap", "--log-level", "warn"}
+	if c.progress > 0 {
+		args = append(args, "--experimental-watch-progress-notify-interval", c.progress.String())
+	}
+	return topo.NewProc(fmt.Sprintf("etcd-m%d", i), c.NS, filepath.Join(c.Dir, fmt.Sprintf("etcd-m%d.log", i)), args...)
 }
 
 func (c *Cluster) proxyProc(k int) *topo.Proc {
@@ -219,11 +224,13 @@ func (c *Cluster) Compact(ctx context.Context) (int64, error) {
 	return resp.Header.Revision, nil
 }
 
-// MemberMetrics reads member i's Prometheus metrics ("" if it does not answer).
+// MemberMetrics reads member i's Prometheus metrics ("" if it does not answer three times).
 func (c *Cluster) MemberMetrics(ctx context.Context, i int) string {
-	code, body, err := c.NS.HTTPGet(ctx, memberIP(i)+":2379", "/metrics")
-	if err != nil || code != 200 {
-		return ""
+	for range 3 {
+		code, body, err := c.NS.HTTPGet(ctx, memberIP(i)+":2379", "/metrics")
+		if err == nil && code == 200 {
+			return body
+		}
 	}
-	return body
+	return ""
 }

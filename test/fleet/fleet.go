@@ -37,6 +37,10 @@ type Options struct {
 	// LivenessTimeout is the agents' syncer.Config.LivenessTimeout (0: the syncer's default). On
 	// a machine where one process runs every agent, CPU starvation can look like a lost etcd.
 	LivenessTimeout time.Duration
+	// ProgressInterval is the members' --experimental-watch-progress-notify-interval (0: etcd's
+	// default, 10 minutes). A grpc-proxy never answers a client's progress request, so behind
+	// one a watch on a quiet prefix learns etcd's revision only from these notifications.
+	ProgressInterval time.Duration
 	// Disruptions runs the leader loss, compaction and proxy restart phases.
 	Disruptions bool
 	Tag         string
@@ -80,7 +84,7 @@ func Start(ctx context.Context, o Options) (*Fleet, error) {
 	o.fill()
 	f := &Fleet{o: o, shape: Shape{Hosts: o.Hosts, Policies: o.Policies, NetSets: o.NetSets}}
 	var err error
-	if f.c, err = StartCluster(ctx, o.Tag, o.Proxies, o.KeepDir); err != nil {
+	if f.c, err = StartCluster(ctx, o.Tag, o.Proxies, o.ProgressInterval, o.KeepDir); err != nil {
 		return nil, err
 	}
 	if f.admin, err = f.c.AdminClient(); err != nil {

@@ -25,7 +25,7 @@ func TestFleetConverges(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	o := Options{Hosts: 20, Policies: 200, NetSets: 20, Proxies: 1, FullAgents: -1, ChurnRate: 20,
-		ChurnFor: 5 * time.Second, Disruptions: true, Tag: "t",
+		ChurnFor: 5 * time.Second, Disruptions: true, Tag: "t", ProgressInterval: 2 * time.Second,
 		Log: zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.ErrorLevel), Logf: t.Logf}
 	r, err := Run(ctx, o)
 	if r != nil {

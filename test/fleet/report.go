@@ -65,8 +65,8 @@ func (r *Report) Print(w io.Writer) {
 	if o.Proxies > 0 {
 		via = fmt.Sprintf("through %d grpc-proxies (%d hosts each)", o.Proxies, (o.Hosts+o.Proxies-1)/o.Proxies)
 	}
-	fmt.Fprintf(w, "\n%d agents (%d with calc), %s; %d policies; churn %.0f changes/s, liveness timeout %s\n", r.Agents, r.FullAgents, via,
-		o.Policies, o.ChurnRate, livenessString(o.LivenessTimeout))
+	fmt.Fprintf(w, "\n%d agents (%d with calc), %s; %d policies; churn %.0f changes/s, liveness timeout %s, etcd progress interval %s\n", r.Agents, r.FullAgents, via,
+		o.Policies, o.ChurnRate, livenessString(o.LivenessTimeout), livenessString(o.ProgressInterval))
 	fmt.Fprintf(w, "%-16s %8s %9s %7s %9s %8s %8s %7s %8s %9s %8s %9s\n", "phase", "wall", "etcd CPU", "%core",
 		"sent MB", "ranges", "watches", "writes", "RSS MB", "proxy CPU", "relists", "recovery")
 	for _, u := range r.Phases {

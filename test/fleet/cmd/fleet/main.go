@@ -29,6 +29,7 @@ func main() {
 	flag.Float64Var(&o.ChurnRate, "churn", 0, "changes per second (0: one per 100 hosts, at least 1)")
 	flag.DurationVar(&o.ChurnFor, "churn-for", 30*time.Second, "length of the measured churn phase")
 	flag.DurationVar(&o.LivenessTimeout, "liveness", 0, "the agents' syncer liveness timeout (0: the syncer's default, 4s)")
+	flag.DurationVar(&o.ProgressInterval, "progress", 10*time.Second, "etcd's watch progress notify interval (0: etcd's default, 10m)")
 	flag.BoolVar(&o.Disruptions, "disruptions", true, "run the leader loss, compaction and proxy restart phases")
 	flag.BoolVar(&o.KeepDir, "keep", false, "keep the etcd data and logs")
 	flag.StringVar(&logPath, "log", "", "file for the agents' warnings (default: discarded)")
