@@ -118,3 +118,21 @@ func TestListRevision(t *testing.T) {
 		}
 	}
 }
+
+// TestFirstListIsNotSpread: ResyncSpread delays re-lists only; a syncer's first list starts at
+// once (with an hour's spread, the snapshot would otherwise never come within the test).
+func TestFirstListIsNotSpread(t *testing.T) {
+	s := etcdtest.Start(t)
+	if _, err := s.Client().Put(context.Background(), "/a/k", "v"); err != nil {
+		t.Fatal(err)
+	}
+	cli, err := datastore.New(s.Datastore())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	m := runUntilSnapshot(t, New(cli, Config{Prefixes: []string{"/a/"}, Decoder: rawDecoder, ResyncSpread: time.Hour}, zerolog.Nop()))
+	if len(m.Updates) != 1 {
+		t.Errorf("snapshot %+v, want /a/k", m.Updates)
+	}
+}
