@@ -8,7 +8,7 @@ VERSION  ?= $(shell scripts/version.sh)
 LDFLAGS  := -s -w -X github.com/calico-host/calico-host/pkg/buildinfo.Version=$(VERSION)
 BINARIES := $(notdir $(wildcard cmd/*))
 
-.PHONY: all deps build test test-unit test-packages lint demo packages clean
+.PHONY: all deps build test test-unit test-packages lint demo packages clean scale
 
 all: build
 
@@ -34,6 +34,13 @@ lint:
 # The whole system on this machine: embedded etcd, three hosts in network namespaces.
 demo:
 	scripts/demo.sh
+
+# Fleet scale measurements (test/fleet, as root, Debian etcd-server): N agents (felix syncer +
+# calc, confd syncer) on a 3-member etcd cluster through one grpc-proxy per 100 hosts.
+# make scale N=1000 [ARGS="-start-rate 50 -churn-for 60s -proxies 0 -calc 20 -log /tmp/fleet.log"]
+N ?= 100
+scale:
+	$(GO) run ./test/fleet/cmd/fleet -hosts $(N) $(ARGS)
 
 packages: build
 	rm -rf dist

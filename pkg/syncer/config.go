@@ -44,6 +44,19 @@ type Config struct {
 	LivenessTimeout time.Duration
 	// RequestTimeout bounds each list page and each probe request; default 10s.
 	RequestTimeout time.Duration
+	// ListQuantum makes syncers that list at about the same time list at the same revision: a
+	// list is pinned to etcd's current revision rounded down to a multiple of ListQuantum (never
+	// before the consumer's own revision; at the current revision when the rounded one is
+	// compacted), and its pages are serializable reads. An etcd grpc-proxy answers serializable
+	// reads pinned to a revision from its cache, so a fleet's hosts behind one proxy that list
+	// within the same window of ListQuantum revisions cost etcd one list, not one per host. The
+	// watch starts after the list revision, so the consumer sees the changes since then as
+	// events (at most ListQuantum-1 of them). Default 128; 1 lists at the current revision.
+	ListQuantum int64
+	// ResyncSpread spreads re-lists: a syncer that lost its history (compaction) waits a random
+	// time up to ResyncSpread before it lists again, so that a fleet does not re-list at once.
+	// The first list is not delayed. Default 2s; negative: no delay.
+	ResyncSpread time.Duration
 }
 
 // Defaults.
@@ -54,6 +67,8 @@ const (
 	DefaultWatchTimeout    = 60 * time.Second
 	DefaultLivenessTimeout = 4 * time.Second
 	DefaultRequestTimeout  = 10 * time.Second
+	DefaultListQuantum     = 128
+	DefaultResyncSpread    = 2 * time.Second
 )
 
 // DefaultDecoder is datastore.Decode followed, for v3 resources, by api.SetReadDefaults and
@@ -132,6 +147,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.RequestTimeout <= 0 {
 		c.RequestTimeout = DefaultRequestTimeout
+	}
+	if c.ListQuantum <= 0 {
+		c.ListQuantum = DefaultListQuantum
+	}
+	if c.ResyncSpread == 0 {
+		c.ResyncSpread = DefaultResyncSpread
 	}
 	c.Prefixes = normalizePrefixes(c.Prefixes)
 	return c

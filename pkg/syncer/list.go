@@ -2,12 +2,14 @@ package syncer
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"slices"
 	"sync"
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
@@ -101,12 +103,30 @@ func (s *Syncer) decodePage(p *page) {
 	p.kvs = nil
 }
 
-// getPage reads up to PageSize keys of [key, end) at rev.
+// getPage reads up to PageSize keys of [key, end) at rev. The read is serializable: pinned to a
+// revision, it returns the same keys on every member that has applied rev, and an etcd
+// grpc-proxy answers it from its cache when another client read the same page. A member that
+// has not applied rev yet refuses it (future revision): the page is then read linearizably,
+// which waits until the member caught up.
 func (s *Syncer) getPage(ctx context.Context, key, end string, rev int64) (*clientv3.GetResponse, error) {
 	rctx, cancel := context.WithTimeout(ctx, s.cfg.RequestTimeout)
 	defer cancel()
-	return s.etcd.Get(rctx, key, clientv3.WithRange(end), clientv3.WithRev(rev),
-		clientv3.WithLimit(s.cfg.PageSize))
+	opts := []clientv3.OpOption{clientv3.WithRange(end), clientv3.WithRev(rev), clientv3.WithLimit(s.cfg.PageSize)}
+	resp, err := s.etcd.Get(rctx, key, append(opts, clientv3.WithSerializable())...)
+	if errors.Is(err, rpctypes.ErrFutureRev) {
+		resp, err = s.etcd.Get(rctx, key, opts...)
+	}
+	return resp, err
+}
+
+// listRevision is the revision to list at when etcd is at cur: cur rounded down to a multiple
+// of ListQuantum, unless that is not after the consumer's revision (see Config.ListQuantum).
+func (s *Syncer) listRevision(cur int64) int64 {
+	q := cur - cur%s.cfg.ListQuantum
+	if q <= s.rev || q <= 0 {
+		return cur
+	}
+	return q
 }
 
 // decodeKV turns a stored key into an Update. ok is false for filtered keys; a value that fails

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"sync/atomic"
 	"time"
 
@@ -42,6 +43,10 @@ type Syncer struct {
 	sent Status
 	// rev is the highest revision delivered to the consumer.
 	rev int64
+	// listed: a snapshot was delivered (a later list is a re-list); listedAt is etcd's revision
+	// when the last one was listed (at or after the snapshot's own revision).
+	listed   bool
+	listedAt int64
 	// resume is, per prefix, the revision up to which the consumer has every change: the next
 	// watch of the prefix starts after it. nil while the consumer needs a snapshot.
 	resume map[string]int64
@@ -116,14 +121,22 @@ func (s *Syncer) syncOnce(ctx context.Context, out chan<- Message) (healthy bool
 			return s.watchAndReport(ctx, out)
 		}
 	}
-	rev, err := s.currentRevision(ctx)
+	if s.listed && !s.spreadResync(ctx) {
+		return false, ctx.Err()
+	}
+	cur, err := s.currentRevision(ctx)
 	if err != nil {
 		s.setStatus(ctx, out, WaitingForDatastore)
 		return false, fmt.Errorf("contacting etcd: %w", err)
 	}
 	s.setStatus(ctx, out, ResyncInProgress)
 	start := time.Now()
+	rev := s.listRevision(cur)
 	snap, err := s.list(ctx, rev)
+	if errors.Is(err, rpctypes.ErrCompacted) && rev < cur { // the rounded revision is gone: list at the current one
+		rev = cur
+		snap, err = s.list(ctx, rev)
+	}
 	if err != nil {
 		if !errors.Is(err, rpctypes.ErrCompacted) { // compacted while listing: just list again
 			s.setStatus(ctx, out, WaitingForDatastore)
@@ -135,11 +148,23 @@ func (s *Syncer) syncOnce(ctx context.Context, out chan<- Message) (healthy bool
 	if !s.send(ctx, out, Message{Status: InSync, Snapshot: true, Updates: snap, Revision: rev}) {
 		return false, ctx.Err()
 	}
+	s.listed, s.listedAt = true, cur
 	s.resume = make(map[string]int64, len(s.cfg.Prefixes))
 	for _, p := range s.cfg.Prefixes {
 		s.resume[p] = rev
 	}
 	return s.watchAndReport(ctx, out)
+}
+
+// spreadResync waits a random time up to ResyncSpread before a re-list (see Config.ResyncSpread);
+// it reports false if ctx ended first.
+func (s *Syncer) spreadResync(ctx context.Context) bool {
+	if s.cfg.ResyncSpread <= 0 {
+		return true
+	}
+	d := rand.N(s.cfg.ResyncSpread)
+	s.log.Debug().Dur("delay", d).Msg("spreading the re-list")
+	return backoff.Sleep(ctx, d) == nil
 }
 
 // watchAndReport watches until the watch fails. A compaction of the history it needs drops the

@@ -35,6 +35,7 @@ func (s *Syncer) watch(ctx context.Context, out chan<- Message) (healthy bool, e
 	merged := make(chan watchResult)
 	from := maps.Clone(s.resume) // the goroutines read it while the loop updates s.resume
 	w := &watchLoop{s: s, wctx: wctx, wg: &wg, out: out, from: from, next: maps.Clone(from)}
+	w.base = s.listedAt // a list at a rounded revision: etcd was already past it (see watchLoop.base)
 	for _, p := range s.cfg.Prefixes {
 		w.base = max(w.base, from[p])
 		// Watch blocks until etcd created the watch: open it in the forwarding goroutine, so that
@@ -79,8 +80,10 @@ type watchLoop struct {
 	// from and next are, per prefix, the revision the consumer had when the watch started and the
 	// one it has once everything received so far is delivered.
 	from, next map[string]int64
-	// base is the highest revision the watch started after: until etcd is past it, silence is
-	// normal (etcd does not answer progress requests).
+	// base is the highest revision the watch started after, or etcd's revision when the
+	// consumer's snapshot was listed if that is higher: until etcd is past it, silence is normal
+	// (etcd does not answer progress requests, nor does a grpc-proxy ever; a quiet prefix
+	// listed at a rounded revision must not look stuck behind one).
 	base      int64
 	created   int  // prefixes whose watch etcd confirmed
 	confirmed bool // every prefix's watch is confirmed: the stream is live

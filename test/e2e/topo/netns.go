@@ -187,3 +187,7 @@ func (n *Netns) HTTPGet(ctx context.Context, addr, path string) (int, string, er
 	}
 	return code, body, nil
 }
+
+// NewNetns creates the network namespace name (loopback up) outside any fabric, for harnesses
+// that need only a namespace (test/fleet); the caller deletes it.
+func NewNetns(ctx context.Context, name string) (*Netns, error) { return createNetns(ctx, name) }

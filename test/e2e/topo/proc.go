@@ -210,3 +210,9 @@ func (p *Proc) PeakRss() int64 {
 	v, _ := procStatus(p.Pid(), "VmHWM")
 	return v
 }
+
+// NewProc describes a process run in ns (nil: the current namespace) with its output appended to
+// logPath, outside any fabric; Start runs it and the caller stops it.
+func NewProc(name string, ns *Netns, logPath string, args ...string) *Proc {
+	return newProc(name, ns, logPath, nil, args...)
+}

@@ -36,10 +36,23 @@ const resourcePrefix = "/calico/resources/v3/projectcalico.org/"
 type Shape struct {
 	Host                             string // the local host
 	Local, Remote, Policies, NetSets int
+	// PerHost is the number of workload endpoints of each remote host (default EndpointsPerHost).
+	PerHost int
 }
 
+// perHost is the number of endpoints of each remote host.
+func (s Shape) perHost() int {
+	if s.PerHost > 0 {
+		return s.PerHost
+	}
+	return EndpointsPerHost
+}
+
+// RemoteHost is the name of remote host number i (0-based).
+func RemoteHost(i int) string { return fmt.Sprintf("node-%d", i) }
+
 // BenchData returns the updates of a datastore with `local` workload endpoints on host,
-// `remote` workload endpoints on other hosts (EndpointsPerHost each), `policies` policies and
+// `remote` workload endpoints on other hosts (EndpointsPerHost each, or Shape.PerHost), `policies` policies and
 // `netsets` network sets, plus the profiles, tiers, nodes, host endpoints, pools, blocks and
 // configuration that go with them. Workload addresses come from 10.65.4.0-10.65.255.255 (then
 // fd5c::/16), tunnel addresses from 10.65.0.0/22 and host addresses from 198.18.0.0/15.
@@ -54,15 +67,15 @@ func (s Shape) Updates() []syncer.Update {
 	b.cluster()
 	hosts := []string{s.Host}
 	for i := 0; i < s.remoteHosts(); i++ {
-		hosts = append(hosts, fmt.Sprintf("node-%d", i))
+		hosts = append(hosts, RemoteHost(i))
 	}
 	for i, h := range hosts {
 		b.node(h, i)
 	}
 	seq := 0
 	b.endpoints(s.Host, s.Local, &seq)
-	for i := 0; i < s.Remote; i += EndpointsPerHost {
-		b.endpoints(hosts[1+i/EndpointsPerHost], min(EndpointsPerHost, s.Remote-i), &seq)
+	for i := 0; i < s.Remote; i += s.perHost() {
+		b.endpoints(hosts[1+i/s.perHost()], min(s.perHost(), s.Remote-i), &seq)
 	}
 	for i := 0; i < s.Policies; i++ {
 		b.policy(i)
@@ -73,7 +86,7 @@ func (s Shape) Updates() []syncer.Update {
 	return b.ups
 }
 
-func (s Shape) remoteHosts() int { return (s.Remote + EndpointsPerHost - 1) / EndpointsPerHost }
+func (s Shape) remoteHosts() int { return (s.Remote + s.perHost() - 1) / s.perHost() }
 
 // Apps is the number of distinct "app" labels: one per EndpointsPerApp endpoints, at least 10.
 func (s Shape) Apps() int { return max(10, (s.Local+s.Remote)/EndpointsPerApp) }
@@ -91,8 +104,9 @@ func (s Shape) LocalEndpoint(i int, role string) syncer.Update {
 // RemoteEndpoint returns the j-th remote workload endpoint with another role label.
 func (s Shape) RemoteEndpoint(j int, role string) syncer.Update {
 	b := &builder{s: s}
-	seq := roundUp(s.Local) + j/EndpointsPerHost*roundUp(EndpointsPerHost) + j%EndpointsPerHost
-	return b.addWorkload(b.workload(fmt.Sprintf("node-%d", j/EndpointsPerHost), j%EndpointsPerHost, seq, role))
+	n := s.perHost()
+	seq := roundUp(s.Local) + j/n*roundUp(n) + j%n
+	return b.addWorkload(b.workload(RemoteHost(j/n), j%n, seq, role))
 }
 
 // roundUp rounds n up to a whole number of blocks.
