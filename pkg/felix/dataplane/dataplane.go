@@ -215,7 +215,7 @@ func (d *Dataplane) apply(ctx context.Context) ([]EndpointStatus, error) {
 	defer d.tightenGC()()
 	st, err := d.nft.Apply(ctx, tables...)
 	if err != nil {
-		d.metrics.applyErrors.Inc()
+		d.metrics.failed()
 		d.nft.RequestFullSync()
 		d.routes.RequestResync()
 		return nil, fmt.Errorf("applying nftables: %w", err)
@@ -227,7 +227,7 @@ func (d *Dataplane) apply(ctx context.Context) ([]EndpointStatus, error) {
 	statuses := d.status.update(d.model, d.workload.configured, hepIfaces)
 	d.logApply(st, time.Since(start), buildTime, len(errs))
 	if len(errs) > 0 {
-		d.metrics.applyErrors.Inc()
+		d.metrics.failed()
 		d.nft.RequestFullSync()
 		d.routes.RequestResync()
 		return statuses, errors.Join(errs...)
