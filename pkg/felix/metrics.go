@@ -38,6 +38,12 @@ func (m *metrics) register(reg *prometheus.Registry, cfg *config.Config) {
 	for _, c := range m.collectors() {
 		reg.MustRegister(c)
 	}
+	host := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "felix_host", Help: "Configured Felix hostname (as a label); the value is always 1.",
+		ConstLabels: prometheus.Labels{"host": cfg.FelixHostname},
+	})
+	host.Set(1)
+	reg.MustRegister(host)
 	if cfg.PrometheusGoMetricsEnabled {
 		reg.MustRegister(collectors.NewGoCollector())
 	}
