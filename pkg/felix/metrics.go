@@ -38,16 +38,21 @@ func (m *metrics) register(reg *prometheus.Registry, cfg *config.Config) {
 	for _, c := range m.collectors() {
 		reg.MustRegister(c)
 	}
-	host := prometheus.NewGauge(prometheus.GaugeOpts{
-		Name: "felix_host", Help: "Configured Felix hostname (as a label); the value is always 1.",
-		ConstLabels: prometheus.Labels{"host": cfg.FelixHostname},
-	})
-	host.Set(1)
-	reg.MustRegister(host)
+	reg.MustRegister(hostGauge(cfg.FelixHostname))
 	if cfg.PrometheusGoMetricsEnabled {
 		reg.MustRegister(collectors.NewGoCollector())
 	}
 	if cfg.PrometheusProcessMetricsEnabled {
 		reg.MustRegister(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	}
+}
+
+// hostGauge is Project Calico's felix_host: 1, with the configured hostname as its label.
+func hostGauge(hostname string) prometheus.Gauge {
+	g := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "felix_host", Help: "Configured Felix hostname (as a label); the value is always 1.",
+		ConstLabels: prometheus.Labels{"host": hostname},
+	})
+	g.Set(1)
+	return g
 }

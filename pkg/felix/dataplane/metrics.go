@@ -126,3 +126,7 @@ func (m *metrics) observeApply(st apply.Stats, seconds float64, chains, sets, we
 	m.endpoints.WithLabelValues("workload").Set(float64(weps))
 	m.endpoints.WithLabelValues("host").Set(float64(heps))
 }
+
+// MetricCollectors returns a fresh, unused set of the dataplane's collectors, to list the
+// metrics it registers (the Grafana dashboard's test) without building a dataplane.
+func MetricCollectors() []prometheus.Collector { return newMetrics().collectors() }
