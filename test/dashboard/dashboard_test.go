@@ -1,4 +1,5 @@
-package felix
+// Package dashboard tests the Grafana dashboard shipped in docs/.
+package dashboard
 
 import (
 	"encoding/json"
@@ -10,29 +11,20 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/rs/zerolog"
 
-	"github.com/calico-host/calico-host/pkg/compat"
-	"github.com/calico-host/calico-host/pkg/felix/calc"
-	"github.com/calico-host/calico-host/pkg/felix/dataplane"
-	"github.com/calico-host/calico-host/pkg/felix/status"
+	"github.com/calico-host/calico-host/pkg/confd"
+	"github.com/calico-host/calico-host/pkg/felix"
 )
 
 const dashboardFile = "../../docs/grafana-dashboard.json"
 
-// registeredMetrics lists every metric calico-felix registers (name -> its variable labels), from
-// the same collectors felix registers, plus the series Prometheus derives from histograms and
+// registeredMetrics lists every metric calico-felix and calico-confd register (name -> its
+// labels), from the same collectors they register, plus the series Prometheus derives from histograms and
 // summaries and the "instance" and "job" labels it adds.
 func registeredMetrics(t *testing.T) map[string][]string {
 	t.Helper()
-	var cs []prometheus.Collector
-	cs = append(cs, calc.NewLoop(calc.New("host-a", zerolog.Nop()), calc.RunConfig{}).Collectors()...)
-	cs = append(cs, dataplane.MetricCollectors()...)
-	cs = append(cs, status.NewMetrics().Collectors()...)
-	cs = append(cs, newMetrics().collectors()...)
-	cs = append(cs, compat.NewReporter("felix", zerolog.Nop()).Collector(), collectors.NewGoCollector(),
-		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		hostGauge("host-a"))
+	cs := append(felix.MetricCollectors(), confd.MetricCollectors()...)
+	cs = append(cs, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	descRE := regexp.MustCompile(`fqName: "([^"]+)".*constLabels: \{([^}]*)\}.*variableLabels: \{([^}]*)\}`)
 	out := map[string][]string{}
 	for _, c := range cs {
@@ -57,7 +49,7 @@ func registeredMetrics(t *testing.T) map[string][]string {
 }
 
 // TestDashboardQueriesExist: every metric the shipped Grafana dashboard queries is one calico-felix
-// registers, and every label it groups, filters or names a legend by is one of that metric's.
+// or calico-confd registers, and every label it groups, filters or names a legend by is one of that metric's.
 func TestDashboardQueriesExist(t *testing.T) {
 	b, err := os.ReadFile(dashboardFile)
 	if err != nil {
@@ -95,7 +87,7 @@ func TestDashboardQueriesExist(t *testing.T) {
 			for _, n := range names {
 				known, ok := reg[n]
 				if !ok {
-					t.Errorf("panel %q queries %s, which calico-felix does not register", p.Title, n)
+					t.Errorf("panel %q queries %s, which neither calico-felix nor calico-confd registers", p.Title, n)
 					continue
 				}
 				for _, l := range labels {
