@@ -5,8 +5,10 @@
 # node, the watchdog restarts a hung felix, an invalid configuration file makes a daemon exit 78
 # and stay failed (no restart loop), stopping felix keeps the nftables rules, reinstalling and
 # upgrading keep the owner and mode an admin gave the configuration files, apt remove keeps the
-# configuration and apt purge removes it. The .rpm files are checked with rpm -qip,
-# rpm -qlp and an install into a scratch root; the .debs with lintian.
+# configuration and says what stays in force, apt purge removes it with felix's nftables tables,
+# routes and VXLAN devices, confd's BIRD config and startup's nodename file; the man pages are
+# installed. The .rpm files are checked with rpm -qip, rpm -qlp and an install into a scratch
+# root; the .debs with lintian (no errors, no warnings).
 #
 # The Debian root is built once with debootstrap and cached in $CALICO_PKGTEST_CACHE
 # (default /var/cache/calico-host, outside the clone); each run boots a copy of it.
@@ -244,16 +246,61 @@ check_upgrade_keeps_modes() {
   modes_kept "upgrade to a newer version"
 }
 
+felix_leftovers() {
+  in_ct sh -c 'nft list tables; ip -4 route show table all proto 80 | sed "s/^/proto 80: /"
+    ip -6 route show table all proto 80 | sed "s/^/proto 80: /"; ip -br link show type vxlan' 2>/dev/null |
+    grep -E 'table ip6? calico$|^proto 80: |^vxlan(-v6)?\.calico' || true
+}
+
+# leftovers_complete LIST: felix_leftovers output with both tables, a route and vxlan.calico.
+leftovers_complete() { [ "$(grep -cE 'calico$|^proto 80: ' <<<"$1")" -ge 3 ] && grep -q '^vxlan\.calico' <<<"$1"; }
+
 check_remove_purge() {
-  log "apt remove keeps configuration; apt purge removes it"
+  log "apt remove keeps configuration and says what stays in force; apt purge removes configuration, felix's tables, routes and devices, confd's BIRD config, startup's nodename"
   in_ct systemctl start calico-felix.service
-  in_ct env DEBIAN_FRONTEND=noninteractive apt-get remove -y -q calico-node calico-felix calico-confd calico-startup >>"$WORK/apt.log" 2>&1
+  wait_for 30 "felix route" sh -c "nsenter -t $LEADER -a ip route show proto 80 | grep -q calipkgtest0" || true
+  # Not felix's: must survive the purge.
+  in_ct ip link add vxlan.other type vxlan id 77 dstport 4790 dev eth0
+  in_ct ip route add 198.18.77.0/24 dev eth0 proto static
+  in_ct nft add table ip other
+  local out
+  out=$(in_ct env DEBIAN_FRONTEND=noninteractive apt-get remove -y -q calico-node calico-felix calico-confd calico-startup 2>&1)
+  echo "$out" >>"$WORK/apt.log"
+  echo "$out" | grep -A5 'stays in force' || true
   for u in calico-startup calico-confd calico-bird calico-felix; do
     check "$u stopped by apt remove" sh -c "! nsenter -t $LEADER -a systemctl is-active -q $u.service"
   done
+  check "apt remove says the nftables tables stay in force" grep -q 'nftables tables: ip calico,ip6 calico' <<<"$out"
+  check "apt remove says the routes stay in force" grep -qE '[0-9]+ routes with protocol 80' <<<"$out"
   check "configuration kept after remove" in_ct test -f /etc/calico/felix.toml -a -f /etc/calico/node.toml -a -f /etc/calico/confd.toml
+  check "felix's tables and routes still in force after remove" sh -c "[ \"\$(nsenter -t $LEADER -a nft list tables | grep -c 'calico\$')\" = 2 ]"
+  check "rendered BIRD config and nodename present before purge" in_ct test -f /etc/calico/confd/config/bird.cfg -a -f /var/lib/calico/nodename
+  # vxlan.calico stands in for the device felix creates with VXLAN pools (this test's pool has
+  # none, and a running felix deletes it), to show that the purge removes it by name.
+  in_ct ip link add vxlan.calico type vxlan id 4096 dstport 4789 dev eth0
+  local before
+  before=$(felix_leftovers)
+  echo "before purge:"; echo "$before"
+  check "before purge: felix's two tables, a proto 80 route and vxlan.calico are there" leftovers_complete "$before"
   in_ct env DEBIAN_FRONTEND=noninteractive apt-get purge -y -q calico-felix calico-confd calico-startup calico-common >>"$WORK/apt.log" 2>&1
   check "configuration removed by purge" in_ct sh -c '! test -e /etc/calico/felix.toml && ! test -e /etc/calico/datastore.toml'
+  local left
+  left=$(felix_leftovers)
+  echo "after purge: ${left:-nothing}"
+  check "purge removed felix's nftables tables, proto 80 routes and VXLAN devices" test -z "$left"
+  check "purge removed the rendered BIRD config" in_ct sh -c '! ls /etc/calico/confd/config/*.cfg 2>/dev/null | grep -q .'
+  check "purge removed the nodename file and endpoint status files" in_ct sh -c '! test -e /var/lib/calico/nodename && ! test -e /var/run/calico/endpoint-status'
+  check "purge left others' table, route and device alone" in_ct sh -c \
+    'nft list table ip other >/dev/null && ip route show 198.18.77.0/24 proto static | grep -q eth0 && ip link show vxlan.other >/dev/null'
+}
+
+check_man_pages() {
+  log "man pages installed, one per binary and configuration file"
+  local p
+  for p in man8/calico-felix.8 man8/calico-confd.8 man8/calico-startup.8 man8/calico.8 man8/calico-ipam.8 man1/calicoctl.1 \
+    man5/calico-felix.toml.5 man5/calico-confd.toml.5 man5/calico-node.toml.5 man5/calico-datastore.toml.5; do
+    check "$p.gz installed" in_ct sh -c "zcat /usr/share/man/$p.gz | grep -q '^\.SH NAME'"
+  done
 }
 
 check_lintian() {
@@ -262,6 +309,7 @@ check_lintian() {
   out=$(lintian --tag-display-limit 0 "$DIST"/*.deb 2>&1 || true)
   echo "$out" | grep -E '^(E|W):' | sort | uniq -c | sort -rn | head -30 || true
   if grep -q '^E:' <<<"$out"; then fail "lintian reports no errors"; else pass "lintian reports no errors"; fi
+  if grep -q '^W:' <<<"$out"; then fail "lintian reports no warnings"; else pass "lintian reports no warnings"; fi
 }
 
 check_rpms() {
@@ -308,6 +356,7 @@ main() {
   boot
   install_and_start
   check_node
+  check_man_pages
   check_workload
   check_watchdog
   check_bad_config calico-startup.service /etc/calico/node.toml 'bogus_key = 1'

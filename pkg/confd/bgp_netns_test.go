@@ -99,6 +99,10 @@ func TestRealBGP(t *testing.T) {
 		waitUntil(t, 30*time.Second, "mesh sessions of "+h.name, wantSessions(h, meshNames(h)...))
 	}
 	t.Logf("mesh: all sessions Established %s after BIRD started", time.Since(start).Round(time.Millisecond))
+	// calico-confd's metrics ask BIRD: 2 peers x 2 families, all Established.
+	if got, want := sessionMetrics(t, h1.socket()), "calico_confd_bgp_sessions state=Established 4\ncalico_confd_bird_up 1\n"; got != want {
+		t.Errorf("session metrics of host-1:\n%s\nwant\n%s", got, want)
+	}
 	checkMeshRoutes("mesh")
 	t.Logf("mesh: host-2 kernel routes from BIRD: %v %v", h2.birdRoutes(t, "-4"), h2.birdRoutes(t, "-6"))
 

@@ -1,6 +1,8 @@
 package confd
 
 import (
+	"github.com/prometheus/client_golang/prometheus"
+
 	"context"
 	"errors"
 	"fmt"
@@ -41,6 +43,7 @@ type Daemon struct {
 	dsStatus atomic.Int32
 	// summary describes the last successful sync ("" before the first one).
 	summary string
+	metrics *metrics
 }
 
 // NewDaemon builds the daemon for node nodeName.
@@ -54,8 +57,12 @@ func NewDaemon(cfg *Config, nodeName string, src Source, run Runner, n *daemon.N
 		watchdog: daemon.NewWatchdog(n, log, loopName),
 		log:      log,
 		now:      time.Now,
+		metrics:  newMetrics(cfg.BIRDSocket),
 	}
 }
+
+// Collectors are the daemon's Prometheus metrics.
+func (d *Daemon) Collectors() []prometheus.Collector { return d.metrics.Collectors() }
 
 // Watchdog returns the daemon's watchdog (for a health endpoint).
 func (d *Daemon) Watchdog() *daemon.Watchdog { return d.watchdog }
@@ -139,6 +146,7 @@ func (d *Daemon) onMessage(l *loop, m syncer.Message) {
 		l.synced = true
 		d.log.Info().Int("keys", len(m.Updates)).Int64("revision", m.Revision).Msg("Datastore snapshot received")
 	}
+	d.metrics.onStatus(m.Status)
 	if prev := syncer.Status(d.dsStatus.Swap(int32(m.Status))); prev != m.Status {
 		d.log.Info().Stringer("status", m.Status).Stringer("was", prev).Msg("Datastore connection status changed")
 		d.showStatus()
@@ -202,6 +210,7 @@ func (d *Daemon) syncNow(ctx context.Context, l *loop) {
 		return
 	}
 	d.logResult(res, err, d.now().Sub(start))
+	d.metrics.onSync(res, err, d.now().Sub(start))
 	if err != nil {
 		delay := l.retry.Next()
 		// One line: sd_notify takes a line break as the start of another assignment.

@@ -5,6 +5,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/rs/zerolog"
+
 	"github.com/calico-host/calico-host/pkg/buildinfo"
 	"github.com/calico-host/calico-host/pkg/config"
 	"github.com/calico-host/calico-host/pkg/daemon"
@@ -51,6 +55,11 @@ func Main(ctx context.Context, opts Options, stderr io.Writer) error {
 		Str("output_dir", cfg.OutputDir).Bool("onetime", opts.Onetime).Msg("Starting calico-confd")
 	src := syncer.New(ds, SyncerConfig(nodeName), log.With().Str("subcomponent", "syncer").Logger())
 	d := NewDaemon(&cfg, nodeName, src, ExecRunner, daemon.NewNotifier(log), log)
+	if cfg.MetricsAddress != "" && !opts.Onetime {
+		if err := serveMetrics(ctx, cfg.MetricsAddress, d, log); err != nil {
+			log.Error().Err(err).Msg("Metrics server not started")
+		}
+	}
 	if opts.Onetime {
 		ctx, cancel := context.WithTimeout(ctx, DefaultSnapshotTimeout)
 		defer cancel()
@@ -64,4 +73,13 @@ func orDefault(s, def string) string {
 		return def
 	}
 	return s
+}
+
+// serveMetrics serves the daemon's metrics, with the Go and process collectors, on addr.
+func serveMetrics(ctx context.Context, addr string, d *Daemon, log zerolog.Logger) error {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(append(d.Collectors(), collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))...)
+	_, err := daemon.Serve(ctx, addr, daemon.MetricsHandler(reg), log)
+	return err
 }

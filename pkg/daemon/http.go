@@ -61,12 +61,7 @@ func Serve(ctx context.Context, addr string, h http.Handler, log zerolog.Logger)
 			log.Error().Err(err).Str("addr", addr).Msg("HTTP server failed")
 		}
 	}()
-	go func() {
-		<-ctx.Done()
-		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(sctx)
-	}()
+	go shutdownOnDone(ctx, srv)
 	log.Info().Str("addr", l.Addr().String()).Msg("Serving HTTP")
 	return l.Addr(), nil
 }

@@ -250,7 +250,8 @@ func TestHealthAndMetrics(t *testing.T) {
 	for _, want := range []string{"felix_datastore_resyncs_total 1", "felix_datastore_watch_events_total 2",
 		"felix_datastore_syncer_status 2", `felix_local_endpoints{type="workload"} 1`, "felix_ready 1",
 		"fake_dataplane_batches_total", "felix_status_writes_total", "felix_calc_batch_size_bucket", "go_goroutines",
-		"process_resident_memory_bytes",
+		"process_resident_memory_bytes", "felix_resync_state 3", "felix_resyncs_started 1",
+		"felix_cluster_num_workload_endpoints 1", "felix_active_local_endpoints 1", "felix_cluster_num_policies 0",
 		`calico_host_unimplemented_settings{component="felix",field="spec.bpfEnabled",object="FelixConfiguration default"} 1`,
 		`calico_host_unimplemented_settings{component="felix",field="FELIX_NETLINKTIMEOUTSECS",object="environment"} 1`} {
 		if !strings.Contains(body, want) {

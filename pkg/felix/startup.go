@@ -176,10 +176,32 @@ func (d *Daemon) startServers(ctx context.Context) {
 		}
 	}
 	if d.cfg.PrometheusMetricsEnabled {
-		addr := net.JoinHostPort(d.cfg.PrometheusMetricsHost, strconv.Itoa(d.cfg.PrometheusMetricsPort))
-		if _, err := daemon.Serve(ctx, addr, daemon.MetricsHandler(d.reg), d.log); err != nil {
-			d.log.Error().Err(err).Msg("Metrics server not started")
+		d.startMetricsServer(ctx)
+	}
+	if d.cfg.DebugPort != 0 {
+		addr := net.JoinHostPort(d.cfg.DebugHost, strconv.Itoa(d.cfg.DebugPort))
+		if _, err := daemon.Serve(ctx, addr, daemon.PprofHandler(), d.log); err != nil {
+			d.log.Error().Err(err).Msg("pprof debug server not started")
 		}
+	}
+	daemon.ProfileOnSignals(ctx, daemon.Profiles{Memory: d.cfg.DebugMemoryProfilePath, CPU: d.cfg.DebugCPUProfilePath},
+		d.log.With().Str("loop", "profiles").Logger())
+}
+
+// startMetricsServer serves /metrics over HTTPS when PrometheusMetricsCertFile or KeyFile is
+// set (as Project Calico's felix), else over HTTP.
+func (d *Daemon) startMetricsServer(ctx context.Context) {
+	addr := net.JoinHostPort(d.cfg.PrometheusMetricsHost, strconv.Itoa(d.cfg.PrometheusMetricsPort))
+	st := daemon.ServerTLS{CertFile: d.cfg.PrometheusMetricsCertFile, KeyFile: d.cfg.PrometheusMetricsKeyFile,
+		CAFile: d.cfg.PrometheusMetricsCAFile, ClientAuth: d.cfg.PrometheusMetricsClientAuth}
+	var err error
+	if st.Enabled() {
+		_, err = daemon.ServeTLS(ctx, addr, daemon.MetricsHandler(d.reg), st, d.log)
+	} else {
+		_, err = daemon.Serve(ctx, addr, daemon.MetricsHandler(d.reg), d.log)
+	}
+	if err != nil {
+		d.log.Error().Err(err).Msg("Metrics server not started")
 	}
 }
 

@@ -37,6 +37,9 @@ type Graph struct {
 	host string
 	log  zerolog.Logger
 	revs map[string]int64 // every key the model holds, with its revision (for snapshot diffs)
+	// kinds counts the resource keys held by plural ("policies" for both policy kinds), for
+	// the felix_cluster_num_* metrics.
+	kinds map[string]int
 
 	items     *itemRegistry
 	ipsets    *ipSetCalc
@@ -56,7 +59,7 @@ type Graph struct {
 
 // New returns an empty graph for the named host.
 func New(hostname string, log zerolog.Logger) *Graph {
-	g := &Graph{host: hostname, log: log, revs: map[string]int64{}}
+	g := &Graph{host: hostname, log: log, revs: map[string]int64{}, kinds: map[string]int{}}
 	g.ipsets = newIPSetCalc(func(id string) *item { return g.items.items[id] })
 	g.endpoints = newEndpointCalc()
 	g.policies = newPolicyCalc(log, g.ipsets, g.endpoints.markDirty)
@@ -124,10 +127,31 @@ func (g *Graph) apply(u syncer.Update) {
 	if err != nil {
 		g.log.Warn().Err(err).Str("key", u.Key).Msg("Treating a value that cannot be interpreted as absent")
 	}
+	_, had := g.revs[u.Key]
 	if u.Value == nil {
 		delete(g.revs, u.Key)
 	} else {
 		g.revs[u.Key] = u.Revision
+	}
+	if _, has := g.revs[u.Key]; has != had {
+		g.countKind(u.Key, has)
+	}
+}
+
+// countKind keeps kinds up to date as a resource key appears or disappears.
+func (g *Graph) countKind(key string, added bool) {
+	k, ok := parseResourceKey(key)
+	if !ok {
+		return
+	}
+	plural := k.plural
+	if plural == "networkpolicies" || plural == "globalnetworkpolicies" {
+		plural = "policies"
+	}
+	if added {
+		g.kinds[plural]++
+	} else {
+		g.kinds[plural]--
 	}
 }
 

@@ -176,7 +176,7 @@ func (l *Loop) onMessage(m syncer.Message) {
 func (l *Loop) flush() []Update {
 	batch := l.g.Flush()
 	if batch != nil {
-		l.metrics.onFlush(len(batch), l.g.endpoints)
+		l.metrics.onFlush(len(batch), l.g)
 	}
 	return batch
 }

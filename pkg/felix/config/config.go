@@ -41,6 +41,15 @@ type Config struct {
 	PrometheusMetricsPort           int
 	PrometheusGoMetricsEnabled      bool
 	PrometheusProcessMetricsEnabled bool
+	PrometheusMetricsCertFile       string
+	PrometheusMetricsKeyFile        string
+	PrometheusMetricsCAFile         string
+	PrometheusMetricsClientAuth     string
+
+	DebugMemoryProfilePath string
+	DebugCPUProfilePath    string
+	DebugHost              string
+	DebugPort              int
 
 	InterfacePrefix                []string
 	InterfaceExclude               []string

@@ -144,6 +144,25 @@ var Params = []Param{
 		Doc: "Port of the metrics server."},
 	{Name: "PrometheusGoMetricsEnabled", Kind: KindBool, Default: "true", Restart: true, Doc: "Include Go runtime metrics."},
 	{Name: "PrometheusProcessMetricsEnabled", Kind: KindBool, Default: "true", Restart: true, Doc: "Include process metrics."},
+	{Name: "PrometheusMetricsCertFile", Kind: KindString, Restart: true, Main: true,
+		Doc: "Server certificate of the metrics server: set it and PrometheusMetricsKeyFile to serve HTTPS " +
+			"(PrometheusMetricsCAFile is then required too, as in Project Calico)."},
+	{Name: "PrometheusMetricsKeyFile", Kind: KindString, Restart: true, Main: true, Doc: "Private key of PrometheusMetricsCertFile."},
+	{Name: "PrometheusMetricsCAFile", Kind: KindString, Restart: true, Main: true,
+		Doc: "CA certificate that client certificates of the HTTPS metrics server are verified against."},
+	{Name: "PrometheusMetricsClientAuth", Kind: KindOneOf, Default: "NoClientCert", Restart: true, Main: true,
+		Values: []string{"RequireAndVerifyClientCert", "RequireAnyClientCert", "VerifyClientCertIfGiven", "NoClientCert"},
+		Doc:    "Whether HTTPS metrics clients must present a certificate (RequireAndVerifyClientCert: signed by PrometheusMetricsCAFile)."},
+
+	// Debugging.
+	{Name: "DebugMemoryProfilePath", Kind: KindString, Restart: true,
+		Doc: "On SIGUSR1, write a heap profile to this file (\"<timestamp>\" is replaced by the time); empty: SIGUSR1 is ignored."},
+	{Name: "DebugCPUProfilePath", Kind: KindString, Default: "/tmp/felix-cpu-<timestamp>.pprof", Restart: true, LocalOnly: true,
+		Doc: "On SIGUSR2, write a 10-second CPU profile to this file (\"<timestamp>\" is replaced by the time); none: SIGUSR2 is ignored."},
+	{Name: "DebugHost", Kind: KindString, Default: "localhost", Restart: true,
+		Doc: "Address of the pprof debug server (unauthenticated: keep it on localhost)."},
+	{Name: "DebugPort", Kind: KindInt, Default: "0", Min: 0, Max: 65535, Restart: true,
+		Doc: "Port of the pprof debug server (/debug/pprof/); 0 disables it."},
 
 	// Dataplane.
 	{Name: "InterfacePrefix", Kind: KindList, Default: "cali", Restart: true, Main: true,

@@ -227,7 +227,7 @@ func (d *Dataplane) apply(ctx context.Context) ([]EndpointStatus, error) {
 	st, err := d.applyTables(ctx, tables)
 	d.metrics.observeQuarantine(d.quar.byKind())
 	if err != nil {
-		d.metrics.applyErrors.Inc()
+		d.metrics.failed()
 		if !errors.As(err, new(*nft.CommitError)) { // after a refused batch the mirror is still exact
 			d.nft.RequestFullSync()
 		}
@@ -247,7 +247,7 @@ func (d *Dataplane) apply(ctx context.Context) ([]EndpointStatus, error) {
 	statuses := d.status.update(d.model, d.workload.configured, hepIfaces)
 	d.logApply(st, time.Since(start), buildTime, len(errs))
 	if len(errs) > 0 {
-		d.metrics.applyErrors.Inc()
+		d.metrics.failed()
 		d.nft.RequestFullSync()
 		d.routes.RequestResync()
 		return statuses, errors.Join(errs...)

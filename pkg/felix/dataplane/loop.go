@@ -96,13 +96,14 @@ func (l *loop) onBatch(batch []calc.Update, ok bool) {
 			more = false
 		}
 	}
-	l.d.metrics.batchSize.Observe(float64(n))
+	l.d.metrics.batch(n)
 	l.dirty = true
 }
 
 func (l *loop) record(batch []calc.Update) int {
 	l.batches++
 	for _, u := range batch {
+		l.d.metrics.message(u)
 		if !l.d.model.apply(u) {
 			l.d.log.Warn().Type("update", u).Msg("Ignoring an update of unknown type")
 		}

@@ -1,6 +1,8 @@
 package dataplane
 
 import (
+	"reflect"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/calico-host/calico-host/pkg/felix/dataplane/ipip"
@@ -8,7 +10,8 @@ import (
 	"github.com/calico-host/calico-host/pkg/nft/apply"
 )
 
-// metrics are the dataplane's Prometheus collectors.
+// metrics are the dataplane's Prometheus collectors: calico-host's own, and Project Calico's
+// felix_int_dataplane_* with the same types, labels and meaning.
 type metrics struct {
 	applySeconds *prometheus.HistogramVec
 	batchSize    prometheus.Histogram
@@ -19,7 +22,17 @@ type metrics struct {
 	endpoints    *prometheus.GaugeVec
 	quarantined  *prometheus.GaugeVec
 	ipipState    *prometheus.GaugeVec
+
+	calicoApply     prometheus.Summary // after the first apply
+	calicoFirst     prometheus.Gauge   // the first apply
+	calicoFailures  prometheus.Counter
+	calicoMessages  *prometheus.CounterVec
+	calicoBatchSize prometheus.Summary
+	firstDone       bool
 }
+
+// calicoObjectives are Project Calico's default summary quantiles.
+var calicoObjectives = map[float64]float64{0.5: 0.05, 0.9: 0.01, 0.99: 0.001}
 
 func newMetrics() *metrics {
 	return &metrics{
@@ -54,11 +67,55 @@ func newMetrics() *metrics {
 			Name: "felix_ipip_device_state",
 			Help: "1 for the state of the IPIP tunnel device tunl0 after the last apply (off, ready, no ipip driver, failed), 0 for the others.",
 		}, []string{"state"}),
+		calicoApply: prometheus.NewSummary(prometheus.SummaryOpts{
+			Name: "felix_int_dataplane_apply_time_seconds", Objectives: calicoObjectives,
+			Help: "Time in seconds for each incremental update to the dataplane (after the initial resync).",
+		}),
+		calicoFirst: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "felix_int_dataplane_initial_resync_time_seconds",
+			Help: "Time in seconds that it took to bring the dataplane into sync for the first time.",
+		}),
+		calicoFailures: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "felix_int_dataplane_failures", Help: "Number of times dataplane updates failed and will be retried.",
+		}),
+		calicoMessages: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "felix_int_dataplane_messages", Help: "Number dataplane messages by type.",
+		}, []string{"type"}),
+		calicoBatchSize: prometheus.NewSummary(prometheus.SummaryOpts{
+			Name: "felix_int_dataplane_msg_batch_size", Objectives: calicoObjectives,
+			Help: "Number of messages processed in each batch. Higher values indicate we're doing more batching to try to keep up.",
+		}),
 	}
 }
 
 func (m *metrics) collectors() []prometheus.Collector {
-	return []prometheus.Collector{m.applySeconds, m.batchSize, m.applyErrors, m.elements, m.chains, m.sets, m.endpoints, m.quarantined, m.ipipState}
+	return []prometheus.Collector{m.applySeconds, m.batchSize, m.applyErrors, m.elements, m.chains, m.sets, m.endpoints,
+		m.quarantined, m.ipipState, m.calicoApply, m.calicoFirst, m.calicoFailures, m.calicoMessages, m.calicoBatchSize}
+}
+
+// failed records a failed apply (it will be retried).
+func (m *metrics) failed() {
+	m.applyErrors.Inc()
+	m.calicoFailures.Inc()
+}
+
+// batch records the number of calc updates taken in one loop iteration.
+func (m *metrics) batch(n int) {
+	m.batchSize.Observe(float64(n))
+	m.calicoBatchSize.Observe(float64(n))
+}
+
+// message counts one calc update by its type name (ActivePolicyUpdate, ...), as Project Calico
+// counts its dataplane messages.
+func (m *metrics) message(u any) {
+	t := reflect.TypeOf(u)
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == nil {
+		return
+	}
+	m.calicoMessages.WithLabelValues(t.Name()).Inc()
 }
 
 // observeApply records a successful apply.
@@ -68,6 +125,12 @@ func (m *metrics) observeApply(st apply.Stats, seconds float64, chains, sets, we
 		kind = "full"
 	}
 	m.applySeconds.WithLabelValues(kind).Observe(seconds)
+	if m.firstDone {
+		m.calicoApply.Observe(seconds)
+	} else {
+		m.calicoFirst.Set(seconds)
+		m.firstDone = true
+	}
 	m.elements.WithLabelValues("add").Add(float64(st.ElementsAdded))
 	m.elements.WithLabelValues("remove").Add(float64(st.ElementsRemoved))
 	m.chains.Set(float64(chains))
@@ -93,3 +156,7 @@ func (m *metrics) setIPIPState(st ipip.State) {
 		m.ipipState.WithLabelValues(s.String()).Set(v)
 	}
 }
+
+// MetricCollectors returns a fresh, unused set of the dataplane's collectors, to list the
+// metrics it registers (the Grafana dashboard's test) without building a dataplane.
+func MetricCollectors() []prometheus.Collector { return newMetrics().collectors() }

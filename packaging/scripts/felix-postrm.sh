@@ -1,0 +1,36 @@
+#!/bin/sh
+# calico-felix postrm. Stopping or removing felix leaves its dataplane in force on purpose (policy
+# keeps being enforced, workloads keep their routes): "remove" says so; "purge" takes it away:
+# the nftables tables ip calico and ip6 calico, routes with felix's route protocol (80), the
+# VXLAN devices vxlan.calico and vxlan-v6.calico, and felix's state files. Only objects with
+# calico-felix's names (and protocol number) are touched. rpm's erase ($1 = 0) is a remove.
+set -e
+PROTO=80
+tables() { command -v nft >/dev/null 2>&1 || return 0; for f in ip ip6; do nft list table "$f" calico >/dev/null 2>&1 && echo "$f calico"; done; return 0; }
+vxlans() { for d in vxlan.calico vxlan-v6.calico; do ip -d link show "$d" 2>/dev/null | grep -qw vxlan && echo "$d"; done; return 0; }
+nroutes() { command -v ip >/dev/null 2>&1 || { echo 0; return 0; }; { ip -4 route show table all proto $PROTO; ip -6 route show table all proto $PROTO; } 2>/dev/null | wc -l; }
+
+case "$1" in
+  remove|0)
+    t=$(tables | tr '\n' ',' | sed 's/,$//'); v=$(vxlans | tr '\n' ' '); r=$(nroutes)
+    if [ -n "$t" ] || [ -n "$v" ] || [ "$r" -gt 0 ]; then
+      echo "calico-felix is removed, but its dataplane stays in force until reboot:"
+      [ -n "$t" ] && echo "  nftables tables: $t (policy is still enforced)"
+      [ "$r" -gt 0 ] && echo "  $r routes with protocol $PROTO (ip route show proto $PROTO)"
+      [ -n "$v" ] && echo "  VXLAN devices: $v"
+      echo "apt purge calico-felix removes them."
+    fi
+    ;;
+  purge)
+    tables | while read -r fam name; do nft delete table "$fam" "$name" || true; done
+    if command -v ip >/dev/null 2>&1; then
+      ip -4 route flush table all proto $PROTO 2>/dev/null || true
+      ip -6 route flush table all proto $PROTO 2>/dev/null || true
+      vxlans | while read -r d; do ip link delete "$d" || true; done
+    fi
+    rm -rf /var/run/calico/endpoint-status /var/lib/calico/mtu
+    echo "calico-felix purged: its nftables tables, routes (protocol $PROTO), VXLAN devices and state files are removed."
+    ;;
+esac
+[ -x /usr/lib/calico-host/maint ] && /usr/lib/calico-host/maint postrm
+exit 0
