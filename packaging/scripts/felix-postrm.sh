@@ -2,7 +2,8 @@
 # calico-felix postrm. Stopping or removing felix leaves its dataplane in force on purpose (policy
 # keeps being enforced, workloads keep their routes): "remove" says so; "purge" takes it away:
 # the nftables tables ip calico and ip6 calico, routes with felix's route protocol (80), the
-# VXLAN devices vxlan.calico and vxlan-v6.calico, and felix's state files. Only objects with
+# VXLAN devices vxlan.calico and vxlan-v6.calico, the addresses felix gave the IPIP device tunl0
+# (the kernel's fallback device, which cannot be deleted), and felix's state files. Only objects with
 # calico-felix's names (and protocol number) are touched. rpm's erase ($1 = 0) is a remove.
 set -e
 PROTO=80
@@ -27,6 +28,10 @@ case "$1" in
       ip -4 route flush table all proto $PROTO 2>/dev/null || true
       ip -6 route flush table all proto $PROTO 2>/dev/null || true
       vxlans | while read -r d; do ip link delete "$d" || true; done
+      if ip -d link show tunl0 2>/dev/null | grep -qw ipip; then
+        ip addr flush dev tunl0 2>/dev/null || true
+        ip link set tunl0 down 2>/dev/null || true
+      fi
     fi
     rm -rf /var/run/calico/endpoint-status /var/lib/calico/mtu
     echo "calico-felix purged: its nftables tables, routes (protocol $PROTO), VXLAN devices and state files are removed."
