@@ -48,7 +48,7 @@ func isEncap(mode string) bool { return mode == "Always" || mode == "CrossSubnet
 // directly via the host's address on the interface holding this host's address. Tunnel routes
 // are left out while tunl0 is not ready; skipped counts them.
 func ipipRoutes(m *model, ready bool) (out []routes.Route, skipped int) {
-	parent := parentDevice(m)
+	parent := parentDevice(m, m.host.HostIPv4.Addr())
 	for _, r := range m.routes {
 		if r.Type == calc.RouteLocalWorkload || !isEncap(r.IPIPMode) || !r.DstNodeIP.Is4() || !r.Dst.Addr().Is4() {
 			continue
@@ -67,9 +67,9 @@ func ipipRoutes(m *model, ready bool) (out []routes.Route, skipped int) {
 	return out, skipped
 }
 
-// parentDevice is the interface holding this host's IPv4 address ("" when none does).
-func parentDevice(m *model) string {
-	host := m.host.HostIPv4.Addr()
+// parentDevice is the interface holding host, this host's address of one family ("" when
+// none does): where routes to hosts of the same subnet leave without encapsulation.
+func parentDevice(m *model, host netip.Addr) string {
 	if !host.IsValid() {
 		return ""
 	}

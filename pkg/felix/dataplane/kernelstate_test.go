@@ -216,3 +216,19 @@ func TestConfigDefaults(t *testing.T) {
 		t.Errorf("action is case-insensitive: %v %v", rc, err)
 	}
 }
+
+// TestVXLANCrossSubnetSameSubnetRoutes: as Project Calico's felix, a CrossSubnet block of a
+// host in this host's subnet is routed without encapsulation, via that host's address on the
+// interface that holds this host's address; blocks in other subnets go through vxlan.calico.
+func TestVXLANCrossSubnetSameSubnetRoutes(t *testing.T) {
+	h := newHarness(t, Config{Hostname: "host1"})
+	h.dp.model.applyIface(iface("eth0", true, pfx("198.18.0.1/24")))
+	h.send(vxlanHosts()...)
+	want := []routes.Route{
+		{Dst: pfx("10.65.1.0/26"), Dev: "vxlan.calico", Gateway: addr("10.65.1.1"), Onlink: true},
+		{Dst: pfx("10.65.2.0/26"), Dev: "eth0", Gateway: addr("198.18.0.3")},
+	}
+	if diff := cmp.Diff(want, h.routes.routes(), cmpAddrs, cmpPrefixes); diff != "" {
+		t.Errorf("routes (-want +got):\n%s", diff)
+	}
+}

@@ -48,14 +48,26 @@ func workloadRoutes(cfg Config, m *model, ep *calc.WorkloadEndpoint) []routes.Ro
 }
 
 // vxlanRoutes routes remote blocks (and tunnel addresses) of VXLAN pools, in mode Always or
-// CrossSubnet across subnets, through the device of their family.
+// CrossSubnet across subnets, through the device of their family; as Project Calico's felix,
+// CrossSubnet routes within this host's subnet go unencapsulated via the other host's address
+// on the interface holding this host's address of that family (none while there is none).
 func vxlanRoutes(m *model, devs []vxlan.Device) []routes.Route {
 	var out []routes.Route
 	for _, r := range m.routes {
-		if r.Type == calc.RouteLocalWorkload || !(r.VXLANMode == "Always" || r.VXLANMode == "CrossSubnet" && !r.SameSubnet) {
+		if r.Type == calc.RouteLocalWorkload || !isEncap(r.VXLANMode) {
 			continue
 		}
 		fam := versionOf(r.Dst.Addr())
+		if r.VXLANMode == "CrossSubnet" && r.SameSubnet {
+			host := m.host.HostIPv4.Addr()
+			if fam == nft.IPv6 {
+				host = m.host.HostIPv6.Addr()
+			}
+			if parent := parentDevice(m, host); parent != "" && r.DstNodeIP.IsValid() && versionOf(r.DstNodeIP) == fam {
+				out = append(out, routes.Route{Dst: r.Dst, Dev: parent, Gateway: r.DstNodeIP})
+			}
+			continue
+		}
 		i := slices.IndexFunc(devs, func(d vxlan.Device) bool { return versionOf(d.TunnelAddr) == fam })
 		vtep := m.vteps[vtepKey{r.DstNode, fam == nft.IPv6}]
 		if i < 0 || vtep == nil || !vtep.TunnelAddr.IsValid() {
