@@ -10,7 +10,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
+	"golang.zx2c4.com/wireguard/wgctrl/wgtypes"
+
 	"github.com/calico-host/calico-host/pkg/felix/calc"
+	"github.com/calico-host/calico-host/pkg/felix/dataplane/wireguard"
 	"github.com/calico-host/calico-host/pkg/nft"
 	"github.com/calico-host/calico-host/pkg/nft/apply"
 	"github.com/calico-host/calico-host/pkg/nft/kernel"
@@ -21,21 +24,25 @@ import (
 // settings and VXLAN devices through the kernel pieces. Run drives
 // it; nothing else may be called concurrently with Run except FirstApplyDone and Collectors.
 type Dataplane struct {
-	cfg      Config
-	log      zerolog.Logger
-	nft      *apply.Applier
-	routes   RouteSyncer
-	ifaces   Interfaces
-	vxlan    VXLAN
-	timing   Timing
-	after    func(int, error)
-	closers  []func() // what New opened, closed when Run returns
-	model    *model
-	builder  *rulesetBuilder
-	hostIfs  *ifaceMatcher
-	status   *statusTracker
-	workload *workloadConfigurer
-	metrics  *metrics
+	cfg       Config
+	log       zerolog.Logger
+	nft       *apply.Applier
+	routes    RouteSyncer
+	ifaces    Interfaces
+	vxlan     VXLAN
+	wg        WireGuard
+	wgKeys    [2]wgtypes.Key     // private keys per IP version (zero when disabled)
+	wgManager *wireguard.Manager // the netlink manager when the dataplane opened it (metrics)
+	hostMTU   int                // the host MTU read at start (0: unknown)
+	timing    Timing
+	after     func(int, error)
+	closers   []func() // what New opened, closed when Run returns
+	model     *model
+	builder   *rulesetBuilder
+	hostIfs   *ifaceMatcher
+	status    *statusTracker
+	workload  *workloadConfigurer
+	metrics   *metrics
 
 	firstApply     chan struct{}
 	firstApplyDone bool
@@ -68,6 +75,7 @@ type options struct {
 	routes RouteSyncer
 	ifaces Interfaces
 	vxlan  VXLAN
+	wg     WireGuard
 	timing Timing
 	// afterApply, when set, is called after every apply with the number of batches received
 	// before it started and its result (tests use it to wait for the loop).
@@ -85,6 +93,9 @@ func WithInterfaces(i Interfaces) Option { return func(o *options) { o.ifaces = 
 
 // WithVXLAN manages the VXLAN devices through v instead of netlink.
 func WithVXLAN(v VXLAN) Option { return func(o *options) { o.vxlan = v } }
+
+// WithWireGuard manages the WireGuard devices through w instead of netlink and wgctrl.
+func WithWireGuard(w WireGuard) Option { return func(o *options) { o.wg = w } }
 
 // WithTiming tunes the loop's throttle, retries and idle beat.
 func WithTiming(t Timing) Option { return func(o *options) { o.timing = t } }
@@ -139,8 +150,8 @@ func (d *Dataplane) setKernel(o options) error {
 	if err := d.openPieces(&o); err != nil {
 		return err
 	}
-	d.routes, d.ifaces, d.vxlan = o.routes, o.ifaces, o.vxlan
-	return nil
+	d.routes, d.ifaces, d.vxlan, d.wg = o.routes, o.ifaces, o.vxlan, o.wg
+	return d.loadWireguardKeys()
 }
 
 // ownedTables are the tables the dataplane owns: `ip <name>` and `ip6 <name>` (deleted when
@@ -212,6 +223,10 @@ func (d *Dataplane) apply(ctx context.Context) ([]EndpointStatus, error) {
 	if err := d.vxlan.Apply(ctx, devs); err != nil {
 		errs = append(errs, fmt.Errorf("applying VXLAN devices: %w", err))
 	}
+	wgOn, wgOff := d.wireguardDevices()
+	if err := d.wg.Apply(ctx, wgOn, wgOff); err != nil {
+		errs = append(errs, fmt.Errorf("applying WireGuard: %w", err))
+	}
 	defer d.tightenGC()()
 	st, err := d.nft.Apply(ctx, tables...)
 	if err != nil {
@@ -221,7 +236,7 @@ func (d *Dataplane) apply(ctx context.Context) ([]EndpointStatus, error) {
 		return nil, fmt.Errorf("applying nftables: %w", err)
 	}
 	errs = append(errs, d.workload.configure(d.model)...)
-	if _, err := d.routes.Apply(ctx, desiredRoutes(d.cfg, d.model, devs)); err != nil {
+	if _, err := d.routes.Apply(ctx, desiredRoutes(d.cfg, d.model, devs, wireguardRoutes(wgOn))); err != nil {
 		errs = append(errs, fmt.Errorf("applying routes: %w", err))
 	}
 	statuses := d.status.update(d.model, d.workload.configured, hepIfaces)

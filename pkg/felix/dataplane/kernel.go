@@ -8,6 +8,7 @@ import (
 	"github.com/calico-host/calico-host/pkg/felix/dataplane/ifaces"
 	"github.com/calico-host/calico-host/pkg/felix/dataplane/routes"
 	"github.com/calico-host/calico-host/pkg/felix/dataplane/vxlan"
+	"github.com/calico-host/calico-host/pkg/felix/dataplane/wireguard"
 )
 
 // The kernel pieces other than nftables sit behind the three interfaces below, in the types of
@@ -54,6 +55,17 @@ type VXLAN interface {
 	// InterfaceChanged says an interface changed (a device set down lost its ARP entries).
 	InterfaceChanged(name string)
 }
+
+// WireGuard programs the WireGuard devices of the enabled IP versions (wireguard.Manager) and
+// removes what felix owns of the disabled ones.
+type WireGuard interface {
+	Apply(ctx context.Context, on []wireguard.Device, off []wireguard.Family) error
+}
+
+// noWireGuard is used when the dataplane does not own the kernel (tests with fakes).
+type noWireGuard struct{}
+
+func (noWireGuard) Apply(context.Context, []wireguard.Device, []wireguard.Family) error { return nil }
 
 // VXLANDevice is the ruleset builder's name for a VXLAN device.
 type VXLANDevice = vxlan.Device

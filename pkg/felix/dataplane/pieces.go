@@ -8,6 +8,7 @@ import (
 	"github.com/calico-host/calico-host/pkg/felix/dataplane/ifaces"
 	"github.com/calico-host/calico-host/pkg/felix/dataplane/routes"
 	"github.com/calico-host/calico-host/pkg/felix/dataplane/vxlan"
+	"github.com/calico-host/calico-host/pkg/felix/dataplane/wireguard"
 )
 
 // mtuTimeout bounds the lookup of the host MTU for the workload MTU file.
@@ -18,7 +19,13 @@ const mtuTimeout = 10 * time.Second
 // dataplane also enables IP forwarding and writes the workload MTU file.
 func (d *Dataplane) openPieces(o *options) error {
 	var hostMTU func(context.Context) (int, error) // nil: VXLAN falls back to 1460
+	if o.wg == nil {
+		o.wg = noWireGuard{} // replaced below when the dataplane owns the kernel's routes
+	}
 	if o.routes == nil {
+		if err := d.openWireGuard(o); err != nil {
+			return err
+		}
 		rh, err := routes.OpenNetlink(d.cfg.NetNS)
 		if err != nil {
 			return fmt.Errorf("routes: %w", err)
@@ -32,7 +39,7 @@ func (d *Dataplane) openPieces(o *options) error {
 			return err
 		}
 		o.ifaces, hostMTU = i, mtu
-		d.writeWorkloadMTU(hostMTU)
+		d.hostMTU = d.writeWorkloadMTU(hostMTU)
 	}
 	if o.vxlan == nil {
 		vh, err := vxlan.OpenNetlink(d.cfg.NetNS)
@@ -70,19 +77,35 @@ func (d *Dataplane) openInterfaces() (*ifaces.Interfaces, func(context.Context) 
 // writeWorkloadMTU records the MTU workloads should use (the host's, less the VXLAN overhead
 // when VXLAN is on) in cfg.MTUFile, where the CNI plugin reads it when its network config sets
 // no mtu.
-func (d *Dataplane) writeWorkloadMTU(hostMTU func(context.Context) (int, error)) {
+func (d *Dataplane) writeWorkloadMTU(hostMTU func(context.Context) (int, error)) int {
 	ctx, cancel := context.WithTimeout(context.Background(), mtuTimeout)
 	defer cancel()
 	mtu, err := hostMTU(ctx)
 	if err != nil {
 		d.log.Warn().Err(err).Int("mtu", mtu).Msg("Could not read the host MTU; using the fallback")
 	}
+	host := mtu
 	if d.cfg.VXLANEnabled {
 		mtu = vxlan.DeviceMTU(mtu, d.cfg.VXLANMTU, false)
 	}
 	if err := vxlan.WriteMTUFile(d.cfg.MTUFile, mtu); err != nil {
 		d.log.Warn().Err(err).Str("file", d.cfg.MTUFile).Msg("Could not write the workload MTU file")
-		return
+		return host
 	}
 	d.log.Info().Int("mtu", mtu).Str("file", d.cfg.MTUFile).Msg("Wrote the workload MTU")
+	return host
+}
+
+// openWireGuard opens the WireGuard manager in cfg.NetNS unless o supplies one.
+func (d *Dataplane) openWireGuard(o *options) error {
+	if _, fake := o.wg.(noWireGuard); !fake {
+		return nil
+	}
+	m, err := wireguard.Open(d.cfg.NetNS, d.log)
+	if err != nil {
+		return fmt.Errorf("wireguard: %w", err)
+	}
+	d.closers = append(d.closers, m.Close)
+	o.wg, d.wgManager = m, m
+	return nil
 }
