@@ -70,6 +70,13 @@ type Config struct {
 	VXLANPort    int
 	VXLANMTU     int
 
+	WireguardEnabled, WireguardEnabledV6             bool
+	WireguardListeningPort, WireguardListeningPortV6 int
+	WireguardRoutingRulePriority                     int
+	WireguardInterfaceName, WireguardInterfaceNameV6 string
+	WireguardMTU, WireguardMTUV6                     int
+	WireguardPersistentKeepAlive                     time.Duration
+
 	// Cluster facts from the datastore (not parameters).
 	Cluster Cluster
 

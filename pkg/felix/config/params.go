@@ -191,6 +191,23 @@ var Params = []Param{
 	{Name: "VXLANPort", V3: "vxlanPort", Kind: KindInt, Default: "4789", Min: 1, Max: 65535, Restart: true, Doc: "VXLAN UDP port."},
 	{Name: "VXLANMTU", V3: "vxlanMTU", Kind: KindInt, Default: "0", Min: 0, Max: 65535, Restart: true,
 		Doc: "MTU of vxlan.calico; 0 = host MTU - 50."},
+
+	// WireGuard.
+	{Name: "WireguardEnabled", Kind: KindBool, Default: "false", Restart: true, Main: true,
+		Doc: "Encrypt IPv4 workload traffic between hosts with WireGuard (peers: hosts that published a public key)."},
+	{Name: "WireguardEnabledV6", Kind: KindBool, Default: "false", Restart: true, Main: true, Doc: "Encrypt IPv6 workload traffic between hosts with WireGuard."},
+	{Name: "WireguardListeningPort", Kind: KindInt, Default: "51820", Min: 1, Max: 65535, Restart: true, Main: true, Doc: "UDP port of the IPv4 WireGuard device."},
+	{Name: "WireguardListeningPortV6", Kind: KindInt, Default: "51821", Min: 1, Max: 65535, Restart: true, Main: true, Doc: "UDP port of the IPv6 WireGuard device."},
+	{Name: "WireguardRoutingRulePriority", Kind: KindInt, Default: "99", Min: 1, Max: 32765, Restart: true, Main: true,
+		Doc: "Priority of the routing rule `not fwmark <WireGuard mark> lookup <WireGuard table>` (tables 1 and 2)."},
+	{Name: "WireguardInterfaceName", Kind: KindString, Default: "wireguard.cali", Restart: true, Main: true, Check: checkIfaceName,
+		Doc: "Name of the IPv4 WireGuard device."},
+	{Name: "WireguardInterfaceNameV6", Kind: KindString, Default: "wg-v6.cali", Restart: true, Main: true, Check: checkIfaceName,
+		Doc: "Name of the IPv6 WireGuard device."},
+	{Name: "WireguardMTU", Kind: KindInt, Default: "0", Min: 0, Max: 65535, Restart: true, Main: true, Doc: "MTU of the IPv4 WireGuard device; 0 = host MTU - 60."},
+	{Name: "WireguardMTUV6", Kind: KindInt, Default: "0", Min: 0, Max: 65535, Restart: true, Main: true, Doc: "MTU of the IPv6 WireGuard device; 0 = host MTU - 80."},
+	{Name: "WireguardPersistentKeepAlive", V3: "wireguardKeepAlive", Kind: KindSeconds, Default: "0", Restart: true, Main: true,
+		Doc: "WireGuard persistent keepalive towards each peer; 0 = off."},
 }
 
 // byName indexes Params by lower-case name.
