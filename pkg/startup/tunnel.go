@@ -23,35 +23,72 @@ type TunnelIPAM interface {
 
 // IPAM allocation attribute keys and tunnel attribute types (Project Calico's).
 const (
-	AttrNode           = "node"
-	AttrType           = "type"
-	AttrTypeVXLAN      = "vxlanTunnelAddress"
-	AttrTypeVXLANV6    = "vxlanV6TunnelAddress"
-	vxlanHandlePrefix  = "vxlan-tunnel-addr-"
-	vxlanHandlePrefix6 = "vxlan-v6-tunnel-addr-"
+	AttrNode            = "node"
+	AttrType            = "type"
+	AttrTypeVXLAN       = "vxlanTunnelAddress"
+	AttrTypeVXLANV6     = "vxlanV6TunnelAddress"
+	AttrTypeWireguard   = "wireguardTunnelAddress"
+	AttrTypeWireguardV6 = "wireguardV6TunnelAddress"
+	vxlanHandlePrefix   = "vxlan-tunnel-addr-"
+	vxlanHandlePrefix6  = "vxlan-v6-tunnel-addr-"
+	wgHandlePrefix      = "wireguard-tunnel-addr-"
+	wgHandlePrefix6     = "wireguard-v6-tunnel-addr-"
 )
 
-// vxlanTunnel describes the VXLAN tunnel address of one family: where it lives on the Node and
-// how it is named in IPAM.
+// vxlanTunnel describes a tunnel address of one family (VXLAN or WireGuard): where it lives on
+// the Node, how it is named in IPAM and which pools give it.
 type vxlanTunnel struct {
 	fam      Family
+	kind     string // "VXLAN" or "WireGuard", for logs
 	attrType string
 	handle   func(node string) string
 	addr     func(*api.NodeSpec) *string
-	mac      func(*api.NodeSpec) *string
+	mac      func(*api.NodeSpec) *string // nil: the tunnel has no MAC
 	macSeed  func(node string) string
+	// wanted reports whether the node needs the address at all (nil: always) and poolOK whether
+	// a pool of the family that selects the node gives it.
+	wanted func(*api.Node) bool
+	poolOK func(*api.IPPoolSpec) bool
 }
 
-var vxlanTunnels = []vxlanTunnel{
-	{V4, AttrTypeVXLAN, func(n string) string { return vxlanHandlePrefix + n },
-		func(s *api.NodeSpec) *string { return &s.IPv4VXLANTunnelAddr },
-		func(s *api.NodeSpec) *string { return &s.VXLANTunnelMACAddr },
-		func(n string) string { return n }},
-	{V6, AttrTypeVXLANV6, func(n string) string { return vxlanHandlePrefix6 + n },
-		func(s *api.NodeSpec) *string { return &s.IPv6VXLANTunnelAddr },
-		func(s *api.NodeSpec) *string { return &s.VXLANTunnelMACAddrV6 },
-		func(n string) string { return n + "-v6" }},
+func vxlanPool(p *api.IPPoolSpec) bool {
+	return p.VXLANMode == api.EncapAlways || p.VXLANMode == api.EncapCrossSubnet
 }
+
+// wgAddr is the Node's WireGuard tunnel address field of a family (creating spec.wireguard).
+func wgAddr(v6 bool) func(*api.NodeSpec) *string {
+	return func(s *api.NodeSpec) *string {
+		if s.Wireguard == nil {
+			s.Wireguard = &api.NodeWireguard{}
+		}
+		if v6 {
+			return &s.Wireguard.InterfaceIPv6Address
+		}
+		return &s.Wireguard.InterfaceIPv4Address
+	}
+}
+
+// vxlanTunnels are the tunnel addresses calico-startup manages: VXLAN per family while a VXLAN
+// pool selects the node, and WireGuard per family from any pool selecting the node while the
+// node has published a WireGuard public key of that family (felix runs WireGuard), as Project
+// Calico allocates them.
+var vxlanTunnels = []vxlanTunnel{
+	{fam: V4, kind: "VXLAN", attrType: AttrTypeVXLAN, handle: func(n string) string { return vxlanHandlePrefix + n },
+		addr:    func(s *api.NodeSpec) *string { return &s.IPv4VXLANTunnelAddr },
+		mac:     func(s *api.NodeSpec) *string { return &s.VXLANTunnelMACAddr },
+		macSeed: func(n string) string { return n }, poolOK: vxlanPool},
+	{fam: V6, kind: "VXLAN", attrType: AttrTypeVXLANV6, handle: func(n string) string { return vxlanHandlePrefix6 + n },
+		addr:    func(s *api.NodeSpec) *string { return &s.IPv6VXLANTunnelAddr },
+		mac:     func(s *api.NodeSpec) *string { return &s.VXLANTunnelMACAddrV6 },
+		macSeed: func(n string) string { return n + "-v6" }, poolOK: vxlanPool},
+	{fam: V4, kind: "WireGuard", attrType: AttrTypeWireguard, handle: func(n string) string { return wgHandlePrefix + n },
+		addr: wgAddr(false), wanted: func(n *api.Node) bool { return n.Status.WireguardPublicKey != "" }},
+	{fam: V6, kind: "WireGuard", attrType: AttrTypeWireguardV6, handle: func(n string) string { return wgHandlePrefix6 + n },
+		addr: wgAddr(true), wanted: func(n *api.Node) bool { return n.Status.WireguardPublicKeyV6 != "" }},
+}
+
+// WireguardHandle is the IPAM handle of a node's IPv4 WireGuard tunnel address.
+func WireguardHandle(node string) string { return wgHandlePrefix + node }
 
 // VXLANHandle is the IPAM handle of a node's IPv4 VXLAN tunnel address.
 func VXLANHandle(node string) string { return vxlanHandlePrefix + node }
@@ -66,13 +103,19 @@ func VTEPMAC(seed string) string {
 // vxlanPoolCIDRs returns the CIDRs of the pools of family f that give this node a VXLAN tunnel
 // address: enabled, allowing Tunnel use, VXLAN Always or CrossSubnet, selecting the node.
 func vxlanPoolCIDRs(node *api.Node, pools []*api.IPPool, f Family) []netip.Prefix {
+	return tunnelPoolCIDRs(node, pools, f, vxlanPool)
+}
+
+// tunnelPoolCIDRs returns the CIDRs of the pools of family f that are enabled, allow Tunnel use,
+// select the node and pass ok (nil: any).
+func tunnelPoolCIDRs(node *api.Node, pools []*api.IPPool, f Family, ok func(*api.IPPoolSpec) bool) []netip.Prefix {
 	var out []netip.Prefix
 	for _, p := range pools {
 		cidr, err := netip.ParsePrefix(p.Spec.CIDR)
 		if err != nil || !f.Contains(cidr.Addr()) || p.Spec.Disabled || !p.Spec.AllowsUse(api.UseTunnel) {
 			continue
 		}
-		if p.Spec.VXLANMode != api.EncapAlways && p.Spec.VXLANMode != api.EncapCrossSubnet {
+		if ok != nil && !ok(&p.Spec) {
 			continue
 		}
 		sel, err := selector.Parse(p.Spec.NodeSelector)
@@ -93,16 +136,22 @@ type tunnelState struct {
 // reconcileTunnel decides the tunnel address of one family, allocating or releasing in IPAM.
 func (s *Startup) reconcileTunnel(ctx context.Context, node *api.Node, pools []*api.IPPool, t vxlanTunnel) (tunnelState, error) {
 	handle := t.handle(node.Name)
-	cur := tunnelState{addr: *t.addr(&node.Spec), mac: *t.mac(&node.Spec)}
-	cidrs := vxlanPoolCIDRs(node, pools, t.fam)
+	cur := tunnelState{addr: *t.addr(&node.Spec)}
+	if t.mac != nil {
+		cur.mac = *t.mac(&node.Spec)
+	}
+	var cidrs []netip.Prefix
+	if t.wanted == nil || t.wanted(node) {
+		cidrs = tunnelPoolCIDRs(node, pools, t.fam, t.poolOK)
+	}
 	if len(cidrs) == 0 {
 		if err := s.ipam.ReleaseByHandle(ctx, handle); err != nil {
 			return cur, fmt.Errorf("releasing %s: %w", handle, err)
 		}
 		if cur.addr != "" {
-			s.log.Info().Str("addr", cur.addr).Stringer("family", t.fam).Msg("No VXLAN pool selects this node; released the tunnel address")
+			s.log.Info().Str("addr", cur.addr).Str("tunnel", t.kind).Stringer("family", t.fam).Msg("Tunnel address no longer wanted; released it")
 		}
-		if cur.mac == VTEPMAC(t.macSeed(node.Name)) {
+		if t.mac != nil && cur.mac == VTEPMAC(t.macSeed(node.Name)) {
 			cur.mac = ""
 		}
 		return tunnelState{mac: cur.mac}, nil
@@ -123,12 +172,12 @@ func (s *Startup) reconcileTunnel(ctx context.Context, node *api.Node, pools []*
 	if err != nil {
 		return cur, err
 	}
-	s.log.Info().Stringer("addr", addr).Stringer("family", t.fam).Str("handle", handle).Msg("Assigned VXLAN tunnel address")
+	s.log.Info().Stringer("addr", addr).Str("tunnel", t.kind).Stringer("family", t.fam).Str("handle", handle).Msg("Assigned a tunnel address")
 	return s.withMAC(tunnelState{addr: addr.String(), mac: cur.mac, assigned: true}, node.Name, t), nil
 }
 
 func (s *Startup) withMAC(st tunnelState, node string, t vxlanTunnel) tunnelState {
-	if st.mac == "" {
+	if t.mac != nil && st.mac == "" {
 		st.mac = VTEPMAC(t.macSeed(node))
 	}
 	return st
@@ -156,7 +205,7 @@ func (s *Startup) checkTunnelAddr(ctx context.Context, node, addr string, cidrs 
 		s.log.Warn().Str("addr", addr).Interface("attrs", attrs).Msg("Tunnel address is allocated to something else; assigning a new one")
 		return false, nil
 	case !containsAddr(cidrs, ip):
-		s.log.Info().Str("addr", addr).Msg("Tunnel address is not in a VXLAN pool for this node; reassigning")
+		s.log.Info().Str("addr", addr).Str("tunnel", t.kind).Msg("Tunnel address is not in a qualifying pool for this node; reassigning")
 		return false, nil
 	}
 	return true, nil
@@ -189,17 +238,18 @@ func (s *Startup) assignTunnel(ctx context.Context, node string, cidrs []netip.P
 	}
 	v4, v6, err := s.ipam.AutoAssign(ctx, args)
 	if err != nil {
-		return netip.Addr{}, fmt.Errorf("assigning a %s VXLAN tunnel address from %v: %w", t.fam, pools, err)
+		return netip.Addr{}, fmt.Errorf("assigning a %s %s tunnel address from %v: %w", t.fam, t.kind, pools, err)
 	}
 	got := append(v4, v6...)
 	if len(got) == 0 {
-		return netip.Addr{}, fmt.Errorf("assigning a %s VXLAN tunnel address from %v: IPAM returned no address", t.fam, pools)
+		return netip.Addr{}, fmt.Errorf("assigning a %s %s tunnel address from %v: IPAM returned no address", t.fam, t.kind, pools)
 	}
 	return got[0].Addr(), nil
 }
 
-// ReconcileTunnels brings the Node's VXLAN tunnel addresses in line with the pools: allocated
-// (and kept) while a VXLAN pool selects this node, released when none does.
+// ReconcileTunnels brings the Node's VXLAN and WireGuard tunnel addresses in line with the pools
+// (and, for WireGuard, the published public keys): allocated and kept while wanted, released
+// when not.
 func (s *Startup) ReconcileTunnels(ctx context.Context) error {
 	if s.cfg.Backend == BackendNone {
 		return nil
@@ -223,7 +273,12 @@ func (s *Startup) ReconcileTunnels(ctx context.Context) error {
 		changed := false
 		for i, t := range vxlanTunnels {
 			changed = setString(t.addr(&n.Spec), states[i].addr) || changed
-			changed = setString(t.mac(&n.Spec), states[i].mac) || changed
+			if t.mac != nil {
+				changed = setString(t.mac(&n.Spec), states[i].mac) || changed
+			}
+		}
+		if n.Spec.Wireguard != nil && *n.Spec.Wireguard == (api.NodeWireguard{}) {
+			n.Spec.Wireguard = nil // wgAddr created it; an empty spec.wireguard is left out, as Calico does
 		}
 		return changed, nil
 	})
