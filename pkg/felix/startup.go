@@ -99,6 +99,7 @@ func (d *Daemon) start(ctx context.Context, dpIn <-chan []calc.Update) error {
 	if err != nil {
 		return fmt.Errorf("starting the dataplane: %w", err)
 	}
+	d.dp = dp
 	statusMetrics := d.startStatus(ctx)
 	d.registerMetrics(dp, statusMetrics)
 	d.startServers(ctx)

@@ -99,5 +99,23 @@ func (d *Daemon) runningStatus() string {
 	case st != syncer.InSync:
 		return fmt.Sprintf("Resyncing with the datastore; %d endpoints programmed", d.programmed.Load())
 	}
-	return fmt.Sprintf("In sync: %d endpoints programmed (%d up); %s", d.programmed.Load(), d.up.Load(), known)
+	return fmt.Sprintf("In sync: %d endpoints programmed (%d up); %s", d.programmed.Load(), d.up.Load(), known) + d.wireguardStatus()
+}
+
+// wireguardPeers is what the dataplane reports of its WireGuard peers (pkg/felix/dataplane has it).
+type wireguardPeers interface {
+	WireguardPeers() (up, total int, on bool)
+}
+
+// wireguardStatus is the STATUS suffix naming the WireGuard peers that are up ("" when off).
+func (d *Daemon) wireguardStatus() string {
+	w, ok := d.dp.(wireguardPeers)
+	if !ok {
+		return ""
+	}
+	up, total, on := w.WireguardPeers()
+	if !on {
+		return ""
+	}
+	return fmt.Sprintf("; WireGuard: %d of %d peers up", up, total)
 }

@@ -208,7 +208,23 @@ func applierLogger(log zerolog.Logger) zerolog.Logger {
 func (d *Dataplane) FirstApplyDone() <-chan struct{} { return d.firstApply }
 
 // Collectors are the dataplane's Prometheus metrics.
-func (d *Dataplane) Collectors() []prometheus.Collector { return d.metrics.collectors() }
+func (d *Dataplane) Collectors() []prometheus.Collector {
+	cs := d.metrics.collectors()
+	if d.wgManager != nil && (d.cfg.Wireguard.Enabled || d.cfg.Wireguard.EnabledV6) {
+		cs = append(cs, d.wgManager.Collector(d.cfg.Hostname))
+	}
+	return cs
+}
+
+// WireguardPeers reports how many WireGuard peers had a handshake in the last three minutes, of
+// how many configured; on is false when WireGuard is off (or not managed by this dataplane).
+func (d *Dataplane) WireguardPeers() (up, total int, on bool) {
+	if d.wgManager == nil || !(d.cfg.Wireguard.Enabled || d.cfg.Wireguard.EnabledV6) {
+		return 0, 0, false
+	}
+	up, total = d.wgManager.PeersUp(time.Now())
+	return up, total, true
+}
 
 // apply programs everything from the model: VXLAN devices, the nftables table, workload
 // interface settings, routes; then reports endpoint statuses. Any failure makes the next

@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 	"github.com/rs/zerolog"
 	"golang.org/x/sys/unix"
 
@@ -36,6 +38,7 @@ type wgHost struct {
 	pub    string // published public key
 	in     chan []calc.Update
 	stop   func()
+	dp     *dataplane.Dataplane
 }
 
 // wgFabric joins the hosts' eth0 through a bridge in the fabric namespace, where the test
@@ -93,7 +96,7 @@ func (h *wgHost) run(t *testing.T, cfg dataplane.Config) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.in = make(chan []calc.Update, 4)
+	h.in, h.dp = make(chan []calc.Update, 4), dp
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	status := make(chan dataplane.EndpointStatus, 64)
@@ -324,6 +327,7 @@ func TestWireGuardTwoHosts(t *testing.T) {
 	if wg, plain := capt.reset(); wg == 0 || plain != 0 {
 		t.Errorf("fabric saw %d WireGuard packets and %d plaintext workload packets; want some and none", wg, plain)
 	}
+	checkWGMetrics(t, a)
 	wgRate := throughput(t, a.wl, b.wl, "10.65.1.1:5202")
 	if wg, plain := capt.reset(); wg == 0 || plain != 0 {
 		t.Errorf("during the TCP stream the fabric saw %d WireGuard packets and %d plaintext workload packets", wg, plain)
@@ -424,4 +428,41 @@ func table1(h *wgHost) string {
 		return ""
 	}
 	return strings.TrimSpace(out)
+}
+
+// checkWGMetrics: the peer is up and Calico's wireguard_* metrics describe it.
+func checkWGMetrics(t *testing.T, h *wgHost) {
+	t.Helper()
+	if up, total, on := h.dp.WireguardPeers(); up != 1 || total != 1 || !on {
+		t.Errorf("WireguardPeers = %d of %d (on %v), want 1 of 1", up, total, on)
+	}
+	reg := prometheus.NewRegistry()
+	for _, c := range h.dp.Collectors() {
+		reg.MustRegister(c)
+	}
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]*dto.MetricFamily{}
+	for _, mf := range mfs {
+		got[mf.GetName()] = mf
+	}
+	for _, name := range []string{"wireguard_meta", "wireguard_latest_handshake_seconds", "wireguard_bytes_sent", "wireguard_bytes_rcvd"} {
+		mf := got[name]
+		if mf == nil || len(mf.GetMetric()) != 1 {
+			t.Errorf("metric %s: %v", name, mf)
+			continue
+		}
+		labels := map[string]string{}
+		for _, l := range mf.GetMetric()[0].GetLabel() {
+			labels[l.GetName()] = l.GetValue()
+		}
+		if labels["hostname"] != h.name || labels["public_key"] != h.pub {
+			t.Errorf("%s labels %v", name, labels)
+		}
+	}
+	if mf := got["wireguard_bytes_sent"]; mf != nil && mf.GetMetric()[0].GetCounter().GetValue() == 0 {
+		t.Error("wireguard_bytes_sent is 0 after traffic")
+	}
 }

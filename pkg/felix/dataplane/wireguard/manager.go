@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"runtime"
 	"slices"
+	"sync"
 
 	"github.com/rs/zerolog"
 	"github.com/vishvananda/netlink"
@@ -28,6 +29,9 @@ type Manager struct {
 	wg    *wgctrl.Client
 	log   zerolog.Logger
 	kinds map[string]string // device name -> "kernel" or "userspace", as last seen
+
+	mu sync.Mutex // guards wg (used by Apply and by the metrics and status readers) and on
+	on []string   // the devices of the enabled versions, as last applied
 }
 
 // Open opens netlink and a wgctrl client in the namespace at nsPath ("" = the current one).
@@ -81,6 +85,12 @@ func (m *Manager) Kind(name string) string { return m.kinds[name] }
 
 // Apply programs the wanted devices and removes what felix owns of the families in off.
 func (m *Manager) Apply(ctx context.Context, want []Device, off []Family) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.on = m.on[:0]
+	for _, d := range want {
+		m.on = append(m.on, d.Name)
+	}
 	var errs []error
 	for i := range want {
 		if err := m.applyDevice(&want[i]); err != nil {
