@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -35,7 +36,8 @@ type wgHost struct {
 	name   string
 	ns, wl *ns
 	cfg    dataplane.Config
-	pub    string // published public key
+	pub    string // published public keys
+	pub6   string
 	in     chan []calc.Update
 	stop   func()
 	dp     *dataplane.Dataplane
@@ -55,16 +57,39 @@ func newWGHosts(t *testing.T) (*ns, []*wgHost) {
 		fabric.run(t, "ip", "link", "set", "p"+n, "master", "br0", "up")
 		h.ns.run(t, "ip", "addr", "add", fmt.Sprintf("198.18.0.%d/24", i+1), "dev", "eth0")
 		h.ns.run(t, "ip", "link", "set", "eth0", "up")
+		h.ns.run(t, "ip", "-6", "addr", "add", fmt.Sprintf("fd5c:ffff::%d/64", i+1), "dev", "eth0", "nodad")
 		h.ns.run(t, "ip", "route", "add", "default", "via", "198.18.0.254") // proxy ARP answers for 169.254.1.1 via a route
 		h.wl = addWorkload(t, h.ns, "wg-w"+n, "cali"+n, fmt.Sprintf("10.65.%d.1", i))
-		// The plaintext route to the other host's block, as BIRD would program it.
+		plumbWorkloadV6(t, h.ns, h.wl, "cali"+n, fmt.Sprintf("fd5c:%d::1", i))
+		// The plaintext routes to the other host's blocks, as BIRD would program them.
 		h.ns.run(t, "ip", "route", "add", fmt.Sprintf("10.65.%d.0/26", 1-i), "via", fmt.Sprintf("198.18.0.%d", 2-i), "proto", "bird")
-		h.cfg = dataplane.Config{Hostname: h.name, NetNS: h.ns.path(), InterfaceRefreshInterval: 10 * time.Second,
-			MTUFile: filepath.Join(t.TempDir(), "mtu"), Wireguard: dataplane.WireguardConfig{Enabled: true,
-				InterfaceName: "wg" + n + "-" + suffix, KeyFile: filepath.Join(t.TempDir(), "wireguard-private-key")}}
+		h.ns.run(t, "ip", "-6", "route", "add", fmt.Sprintf("fd5c:%d::/122", 1-i), "via", fmt.Sprintf("fd5c:ffff::%d", 2-i), "proto", "bird")
+		h.cfg = dataplane.Config{Hostname: h.name, NetNS: h.ns.path(), InterfaceRefreshInterval: 10 * time.Second, IPv6Support: true,
+			MTUFile: filepath.Join(t.TempDir(), "mtu"), Wireguard: dataplane.WireguardConfig{Enabled: true, EnabledV6: true,
+				InterfaceName: "wg" + n + "-" + suffix, InterfaceNameV6: "w6" + n + "-" + suffix,
+				KeyFile: filepath.Join(t.TempDir(), "wireguard-private-key"), KeyFileV6: filepath.Join(t.TempDir(), "wireguard-private-key-v6")}}
 		hosts = append(hosts, h)
 	}
 	return fabric, hosts
+}
+
+// plumbWorkloadV6 gives the workload an IPv6 address and a default route via the host side's
+// link-local address, as the CNI plugin does.
+func plumbWorkloadV6(t *testing.T, host, wl *ns, iface, addr string) {
+	wl.run(t, "ip", "-6", "addr", "add", addr+"/128", "dev", "eth0", "nodad")
+	var ll string
+	waitFor(t, "the host side's link-local address", func() bool {
+		out := host.run(t, "ip", "-6", "-o", "addr", "show", "dev", iface, "scope", "link")
+		f := strings.Fields(out)
+		for i := range f {
+			if f[i] == "inet6" && i+1 < len(f) && !strings.Contains(out, "tentative") {
+				ll = strings.Split(f[i+1], "/")[0]
+				return true
+			}
+		}
+		return false
+	})
+	wl.run(t, "ip", "-6", "route", "add", "default", "via", ll, "dev", "eth0")
 }
 
 func mustExec(t *testing.T, args ...string) {
@@ -86,6 +111,7 @@ func startDevice(t *testing.T, h *wgHost, kernel bool) string {
 		return "kernel"
 	}
 	wgtest.Start(t, h.ns.name, h.cfg.Wireguard.InterfaceName)
+	wgtest.Start(t, h.ns.name, h.cfg.Wireguard.InterfaceNameV6)
 	return "userspace (golang.zx2c4.com/wireguard over TUN)"
 }
 
@@ -120,28 +146,30 @@ func (h *wgHost) halt() { h.stop(); h.stop = nil }
 func wgState(hosts []*wgHost, i int, withKey bool) []calc.Update {
 	p := netip.MustParsePrefix
 	other := hosts[1-i]
-	hm := func(h *wgHost, j int, key string) calc.Update {
+	hm := func(h *wgHost, j int, key, key6 string) calc.Update {
 		return calc.HostMetadataUpdate{Host: &calc.HostMetadata{Hostname: h.name,
-			IPv4Addr: p(fmt.Sprintf("198.18.0.%d/24", j+1)), WireguardPublicKey: key}}
+			IPv4Addr: p(fmt.Sprintf("198.18.0.%d/24", j+1)), IPv6Addr: p(fmt.Sprintf("fd5c:ffff::%d/64", j+1)),
+			WireguardPublicKey: key, WireguardPublicKeyV6: key6}}
 	}
-	okey := ""
+	okey, okey6 := "", ""
 	if withKey {
-		okey = other.pub
+		okey, okey6 = other.pub, other.pub6
 	}
 	pol := calc.PolicyID{Tier: "default", Kind: "gnp", Name: "web"}
 	allow := &calc.Profile{OutboundRules: []calc.Rule{{Action: calc.RuleAllow}}}
 	return []calc.Update{
-		calc.ConfigUpdate{HostIPv4: p(fmt.Sprintf("198.18.0.%d/24", i+1))},
-		hm(hosts[i], i, hosts[i].pub), hm(other, 1-i, okey),
+		calc.ConfigUpdate{HostIPv4: p(fmt.Sprintf("198.18.0.%d/24", i+1)), HostIPv6: p(fmt.Sprintf("fd5c:ffff::%d/64", i+1))},
+		hm(hosts[i], i, hosts[i].pub, hosts[i].pub6), hm(other, 1-i, okey, okey6),
+		calc.RouteUpdate{Route: &calc.Route{Dst: p(fmt.Sprintf("fd5c:%d::/122", 1-i)), Type: calc.RouteRemoteWorkload, DstNode: other.name}},
 		calc.RouteUpdate{Route: &calc.Route{Dst: p(fmt.Sprintf("10.65.%d.0/26", 1-i)), Type: calc.RouteRemoteWorkload, DstNode: other.name}},
 		calc.RouteUpdate{Route: &calc.Route{Dst: p(fmt.Sprintf("10.65.%d.0/26", i)), Type: calc.RouteLocalWorkload, DstNode: hosts[i].name}},
 		calc.ActivePolicyUpdate{ID: pol, Policy: &calc.Policy{InboundRules: []calc.Rule{
 			{Action: calc.RuleAllow, Protocol: 6, DstPorts: []calc.PortRange{{First: 8080, Last: 8080}}},
 			{Action: calc.RuleAllow, Protocol: 6, DstPorts: []calc.PortRange{{First: 5201, Last: 5202}}}, // throughput
-			{Action: calc.RuleAllow, Protocol: 1}}}},
+			{Action: calc.RuleAllow, Protocol: 1}, {Action: calc.RuleAllow, Protocol: 58}}}},
 		calc.ActiveProfileUpdate{Name: "egress", Profile: allow},
 		calc.WorkloadEndpointUpdate{ID: wepID("w"), Endpoint: &calc.WorkloadEndpoint{Name: "cali" + string("ab"[i]),
-			IPv4Nets: []netip.Prefix{p(fmt.Sprintf("10.65.%d.1/32", i))}, ProfileIDs: []string{"egress"},
+			IPv4Nets: []netip.Prefix{p(fmt.Sprintf("10.65.%d.1/32", i))}, IPv6Nets: []netip.Prefix{p(fmt.Sprintf("fd5c:%d::1/128", i))}, ProfileIDs: []string{"egress"},
 			Tiers: []calc.TierInfo{{Name: "default", DefaultAction: "Deny", IngressPolicies: []calc.PolicyID{pol}}}}},
 		calc.InSync{},
 	}
@@ -151,8 +179,8 @@ func wgState(hosts []*wgHost, i int, withKey bool) []calc.Update {
 // fabric namespace.
 type capture struct {
 	mu        sync.Mutex
-	wgUDP     int       // UDP packets to or from port 51820
-	plain     int       // IPv4 packets with a workload (10.65/16) address in the clear
+	wgUDP     [2]int    // per IP version: UDP packets to or from the WireGuard port (51820, 51821)
+	plain     [2]int    // per IP version: packets with a workload address in the clear
 	firstWG   time.Time // when the first WireGuard packet was seen
 	fd        int
 	closeOnce sync.Once
@@ -214,24 +242,40 @@ func (c *capture) loop() {
 	}
 }
 
-// record classifies an Ethernet frame.
+// Workload prefixes and WireGuard ports per IP version.
+var (
+	capWorkloads = [2]netip.Prefix{netip.MustParsePrefix("10.65.0.0/16"), netip.MustParsePrefix("fd5c::/31")}
+	capPorts     = [2]uint16{51820, 51821}
+)
+
+// record classifies an Ethernet frame (IPv6 without extension headers).
 func (c *capture) record(f []byte) {
-	if len(f) < 14+20 || binary.BigEndian.Uint16(f[12:14]) != unix.ETH_P_IP {
+	if len(f) < 14+40 {
 		return
 	}
 	ip := f[14:]
-	src, dst := netip.AddrFrom4([4]byte(ip[12:16])), netip.AddrFrom4([4]byte(ip[16:20]))
-	wl := netip.MustParsePrefix("10.65.0.0/16")
+	var fam, hl int
+	var src, dst netip.Addr
+	var proto byte
+	switch binary.BigEndian.Uint16(f[12:14]) {
+	case unix.ETH_P_IP:
+		fam, hl, proto = 0, int(ip[0]&0xf)*4, ip[9]
+		src, dst = netip.AddrFrom4([4]byte(ip[12:16])), netip.AddrFrom4([4]byte(ip[16:20]))
+	case unix.ETH_P_IPV6:
+		fam, hl, proto = 1, 40, ip[6]
+		src, dst = netip.AddrFrom16([16]byte(ip[8:24])), netip.AddrFrom16([16]byte(ip[24:40]))
+	default:
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if wl.Contains(src) || wl.Contains(dst) {
-		c.plain++
+	if capWorkloads[fam].Contains(src) || capWorkloads[fam].Contains(dst) {
+		c.plain[fam]++
 	}
-	hl := int(ip[0]&0xf) * 4
-	if ip[9] == unix.IPPROTO_UDP && len(ip) >= hl+4 {
+	if proto == unix.IPPROTO_UDP && len(ip) >= hl+4 {
 		sp, dp := binary.BigEndian.Uint16(ip[hl:]), binary.BigEndian.Uint16(ip[hl+2:])
-		if sp == 51820 || dp == 51820 {
-			c.wgUDP++
+		if sp == capPorts[fam] || dp == capPorts[fam] {
+			c.wgUDP[fam]++
 			if c.firstWG.IsZero() {
 				c.firstWG = time.Now()
 			}
@@ -239,11 +283,12 @@ func (c *capture) record(f []byte) {
 	}
 }
 
-func (c *capture) reset() (wg, plain int) {
+// reset returns the counts per IP version since the last reset and clears them.
+func (c *capture) reset() (wg, plain [2]int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	wg, plain = c.wgUDP, c.plain
-	c.wgUDP, c.plain, c.firstWG = 0, 0, time.Time{}
+	c.wgUDP, c.plain, c.firstWG = [2]int{}, [2]int{}, time.Time{}
 	return wg, plain
 }
 
@@ -253,9 +298,43 @@ func (c *capture) first() time.Time {
 	return c.firstWG
 }
 
-// TestWireGuardTwoHosts runs two hosts' dataplanes with WireGuard: peers from the published
-// keys, workload traffic encrypted on the fabric, policy still enforced, a host without a key
-// on plaintext routes, and cleanup when WireGuard is turned off.
+// wgFam is what the test checks per IP version.
+type wgFam struct {
+	i     int    // 0: IPv4, 1: IPv6
+	dst   string // B's workload address
+	table string // felix's WireGuard routing table
+	ip    string // the ip command's family flag
+	port  string // WireGuard port
+	mtu   string // device MTU: host MTU 1500 - 60 / - 80
+	block string // B's block
+}
+
+var wgFams = []wgFam{
+	{0, "10.65.1.1", "1", "-4", "51820", "1440", "10.65.1.0/26"},
+	{1, "fd5c:1::1", "2", "-6", "51821", "1420", "fd5c:1::/122"},
+}
+
+func (f wgFam) addr(port int) string { return net.JoinHostPort(f.dst, strconv.Itoa(port)) }
+
+func (f wgFam) device(h *wgHost) string {
+	if f.i == 1 {
+		return h.cfg.Wireguard.InterfaceNameV6
+	}
+	return h.cfg.Wireguard.InterfaceName
+}
+
+// table lists felix's WireGuard routing table of the version ("" when empty or absent).
+func (f wgFam) table1(h *wgHost) string {
+	out, err := execCommand("ip", "netns", "exec", h.ns.name, "ip", f.ip, "route", "show", "table", f.table)
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(out)
+}
+
+// TestWireGuardTwoHosts runs two hosts' dataplanes with WireGuard for IPv4 and IPv6: a host
+// without a key on plaintext routes, then peers from the published keys with workload traffic
+// encrypted on the fabric and policy still enforced, then cleanup when WireGuard is turned off.
 func TestWireGuardTwoHosts(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root")
@@ -263,31 +342,18 @@ func TestWireGuardTwoHosts(t *testing.T) {
 	fabric, hosts := newWGHosts(t)
 	kernel := wgtest.KernelDriver(t)
 	for _, h := range hosts {
-		t.Logf("%s: WireGuard device: %s", h.name, startDevice(t, h, kernel))
+		t.Logf("%s: WireGuard devices: %s", h.name, startDevice(t, h, kernel))
 		var err error
-		if h.pub, _, err = dataplane.WireguardKeys(h.cfg); err != nil || h.pub == "" {
-			t.Fatalf("keys: %q %v", h.pub, err)
+		if h.pub, h.pub6, err = dataplane.WireguardKeys(h.cfg); err != nil || h.pub == "" || h.pub6 == "" {
+			t.Fatalf("keys: %q %q %v", h.pub, h.pub6, err)
 		}
 	}
 	a, b := hosts[0], hosts[1]
-	t.Cleanup(func() {
-		if t.Failed() {
-			for _, h := range hosts {
-				for _, c := range [][]string{{"ip", "rule"}, {"ip", "route", "show", "table", "all"}, {"ip", "addr"}, {"nft", "list", "ruleset"}} {
-					out, _ := execCommand(append([]string{"ip", "netns", "exec", h.ns.name}, c...)...)
-					t.Logf("%s: %s:\n%s", h.name, strings.Join(c, " "), out)
-				}
-				for _, c := range [][]string{{"ping", "-c", "1", "-W", "1", "10.65.1.1"}, {"ip", "neigh"}, {"ip", "route"}} {
-					out, _ := execCommand(append([]string{"ip", "netns", "exec", h.wl.name}, c...)...)
-					t.Logf("%s workload: %s:\n%s", h.name, strings.Join(c, " "), out)
-				}
-				out, _ := execCommand("ip", "netns", "exec", h.ns.name, "sysctl", "net.ipv4.conf.calia.proxy_arp", "net.ipv4.ip_forward", "net.ipv4.conf.calib.proxy_arp")
-				t.Logf("%s", out)
-			}
-		}
-	})
-	ln := listen(t, b.wl, "10.65.1.1:8080")
-	defer ln.Close()
+	t.Cleanup(func() { dumpOnFailure(t, hosts) })
+	for _, f := range wgFams {
+		ln := listen(t, b.wl, f.addr(8080))
+		defer ln.Close()
+	}
 	capt := startCapture(t, fabric)
 
 	// No keys known yet (the other host has not published one): plaintext routes.
@@ -295,12 +361,14 @@ func TestWireGuardTwoHosts(t *testing.T) {
 		h.run(t, h.cfg)
 		h.in <- wgState(hosts, i, false)
 	}
-	waitFor(t, "a plaintext ping", func() bool { return canPingOnce(a.wl, "10.65.1.1") })
-	if _, plain := capt.reset(); plain == 0 {
-		t.Error("a host without a key: no plaintext packets on the fabric")
-	}
-	if out := table1(a); strings.TrimSpace(out) != "" {
-		t.Errorf("WireGuard routes to a host without a key: %s", out)
+	for _, f := range wgFams {
+		waitFor(t, "a plaintext ping", func() bool { return canPingOnce(a.wl, f.dst) })
+		if _, plain := capt.reset(); plain[f.i] == 0 {
+			t.Errorf("%s: a host without a key: no plaintext packets on the fabric", f.ip)
+		}
+		if out := f.table1(a); out != "" {
+			t.Errorf("%s: WireGuard routes to a host without a key: %s", f.ip, out)
+		}
 	}
 	plainRate := throughput(t, a.wl, b.wl, "10.65.1.1:5201")
 
@@ -312,66 +380,94 @@ func TestWireGuardTwoHosts(t *testing.T) {
 	}
 	waitFor(t, "a WireGuard packet on the fabric", func() bool { canPingOnce(a.wl, "10.65.1.1"); return !capt.first().IsZero() })
 	t.Logf("time from the peers' keys reaching the dataplanes to the first encrypted packet on the fabric: %v", capt.first().Sub(start))
-	waitFor(t, "a ping over WireGuard", func() bool { return canPingOnce(a.wl, "10.65.1.1") })
-	capt.reset()
-	checkWGState(t, a, b)
-	if !canPingOnce(a.wl, "10.65.1.1") {
-		t.Error("ping failed over WireGuard")
-	}
-	if !dial(t, a.wl, "10.65.1.1:8080") {
-		t.Error("tcp 8080 (allowed) failed over WireGuard")
-	}
-	if dial(t, a.wl, "10.65.1.1:8081") {
-		t.Error("tcp 8081 (denied by policy) got through over WireGuard")
-	}
-	if wg, plain := capt.reset(); wg == 0 || plain != 0 {
-		t.Errorf("fabric saw %d WireGuard packets and %d plaintext workload packets; want some and none", wg, plain)
+	for _, f := range wgFams {
+		checkEncrypted(t, capt, a, f)
 	}
 	checkWGMetrics(t, a)
 	wgRate := throughput(t, a.wl, b.wl, "10.65.1.1:5202")
-	if wg, plain := capt.reset(); wg == 0 || plain != 0 {
-		t.Errorf("during the TCP stream the fabric saw %d WireGuard packets and %d plaintext workload packets", wg, plain)
+	if wg, plain := capt.reset(); wg[0] == 0 || plain[0] != 0 {
+		t.Errorf("during the TCP stream the fabric saw %d WireGuard packets and %d plaintext workload packets", wg[0], plain[0])
 	}
-	t.Logf("single TCP stream workload to workload: plaintext %.0f Mbit/s, WireGuard (userspace=%v) %.0f Mbit/s", plainRate, !kernel, wgRate)
+	t.Logf("single TCP stream workload to workload (IPv4): plaintext %.0f Mbit/s, WireGuard (userspace=%v) %.0f Mbit/s", plainRate, !kernel, wgRate)
+	checkDisable(t, hosts, kernel)
+}
 
-	// WireGuard off at A (felix restarts with the new setting): rule, routes, peers and key go.
-	a.halt()
-	off := a.cfg
-	off.Wireguard.Enabled = false
-	if pub, _, err := dataplane.WireguardKeys(off); err != nil || pub != "" {
-		t.Fatalf("disabled keys: %q %v", pub, err)
+// checkEncrypted: felix's rule, routes, device and nftables are in place for the version, and
+// ping and the allowed TCP port work with only WireGuard on the fabric; policy still denies.
+func checkEncrypted(t *testing.T, capt *capture, a *wgHost, f wgFam) {
+	t.Helper()
+	waitFor(t, "a ping over WireGuard", func() bool { return canPingOnce(a.wl, f.dst) })
+	rule := a.ns.run(t, "ip", f.ip, "rule")
+	if !strings.Contains(rule, "99:\tnot from all fwmark 0x200000/0x200000 lookup "+f.table) {
+		t.Errorf("%s: WireGuard rule missing:\n%s", f.ip, rule)
 	}
-	if _, err := os.Stat(a.cfg.Wireguard.KeyFile); !os.IsNotExist(err) {
-		t.Errorf("the private key file survived disabling: %v", err)
+	if r := f.table1(a); !strings.Contains(r, f.block+" dev "+f.device(a)+" proto 80") {
+		t.Errorf("%s: WireGuard table:\n%s", f.ip, r)
 	}
-	a.run(t, off)
-	a.in <- wgState(hosts, 0, true)
-	waitFor(t, "the WireGuard rule to go", func() bool { return !strings.Contains(a.ns.run(t, "ip", "rule"), "lookup 1") })
-	if out := table1(a); strings.TrimSpace(out) != "" {
-		t.Errorf("routes left in the WireGuard table: %s", out)
+	if link := a.ns.run(t, "ip", "link", "show", f.device(a)); !strings.Contains(link, "mtu "+f.mtu) {
+		t.Errorf("%s: device MTU is not %s:\n%s", f.ip, f.mtu, link)
 	}
-	if out := a.ns.run(t, "ip", "link", "show", a.cfg.Wireguard.InterfaceName); !kernel && strings.Contains(out, "state UP") || kernel && out != "" {
-		t.Errorf("WireGuard device left configured: %s", out)
+	table := map[int]string{0: "ip", 1: "ip6"}[f.i]
+	if nft := a.ns.run(t, "nft", "list", "chain", table, "calico", "filter-cali-INPUT"); !strings.Contains(nft, "udp dport "+f.port+" fib daddr type local accept") {
+		t.Errorf("%s: nftables input lacks the WireGuard accept:\n%s", f.ip, nft)
+	}
+	capt.reset()
+	if !canPingOnce(a.wl, f.dst) {
+		t.Errorf("%s: ping failed over WireGuard", f.ip)
+	}
+	if !dial(t, a.wl, f.addr(8080)) {
+		t.Errorf("%s: tcp 8080 (allowed) failed over WireGuard", f.ip)
+	}
+	if dial(t, a.wl, f.addr(8081)) {
+		t.Errorf("%s: tcp 8081 (denied by policy) got through over WireGuard", f.ip)
+	}
+	if wg, plain := capt.reset(); wg[f.i] == 0 || plain[f.i] != 0 {
+		t.Errorf("%s: fabric saw %d WireGuard packets and %d plaintext workload packets; want some and none", f.ip, wg[f.i], plain[f.i])
 	}
 }
 
-func checkWGState(t *testing.T, a, b *wgHost) {
-	t.Helper()
-	rule := a.ns.run(t, "ip", "rule")
-	if !strings.Contains(rule, "99:\tnot from all fwmark 0x200000/0x200000 lookup 1") {
-		t.Errorf("WireGuard rule missing:\n%s", rule)
+// checkDisable turns WireGuard off at A (felix restarts with the new setting): keys, rules,
+// routes and device configuration go.
+func checkDisable(t *testing.T, hosts []*wgHost, kernel bool) {
+	a := hosts[0]
+	a.halt()
+	off := a.cfg
+	off.Wireguard.Enabled, off.Wireguard.EnabledV6 = false, false
+	if pub, pub6, err := dataplane.WireguardKeys(off); err != nil || pub != "" || pub6 != "" {
+		t.Fatalf("disabled keys: %q %q %v", pub, pub6, err)
 	}
-	r := table1(a)
-	if !strings.Contains(r, "10.65.1.0/26 dev "+a.cfg.Wireguard.InterfaceName+" proto 80 scope link") {
-		t.Errorf("WireGuard table:\n%s", r)
+	for _, file := range []string{a.cfg.Wireguard.KeyFile, a.cfg.Wireguard.KeyFileV6} {
+		if _, err := os.Stat(file); !os.IsNotExist(err) {
+			t.Errorf("the private key file %s survived disabling: %v", file, err)
+		}
 	}
-	link := a.ns.run(t, "ip", "link", "show", a.cfg.Wireguard.InterfaceName)
-	if !strings.Contains(link, "mtu 1440") {
-		t.Errorf("device MTU is not host MTU - 60:\n%s", link)
+	a.run(t, off)
+	a.in <- wgState(hosts, 0, true)
+	hosts[1].in <- wgState(hosts, 1, false) // A's felix cleared its key in the Node status
+	for _, f := range wgFams {
+		waitFor(t, "the WireGuard rule to go", func() bool { return !strings.Contains(a.ns.run(t, "ip", f.ip, "rule"), "lookup "+f.table) })
+		if out := f.table1(a); out != "" {
+			t.Errorf("%s: routes left in the WireGuard table: %s", f.ip, out)
+		}
+		out, _ := execCommand("ip", "-n", a.ns.name, "link", "show", f.device(a))
+		if !kernel && strings.Contains(out, "state UP") || kernel && out != "" {
+			t.Errorf("%s: WireGuard device left configured: %s", f.ip, out)
+		}
 	}
-	nft := a.ns.run(t, "nft", "list", "chain", "ip", "calico", "filter-cali-INPUT")
-	if !strings.Contains(nft, "udp dport 51820 fib daddr type local accept") {
-		t.Errorf("nftables input lacks the WireGuard accept:\n%s", nft)
+	if !canPingOnce(a.wl, "10.65.1.1") || !canPingOnce(a.wl, "fd5c:1::1") {
+		t.Error("no plaintext connectivity after WireGuard was turned off at one end")
+	}
+}
+
+func dumpOnFailure(t *testing.T, hosts []*wgHost) {
+	if !t.Failed() {
+		return
+	}
+	for _, h := range hosts {
+		for _, c := range [][]string{{"ip", "rule"}, {"ip", "-6", "rule"}, {"ip", "route", "show", "table", "all"}, {"ip", "-6", "route", "show", "table", "all"}, {"nft", "list", "ruleset"}} {
+			out, _ := execCommand(append([]string{"ip", "netns", "exec", h.ns.name}, c...)...)
+			t.Logf("%s: %s:\n%s", h.name, strings.Join(c, " "), out)
+		}
 	}
 }
 
@@ -421,20 +517,11 @@ func throughput(t *testing.T, from, to *ns, addr string) float64 {
 	return float64(n) * 8 / time.Since(start).Seconds() / 1e6
 }
 
-// table1 lists felix's WireGuard routing table ("" when it is empty or absent).
-func table1(h *wgHost) string {
-	out, err := execCommand("ip", "netns", "exec", h.ns.name, "ip", "route", "show", "table", "1")
-	if err != nil {
-		return ""
-	}
-	return strings.TrimSpace(out)
-}
-
 // checkWGMetrics: the peer is up and Calico's wireguard_* metrics describe it.
 func checkWGMetrics(t *testing.T, h *wgHost) {
 	t.Helper()
-	if up, total, on := h.dp.WireguardPeers(); up != 1 || total != 1 || !on {
-		t.Errorf("WireguardPeers = %d of %d (on %v), want 1 of 1", up, total, on)
+	if up, total, on := h.dp.WireguardPeers(); up != 2 || total != 2 || !on {
+		t.Errorf("WireguardPeers = %d of %d (on %v), want 2 of 2 (one per IP version)", up, total, on)
 	}
 	reg := prometheus.NewRegistry()
 	for _, c := range h.dp.Collectors() {
@@ -450,7 +537,7 @@ func checkWGMetrics(t *testing.T, h *wgHost) {
 	}
 	for _, name := range []string{"wireguard_meta", "wireguard_latest_handshake_seconds", "wireguard_bytes_sent", "wireguard_bytes_rcvd"} {
 		mf := got[name]
-		if mf == nil || len(mf.GetMetric()) != 1 {
+		if mf == nil || len(mf.GetMetric()) != 2 {
 			t.Errorf("metric %s: %v", name, mf)
 			continue
 		}
@@ -458,7 +545,7 @@ func checkWGMetrics(t *testing.T, h *wgHost) {
 		for _, l := range mf.GetMetric()[0].GetLabel() {
 			labels[l.GetName()] = l.GetValue()
 		}
-		if labels["hostname"] != h.name || labels["public_key"] != h.pub {
+		if labels["hostname"] != h.name || labels["public_key"] != h.pub && labels["public_key"] != h.pub6 {
 			t.Errorf("%s labels %v", name, labels)
 		}
 	}
