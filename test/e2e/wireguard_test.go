@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -66,6 +67,14 @@ func TestWireGuard(t *testing.T) {
 		}
 		return nil
 	})
-	stats, _ := h1.NS.Exec(context.Background(), "ip", "-s", "link", "show", devs[h1.Name])
-	t.Logf("host-1 %s:\n%s", devs[h1.Name], stats)
+	stats, _ := h1.NS.Exec(context.Background(), "ip", "-s", "-j", "link", "show", devs[h1.Name])
+	var links []struct {
+		Stats64 struct {
+			RX, TX struct{ Packets uint64 }
+		} `json:"stats64"`
+	}
+	if err := json.Unmarshal([]byte(stats), &links); err != nil || len(links) != 1 ||
+		links[0].Stats64.RX.Packets == 0 || links[0].Stats64.TX.Packets == 0 {
+		t.Errorf("workload traffic did not cross %s: %s (%v)", devs[h1.Name], stats, err)
+	}
 }
