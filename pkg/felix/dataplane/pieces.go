@@ -69,6 +69,12 @@ func (d *Dataplane) openInterfaces() (*ifaces.Interfaces, func(context.Context) 
 	if err := ifaces.EnableForwarding(sys, d.cfg.IPv6Support); err != nil {
 		d.log.Warn().Err(err).Msg("Could not enable IP forwarding; workload traffic will not be routed")
 	}
+	if d.cfg.Wireguard.Enabled {
+		// As Calico does: reverse-path checks of decrypted packets take the mark into account.
+		if err := sys.WriteSysctl("net/ipv4/conf/all/src_valid_mark", "1"); err != nil {
+			d.log.Warn().Err(err).Msg("Could not set net.ipv4.conf.all.src_valid_mark for WireGuard")
+		}
+	}
 	log := d.log.With().Str("piece", "interfaces").Logger()
 	hostMTU := func(ctx context.Context) (int, error) { return ifaces.HostMTU(ctx, ih, nil) }
 	return ifaces.NewInterfaces(ih, sys, log, d.cfg.InterfaceRefreshInterval), hostMTU, nil
