@@ -125,13 +125,13 @@ func fields(t *testing.T, kind, doc string) string {
 }
 
 func TestFelixSpecValues(t *testing.T) {
-	spec := map[string]any{"netlinkTimeout": "15s", "wireguardKeepAlive": "25s", "reportingInterval": "10s", "featureGates": ""}
+	spec := map[string]any{"netlinkTimeout": "15s", "dataplaneWatchdogTimeout": "25s", "reportingInterval": "10s", "featureGates": ""}
 	values, fields, err := FelixSpecValues(spec)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if values["NetlinkTimeoutSecs"] != "15s" || fields["NetlinkTimeoutSecs"] != "netlinkTimeout" ||
-		values["WireguardPersistentKeepAlive"] != "25s" || len(values) != 2 {
+		values["DataplaneWatchdogTimeout"] != "25s" || len(values) != 2 {
 		t.Errorf("values %v fields %v", values, fields)
 	}
 }

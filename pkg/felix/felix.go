@@ -70,6 +70,7 @@ type Daemon struct {
 	unimplemented *compat.Reporter
 	graph         *calc.Graph
 	calc          *calc.Loop // on graph, built by Run
+	dp            Dataplane  // set by start before the status goroutines run
 	wg            sync.WaitGroup
 
 	// Owned by the Run goroutine.

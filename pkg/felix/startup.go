@@ -92,6 +92,9 @@ func (d *Daemon) start(ctx context.Context, dpIn <-chan []calc.Update) error {
 	d.dpCfg = d.cfg.Dataplane(f.PoolsUseVXLAN)
 	d.log.Info().Str("hostname", d.cfg.FelixHostname).Strs("interface_prefix", d.cfg.InterfacePrefix).
 		Bool("vxlan", d.dpCfg.VXLANEnabled).Bool("openstack", d.dpCfg.OpenStack).Msg("Configuration resolved; starting the dataplane")
+	if err := d.prepareWireguard(ctx); err != nil {
+		return err
+	}
 	dp, err := d.newDataplane()(d.dpCfg, d.log.With().Str("loop", LoopDataplane).Logger())
 	if err != nil {
 		return fmt.Errorf("starting the dataplane: %w", err)
@@ -103,6 +106,7 @@ func (d *Daemon) start(ctx context.Context, dpIn <-chan []calc.Update) error {
 		f := p.Problems
 		d.dpProblems.Store(&f)
 	}
+	d.dp = dp
 	statusMetrics := d.startStatus(ctx)
 	d.registerMetrics(dp, statusMetrics)
 	d.startServers(ctx)

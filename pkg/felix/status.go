@@ -103,7 +103,7 @@ func (d *Daemon) runningStatus() string {
 	if p := d.dataplaneProblems(); p != "" {
 		s += "; " + p
 	}
-	return s + d.quarantineStatus()
+	return s + d.quarantineStatus() + d.wireguardStatus()
 }
 
 // quarantineStatus is the STATUS line's note of objects the kernel refused, if any.
@@ -115,4 +115,22 @@ func (d *Daemon) quarantineStatus() string {
 		return fmt.Sprintf("; %d objects could not be programmed and fail closed (see the log and calico_host_felix_quarantined_objects)", n)
 	}
 	return ""
+}
+
+// wireguardPeers is what the dataplane reports of its WireGuard peers (pkg/felix/dataplane has it).
+type wireguardPeers interface {
+	WireguardPeers() (up, total int, on bool)
+}
+
+// wireguardStatus is the STATUS suffix naming the WireGuard peers that are up ("" when off).
+func (d *Daemon) wireguardStatus() string {
+	w, ok := d.dp.(wireguardPeers)
+	if !ok {
+		return ""
+	}
+	up, total, on := w.WireguardPeers()
+	if !on {
+		return ""
+	}
+	return fmt.Sprintf("; WireGuard: %d of %d peers up", up, total)
 }

@@ -181,6 +181,8 @@ func newTunnelTrigger(node string) *tunnelTrigger {
 type nodeTunnelInputs struct {
 	labels                   map[string]string
 	addr4, mac4, addr6, mac6 string
+	wgKey4, wgKey6           string // published WireGuard public keys
+	wgAddr4, wgAddr6         string
 }
 
 // apply folds a message in and reports whether a reconcile is due.
@@ -213,8 +215,13 @@ func (t *tunnelTrigger) relevant(u syncer.Update) (any, bool) {
 		if u.Key != t.nodeKey {
 			return nil, false
 		}
-		return nodeTunnelInputs{labels: v.Labels, addr4: v.Spec.IPv4VXLANTunnelAddr, mac4: v.Spec.VXLANTunnelMACAddr,
-			addr6: v.Spec.IPv6VXLANTunnelAddr, mac6: v.Spec.VXLANTunnelMACAddrV6}, true
+		in := nodeTunnelInputs{labels: v.Labels, addr4: v.Spec.IPv4VXLANTunnelAddr, mac4: v.Spec.VXLANTunnelMACAddr,
+			addr6: v.Spec.IPv6VXLANTunnelAddr, mac6: v.Spec.VXLANTunnelMACAddrV6,
+			wgKey4: v.Status.WireguardPublicKey, wgKey6: v.Status.WireguardPublicKeyV6}
+		if w := v.Spec.Wireguard; w != nil {
+			in.wgAddr4, in.wgAddr6 = w.InterfaceIPv4Address, w.InterfaceIPv6Address
+		}
+		return in, true
 	}
 	return nil, false
 }

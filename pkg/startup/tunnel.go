@@ -23,44 +23,73 @@ type TunnelIPAM interface {
 
 // IPAM allocation attribute keys and tunnel attribute types (Project Calico's).
 const (
-	AttrNode           = "node"
-	AttrType           = "type"
-	AttrTypeVXLAN      = "vxlanTunnelAddress"
-	AttrTypeVXLANV6    = "vxlanV6TunnelAddress"
-	AttrTypeIPIP       = "ipipTunnelAddress"
-	vxlanHandlePrefix  = "vxlan-tunnel-addr-"
-	vxlanHandlePrefix6 = "vxlan-v6-tunnel-addr-"
-	ipipHandlePrefix   = "ipip-tunnel-addr-"
+	AttrNode            = "node"
+	AttrType            = "type"
+	AttrTypeVXLAN       = "vxlanTunnelAddress"
+	AttrTypeVXLANV6     = "vxlanV6TunnelAddress"
+	AttrTypeIPIP        = "ipipTunnelAddress"
+	AttrTypeWireguard   = "wireguardTunnelAddress"
+	AttrTypeWireguardV6 = "wireguardV6TunnelAddress"
+	vxlanHandlePrefix   = "vxlan-tunnel-addr-"
+	vxlanHandlePrefix6  = "vxlan-v6-tunnel-addr-"
+	ipipHandlePrefix    = "ipip-tunnel-addr-"
+	wgHandlePrefix      = "wireguard-tunnel-addr-"
+	wgHandlePrefix6     = "wireguard-v6-tunnel-addr-"
 )
 
 // tunnelKind describes one tunnel address of a node: which pools give it, where it lives on the
-// Node and how it is named in IPAM. mac is nil for tunnels without a MAC (IPIP).
+// Node and how it is named in IPAM.
 type tunnelKind struct {
-	name     string // "VXLAN" or "IPIP", for logs and errors
+	name     string // "IPIP", "VXLAN" or "WireGuard", for logs and errors
 	fam      Family
 	attrType string
 	handle   func(node string) string
-	mode     func(*api.IPPoolSpec) string
+	poolOK   func(*api.IPPoolSpec) bool // nil: any pool of the family selecting the node
 	addr     func(*api.NodeSpec) *string
-	mac      func(*api.NodeSpec) *string
+	mac      func(*api.NodeSpec) *string // nil: the tunnel has no MAC
 	macSeed  func(node string) string
+	wanted   func(*api.Node) bool // nil: always (while a pool gives it)
 }
 
-func vxlanMode(p *api.IPPoolSpec) string { return p.VXLANMode }
+func isEncap(mode string) bool         { return mode == api.EncapAlways || mode == api.EncapCrossSubnet }
+func ipipPool(p *api.IPPoolSpec) bool  { return isEncap(p.IPIPMode) }
+func vxlanPool(p *api.IPPoolSpec) bool { return isEncap(p.VXLANMode) }
 
-// tunnelKinds are handled in Project Calico's order (IPIP before VXLAN).
+// tunnelKinds are handled in Project Calico's order (IPIP, VXLAN, WireGuard). WireGuard's address
+// comes from any pool of its family selecting the node, while the node has published a
+// WireGuard public key of that family (felix runs WireGuard), as Project Calico allocates it.
 var tunnelKinds = []tunnelKind{
-	{"IPIP", V4, AttrTypeIPIP, IPIPHandle, func(p *api.IPPoolSpec) string { return p.IPIPMode },
-		ipipAddr, nil, nil},
-	{"VXLAN", V4, AttrTypeVXLAN, VXLANHandle, vxlanMode,
-		func(s *api.NodeSpec) *string { return &s.IPv4VXLANTunnelAddr },
-		func(s *api.NodeSpec) *string { return &s.VXLANTunnelMACAddr },
-		func(n string) string { return n }},
-	{"VXLAN", V6, AttrTypeVXLANV6, func(n string) string { return vxlanHandlePrefix6 + n }, vxlanMode,
-		func(s *api.NodeSpec) *string { return &s.IPv6VXLANTunnelAddr },
-		func(s *api.NodeSpec) *string { return &s.VXLANTunnelMACAddrV6 },
-		func(n string) string { return n + "-v6" }},
+	{name: "IPIP", fam: V4, attrType: AttrTypeIPIP, handle: IPIPHandle, poolOK: ipipPool, addr: ipipAddr},
+	{name: "VXLAN", fam: V4, attrType: AttrTypeVXLAN, handle: VXLANHandle, poolOK: vxlanPool,
+		addr:    func(s *api.NodeSpec) *string { return &s.IPv4VXLANTunnelAddr },
+		mac:     func(s *api.NodeSpec) *string { return &s.VXLANTunnelMACAddr },
+		macSeed: func(n string) string { return n }},
+	{name: "VXLAN", fam: V6, attrType: AttrTypeVXLANV6, handle: func(n string) string { return vxlanHandlePrefix6 + n }, poolOK: vxlanPool,
+		addr:    func(s *api.NodeSpec) *string { return &s.IPv6VXLANTunnelAddr },
+		mac:     func(s *api.NodeSpec) *string { return &s.VXLANTunnelMACAddrV6 },
+		macSeed: func(n string) string { return n + "-v6" }},
+	{name: "WireGuard", fam: V4, attrType: AttrTypeWireguard, handle: WireguardHandle, addr: wgAddr(false),
+		wanted: func(n *api.Node) bool { return n.Status.WireguardPublicKey != "" }},
+	{name: "WireGuard", fam: V6, attrType: AttrTypeWireguardV6, handle: func(n string) string { return wgHandlePrefix6 + n },
+		addr: wgAddr(true), wanted: func(n *api.Node) bool { return n.Status.WireguardPublicKeyV6 != "" }},
 }
+
+// wgAddr is the Node's WireGuard tunnel address field of a family (creating spec.wireguard;
+// normalizeSpec removes it again when left empty).
+func wgAddr(v6 bool) func(*api.NodeSpec) *string {
+	return func(s *api.NodeSpec) *string {
+		if s.Wireguard == nil {
+			s.Wireguard = &api.NodeWireguard{}
+		}
+		if v6 {
+			return &s.Wireguard.InterfaceIPv6Address
+		}
+		return &s.Wireguard.InterfaceIPv4Address
+	}
+}
+
+// WireguardHandle is the IPAM handle of a node's IPv4 WireGuard tunnel address.
+func WireguardHandle(node string) string { return wgHandlePrefix + node }
 
 // ipipAddr is the Node's IPIP tunnel address field. Reading a Node without a BGP spec gives a
 // detached empty string, so only a non-empty write creates the spec; normalizeBGP removes a spec
@@ -72,11 +101,17 @@ func ipipAddr(s *api.NodeSpec) *string {
 	return &s.BGP.IPv4IPIPTunnelAddr
 }
 
-// normalizeBGP drops a BGP spec that holds nothing (Project Calico's client refuses an empty one).
-func normalizeBGP(s *api.NodeSpec) {
+// normalizeSpec drops a BGP or WireGuard spec that holds nothing (Project Calico's client refuses
+// an empty BGP spec and leaves an empty spec.wireguard out); it reports whether either went.
+func normalizeSpec(s *api.NodeSpec) bool {
+	dropped := false
 	if s.BGP != nil && *s.BGP == (api.NodeBGPSpec{}) {
-		s.BGP = nil
+		s.BGP, dropped = nil, true
 	}
+	if s.Wireguard != nil && *s.Wireguard == (api.NodeWireguard{}) {
+		s.Wireguard, dropped = nil, true
+	}
+	return dropped
 }
 
 // IPIPHandle is the IPAM handle of a node's IPIP tunnel address.
@@ -93,7 +128,8 @@ func VTEPMAC(seed string) string {
 }
 
 // tunnelPoolCIDRs returns the CIDRs of the pools of t's family that give this node t's tunnel
-// address: enabled, allowing Tunnel use, t's encapsulation Always or CrossSubnet, selecting the node.
+// address: enabled, allowing Tunnel use, passing t.poolOK (its encapsulation Always or
+// CrossSubnet), selecting the node.
 func tunnelPoolCIDRs(node *api.Node, pools []*api.IPPool, t tunnelKind) []netip.Prefix {
 	var out []netip.Prefix
 	for _, p := range pools {
@@ -101,7 +137,7 @@ func tunnelPoolCIDRs(node *api.Node, pools []*api.IPPool, t tunnelKind) []netip.
 		if err != nil || !t.fam.Contains(cidr.Addr()) || p.Spec.Disabled || !p.Spec.AllowsUse(api.UseTunnel) {
 			continue
 		}
-		if m := t.mode(&p.Spec); m != api.EncapAlways && m != api.EncapCrossSubnet {
+		if t.poolOK != nil && !t.poolOK(&p.Spec) {
 			continue
 		}
 		sel, err := selector.Parse(p.Spec.NodeSelector)
@@ -127,13 +163,16 @@ func (s *Startup) reconcileTunnel(ctx context.Context, node *api.Node, pools []*
 	if t.mac != nil {
 		cur.mac = *t.mac(&spec)
 	}
-	cidrs := tunnelPoolCIDRs(node, pools, t)
+	var cidrs []netip.Prefix
+	if t.wanted == nil || t.wanted(node) {
+		cidrs = tunnelPoolCIDRs(node, pools, t)
+	}
 	if len(cidrs) == 0 {
 		if err := s.ipam.ReleaseByHandle(ctx, handle); err != nil {
 			return cur, fmt.Errorf("releasing %s: %w", handle, err)
 		}
 		if cur.addr != "" {
-			s.log.Info().Str("addr", cur.addr).Stringer("family", t.fam).Str("tunnel", t.name).Msg("No pool of this encapsulation selects this node; released the tunnel address")
+			s.log.Info().Str("addr", cur.addr).Stringer("family", t.fam).Str("tunnel", t.name).Msg("Tunnel address no longer wanted; released it")
 		}
 		if t.mac != nil && cur.mac == VTEPMAC(t.macSeed(node.Name)) {
 			cur.mac = ""
@@ -231,8 +270,9 @@ func (s *Startup) assignTunnel(ctx context.Context, node string, cidrs []netip.P
 	return got[0].Addr(), nil
 }
 
-// ReconcileTunnels brings the Node's IPIP and VXLAN tunnel addresses in line with the pools:
-// allocated (and kept) while a pool of that encapsulation selects this node, released when none does.
+// ReconcileTunnels brings the Node's IPIP, VXLAN and WireGuard tunnel addresses in line with the
+// pools (and, for WireGuard, the published public keys): allocated and kept while wanted,
+// released when not.
 func (s *Startup) ReconcileTunnels(ctx context.Context) error {
 	if s.cfg.Backend == BackendNone {
 		return nil
@@ -254,15 +294,15 @@ func (s *Startup) ReconcileTunnels(ctx context.Context) error {
 	}
 	err = s.updateNode(ctx, func(n *api.Node) (bool, error) {
 		changed := false
-		before := n.Spec.BGP
+		bgp, wg := n.Spec.BGP != nil, n.Spec.Wireguard != nil
 		for i, t := range tunnelKinds {
 			changed = setString(t.addr(&n.Spec), states[i].addr) || changed
 			if t.mac != nil {
 				changed = setString(t.mac(&n.Spec), states[i].mac) || changed
 			}
 		}
-		normalizeBGP(&n.Spec)
-		changed = changed || (before == nil) != (n.Spec.BGP == nil)
+		normalizeSpec(&n.Spec)
+		changed = changed || bgp != (n.Spec.BGP != nil) || wg != (n.Spec.Wireguard != nil)
 		return changed, nil
 	})
 	if err != nil {

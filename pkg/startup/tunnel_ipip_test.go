@@ -155,13 +155,13 @@ func TestIPIPAndVXLANTunnelsTogether(t *testing.T) {
 func TestNormalizeBGP(t *testing.T) {
 	s := api.NodeSpec{}
 	*ipipAddr(&s) = ""
-	normalizeBGP(&s)
+	normalizeSpec(&s)
 	if s.BGP != nil {
 		t.Errorf("empty BGP spec kept: %+v", s.BGP)
 	}
 	s = api.NodeSpec{BGP: &api.NodeBGPSpec{IPv4Address: "198.18.0.1/24", IPv4IPIPTunnelAddr: "10.65.0.1"}}
 	*ipipAddr(&s) = ""
-	normalizeBGP(&s)
+	normalizeSpec(&s)
 	if s.BGP == nil || s.BGP.IPv4Address != "198.18.0.1/24" {
 		t.Errorf("BGP spec lost: %+v", s.BGP)
 	}

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/calico-host/calico-host/pkg/felix/dataplane/wireguard/wgtest"
 	"github.com/calico-host/calico-host/test/e2e/topo"
 )
 
@@ -22,6 +23,7 @@ import (
 var bins topo.Binaries
 
 func TestMain(m *testing.M) {
+	wgtest.MaybeServe() // in a re-executed child: a userspace WireGuard device (wireguard_test.go)
 	flag.Parse()
 	os.Exit(func() int {
 		if os.Geteuid() != 0 || testing.Short() {

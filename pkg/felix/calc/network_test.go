@@ -163,3 +163,27 @@ func TestPools(t *testing.T) {
 		t.Errorf("pools = %+v", m.Pools)
 	}
 }
+
+// TestHostsCarryWireguardKeys: a Node's published WireGuard keys and tunnel addresses reach the
+// dataplane in HostMetadata, and a key change is sent as an update.
+func TestHostsCarryWireguardKeys(t *testing.T) {
+	h2 := &api.Node{ObjectMeta: api.ObjectMeta{Name: "h2"}, Spec: api.NodeSpec{
+		BGP:       &api.NodeBGPSpec{IPv4Address: "198.18.0.2/24", IPv6Address: "fd00:198::2/64"},
+		Wireguard: &api.NodeWireguard{InterfaceIPv4Address: "10.65.2.7", InterfaceIPv6Address: "fd5c::2:7"}},
+		Status: api.NodeStatus{WireguardPublicKey: "k4", WireguardPublicKeyV6: "k6"}}
+	g, m := newTestGraph("h1"), newModel()
+	snapshot(g, node("h1", "198.18.0.1/24", ""), up(resKey("nodes", "", "h2"), h2))
+	flushInto(t, g, m)
+	got := m.Hosts["h2"]
+	if got == nil || got.WireguardPublicKey != "k4" || got.WireguardPublicKeyV6 != "k6" ||
+		got.WireguardAddrV4 != netip.MustParseAddr("10.65.2.7") || got.WireguardAddrV6 != netip.MustParseAddr("fd5c::2:7") {
+		t.Fatalf("h2 = %+v", got)
+	}
+	cleared := *h2
+	cleared.Status = api.NodeStatus{}
+	feed(g, up(resKey("nodes", "", "h2"), &cleared))
+	flushInto(t, g, m)
+	if got := m.Hosts["h2"]; got.WireguardPublicKey != "" || got.WireguardPublicKeyV6 != "" {
+		t.Errorf("cleared keys still sent: %+v", got)
+	}
+}

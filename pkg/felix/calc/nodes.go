@@ -17,6 +17,8 @@ type nodeInfo struct {
 	vxlan      [2]netip.Addr // tunnel address per family (index 0: IPv4, 1: IPv6)
 	ipip       netip.Addr    // bgp.ipv4IPIPTunnelAddr
 	mac        [2]string     // stored VXLAN MAC per family ("" when unset)
+	wgKey      [2]string     // published WireGuard public key per family
+	wgAddr     [2]netip.Addr // WireGuard tunnel address per family
 }
 
 // newNodeInfo converts a Node; unparsable addresses are treated as absent.
@@ -30,6 +32,11 @@ func newNodeInfo(name string, n *api.Node) *nodeInfo {
 	ni.vxlan[0] = parseAddrFamily(n.Spec.IPv4VXLANTunnelAddr, 4)
 	ni.vxlan[1] = parseAddrFamily(n.Spec.IPv6VXLANTunnelAddr, 6)
 	ni.mac[0], ni.mac[1] = n.Spec.VXLANTunnelMACAddr, n.Spec.VXLANTunnelMACAddrV6
+	ni.wgKey[0], ni.wgKey[1] = n.Status.WireguardPublicKey, n.Status.WireguardPublicKeyV6
+	if w := n.Spec.Wireguard; w != nil {
+		ni.wgAddr[0] = parseAddrFamily(w.InterfaceIPv4Address, 4)
+		ni.wgAddr[1] = parseAddrFamily(w.InterfaceIPv6Address, 6)
+	}
 	return ni
 }
 
@@ -105,7 +112,8 @@ func (c *nodeCalc) flush() (hostUpd, hostRem, vtepUpd, vtepRem []Update) {
 		n := c.nodes[name]
 		var hm *HostMetadata
 		if n != nil {
-			hm = &HostMetadata{Hostname: name, IPv4Addr: n.ipv4, IPv6Addr: n.ipv6, Labels: n.labels}
+			hm = &HostMetadata{Hostname: name, IPv4Addr: n.ipv4, IPv6Addr: n.ipv6, Labels: n.labels,
+				WireguardPublicKey: n.wgKey[0], WireguardPublicKeyV6: n.wgKey[1], WireguardAddrV4: n.wgAddr[0], WireguardAddrV6: n.wgAddr[1]}
 		}
 		switch prev := c.sentHosts[name]; {
 		case hm == nil && prev != nil:

@@ -251,6 +251,10 @@ type HostMetadata struct {
 	IPv4Addr netip.Prefix // bgp.ipv4Address with its subnet
 	IPv6Addr netip.Prefix
 	Labels   map[string]string
+	// WireGuard: the public keys the host published (status.wireguardPublicKey, ...V6; "" = none)
+	// and its tunnel addresses (spec.wireguard.interfaceIPv4Address, ...IPv6Address).
+	WireguardPublicKey, WireguardPublicKeyV6 string
+	WireguardAddrV4, WireguardAddrV6         netip.Addr
 }
 
 // HostMetadataUpdate adds or changes a host.

@@ -87,6 +87,13 @@ type Config struct {
 	IPIPMTU        int
 	IPIPTunnelAddr netip.Addr
 
+	WireguardEnabled, WireguardEnabledV6             bool
+	WireguardListeningPort, WireguardListeningPortV6 int
+	WireguardRoutingRulePriority                     int
+	WireguardInterfaceName, WireguardInterfaceNameV6 string
+	WireguardMTU, WireguardMTUV6                     int
+	WireguardPersistentKeepAlive                     time.Duration
+
 	// Cluster facts from the datastore (not parameters).
 	Cluster Cluster
 

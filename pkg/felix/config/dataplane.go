@@ -98,6 +98,13 @@ func (c *Config) Dataplane(poolsUseVXLAN bool) dataplane.Config {
 		IPIPMTU:                        c.IPIPMTU,
 		IPIPTunnelAddr:                 c.IPIPTunnelAddr,
 		NetNS:                          c.DataplaneNetNS,
+		Wireguard: dataplane.WireguardConfig{
+			Enabled: c.WireguardEnabled, EnabledV6: c.WireguardEnabledV6,
+			InterfaceName: c.WireguardInterfaceName, InterfaceNameV6: c.WireguardInterfaceNameV6,
+			ListeningPort: c.WireguardListeningPort, ListeningPortV6: c.WireguardListeningPortV6,
+			MTU: c.WireguardMTU, MTUV6: c.WireguardMTUV6, RoutingRulePriority: c.WireguardRoutingRulePriority,
+			PersistentKeepAlive: c.WireguardPersistentKeepAlive,
+		},
 	}
 }
 

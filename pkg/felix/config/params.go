@@ -230,6 +230,23 @@ var Params = []Param{
 		Doc: "MTU of tunl0; 0 = host MTU - 20."},
 	{Name: "IpInIpTunnelAddr", Field: "IPIPTunnelAddr", Kind: KindAddr, Restart: true, LocalOnly: true,
 		Doc: "Address of tunl0 (default: this host's Node spec.bgp.ipv4IPIPTunnelAddr, allocated by calico-startup)."},
+
+	// WireGuard.
+	{Name: "WireguardEnabled", Kind: KindBool, Default: "false", Restart: true, Main: true,
+		Doc: "Encrypt IPv4 workload traffic between hosts with WireGuard (peers: hosts that published a public key)."},
+	{Name: "WireguardEnabledV6", Kind: KindBool, Default: "false", Restart: true, Main: true, Doc: "Encrypt IPv6 workload traffic between hosts with WireGuard."},
+	{Name: "WireguardListeningPort", Kind: KindInt, Default: "51820", Min: 1, Max: 65535, Restart: true, Main: true, Doc: "UDP port of the IPv4 WireGuard device."},
+	{Name: "WireguardListeningPortV6", Kind: KindInt, Default: "51821", Min: 1, Max: 65535, Restart: true, Main: true, Doc: "UDP port of the IPv6 WireGuard device."},
+	{Name: "WireguardRoutingRulePriority", Kind: KindInt, Default: "99", Min: 1, Max: 32765, Restart: true, Main: true,
+		Doc: "Priority of the routing rule `not fwmark <WireGuard mark> lookup <WireGuard table>` (tables 1 and 2)."},
+	{Name: "WireguardInterfaceName", Kind: KindString, Default: "wireguard.cali", Restart: true, Main: true, Check: checkIfaceName,
+		Doc: "Name of the IPv4 WireGuard device."},
+	{Name: "WireguardInterfaceNameV6", Kind: KindString, Default: "wg-v6.cali", Restart: true, Main: true, Check: checkIfaceName,
+		Doc: "Name of the IPv6 WireGuard device."},
+	{Name: "WireguardMTU", Kind: KindInt, Default: "0", Min: 0, Max: 65535, Restart: true, Main: true, Doc: "MTU of the IPv4 WireGuard device; 0 = host MTU - 60."},
+	{Name: "WireguardMTUV6", Kind: KindInt, Default: "0", Min: 0, Max: 65535, Restart: true, Main: true, Doc: "MTU of the IPv6 WireGuard device; 0 = host MTU - 80."},
+	{Name: "WireguardPersistentKeepAlive", V3: "wireguardKeepAlive", Kind: KindSeconds, Default: "0", Restart: true, Main: true,
+		Doc: "WireGuard persistent keepalive towards each peer; 0 = off."},
 }
 
 // byName indexes Params by lower-case name.

@@ -275,3 +275,13 @@ func checkMarkMask(s string) error {
 	}
 	return nil
 }
+
+var ifaceNameRE = regexp.MustCompile(`^[a-zA-Z0-9_.-]{1,15}$`)
+
+// checkIfaceName accepts a Linux interface name (at most 15 characters, no slash or space).
+func checkIfaceName(s string) error {
+	if !ifaceNameRE.MatchString(s) || s == "." || s == ".." {
+		return fmt.Errorf("%q is not a valid interface name", s)
+	}
+	return nil
+}

@@ -69,11 +69,25 @@ type Config struct {
 	IPIPTunnelAddr netip.Addr // overrides the Node's ipv4IPIPTunnelAddr
 	MTUFile        string     // where the workload MTU is written (default /var/lib/calico/mtu)
 
+	Wireguard WireguardConfig
+
 	// TableName names the nftables tables (`ip` and `ip6`), default "calico".
 	TableName string
 	// NetNS, when set, is the path of a network namespace to program instead of the current one
 	// (used by tests and by the demo).
 	NetNS string
+}
+
+// WireguardConfig is felix's WireGuard settings (Project Calico's Wireguard* parameters).
+type WireguardConfig struct {
+	Enabled, EnabledV6             bool
+	InterfaceName, InterfaceNameV6 string        // default wireguard.cali, wg-v6.cali
+	ListeningPort, ListeningPortV6 int           // default 51820, 51821
+	MTU, MTUV6                     int           // 0 = host MTU - 60 (IPv6: - 80)
+	RoutingRulePriority            int           // default 99
+	RoutingTable, RoutingTableV6   int           // default 1 and 2: the first two of RouteTableRange, as Calico allocates them
+	PersistentKeepAlive            time.Duration // 0 = off
+	KeyFile, KeyFileV6             string        // private keys (default /var/lib/calico/wireguard-private-key[-v6])
 }
 
 // DefaultTable is the name of felix's nftables tables, as Project Calico names them.

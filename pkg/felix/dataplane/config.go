@@ -54,6 +54,7 @@ func (c Config) WithDefaults() Config {
 	c.VXLANPort = cmpOr(c.VXLANPort, 4789)
 	c.MTUFile = cmpOr(c.MTUFile, "/var/lib/calico/mtu")
 	c.TableName = cmpOr(c.TableName, DefaultTable)
+	c.Wireguard = c.Wireguard.withDefaults()
 	if slices.Contains(c.InterfacePrefixes, "tap") {
 		c.OpenStack = true
 	}
@@ -93,6 +94,8 @@ func (c Config) rulesConfig() (*rules.Config, error) {
 		AllowVXLANFromWorkloads: c.AllowVXLANPacketsFromWorkloads,
 		AllowIPIPFromWorkloads:  c.AllowIPIPPacketsFromWorkloads,
 		VXLANPort:               uint16(c.VXLANPort),
+		WireguardPortV4:         c.wgPort(nft.IPv4),
+		WireguardPortV6:         c.wgPort(nft.IPv6),
 		Reject:                  strings.EqualFold(c.FilterDenyAction, "Reject"),
 		LogPrefix:               c.LogPrefix,
 		NATOutgoingAddress:      c.NATOutgoingAddress,

@@ -10,8 +10,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
+	"golang.zx2c4.com/wireguard/wgctrl/wgtypes"
+
 	"github.com/calico-host/calico-host/pkg/felix/calc"
 	"github.com/calico-host/calico-host/pkg/felix/dataplane/ipip"
+	"github.com/calico-host/calico-host/pkg/felix/dataplane/wireguard"
 	"github.com/calico-host/calico-host/pkg/nft"
 	"github.com/calico-host/calico-host/pkg/nft/apply"
 	"github.com/calico-host/calico-host/pkg/nft/kernel"
@@ -22,24 +25,27 @@ import (
 // settings and VXLAN devices through the kernel pieces. Run drives
 // it; nothing else may be called concurrently with Run except FirstApplyDone and Collectors.
 type Dataplane struct {
-	cfg      Config
-	log      zerolog.Logger
-	nft      *apply.Applier
-	routes   RouteSyncer
-	ifaces   Interfaces
-	vxlan    VXLAN
-	ipip     IPIP
-	timing   Timing
-	after    func(int, error)
-	closers  []func() // what New opened, closed when Run returns
-	model    *model
-	builder  *rulesetBuilder
-	hostIfs  *ifaceMatcher
-	status   *statusTracker
-	workload *workloadConfigurer
-	metrics  *metrics
-	quar     *quarantine
-
+	cfg            Config
+	log            zerolog.Logger
+	nft            *apply.Applier
+	routes         RouteSyncer
+	ifaces         Interfaces
+	vxlan          VXLAN
+	ipip           IPIP
+	wg             WireGuard
+	wgKeys         [2]wgtypes.Key     // private keys per IP version (zero when disabled)
+	wgManager      *wireguard.Manager // the netlink manager when the dataplane opened it (metrics)
+	hostMTU        int                // the host MTU read at start (0: unknown)
+	timing         Timing
+	after          func(int, error)
+	closers        []func() // what New opened, closed when Run returns
+	model          *model
+	builder        *rulesetBuilder
+	hostIfs        *ifaceMatcher
+	status         *statusTracker
+	workload       *workloadConfigurer
+	metrics        *metrics
+	quar           *quarantine
 	firstApply     chan struct{}
 	firstApplyDone bool
 	bigCommit      bool // the last apply committed a big nftables transaction (see bigCommitOps)
@@ -73,6 +79,7 @@ type options struct {
 	ifaces Interfaces
 	vxlan  VXLAN
 	ipip   IPIP
+	wg     WireGuard
 	timing Timing
 	// afterApply, when set, is called after every apply with the number of batches received
 	// before it started and its result (tests use it to wait for the loop).
@@ -93,6 +100,9 @@ func WithVXLAN(v VXLAN) Option { return func(o *options) { o.vxlan = v } }
 
 // WithIPIP manages tunl0 through i instead of netlink.
 func WithIPIP(i IPIP) Option { return func(o *options) { o.ipip = i } }
+
+// WithWireGuard manages the WireGuard devices through w instead of netlink and wgctrl.
+func WithWireGuard(w WireGuard) Option { return func(o *options) { o.wg = w } }
 
 // WithTiming tunes the loop's throttle, retries and idle beat.
 func WithTiming(t Timing) Option { return func(o *options) { o.timing = t } }
@@ -148,8 +158,8 @@ func (d *Dataplane) setKernel(o options) error {
 	if err := d.openPieces(&o); err != nil {
 		return err
 	}
-	d.routes, d.ifaces, d.vxlan, d.ipip = o.routes, o.ifaces, o.vxlan, o.ipip
-	return nil
+	d.routes, d.ifaces, d.vxlan, d.ipip, d.wg = o.routes, o.ifaces, o.vxlan, o.ipip, o.wg
+	return d.loadWireguardKeys()
 }
 
 // ownedTables are the tables the dataplane owns: `ip <name>` and `ip6 <name>` (deleted when
@@ -206,7 +216,23 @@ func applierLogger(log zerolog.Logger) zerolog.Logger {
 func (d *Dataplane) FirstApplyDone() <-chan struct{} { return d.firstApply }
 
 // Collectors are the dataplane's Prometheus metrics.
-func (d *Dataplane) Collectors() []prometheus.Collector { return d.metrics.collectors() }
+func (d *Dataplane) Collectors() []prometheus.Collector {
+	cs := d.metrics.collectors()
+	if d.wgManager != nil && (d.cfg.Wireguard.Enabled || d.cfg.Wireguard.EnabledV6) {
+		cs = append(cs, d.wgManager.Collector(d.cfg.Hostname))
+	}
+	return cs
+}
+
+// WireguardPeers reports how many WireGuard peers had a handshake in the last three minutes, of
+// how many configured; on is false when WireGuard is off (or not managed by this dataplane).
+func (d *Dataplane) WireguardPeers() (up, total int, on bool) {
+	if d.wgManager == nil || !(d.cfg.Wireguard.Enabled || d.cfg.Wireguard.EnabledV6) {
+		return 0, 0, false
+	}
+	up, total = d.wgManager.PeersUp(time.Now())
+	return up, total, true
+}
 
 // apply programs everything from the model: VXLAN devices, the nftables table, workload
 // interface settings, routes; then reports endpoint statuses. Any failure makes the next
@@ -222,6 +248,10 @@ func (d *Dataplane) apply(ctx context.Context) ([]EndpointStatus, error) {
 	var errs []error
 	if err := d.vxlan.Apply(ctx, devs); err != nil {
 		errs = append(errs, fmt.Errorf("applying VXLAN devices: %w", err))
+	}
+	wgOn, wgOff := d.wireguardDevices()
+	if err := d.wg.Apply(ctx, wgOn, wgOff); err != nil {
+		errs = append(errs, fmt.Errorf("applying WireGuard: %w", err))
 	}
 	defer d.tightenGC()()
 	st, err := d.applyTables(ctx, tables)
@@ -239,7 +269,7 @@ func (d *Dataplane) apply(ctx context.Context) ([]EndpointStatus, error) {
 	if err != nil {
 		errs = append(errs, fmt.Errorf("applying the IPIP device: %w", err))
 	}
-	want, skipped := desiredRoutes(d.cfg, d.model, devs, ipipState == ipip.StateReady)
+	want, skipped := desiredRoutes(d.cfg, d.model, devs, ipipState == ipip.StateReady, wireguardRoutes(wgOn))
 	d.reportIPIP(ipipState, skipped)
 	if _, err := d.routes.Apply(ctx, want); err != nil {
 		errs = append(errs, fmt.Errorf("applying routes: %w", err))

@@ -9,6 +9,7 @@ import (
 	"github.com/calico-host/calico-host/pkg/felix/dataplane/ipip"
 	"github.com/calico-host/calico-host/pkg/felix/dataplane/routes"
 	"github.com/calico-host/calico-host/pkg/felix/dataplane/vxlan"
+	"github.com/calico-host/calico-host/pkg/felix/dataplane/wireguard"
 )
 
 // The kernel pieces other than nftables sit behind the three interfaces below, in the types of
@@ -66,6 +67,17 @@ type IPIP interface {
 	// InterfaceChanged says an interface changed (tunl0 set down or re-created).
 	InterfaceChanged(name string)
 }
+
+// WireGuard programs the WireGuard devices of the enabled IP versions (wireguard.Manager) and
+// removes what felix owns of the disabled ones.
+type WireGuard interface {
+	Apply(ctx context.Context, on []wireguard.Device, off []wireguard.Family) error
+}
+
+// noWireGuard is used when the dataplane does not own the kernel (tests with fakes).
+type noWireGuard struct{}
+
+func (noWireGuard) Apply(context.Context, []wireguard.Device, []wireguard.Family) error { return nil }
 
 // VXLANDevice is the ruleset builder's name for a VXLAN device.
 type VXLANDevice = vxlan.Device

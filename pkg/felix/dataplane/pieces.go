@@ -10,6 +10,7 @@ import (
 	"github.com/calico-host/calico-host/pkg/felix/dataplane/ipip"
 	"github.com/calico-host/calico-host/pkg/felix/dataplane/routes"
 	"github.com/calico-host/calico-host/pkg/felix/dataplane/vxlan"
+	"github.com/calico-host/calico-host/pkg/felix/dataplane/wireguard"
 )
 
 // mtuTimeout bounds the lookup of the host MTU for the workload MTU file.
@@ -20,7 +21,13 @@ const mtuTimeout = 10 * time.Second
 // dataplane also enables IP forwarding and writes the workload MTU file.
 func (d *Dataplane) openPieces(o *options) error {
 	var hostMTU func(context.Context) (int, error) // nil: VXLAN falls back to 1460
+	if o.wg == nil {
+		o.wg = noWireGuard{} // replaced below when the dataplane owns the kernel's routes
+	}
 	if o.routes == nil {
+		if err := d.openWireGuard(o); err != nil {
+			return err
+		}
 		rh, err := routes.OpenNetlink(d.cfg.NetNS)
 		if err != nil {
 			return fmt.Errorf("routes: %w", err)
@@ -34,7 +41,7 @@ func (d *Dataplane) openPieces(o *options) error {
 			return err
 		}
 		o.ifaces, hostMTU = i, mtu
-		d.writeWorkloadMTU(hostMTU)
+		d.hostMTU = d.writeWorkloadMTU(hostMTU)
 	}
 	if o.vxlan == nil {
 		vh, err := vxlan.OpenNetlink(d.cfg.NetNS)
@@ -74,6 +81,12 @@ func (d *Dataplane) openInterfaces() (*ifaces.Interfaces, func(context.Context) 
 	} else if err := ifaces.EnableForwarding(sys, d.cfg.IPv6Support); err != nil {
 		d.log.Warn().Err(err).Msg("Could not enable IP forwarding; workload traffic will not be routed")
 	}
+	if d.cfg.Wireguard.Enabled {
+		// As Calico does: reverse-path checks of decrypted packets take the mark into account.
+		if err := sys.WriteSysctl("net/ipv4/conf/all/src_valid_mark", "1"); err != nil {
+			d.log.Warn().Err(err).Msg("Could not set net.ipv4.conf.all.src_valid_mark for WireGuard")
+		}
+	}
 	log := d.log.With().Str("piece", "interfaces").Logger()
 	pattern := ifaces.DefaultMTUIfacePattern
 	if d.cfg.MTUIfacePattern != "" {
@@ -89,19 +102,35 @@ func (d *Dataplane) openInterfaces() (*ifaces.Interfaces, func(context.Context) 
 // writeWorkloadMTU records the MTU workloads should use (the host's, less the VXLAN overhead
 // when VXLAN is on) in cfg.MTUFile, where the CNI plugin reads it when its network config sets
 // no mtu.
-func (d *Dataplane) writeWorkloadMTU(hostMTU func(context.Context) (int, error)) {
+func (d *Dataplane) writeWorkloadMTU(hostMTU func(context.Context) (int, error)) int {
 	ctx, cancel := context.WithTimeout(context.Background(), mtuTimeout)
 	defer cancel()
 	mtu, err := hostMTU(ctx)
 	if err != nil {
 		d.log.Warn().Err(err).Int("mtu", mtu).Msg("Could not read the host MTU; using the fallback")
 	}
+	host := mtu
 	if d.cfg.VXLANEnabled {
 		mtu = vxlan.DeviceMTU(mtu, d.cfg.VXLANMTU, false)
 	}
 	if err := vxlan.WriteMTUFile(d.cfg.MTUFile, mtu); err != nil {
 		d.log.Warn().Err(err).Str("file", d.cfg.MTUFile).Msg("Could not write the workload MTU file")
-		return
+		return host
 	}
 	d.log.Info().Int("mtu", mtu).Str("file", d.cfg.MTUFile).Msg("Wrote the workload MTU")
+	return host
+}
+
+// openWireGuard opens the WireGuard manager in cfg.NetNS unless o supplies one.
+func (d *Dataplane) openWireGuard(o *options) error {
+	if _, fake := o.wg.(noWireGuard); !fake {
+		return nil
+	}
+	m, err := wireguard.Open(d.cfg.NetNS, d.log)
+	if err != nil {
+		return fmt.Errorf("wireguard: %w", err)
+	}
+	d.closers = append(d.closers, m.Close)
+	o.wg, d.wgManager = m, m
+	return nil
 }

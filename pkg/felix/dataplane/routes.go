@@ -12,10 +12,10 @@ import (
 
 // desiredRoutes computes the routes this host programs: each local workload address (and
 // floating IP) through its interface once the interface is up, and the remote blocks of VXLAN
-// pools through the VXLAN device to the owning host's VTEP, and those of IPIP pools (see
-// ipipRoutes; through tunl0 only when ipipReady, skipped counts the others). BIRD owns the
-// routes of non-encapsulated pools.
-func desiredRoutes(cfg Config, m *model, devs []vxlan.Device, ipipReady bool) (_ []routes.Route, skipped int) {
+// pools through the VXLAN device to the owning host's VTEP, those of IPIP pools (see
+// ipipRoutes; through tunl0 only when ipipReady, skipped counts the others) and the extra routes
+// (WireGuard's, in its own table). BIRD owns the routes of non-encapsulated pools.
+func desiredRoutes(cfg Config, m *model, devs []vxlan.Device, ipipReady bool, extra []routes.Route) (_ []routes.Route, skipped int) {
 	var out []routes.Route
 	for _, ep := range m.weps {
 		out = append(out, workloadRoutes(cfg, m, ep)...)
@@ -23,10 +23,11 @@ func desiredRoutes(cfg Config, m *model, devs []vxlan.Device, ipipReady bool) (_
 	out = append(out, vxlanRoutes(m, devs)...)
 	ipipOut, skipped := ipipRoutes(m, ipipReady)
 	out = append(out, ipipOut...)
+	out = append(out, extra...)
 	slices.SortFunc(out, func(a, b routes.Route) int {
-		return cmp.Or(a.Dst.Addr().Compare(b.Dst.Addr()), cmp.Compare(a.Dst.Bits(), b.Dst.Bits()), cmp.Compare(a.Dev, b.Dev))
+		return cmp.Or(cmp.Compare(a.Table, b.Table), a.Dst.Addr().Compare(b.Dst.Addr()), cmp.Compare(a.Dst.Bits(), b.Dst.Bits()), cmp.Compare(a.Dev, b.Dev))
 	})
-	return slices.CompactFunc(out, func(a, b routes.Route) bool { return a.Dst == b.Dst }), skipped
+	return slices.CompactFunc(out, func(a, b routes.Route) bool { return a.Dst == b.Dst && a.Table == b.Table }), skipped
 }
 
 func workloadRoutes(cfg Config, m *model, ep *calc.WorkloadEndpoint) []routes.Route {

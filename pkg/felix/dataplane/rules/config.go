@@ -22,8 +22,10 @@ type Config struct {
 	AllowVXLANFromWorkloads bool
 	AllowIPIPFromWorkloads  bool
 	VXLANPort               uint16
-	Reject                  bool   // deny with reject instead of drop
-	LogPrefix               string // log rule prefix, without the ": " separator
+	// WireguardPortV4/V6 are the WireGuard listening ports of the enabled versions (0 = off).
+	WireguardPortV4, WireguardPortV6 uint16
+	Reject                           bool   // deny with reject instead of drop
+	LogPrefix                        string // log rule prefix, without the ": " separator
 
 	NATOutgoingAddress netip.Addr    // SNAT to this address instead of masquerading (when valid)
 	NATPortRange       nft.PortRange // source ports for NAT outgoing TCP and UDP (zero: the kernel's choice)

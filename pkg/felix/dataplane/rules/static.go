@@ -149,6 +149,7 @@ func filterInput(cfg *Config, st *Static, v nft.IPVersion) []nft.Rule {
 	rs := []nft.Rule{rule(isSet(a), nft.Accept()).WithComment("Accepted by raw or mangle policy")}
 	rs = append(rs, ipipInput(st, v)...)
 	rs = append(rs, vxlanInput(cfg, st, v)...)
+	rs = append(rs, wireguardRule(cfg, v, nft.FibDAddr, "Allow incoming WireGuard packets")...)
 	rs = append(rs, prefixRules(cfg, false, nft.Goto(Filter.Name(chainWorkloadToHost)))...)
 	rs = append(rs, rule(clearBits(cfg.Marks.all())))
 	if st.Hosts.Normal {
@@ -177,6 +178,7 @@ func filterOutput(cfg *Config, st *Static, v nft.IPVersion) []nft.Rule {
 	rs = append(rs, prefixRules(cfg, true, nft.Return())...)
 	rs = append(rs, ipipOutput(st, v)...)
 	rs = append(rs, vxlanOutput(cfg, st, v)...)
+	rs = append(rs, wireguardRule(cfg, v, nft.FibSAddr, "Allow outgoing WireGuard packets")...)
 	rs = append(rs, rule(clearBits(cfg.Marks.all())))
 	if st.Hosts.Normal {
 		rs = append(rs, rule(nft.Not(nft.CTStatusIn(nft.CTStatusDNAT)), nft.Jump(Filter.Name(chainToHost))), rule(isSet(a), nft.Accept()))
@@ -341,4 +343,18 @@ func ipipOutput(st *Static, v nft.IPVersion) []nft.Rule {
 	}
 	return []nft.Rule{rule(nft.L4Proto(protoIPIPNum), nft.DAddrInSet(v, SetName(v, SetAllHosts)),
 		nft.FibAddrType(nft.FibSAddr, nft.AddrTypeLocal), nft.Accept()).WithComment("Allow IPIP packets to other Calico hosts")}
+}
+
+// wireguardRule accepts WireGuard's UDP port to (FibDAddr, input) or from (FibSAddr, output)
+// this host, before host endpoint policy and failsafes, as Calico does: a host policy cannot
+// cut the tunnels; the device only accepts its peers' keys.
+func wireguardRule(cfg *Config, v nft.IPVersion, dir nft.FibFlags, comment string) []nft.Rule {
+	port := cfg.WireguardPortV4
+	if v == nft.IPv6 {
+		port = cfg.WireguardPortV6
+	}
+	if port == 0 {
+		return nil
+	}
+	return []nft.Rule{rule(nft.DPort(nft.ProtoUDP, nft.Port(port)), nft.FibAddrType(dir, nft.AddrTypeLocal), nft.Accept()).WithComment(comment)}
 }

@@ -1,0 +1,198 @@
+package dataplane
+
+import (
+	"fmt"
+	"math/bits"
+	"net/netip"
+	"slices"
+
+	"golang.zx2c4.com/wireguard/wgctrl/wgtypes"
+
+	"github.com/calico-host/calico-host/pkg/felix/calc"
+	"github.com/calico-host/calico-host/pkg/felix/dataplane/routes"
+	"github.com/calico-host/calico-host/pkg/felix/dataplane/wireguard"
+	"github.com/calico-host/calico-host/pkg/nft"
+)
+
+func (w WireguardConfig) withDefaults() WireguardConfig {
+	w.InterfaceName = cmpOr(w.InterfaceName, wireguard.DefaultInterface)
+	w.InterfaceNameV6 = cmpOr(w.InterfaceNameV6, wireguard.DefaultInterfaceV6)
+	w.ListeningPort = cmpOr(w.ListeningPort, wireguard.DefaultPort)
+	w.ListeningPortV6 = cmpOr(w.ListeningPortV6, wireguard.DefaultPortV6)
+	w.RoutingRulePriority = cmpOr(w.RoutingRulePriority, wireguard.DefaultRulePriority)
+	w.RoutingTable = cmpOr(w.RoutingTable, 1)
+	w.RoutingTableV6 = cmpOr(w.RoutingTableV6, 2)
+	w.KeyFile = cmpOr(w.KeyFile, wireguard.DefaultKeyFile)
+	w.KeyFileV6 = cmpOr(w.KeyFileV6, wireguard.DefaultKeyFileV6)
+	return w
+}
+
+// wgFamily is one IP version's WireGuard settings.
+type wgFamily struct {
+	fam      nft.IPVersion
+	enabled  bool
+	port     int
+	mtu      int
+	overhead int
+	keyFile  string
+	wireguard.Family
+}
+
+// wgFamilies splits the configuration by IP version. The mark is the bit Calico allocates
+// after ACCEPT, PASS, DROP, SCRATCH0 and SCRATCH1: the sixth bit of the mark mask (0x200000
+// with the default mask).
+func (c Config) wgFamilies() []wgFamily {
+	w, mark := c.Wireguard, wireguardMark(c.MarkMask)
+	return []wgFamily{
+		{nft.IPv4, w.Enabled, w.ListeningPort, w.MTU, wireguard.MTUOverhead, w.KeyFile,
+			wireguard.Family{Name: w.InterfaceName, Table: w.RoutingTable, RulePriority: w.RoutingRulePriority, Mark: mark}},
+		{nft.IPv6, w.EnabledV6 && c.IPv6Support, w.ListeningPortV6, w.MTUV6, wireguard.MTUOverheadV6, w.KeyFileV6,
+			wireguard.Family{V6: true, Name: w.InterfaceNameV6, Table: w.RoutingTableV6, RulePriority: w.RoutingRulePriority, Mark: mark}},
+	}
+}
+
+func wireguardMark(mask uint32) uint32 {
+	for i := 0; mask != 0; i, mask = i+1, mask&(mask-1) {
+		if i == 5 {
+			return 1 << bits.TrailingZeros32(mask)
+		}
+	}
+	return 0
+}
+
+// WireguardKeys prepares the private key of each IP version from cfg (defaulted): loaded or
+// created for an enabled version, removed for a disabled one. It returns the public keys to
+// publish ("" for a disabled version).
+func WireguardKeys(cfg Config) (v4, v6 string, err error) {
+	cfg = cfg.WithDefaults()
+	var out [2]string
+	for i, f := range cfg.wgFamilies() {
+		if !f.enabled {
+			if err := wireguard.RemoveKey(f.keyFile); err != nil {
+				return "", "", err
+			}
+			continue
+		}
+		k, _, err := wireguard.LoadOrCreateKey(f.keyFile)
+		if err != nil {
+			return "", "", err
+		}
+		out[i] = k.PublicKey().String()
+	}
+	return out[0], out[1], nil
+}
+
+// loadWireguardKeys reads the private keys of the enabled versions (creating them if needed).
+func (d *Dataplane) loadWireguardKeys() error {
+	for i, f := range d.cfg.wgFamilies() {
+		if !f.enabled {
+			continue
+		}
+		k, created, err := wireguard.LoadOrCreateKey(f.keyFile)
+		if err != nil {
+			return fmt.Errorf("WireGuard: %w", err)
+		}
+		if created {
+			d.log.Warn().Str("file", f.keyFile).Msg("Created a new WireGuard private key (its public key must be published)")
+		}
+		d.wgKeys[i] = k
+	}
+	return nil
+}
+
+// wireguardDevices computes the devices of the enabled versions and the families to turn off.
+func (d *Dataplane) wireguardDevices() ([]wireguard.Device, []wireguard.Family) {
+	var on []wireguard.Device
+	var off []wireguard.Family
+	for i, f := range d.cfg.wgFamilies() {
+		if !f.enabled {
+			off = append(off, f.Family)
+			continue
+		}
+		on = append(on, wgDevice(d.cfg, d.model, f, d.wgKeys[i], d.hostMTU))
+	}
+	return on, off
+}
+
+func wgDevice(cfg Config, m *model, f wgFamily, key wgtypes.Key, hostMTU int) wireguard.Device {
+	dev := wireguard.Device{Family: f.Family, PrivateKey: key, ListenPort: f.port, MTU: f.mtu,
+		Keepalive: cfg.Wireguard.PersistentKeepAlive}
+	if dev.MTU == 0 && hostMTU > 0 {
+		dev.MTU = hostMTU - f.overhead
+	}
+	if self := m.hosts[cfg.Hostname]; self != nil {
+		dev.Addr = wgAddr(self, f.V6)
+	}
+	allowed := wgAllowedIPs(m, f.fam)
+	for name, h := range m.hosts {
+		key, ep := wgPeerFacts(h, f)
+		if name == cfg.Hostname || !ep.IsValid() || key == (wgtypes.Key{}) {
+			continue // no key: its traffic stays on the normal (unencrypted) routes
+		}
+		ips := allowed[name]
+		if a := wgAddr(h, f.V6); a.IsValid() && !slices.Contains(ips, netip.PrefixFrom(a, a.BitLen())) {
+			ips = append(ips, netip.PrefixFrom(a, a.BitLen()))
+		}
+		wireguard.SortPrefixes(ips)
+		dev.Peers = append(dev.Peers, wireguard.Peer{Node: name, PublicKey: key, Endpoint: ep, AllowedIPs: ips})
+	}
+	slices.SortFunc(dev.Peers, func(a, b wireguard.Peer) int { return slices.Compare(a.PublicKey[:], b.PublicKey[:]) })
+	return dev
+}
+
+// wgPeerFacts parses a host's published key and its endpoint for the family (zero when either
+// is missing or malformed).
+func wgPeerFacts(h *calc.HostMetadata, f wgFamily) (wgtypes.Key, netip.AddrPort) {
+	text, addr := h.WireguardPublicKey, h.IPv4Addr.Addr()
+	if f.V6 {
+		text, addr = h.WireguardPublicKeyV6, h.IPv6Addr.Addr()
+	}
+	key, err := wgtypes.ParseKey(text)
+	if err != nil || !addr.IsValid() {
+		return wgtypes.Key{}, netip.AddrPort{}
+	}
+	return key, netip.AddrPortFrom(addr, uint16(f.port))
+}
+
+func wgAddr(h *calc.HostMetadata, v6 bool) netip.Addr {
+	if v6 {
+		return h.WireguardAddrV6
+	}
+	return h.WireguardAddrV4
+}
+
+// wgAllowedIPs groups the remote blocks, borrowed addresses and tunnel addresses of the family
+// by owning host.
+func wgAllowedIPs(m *model, fam nft.IPVersion) map[string][]netip.Prefix {
+	out := map[string][]netip.Prefix{}
+	for _, r := range m.routes {
+		if r.Type == calc.RouteLocalWorkload || r.DstNode == "" || versionOf(r.Dst.Addr()) != fam {
+			continue
+		}
+		out[r.DstNode] = append(out[r.DstNode], r.Dst.Masked())
+	}
+	return out
+}
+
+// wireguardRoutes routes every peer's allowed IPs through the device in felix's WireGuard table.
+func wireguardRoutes(devs []wireguard.Device) []routes.Route {
+	var out []routes.Route
+	for _, d := range devs {
+		for _, p := range d.Peers {
+			for _, a := range p.AllowedIPs {
+				out = append(out, routes.Route{Dst: a, Dev: d.Name, Table: d.Table, Scope: routes.ScopeLink})
+			}
+		}
+	}
+	return out
+}
+
+// wgPort is the listening port of version v when its WireGuard is on (0 otherwise).
+func (c Config) wgPort(v nft.IPVersion) uint16 {
+	for _, f := range c.wgFamilies() {
+		if f.fam == v && f.enabled {
+			return uint16(f.port)
+		}
+	}
+	return 0
+}

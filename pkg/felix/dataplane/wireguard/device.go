@@ -1,0 +1,74 @@
+package wireguard
+
+import (
+	"fmt"
+	"net/netip"
+	"slices"
+	"time"
+
+	"golang.zx2c4.com/wireguard/wgctrl/wgtypes"
+)
+
+// Project Calico's defaults.
+const (
+	DefaultInterface     = "wireguard.cali"
+	DefaultInterfaceV6   = "wg-v6.cali"
+	DefaultPort          = 51820
+	DefaultPortV6        = 51821
+	DefaultRulePriority  = 99
+	MTUOverhead          = 60 // host MTU minus this is the IPv4 device's default MTU
+	MTUOverheadV6        = 80
+	kindKernel, kindUser = "kernel", "userspace"
+)
+
+// Family is one IP version's WireGuard settings that stay the same whether it is on or off: what
+// felix owns (device name, routing table and rule) so it can also remove them.
+type Family struct {
+	V6           bool
+	Name         string // device name
+	Table        int    // felix's WireGuard routing table
+	RulePriority int
+	Mark         uint32 // the firewall mark bit the device sets on its own UDP packets
+}
+
+// Device is the desired state of one IP version's device.
+type Device struct {
+	Family
+	PrivateKey wgtypes.Key
+	ListenPort int
+	MTU        int
+	Addr       netip.Addr // this host's WireGuard tunnel address (invalid: none)
+	Keepalive  time.Duration
+	Peers      []Peer // sorted by public key
+}
+
+// Peer is another host with a published public key.
+type Peer struct {
+	Node       string
+	PublicKey  wgtypes.Key
+	Endpoint   netip.AddrPort
+	AllowedIPs []netip.Prefix // sorted, masked
+}
+
+// validate checks what reaches the kernel.
+func (d *Device) validate() error {
+	switch {
+	case d.Name == "" || len(d.Name) > 15:
+		return fmt.Errorf("invalid WireGuard interface name %q", d.Name)
+	case d.ListenPort < 1 || d.ListenPort > 65535:
+		return fmt.Errorf("%s: invalid listening port %d", d.Name, d.ListenPort)
+	case d.Mark == 0 || d.Table < 1 || d.Table > 252 || d.RulePriority < 1 || d.RulePriority > 32765:
+		return fmt.Errorf("%s: invalid mark %#x, table %d or rule priority %d", d.Name, d.Mark, d.Table, d.RulePriority)
+	case d.MTU != 0 && (d.MTU < 576 || d.MTU > 65535) || d.MTU != 0 && d.V6 && d.MTU < 1280:
+		return fmt.Errorf("%s: invalid MTU %d", d.Name, d.MTU)
+	}
+	for _, p := range d.Peers {
+		if !p.Endpoint.IsValid() || p.Endpoint.Addr().Is6() != d.V6 {
+			return fmt.Errorf("%s: peer %s has no endpoint of the device's family", d.Name, p.Node)
+		}
+		if slices.ContainsFunc(p.AllowedIPs, func(a netip.Prefix) bool { return a.Addr().Is6() != d.V6 }) {
+			return fmt.Errorf("%s: peer %s has an allowed IP of the other family", d.Name, p.Node)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,79 @@
+package startup
+
+import (
+	"errors"
+	"net/netip"
+	"testing"
+	"time"
+
+	"github.com/calico-host/calico-host/pkg/ipam"
+)
+
+func (h *harness) setWireguardKey(node, key string) {
+	h.t.Helper()
+	ctx := ctxT(h.t, 10*time.Second)
+	n := h.node(node)
+	n.Status.WireguardPublicKey = key
+	if _, err := h.ds.Update(ctx, n); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+// TestWireguardTunnelAddressFollowsKey: the WireGuard tunnel address is allocated from any pool
+// selecting the node (no encapsulation needed) once felix published a public key, under handle
+// wireguard-tunnel-addr-<node> with Calico's attribute type, kept while the key stays, and
+// released (spec.wireguard removed) when felix clears the key.
+func TestWireguardTunnelAddressFollowsKey(t *testing.T) {
+	env := fixtureEnv(t)
+	env["CALICO_IPV4POOL_VXLAN"] = "Never"
+	h := newHarness(t, env, fixtureHost())
+	s := h.startup()
+	ctx := ctxT(t, 60*time.Second)
+	if err := s.RunOnce(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := h.node("host-z"); n.Spec.Wireguard != nil {
+		t.Fatalf("a WireGuard address without a published key: %+v", n.Spec.Wireguard)
+	}
+
+	h.setWireguardKey("host-z", "bP3fO8v6iKd0fvUQ4m8wH8mYVyrbwAPe8FPxFvr0b1o=")
+	if err := s.ReconcileTunnels(ctx); err != nil {
+		t.Fatal(err)
+	}
+	n := h.node("host-z")
+	if n.Spec.Wireguard == nil {
+		t.Fatal("no spec.wireguard after the key was published")
+	}
+	a, err := netip.ParseAddr(n.Spec.Wireguard.InterfaceIPv4Address)
+	if err != nil || !pfx("10.65.0.0/16").Contains(a) {
+		t.Fatalf("interfaceIPv4Address %q", n.Spec.Wireguard.InterfaceIPv4Address)
+	}
+	attrs, handle, err := ipam.New(h.ds, testLogger(t)).GetAssignmentAttributes(ctx, a)
+	if err != nil || handle != "wireguard-tunnel-addr-host-z" || handle != WireguardHandle("host-z") ||
+		attrs[AttrType] != "wireguardTunnelAddress" || attrs[AttrNode] != "host-z" {
+		t.Fatalf("IPAM for %s: %v %q %v", a, attrs, handle, err)
+	}
+	if n.Spec.IPv4VXLANTunnelAddr != "" {
+		t.Errorf("a VXLAN address came with WireGuard's: %s", n.Spec.IPv4VXLANTunnelAddr)
+	}
+	if err := s.ReconcileTunnels(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if again := h.node("host-z").Spec.Wireguard; again == nil || again.InterfaceIPv4Address != a.String() {
+		t.Errorf("the WireGuard address changed: %+v", again)
+	}
+
+	h.setWireguardKey("host-z", "")
+	if err := s.ReconcileTunnels(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := h.node("host-z"); n.Spec.Wireguard != nil {
+		t.Errorf("spec.wireguard left after the key was cleared: %+v", n.Spec.Wireguard)
+	}
+	if h.handleExists(WireguardHandle("host-z")) {
+		t.Error("the WireGuard handle survived")
+	}
+	if _, _, err := ipam.New(h.ds, testLogger(t)).GetAssignmentAttributes(ctx, a); !errors.Is(err, ipam.ErrNotAssigned) {
+		t.Errorf("%s still assigned: %v", a, err)
+	}
+}
