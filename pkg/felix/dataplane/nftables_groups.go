@@ -103,12 +103,29 @@ func (b *rulesetBuilder) addRef(r rules.Ref, host bool) {
 		for _, id := range r.Group {
 			b.joinGroup(memberKey{r.Layer, r.Egress, id}, name, len(r.Group) > 1)
 		}
+	} else if !slices.Equal(e.ref.Group, r.Group) {
+		b.repoint(name, e, r)
 	}
 	if host {
 		e.hostRefd = true
 	} else {
 		e.users++
 	}
+}
+
+// repoint makes chain name, which e holds for other policies, hold those of r: a policy's
+// chain is named without its tier (as Project Calico names it), so a policy that moved to
+// another tier (calc removes its old ID and adds the new one) keeps its chain, which must now
+// be rendered from the new ID (the old one matches nothing).
+func (b *rulesetBuilder) repoint(name string, e *refEntry, r rules.Ref) {
+	for _, id := range e.ref.Group {
+		b.leaveGroup(memberKey{e.ref.Layer, e.ref.Egress, id}, name, len(e.ref.Group) > 1)
+	}
+	e.ref.Group = r.Group
+	for _, id := range r.Group {
+		b.joinGroup(memberKey{r.Layer, r.Egress, id}, name, len(r.Group) > 1)
+	}
+	b.dirty[name] = true
 }
 
 // dropRef removes a counted reference; the chain goes (in finishRefs) when nothing refers to it.
