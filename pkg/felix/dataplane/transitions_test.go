@@ -6,8 +6,8 @@ import (
 	"net/netip"
 	"os"
 	"reflect"
-	"strconv"
 	"slices"
+	"strconv"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
