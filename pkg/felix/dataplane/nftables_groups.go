@@ -23,9 +23,9 @@ type refEntry struct {
 	ref      rules.Ref
 	users    int
 	hostRefd bool
-	profile  *calc.Profile // the value a profile chain was rendered from (nil: calc never sent it)
-	sets     []string      // calc IP set IDs the chain's rules look up
-	outOf    []string      // group-of-one chains this group jumps to (out-of-line members)
+	profile  *calc.Profile  // the value a profile chain was rendered from (nil: calc never sent it)
+	sets     []rules.SetUse // calc IP sets the chain's rules look up
+	outOf    []string       // group-of-one chains this group jumps to (out-of-line members)
 	// protoChains are the protocol chains a group split into, per table (rules.GroupChains).
 	protoChains [2][]string
 }
@@ -329,7 +329,7 @@ func (b *rulesetBuilder) renderRef(name string, e *refEntry, m *model) {
 			inline := me.inline || len(e.ref.Group) == 1
 			members[j] = rules.Member{ID: id, Inline: inline, Rules: me.rendered[i].Rules, Protos: me.rendered[i].Protos}
 			if inline {
-				e.sets = appendNew(e.sets, me.rendered[i].SetIDs...)
+				e.sets = appendNew(e.sets, me.rendered[i].Sets...)
 			}
 		}
 		chains := rules.GroupChains(b.cfg, e.ref.Layer, e.ref.Egress, name, members)
@@ -364,7 +364,7 @@ func (b *rulesetBuilder) renderProfile(name string, e *refEntry, m *model) {
 	e.sets = e.sets[:0]
 	for i, v := range b.cfg.Families() {
 		rendered[i] = rules.PolicyRules(b.cfg, v, e.ref.Layer, rs)
-		e.sets = appendNew(e.sets, rendered[i].SetIDs...)
+		e.sets = appendNew(e.sets, rendered[i].Sets...)
 		must(b.tables[i].PutChain(&nft.Chain{Name: name, Rules: rendered[i].Rules}))
 	}
 	b.logProblems("profile", e.ref.Profile, rendered)
@@ -393,7 +393,7 @@ func pick(egress bool, in, out []calc.Rule) []calc.Rule {
 }
 
 // appendNew appends the elements of add not already in s.
-func appendNew(s []string, add ...string) []string {
+func appendNew[T comparable](s []T, add ...T) []T {
 	for _, x := range add {
 		if !slices.Contains(s, x) {
 			s = append(s, x)

@@ -36,3 +36,18 @@ func TestPolicyMovesTier(t *testing.T) {
 		t.Errorf("after the move to tier b, %s lost the policy's deny:\n%s", chain, got)
 	}
 }
+
+// TestMissingNamedPortSet: a named-port set calc never sent is stood in for by an empty set of
+// the named-port type (address . protocol . port), so that the rule that looks it up loads and
+// the transaction commits.
+func TestMissingNamedPortSet(t *testing.T) {
+	h := newHarness(t, Config{Hostname: "host1", IPv6Support: true})
+	h.up("cali11111111111")
+	id := gnpID("np")
+	h.send(
+		policy(id, []calc.Rule{{Action: calc.RuleAllow, Protocol: 6, DstNamedPortIPSetIDs: []string{"n:http"}}}, nil),
+		wep("w1", "cali11111111111", []string{"10.65.0.1/32"}, withTiers(tier("default", ids(id), nil))))
+	if got := h.chainRules(rules.GroupChain(rules.Filter, false, ids(id))); !strings.Contains(got, "cali40n-http") {
+		t.Fatalf("policy chain:\n%s", got)
+	}
+}
