@@ -8,11 +8,13 @@ import (
 	"reflect"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/calico-host/calico-host/pkg/felix/calc"
+	"github.com/calico-host/calico-host/pkg/nft/kernel"
 )
 
 // randomState is a random but consistent calc output: policies (names shared across tiers, so
@@ -113,6 +115,25 @@ func randomRules(rng *rand.Rand, sets []string) []calc.Rule {
 	return rs
 }
 
+// randomStates are n random states.
+func randomStates(seed uint64, n int) ([]([]calc.Update), *rand.Rand) {
+	rng := rand.New(rand.NewPCG(seed, 16))
+	var states [][]calc.Update
+	for range n {
+		states = append(states, randomState(rng))
+	}
+	return states, rng
+}
+
+// transitionIfaces are the interfaces of the random states.
+func transitionIfaces() []string {
+	ifs := []string{"eth0"}
+	for i := range 4 {
+		ifs = append(ifs, fmt.Sprintf("cali%011d", i))
+	}
+	return ifs
+}
+
 // TestRandomTransitions: from any random state to any other, the incrementally built tables
 // commit and equal the tables built from scratch for the new state.
 func TestRandomTransitions(t *testing.T) {
@@ -121,15 +142,8 @@ func TestRandomTransitions(t *testing.T) {
 	if s := os.Getenv("TRANSITIONS_SEED"); s != "" {
 		seed, _ = strconv.ParseUint(s, 10, 64)
 	}
-	rng := rand.New(rand.NewPCG(seed, 16))
-	var states [][]calc.Update
-	for range 12 {
-		states = append(states, randomState(rng))
-	}
-	ifs := []string{"eth0"}
-	for i := range 4 {
-		ifs = append(ifs, fmt.Sprintf("cali%011d", i))
-	}
+	states, rng := randomStates(seed, 12)
+	ifs := transitionIfaces()
 	want := make([]string, len(states))
 	for i, st := range states {
 		h := newHarness(t, cfg)
@@ -179,4 +193,102 @@ func changes(from, to []calc.Update) []calc.Update {
 		}
 	}
 	return out
+}
+
+// TestRandomTransitionsKernel walks random transitions on the kernel (a namespace of its own):
+// every transaction commits and the kernel's ruleset equals the one a fresh dataplane programs
+// for the same state (in a second namespace).
+func TestRandomTransitionsKernel(t *testing.T) {
+	requireRoot(t)
+	cfg := Config{Hostname: "host1", IPv6Support: true}
+	states, rng := randomStates(11, 8)
+	fresh, walk := newTestNS(t, "fresh"), newTestNS(t, "walk")
+	want := make([]string, len(states))
+	for i, st := range states {
+		h := newKernelHarness(t, cfg, fresh)
+		h.send(slices.Clone(st)...)
+		want[i] = canonicalRuleset(fresh.run(t, "nft", "list", "ruleset"))
+		fresh.run(t, "nft", "flush", "ruleset")
+	}
+	h := newKernelHarness(t, cfg, walk)
+	cur := -1
+	for step := range 60 {
+		next := rng.IntN(len(states))
+		var from []calc.Update
+		if cur >= 0 {
+			from = states[cur]
+		}
+		h.send(changes(from, states[next])...)
+		if diff := cmp.Diff(want[next], canonicalRuleset(walk.run(t, "nft", "list", "ruleset"))); diff != "" {
+			t.Fatalf("step %d, state %d -> %d: ruleset differs (-want +got):\n%s", step, cur, next, diff)
+		}
+		cur = next
+	}
+}
+
+// newKernelHarness is newHarness on the kernel's nftables in namespace ns.
+func newKernelHarness(t *testing.T, cfg Config, ns *testNS) *harness {
+	f, err := os.Open(ns.path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	kb, err := kernel.New(kernel.Config{NetNS: int(f.Fd())})
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = kb.Close() })
+	h := &harness{t: t, routes: &fakeRoutes{}, ifaces: newFakeIfaces(), vxlan: &fakeVXLAN{}}
+	dp, err := New(cfg, testLogger(t), WithNFTBackend(kb), WithRoutes(h.routes), WithInterfaces(h.ifaces), WithVXLAN(h.vxlan))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.dp = dp
+	h.dp.model.inSync, h.dp.model.ifacesInSync = true, true
+	h.up(transitionIfaces()...)
+	return h
+}
+
+// canonicalRuleset sorts the objects of each table of an `nft list ruleset` listing (the kernel
+// lists them in the order they were made) and the elements of each set and map; rule order
+// is kept.
+func canonicalRuleset(listing string) string {
+	var out, block []string
+	var blocks [][]string
+	flush := func() {
+		slices.SortFunc(blocks, func(a, b []string) int { return strings.Compare(a[0], b[0]) })
+		for _, b := range blocks {
+			out = append(out, b...)
+		}
+		blocks = nil
+	}
+	for _, line := range strings.Split(listing, "\n") {
+		switch {
+		case line == "":
+		case strings.HasPrefix(line, "\t}"):
+			if !strings.HasPrefix(block[0], "chain ") {
+				block = canonicalElements(block)
+			}
+			blocks = append(blocks, block)
+			block = nil
+		case strings.HasPrefix(line, "\t"):
+			block = append(block, strings.TrimSpace(line))
+		default:
+			flush()
+			out = append(out, line)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+// canonicalElements puts the elements of a set or map listing in order.
+func canonicalElements(block []string) []string {
+	text := strings.Join(block[1:], " ")
+	i := strings.Index(text, "elements = { ")
+	if i < 0 {
+		return block
+	}
+	elems := strings.Split(strings.TrimSuffix(text[i+len("elements = { "):], " }"), ", ")
+	slices.Sort(elems)
+	return []string{block[0], text[:i], strings.Join(elems, ", ")}
 }
