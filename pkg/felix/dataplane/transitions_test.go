@@ -28,6 +28,9 @@ func randomState(rng *rand.Rand) []calc.Update {
 	for i, id := range sets[:rng.IntN(len(sets)+1)] {
 		out = append(out, ipset(id, fmt.Sprintf("10.65.%d.0/24", i), fmt.Sprintf("fd5c:%d::/64", i)))
 	}
+	if rng.IntN(2) == 0 {
+		out = append(out, namedPortSet("np:web", 6, uint16(8000+rng.IntN(3)), "10.65.9.1/32", "fd5c:9::1/128"))
+	}
 	tiers := []string{"default", "t1", "t2"}
 	byTier := map[string][]calc.PolicyID{}
 	for i := range 8 {
@@ -72,6 +75,12 @@ func randomState(rng *rand.Rand) []calc.Update {
 		if rng.IntN(3) == 0 {
 			w.Endpoint.AllowSpoofedSourcePrefixes = []netip.Prefix{pfx(pick("10.65.50.0/24", "fd5c:50::/64"))}
 		}
+		if rng.IntN(3) == 0 {
+			w.Endpoint.IPv4NAT = []calc.NATInfo{{ExtIP: addr(fmt.Sprintf("198.18.100.%d", i)), IntIP: addr(fmt.Sprintf("10.65.9.%d", i))}}
+		}
+		if prev, ok := out[len(out)-1].(calc.WorkloadEndpointUpdate); ok && rng.IntN(3) == 0 {
+			w.Endpoint.Tiers, w.Endpoint.ProfileIDs = prev.Endpoint.Tiers, prev.Endpoint.ProfileIDs // shared chains
+		}
 		out = append(out, w)
 	}
 	if rng.IntN(2) == 0 {
@@ -80,10 +89,23 @@ func randomState(rng *rand.Rand) []calc.Update {
 	if rng.IntN(2) == 0 {
 		out = append(out, calc.IPPoolUpdate{Pool: &calc.IPPool{Name: "v6", CIDR: pfx("fd5c::/48"), NATOutgoing: rng.IntN(2) == 0}})
 	}
-	if rng.IntN(2) == 0 && len(byTier["default"]) > 0 {
-		out = append(out, calc.HostEndpointUpdate{Endpoint: &calc.HostEndpoint{Name: "host1-eth0", InterfaceName: "eth0",
-			Tiers:        []calc.TierInfo{tier("default", byTier["default"][:1], byTier["default"][:1])},
-			ForwardTiers: []calc.TierInfo{tier("default", byTier["default"], nil)}, ProfileIDs: []string{"prof0"}}})
+	if d := byTier["default"]; rng.IntN(2) == 0 && len(d) > 0 {
+		hep := &calc.HostEndpoint{Name: "host1-eth0", InterfaceName: "eth0",
+			Tiers: []calc.TierInfo{tier("default", d[:1], d[:1])}, ProfileIDs: []string{"prof0"}}
+		if rng.IntN(2) == 0 {
+			hep.ForwardTiers = []calc.TierInfo{tier("default", d, nil)}
+		}
+		if rng.IntN(2) == 0 {
+			hep.UntrackedTiers = []calc.TierInfo{tier("default", d[:1], d[len(d)-1:])}
+		}
+		if rng.IntN(2) == 0 {
+			hep.PreDNATTiers = []calc.TierInfo{tier("default", d[len(d)-1:], nil)}
+		}
+		out = append(out, calc.HostEndpointUpdate{Endpoint: hep})
+	}
+	if d := byTier["default"]; rng.IntN(3) == 0 && len(d) > 0 {
+		out = append(out, calc.HostEndpointUpdate{Endpoint: &calc.HostEndpoint{Name: "host1-all", InterfaceName: "*",
+			Tiers: []calc.TierInfo{tier("default", d[len(d)-1:], nil)}, ForwardTiers: []calc.TierInfo{tier("default", d[:1], d[:1])}}})
 	}
 	return out
 }
@@ -109,6 +131,9 @@ func randomRules(rng *rand.Rand, sets []string) []calc.Rule {
 		}
 		if rng.IntN(4) == 0 {
 			r.SrcIPSetIDs = []string{sets[rng.IntN(len(sets))]}
+		}
+		if (r.Protocol == 6 || r.Protocol == 17) && rng.IntN(4) == 0 {
+			r.DstPorts, r.DstNamedPortIPSetIDs = nil, []string{"np:web"} // calc: named ports need a port protocol
 		}
 		rs = append(rs, r)
 	}
@@ -137,7 +162,7 @@ func transitionIfaces() []string {
 // TestRandomTransitions: from any random state to any other, the incrementally built tables
 // commit and equal the tables built from scratch for the new state.
 func TestRandomTransitions(t *testing.T) {
-	cfg := Config{Hostname: "host1", IPv6Support: true}
+	cfg := Config{Hostname: "host1", IPv6Support: true, WorkloadSourceSpoofing: true, FloatingIPs: true}
 	seed := uint64(7)
 	if s := os.Getenv("TRANSITIONS_SEED"); s != "" {
 		seed, _ = strconv.ParseUint(s, 10, 64)
@@ -200,7 +225,7 @@ func changes(from, to []calc.Update) []calc.Update {
 // for the same state (in a second namespace).
 func TestRandomTransitionsKernel(t *testing.T) {
 	requireRoot(t)
-	cfg := Config{Hostname: "host1", IPv6Support: true}
+	cfg := Config{Hostname: "host1", IPv6Support: true, WorkloadSourceSpoofing: true, FloatingIPs: true}
 	states, rng := randomStates(11, 8)
 	fresh, walk := newTestNS(t, "fresh"), newTestNS(t, "walk")
 	want := make([]string, len(states))
