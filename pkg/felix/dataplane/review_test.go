@@ -6,6 +6,7 @@ import (
 
 	"github.com/calico-host/calico-host/pkg/felix/calc"
 	"github.com/calico-host/calico-host/pkg/felix/dataplane/rules"
+	"github.com/calico-host/calico-host/pkg/nft"
 )
 
 // TestPolicyMovesTier: a policy whose tier changes (its name needs no tier prefix, so calc
@@ -49,5 +50,33 @@ func TestMissingNamedPortSet(t *testing.T) {
 		wep("w1", "cali11111111111", []string{"10.65.0.1/32"}, withTiers(tier("default", ids(id), nil))))
 	if got := h.chainRules(rules.GroupChain(rules.Filter, false, ids(id))); !strings.Contains(got, "cali40n-http") {
 		t.Fatalf("policy chain:\n%s", got)
+	}
+}
+
+// TestForwardChainForEveryHostEndpoint: as in Project Calico, every host endpoint has forward
+// chains, which allow forwarded traffic when it has no applyOnForward policy; so the "*" host
+// endpoint's forward policy applies only to interfaces without a host endpoint of their own.
+func TestForwardChainForEveryHostEndpoint(t *testing.T) {
+	h := newHarness(t, Config{Hostname: "host1"})
+	h.up("eth0", "eth1")
+	deny := gnpID("fwd-deny")
+	h.send(
+		policy(deny, []calc.Rule{{Action: calc.RuleDeny}}, []calc.Rule{{Action: calc.RuleDeny}}),
+		calc.HostEndpointUpdate{Endpoint: &calc.HostEndpoint{Name: "host1-all", InterfaceName: "*",
+			ForwardTiers: []calc.TierInfo{tier("default", ids(deny), ids(deny))}}},
+		calc.HostEndpointUpdate{Endpoint: &calc.HostEndpoint{Name: "host1-eth1", InterfaceName: "eth1", ProfileIDs: []string{"p"}}},
+		profile("p", []calc.Rule{allow()}, []calc.Rule{allow()}))
+	for _, c := range []struct{ dispatch, chain string }{
+		{"filter-cali-from-hep-forward", "filter-cali-fhfw-eth1"},
+		{"filter-cali-to-hep-forward", "filter-cali-thfw-eth1"},
+	} {
+		m := h.dp.builder.tables[0].Map(c.dispatch)
+		if m == nil || m.Elements[nft.IfnameKey("eth1")].Chain != c.chain {
+			t.Errorf("%s does not send eth1 to %s (its forwarded traffic meets the \"*\" endpoint's policy): %v", c.dispatch, c.chain, m)
+			continue
+		}
+		if got := h.chainRules(c.chain); !strings.Contains(got, "Allow forwarded traffic by default") {
+			t.Errorf("%s:\n%s", c.chain, got)
+		}
 	}
 }

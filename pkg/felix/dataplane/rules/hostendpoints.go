@@ -75,7 +75,10 @@ var hepChains = []hepChain{
 func tiersOf(ep *calc.HostEndpoint, c hepCategory) ([]calc.TierInfo, bool) {
 	switch c {
 	case catForward:
-		return ep.ForwardTiers, len(ep.ForwardTiers) > 0
+		// Every host endpoint has forward chains, as in Project Calico: without applyOnForward
+		// policy they allow forwarded traffic (kindForward), so that a "*" endpoint's forward
+		// policy does not apply to the interfaces of other host endpoints.
+		return ep.ForwardTiers, true
 	case catUntracked:
 		return ep.UntrackedTiers, len(ep.UntrackedTiers) > 0
 	case catPreDNAT:
