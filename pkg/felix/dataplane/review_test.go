@@ -80,3 +80,26 @@ func TestForwardChainForEveryHostEndpoint(t *testing.T) {
 		}
 	}
 }
+
+// TestKernelWildcardForwardEgressToWorkload: the applyOnForward egress policy of the "*" host
+// endpoint applies to traffic forwarded to a local workload, as in Project Calico (its forward
+// dispatch skips workload interfaces only in mangle, for normal policy of DNATed host traffic):
+// a forward egress deny drops what the workload's own policy allows.
+func TestKernelWildcardForwardEgressToWorkload(t *testing.T) {
+	tp := newTopology(t)
+	b := tp.addWorkload(t, "b", ifB, ipB)
+	tp.fabric.run(t, "ip", "route", "add", ipB+"/32", "via", "198.18.0.1")
+	listenTCP(t, b, ipB, 8080)
+	listenTCP(t, b, ipB, 8081)
+	web, deny := gnpID("b-web"), gnpID("fwd-deny-8081")
+	startDataplane(t, tp, Config{},
+		policy(web, []calc.Rule{{Action: calc.RuleAllow, Protocol: 6}}, nil),
+		policy(deny, nil, []calc.Rule{{Action: calc.RuleDeny, Protocol: 6, DstPorts: ports(8081)}, allow()}),
+		kwep("b", ifB, ipB, tier("default", ids(web), nil)),
+		calc.HostEndpointUpdate{Endpoint: &calc.HostEndpoint{Name: "host1-all", InterfaceName: "*",
+			ProfileIDs: []string{"all"}, ForwardTiers: []calc.TierInfo{tier("default", nil, ids(deny))}}},
+		profile("all", []calc.Rule{allow()}, []calc.Rule{allow()}))
+	check(t, "forwarded to a workload",
+		expectation{"tcp 8080", func() bool { return canTCP(t, tp.fabric, ipB, 8080) }, true},
+		expectation{"tcp 8081 (forward egress deny)", func() bool { return canTCP(t, tp.fabric, ipB, 8081) }, false})
+}

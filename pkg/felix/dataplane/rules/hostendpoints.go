@@ -164,13 +164,16 @@ func addDispatch(m map[string]*hostDispatch, hc hepChain, iface, chain string) {
 }
 
 // render returns the dispatch chain and its map. Packets of interfaces without an endpoint
-// go to the "*" endpoint if there is one (except, outbound, packets to workloads), else return.
+// go to the "*" endpoint if there is one, else return. Outbound, packets to workloads skip the
+// "*" endpoint's normal and untracked policy, but not its applyOnForward policy: Project
+// Calico's forward dispatch has no such skip, so forwarded traffic to a local workload meets
+// the "*" endpoint's forward egress policy.
 func (d *hostDispatch) render(cfg *Config) (*nft.Chain, *nft.Map) {
 	name := d.hc.layer.Name(d.hc.dispatch)
 	m := &nft.Map{Name: name, Type: nft.TypeIfname, Elements: d.elements}
 	var tail []nft.Rule
 	if d.all != "" {
-		if d.hc.out {
+		if d.hc.out && d.hc.cat != catForward {
 			tail = append(tail, rule(workloadIface(cfg, true), nft.Return()).
 				WithComment("Skip egress host endpoint policy for traffic to local workloads"))
 		}
