@@ -51,6 +51,8 @@ type rulesetBuilder struct {
 	// recheckAllSets: a calc set or a chain went, look at every chain.
 	setsToCheck    map[string]bool
 	recheckAllSets bool
+
+	policies map[calc.PolicyID]*calc.Policy // the model's, during a build (see repoint)
 }
 
 type wepEntry struct {
@@ -104,6 +106,7 @@ type buildInput struct {
 
 // build brings the desired tables up to date with the model and returns them.
 func (b *rulesetBuilder) build(m *model, in buildInput) []*nft.Table {
+	b.policies = m.policies
 	b.regroupIfSelectorsChanged(m)
 	b.syncWorkloads(m)
 	b.refreshProfiles(m)

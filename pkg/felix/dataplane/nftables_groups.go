@@ -103,7 +103,7 @@ func (b *rulesetBuilder) addRef(r rules.Ref, host bool) {
 		for _, id := range r.Group {
 			b.joinGroup(memberKey{r.Layer, r.Egress, id}, name, len(r.Group) > 1)
 		}
-	} else if !slices.Equal(e.ref.Group, r.Group) {
+	} else if !slices.Equal(e.ref.Group, r.Group) && b.allKnown(r.Group) {
 		b.repoint(name, e, r)
 	}
 	if host {
@@ -113,10 +113,21 @@ func (b *rulesetBuilder) addRef(r rules.Ref, host bool) {
 	}
 }
 
+// allKnown reports whether the model has every policy of ids.
+func (b *rulesetBuilder) allKnown(ids []calc.PolicyID) bool {
+	for _, id := range ids {
+		if b.policies[id] == nil {
+			return false
+		}
+	}
+	return true
+}
+
 // repoint makes chain name, which e holds for other policies, hold those of r: a policy's
 // chain is named without its tier (as Project Calico names it), so a policy that moved to
 // another tier (calc removes its old ID and adds the new one) keeps its chain, which must now
-// be rendered from the new ID (the old one matches nothing).
+// be rendered from the new ID (the old one matches nothing). It repoints only to policies the
+// model has, so that an endpoint calc has not updated yet cannot point it back to the old ID.
 func (b *rulesetBuilder) repoint(name string, e *refEntry, r rules.Ref) {
 	for _, id := range e.ref.Group {
 		b.leaveGroup(memberKey{e.ref.Layer, e.ref.Egress, id}, name, len(e.ref.Group) > 1)

@@ -38,6 +38,34 @@ func TestPolicyMovesTier(t *testing.T) {
 	}
 }
 
+// TestPolicyMovesTierEndpointLater: when calc's update of a second endpoint of the moved policy
+// comes in a later batch, the second endpoint (still listing the old ID, which calc removed)
+// does not take the policy's chain back to the old ID: the first endpoint keeps the deny.
+func TestPolicyMovesTierEndpointLater(t *testing.T) {
+	for range 20 { // the endpoints are installed in map order
+		h := newHarness(t, Config{Hostname: "host1"})
+		h.up("cali11111111111", "cali22222222222")
+		pa := calc.PolicyID{Tier: "a", Kind: "gnp", Name: "p"}
+		pb := calc.PolicyID{Tier: "b", Kind: "gnp", Name: "p"}
+		q := calc.PolicyID{Tier: "b", Kind: "gnp", Name: "q"}
+		deny := []calc.Rule{{Action: calc.RuleDeny, Protocol: 6}}
+		before := withTiers(tier("a", ids(pa), nil), tier("b", ids(q), nil))
+		h.send(
+			policySel(pa, "app == 'x'", deny, nil),
+			policySel(q, "all()", []calc.Rule{allow()}, nil),
+			wep("w1", "cali11111111111", []string{"10.65.0.1/32"}, before),
+			wep("w2", "cali22222222222", []string{"10.65.0.2/32"}, before))
+		h.send(
+			calc.ActivePolicyRemove{ID: pa},
+			policySel(pb, "app == 'x'", deny, nil),
+			wep("w1", "cali11111111111", []string{"10.65.0.1/32"}, withTiers(tier("b", ids(pb, q), nil))))
+		chain := rules.GroupChain(rules.Filter, false, ids(pb))
+		if got := h.chainRules(chain); !strings.Contains(got, "drop") {
+			t.Fatalf("%s lost the policy's deny:\n%s", chain, got)
+		}
+	}
+}
+
 // TestMissingNamedPortSet: a named-port set calc never sent is stood in for by an empty set of
 // the named-port type (address . protocol . port), so that the rule that looks it up loads and
 // the transaction commits.
