@@ -141,6 +141,12 @@ func (b *rulesetBuilder) buildVolatile(m *model, in buildInput) {
 		e.hostRefd = false
 	}
 	now := map[tableObject]bool{}
+	for _, h := range in.hosts {
+		if h.Iface == rules.AllInterfaces && len(h.EP.UntrackedTiers) > 0 {
+			b.log.Warn().Str("hostEndpoint", h.EP.Name).
+				Msg("DoNotTrack policy is not supported for a host endpoint with interfaceName *; ignoring it (as Project Calico)")
+		}
+	}
 	hostEP, hostMaps, hd := rules.HostEndpoints(b.cfg, in.hosts, b.grouper(m))
 	for _, c := range hostEP.Chains {
 		b.putChain(c)

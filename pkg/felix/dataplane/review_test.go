@@ -131,3 +131,24 @@ func TestKernelWildcardForwardEgressToWorkload(t *testing.T) {
 		expectation{"tcp 8080", func() bool { return canTCP(t, tp.fabric, ipB, 8080) }, true},
 		expectation{"tcp 8081 (forward egress deny)", func() bool { return canTCP(t, tp.fabric, ipB, 8081) }, false})
 }
+
+// TestWildcardHostEndpointIgnoresUntracked: as in Project Calico, doNotTrack policy of a "*"
+// host endpoint is ignored (Calico logs that it is not supported): applied, its allow rules
+// would accept in raw what the endpoint's normal policy denies.
+func TestWildcardHostEndpointIgnoresUntracked(t *testing.T) {
+	h := newHarness(t, Config{Hostname: "host1"})
+	h.up("eth0")
+	untr := gnpID("untracked-allow")
+	h.send(
+		policy(untr, []calc.Rule{allow()}, []calc.Rule{allow()}),
+		calc.HostEndpointUpdate{Endpoint: &calc.HostEndpoint{Name: "host1-all", InterfaceName: "*",
+			UntrackedTiers: []calc.TierInfo{tier("default", ids(untr), ids(untr))}}})
+	for _, name := range []string{"raw-cali-fh-:all", "raw-cali-th-:all", "raw-cali-from-host-endpoint"} {
+		if got := h.chainRules(name); got != "" {
+			t.Errorf("%s exists:\n%s", name, got)
+		}
+	}
+	if got := h.chainRules("raw-cali-PREROUTING"); strings.Contains(got, "host-endpoint") {
+		t.Errorf("raw PREROUTING dispatches to host endpoints:\n%s", got)
+	}
+}

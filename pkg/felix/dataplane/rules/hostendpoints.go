@@ -109,8 +109,8 @@ func HostEndpoints(cfg *Config, heps []HostIface, g Grouper) (Endpoint, []*nft.M
 	for _, h := range heps {
 		for _, hc := range hepChains {
 			tiers, ok := tiersOf(h.EP, hc.cat)
-			if !ok {
-				continue
+			if !ok || hc.cat == catUntracked && h.Iface == AllInterfaces {
+				continue // Project Calico ignores doNotTrack policy of a "*" endpoint
 			}
 			name := hc.layer.Name(hc.prefix + chainIface(h.Iface))
 			spec := chainSpec{name: name, layer: hc.layer, kind: hc.kind, egress: hc.egress, tiers: tiers, group: g}
