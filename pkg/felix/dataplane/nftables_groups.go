@@ -332,6 +332,7 @@ func (b *rulesetBuilder) renderRef(name string, e *refEntry, m *model) {
 		b.renderProfile(name, e, m)
 		return
 	}
+	defer b.checkDroppedSets(slices.Clone(e.sets), e)
 	e.sets = e.sets[:0]
 	for i := range b.tables {
 		members := make([]rules.Member, len(e.ref.Group))
@@ -372,6 +373,7 @@ func (b *rulesetBuilder) renderProfile(name string, e *refEntry, m *model) {
 		rs = pick(e.ref.Egress, src.InboundRules, src.OutboundRules)
 	}
 	var rendered [2]rules.Rendered
+	defer b.checkDroppedSets(slices.Clone(e.sets), e)
 	e.sets = e.sets[:0]
 	for i, v := range b.cfg.Families() {
 		rendered[i] = rules.PolicyRules(b.cfg, v, e.ref.Layer, rs)
@@ -379,6 +381,22 @@ func (b *rulesetBuilder) renderProfile(name string, e *refEntry, m *model) {
 		must(b.tables[i].PutChain(&nft.Chain{Name: name, Rules: rendered[i].Rules}))
 	}
 	b.logProblems("profile", e.ref.Profile, rendered)
+}
+
+// checkDroppedSets looks at every chain's sets in this build (addMissingSets) when a chain no
+// longer looks up a set that was stood in for: the stand-in may be unused now.
+func (b *rulesetBuilder) checkDroppedSets(old []rules.SetUse, e *refEntry) {
+	for _, u := range old {
+		if slices.Contains(e.sets, u) {
+			continue
+		}
+		for i := range b.tables {
+			if b.missing[b.setName(i, u.ID)] {
+				b.recheckAllSets = true
+				return
+			}
+		}
+	}
 }
 
 // refreshProfiles notes the profile chains whose profile changed (group members are compared

@@ -152,3 +152,22 @@ func TestWildcardHostEndpointIgnoresUntracked(t *testing.T) {
 		t.Errorf("raw PREROUTING dispatches to host endpoints:\n%s", got)
 	}
 }
+
+// TestStandInGoesWithLastLookup: the empty stand-in for a set calc did not send goes when the
+// policy that looked it up changes and no longer does (the chain stays).
+func TestStandInGoesWithLastLookup(t *testing.T) {
+	h := newHarness(t, Config{Hostname: "host1", IPv6Support: true})
+	h.up("cali11111111111")
+	id := gnpID("p")
+	w := wep("w1", "cali11111111111", []string{"10.65.0.1/32"}, withTiers(tier("default", ids(id), nil)))
+	h.send(policy(id, []calc.Rule{{Action: calc.RuleAllow, SrcIPSetIDs: []string{"s:gone"}}}, nil), w)
+	if h.dp.builder.tables[0].Set("cali40s-gone") == nil {
+		t.Fatal("no stand-in for s:gone")
+	}
+	h.send(policy(id, []calc.Rule{allow()}, nil))
+	for i, name := range []string{"cali40s-gone", "cali60s-gone"} {
+		if h.dp.builder.tables[i].Set(name) != nil {
+			t.Errorf("stand-in %s stayed after its last lookup went", name)
+		}
+	}
+}

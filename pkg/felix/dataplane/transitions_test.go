@@ -62,6 +62,9 @@ func randomState(rng *rand.Rand) []calc.Update {
 			if rng.IntN(2) == 0 {
 				sub = pols[:1+rng.IntN(len(pols))]
 			}
+			if rng.IntN(8) == 0 { // a policy calc never sent (it matches nothing)
+				sub = append(slices.Clip(sub), calc.PolicyID{Tier: tr, Kind: "gnp", Name: "ghost"})
+			}
 			ti := calc.TierInfo{Name: tr, DefaultAction: pick("Deny", "Pass"), IngressPolicies: sub}
 			if rng.IntN(2) == 0 {
 				ti.EgressPolicies = sub
