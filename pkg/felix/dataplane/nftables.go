@@ -50,6 +50,8 @@ type rulesetBuilder struct {
 	// recheckAllSets: a calc set or a chain went, look at every chain.
 	setsToCheck    map[string]bool
 	recheckAllSets bool
+
+	policies map[calc.PolicyID]*calc.Policy // the model's, during a build (see repoint)
 }
 
 type wepEntry struct {
@@ -104,6 +106,7 @@ type buildInput struct {
 
 // build brings the desired tables up to date with the model and returns them.
 func (b *rulesetBuilder) build(m *model, in buildInput) []*nft.Table {
+	b.policies = m.policies
 	b.regroupIfSelectorsChanged(m)
 	b.syncWorkloads(m)
 	b.refreshProfiles(m)
@@ -138,6 +141,12 @@ func (b *rulesetBuilder) buildVolatile(m *model, in buildInput) {
 		e.hostRefd = false
 	}
 	now := map[tableObject]bool{}
+	for _, h := range in.hosts {
+		if h.Iface == rules.AllInterfaces && len(h.EP.UntrackedTiers) > 0 {
+			b.log.Warn().Str("hostEndpoint", h.EP.Name).
+				Msg("DoNotTrack policy is not supported for a host endpoint with interfaceName *; ignoring it (as Project Calico)")
+		}
+	}
 	hostEP, hostMaps, hd := rules.HostEndpoints(b.cfg, in.hosts, b.grouper(m))
 	for _, c := range hostEP.Chains {
 		b.putChain(c)

@@ -23,9 +23,9 @@ type refEntry struct {
 	ref      rules.Ref
 	users    int
 	hostRefd bool
-	profile  *calc.Profile // the value a profile chain was rendered from (nil: calc never sent it)
-	sets     []string      // calc IP set IDs the chain's rules look up
-	outOf    []string      // group-of-one chains this group jumps to (out-of-line members)
+	profile  *calc.Profile  // the value a profile chain was rendered from (nil: calc never sent it)
+	sets     []rules.SetUse // calc IP sets the chain's rules look up
+	outOf    []string       // group-of-one chains this group jumps to (out-of-line members)
 	// protoChains are the protocol chains a group split into, per table (rules.GroupChains).
 	protoChains [2][]string
 }
@@ -103,12 +103,40 @@ func (b *rulesetBuilder) addRef(r rules.Ref, host bool) {
 		for _, id := range r.Group {
 			b.joinGroup(memberKey{r.Layer, r.Egress, id}, name, len(r.Group) > 1)
 		}
+	} else if !slices.Equal(e.ref.Group, r.Group) && b.allKnown(r.Group) {
+		b.repoint(name, e, r)
 	}
 	if host {
 		e.hostRefd = true
 	} else {
 		e.users++
 	}
+}
+
+// allKnown reports whether the model has every policy of ids.
+func (b *rulesetBuilder) allKnown(ids []calc.PolicyID) bool {
+	for _, id := range ids {
+		if b.policies[id] == nil {
+			return false
+		}
+	}
+	return true
+}
+
+// repoint makes chain name, which e holds for other policies, hold those of r: a policy's
+// chain is named without its tier (as Project Calico names it), so a policy that moved to
+// another tier (calc removes its old ID and adds the new one) keeps its chain, which must now
+// be rendered from the new ID (the old one matches nothing). It repoints only to policies the
+// model has, so that an endpoint calc has not updated yet cannot point it back to the old ID.
+func (b *rulesetBuilder) repoint(name string, e *refEntry, r rules.Ref) {
+	for _, id := range e.ref.Group {
+		b.leaveGroup(memberKey{e.ref.Layer, e.ref.Egress, id}, name, len(e.ref.Group) > 1)
+	}
+	e.ref.Group = r.Group
+	for _, id := range r.Group {
+		b.joinGroup(memberKey{r.Layer, r.Egress, id}, name, len(r.Group) > 1)
+	}
+	b.dirty[name] = true
 }
 
 // dropRef removes a counted reference; the chain goes (in finishRefs) when nothing refers to it.
@@ -304,6 +332,7 @@ func (b *rulesetBuilder) renderRef(name string, e *refEntry, m *model) {
 		b.renderProfile(name, e, m)
 		return
 	}
+	defer b.checkDroppedSets(slices.Clone(e.sets), e)
 	e.sets = e.sets[:0]
 	for i := range b.tables {
 		members := make([]rules.Member, len(e.ref.Group))
@@ -312,7 +341,7 @@ func (b *rulesetBuilder) renderRef(name string, e *refEntry, m *model) {
 			inline := me.inline || len(e.ref.Group) == 1
 			members[j] = rules.Member{ID: id, Inline: inline, Rules: me.rendered[i].Rules, Protos: me.rendered[i].Protos}
 			if inline {
-				e.sets = appendNew(e.sets, me.rendered[i].SetIDs...)
+				e.sets = appendNew(e.sets, me.rendered[i].Sets...)
 			}
 		}
 		chains := rules.GroupChains(b.cfg, e.ref.Layer, e.ref.Egress, name, members)
@@ -344,13 +373,30 @@ func (b *rulesetBuilder) renderProfile(name string, e *refEntry, m *model) {
 		rs = pick(e.ref.Egress, src.InboundRules, src.OutboundRules)
 	}
 	var rendered [2]rules.Rendered
+	defer b.checkDroppedSets(slices.Clone(e.sets), e)
 	e.sets = e.sets[:0]
 	for i, v := range b.cfg.Families() {
 		rendered[i] = rules.PolicyRules(b.cfg, v, e.ref.Layer, rs)
-		e.sets = appendNew(e.sets, rendered[i].SetIDs...)
+		e.sets = appendNew(e.sets, rendered[i].Sets...)
 		must(b.tables[i].PutChain(&nft.Chain{Name: name, Rules: rendered[i].Rules}))
 	}
 	b.logProblems("profile", e.ref.Profile, rendered)
+}
+
+// checkDroppedSets looks at every chain's sets in this build (addMissingSets) when a chain no
+// longer looks up a set that was stood in for: the stand-in may be unused now.
+func (b *rulesetBuilder) checkDroppedSets(old []rules.SetUse, e *refEntry) {
+	for _, u := range old {
+		if slices.Contains(e.sets, u) {
+			continue
+		}
+		for i := range b.tables {
+			if b.missing[b.setName(i, u.ID)] {
+				b.recheckAllSets = true
+				return
+			}
+		}
+	}
 }
 
 // refreshProfiles notes the profile chains whose profile changed (group members are compared
@@ -376,7 +422,7 @@ func pick(egress bool, in, out []calc.Rule) []calc.Rule {
 }
 
 // appendNew appends the elements of add not already in s.
-func appendNew(s []string, add ...string) []string {
+func appendNew[T comparable](s []T, add ...T) []T {
 	for _, x := range add {
 		if !slices.Contains(s, x) {
 			s = append(s, x)

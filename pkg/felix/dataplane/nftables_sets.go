@@ -92,14 +92,18 @@ func (b *rulesetBuilder) addMissingSets() {
 }
 
 func (b *rulesetBuilder) addMissingSetsOf(e *refEntry) {
-	for _, id := range e.sets {
+	for _, u := range e.sets {
+		typ := calc.IPSetNet
+		if u.NamedPort {
+			typ = calc.IPSetNamedPort
+		}
 		for i := range b.tables {
-			name := b.setName(i, id)
+			name := b.setName(i, u.ID)
 			if b.tables[i].Set(name) != nil {
 				continue
 			}
-			b.log.Warn().Str("ipset", id).Msg("A rule refers to an IP set that calc did not send; using an empty set")
-			must(b.tables[i].PutSet(newIPSet(calc.IPSetNet, nil).nftSet(i, id)))
+			b.log.Warn().Str("ipset", u.ID).Msg("A rule refers to an IP set that calc did not send; using an empty set")
+			must(b.tables[i].PutSet(newIPSet(typ, nil).nftSet(i, u.ID)))
 			b.missing[name] = true
 		}
 	}

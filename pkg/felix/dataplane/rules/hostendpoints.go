@@ -75,7 +75,10 @@ var hepChains = []hepChain{
 func tiersOf(ep *calc.HostEndpoint, c hepCategory) ([]calc.TierInfo, bool) {
 	switch c {
 	case catForward:
-		return ep.ForwardTiers, len(ep.ForwardTiers) > 0
+		// Every host endpoint has forward chains, as in Project Calico: without applyOnForward
+		// policy they allow forwarded traffic (kindForward), so that a "*" endpoint's forward
+		// policy does not apply to the interfaces of other host endpoints.
+		return ep.ForwardTiers, true
 	case catUntracked:
 		return ep.UntrackedTiers, len(ep.UntrackedTiers) > 0
 	case catPreDNAT:
@@ -106,8 +109,8 @@ func HostEndpoints(cfg *Config, heps []HostIface, g Grouper) (Endpoint, []*nft.M
 	for _, h := range heps {
 		for _, hc := range hepChains {
 			tiers, ok := tiersOf(h.EP, hc.cat)
-			if !ok {
-				continue
+			if !ok || hc.cat == catUntracked && h.Iface == AllInterfaces {
+				continue // Project Calico ignores doNotTrack policy of a "*" endpoint
 			}
 			name := hc.layer.Name(hc.prefix + chainIface(h.Iface))
 			spec := chainSpec{name: name, layer: hc.layer, kind: hc.kind, egress: hc.egress, tiers: tiers, group: g}
@@ -161,13 +164,16 @@ func addDispatch(m map[string]*hostDispatch, hc hepChain, iface, chain string) {
 }
 
 // render returns the dispatch chain and its map. Packets of interfaces without an endpoint
-// go to the "*" endpoint if there is one (except, outbound, packets to workloads), else return.
+// go to the "*" endpoint if there is one, else return. Outbound, packets to workloads skip the
+// "*" endpoint's normal and untracked policy, but not its applyOnForward policy: Project
+// Calico's forward dispatch has no such skip, so forwarded traffic to a local workload meets
+// the "*" endpoint's forward egress policy.
 func (d *hostDispatch) render(cfg *Config) (*nft.Chain, *nft.Map) {
 	name := d.hc.layer.Name(d.hc.dispatch)
 	m := &nft.Map{Name: name, Type: nft.TypeIfname, Elements: d.elements}
 	var tail []nft.Rule
 	if d.all != "" {
-		if d.hc.out {
+		if d.hc.out && d.hc.cat != catForward {
 			tail = append(tail, rule(workloadIface(cfg, true), nft.Return()).
 				WithComment("Skip egress host endpoint policy for traffic to local workloads"))
 		}

@@ -25,7 +25,7 @@ type matcher struct {
 	fam     nft.IPVersion
 	pre     []nft.Rule
 	matches []choice
-	sets    []string
+	sets    []SetUse
 	err     error
 }
 
@@ -147,7 +147,7 @@ func (m *matcher) notSide(dst bool) {
 		m.add(nft.Not(m.portMatch(dst, ports)))
 	}
 	for _, id := range named {
-		m.add(nft.Not(nft.InSet(m.useSet(id), namedPortFields(dst, m.fam, m.r.Protocol)...)))
+		m.add(nft.Not(nft.InSet(m.useNamedPortSet(id), namedPortFields(dst, m.fam, m.r.Protocol)...)))
 	}
 }
 
@@ -158,7 +158,7 @@ func (m *matcher) namedPorts(dst bool, ids []string) {
 	case 0:
 		return
 	case 1:
-		m.add(nft.InSet(m.useSet(ids[0]), namedPortFields(dst, m.fam, m.r.Protocol)...))
+		m.add(nft.InSet(m.useNamedPortSet(ids[0]), namedPortFields(dst, m.fam, m.r.Protocol)...))
 		return
 	}
 	bit := m.cfg.Marks.Scratch0
@@ -167,7 +167,7 @@ func (m *matcher) namedPorts(dst bool, ids []string) {
 	}
 	m.pre = append(m.pre, rule(clearBits(bit)))
 	for _, id := range ids {
-		m.pre = append(m.pre, rule(nft.InSet(m.useSet(id), namedPortFields(dst, m.fam, 0)...), setBits(bit)))
+		m.pre = append(m.pre, rule(nft.InSet(m.useNamedPortSet(id), namedPortFields(dst, m.fam, 0)...), setBits(bit)))
 	}
 	m.add(isSet(bit))
 }
@@ -232,7 +232,13 @@ func (m *matcher) familyNets(nets []netip.Prefix) []netip.Prefix {
 }
 
 func (m *matcher) useSet(id string) string {
-	m.sets = append(m.sets, id)
+	m.sets = append(m.sets, SetUse{ID: id})
+	return SetName(m.fam, id)
+}
+
+// useNamedPortSet is useSet for a named-port set (address . protocol . port).
+func (m *matcher) useNamedPortSet(id string) string {
+	m.sets = append(m.sets, SetUse{ID: id, NamedPort: true})
 	return SetName(m.fam, id)
 }
 

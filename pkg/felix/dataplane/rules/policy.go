@@ -22,12 +22,19 @@ type Problem struct {
 
 // Rendered is one direction of a policy or profile rendered for the table of one IP version:
 // its rules, the transport protocol each of them needs (0: any; see GroupChains), the calc IP
-// set IDs they look up and the rules that cannot be enforced.
+// sets they look up and the rules that cannot be enforced.
 type Rendered struct {
 	Rules    []nft.Rule
 	Protos   []uint8
-	SetIDs   []string
+	Sets     []SetUse
 	Problems []Problem
+}
+
+// SetUse is a calc IP set a rule looks up, and whether as a named-port set (its key is address
+// . protocol . port): a stand-in for a set calc did not send must have the type of the lookup.
+type SetUse struct {
+	ID        string
+	NamedPort bool
 }
 
 // PolicyRules renders one direction of a policy or profile for the table of version v, in
@@ -49,9 +56,9 @@ func PolicyRules(cfg *Config, v nft.IPVersion, l Layer, rs []calc.Rule) Rendered
 		for range rules {
 			out.Protos = append(out.Protos, proto)
 		}
-		for _, id := range sets {
-			if !slices.Contains(out.SetIDs, id) {
-				out.SetIDs = append(out.SetIDs, id)
+		for _, u := range sets {
+			if !slices.Contains(out.Sets, u) {
+				out.Sets = append(out.Sets, u)
 			}
 		}
 	}
@@ -59,7 +66,7 @@ func PolicyRules(cfg *Config, v nft.IPVersion, l Layer, rs []calc.Rule) Rendered
 }
 
 // renderRule renders r for the table of version v; an error means r cannot be enforced.
-func renderRule(cfg *Config, v nft.IPVersion, l Layer, r *calc.Rule) ([]nft.Rule, []string, error) {
+func renderRule(cfg *Config, v nft.IPVersion, l Layer, r *calc.Rule) ([]nft.Rule, []SetUse, error) {
 	if !ofVersion(r, v) {
 		return nil, nil, nil
 	}
