@@ -79,6 +79,11 @@ func serve(ctx context.Context, cfg startup.Config, ds config.Datastore, runOnce
 		return daemon.ExitFailure
 	}
 	defer closeFn()
+	if cfg.MetricsAddress != "" && !runOnce {
+		if _, err := startup.ServeMetrics(ctx, cfg.MetricsAddress, s, log); err != nil {
+			log.Error().Err(err).Msg("Metrics server not started")
+		}
+	}
 	if runOnce {
 		err = s.RunOnce(ctx)
 	} else {

@@ -67,6 +67,8 @@ func TestBadConfigurationExitsConfigStatus(t *testing.T) {
 		{"bad AS", "", env{"AS": "4294967296"}, []string{"AS", "as_number"}},
 		{"bad file value", "[ipv4_pool]\nblock_size = 40\n", env{}, []string{"ipv4_pool.block_size", "CALICO_IPV4POOL_BLOCK_SIZE"}},
 		{"unknown file key", "ip_method = \"first-found\"\n", env{}, []string{"ip_method", "line 1"}},
+		{"metrics address without a port", "metrics_address = \"127.0.0.1\"\n", env{}, []string{"metrics_address", "CALICO_STARTUP_METRICS_ADDRESS"}},
+		{"metrics port out of range", "", env{"CALICO_STARTUP_METRICS_ADDRESS": "127.0.0.1:70000"}, []string{"CALICO_STARTUP_METRICS_ADDRESS", "65535"}},
 		{"bad datastore type", "", env{"DATASTORE_TYPE": "kubernetes"}, []string{"kubernetes"}},
 		{"TLS file with an http endpoint", "", env{"ETCD_CA_CERT_FILE": "/etc/calico/pki/ca.pem"}, []string{"ETCD_CA_CERT_FILE", "plain http"}},
 	}

@@ -4,12 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"net"
 	"net/netip"
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -114,7 +112,7 @@ func LoadConfig(path string, env config.Env) (Config, error) {
 	if len(c.Templates) == 0 {
 		c.Templates = DefaultTemplates()
 	}
-	if err := checkListenAddress(c.MetricsAddress); err != nil {
+	if _, err := config.ParseListenAddress(c.MetricsAddress); err != nil {
 		return c, fmt.Errorf("metrics_address: %w", err)
 	}
 	return c, c.Validate()
@@ -250,19 +248,4 @@ func (c *Config) ResolveNodeName() (string, error) {
 func isIPv4(s string) bool {
 	a, err := netip.ParseAddr(s)
 	return err == nil && a.Is4()
-}
-
-// checkListenAddress accepts "" or host:port with a port in 1..65535.
-func checkListenAddress(addr string) error {
-	if addr == "" {
-		return nil
-	}
-	_, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return err
-	}
-	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
-		return fmt.Errorf("port %q is not a number from 1 to 65535", port)
-	}
-	return nil
 }

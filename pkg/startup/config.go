@@ -73,7 +73,8 @@ type Config struct {
 	DisableNodeIPCheck bool
 	PollInterval       time.Duration
 	LogSeverity        string
-	Address            [2]AddressConfig // indexed by Family.index()
+	MetricsAddress     config.ListenAddress // host:port of the Prometheus metrics server; empty: none
+	Address            [2]AddressConfig     // indexed by Family.index()
 	Pool               [2]PoolConfig
 }
 

@@ -37,6 +37,7 @@ func TestConfigDefaults(t *testing.T) {
 		want any
 	}{
 		{"backend", c.Backend, BackendBird},
+		{"metrics address", string(c.MetricsAddress), ""},
 		{"nodename file", c.NodenameFile, DefaultNodenameFile},
 		{"ip mode", c.AddressOf(V4).Mode, AddrAutodetect},
 		{"ip method", c.AddressOf(V4).Method.Name, MethodFirstFound},
@@ -64,6 +65,7 @@ func TestConfigEnvironmentWinsOverFile(t *testing.T) {
 nodename = "from-file"
 as_number = 64000
 ip = "198.18.0.5/24"
+metrics_address = "127.0.0.1:9093"
 [ipv4_pool]
 cidr = "10.65.0.0/16"
 block_size = 24
@@ -74,6 +76,9 @@ nat_outgoing = false
 	c, err := LoadConfig(path, env.lookup)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if c.MetricsAddress != "127.0.0.1:9093" {
+		t.Errorf("metrics_address from the file: got %q", c.MetricsAddress)
 	}
 	if c.NodeName != "from-env" {
 		t.Errorf("nodename: env must win, got %q", c.NodeName)
@@ -126,6 +131,9 @@ func TestConfigErrorsNameTheSetting(t *testing.T) {
 		{"bad node name", "", envMap{"NODENAME": "Host_Z"}, "nodename", "NODENAME"},
 		{"bad calico version", "", envMap{"CALICO_VERSION": "v3.30 with spaces"}, "calico_version", "CALICO_VERSION"},
 		{"bad log level", "", envMap{"CALICO_STARTUP_LOGLEVEL": "chatty"}, "log_severity", "CALICO_STARTUP_LOGLEVEL"},
+		{"metrics address without port", "metrics_address = \"127.0.0.1\"\n", nil, "metrics_address", "CALICO_STARTUP_METRICS_ADDRESS"},
+		{"metrics port zero", "", envMap{"CALICO_STARTUP_METRICS_ADDRESS": "127.0.0.1:0"}, "metrics_address", "CALICO_STARTUP_METRICS_ADDRESS"},
+		{"metrics port not a number", "", envMap{"CALICO_STARTUP_METRICS_ADDRESS": ":http-alt"}, "metrics_address", "CALICO_STARTUP_METRICS_ADDRESS"},
 		{"bad poll", "", envMap{"AUTODETECT_POLL_INTERVAL": "-3s"}, "autodetect_poll_interval", "AUTODETECT_POLL_INTERVAL"},
 		{"no pools and a cidr", "", envMap{"NO_DEFAULT_POOLS": "true", "CALICO_IPV4POOL_CIDR": "10.65.0.0/16"}, "no_default_pools", "NO_DEFAULT_POOLS"},
 	}

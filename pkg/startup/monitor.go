@@ -97,11 +97,13 @@ func (s *Startup) checkAddresses(ctx context.Context) error {
 		return fmt.Errorf("reading host interfaces: %w", err)
 	}
 	changed := false
+	var node *api.Node
 	err = s.updateNode(ctx, func(n *api.Node) (bool, error) {
 		c, err := s.configureNode(ctx, n, ifaces)
-		changed = c
+		node, changed = n, c
 		return c, err
 	})
+	s.metrics.onNodeUpdate(opAddresses, changed, node, err)
 	if err != nil {
 		return err
 	}
@@ -139,6 +141,7 @@ func (s *Startup) tunnelLoop(ctx context.Context, wd *daemon.Watchdog) {
 		case <-beat.C:
 		case m := <-msgs:
 			s.line.datastore(m.Status)
+			s.metrics.onStatus(m.Status)
 			settings.apply(m)
 			run = trig.apply(m)
 		case <-resync.C:

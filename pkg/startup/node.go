@@ -197,11 +197,16 @@ const VersionAnnotation = "calico-host.io/version"
 
 // registerNode creates or updates this host's Node.
 func (s *Startup) registerNode(ctx context.Context, ifaces []Interface) error {
-	return s.updateNode(ctx, func(n *api.Node) (bool, error) {
+	var node *api.Node
+	changed := false
+	err := s.updateNode(ctx, func(n *api.Node) (bool, error) {
 		stamped := stampVersion(n)
-		changed, err := s.configureNode(ctx, n, ifaces)
-		return changed || stamped, err
+		c, err := s.configureNode(ctx, n, ifaces)
+		node, changed = n, c || stamped
+		return changed, err
 	})
+	s.metrics.onNodeUpdate(opRegister, changed, node, err)
+	return err
 }
 
 // stampVersion sets VersionAnnotation to our version and reports whether it changed.

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/calico-host/calico-host/pkg/api"
+	"github.com/calico-host/calico-host/pkg/config"
 )
 
 // rawValue is a scalar TOML value kept as text, so that the file and the environment go through
@@ -46,6 +47,7 @@ type fileConfig struct {
 	AutodetectPollInterval rawValue `toml:"autodetect_poll_interval"`
 	DisableNodeIPCheck     rawValue `toml:"disable_node_ip_check"`
 	LogSeverity            rawValue `toml:"log_severity"`
+	MetricsAddress         rawValue `toml:"metrics_address"`
 	IPv4Pool               filePool `toml:"ipv4_pool"`
 	IPv6Pool               filePool `toml:"ipv6_pool"`
 }
@@ -110,6 +112,11 @@ func settings() []setting {
 			boolInto(func(c *Config) *bool { return &c.DisableNodeIPCheck })},
 		{"log_severity", "CALICO_STARTUP_LOGLEVEL", "Info", func(f *fileConfig) *rawValue { return &f.LogSeverity },
 			func(c *Config, v string) error { c.LogSeverity = v; return checkSeverity(v) }},
+		{"metrics_address", "CALICO_STARTUP_METRICS_ADDRESS", "", func(f *fileConfig) *rawValue { return &f.MetricsAddress },
+			func(c *Config, v string) (err error) {
+				c.MetricsAddress, err = config.ParseListenAddress(v)
+				return err
+			}},
 	}
 	for _, fam := range Families {
 		out = append(out, addressSettings(fam)...)

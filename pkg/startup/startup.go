@@ -49,8 +49,10 @@ type Startup struct {
 	ipam   TunnelIPAM
 	notify *daemon.Notifier
 	line   *statusLine // STATUS once registered
-	watch  WatchFunc
-	log    zerolog.Logger
+	// metrics are the Prometheus metrics (served by ServeMetrics).
+	metrics *metrics
+	watch   WatchFunc
+	log     zerolog.Logger
 	// unimplemented logs the pools' and the Node's Project Calico settings that calico-host
 	// does not implement, once each.
 	unimplemented *compat.Reporter
@@ -86,7 +88,7 @@ func New(cfg Config, d Deps) (*Startup, error) {
 	s := &Startup{cfg: cfg, name: name, ds: d.Datastore, kernel: d.Kernel, ipam: d.IPAM, notify: d.Notifier,
 		watch: d.Watch, log: d.Log.With().Str("node", name).Logger(),
 		retry: backoff.Backoff{Min: time.Second, Max: 30 * time.Second}, tunnelResync: 5 * time.Minute, debounce: 250 * time.Millisecond,
-		pingTimeout: 5 * time.Second, loopTimeout: opTimeout, unimplemented: compat.NewReporter("startup", d.Log)}
+		pingTimeout: 5 * time.Second, loopTimeout: opTimeout, unimplemented: compat.NewReporter("startup", d.Log), metrics: newMetrics()}
 	if s.watch == nil {
 		s.watch = func(ctx context.Context, prefixes []string, out chan<- syncer.Message) {
 			syncer.New(d.Datastore, syncer.Config{Prefixes: prefixes}, d.Log.With().Str("syncer", "startup").Logger()).Run(ctx, out)
@@ -157,6 +159,7 @@ func (s *Startup) RunOnce(ctx context.Context) error {
 // reporting progress in the systemd status.
 func (s *Startup) waitForDatastore(ctx context.Context) error {
 	retry := s.retry
+	s.metrics.onStatus(syncer.WaitingForDatastore) // until the tunnel loop's syncer reports
 	for attempt := 1; ; attempt++ {
 		pctx, cancel := context.WithTimeout(ctx, s.pingTimeout)
 		err := s.ds.Ping(pctx)

@@ -277,6 +277,12 @@ func (s *Startup) ReconcileTunnels(ctx context.Context) error {
 	if s.cfg.Backend == BackendNone {
 		return nil
 	}
+	err := s.reconcileTunnels(ctx)
+	s.metrics.onReconcile(err)
+	return err
+}
+
+func (s *Startup) reconcileTunnels(ctx context.Context) error {
 	node, err := datastore.GetAs[*api.Node](ctx, s.ds, "", s.name)
 	if err != nil {
 		return fmt.Errorf("reading node %s: %w", s.name, err)

@@ -14,16 +14,18 @@ import (
 
 	"github.com/calico-host/calico-host/pkg/confd"
 	"github.com/calico-host/calico-host/pkg/felix"
+	"github.com/calico-host/calico-host/pkg/startup"
 )
 
 const dashboardFile = "../../docs/grafana-dashboard.json"
 
-// registeredMetrics lists every metric calico-felix and calico-confd register (name -> its
+// registeredMetrics lists every metric calico-felix, calico-confd and calico-startup register (name -> its
 // labels), from the same collectors they register, plus the series Prometheus derives from histograms and
 // summaries and the "instance" and "job" labels it adds.
 func registeredMetrics(t *testing.T) map[string][]string {
 	t.Helper()
 	cs := append(felix.MetricCollectors(), confd.MetricCollectors()...)
+	cs = append(cs, startup.MetricCollectors()...)
 	cs = append(cs, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	descRE := regexp.MustCompile(`fqName: "([^"]+)".*constLabels: \{([^}]*)\}.*variableLabels: \{([^}]*)\}`)
 	out := map[string][]string{}
