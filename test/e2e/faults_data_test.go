@@ -27,10 +27,10 @@ func invalidObject(i int) (key, value string) {
 	case 1:
 		return resources + "globalnetworkpolicies/" + n, obj("GlobalNetworkPolicy", n, `{"selector":"role == (((","ingress":[{"action":"Allow"}]}`)
 	case 2:
-		return resources + "globalnetworkpolicies/" + n, obj("GlobalNetworkPolicy", n, `{"selector":"all()","ingress":[{"action":"Maybe"}]}`)
+		return resources + "globalnetworkpolicies/" + n, obj("GlobalNetworkPolicy", n, `{"selector":"has(failclosed)","ingress":[{"action":"Maybe"}]}`)
 	case 3:
 		return resources + "networkpolicies/default/" + n, obj("NetworkPolicy", n,
-			`{"selector":"all()","ingress":[{"action":"Allow","protocol":"TCP","destination":{"ports":[99999]}}]}`)
+			`{"selector":"has(failclosed)","ingress":[{"action":"Allow","protocol":"TCP","destination":{"ports":[99999]}}]}`)
 	case 4:
 		return resources + "workloadendpoints/default/host--1-cni-bad" + fmt.Sprint(i) + "-eth0", obj("WorkloadEndpoint", "host--1-cni-bad"+fmt.Sprint(i)+"-eth0",
 			fmt.Sprintf(`{"orchestrator":"cni","node":"host-1","containerID":"bad%d","endpoint":"eth0","interfaceName":"calibad%07d","ipNetworks":["10.65.300.1/32"]}`, i, i))
@@ -55,7 +55,9 @@ func invalidObject(i int) (key, value string) {
 }
 
 // TestInvalidObjects: 1,000 invalid entries written into etcd crash nothing; valid objects are
-// still enforced and new valid changes still applied; CNI still works.
+// still enforced and new valid changes still applied; CNI still works. The invalid policies whose
+// selector parses (has(failclosed)) fail closed: the workload they select drops the ingress they
+// would have decided instead of the policies being ignored.
 func TestInvalidObjects(t *testing.T) {
 	requireFelix(t)
 	s := newSystem(t, topo.Options{Hosts: 2, Mode: topo.ModeBGP}, topo.StartOptions{Felix: true})
@@ -66,6 +68,8 @@ func TestInvalidObjects(t *testing.T) {
 			pids[p] = p.Pid()
 		}
 	}
+	fc := s.workload(s.Host(2), "fc", map[string]string{"role": "fc", "failclosed": "true"}, 80)
+	s.expect(20*time.Second, tcp(w.web, fc, 80, true))
 	ds, err := s.Datastore()
 	if err != nil {
 		t.Fatal(err)
@@ -79,7 +83,8 @@ func TestInvalidObjects(t *testing.T) {
 	}
 	t.Logf("wrote 1000 invalid entries in %s", time.Since(start).Round(time.Millisecond))
 
-	s.keepChecking(6*time.Second, nil, nil, w.enforced()...)
+	s.expect(20*time.Second, tcp(w.web, fc, 80, false))
+	s.keepChecking(6*time.Second, nil, nil, append(w.enforced(), tcp(w.web, fc, 80, false))...)
 	if err := w.other.SetLabels(s.ctx, map[string]string{"role": "client"}); err != nil {
 		t.Fatal(err)
 	}
