@@ -86,7 +86,7 @@ func SetupVeth(ctx context.Context, c VethConfig) (net.HardwareAddr, int, error)
 	}
 	mac, err := configureVeth(ctx, host, hostLink, cont, c)
 	if err != nil {
-		if delErr := host.LinkDel(hostLink); delErr != nil && !isLinkNotFound(delErr) {
+		if delErr := host.LinkDel(hostLink); delErr != nil && !nlhandle.IsLinkNotFound(delErr) {
 			err = errors.Join(err, fmt.Errorf("removing veth %s: %w", c.HostIf, delErr))
 		}
 		return nil, 0, err
@@ -105,7 +105,7 @@ func createVeth(host *netlink.Handle, cont *netNS, c VethConfig) (netlink.Link, 
 		return nil, err
 	}
 	if old != nil {
-		if err := host.LinkDel(old); err != nil && !isLinkNotFound(err) {
+		if err := host.LinkDel(old); err != nil && !nlhandle.IsLinkNotFound(err) {
 			return nil, fmt.Errorf("deleting stale host veth %s (%s): %w", c.HostIf, ownerText(old), err)
 		}
 	}
@@ -123,7 +123,7 @@ func createVeth(host *netlink.Handle, cont *netNS, c VethConfig) (netlink.Link, 
 		return nil, fmt.Errorf("reading back veth %s: %w", c.HostIf, err)
 	}
 	if err := markVeth(host, link, c); err != nil {
-		if delErr := host.LinkDel(link); delErr != nil && !isLinkNotFound(delErr) {
+		if delErr := host.LinkDel(link); delErr != nil && !nlhandle.IsLinkNotFound(delErr) {
 			err = errors.Join(err, fmt.Errorf("removing veth %s: %w", c.HostIf, delErr))
 		}
 		return nil, err
@@ -313,9 +313,4 @@ func routeVia(host *netlink.Handle, p netip.Prefix, idx int) bool {
 		}
 	}
 	return false
-}
-
-func isLinkNotFound(err error) bool {
-	var nf netlink.LinkNotFoundError
-	return errors.As(err, &nf) || errors.Is(err, unix.ENODEV) || errors.Is(err, unix.ENOENT)
 }

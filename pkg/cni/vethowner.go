@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/calico-host/calico-host/pkg/nlhandle"
 	"github.com/vishvananda/netlink"
 )
 
@@ -49,7 +50,7 @@ func containerIfAbsent(cont *netNS, c VethConfig) error {
 	switch {
 	case err == nil:
 		return fmt.Errorf("interface %s already exists in %s; it is left alone: %w", c.ContainerIf, c.NetNS, ErrNotOurs)
-	case !isLinkNotFound(err):
+	case !nlhandle.IsLinkNotFound(err):
 		return fmt.Errorf("looking for %s in %s: %w", c.ContainerIf, c.NetNS, err)
 	}
 	return nil
@@ -59,7 +60,7 @@ func containerIfAbsent(cont *netNS, c VethConfig) error {
 // there is none): a veth of this container, or with ReplaceOther a veth of another container.
 func replaceableHostVeth(host *netlink.Handle, c VethConfig) (netlink.Link, error) {
 	link, err := host.LinkByName(string(c.HostIf))
-	if isLinkNotFound(err) {
+	if nlhandle.IsLinkNotFound(err) {
 		return nil, nil
 	}
 	if err != nil {
@@ -117,7 +118,7 @@ func DeleteVeth(c VethConfig) (notes []string, err error) {
 	}
 	defer host.Close()
 	hostLink, err := host.LinkByName(string(c.HostIf))
-	if err != nil && !isLinkNotFound(err) {
+	if err != nil && !nlhandle.IsLinkNotFound(err) {
 		return nil, fmt.Errorf("looking for host interface %s: %w", c.HostIf, err)
 	}
 	if err != nil {
@@ -130,7 +131,7 @@ func DeleteVeth(c VethConfig) (notes []string, err error) {
 	if owner := vethOwner(hostLink); owner != c.Owner || hostLink.Type() != "veth" {
 		return append(notes, fmt.Sprintf("host interface %s is %s: left alone", c.HostIf, ownerText(hostLink))), nil
 	}
-	if err := host.LinkDel(hostLink); err != nil && !isLinkNotFound(err) {
+	if err := host.LinkDel(hostLink); err != nil && !nlhandle.IsLinkNotFound(err) {
 		return notes, fmt.Errorf("deleting host veth %s: %w", c.HostIf, err)
 	}
 	return notes, nil
@@ -147,7 +148,7 @@ func deleteContainerEnd(host *netlink.Handle, hostLink netlink.Link, c VethConfi
 	}
 	defer cont.Close()
 	contLink, err := cont.nl.LinkByName(string(c.ContainerIf))
-	if isLinkNotFound(err) {
+	if nlhandle.IsLinkNotFound(err) {
 		return false, nil, nil
 	}
 	if err != nil {
@@ -160,7 +161,7 @@ func deleteContainerEnd(host *netlink.Handle, hostLink netlink.Link, c VethConfi
 	if hostLink == nil || (owner != c.Owner && owner != "") || !paired(host, hostLink, cont, contLink) {
 		return false, []string{fmt.Sprintf("%s in %s is not the pair of this container's host veth %s: left alone", c.ContainerIf, c.NetNS, c.HostIf)}, nil
 	}
-	if err := cont.nl.LinkDel(contLink); err != nil && !isLinkNotFound(err) {
+	if err := cont.nl.LinkDel(contLink); err != nil && !nlhandle.IsLinkNotFound(err) {
 		return false, nil, fmt.Errorf("deleting %s in %s: %w", c.ContainerIf, c.NetNS, err)
 	}
 	return true, nil, nil
@@ -175,7 +176,7 @@ func RemoveCreatedVeth(c VethConfig, idx int) error {
 	}
 	defer host.Close()
 	link, err := host.LinkByIndex(idx)
-	if isLinkNotFound(err) {
+	if nlhandle.IsLinkNotFound(err) {
 		return nil
 	}
 	if err != nil {
@@ -184,7 +185,7 @@ func RemoveCreatedVeth(c VethConfig, idx int) error {
 	if link.Attrs().Name != string(c.HostIf) || vethOwner(link) != c.Owner {
 		return nil // gone and its index reused: not ours
 	}
-	if err := host.LinkDel(link); err != nil && !isLinkNotFound(err) {
+	if err := host.LinkDel(link); err != nil && !nlhandle.IsLinkNotFound(err) {
 		return fmt.Errorf("deleting host veth %s: %w", c.HostIf, err)
 	}
 	return nil

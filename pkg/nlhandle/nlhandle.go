@@ -12,6 +12,7 @@ import (
 
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
 
 	"github.com/calico-host/calico-host/pkg/backoff"
 )
@@ -87,4 +88,10 @@ func RetryDump[T any](ctx context.Context, dump func() (T, error)) (T, error) {
 			return zero, err
 		}
 	}
+}
+
+// IsLinkNotFound reports whether err says the link does not exist: netlink's lookup error by
+// name, or ENODEV/ENOENT from a request on an index that went away.
+func IsLinkNotFound(err error) bool {
+	return errors.As(err, new(netlink.LinkNotFoundError)) || errors.Is(err, unix.ENODEV) || errors.Is(err, unix.ENOENT)
 }

@@ -33,7 +33,7 @@ func (n *Netlink) Close() { n.h.Close() }
 // Link implements Handle.
 func (n *Netlink) Link(name string) (*Link, error) {
 	l, err := n.h.LinkByName(name)
-	if errors.As(err, &netlink.LinkNotFoundError{}) {
+	if nlhandle.IsLinkNotFound(err) {
 		return nil, nil
 	}
 	if err != nil {

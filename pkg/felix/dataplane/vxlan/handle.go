@@ -2,7 +2,6 @@ package vxlan
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -89,7 +88,7 @@ func (n *Netlink) Close() { n.h.Close() }
 // Link implements Handle.
 func (n *Netlink) Link(name string) (*Link, error) {
 	l, err := n.h.LinkByName(name)
-	if errors.As(err, &netlink.LinkNotFoundError{}) {
+	if nlhandle.IsLinkNotFound(err) {
 		return nil, nil
 	}
 	if err != nil {

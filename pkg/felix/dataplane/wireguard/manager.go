@@ -125,7 +125,7 @@ func (m *Manager) applyDevice(d *Device) error {
 // ensureLink finds (or creates, as a kernel device) the device, sets its MTU and brings it up.
 func (m *Manager) ensureLink(d *Device) (netlink.Link, error) {
 	link, err := m.nl.LinkByName(d.Name)
-	if errors.As(err, new(netlink.LinkNotFoundError)) {
+	if nlhandle.IsLinkNotFound(err) {
 		attrs := netlink.NewLinkAttrs()
 		attrs.Name, attrs.MTU = d.Name, d.MTU
 		if aerr := m.nl.LinkAdd(&netlink.Wireguard{LinkAttrs: attrs}); aerr != nil {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/calico-host/calico-host/pkg/nlhandle"
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 	"golang.zx2c4.com/wireguard/wgctrl/wgtypes"
@@ -70,7 +71,7 @@ func (m *Manager) disable(f Family) error {
 		return err
 	}
 	link, err := m.nl.LinkByName(f.Name)
-	if errors.As(err, new(netlink.LinkNotFoundError)) {
+	if nlhandle.IsLinkNotFound(err) {
 		return nil
 	}
 	if err != nil {
