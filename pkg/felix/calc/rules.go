@@ -308,7 +308,7 @@ func parsePrefixOrAddr(s string) (netip.Prefix, error) {
 		if err != nil {
 			return netip.Prefix{}, fmt.Errorf("invalid CIDR %q", s)
 		}
-		return netip.PrefixFrom(p.Addr().Unmap(), p.Bits()), nil
+		return unmapPrefix(p), nil
 	}
 	a, err := netip.ParseAddr(s)
 	if err != nil {
@@ -316,6 +316,16 @@ func parsePrefixOrAddr(s string) (netip.Prefix, error) {
 	}
 	a = a.Unmap()
 	return netip.PrefixFrom(a, a.BitLen()), nil
+}
+
+// unmapPrefix makes an IPv4-mapped IPv6 prefix (::ffff:10.0.0.0/104) the IPv4 prefix it maps
+// (10.0.0.0/8); a mapped prefix shorter than /96 covers more than IPv4 and stays IPv6. Other
+// prefixes are returned as they are. The result is always a valid prefix of its address.
+func unmapPrefix(p netip.Prefix) netip.Prefix {
+	if !p.Addr().Is4In6() || p.Bits() < 96 {
+		return p
+	}
+	return netip.PrefixFrom(p.Addr().Unmap(), p.Bits()-96)
 }
 
 // ruleFamilies works out which IP families the rule can be rendered for: 0 (both), 4 or 6. A

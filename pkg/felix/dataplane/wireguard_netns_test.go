@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -351,8 +352,11 @@ func TestWireGuardTwoHosts(t *testing.T) {
 	a, b := hosts[0], hosts[1]
 	t.Cleanup(func() { dumpOnFailure(t, hosts) })
 	for _, f := range wgFams {
-		ln := listen(t, b.wl, f.addr(8080))
-		defer ln.Close()
+		// Both ports listen: only policy (which allows 8080, not 8081) can refuse 8081.
+		for _, port := range []int{8080, 8081} {
+			ln := listen(t, b.wl, f.addr(port))
+			defer ln.Close()
+		}
 	}
 	capt := startCapture(t, fabric)
 
@@ -431,6 +435,9 @@ func checkEncrypted(t *testing.T, capt *capture, a *wgHost, f wgFam) {
 	}
 }
 
+// linkFlagUp matches the UP flag in `ip link show` output (<BROADCAST,UP,LOWER_UP>).
+var linkFlagUp = regexp.MustCompile(`<[^>]*\bUP\b`)
+
 // checkDisable turns WireGuard off at A (felix restarts with the new setting): keys, rules,
 // routes and device configuration go.
 func checkDisable(t *testing.T, hosts []*wgHost, kernel bool) {
@@ -455,7 +462,8 @@ func checkDisable(t *testing.T, hosts []*wgHost, kernel bool) {
 			t.Errorf("%s: routes left in the WireGuard table: %s", f.ip, out)
 		}
 		out, _ := execCommand("ip", "-n", a.ns.name, "link", "show", f.device(a))
-		if !kernel && strings.Contains(out, "state UP") || kernel && out != "" {
+		// A TUN device shows "state UNKNOWN" even when up: look at its flags.
+		if !kernel && linkFlagUp.MatchString(out) || kernel && out != "" {
 			t.Errorf("%s: WireGuard device left configured: %s", f.ip, out)
 		}
 	}

@@ -101,7 +101,7 @@ func (m *matcher) side(dst bool) {
 		case len(fnets) == 0:
 			m.fail(errNoMatch)
 			return
-		case fnets[0].Bits() > 0: // a /0 (then alone) is every address of the table: no match
+		case !fnets[0].IsValid() || fnets[0].Bits() != 0: // a valid /0 (then alone) is every address of the table: no match; anything invalid fails closed in addrIn
 			c := choice{whole: addrIn(dst, fnets)}
 			for _, n := range fnets {
 				c.alts = append(c.alts, one(addrIn(dst, []netip.Prefix{n}))...)
@@ -224,8 +224,8 @@ func (m *matcher) icmp(ic *calc.ICMPMatch, neg bool) {
 func (m *matcher) familyNets(nets []netip.Prefix) []netip.Prefix {
 	var out []netip.Prefix
 	for _, n := range nets {
-		if versionOf(n.Addr()) == m.fam {
-			out = append(out, netip.PrefixFrom(n.Addr().Unmap(), n.Bits()-unmapBits(n.Addr())))
+		if fam, p := prefixFamily(n); fam == m.fam {
+			out = append(out, p)
 		}
 	}
 	return out

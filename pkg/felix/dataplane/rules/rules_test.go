@@ -193,6 +193,9 @@ func TestElement(t *testing.T) {
 		{nft.IPv4, calc.IPSetNet, calc.IPSetMember{Prefix: netip.MustParsePrefix("10.65.1.7/24")}, "10.65.1.0/24", true},
 		{nft.IPv4, calc.IPSetNet, calc.IPSetMember{Prefix: netip.MustParsePrefix("::ffff:10.65.1.7/120")}, "10.65.1.0/24", true},
 		{nft.IPv6, calc.IPSetNet, calc.IPSetMember{Prefix: netip.MustParsePrefix("10.65.0.5/32")}, "", false},
+		// A mapped prefix shorter than /96 covers more than IPv4: it stays IPv6, never a negative length.
+		{nft.IPv4, calc.IPSetNet, calc.IPSetMember{Prefix: netip.MustParsePrefix("::ffff:0:0/80")}, "", false},
+		{nft.IPv6, calc.IPSetNet, calc.IPSetMember{Prefix: netip.MustParsePrefix("::ffff:0:0/80")}, "::/80", true},
 		{nft.IPv6, calc.IPSetNamedPort, calc.IPSetMember{Prefix: netip.MustParsePrefix("fd5c::5/128"), Protocol: 6, Port: 80}, "fd5c::5 . tcp . 80", true},
 		{nft.IPv4, calc.IPSetNamedPort, calc.IPSetMember{Prefix: netip.MustParsePrefix("10.65.0.0/24"), Protocol: 6, Port: 80}, "", false},
 	} {
@@ -280,6 +283,21 @@ func TestAvoidPort(t *testing.T) {
 	} {
 		if got := avoidPort(tc.r, tc.port); got != tc.want {
 			t.Errorf("avoidPort(%s, %d) = %s, want %s", tc.r, tc.port, got, tc.want)
+		}
+	}
+}
+
+// TestInvalidNetFailsClosed: a rule whose nets hold a prefix that is not valid (no address, or a
+// length its address cannot have) never renders as a rule without an address match (which
+// would allow every address of the table): it fails closed.
+func TestInvalidNetFailsClosed(t *testing.T) {
+	bad := netip.PrefixFrom(netip.MustParseAddr("10.0.0.1"), 128) // Bits() == -1
+	for _, v := range []nft.IPVersion{nft.IPv4, nft.IPv6} {
+		r := PolicyRules(testConfig(true), v, Filter, []calc.Rule{{Action: calc.RuleAllow, SrcNets: []netip.Prefix{bad}}})
+		for _, text := range ruleTexts(v, r.Rules) {
+			if strings.HasPrefix(text, "counter meta mark set") {
+				t.Errorf("%s: the rule with net %v allows every source: %q", v, bad, text)
+			}
 		}
 	}
 }

@@ -29,11 +29,11 @@ func addrType(v nft.IPVersion) nft.DataType {
 // address (no text in between); ok is false when the member belongs to the other version or
 // cannot be a member of this kind of set (a named port needs one address and a protocol).
 func Element(v nft.IPVersion, t calc.IPSetType, m calc.IPSetMember) (nft.Element, bool) {
-	p := m.Prefix
-	if !p.IsValid() || versionOf(p.Addr()) != v {
+	fam, p := prefixFamily(m.Prefix)
+	if !p.IsValid() || fam != v {
 		return nft.Element{}, false
 	}
-	p = netip.PrefixFrom(p.Addr().Unmap(), p.Bits()-unmapBits(p.Addr())).Masked()
+	p = p.Masked()
 	if t != calc.IPSetNamedPort {
 		return nft.PrefixElem(p), true
 	}
@@ -44,11 +44,18 @@ func Element(v nft.IPVersion, t calc.IPSetType, m calc.IPSetMember) (nft.Element
 }
 
 // unmapBits is how many prefix bits an IPv4-mapped IPv6 address loses when unmapped.
-func unmapBits(a netip.Addr) int {
-	if a.Is4In6() {
-		return 96
+// prefixFamily is the version of p and p in that version's terms: an IPv4-mapped prefix of
+// /96 or longer is the IPv4 prefix it maps; one shorter covers more than IPv4 and stays IPv6
+// (as calc's unmapPrefix). An invalid prefix is returned as it is (callers leave it out or
+// fail closed).
+func prefixFamily(p netip.Prefix) (nft.IPVersion, netip.Prefix) {
+	switch a := p.Addr(); {
+	case a.Is4():
+		return nft.IPv4, p
+	case a.Is4In6() && p.Bits() >= 96:
+		return nft.IPv4, netip.PrefixFrom(a.Unmap(), p.Bits()-96)
 	}
-	return 0
+	return nft.IPv6, p
 }
 
 // NetSet renders an interval set of prefixes of version v (prefixes of the other version are
