@@ -80,15 +80,29 @@ const (
 // maxName is the longest name nft accepts (NFT_NAME_MAXLEN - 1).
 const maxName = nft.MaxNameLen
 
-// limitName keeps a name within nft's limit: an over-long name becomes a prefix of it, "_" and
-// a hash of the whole, as Calico's GetLengthLimitedID does.
+// limitName makes a name nft accepts: an over-long name becomes a prefix of it, "_" and a hash
+// of the whole, as Calico's GetLengthLimitedID does; so does a name with characters nft names
+// cannot hold (a profile or policy name from the datastore: "+", "@", spaces, non-ASCII),
+// with those characters in the prefix replaced by "_" (the hash keeps names apart).
 func limitName(s string) string {
-	if len(s) <= maxName {
+	if len(s) <= maxName && nft.ValidName(s) {
 		return s
 	}
 	sum := sha256.Sum256([]byte(s))
 	h := base64.RawURLEncoding.EncodeToString(sum[:])[:22]
-	return s[:maxName-len(h)-1] + "_" + h
+	prefix := []byte(s[:min(len(s), maxName-len(h)-1)])
+	for i, c := range prefix {
+		if !nameByte(c) {
+			prefix[i] = '_'
+		}
+	}
+	return string(prefix) + "_" + h
+}
+
+// nameByte reports whether nft names may hold c (besides a leading digit, which our prefixes
+// never have).
+func nameByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("_./:-", c) >= 0
 }
 
 // SetName is the nft set of an IP set ID for a family, named like Calico's: "cali40s-<hash>"

@@ -53,6 +53,19 @@ func TestNames(t *testing.T) {
 	if len(a) != maxName || a == b || !strings.HasPrefix(a, "filter-cali-pi-gnp/xxx") {
 		t.Errorf("long names: %d chars, distinct %v", len(a), a != b)
 	}
+	// Names nft cannot hold (profile names from the datastore) become valid, distinct names;
+	// before, the dataplane panicked putting the chain (a crash loop from one object).
+	seen := map[string]string{}
+	for _, profile := range []string{"a+b", "a@b", "ksa.ns.sa@x", "näme", "a b", "a_b"} {
+		got := ProfileChain(Filter, profile, false)
+		if !nft.ValidName(got) {
+			t.Errorf("profile %q: chain name %q is not a valid nft name", profile, got)
+		}
+		if other, dup := seen[got]; dup {
+			t.Errorf("profiles %q and %q share the chain %q", other, profile, got)
+		}
+		seen[got] = profile
+	}
 }
 
 // TestPolicyRules checks the rules each kind of calc rule renders to in the ip table (v4) and
