@@ -2,6 +2,7 @@ package dataplane
 
 import (
 	"net/netip"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -139,5 +140,20 @@ func TestKernelWorkloadSourceSpoofingGate(t *testing.T) {
 				t.Errorf("packet from A's own address reached B: %v, want %v", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestInvalidSpoofPrefixStaysWithItsEndpoint: a spoofing exception that is not a valid prefix
+// is left out of the shared anti-spoofing chain; before, it became an empty set element that
+// made every later transaction fail, for every endpoint.
+func TestInvalidSpoofPrefixStaysWithItsEndpoint(t *testing.T) {
+	h := newHarness(t, Config{Hostname: "host1", WorkloadSourceSpoofing: true})
+	h.up("cali11111111111", "cali22222222222")
+	bad := wep("w1", "cali11111111111", []string{"10.65.0.1/32"})
+	bad.Endpoint.AllowSpoofedSourcePrefixes = []netip.Prefix{netip.PrefixFrom(netip.MustParseAddr("10.0.0.1"), 128), pfx("10.66.0.0/16")}
+	h.send(bad) // fails the test if the transaction is refused
+	h.send(wep("w2", "cali22222222222", []string{"10.65.0.2/32"}))
+	if d := h.fake.Dump(); !strings.Contains(d, "10.66.0.0/16") || !strings.Contains(d, "cali22222222222") {
+		t.Errorf("the valid exception or the second endpoint is missing:\n%s", d)
 	}
 }

@@ -234,8 +234,8 @@ func workloadRPF(cfg *Config, st *Static, v nft.IPVersion) []nft.Rule {
 	var rs []nft.Rule
 	var spoof []nft.Element
 	for _, s := range st.SpoofAllowed {
-		if versionOf(s.Prefix.Addr()) == v {
-			spoof = append(spoof, nft.ConcatElem(nft.IfnameElem(s.Iface), nft.PrefixElem(s.Prefix)))
+		if fam, p := prefixFamily(s.Prefix); fam == v && p.IsValid() {
+			spoof = append(spoof, nft.ConcatElem(nft.IfnameElem(s.Iface), nft.PrefixElem(p.Masked())))
 		}
 	}
 	if len(spoof) > 0 {
