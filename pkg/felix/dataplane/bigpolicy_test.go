@@ -44,6 +44,7 @@ func TestKernelSixThousandPorts(t *testing.T) {
 	listenTCP(t, c, "10.65.0.3", 8001)
 	k.send(profile("open", []calc.Rule{allow()}, []calc.Rule{allow()}),
 		wep("c", "cali0000000000c", []string{"10.65.0.3/32"}, withProfiles("open")))
+	k.requireProgrammed()
 	check(t, "new workload",
 		expectation{"tcp to c", func() bool { return canTCP(t, a, "10.65.0.3", 8001) }, true})
 }
@@ -75,5 +76,6 @@ func TestKernelLargeLists(t *testing.T) {
 		id := gnpID(fmt.Sprint("big", i))
 		t.Logf("variant %d", i)
 		k.send(policy(id, []calc.Rule{r}, []calc.Rule{r}), kwep("b", ifB, ipB, tier("default", ids(id), ids(id))))
+		k.requireProgrammed()
 	}
 }

@@ -288,6 +288,16 @@ func (k *kernelDP) send(ups ...calc.Update) {
 	k.waitApplied()
 }
 
+// requireProgrammed fails the test when the dataplane quarantined anything: an apply succeeds
+// even when the kernel refused an object (it fails closed in its place), so tests that prove
+// the kernel accepts what we render must look.
+func (k *kernelDP) requireProgrammed() {
+	k.t.Helper()
+	if n := k.dp.Quarantined(); n != 0 {
+		k.t.Fatalf("%d objects quarantined: the kernel refused what was rendered", n)
+	}
+}
+
 // applyTimeout bounds waitApplied (tests of huge commits raise it; no test runs in parallel).
 var applyTimeout = 10 * time.Second
 
