@@ -39,6 +39,9 @@ func TestFleetConverges(t *testing.T) {
 	if r.Fanout.Changes == 0 {
 		t.Fatal("the churn wrote no change")
 	}
+	if !r.Verified {
+		t.Error("the agents' states were not compared with a fresh agent's")
+	}
 	for _, d := range r.Diffs {
 		t.Error(d)
 	}

@@ -287,7 +287,13 @@ func compareStates(a, fresh *Agent) string {
 	if err != nil {
 		return fmt.Sprintf("%s: calc output inconsistent: %v", a.Host, err)
 	}
-	want, _ := fresh.State()
+	want, err := fresh.State()
+	if err != nil {
+		return fmt.Sprintf("%s: the fresh agent's calc output is inconsistent: %v", a.Host, err)
+	}
+	if len(want) == 0 {
+		return fmt.Sprintf("%s: the fresh agent has no calc output to compare with", a.Host)
+	}
 	gs, ws := map[string]bool{}, map[string]bool{}
 	for _, l := range got {
 		gs[l] = true
