@@ -81,9 +81,13 @@ func TestIPIPTunnelAddressFollowsPools(t *testing.T) {
 		t.Errorf("BGP address %q, VXLAN address %q", n.Spec.BGP.IPv4Address, n.Spec.IPv4VXLANTunnelAddr)
 	}
 	raw := h.values(datastore.ResourcePrefix + "nodes/host-z")
+	if len(raw) != 1 {
+		t.Fatalf("stored node keys: %v", raw)
+	}
 	for _, v := range raw {
-		got := v["spec"].(map[string]any)["bgp"].(map[string]any)["ipv4IPIPTunnelAddr"]
-		if got != addr.String() {
+		spec, _ := v["spec"].(map[string]any)
+		bgp, _ := spec["bgp"].(map[string]any)
+		if got := bgp["ipv4IPIPTunnelAddr"]; got != addr.String() {
 			t.Errorf("stored spec.bgp.ipv4IPIPTunnelAddr %v, want %s", got, addr)
 		}
 	}
