@@ -134,7 +134,7 @@ func tunnelPoolCIDRs(node *api.Node, pools []*api.IPPool, t tunnelKind) []netip.
 	var out []netip.Prefix
 	for _, p := range pools {
 		cidr, err := netip.ParsePrefix(p.Spec.CIDR)
-		if err != nil || !t.fam.Contains(cidr.Addr()) || p.Spec.Disabled || !p.Spec.AllowsUse(api.UseTunnel) {
+		if err != nil || !t.fam.Contains(cidr.Addr()) || p.Spec.Disabled || p.DeletionTimestamp != "" || !p.Spec.AllowsUse(api.UseTunnel) {
 			continue
 		}
 		if t.poolOK != nil && !t.poolOK(&p.Spec) {

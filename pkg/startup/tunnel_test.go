@@ -42,6 +42,8 @@ func TestVXLANPoolCIDRs(t *testing.T) {
 		pool("cross", "10.65.16.0/20", api.EncapCrossSubnet),
 		pool("never", "10.65.32.0/20", api.EncapNever),
 		pool("disabled", "10.65.48.0/20", api.EncapAlways, func(p *api.IPPool) { p.Spec.Disabled = true }),
+		// Being deleted counts as disabled, as Project Calico's allocateip does.
+		pool("deleting", "10.65.112.0/20", api.EncapAlways, func(p *api.IPPool) { p.DeletionTimestamp = "2026-12-01T00:00:00Z" }),
 		pool("workload-only", "10.65.64.0/20", api.EncapAlways, func(p *api.IPPool) { p.Spec.AllowedUses = []string{api.UseWorkload} }),
 		pool("other-zone", "10.65.80.0/20", api.EncapAlways, func(p *api.IPPool) { p.Spec.NodeSelector = "zone == 'b'" }),
 		pool("this-zone", "10.65.96.0/20", api.EncapAlways, func(p *api.IPPool) { p.Spec.NodeSelector = "zone == 'a'" }),
