@@ -78,6 +78,8 @@ func (c *Config) Dataplane(poolsUseVXLAN bool) dataplane.Config {
 		MarkMask:                       c.NftablesMarkMask,
 		NATOutgoingAddress:             c.NATOutgoingAddress,
 		NATPortRange:                   c.NATPortRange,
+		NATOutgoingExcludeHosts:        c.NATOutgoingExclusions == "IPPoolsAndHostIPs",
+		ServiceLoopPrevention:          c.ServiceLoopPrevention,
 		WorkloadSourceSpoofing:         c.WorkloadSourceSpoofing == "Any",
 		FloatingIPs:                    c.FloatingIPs == "Enabled",
 		OpenStack:                      c.OpenStack(),

@@ -189,6 +189,12 @@ var Params = []Param{
 		Doc: "Packet mark bits felix may use."},
 	{Name: "NATOutgoingAddress", V3: "natOutgoingAddress", Kind: KindAddr, Restart: true, Doc: "Source address for NAT outgoing (default: masquerade)."},
 	{Name: "NATPortRange", V3: "natPortRange", Kind: KindPortRange, Restart: true, Doc: "Source ports for NAT outgoing TCP and UDP, min:max (with VXLAN on, UDP never gets VXLANPort)."},
+	{Name: "NATOutgoingExclusions", V3: "natOutgoingExclusions", Kind: KindOneOf, Values: []string{"IPPoolsOnly", "IPPoolsAndHostIPs"},
+		Default: "IPPoolsOnly", Restart: true,
+		Doc: "Destinations NAT outgoing leaves alone: the IP pools, or the pools and every host's address (IPPoolsAndHostIPs)."},
+	{Name: "ServiceLoopPrevention", Kind: KindOneOf, Values: []string{"Drop", "Reject", "Disabled"}, Default: "Drop", Restart: true,
+		Doc: "What happens to forwarded traffic to the service CIDRs of BGPConfiguration default (serviceClusterIPs, " +
+			"serviceExternalIPs, serviceLoadBalancerIPs) that no local rule handled: Drop, Reject, or Disabled (routed, perhaps in a loop)."},
 	{Name: "WorkloadSourceSpoofing", Kind: KindOneOf, Values: []string{"Disabled", "Any"}, Default: "Disabled", Restart: true,
 		Doc: "Any lets workload endpoints use allowSpoofedSourcePrefixes; with Disabled a workload endpoint that asks for it " +
 			"is treated as missing (its traffic is dropped), as Project Calico's felix does."},
