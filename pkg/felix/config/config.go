@@ -84,6 +84,7 @@ type Config struct {
 
 	IPForwarding    string // "Enabled" or "Disabled"
 	MTUIfacePattern string
+	RequireMTUFile  bool
 
 	IPIPEnabled    *bool
 	IPIPMTU        int

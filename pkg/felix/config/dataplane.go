@@ -96,6 +96,7 @@ func (c *Config) Dataplane(poolsUseVXLAN bool) dataplane.Config {
 		VXLANTunnelMAC:                 c.VXLANMAC(),
 		IPForwardingDisabled:           c.IPForwarding == "Disabled",
 		MTUIfacePattern:                c.MTUIfacePattern,
+		RequireMTUFile:                 c.RequireMTUFile,
 		IPIPEnabled:                    c.IPIPEnabled,
 		IPIPMTU:                        c.IPIPMTU,
 		IPIPTunnelAddr:                 c.IPIPTunnelAddr,

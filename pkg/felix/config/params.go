@@ -235,6 +235,8 @@ var Params = []Param{
 	// IPIP.
 	{Name: "IpInIpEnabled", Field: "IPIPEnabled", V3: "ipipEnabled", Kind: KindOptBool, Restart: true,
 		Doc: "Force the IPIP device tunl0 on or off (default: on when an IPv4 pool has ipipMode Always or CrossSubnet)."},
+	{Name: "RequireMTUFile", V3: "requireMTUFile", Kind: KindBool, Default: "false", Restart: true,
+		Doc: "Refuse to start when the workload MTU file (/var/lib/calico/mtu) cannot be written."},
 	{Name: "IpInIpMtu", Field: "IPIPMTU", V3: "ipipMTU", Kind: KindInt, Default: "0", Min: 0, Max: 65535, Restart: true,
 		Doc: "MTU of tunl0 and of the routes through it; 0 = host MTU - 20."},
 	{Name: "IpInIpTunnelAddr", Field: "IPIPTunnelAddr", Kind: KindAddr, Restart: true, LocalOnly: true,

@@ -74,6 +74,8 @@ type Config struct {
 	IPIPMTU        int        // 0 = host MTU - 20
 	IPIPTunnelAddr netip.Addr // overrides the Node's ipv4IPIPTunnelAddr
 	MTUFile        string     // where the workload MTU is written (default /var/lib/calico/mtu)
+	// RequireMTUFile: New fails when it cannot write MTUFile (Project Calico's RequireMTUFile).
+	RequireMTUFile bool
 
 	Wireguard WireguardConfig
 

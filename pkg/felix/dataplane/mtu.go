@@ -69,26 +69,27 @@ func (d *Dataplane) readHostMTU(hostMTU func(context.Context) (int, error)) int 
 
 // writeWorkloadMTU records the MTU workloads should use (workloadMTU) in cfg.MTUFile, where the
 // CNI plugin reads it when its network config sets no mtu, when it differs from what was
-// written. A failure is logged and retried on the next call.
-func (d *Dataplane) writeWorkloadMTU(on encapsOn) {
+// written. A failure is logged (and returned) and retried on the next call.
+func (d *Dataplane) writeWorkloadMTU(on encapsOn) error {
 	mtu := workloadMTU(d.cfg, on, d.hostMTU)
 	if mtu == d.writtenMTU {
-		return
+		return nil
 	}
 	if err := vxlan.WriteMTUFile(d.cfg.MTUFile, mtu); err != nil {
 		d.log.Warn().Err(err).Str("file", d.cfg.MTUFile).Msg("Could not write the workload MTU file")
 		d.writtenMTU = 0
-		return
+		return err
 	}
 	d.writtenMTU = mtu
 	d.log.Info().Int("mtu", mtu).Int("host_mtu", d.hostMTU).Bool("ipip", on.ipip).Bool("vxlan", on.vxlanV4).
 		Bool("vxlan_v6", on.vxlanV6).Str("file", d.cfg.MTUFile).Msg("Wrote the workload MTU")
+	return nil
 }
 
 // updateWorkloadMTU rewrites the workload MTU file once calc is in sync, when the IP pools
 // turned an encapsulation on or off (only when the dataplane found the host MTU itself).
 func (d *Dataplane) updateWorkloadMTU() {
 	if d.hostMTU > 0 && d.model.inSync {
-		d.writeWorkloadMTU(modelEncaps(d.cfg, d.model))
+		_ = d.writeWorkloadMTU(modelEncaps(d.cfg, d.model)) // logged; retried on the next apply
 	}
 }

@@ -61,3 +61,25 @@ func waitFile(t *testing.T, path, want, stage string) {
 	}
 	t.Errorf("%s: workload MTU file holds %q, want %s", stage, got, want)
 }
+
+// TestKernelRequireMTUFile: when the workload MTU file cannot be written (its directory is a
+// file), the dataplane starts anyway, unless RequireMTUFile asks it not to (Project Calico's
+// felix then does not start either).
+func TestKernelRequireMTUFile(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root")
+	}
+	host := newNS(t, "mtur-host")
+	blocker := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(blocker, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	log := zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.ErrorLevel)
+	for _, require := range []bool{false, true} {
+		_, err := dataplane.New(dataplane.Config{Hostname: "host1", NetNS: host.path(), InterfaceRefreshInterval: 10 * time.Second,
+			MTUFile: filepath.Join(blocker, "mtu"), RequireMTUFile: require}, log)
+		if (err != nil) != require {
+			t.Errorf("RequireMTUFile %v: New returned %v", require, err)
+		}
+	}
+}

@@ -42,7 +42,9 @@ func (d *Dataplane) openPieces(o *options) error {
 		}
 		o.ifaces, hostMTU = i, mtu
 		d.hostMTU = d.readHostMTU(hostMTU)
-		d.writeWorkloadMTU(configEncaps(d.cfg))
+		if err := d.writeWorkloadMTU(configEncaps(d.cfg)); err != nil && d.cfg.RequireMTUFile {
+			return fmt.Errorf("RequireMTUFile: %w", err)
+		}
 	}
 	if o.vxlan == nil {
 		vh, err := vxlan.OpenNetlink(d.cfg.NetNS)
