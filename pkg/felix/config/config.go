@@ -65,6 +65,8 @@ type Config struct {
 	NftablesMarkMask               uint32
 	NATOutgoingAddress             netip.Addr
 	NATPortRange                   [2]uint16
+	NATOutgoingExclusions          string // "IPPoolsOnly" or "IPPoolsAndHostIPs"
+	ServiceLoopPrevention          string // "Drop", "Reject" or "Disabled"
 	WorkloadSourceSpoofing         string // "Disabled" or "Any"
 	FloatingIPs                    string // "Enabled" or "Disabled"
 	MetadataAddr                   netip.Addr
@@ -82,6 +84,7 @@ type Config struct {
 
 	IPForwarding    string // "Enabled" or "Disabled"
 	MTUIfacePattern string
+	RequireMTUFile  bool
 
 	IPIPEnabled    *bool
 	IPIPMTU        int

@@ -6,8 +6,8 @@
 // as text.
 //
 // Precedence, highest first: environment FELIX_<PARAM> (case-insensitive), the config file
-// (/etc/calico/felix.toml), the datastore (FelixConfiguration node.<host> over default, field by
-// field), then the defaults. Local-only parameters (datastore connection, hostname) are ignored when
+// (/etc/calico/felix.toml), the datastore (FelixConfiguration node.<host> over the selector-scoped
+// one whose nodeSelector matches this host's Node over default, field by field), then the defaults. Local-only parameters (datastore connection, hostname) are ignored when
 // they come from the datastore. A value that does not parse is logged with its source and ignored,
 // so the next source down (in the end the default) applies.
 package config
@@ -189,6 +189,12 @@ var Params = []Param{
 		Doc: "Packet mark bits felix may use."},
 	{Name: "NATOutgoingAddress", V3: "natOutgoingAddress", Kind: KindAddr, Restart: true, Doc: "Source address for NAT outgoing (default: masquerade)."},
 	{Name: "NATPortRange", V3: "natPortRange", Kind: KindPortRange, Restart: true, Doc: "Source ports for NAT outgoing TCP and UDP, min:max (with VXLAN on, UDP never gets VXLANPort)."},
+	{Name: "NATOutgoingExclusions", V3: "natOutgoingExclusions", Kind: KindOneOf, Values: []string{"IPPoolsOnly", "IPPoolsAndHostIPs"},
+		Default: "IPPoolsOnly", Restart: true, Main: true,
+		Doc: "Destinations NAT outgoing (natOutgoing pools) leaves alone: the IP pools, or the pools and the address of every Calico host (IPPoolsAndHostIPs)."},
+	{Name: "ServiceLoopPrevention", Kind: KindOneOf, Values: []string{"Drop", "Reject", "Disabled"}, Default: "Drop", Restart: true, Main: true,
+		Doc: "What happens to forwarded traffic to the service CIDRs of BGPConfiguration default (serviceClusterIPs, " +
+			"serviceExternalIPs, serviceLoadBalancerIPs) that no local rule handled: Drop, Reject, or Disabled (routed, perhaps in a loop)."},
 	{Name: "WorkloadSourceSpoofing", Kind: KindOneOf, Values: []string{"Disabled", "Any"}, Default: "Disabled", Restart: true,
 		Doc: "Any lets workload endpoints use allowSpoofedSourcePrefixes; with Disabled a workload endpoint that asks for it " +
 			"is treated as missing (its traffic is dropped), as Project Calico's felix does."},
@@ -220,14 +226,19 @@ var Params = []Param{
 		Doc: "Enabled: felix enables IPv4 (and, with IPv6Support, IPv6) forwarding; Disabled leaves the host's setting alone (hosts with host endpoints only)."},
 
 	{Name: "MTUIfacePattern", V3: "mtuIfacePattern", Kind: KindString, Default: `^((en|wl|ww|sl|ib)[Pcopsvx].*|(eth|wlan|wwan).*)`,
-		Restart: true, Check: checkRegexp,
-		Doc: "Regular expression of the interfaces whose smallest MTU is the host MTU (tunnel devices and the workload MTU derive from it)."},
+		Restart: true, Check: checkRegexp, Main: true,
+		Doc: "Regular expression of the up interfaces whose smallest MTU is the host MTU (1460 when none matches). Tunnel devices " +
+			"derive their MTU from it, and so does the workload MTU felix writes to /var/lib/calico/mtu for the CNI plugin: " +
+			"the smallest MTU of the enabled encapsulations (IPIP, VXLAN, VXLAN IPv6, WireGuard, WireGuard IPv6; each its *MTU " +
+			"parameter, else the host MTU less 20, 50, 70, 60 or 80), or the host MTU when none is enabled."},
 
 	// IPIP.
 	{Name: "IpInIpEnabled", Field: "IPIPEnabled", V3: "ipipEnabled", Kind: KindOptBool, Restart: true,
 		Doc: "Force the IPIP device tunl0 on or off (default: on when an IPv4 pool has ipipMode Always or CrossSubnet)."},
+	{Name: "RequireMTUFile", V3: "requireMTUFile", Kind: KindBool, Default: "false", Restart: true,
+		Doc: "Refuse to start when the workload MTU file (/var/lib/calico/mtu) cannot be written."},
 	{Name: "IpInIpMtu", Field: "IPIPMTU", V3: "ipipMTU", Kind: KindInt, Default: "0", Min: 0, Max: 65535, Restart: true,
-		Doc: "MTU of tunl0; 0 = host MTU - 20."},
+		Doc: "MTU of tunl0 and of the routes through it; 0 = host MTU - 20."},
 	{Name: "IpInIpTunnelAddr", Field: "IPIPTunnelAddr", Kind: KindAddr, Restart: true, LocalOnly: true,
 		Doc: "Address of tunl0 (default: this host's Node spec.bgp.ipv4IPIPTunnelAddr, allocated by calico-startup)."},
 

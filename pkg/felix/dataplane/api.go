@@ -31,6 +31,12 @@ type Config struct {
 
 	NATOutgoingAddress netip.Addr
 	NATPortRange       [2]uint16
+	// NATOutgoingExcludeHosts (NATOutgoingExclusions IPPoolsAndHostIPs): NAT outgoing also leaves
+	// traffic to any host's address alone.
+	NATOutgoingExcludeHosts bool
+	// ServiceLoopPrevention is "Drop" (default), "Reject" or "Disabled": what happens to forwarded
+	// traffic to the service CIDRs of BGPConfiguration default.
+	ServiceLoopPrevention string
 
 	// WorkloadSourceSpoofing (FelixConfiguration workloadSourceSpoofing: Any) lets workload
 	// endpoints use allowSpoofedSourcePrefixes; without it such an endpoint is treated as missing.
@@ -68,6 +74,8 @@ type Config struct {
 	IPIPMTU        int        // 0 = host MTU - 20
 	IPIPTunnelAddr netip.Addr // overrides the Node's ipv4IPIPTunnelAddr
 	MTUFile        string     // where the workload MTU is written (default /var/lib/calico/mtu)
+	// RequireMTUFile: New fails when it cannot write MTUFile (Project Calico's RequireMTUFile).
+	RequireMTUFile bool
 
 	Wireguard WireguardConfig
 

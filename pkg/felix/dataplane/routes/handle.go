@@ -103,6 +103,7 @@ func toNetlink(r KernelRoute) *netlink.Route {
 		Priority:  r.Metric,
 		Protocol:  netlink.RouteProtocol(r.Protocol),
 		Scope:     scopeToNetlink(r.Scope),
+		MTU:       r.MTU,
 	}
 	if r.Blackhole {
 		nr.Type = unix.RTN_BLACKHOLE
@@ -133,6 +134,7 @@ func fromNetlink(nr netlink.Route, family int) (KernelRoute, bool) {
 			Onlink:    nr.Flags&int(netlink.FLAG_ONLINK) != 0,
 			Table:     nr.Table,
 			Scope:     scopeFromNetlink(nr.Scope),
+			MTU:       nr.MTU,
 		},
 		LinkIndex: nr.LinkIndex,
 		Metric:    nr.Priority,

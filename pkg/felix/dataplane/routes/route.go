@@ -56,6 +56,7 @@ type Route struct {
 	Scope     Scope
 	Table     int        // 0 = main
 	Src       netip.Addr // preferred source address; invalid = none
+	MTU       int        // the route's MTU metric; 0 = none (the device's)
 }
 
 // String renders the route roughly as `ip route` does.
@@ -82,6 +83,9 @@ func (r Route) String() string {
 	}
 	if r.Onlink {
 		b.WriteString(" onlink")
+	}
+	if r.MTU != 0 {
+		fmt.Fprintf(&b, " mtu %d", r.MTU)
 	}
 	return b.String()
 }

@@ -29,6 +29,11 @@ type Config struct {
 
 	NATOutgoingAddress netip.Addr    // SNAT to this address instead of masquerading (when valid)
 	NATPortRange       nft.PortRange // source ports for NAT outgoing TCP and UDP (zero: the kernel's choice)
+	// NATExcludeHosts (NATOutgoingExclusions IPPoolsAndHostIPs): NAT outgoing leaves traffic to
+	// any host's address (the all-hosts set) alone too.
+	NATExcludeHosts bool
+	// ServiceLoop is what happens to forwarded traffic to the service CIDRs (ServiceLoopPrevention).
+	ServiceLoop LoopAction
 
 	OpenStack    bool
 	MetadataAddr netip.Addr
@@ -43,6 +48,16 @@ const (
 	ActionDrop   Action = "Drop"
 	ActionReturn Action = "Return"
 	ActionAccept Action = "Accept"
+)
+
+// LoopAction is ServiceLoopPrevention: the verdict of the cidr-block chain.
+type LoopAction uint8
+
+// Service loop prevention verdicts; the zero value is Project Calico's default, Drop.
+const (
+	LoopDrop LoopAction = iota
+	LoopReject
+	LoopDisabled
 )
 
 // ProtoPort is a failsafe port: protocol number, optional remote network, port.

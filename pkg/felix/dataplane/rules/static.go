@@ -14,6 +14,9 @@ type Static struct {
 	SpoofAllowed []SpoofAllowed
 	VXLAN        []VXLANDevice // VXLAN devices in use
 	IPIP         bool          // IPIP is on (IPv4 only): filter IP-in-IP by the hosts' addresses
+	// ServiceCIDRs are the service CIDRs of BGPConfiguration default, both versions (see
+	// serviceLoopChain).
+	ServiceCIDRs []netip.Prefix
 }
 
 // FloatingIP is a 1:1 NAT of an external address to a workload's address.
@@ -97,6 +100,9 @@ func StaticChains(cfg *Config, st *Static, v nft.IPVersion) []*nft.Chain {
 	}
 	out = append(out, workloadDispatchChains()...)
 	out = append(out, natChains(cfg, st, v)...)
+	if c := serviceLoopChain(cfg, st, v); c != nil {
+		out = append(out, c)
+	}
 	for _, name := range st.Hosts.Failsafes {
 		out = append(out, failsafeChain(cfg, v, name))
 	}
@@ -158,7 +164,7 @@ func filterInput(cfg *Config, st *Static, v nft.IPVersion) []nft.Rule {
 	return rs
 }
 
-func filterForward(cfg *Config, st *Static, _ nft.IPVersion) []nft.Rule {
+func filterForward(cfg *Config, st *Static, v nft.IPVersion) []nft.Rule {
 	a := cfg.Marks.Accept
 	rs := []nft.Rule{rule(clearBits(cfg.Marks.all() &^ a))}
 	if st.Hosts.Forward {
@@ -168,6 +174,9 @@ func filterForward(cfg *Config, st *Static, _ nft.IPVersion) []nft.Rule {
 	rs = append(rs, prefixRules(cfg, true, nft.Jump(Filter.Name(chainToWorkload)))...)
 	if st.Hosts.Forward {
 		rs = append(rs, rule(nft.Jump(Filter.Name(chainToHostFwd))))
+	}
+	if serviceLoopChain(cfg, st, v) != nil {
+		rs = append(rs, rule(nft.Jump(Filter.Name(chainCIDRBlock))))
 	}
 	return rs
 }
