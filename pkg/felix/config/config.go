@@ -93,6 +93,9 @@ type Config struct {
 	WireguardInterfaceName, WireguardInterfaceNameV6 string
 	WireguardMTU, WireguardMTUV6                     int
 	WireguardPersistentKeepAlive                     time.Duration
+	WireguardThreadingEnabled                        bool
+
+	RouteTableRanges, RouteTableRange []TableRange // see RouteTables
 
 	// Cluster facts from the datastore (not parameters).
 	Cluster Cluster

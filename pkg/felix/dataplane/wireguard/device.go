@@ -50,6 +50,9 @@ type Peer struct {
 	AllowedIPs []netip.Prefix // sorted, masked
 }
 
+// validTable: a routing table felix may own (1 to 2^32-1, never the kernel's 253-255).
+func validTable(t int) bool { return t >= 1 && t <= 1<<32-1 && (t < 253 || t > 255) }
+
 // validate checks what reaches the kernel.
 func (d *Device) validate() error {
 	switch {
@@ -57,7 +60,7 @@ func (d *Device) validate() error {
 		return fmt.Errorf("invalid WireGuard interface name %q", d.Name)
 	case d.ListenPort < 1 || d.ListenPort > 65535:
 		return fmt.Errorf("%s: invalid listening port %d", d.Name, d.ListenPort)
-	case d.Mark == 0 || d.Table < 1 || d.Table > 252 || d.RulePriority < 1 || d.RulePriority > 32765:
+	case d.Mark == 0 || !validTable(d.Table) || d.RulePriority < 1 || d.RulePriority > 32765:
 		return fmt.Errorf("%s: invalid mark %#x, table %d or rule priority %d", d.Name, d.Mark, d.Table, d.RulePriority)
 	case d.MTU != 0 && (d.MTU < 576 || d.MTU > 65535) || d.MTU != 0 && d.V6 && d.MTU < 1280:
 		return fmt.Errorf("%s: invalid MTU %d", d.Name, d.MTU)

@@ -30,8 +30,11 @@ type Manager struct {
 	log   zerolog.Logger
 	kinds map[string]string // device name -> "kernel" or "userspace", as last seen
 
-	mu sync.Mutex // guards wg (used by Apply and by the metrics and status readers) and on
-	on []string   // the devices of the enabled versions, as last applied
+	// mu guards on only. The metrics and status readers copy the names under it and read the
+	// devices outside it (wgctrl's client is safe for concurrent use), so a slow read never
+	// holds up Apply and the dataplane loop, and an apply never holds up STATUS.
+	mu sync.Mutex
+	on []string // the devices of the enabled versions, as last applied
 }
 
 // Open opens netlink and a wgctrl client in the namespace at nsPath ("" = the current one).
@@ -85,12 +88,13 @@ func (m *Manager) Kind(name string) string { return m.kinds[name] }
 
 // Apply programs the wanted devices and removes what felix owns of the families in off.
 func (m *Manager) Apply(ctx context.Context, want []Device, off []Family) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.on = m.on[:0]
+	names := make([]string, 0, len(want))
 	for _, d := range want {
-		m.on = append(m.on, d.Name)
+		names = append(names, d.Name)
 	}
+	m.mu.Lock()
+	m.on = names
+	m.mu.Unlock()
 	var errs []error
 	for i := range want {
 		if err := m.applyDevice(&want[i]); err != nil {
