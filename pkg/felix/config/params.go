@@ -22,18 +22,18 @@ type Kind int
 
 // Kinds. The Config field of a parameter has the Go type noted here.
 const (
-	KindBool      Kind = iota // bool: true/false, 1/0, yes/no, y/n, t/f
-	KindOptBool               // *bool: unset (nil) means "decide automatically"
-	KindInt                   // int, within Min..Max
-	KindUint32                // uint32, decimal or 0x hex
-	KindString                // string; "none" means empty
-	KindOneOf                 // string, one of Values (case-insensitive; stored in the table's spelling)
-	KindSeconds               // time.Duration: "30s", "1m" or plain seconds "30", "0.5"
-	KindList                  // []string: comma-separated; "none" means empty
-	KindPorts                 // []dataplane.ProtoPort: "tcp:22,udp:68,tcp:10.0.0.0/8:80,[fd00::/8]..."
-	KindAddr                  // netip.Addr; "none" means unset
-	KindPortRange             // [2]uint16: "min:max" or a single port
-	KindTableRanges           // []TableRange: "n-m[,n-m...]"; Max bounds the indices
+	KindBool        Kind = iota // bool: true/false, 1/0, yes/no, y/n, t/f
+	KindOptBool                 // *bool: unset (nil) means "decide automatically"
+	KindInt                     // int, within Min..Max
+	KindUint32                  // uint32, decimal or 0x hex
+	KindString                  // string; "none" means empty
+	KindOneOf                   // string, one of Values (case-insensitive; stored in the table's spelling)
+	KindSeconds                 // time.Duration: "30s", "1m" or plain seconds "30", "0.5"
+	KindList                    // []string: comma-separated; "none" means empty
+	KindPorts                   // []dataplane.ProtoPort: "tcp:22,udp:68,tcp:10.0.0.0/8:80,[fd00::/8]..."
+	KindAddr                    // netip.Addr; "none" means unset
+	KindPortRange               // [2]uint16: "min:max" or a single port
+	KindTableRanges             // []TableRange: "n-m[,n-m...]"; Max bounds the indices
 )
 
 var kindNames = map[Kind]string{
