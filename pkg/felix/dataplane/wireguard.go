@@ -5,6 +5,7 @@ import (
 	"math/bits"
 	"net/netip"
 	"slices"
+	"strings"
 
 	"golang.zx2c4.com/wireguard/wgctrl/wgtypes"
 
@@ -109,14 +110,41 @@ func (d *Dataplane) wireguardDevices() ([]wireguard.Device, []wireguard.Family) 
 			off = append(off, f.Family)
 			continue
 		}
-		on = append(on, wgDevice(d.cfg, d.model, f, d.wgKeys[i], d.hostMTU))
+		dev, dups := wgDevice(d.cfg, d.model, f, d.wgKeys[i], d.hostMTU)
+		d.logSharedKeys(f, dups)
+		on = append(on, dev)
 	}
 	return on, off
 }
 
-func wgDevice(cfg Config, m *model, f wgFamily, key wgtypes.Key, hostMTU int) wireguard.Device {
+// logSharedKeys logs, once per change, the public keys several hosts publish (those hosts are
+// not WireGuard peers).
+func (d *Dataplane) logSharedKeys(f wgFamily, dups map[wgtypes.Key][]string) {
+	if d.wgSharedLogged == nil {
+		d.wgSharedLogged = map[string]bool{}
+	}
+	seen := map[string]bool{}
+	for k, names := range dups {
+		id := fmt.Sprintf("%d/%s/%s", f.fam, k, strings.Join(names, ","))
+		seen[id] = true
+		if !d.wgSharedLogged[id] {
+			d.log.Warn().Str("device", f.Name).Str("publicKey", k.String()).Strs("nodes", names).
+				Msg("WireGuard public key published by more than one node; none of them is configured as a peer (their traffic is not encrypted)")
+		}
+	}
+	for id := range d.wgSharedLogged {
+		if strings.HasPrefix(id, fmt.Sprintf("%d/", f.fam)) && !seen[id] {
+			delete(d.wgSharedLogged, id)
+		}
+	}
+	for id := range seen {
+		d.wgSharedLogged[id] = true
+	}
+}
+
+func wgDevice(cfg Config, m *model, f wgFamily, key wgtypes.Key, hostMTU int) (wireguard.Device, map[wgtypes.Key][]string) {
 	dev := wireguard.Device{Family: f.Family, PrivateKey: key, ListenPort: f.port, MTU: f.mtu,
-		Keepalive: cfg.Wireguard.PersistentKeepAlive}
+		Keepalive: cfg.Wireguard.PersistentKeepAlive, Threaded: cfg.Wireguard.ThreadingEnabled}
 	if dev.MTU == 0 && hostMTU > 0 {
 		dev.MTU = hostMTU - f.overhead
 	}
@@ -124,20 +152,82 @@ func wgDevice(cfg Config, m *model, f wgFamily, key wgtypes.Key, hostMTU int) wi
 		dev.Addr = wgAddr(self, f.V6)
 	}
 	allowed := wgAllowedIPs(m, f.fam)
+	dups := wgSharedKeys(cfg.Hostname, m, f)
 	for name, h := range m.hosts {
-		key, ep := wgPeerFacts(h, f)
-		if name == cfg.Hostname || !ep.IsValid() || key == (wgtypes.Key{}) {
-			continue // no key: its traffic stays on the normal (unencrypted) routes
+		a := wgAddr(h, f.V6)
+		if name != cfg.Hostname && a.IsValid() && !slices.Contains(allowed[name], netip.PrefixFrom(a, a.BitLen())) {
+			allowed[name] = append(allowed[name], netip.PrefixFrom(a, a.BitLen()))
 		}
-		ips := allowed[name]
-		if a := wgAddr(h, f.V6); a.IsValid() && !slices.Contains(ips, netip.PrefixFrom(a, a.BitLen())) {
-			ips = append(ips, netip.PrefixFrom(a, a.BitLen()))
-		}
+	}
+	for name, ips := range allowed {
 		wireguard.SortPrefixes(ips)
+		var key wgtypes.Key
+		var ep netip.AddrPort
+		if h := m.hosts[name]; h != nil {
+			key, ep = wgPeerFacts(h, f)
+		}
+		if !ep.IsValid() || key == (wgtypes.Key{}) || len(dups[key]) > 0 {
+			dev.Throw = append(dev.Throw, ips...) // not a peer: its traffic stays on the normal (unencrypted) routes
+			continue
+		}
 		dev.Peers = append(dev.Peers, wireguard.Peer{Node: name, PublicKey: key, Endpoint: ep, AllowedIPs: ips})
 	}
+	dev.Throw = append(dev.Throw, wgLocalThrows(cfg, m, f)...)
+	wireguard.SortPrefixes(dev.Throw)
 	slices.SortFunc(dev.Peers, func(a, b wireguard.Peer) int { return slices.Compare(a.PublicKey[:], b.PublicKey[:]) })
-	return dev
+	return dev, dups
+}
+
+// wgSharedKeys finds the public keys that more than one remote host publishes for the family,
+// with the hosts (sorted). As in Project Calico, none of those hosts is configured as a peer.
+func wgSharedKeys(self string, m *model, f wgFamily) map[wgtypes.Key][]string {
+	owners := map[wgtypes.Key][]string{}
+	for name, h := range m.hosts {
+		text := h.WireguardPublicKey
+		if f.V6 {
+			text = h.WireguardPublicKeyV6
+		}
+		if k, err := wgtypes.ParseKey(text); err == nil && name != self && k != (wgtypes.Key{}) {
+			owners[k] = append(owners[k], name)
+		}
+	}
+	for k, names := range owners {
+		if len(names) < 2 {
+			delete(owners, k)
+			continue
+		}
+		slices.Sort(names)
+	}
+	return owners
+}
+
+// wgLocalThrows are this host's workload prefixes of the family (its blocks, and addresses
+// outside them) and its WireGuard tunnel address when no block covers it: local traffic is
+// thrown back to the main table, as Project Calico's table does.
+func wgLocalThrows(cfg Config, m *model, f wgFamily) []netip.Prefix {
+	var blocks, singles []netip.Prefix
+	for _, r := range m.routes {
+		if r.Type != calc.RouteLocalWorkload || versionOf(r.Dst.Addr()) != f.fam {
+			continue
+		}
+		if r.Dst.IsSingleIP() {
+			singles = append(singles, r.Dst.Masked())
+		} else {
+			blocks = append(blocks, r.Dst.Masked())
+		}
+	}
+	if self := m.hosts[cfg.Hostname]; self != nil {
+		if a := wgAddr(self, f.V6); a.IsValid() {
+			singles = append(singles, netip.PrefixFrom(a, a.BitLen()))
+		}
+	}
+	out := blocks
+	for _, s := range singles {
+		if !slices.ContainsFunc(blocks, func(b netip.Prefix) bool { return b.Contains(s.Addr()) }) {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // wgPeerFacts parses a host's published key and its endpoint for the family (zero when either
@@ -174,7 +264,8 @@ func wgAllowedIPs(m *model, fam nft.IPVersion) map[string][]netip.Prefix {
 	return out
 }
 
-// wireguardRoutes routes every peer's allowed IPs through the device in felix's WireGuard table.
+// wireguardRoutes is felix's WireGuard table: every peer's allowed IPs through the device, and
+// throw routes for what must not go through it.
 func wireguardRoutes(devs []wireguard.Device) []routes.Route {
 	var out []routes.Route
 	for _, d := range devs {
@@ -182,6 +273,9 @@ func wireguardRoutes(devs []wireguard.Device) []routes.Route {
 			for _, a := range p.AllowedIPs {
 				out = append(out, routes.Route{Dst: a, Dev: d.Name, Table: d.Table, Scope: routes.ScopeLink})
 			}
+		}
+		for _, a := range d.Throw {
+			out = append(out, routes.Route{Dst: a, Throw: true, Table: d.Table})
 		}
 	}
 	return out

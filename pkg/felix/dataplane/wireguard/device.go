@@ -39,7 +39,12 @@ type Device struct {
 	MTU        int
 	Addr       netip.Addr // this host's WireGuard tunnel address (invalid: none)
 	Keepalive  time.Duration
+	Threaded   bool   // threaded NAPI (kernel devices only)
 	Peers      []Peer // sorted by public key
+	// Throw are the destinations felix's WireGuard table throws back to the next routing rule
+	// (the main table): this host's workloads and the prefixes of remote hosts that are not
+	// peers (no key, no address of the family, or a key another host publishes too). Sorted.
+	Throw []netip.Prefix
 }
 
 // Peer is another host with a published public key.

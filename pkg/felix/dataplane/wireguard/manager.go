@@ -29,6 +29,9 @@ type Manager struct {
 	wg    *wgctrl.Client
 	log   zerolog.Logger
 	kinds map[string]string // device name -> "kernel" or "userspace", as last seen
+	// threaded: device name -> the threaded NAPI value last written ("n/a": not applicable, logged)
+	threaded map[string]string
+	nsPath   string
 
 	// mu guards on only. The metrics and status readers copy the names under it and read the
 	// devices outside it (wgctrl's client is safe for concurrent use), so a slow read never
@@ -49,7 +52,8 @@ func Open(nsPath string, log zerolog.Logger) (*Manager, error) {
 		h.Close()
 		return nil, err
 	}
-	return &Manager{nl: h, wg: wg, log: log.With().Str("component", "wireguard").Logger(), kinds: map[string]string{}}, nil
+	return &Manager{nl: h, wg: wg, log: log.With().Str("component", "wireguard").Logger(), kinds: map[string]string{},
+		threaded: map[string]string{}, nsPath: nsPath}, nil
 }
 
 // wgctrlIn opens a wgctrl client whose netlink socket lives in ns (netns.None(): ours).
@@ -123,7 +127,10 @@ func (m *Manager) applyDevice(d *Device) error {
 	if err := m.ensureAddr(link, d); err != nil {
 		return err
 	}
-	return m.ensureRule(d.Family, true)
+	if err := m.ensureRule(d.Family, true); err != nil {
+		return err
+	}
+	return m.ensureThreading(d)
 }
 
 // ensureLink finds (or creates, as a kernel device) the device, sets its MTU and brings it up.
