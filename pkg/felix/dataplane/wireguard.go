@@ -174,6 +174,7 @@ func wgDevice(cfg Config, m *model, f wgFamily, key wgtypes.Key, hostMTU int) (w
 	}
 	dev.Throw = append(dev.Throw, wgLocalThrows(cfg, m, f)...)
 	wireguard.SortPrefixes(dev.Throw)
+	dev.Throw = slices.Compact(dev.Throw)
 	slices.SortFunc(dev.Peers, func(a, b wireguard.Peer) int { return slices.Compare(a.PublicKey[:], b.PublicKey[:]) })
 	return dev, dups
 }
@@ -201,9 +202,9 @@ func wgSharedKeys(self string, m *model, f wgFamily) map[wgtypes.Key][]string {
 	return owners
 }
 
-// wgLocalThrows are this host's workload prefixes of the family (its blocks, and addresses
-// outside them) and its WireGuard tunnel address when no block covers it: local traffic is
-// thrown back to the main table, as Project Calico's table does.
+// wgLocalThrows are this host's workload prefixes of the family (its blocks, and its workloads'
+// and borrowed addresses outside them) and its WireGuard tunnel address when no block covers
+// it: local traffic is thrown back to the main table, as Project Calico's table does.
 func wgLocalThrows(cfg Config, m *model, f wgFamily) []netip.Prefix {
 	var blocks, singles []netip.Prefix
 	for _, r := range m.routes {
@@ -219,6 +220,17 @@ func wgLocalThrows(cfg Config, m *model, f wgFamily) []netip.Prefix {
 	if self := m.hosts[cfg.Hostname]; self != nil {
 		if a := wgAddr(self, f.V6); a.IsValid() {
 			singles = append(singles, netip.PrefixFrom(a, a.BitLen()))
+		}
+	}
+	for _, ep := range m.weps {
+		nets := ep.IPv4Nets
+		if f.V6 {
+			nets = ep.IPv6Nets
+		}
+		for _, n := range nets {
+			if n.IsSingleIP() {
+				singles = append(singles, n)
+			}
 		}
 	}
 	out := blocks

@@ -40,6 +40,7 @@ type wgHost struct {
 	pub    string // published public keys
 	pub6   string
 	in     chan []calc.Update
+	logs   *lockedBuffer // the dataplane's warnings
 	stop   func()
 	dp     *dataplane.Dataplane
 }
@@ -67,6 +68,7 @@ func newWGHosts(t *testing.T) (*ns, []*wgHost) {
 		h.ns.run(t, "ip", "-6", "route", "add", fmt.Sprintf("fd5c:%d::/122", 1-i), "via", fmt.Sprintf("fd5c:ffff::%d", 2-i), "proto", "bird")
 		h.cfg = dataplane.Config{Hostname: h.name, NetNS: h.ns.path(), InterfaceRefreshInterval: 10 * time.Second, IPv6Support: true,
 			MTUFile: filepath.Join(t.TempDir(), "mtu"), Wireguard: dataplane.WireguardConfig{Enabled: true, EnabledV6: true,
+				RoutingTable: 1000, RoutingTableV6: 1001, ThreadingEnabled: true, // from RouteTableRanges "1000-1100"
 				InterfaceName: "wg" + n + "-" + suffix, InterfaceNameV6: "w6" + n + "-" + suffix,
 				KeyFile: filepath.Join(t.TempDir(), "wireguard-private-key"), KeyFileV6: filepath.Join(t.TempDir(), "wireguard-private-key-v6")}}
 		hosts = append(hosts, h)
@@ -118,7 +120,8 @@ func startDevice(t *testing.T, h *wgHost, kernel bool) string {
 
 // run starts the host's dataplane with the given configuration.
 func (h *wgHost) run(t *testing.T, cfg dataplane.Config) {
-	log := zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel)
+	h.logs = &lockedBuffer{}
+	log := zerolog.New(zerolog.MultiLevelWriter(zerolog.NewTestWriter(t), h.logs)).Level(zerolog.WarnLevel)
 	dp, err := dataplane.New(cfg, log)
 	if err != nil {
 		t.Fatal(err)
@@ -308,11 +311,12 @@ type wgFam struct {
 	port  string // WireGuard port
 	mtu   string // device MTU: host MTU 1500 - 60 / - 80
 	block string // B's block
+	local string // A's throw route for its own workloads (block, or workload address outside one)
 }
 
 var wgFams = []wgFam{
-	{0, "10.65.1.1", "1", "-4", "51820", "1440", "10.65.1.0/26"},
-	{1, "fd5c:1::1", "2", "-6", "51821", "1420", "fd5c:1::/122"},
+	{0, "10.65.1.1", "1000", "-4", "51820", "1440", "10.65.1.0/26", "throw 10.65.0.0/26"},
+	{1, "fd5c:1::1", "1001", "-6", "51821", "1420", "fd5c:1::/122", "throw fd5c::1"},
 }
 
 func (f wgFam) addr(port int) string { return net.JoinHostPort(f.dst, strconv.Itoa(port)) }
@@ -370,8 +374,9 @@ func TestWireGuardTwoHosts(t *testing.T) {
 		if _, plain := capt.reset(); plain[f.i] == 0 {
 			t.Errorf("%s: a host without a key: no plaintext packets on the fabric", f.ip)
 		}
-		if out := f.table1(a); out != "" {
-			t.Errorf("%s: WireGuard routes to a host without a key: %s", f.ip, out)
+		// Project Calico's table: throw routes for the host without a key and for local workloads.
+		if out := f.table1(a); strings.Contains(out, " dev "+f.device(a)) || !strings.Contains(out, "throw "+f.block) || !strings.Contains(out, f.local) {
+			t.Errorf("%s: WireGuard table with a host without a key, want only throw routes for %s and %q:\n%s", f.ip, f.block, f.local, out)
 		}
 	}
 	plainRate := throughput(t, a.wl, b.wl, "10.65.1.1:5201")
@@ -388,6 +393,11 @@ func TestWireGuardTwoHosts(t *testing.T) {
 		checkEncrypted(t, capt, a, f)
 	}
 	checkWGMetrics(t, a)
+	if !kernel {
+		if n := strings.Count(a.logs.String(), "does not apply to a userspace WireGuard device"); n != 2 {
+			t.Errorf("WireguardThreadingEnabled with userspace devices: %d log lines, want one per device:\n%s", n, a.logs.String())
+		}
+	}
 	wgRate := throughput(t, a.wl, b.wl, "10.65.1.1:5202")
 	if wg, plain := capt.reset(); wg[0] == 0 || plain[0] != 0 {
 		t.Errorf("during the TCP stream the fabric saw %d WireGuard packets and %d plaintext workload packets", wg[0], plain[0])
@@ -405,7 +415,7 @@ func checkEncrypted(t *testing.T, capt *capture, a *wgHost, f wgFam) {
 	if !strings.Contains(rule, "99:\tnot from all fwmark 0x200000/0x200000 lookup "+f.table) {
 		t.Errorf("%s: WireGuard rule missing:\n%s", f.ip, rule)
 	}
-	if r := f.table1(a); !strings.Contains(r, f.block+" dev "+f.device(a)+" proto 80") {
+	if r := f.table1(a); !strings.Contains(r, f.block+" dev "+f.device(a)+" proto 80") || !strings.Contains(r, f.local) || strings.Contains(r, "throw "+f.block) {
 		t.Errorf("%s: WireGuard table:\n%s", f.ip, r)
 	}
 	if link := a.ns.run(t, "ip", "link", "show", f.device(a)); !strings.Contains(link, "mtu "+f.mtu) {
@@ -565,4 +575,22 @@ func checkWGMetrics(t *testing.T, h *wgHost) {
 	if mf := got["wireguard_bytes_sent"]; mf != nil && mf.GetMetric()[0].GetCounter().GetValue() == 0 {
 		t.Error("wireguard_bytes_sent is 0 after traffic")
 	}
+}
+
+// lockedBuffer collects log output written from the dataplane's goroutines.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
