@@ -94,6 +94,7 @@ type Config struct {
 	WireguardMTU, WireguardMTUV6                     int
 	WireguardPersistentKeepAlive                     time.Duration
 	WireguardThreadingEnabled                        bool
+	WireguardHostEncryptionEnabled                   bool
 
 	RouteTableRanges, RouteTableRange []TableRange // see RouteTables
 

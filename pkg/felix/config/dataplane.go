@@ -105,7 +105,8 @@ func (c *Config) Dataplane(poolsUseVXLAN bool) dataplane.Config {
 			ListeningPort: c.WireguardListeningPort, ListeningPortV6: c.WireguardListeningPortV6,
 			MTU: c.WireguardMTU, MTUV6: c.WireguardMTUV6, RoutingRulePriority: c.WireguardRoutingRulePriority,
 			PersistentKeepAlive: c.WireguardPersistentKeepAlive, ThreadingEnabled: c.WireguardThreadingEnabled,
-			RoutingTable: tableOrInvalid(wgTable), RoutingTableV6: tableOrInvalid(wgTableV6),
+			HostEncryption: c.WireguardHostEncryptionEnabled,
+			RoutingTable:   tableOrInvalid(wgTable), RoutingTableV6: tableOrInvalid(wgTableV6),
 		},
 	}
 }

@@ -248,6 +248,8 @@ var Params = []Param{
 	{Name: "WireguardMTUV6", Kind: KindInt, Default: "0", Min: 0, Max: 65535, Restart: true, Main: true, Doc: "MTU of the IPv6 WireGuard device; 0 = host MTU - 80."},
 	{Name: "WireguardPersistentKeepAlive", V3: "wireguardKeepAlive", Kind: KindSeconds, Default: "0", Restart: true, Main: true,
 		Doc: "WireGuard persistent keepalive towards each peer; 0 = off."},
+	{Name: "WireguardHostEncryptionEnabled", Kind: KindBool, Default: "false", Restart: true, Main: true,
+		Doc: "Encrypt host-to-host traffic too: peers' allowed IPs and felix's WireGuard table include the hosts' own addresses, the device takes this host's address when it has no tunnel address, and raw PREROUTING marks packets from host interfaces (cali-wireguard-incoming-mark)."},
 	{Name: "WireguardThreadingEnabled", Kind: KindBool, Default: "false", Restart: true, Main: true,
 		Doc: "Threaded NAPI on the kernel WireGuard devices (/sys/class/net/<device>/threaded); does not apply to a userspace device."},
 	{Name: "RouteTableRanges", Kind: KindTableRanges, Max: maxTableIndex, Restart: true, Main: true,

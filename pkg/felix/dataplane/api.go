@@ -89,6 +89,7 @@ type WireguardConfig struct {
 	PersistentKeepAlive            time.Duration // 0 = off
 	KeyFile, KeyFileV6             string        // private keys (default /var/lib/calico/wireguard-private-key[-v6])
 	ThreadingEnabled               bool          // threaded NAPI on kernel devices (WireguardThreadingEnabled)
+	HostEncryption                 bool          // WireguardHostEncryptionEnabled: host-to-host traffic too
 }
 
 // DefaultTable is the name of felix's nftables tables, as Project Calico names them.

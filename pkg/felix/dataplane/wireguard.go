@@ -150,8 +150,18 @@ func wgDevice(cfg Config, m *model, f wgFamily, key wgtypes.Key, hostMTU int) (w
 	}
 	if self := m.hosts[cfg.Hostname]; self != nil {
 		dev.Addr = wgAddr(self, f.V6)
+		if !dev.Addr.IsValid() && cfg.Wireguard.HostEncryption {
+			dev.Addr = hostAddr(self, f.V6) // Project Calico: the node IP when there is no tunnel address
+		}
 	}
 	allowed := wgAllowedIPs(m, f.fam)
+	if cfg.Wireguard.HostEncryption {
+		for name, h := range m.hosts {
+			if a := hostAddr(h, f.V6); name != cfg.Hostname && a.IsValid() {
+				allowed[name] = append(allowed[name], netip.PrefixFrom(a, a.BitLen()))
+			}
+		}
+	}
 	dups := wgSharedKeys(cfg.Hostname, m, f)
 	for name, h := range m.hosts {
 		a := wgAddr(h, f.V6)
@@ -161,6 +171,7 @@ func wgDevice(cfg Config, m *model, f wgFamily, key wgtypes.Key, hostMTU int) (w
 	}
 	for name, ips := range allowed {
 		wireguard.SortPrefixes(ips)
+		ips = slices.Compact(ips)
 		var key wgtypes.Key
 		var ep netip.AddrPort
 		if h := m.hosts[name]; h != nil {
@@ -256,6 +267,14 @@ func wgPeerFacts(h *calc.HostMetadata, f wgFamily) (wgtypes.Key, netip.AddrPort)
 	return key, netip.AddrPortFrom(addr, uint16(f.port))
 }
 
+// hostAddr is a host's own address of the family (its Node's bgp address).
+func hostAddr(h *calc.HostMetadata, v6 bool) netip.Addr {
+	if v6 {
+		return h.IPv6Addr.Addr()
+	}
+	return h.IPv4Addr.Addr()
+}
+
 func wgAddr(h *calc.HostMetadata, v6 bool) netip.Addr {
 	if v6 {
 		return h.WireguardAddrV6
@@ -291,6 +310,14 @@ func wireguardRoutes(devs []wireguard.Device) []routes.Route {
 		}
 	}
 	return out
+}
+
+// wgHostMark is the WireGuard mark raw PREROUTING sets for host encryption (0: not in use).
+func (c Config) wgHostMark() uint32 {
+	if !c.Wireguard.HostEncryption || c.wgPort(nft.IPv4) == 0 && c.wgPort(nft.IPv6) == 0 {
+		return 0
+	}
+	return wireguardMark(c.MarkMask)
 }
 
 // wgPort is the listening port of version v when its WireGuard is on (0 otherwise).

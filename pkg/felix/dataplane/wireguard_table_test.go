@@ -110,4 +110,3 @@ func TestWireguardSharedKeyLoggedOnce(t *testing.T) {
 		t.Errorf("log %s: want a second line after the key was shared again", buf.String())
 	}
 }
-
