@@ -185,6 +185,7 @@ type capture struct {
 	mu        sync.Mutex
 	wgUDP     [2]int    // per IP version: UDP packets to or from the WireGuard port (51820, 51821)
 	plain     [2]int    // per IP version: packets with a workload address in the clear
+	hostPlain [2]int    // per IP version: packets between the hosts' addresses in the clear (not WireGuard, ARP or ND)
 	firstWG   time.Time // when the first WireGuard packet was seen
 	fd        int
 	closeOnce sync.Once
@@ -250,6 +251,7 @@ func (c *capture) loop() {
 var (
 	capWorkloads = [2]netip.Prefix{netip.MustParsePrefix("10.65.0.0/16"), netip.MustParsePrefix("fd5c::/31")}
 	capPorts     = [2]uint16{51820, 51821}
+	capHosts     = [2]netip.Prefix{netip.MustParsePrefix("198.18.0.0/24"), netip.MustParsePrefix("fd5c:ffff::/64")}
 )
 
 // record classifies an Ethernet frame (IPv6 without extension headers).
@@ -283,8 +285,22 @@ func (c *capture) record(f []byte) {
 			if c.firstWG.IsZero() {
 				c.firstWG = time.Now()
 			}
+			return
 		}
 	}
+	nd := proto == unix.IPPROTO_ICMPV6 && len(ip) > hl && ip[hl] >= 133 && ip[hl] <= 137
+	if capHosts[fam].Contains(src) && capHosts[fam].Contains(dst) && !nd {
+		c.hostPlain[fam]++
+	}
+}
+
+// hostPlainReset returns the plaintext host-to-host packets per IP version since the last call.
+func (c *capture) hostPlainReset() [2]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := c.hostPlain
+	c.hostPlain = [2]int{}
+	return n
 }
 
 // reset returns the counts per IP version since the last reset and clears them.

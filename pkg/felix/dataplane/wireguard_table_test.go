@@ -110,3 +110,31 @@ func TestWireguardSharedKeyLoggedOnce(t *testing.T) {
 		t.Errorf("log %s: want a second line after the key was shared again", buf.String())
 	}
 }
+
+// TestWireguardHostEncryptionTable: with host encryption the hosts' own addresses join the
+// peers' allowed IPs and the table (thrown for hosts that are not peers), and a host without a
+// tunnel address gives the device its own address.
+func TestWireguardHostEncryptionTable(t *testing.T) {
+	m, cfg, _ := wgTableModel(t)
+	cfg.Wireguard.HostEncryption = true
+	m.hosts["a"].WireguardAddrV4 = netip.Addr{}
+	dev, _ := wgDevice(cfg, m, cfg.wgFamilies()[0], wgtypes.Key{1}, 1500)
+	if dev.Addr != netip.MustParseAddr("198.18.0.1") {
+		t.Errorf("device address %v, want the host's 198.18.0.1", dev.Addr)
+	}
+	if len(dev.Peers) != 1 || !slices.Contains(dev.Peers[0].AllowedIPs, netip.MustParsePrefix("198.18.0.2/32")) {
+		t.Errorf("peers %+v, want b with its host address", dev.Peers)
+	}
+	for _, h := range []string{"198.18.0.3/32", "198.18.0.4/32", "198.18.0.5/32"} {
+		if !slices.Contains(dev.Throw, netip.MustParsePrefix(h)) {
+			t.Errorf("throw routes %v lack %s (a host that is not a peer)", dev.Throw, h)
+		}
+	}
+	if slices.Contains(dev.Throw, netip.MustParsePrefix("198.18.0.1/32")) {
+		t.Errorf("throw routes %v include this host's own address", dev.Throw)
+	}
+	rc, err := cfg.rulesConfig()
+	if err != nil || rc.WireguardHostMark != 0x200000 {
+		t.Errorf("rules config host mark %#x (%v), want the WireGuard mark 0x200000", rc.WireguardHostMark, err)
+	}
+}
