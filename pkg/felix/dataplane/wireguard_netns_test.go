@@ -419,6 +419,7 @@ func TestWireGuardTwoHosts(t *testing.T) {
 		t.Errorf("during the TCP stream the fabric saw %d WireGuard packets and %d plaintext workload packets", wg[0], plain[0])
 	}
 	t.Logf("single TCP stream workload to workload (IPv4): plaintext %.0f Mbit/s, WireGuard (userspace=%v) %.0f Mbit/s", plainRate, !kernel, wgRate)
+	checkSharedKey(t, capt, hosts)
 	checkDisable(t, hosts, kernel)
 }
 
@@ -609,4 +610,36 @@ func (l *lockedBuffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
+}
+
+// checkSharedKey: a third host publishing the other host's IPv4 key (as each host sees it) makes
+// A and B stop treating each other as IPv4 peers (Project Calico skips every host claiming a
+// shared key): the other's block is thrown to the plaintext route, the nodes are logged, IPv4
+// workload traffic flows in the clear; when the third host goes, they are peers again.
+func checkSharedKey(t *testing.T, capt *capture, hosts []*wgHost) {
+	a, b := hosts[0], hosts[1]
+	f := wgFams[0]
+	for i, h := range hosts {
+		h.in <- []calc.Update{calc.HostMetadataUpdate{Host: &calc.HostMetadata{Hostname: "host-c",
+			IPv4Addr: netip.MustParsePrefix("198.18.0.3/24"), WireguardPublicKey: hosts[1-i].pub}}}
+	}
+	waitFor(t, "B's block thrown", func() bool { return strings.Contains(f.table1(a), "throw "+f.block) })
+	waitFor(t, "A's block thrown", func() bool { return strings.Contains(f.table1(b), "throw 10.65.0.0/26") })
+	if !strings.Contains(a.logs.String(), `"nodes":["host-b","host-c"]`) {
+		t.Errorf("no log line naming host-b and host-c:\n%s", a.logs.String())
+	}
+	if _, total, _ := a.dp.WireguardPeers(); total != 1 {
+		t.Errorf("%d WireGuard peers with B's IPv4 key shared, want 1 (B over IPv6 only)", total)
+	}
+	capt.reset()
+	if !canPingOnce(a.wl, f.dst) {
+		t.Error("no plaintext ping to a host whose key is shared")
+	}
+	if _, plain := capt.reset(); plain[0] == 0 {
+		t.Error("a host whose key is shared: no plaintext packets on the fabric")
+	}
+	for _, h := range hosts {
+		h.in <- []calc.Update{calc.HostMetadataRemove{Hostname: "host-c"}}
+	}
+	waitFor(t, "B a peer again", func() bool { return strings.Contains(f.table1(a), f.block+" dev "+f.device(a)) })
 }
