@@ -30,8 +30,12 @@ var (
 )
 
 // parseTableRanges parses RouteTableRanges text (every `n-m` in it, as Project Calico reads it;
-// comma- or space-separated) or, for RouteTableRange (p.Max = 250), exactly one `n-m`.
+// comma- or space-separated) or, for RouteTableRange (p.Max = 250), exactly one `n-m`. Empty
+// text is unset.
 func (p *Param) parseTableRanges(raw string) ([]TableRange, error) {
+	if raw == "" {
+		return nil, nil // unset, as the commented default in felix.toml shows it
+	}
 	if p.Max == maxDeprecatedTable && !singleRangeRE.MatchString(raw) {
 		return nil, fmt.Errorf("%q is not a range n-m of route table indices within 1-250", raw)
 	}

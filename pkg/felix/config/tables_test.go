@@ -17,6 +17,7 @@ func TestWireguardTablesFromRanges(t *testing.T) {
 		v4, v6         int
 	}{
 		{"default", "", "", 1, 2},
+		{"empty is unset", " ", "", 1, 2},
 		{"ranges", "100-110,20-21", "", 20, 21},
 		{"space separated", "300-400 1000-1001", "", 300, 301},
 		{"reserved skipped", "252-260", "", 252, 256},
@@ -27,7 +28,7 @@ func TestWireguardTablesFromRanges(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			env := map[string]string{}
-			if tc.ranges != "" {
+			if tc.ranges != "" { // " ": set, and empty once trimmed
 				env["RouteTableRanges"] = tc.ranges
 			}
 			if tc.single != "" {
