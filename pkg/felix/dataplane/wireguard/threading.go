@@ -40,10 +40,23 @@ func (m *Manager) ensureThreading(d *Device) error {
 	if m.threaded[d.Name] == want {
 		return nil
 	}
-	if err := os.WriteFile(filepath.Join(sysClassNet, d.Name, "threaded"), []byte(want), 0); err != nil {
+	if err := writeSysfs(filepath.Join(sysClassNet, d.Name, "threaded"), want); err != nil {
 		return fmt.Errorf("setting threaded NAPI to %s on %s: %w", want, d.Name, err)
 	}
 	m.log.Info().Str("device", d.Name).Str("threaded", want).Msg("Set NAPI threading on the WireGuard device")
 	m.threaded[d.Name] = want
 	return nil
+}
+
+// writeSysfs writes an existing sysfs attribute (never creating a file).
+func writeSysfs(path, value string) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0)
+	if err != nil {
+		return err
+	}
+	if _, err := f.WriteString(value); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
