@@ -41,6 +41,9 @@ func TestWireGuardHostEncryption(t *testing.T) {
 		h.run(t, h.cfg)
 		h.in <- wgState(hosts, i, true)
 	}
+	if v := strings.TrimSpace(a.ns.run(t, "sysctl", "-n", "net.ipv4.conf.all.src_valid_mark")); v != "1" {
+		t.Errorf("net.ipv4.conf.all.src_valid_mark = %s, want 1 (host encryption)", v)
+	}
 	for _, f := range wgFams {
 		waitFor(t, "a host-to-host ping over WireGuard", func() bool {
 			return canPingOnce(a.ns, hostAddrs[f.i]) && strings.Contains(f.table1(a), hostAddrs[f.i]+" dev "+f.device(a))

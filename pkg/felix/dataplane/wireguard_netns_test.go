@@ -438,11 +438,6 @@ func checkEncrypted(t *testing.T, capt *capture, a *wgHost, f wgFam) {
 	if link := a.ns.run(t, "ip", "link", "show", f.device(a)); !strings.Contains(link, "mtu "+f.mtu) {
 		t.Errorf("%s: device MTU is not %s:\n%s", f.ip, f.mtu, link)
 	}
-	if f.i == 0 {
-		if v := strings.TrimSpace(a.ns.run(t, "sysctl", "-n", "net.ipv4.conf.all.src_valid_mark")); v != "1" {
-			t.Errorf("net.ipv4.conf.all.src_valid_mark = %s, want 1", v)
-		}
-	}
 	table := map[int]string{0: "ip", 1: "ip6"}[f.i]
 	if nft := a.ns.run(t, "nft", "list", "chain", table, "calico", "filter-cali-INPUT"); !strings.Contains(nft, "udp dport "+f.port+" fib daddr type local accept") {
 		t.Errorf("%s: nftables input lacks the WireGuard accept:\n%s", f.ip, nft)
