@@ -154,24 +154,8 @@ func wgDevice(cfg Config, m *model, f wgFamily, key wgtypes.Key, hostMTU int) (w
 			dev.Addr = hostAddr(self, f.V6) // Project Calico: the node IP when there is no tunnel address
 		}
 	}
-	allowed := wgAllowedIPs(m, f.fam)
-	if cfg.Wireguard.HostEncryption {
-		for name, h := range m.hosts {
-			if a := hostAddr(h, f.V6); name != cfg.Hostname && a.IsValid() {
-				allowed[name] = append(allowed[name], netip.PrefixFrom(a, a.BitLen()))
-			}
-		}
-	}
 	dups := wgSharedKeys(cfg.Hostname, m, f)
-	for name, h := range m.hosts {
-		a := wgAddr(h, f.V6)
-		if name != cfg.Hostname && a.IsValid() && !slices.Contains(allowed[name], netip.PrefixFrom(a, a.BitLen())) {
-			allowed[name] = append(allowed[name], netip.PrefixFrom(a, a.BitLen()))
-		}
-	}
-	for name, ips := range allowed {
-		wireguard.SortPrefixes(ips)
-		ips = slices.Compact(ips)
+	for name, ips := range wgRemoteIPs(cfg, m, f) {
 		var key wgtypes.Key
 		var ep netip.AddrPort
 		if h := m.hosts[name]; h != nil {
@@ -188,6 +172,32 @@ func wgDevice(cfg Config, m *model, f wgFamily, key wgtypes.Key, hostMTU int) (w
 	dev.Throw = slices.Compact(dev.Throw)
 	slices.SortFunc(dev.Peers, func(a, b wireguard.Peer) int { return slices.Compare(a.PublicKey[:], b.PublicKey[:]) })
 	return dev, dups
+}
+
+// wgRemoteIPs are, per other host (every host with a Node, and every host a route leads to),
+// what the family routes to it: its blocks and borrowed addresses, its tunnel addresses, and with
+// host encryption its own address. A host with a Node but nothing routed still gets an entry
+// (as Project Calico, it is a peer with no allowed IPs).
+func wgRemoteIPs(cfg Config, m *model, f wgFamily) map[string][]netip.Prefix {
+	allowed := wgAllowedIPs(m, f.fam)
+	for name, h := range m.hosts {
+		if name == cfg.Hostname {
+			continue
+		}
+		ips := allowed[name]
+		if a := wgAddr(h, f.V6); a.IsValid() {
+			ips = append(ips, netip.PrefixFrom(a, a.BitLen()))
+		}
+		if a := hostAddr(h, f.V6); a.IsValid() && cfg.Wireguard.HostEncryption {
+			ips = append(ips, netip.PrefixFrom(a, a.BitLen()))
+		}
+		allowed[name] = ips
+	}
+	for name, ips := range allowed {
+		wireguard.SortPrefixes(ips)
+		allowed[name] = slices.Compact(ips)
+	}
+	return allowed
 }
 
 // wgSharedKeys finds the public keys that more than one remote host publishes for the family,

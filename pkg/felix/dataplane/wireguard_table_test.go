@@ -23,7 +23,8 @@ func testKey(t *testing.T) wgtypes.Key {
 }
 
 // wgTableModel: this host (a) with a block, a borrowed address inside it and one outside it;
-// b, a peer; c without a key; d and e publishing the same key; f with a route but no Node.
+// b, a peer; c without a key; d and e publishing the same key; f with a route but no Node; g a
+// peer with nothing routed to it.
 func wgTableModel(t *testing.T) (*model, Config, wgtypes.Key) {
 	m := newModel()
 	pfx := netip.MustParsePrefix
@@ -40,6 +41,7 @@ func wgTableModel(t *testing.T) (*model, Config, wgtypes.Key) {
 	host("c", "198.18.0.3", "", "")
 	host("d", "198.18.0.4", shared.String(), "")
 	host("e", "198.18.0.5", shared.String(), "")
+	host("g", "198.18.0.7", testKey(t).String(), "") // nothing routed to it: a peer without allowed IPs
 	route := func(dst, node string, typ calc.RouteType) {
 		m.routes[pfx(dst)] = &calc.Route{Dst: pfx(dst), DstNode: node, Type: typ}
 	}
@@ -68,8 +70,8 @@ func TestWireguardTableContents(t *testing.T) {
 	if got := dups[shared]; !slices.Equal(got, []string{"d", "e"}) || len(dups) != 1 {
 		t.Errorf("shared keys %v, want d and e sharing one key", dups)
 	}
-	if len(dev.Peers) != 1 || dev.Peers[0].Node != "b" {
-		t.Fatalf("peers %+v, want only b", dev.Peers)
+	if peerNodes(dev) != "b g" || len(peerOf(dev, "g").AllowedIPs) != 0 {
+		t.Fatalf("peers %+v, want b, and g without allowed IPs", dev.Peers)
 	}
 	var got []string
 	for _, r := range wireguardRoutes([]wireguard.Device{dev}) {
@@ -122,8 +124,9 @@ func TestWireguardHostEncryptionTable(t *testing.T) {
 	if dev.Addr != netip.MustParseAddr("198.18.0.1") {
 		t.Errorf("device address %v, want the host's 198.18.0.1", dev.Addr)
 	}
-	if len(dev.Peers) != 1 || !slices.Contains(dev.Peers[0].AllowedIPs, netip.MustParsePrefix("198.18.0.2/32")) {
-		t.Errorf("peers %+v, want b with its host address", dev.Peers)
+	if !slices.Contains(peerOf(dev, "b").AllowedIPs, netip.MustParsePrefix("198.18.0.2/32")) ||
+		!slices.Equal(peerOf(dev, "g").AllowedIPs, []netip.Prefix{netip.MustParsePrefix("198.18.0.7/32")}) {
+		t.Errorf("peers %+v, want b and g with their host addresses", dev.Peers)
 	}
 	for _, h := range []string{"198.18.0.3/32", "198.18.0.4/32", "198.18.0.5/32"} {
 		if !slices.Contains(dev.Throw, netip.MustParsePrefix(h)) {
@@ -137,4 +140,22 @@ func TestWireguardHostEncryptionTable(t *testing.T) {
 	if err != nil || rc.WireguardHostMark != 0x200000 {
 		t.Errorf("rules config host mark %#x (%v), want the WireGuard mark 0x200000", rc.WireguardHostMark, err)
 	}
+}
+
+func peerNodes(d wireguard.Device) string {
+	var names []string
+	for _, p := range d.Peers {
+		names = append(names, p.Node)
+	}
+	slices.Sort(names)
+	return strings.Join(names, " ")
+}
+
+func peerOf(d wireguard.Device, node string) wireguard.Peer {
+	for _, p := range d.Peers {
+		if p.Node == node {
+			return p
+		}
+	}
+	return wireguard.Peer{}
 }
