@@ -96,6 +96,10 @@ type Config struct {
 	WireguardInterfaceName, WireguardInterfaceNameV6 string
 	WireguardMTU, WireguardMTUV6                     int
 	WireguardPersistentKeepAlive                     time.Duration
+	WireguardThreadingEnabled                        bool
+	WireguardHostEncryptionEnabled                   bool
+
+	RouteTableRanges, RouteTableRange []TableRange // see RouteTables
 
 	// Cluster facts from the datastore (not parameters).
 	Cluster Cluster

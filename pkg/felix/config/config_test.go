@@ -111,7 +111,7 @@ func TestEveryParamHasATypedField(t *testing.T) {
 		KindUint32: reflect.TypeFor[uint32](), KindString: reflect.TypeFor[string](), KindOneOf: reflect.TypeFor[string](),
 		KindSeconds: reflect.TypeFor[time.Duration](), KindList: reflect.TypeFor[[]string](),
 		KindPorts: reflect.TypeFor[[]dataplane.ProtoPort](), KindAddr: reflect.TypeFor[netip.Addr](),
-		KindPortRange: reflect.TypeFor[[2]uint16](),
+		KindPortRange: reflect.TypeFor[[2]uint16](), KindTableRanges: reflect.TypeFor[[]TableRange](),
 	}
 	ct := reflect.TypeFor[Config]()
 	seen := map[string]bool{}

@@ -22,23 +22,24 @@ type Kind int
 
 // Kinds. The Config field of a parameter has the Go type noted here.
 const (
-	KindBool      Kind = iota // bool: true/false, 1/0, yes/no, y/n, t/f
-	KindOptBool               // *bool: unset (nil) means "decide automatically"
-	KindInt                   // int, within Min..Max
-	KindUint32                // uint32, decimal or 0x hex
-	KindString                // string; "none" means empty
-	KindOneOf                 // string, one of Values (case-insensitive; stored in the table's spelling)
-	KindSeconds               // time.Duration: "30s", "1m" or plain seconds "30", "0.5"
-	KindList                  // []string: comma-separated; "none" means empty
-	KindPorts                 // []dataplane.ProtoPort: "tcp:22,udp:68,tcp:10.0.0.0/8:80,[fd00::/8]..."
-	KindAddr                  // netip.Addr; "none" means unset
-	KindPortRange             // [2]uint16: "min:max" or a single port
+	KindBool        Kind = iota // bool: true/false, 1/0, yes/no, y/n, t/f
+	KindOptBool                 // *bool: unset (nil) means "decide automatically"
+	KindInt                     // int, within Min..Max
+	KindUint32                  // uint32, decimal or 0x hex
+	KindString                  // string; "none" means empty
+	KindOneOf                   // string, one of Values (case-insensitive; stored in the table's spelling)
+	KindSeconds                 // time.Duration: "30s", "1m" or plain seconds "30", "0.5"
+	KindList                    // []string: comma-separated; "none" means empty
+	KindPorts                   // []dataplane.ProtoPort: "tcp:22,udp:68,tcp:10.0.0.0/8:80,[fd00::/8]..."
+	KindAddr                    // netip.Addr; "none" means unset
+	KindPortRange               // [2]uint16: "min:max" or a single port
+	KindTableRanges             // []TableRange: "n-m[,n-m...]"; Max bounds the indices
 )
 
 var kindNames = map[Kind]string{
 	KindBool: "bool", KindOptBool: "bool", KindInt: "int", KindUint32: "uint32", KindString: "string",
 	KindOneOf: "one of", KindSeconds: "seconds", KindList: "list", KindPorts: "ports", KindAddr: "IP address",
-	KindPortRange: "port range",
+	KindPortRange: "port range", KindTableRanges: "route table ranges",
 }
 
 func (k Kind) String() string { return kindNames[k] }
@@ -249,7 +250,7 @@ var Params = []Param{
 	{Name: "WireguardListeningPort", Kind: KindInt, Default: "51820", Min: 1, Max: 65535, Restart: true, Main: true, Doc: "UDP port of the IPv4 WireGuard device."},
 	{Name: "WireguardListeningPortV6", Kind: KindInt, Default: "51821", Min: 1, Max: 65535, Restart: true, Main: true, Doc: "UDP port of the IPv6 WireGuard device."},
 	{Name: "WireguardRoutingRulePriority", Kind: KindInt, Default: "99", Min: 1, Max: 32765, Restart: true, Main: true,
-		Doc: "Priority of the routing rule `not fwmark <WireGuard mark> lookup <WireGuard table>` (tables 1 and 2)."},
+		Doc: "Priority of the routing rule `not fwmark <WireGuard mark> lookup <WireGuard table>`."},
 	{Name: "WireguardInterfaceName", Kind: KindString, Default: "wireguard.cali", Restart: true, Main: true, Check: checkIfaceName,
 		Doc: "Name of the IPv4 WireGuard device."},
 	{Name: "WireguardInterfaceNameV6", Kind: KindString, Default: "wg-v6.cali", Restart: true, Main: true, Check: checkIfaceName,
@@ -258,6 +259,14 @@ var Params = []Param{
 	{Name: "WireguardMTUV6", Kind: KindInt, Default: "0", Min: 0, Max: 65535, Restart: true, Main: true, Doc: "MTU of the IPv6 WireGuard device; 0 = host MTU - 80."},
 	{Name: "WireguardPersistentKeepAlive", V3: "wireguardKeepAlive", Kind: KindSeconds, Default: "0", Restart: true, Main: true,
 		Doc: "WireGuard persistent keepalive towards each peer; 0 = off."},
+	{Name: "WireguardHostEncryptionEnabled", Kind: KindBool, Default: "false", Restart: true, Main: true,
+		Doc: "Encrypt host-to-host traffic too: peers' allowed IPs and felix's WireGuard table include the hosts' own addresses, the device takes this host's address when it has no tunnel address, and raw PREROUTING marks packets from host interfaces (cali-wireguard-incoming-mark)."},
+	{Name: "WireguardThreadingEnabled", Kind: KindBool, Default: "false", Restart: true, Main: true,
+		Doc: "Threaded NAPI on the kernel WireGuard devices (/sys/class/net/<device>/threaded); does not apply to a userspace device."},
+	{Name: "RouteTableRanges", Kind: KindTableRanges, Max: maxTableIndex, Restart: true, Main: true,
+		Doc: "Routing tables felix may use, e.g. \"1-250\" or \"1-200,1000-1100\" (none: 1-250; 253-255 are skipped). The lowest is IPv4 WireGuard's table, the next IPv6 WireGuard's."},
+	{Name: "RouteTableRange", Kind: KindTableRanges, Max: maxDeprecatedTable, Restart: true, Main: true,
+		Doc: "Deprecated single range \"n-m\" within 1-250, used when RouteTableRanges is not set."},
 }
 
 // byName indexes Params by lower-case name.

@@ -104,6 +104,11 @@ func (p *Param) Convert(v any) (any, error) {
 			break
 		}
 		return protoPorts(x)
+	case api.RouteTableRange, api.RouteTableRanges:
+		if p.Kind != KindTableRanges {
+			break
+		}
+		return p.convertTableRanges(x)
 	}
 	return nil, fmt.Errorf("%w: a %T for a %s parameter", errWrongType, v, p.Kind)
 }

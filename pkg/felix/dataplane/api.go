@@ -93,9 +93,11 @@ type WireguardConfig struct {
 	ListeningPort, ListeningPortV6 int           // default 51820, 51821
 	MTU, MTUV6                     int           // 0 = host MTU - 60 (IPv6: - 80)
 	RoutingRulePriority            int           // default 99
-	RoutingTable, RoutingTableV6   int           // default 1 and 2: the first two of RouteTableRange, as Calico allocates them
+	RoutingTable, RoutingTableV6   int           // the first two of RouteTableRange(s), as Calico allocates them (0: 1 and 2)
 	PersistentKeepAlive            time.Duration // 0 = off
 	KeyFile, KeyFileV6             string        // private keys (default /var/lib/calico/wireguard-private-key[-v6])
+	ThreadingEnabled               bool          // threaded NAPI on kernel devices (WireguardThreadingEnabled)
+	HostEncryption                 bool          // WireguardHostEncryptionEnabled: host-to-host traffic too
 }
 
 // DefaultTable is the name of felix's nftables tables, as Project Calico names them.

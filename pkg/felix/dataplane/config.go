@@ -100,6 +100,8 @@ func (c Config) rulesConfig() (*rules.Config, error) {
 		VXLANPort:               uint16(c.VXLANPort),
 		WireguardPortV4:         c.wgPort(nft.IPv4),
 		WireguardPortV6:         c.wgPort(nft.IPv6),
+		WireguardHostMark:       c.wgHostMark(),
+		WireguardIfaces:         []string{c.Wireguard.InterfaceName, c.Wireguard.InterfaceNameV6},
 		Reject:                  strings.EqualFold(c.FilterDenyAction, "Reject"),
 		LogPrefix:               c.LogPrefix,
 		NATOutgoingAddress:      c.NATOutgoingAddress,

@@ -34,6 +34,7 @@ type Dataplane struct {
 	ipip           IPIP
 	wg             WireGuard
 	wgKeys         [2]wgtypes.Key     // private keys per IP version (zero when disabled)
+	wgSharedLogged map[string]bool    // public keys shared by several hosts, as last logged
 	wgManager      *wireguard.Manager // the netlink manager when the dataplane opened it (metrics)
 	hostMTU        int                // the host MTU read at start (0: unknown)
 	writtenMTU     int                // the workload MTU last written to cfg.MTUFile (0: none)

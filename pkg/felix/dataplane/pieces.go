@@ -84,8 +84,9 @@ func (d *Dataplane) openInterfaces() (*ifaces.Interfaces, func(context.Context) 
 	} else if err := ifaces.EnableForwarding(sys, d.cfg.IPv6Support); err != nil {
 		d.log.Warn().Err(err).Msg("Could not enable IP forwarding; workload traffic will not be routed")
 	}
-	if d.cfg.Wireguard.Enabled {
-		// As Calico does: reverse-path checks of decrypted packets take the mark into account.
+	if d.cfg.Wireguard.Enabled && d.cfg.Wireguard.HostEncryption {
+		// As Calico does with host encryption (IPv4 only): reverse-path checks take the mark
+		// that raw PREROUTING puts on packets from host interfaces into account.
 		if err := sys.WriteSysctl("net/ipv4/conf/all/src_valid_mark", "1"); err != nil {
 			d.log.Warn().Err(err).Msg("Could not set net.ipv4.conf.all.src_valid_mark for WireGuard")
 		}

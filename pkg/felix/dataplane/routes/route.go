@@ -53,6 +53,7 @@ type Route struct {
 	Gateway   netip.Addr // next hop; invalid = directly connected
 	Onlink    bool       // the gateway is on the device's link even if no address says so
 	Blackhole bool
+	Throw     bool // a throw route: the lookup goes on with the next routing rule (no device)
 	Scope     Scope
 	Table     int        // 0 = main
 	Src       netip.Addr // preferred source address; invalid = none
@@ -64,6 +65,9 @@ func (r Route) String() string {
 	var b strings.Builder
 	if r.Blackhole {
 		b.WriteString("blackhole ")
+	}
+	if r.Throw {
+		b.WriteString("throw ")
 	}
 	b.WriteString(r.Dst.String())
 	if r.Gateway.IsValid() {
@@ -104,10 +108,10 @@ func canonical(r Route) (Route, error) {
 	if r.Src.IsValid() && r.Src.Is6() != v6 {
 		return r, fmt.Errorf("route %s: source family differs from destination", r)
 	}
-	if r.Blackhole && (r.Dev != "" || r.Gateway.IsValid()) {
-		return r, fmt.Errorf("route %s: a blackhole has no device or gateway", r)
+	if (r.Blackhole || r.Throw) && (r.Dev != "" || r.Gateway.IsValid() || r.Blackhole == r.Throw) {
+		return r, fmt.Errorf("route %s: a blackhole or throw route has no device or gateway", r)
 	}
-	if !r.Blackhole && r.Dev == "" {
+	if !r.Blackhole && !r.Throw && r.Dev == "" {
 		return r, fmt.Errorf("route %s: no device", r)
 	}
 	if r.Table == 0 {

@@ -47,6 +47,7 @@ const (
 	chainFailsafeIn     = "cali-failsafe-in"
 	chainFailsafeOut    = "cali-failsafe-out"
 	chainWorkloadRPF    = "cali-wl-rpf"
+	chainWGIncomingMark = "cali-wireguard-incoming-mark"
 	chainFromWorkload   = "cali-from-wl-dispatch"
 	chainToWorkload     = "cali-to-wl-dispatch"
 	chainFromHost       = "cali-from-host-endpoint"
