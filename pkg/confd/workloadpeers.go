@@ -45,6 +45,9 @@ func (b *builder) pairWorkloads() map[string][]localWorkload {
 	}
 	for _, key := range sortedKeys(b.in.Workloads) {
 		w := b.in.Workloads[key]
+		if w.Spec.Node != b.local.name {
+			continue
+		}
 		labels := b.workloadLabels(w)
 		for _, s := range sels {
 			if !s.sel.EvaluateMap(labels) {
