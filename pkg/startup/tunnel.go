@@ -291,6 +291,7 @@ func (s *Startup) reconcileTunnels(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("listing IP pools: %w", err)
 	}
+	s.checkIPIP(pools)
 	states := make([]tunnelState, len(tunnelKinds))
 	for i, t := range tunnelKinds {
 		if states[i], err = s.reconcileTunnel(ctx, node, pools, t); err != nil {
