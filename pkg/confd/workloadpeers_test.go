@@ -164,3 +164,41 @@ func TestStoreKeepsLocalWorkloads(t *testing.T) {
 		t.Error("deleting a workload that is not kept asked for a render")
 	}
 }
+
+// TestWorkloadInjection: WorkloadEndpoints written straight to etcd (as a hostile writer could)
+// whose ipNetworks entry, or whose key, carries a line break and a BGP session. Neither reaches
+// BIRD: neither is a valid workload, so neither gets a session, while a valid workload next to
+// them gets exactly its own, and `bird -p` accepts the result.
+func TestWorkloadInjection(t *testing.T) {
+	kvs := baseKVs()
+	kvs[datastore.ResourcePrefix+"bgppeers/w"] = `{"kind":"BGPPeer","apiVersion":"projectcalico.org/v3","metadata":{"name":"w"},` +
+		`"spec":{"localWorkloadSelector":"app == 'bgp'","asNumber":65010}}`
+	wep := func(name, nets string) string {
+		return `{"kind":"WorkloadEndpoint","apiVersion":"projectcalico.org/v3","metadata":{"name":"` + name +
+			`","namespace":"default","labels":{"app":"bgp"}},"spec":{"orchestrator":"cni","workload":"w","endpoint":"eth0",` +
+			`"node":"host-a","interfaceName":"cali1","ipNetworks":` + nets + `}}`
+	}
+	kvs[datastore.ResourcePrefix+"workloadendpoints/default/host--a-cni-bad-eth0"] =
+		wep("host--a-cni-bad-eth0", `["10.65.0.7/32\n}\n`+strings.ReplaceAll(evilBGP, `"`, `\"`)+` #"]`)
+	kvs[datastore.ResourcePrefix+"workloadendpoints/default/x\n"+evilBGP+" #"] = wep("x", `["10.65.0.8/32"]`)
+	kvs[datastore.ResourcePrefix+"workloadendpoints/default/host--a-cni-good-eth0"] = wep("host--a-cni-good-eth0", `["10.65.0.9/32"]`)
+	cfg, log, err := runOnceFromEtcd(t, "host-a", kvs)
+	if err != nil {
+		t.Fatalf("render: %v\n%s", err, log)
+	}
+	text := renderedText(t, cfg)
+	got := parseDeclarations(text)
+	want := baseDecls
+	want.Protocols = append([]string{"bgp Local_Workload_10_65_0_9"}, want.Protocols...)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("declarations (-want +got):\n%s\n%s", diff, text)
+	}
+	for _, key := range []string{"workloadendpoints/default/host--a-cni-bad-eth0", `workloadendpoints/default/x\nprotocol bgp evil`} {
+		if !strings.Contains(log, key) {
+			t.Errorf("the bad workload %s is not logged with its key:\n%s", key, log)
+		}
+	}
+	if strings.Contains(text, "\nprotocol bgp evil") {
+		t.Errorf("the injected session is in the configuration:\n%s", text)
+	}
+}
