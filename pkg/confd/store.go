@@ -92,7 +92,8 @@ func NewStore(nodeName string) *Store { return &Store{nodeName: nodeName, in: Ne
 func (s *Store) Inputs() *Inputs { return s.in }
 
 // Apply applies one syncer message: a snapshot replaces everything. It reports whether anything
-// the model depends on was delivered (workloads of other nodes are not).
+// the model depends on was delivered (workloads of other nodes are not, nor workloads and
+// profiles while no BGPPeer peers with local workloads).
 func (s *Store) Apply(m syncer.Message) bool {
 	if m.Snapshot {
 		s.in = NewInputs()
@@ -135,10 +136,22 @@ func (s *Store) apply(u syncer.Update) bool {
 		setOrDelete(s.in.Pools, id.Name, u.Value)
 	case "Profile":
 		setOrDelete(s.in.Profiles, id.Name, u.Value)
+		return s.workloadPeering()
 	case "WorkloadEndpoint":
-		return s.applyWorkload(id, u.Value)
+		return s.applyWorkload(id, u.Value) && s.workloadPeering()
 	}
 	return true
+}
+
+// workloadPeering reports whether a BGPPeer peers with local workloads: only then do workloads
+// and profiles change the model (a BGPPeer that starts to is an update of its own).
+func (s *Store) workloadPeering() bool {
+	for _, p := range s.in.Peers {
+		if p.Spec.LocalWorkloadSelector != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // applyWorkload keeps a WorkloadEndpoint if it is on this node (a workload that moves to another

@@ -139,16 +139,29 @@ func TestLocalWorkloadPeerSettings(t *testing.T) {
 	}
 }
 
-// TestStoreKeepsLocalWorkloads: the store keeps this node's workloads only, and a change to
-// another node's workload does not ask for a render.
+// TestStoreKeepsLocalWorkloads: the store keeps this node's workloads only; a workload or
+// profile change asks for a render only while a BGPPeer peers with local workloads, and never
+// for another node's workload.
 func TestStoreKeepsLocalWorkloads(t *testing.T) {
 	key := func(name string) string {
 		return datastore.ResourcePrefix + "workloadendpoints/default/" + name
 	}
 	s := NewStore("a")
 	local, other := testWorkload("a", "w1", nil, nil, "10.65.0.5/32"), testWorkload("b", "w2", nil, nil, "10.65.1.5/32")
+	profile := syncer.Update{Key: datastore.ResourcePrefix + "profiles/p", Value: &api.Profile{ObjectMeta: api.ObjectMeta{Name: "p"}}}
+	if s.Apply(syncer.Message{Updates: []syncer.Update{{Key: key("w1"), Value: local}, profile}}) {
+		t.Error("a workload and a profile asked for a render without a BGPPeer peering with workloads")
+	}
+	if len(s.Inputs().Workloads) != 1 || len(s.Inputs().Profiles) != 1 {
+		t.Fatalf("not kept: %v %v", s.Inputs().Workloads, s.Inputs().Profiles)
+	}
+	s.Apply(syncer.Message{Updates: []syncer.Update{{Key: datastore.ResourcePrefix + "bgppeers/w",
+		Value: bgpPeer("w", api.BGPPeerSpec{LocalWorkloadSelector: "all()", ASNumber: asn(65010)})}}})
 	if !s.Apply(syncer.Message{Updates: []syncer.Update{{Key: key("w1"), Value: local}}}) {
 		t.Error("a local workload did not ask for a render")
+	}
+	if !s.Apply(syncer.Message{Updates: []syncer.Update{profile}}) {
+		t.Error("a profile did not ask for a render")
 	}
 	if s.Apply(syncer.Message{Updates: []syncer.Update{{Key: key("w2"), Value: other}}}) {
 		t.Error("another node's workload asked for a render")
