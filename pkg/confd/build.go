@@ -38,6 +38,8 @@ type builder struct {
 	blocked map[filterDir]bool
 	// noSessions: this node's BGP configuration is stored but invalid, so it has no sessions.
 	noSessions bool
+	// workloads are the local workloads each BGPPeer with a localWorkloadSelector peers with.
+	workloads map[string][]localWorkload
 }
 
 // nodeBGP is the BGP view of one Node.
@@ -111,6 +113,7 @@ func newBuilder(in *Inputs, opts BuildOptions) *builder {
 		}
 	}
 	b.local = b.nodes[opts.NodeName]
+	b.workloads = b.pairWorkloads()
 	return b
 }
 
