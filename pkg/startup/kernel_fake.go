@@ -5,7 +5,7 @@ import (
 	"net/netip"
 	"sync"
 
-	"github.com/calico-host/calico-host/pkg/felix/dataplane/ipip"
+	"github.com/calico-host/calico-host/pkg/ipip"
 )
 
 // FakeKernel is an in-memory Kernel for tests.
