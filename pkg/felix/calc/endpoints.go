@@ -199,6 +199,7 @@ type endpointCalc struct {
 	sent      map[string]Update // last update sent per item ID
 	policies  *policyCalc
 	profiles  *profileCalc
+	peers     *bgpPeerCalc
 	observers []EndpointObserver
 	workloads int // workload endpoints sent
 	hosts     int // host endpoints sent
@@ -302,6 +303,7 @@ func (c *endpointCalc) resolve(itemID string, ep *localEndpoint) Update {
 	}
 	w := *ep.wep
 	w.Tiers = tl.normal
+	w.LocalBGPPeer, w.LocalBGPPeerAddrs = c.peers.peerFor(itemID)
 	return WorkloadEndpointUpdate{ID: ep.wepID, Endpoint: &w}
 }
 

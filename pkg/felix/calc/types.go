@@ -198,6 +198,11 @@ type WorkloadEndpoint struct {
 	AllowSpoofedSourcePrefixes []netip.Prefix
 	Tiers                      []TierInfo
 	ProfileIDs                 []string
+	// LocalBGPPeer names the BGPPeer whose localWorkloadSelector selects the endpoint ("":
+	// none); LocalBGPPeerAddrs are then the host-side addresses of its interface
+	// (BGPConfiguration default's localWorkloadPeeringIPV4/IPV6, validated, IPv4 first).
+	LocalBGPPeer      string
+	LocalBGPPeerAddrs []netip.Addr
 }
 
 // WorkloadEndpointUpdate adds or changes a local workload endpoint.
