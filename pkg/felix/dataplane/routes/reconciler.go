@@ -29,7 +29,7 @@ type Reconciler struct {
 	h      Handle
 	own    Ownership
 	log    zerolog.Logger
-	resync   atomic.Bool
+	resync atomic.Bool
 
 	mu sync.Mutex // guards staleDevs (written by InterfaceChanged)
 	// staleDevs are devices reported changed since the last Apply: their cached index is dropped
