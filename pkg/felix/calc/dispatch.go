@@ -68,6 +68,10 @@ func (g *Graph) onWorkloadEndpoint(k resourceKey, v any) error {
 		it, ep, err = workloadItem(g.host, k.namespace, k.name, w)
 	}
 	g.setEndpoint(id, it, ep)
+	if err != nil {
+		w = nil
+	}
+	g.routes.updateWorkload(k.namespace, k.name, w)
 	return err
 }
 
@@ -203,9 +207,11 @@ func (g *Graph) onFelixConfig(k resourceKey, v any) error {
 	fc, err := as[api.FelixConfiguration](v)
 	if fc == nil {
 		g.config.setFelixConfig(k.name, nil)
+		g.updateRouteSource()
 		return err
 	}
 	g.config.setFelixConfig(k.name, &fc.Spec)
+	g.updateRouteSource()
 	return nil
 }
 

@@ -51,6 +51,8 @@ type Graph struct {
 	routes    *routeCalc
 	config    *configCalc
 
+	localRouteSource string // RouteSource from felix's environment or config file
+
 	haveSnapshot  bool
 	inSyncPending bool
 	inSyncSent    bool
