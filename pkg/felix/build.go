@@ -69,7 +69,8 @@ Flags:
 	flags()
 	fmt.Fprintf(w, `
 Configuration, highest precedence first: environment FELIX_<PARAMETER>, the config file
-(default %s), FelixConfiguration node.<hostname> then default in etcd, defaults.
+(default %s), FelixConfiguration node.<hostname>, then the selector-scoped one
+matching this host's Node labels (spec.nodeSelector), then default in etcd, defaults.
 The etcd connection comes from %s and ETCD_* variables,
 overridden by FELIX_ETCDENDPOINTS, FELIX_ETCDCAFILE, FELIX_ETCDCERTFILE, FELIX_ETCDKEYFILE.
 

@@ -14,6 +14,7 @@ import (
 func (d *Daemon) checkConfig(f calc.Facts) error {
 	next := d.cfg
 	if f.Config != d.dsCfg {
+		d.logScoped(d.dsCfg, f.Config)
 		d.dsCfg = f.Config
 		if !f.Config.DatastoreReady {
 			return d.restart("ClusterInformation default no longer has datastoreReady: true")
@@ -36,6 +37,23 @@ func (d *Daemon) checkConfig(f calc.Facts) error {
 		d.applyLive()
 	}
 	return nil
+}
+
+// logScoped logs which selector-scoped FelixConfiguration applies to this host when that
+// changes, and warns when several match (the oldest wins, as in Project Calico).
+func (d *Daemon) logScoped(prev, next calc.DatastoreConfig) {
+	if prev.ScopedName == next.ScopedName && prev.ScopedMatches == next.ScopedMatches && prev.Scoped != nil {
+		return
+	}
+	switch {
+	case next.ScopedMatches > 1:
+		d.log.Warn().Str("winner", next.ScopedName).Int("matching", next.ScopedMatches).
+			Msg("Several selector-scoped FelixConfigurations match this node; using the oldest by creation time")
+	case next.Scoped != nil:
+		d.log.Info().Str("name", next.ScopedName).Msg("Selector-scoped FelixConfiguration matches this node")
+	case prev.Scoped != nil:
+		d.log.Info().Str("previous", prev.ScopedName).Msg("No selector-scoped FelixConfiguration matches this node any more")
+	}
 }
 
 // applyLive applies the parameters that change without a restart.

@@ -55,7 +55,7 @@ func (d *Daemon) startupStatus(f calc.Facts) string {
 
 // datastoreConfig is calc's view of the datastore's configuration, for config.Resolve.
 func datastoreConfig(c calc.DatastoreConfig) *config.Datastore {
-	return &config.Datastore{Global: c.Global, Node: c.Node, Cluster: config.Cluster{
+	return &config.Datastore{Global: c.Global, Node: c.Node, Scoped: c.Scoped, ScopedName: c.ScopedName, Cluster: config.Cluster{
 		Type: c.ClusterType, GUID: c.ClusterGUID, CalicoVersion: c.CalicoVersion,
 		DatastoreReady: c.DatastoreReady, VXLANTunnelMAC: c.VXLANTunnelMAC,
 	}}
@@ -86,6 +86,7 @@ func (d *Daemon) resolve(ds *config.Datastore) *config.Config {
 // reporters and the HTTP servers.
 func (d *Daemon) start(ctx context.Context, dpIn <-chan []calc.Update) error {
 	f := d.calc.Facts()
+	d.logScoped(calc.DatastoreConfig{}, f.Config)
 	d.dsCfg = f.Config
 	d.cfg = d.resolve(datastoreConfig(f.Config))
 	d.applyLogLevel()

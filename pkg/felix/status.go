@@ -12,6 +12,7 @@ import (
 // consumeStatuses passes the dataplane's endpoint statuses to the reporters and counts them.
 func (d *Daemon) consumeStatuses(ctx context.Context, in <-chan dataplane.EndpointStatus) {
 	current := map[string]string{}
+	var up int64 // endpoints whose status is "up", kept as statuses change (no scan per status)
 	for {
 		select {
 		case <-ctx.Done():
@@ -21,13 +22,14 @@ func (d *Daemon) consumeStatuses(ctx context.Context, in <-chan dataplane.Endpoi
 			if st.Workload != nil {
 				key = st.Workload.OrchestratorID + "/" + st.Workload.WorkloadID + "/" + st.Workload.EndpointID
 			}
+			up += upDelta(current[key], st.Status)
 			if st.Status == "" {
 				delete(current, key)
 			} else {
 				current[key] = st.Status
 			}
 			d.programmed.Store(int64(len(current)))
-			d.up.Store(int64(countUp(current)))
+			d.up.Store(up)
 			if d.endpoints != nil {
 				d.endpoints.Report(st)
 			}
@@ -38,14 +40,17 @@ func (d *Daemon) consumeStatuses(ctx context.Context, in <-chan dataplane.Endpoi
 	}
 }
 
-func countUp(m map[string]string) int {
-	n := 0
-	for _, s := range m {
-		if s == "up" {
-			n++
-		}
+// upDelta is the change in the number of endpoints that are up when one's status goes from old
+// to cur ("" when absent).
+func upDelta(old, cur string) int64 {
+	var d int64
+	if old == "up" {
+		d--
 	}
-	return n
+	if cur == "up" {
+		d++
+	}
+	return d
 }
 
 // awaitFirstApply tells systemd READY=1 once the dataplane completed its first full apply, and

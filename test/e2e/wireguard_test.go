@@ -27,7 +27,8 @@ func TestWireGuard(t *testing.T) {
 		for _, h := range f.Hosts {
 			dev := fmt.Sprintf("wg%d-%d", h.Index, time.Now().UnixNano()%1000000)
 			devs[h.Name] = dev
-			h.FelixEnv = append(h.FelixEnv, "FELIX_WIREGUARDENABLED=true", "FELIX_WIREGUARDINTERFACENAME="+dev)
+			h.FelixEnv = append(h.FelixEnv, "FELIX_WIREGUARDENABLED=true", "FELIX_WIREGUARDINTERFACENAME="+dev,
+				"FELIX_ROUTETABLERANGES=300-310,1000-1100") // WireGuard's IPv4 table: the lowest, 300
 			if !kernel {
 				wgtest.Start(t, h.NS.Name, dev)
 			}
@@ -57,8 +58,8 @@ func TestWireGuard(t *testing.T) {
 	s.expect(30*time.Second, tcp(a, c, 80, true), tcp(c, a, 80, true), icmp(a, c, true))
 	h1 := s.Host(1)
 	rules, _ := h1.NS.Exec(context.Background(), "ip", "rule")
-	table, _ := h1.NS.Exec(context.Background(), "ip", "route", "show", "table", "1")
-	if !strings.Contains(rules, "not from all fwmark 0x200000/0x200000 lookup 1") || !strings.Contains(table, "dev "+devs[h1.Name]) {
+	table, _ := h1.NS.Exec(context.Background(), "ip", "route", "show", "table", "300")
+	if !strings.Contains(rules, "not from all fwmark 0x200000/0x200000 lookup 300") || !strings.Contains(table, "dev "+devs[h1.Name]) {
 		t.Errorf("host-1 routing:\n%s\n%s", rules, table)
 	}
 	s.eventually(20*time.Second, "STATUS shows the peer up", func() error {

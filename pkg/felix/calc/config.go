@@ -1,32 +1,76 @@
 package calc
 
-import "github.com/calico-host/calico-host/pkg/api"
+import (
+	"slices"
 
-// configCalc follows FelixConfiguration `default` and `node.<host>`, ClusterInformation
-// `default` and this host's Node: the datastore's part of felix's configuration (for Facts) and
-// the host facts the dataplane needs (ConfigUpdate).
+	"github.com/calico-host/calico-host/pkg/api"
+)
+
+// configCalc follows FelixConfiguration `default`, `node.<host>` and the selector-scoped ones,
+// ClusterInformation `default`, BGPConfiguration `default` and this host's Node: the
+// datastore's part of felix's configuration (for Facts) and the host facts the dataplane needs
+// (ConfigUpdate, ServiceCIDRsUpdate).
 type configCalc struct {
 	host    string
 	global  *api.FelixConfigurationSpec
 	perHost *api.FelixConfigurationSpec
+	scoped  map[string]*scopedConfig
 	cluster *api.ClusterInformationSpec
 	node    *nodeInfo
 	dirty   bool
 	sent    *ConfigUpdate
+	// services are the service CIDRs of BGPConfiguration default; sentServices what was sent.
+	services, sentServices []string
 }
 
 func newConfigCalc(host string) *configCalc {
-	return &configCalc{host: host, dirty: true}
+	return &configCalc{host: host, dirty: true, scoped: map[string]*scopedConfig{}}
 }
 
-// setFelixConfig records FelixConfiguration `default` or `node.<host>` (others are ignored).
-func (c *configCalc) setFelixConfig(name string, spec *api.FelixConfigurationSpec) {
-	switch name {
-	case "default":
-		c.global = spec
-	case "node." + c.host:
-		c.perHost = spec
+// setFelixConfig records FelixConfiguration `default`, `node.<host>` or a selector-scoped one
+// (nil: deleted); those of other hosts are ignored. A selector-scoped one with an invalid
+// nodeSelector is ignored (as absent) and its error returned.
+func (c *configCalc) setFelixConfig(name string, fc *api.FelixConfiguration) error {
+	var spec *api.FelixConfigurationSpec
+	if fc != nil {
+		spec = &fc.Spec
 	}
+	switch {
+	case name == "default":
+		c.global = spec
+	case name == "node."+c.host:
+		c.perHost = spec
+	case isScopedName(name):
+		delete(c.scoped, name)
+		if fc == nil {
+			return nil
+		}
+		sc, err := newScopedConfig(name, fc)
+		if sc != nil {
+			c.scoped[name] = sc
+		}
+		return err
+	}
+	return nil
+}
+
+// setBGPConfig records the service CIDRs of BGPConfiguration `default` (others are ignored):
+// felix's service loop prevention blocks them. Empty CIDRs are skipped, as in Project Calico.
+func (c *configCalc) setBGPConfig(name string, spec *api.BGPConfigurationSpec) {
+	if name != "default" {
+		return
+	}
+	var cidrs []string
+	if spec != nil {
+		for _, blocks := range [][]api.ServiceIPBlock{spec.ServiceClusterIPs, spec.ServiceExternalIPs, spec.ServiceLoadBalancerIPs} {
+			for _, b := range blocks {
+				if b.CIDR != "" {
+					cidrs = append(cidrs, b.CIDR)
+				}
+			}
+		}
+	}
+	c.services, c.dirty = cidrs, true
 }
 
 func (c *configCalc) setCluster(name string, spec *api.ClusterInformationSpec) {
@@ -52,6 +96,9 @@ func (c *configCalc) build() *ConfigUpdate {
 // datastoreConfig is the datastore's part of felix's configuration.
 func (c *configCalc) datastoreConfig() DatastoreConfig {
 	dc := DatastoreConfig{Global: c.global, Node: c.perHost}
+	if sc, n := matchScoped(c.scoped, c.node); sc != nil {
+		dc.Scoped, dc.ScopedName, dc.ScopedMatches = sc.spec, sc.name, n
+	}
 	if ci := c.cluster; ci != nil {
 		dc.ClusterInfo = true
 		dc.ClusterGUID, dc.ClusterType, dc.CalicoVersion = ci.ClusterGUID, ci.ClusterType, ci.CalicoVersion
@@ -70,10 +117,14 @@ func (c *configCalc) flush() []Update {
 		return nil
 	}
 	c.dirty = false
-	cu := c.build()
-	if c.sent != nil && *c.sent == *cu {
-		return nil
+	var out []Update
+	if cu := c.build(); c.sent == nil || *c.sent != *cu {
+		c.sent = cu
+		out = append(out, *cu)
 	}
-	c.sent = cu
-	return []Update{*cu}
+	if !slices.Equal(c.services, c.sentServices) {
+		c.sentServices = c.services
+		out = append(out, ServiceCIDRsUpdate{CIDRs: slices.Clone(c.services)})
+	}
+	return out
 }

@@ -48,6 +48,8 @@ func (g *Graph) applyResource(k resourceKey, v any) error {
 		return g.onPool(k, v)
 	case "felixconfigurations":
 		return g.onFelixConfig(k, v)
+	case "bgpconfigurations":
+		return g.onBGPConfig(k, v)
 	case "clusterinformations":
 		ci, err := as[api.ClusterInformation](v)
 		if ci == nil {
@@ -188,6 +190,7 @@ func (g *Graph) onNode(k resourceKey, v any) error {
 	g.routes.onNode(k.name, ni)
 	if k.name == g.host {
 		g.config.setNode(ni)
+		g.updateRouteSource() // its labels choose the selector-scoped FelixConfiguration
 	}
 	return err
 }
@@ -206,12 +209,22 @@ func (g *Graph) onPool(k resourceKey, v any) error {
 func (g *Graph) onFelixConfig(k resourceKey, v any) error {
 	fc, err := as[api.FelixConfiguration](v)
 	if fc == nil {
-		g.config.setFelixConfig(k.name, nil)
+		_ = g.config.setFelixConfig(k.name, nil)
 		g.updateRouteSource()
 		return err
 	}
-	g.config.setFelixConfig(k.name, &fc.Spec)
+	err = g.config.setFelixConfig(k.name, fc)
 	g.updateRouteSource()
+	return err
+}
+
+func (g *Graph) onBGPConfig(k resourceKey, v any) error {
+	bc, err := as[api.BGPConfiguration](v)
+	if bc == nil {
+		g.config.setBGPConfig(k.name, nil)
+		return err
+	}
+	g.config.setBGPConfig(k.name, &bc.Spec)
 	return nil
 }
 

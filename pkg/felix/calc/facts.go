@@ -23,10 +23,16 @@ type Facts struct {
 }
 
 // DatastoreConfig is the datastore's part of felix's configuration: the specs of FelixConfiguration
-// `default` (Global) and `node.<host>` (Node) as decoded (nil when absent; shared, read only),
+// `default` (Global), the matching selector-scoped one (Scoped) and `node.<host>` (Node) as decoded (nil when absent; shared, read only),
 // ClusterInformation `default` and this host's VXLAN MAC.
 type DatastoreConfig struct {
 	Global, Node *api.FelixConfigurationSpec
+	// Scoped is the spec of the selector-scoped FelixConfiguration (ScopedName) whose
+	// nodeSelector matches this host's Node labels, the oldest of ScopedMatches matches (nil when
+	// none matches); it ranks between Global and Node.
+	Scoped        *api.FelixConfigurationSpec
+	ScopedName    string
+	ScopedMatches int
 	// ClusterInfo: ClusterInformation `default` exists.
 	ClusterInfo                             bool
 	ClusterType, ClusterGUID, CalicoVersion string

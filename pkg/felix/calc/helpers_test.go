@@ -185,6 +185,7 @@ type dpModel struct {
 	Hosts    map[string]*HostMetadata
 	Routes   map[netip.Prefix]*Route
 	VTEPs    map[string]*VTEP
+	Services []string
 	InSync   bool
 }
 
@@ -321,6 +322,8 @@ func (m *dpModel) applyNet(u Update) error {
 		return removeKnown(m.WEPs, u.ID)
 	case HostEndpointRemove:
 		return removeKnown(m.HEPs, u.Name)
+	case ServiceCIDRsUpdate:
+		m.Services = u.CIDRs
 	case InSync:
 		if m.InSync {
 			return fmt.Errorf("second InSync")

@@ -21,11 +21,16 @@ func (g *Graph) SetLocalRouteSource(s string) {
 }
 
 // updateRouteSource applies the route source of the local setting, else of FelixConfiguration
-// node.<host>, else default: a value that is not a route source counts as the default,
-// CalicoIPAM, as felix's configuration ignores it.
+// node.<host>, else of the selector-scoped one that applies to this host, else of default: a
+// value that is not a route source counts as the default, CalicoIPAM, as felix's configuration
+// ignores it.
 func (g *Graph) updateRouteSource() {
 	v := strings.TrimSpace(g.localRouteSource)
-	for _, spec := range []*api.FelixConfigurationSpec{g.config.perHost, g.config.global} {
+	var scoped *api.FelixConfigurationSpec
+	if sc, _ := matchScoped(g.config.scoped, g.config.node); sc != nil {
+		scoped = sc.spec
+	}
+	for _, spec := range []*api.FelixConfigurationSpec{g.config.perHost, scoped, g.config.global} {
 		if v == "" && spec != nil {
 			v = strings.TrimSpace(spec.RouteSource)
 		}

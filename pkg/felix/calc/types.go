@@ -311,6 +311,11 @@ type VTEPRemove struct {
 	IPv6 bool
 }
 
+// ServiceCIDRsUpdate carries the service CIDRs of BGPConfiguration default (serviceClusterIPs,
+// serviceExternalIPs, serviceLoadBalancerIPs, in that order, as written) whenever they change:
+// felix's service loop prevention blocks forwarded traffic to them.
+type ServiceCIDRsUpdate struct{ CIDRs []string }
+
 // InSync is sent once, in the first batch after the syncer's initial snapshot was processed.
 type InSync struct{}
 
@@ -335,3 +340,4 @@ func (RouteRemove) isUpdate()            {}
 func (VTEPUpdate) isUpdate()             {}
 func (VTEPRemove) isUpdate()             {}
 func (InSync) isUpdate()                 {}
+func (ServiceCIDRsUpdate) isUpdate()     {}

@@ -20,14 +20,11 @@ func IsCompat(name string) bool {
 	return ok
 }
 
-// compatValues adds to a datastore layer the list's parameters that node or global set (node's
-// fields win, field by field), as felix text keyed by "spec.<field>". A spec that does not
-// marshal is skipped: its typed parameters are still applied.
-func compatValues(l *Layer, global, node *api.FelixConfigurationSpec, hostname string) {
-	for _, src := range []struct {
-		spec *api.FelixConfigurationSpec
-		name string
-	}{{node, "node." + hostname}, {global, "default"}} {
+// compatValues adds to a datastore layer the list's parameters that the specs set (the first
+// spec's fields win, field by field), as felix text keyed by "spec.<field>". A spec that does
+// not marshal is skipped: its typed parameters are still applied.
+func compatValues(l *Layer, srcs []namedSpec) {
+	for _, src := range srcs {
 		if src.spec == nil {
 			continue
 		}

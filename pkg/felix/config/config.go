@@ -65,6 +65,8 @@ type Config struct {
 	NftablesMarkMask               uint32
 	NATOutgoingAddress             netip.Addr
 	NATPortRange                   [2]uint16
+	NATOutgoingExclusions          string // "IPPoolsOnly" or "IPPoolsAndHostIPs"
+	ServiceLoopPrevention          string // "Drop", "Reject" or "Disabled"
 	WorkloadSourceSpoofing         string // "Disabled" or "Any"
 	FloatingIPs                    string // "Enabled" or "Disabled"
 	MetadataAddr                   netip.Addr
@@ -88,6 +90,7 @@ type Config struct {
 
 	IPForwarding    string // "Enabled" or "Disabled"
 	MTUIfacePattern string
+	RequireMTUFile  bool
 
 	IPIPEnabled    *bool
 	IPIPMTU        int
@@ -99,6 +102,10 @@ type Config struct {
 	WireguardInterfaceName, WireguardInterfaceNameV6 string
 	WireguardMTU, WireguardMTUV6                     int
 	WireguardPersistentKeepAlive                     time.Duration
+	WireguardThreadingEnabled                        bool
+	WireguardHostEncryptionEnabled                   bool
+
+	RouteTableRanges, RouteTableRange []TableRange // see RouteTables
 
 	// Cluster facts from the datastore (not parameters).
 	Cluster Cluster

@@ -62,6 +62,7 @@ func DerivedVXLANMAC(nodename string, ipv6 bool) string {
 
 // Dataplane translates the configuration into the dataplane's Config.
 func (c *Config) Dataplane(poolsUseVXLAN bool) dataplane.Config {
+	wgTable, wgTableV6 := c.wireguardTables()
 	return dataplane.Config{
 		Hostname:                       c.FelixHostname,
 		InterfacePrefixes:              slices.Clone(c.InterfacePrefix),
@@ -78,6 +79,8 @@ func (c *Config) Dataplane(poolsUseVXLAN bool) dataplane.Config {
 		MarkMask:                       c.NftablesMarkMask,
 		NATOutgoingAddress:             c.NATOutgoingAddress,
 		NATPortRange:                   c.NATPortRange,
+		NATOutgoingExcludeHosts:        c.NATOutgoingExclusions == "IPPoolsAndHostIPs",
+		ServiceLoopPrevention:          c.ServiceLoopPrevention,
 		WorkloadSourceSpoofing:         c.WorkloadSourceSpoofing == "Any",
 		FloatingIPs:                    c.FloatingIPs == "Enabled",
 		OpenStack:                      c.OpenStack(),
@@ -94,6 +97,7 @@ func (c *Config) Dataplane(poolsUseVXLAN bool) dataplane.Config {
 		VXLANTunnelMAC:                 c.VXLANMAC(),
 		IPForwardingDisabled:           c.IPForwarding == "Disabled",
 		MTUIfacePattern:                c.MTUIfacePattern,
+		RequireMTUFile:                 c.RequireMTUFile,
 		IPIPEnabled:                    c.IPIPEnabled,
 		IPIPMTU:                        c.IPIPMTU,
 		IPIPTunnelAddr:                 c.IPIPTunnelAddr,
@@ -109,9 +113,20 @@ func (c *Config) Dataplane(poolsUseVXLAN bool) dataplane.Config {
 			InterfaceName: c.WireguardInterfaceName, InterfaceNameV6: c.WireguardInterfaceNameV6,
 			ListeningPort: c.WireguardListeningPort, ListeningPortV6: c.WireguardListeningPortV6,
 			MTU: c.WireguardMTU, MTUV6: c.WireguardMTUV6, RoutingRulePriority: c.WireguardRoutingRulePriority,
-			PersistentKeepAlive: c.WireguardPersistentKeepAlive,
+			PersistentKeepAlive: c.WireguardPersistentKeepAlive, ThreadingEnabled: c.WireguardThreadingEnabled,
+			HostEncryption: c.WireguardHostEncryptionEnabled,
+			RoutingTable:   tableOrInvalid(wgTable), RoutingTableV6: tableOrInvalid(wgTableV6),
 		},
 	}
+}
+
+// tableOrInvalid passes an allocated table on, and -1 (which the dataplane refuses) when the
+// ranges held too few tables, so WireGuard fails closed instead of using a table outside them.
+func tableOrInvalid(t int) int {
+	if t == 0 {
+		return -1
+	}
+	return t
 }
 
 // titleCase turns "DROP" into "Drop".

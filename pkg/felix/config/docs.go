@@ -57,7 +57,10 @@ func DefaultFileText() string {
 #   1. the environment, FELIX_<NAME> (e.g. FELIX_LOGSEVERITYSCREEN=Debug),
 #      also read from /etc/default/calico-felix by the systemd unit;
 #   2. this file (another one with calico-felix --config FILE);
-#   3. FelixConfiguration node.<hostname>, then FelixConfiguration default, in etcd;
+#   3. FelixConfiguration node.<hostname>, then the selector-scoped FelixConfiguration whose
+#      spec.nodeSelector matches the labels of this host's Node (the oldest by creation time
+#      when several match; one whose selector does not parse is logged and ignored), then
+#      FelixConfiguration default, in etcd;
 #   4. the defaults shown below.
 # The etcd connection itself is configured in /etc/calico/datastore.toml (shared by every
 # calico-host component); the Etcd* keys here override it for felix.

@@ -151,7 +151,11 @@ type Datastore struct {
 	// Global and Node are the specs of FelixConfiguration default and node.<hostname> (nil when
 	// absent); Node's set fields win.
 	Global, Node *api.FelixConfigurationSpec
-	Cluster      Cluster
+	// Scoped is the spec of the selector-scoped FelixConfiguration named ScopedName that applies
+	// to this host (nil when none does); it ranks between Global and Node.
+	Scoped     *api.FelixConfigurationSpec
+	ScopedName string
+	Cluster    Cluster
 }
 
 // Resolve computes the configuration from the local sources and, when known, the datastore's
@@ -165,7 +169,7 @@ func (l *Local) Resolve(ds *Datastore) (*Config, []Problem) {
 		return c, problems
 	}
 	host := c.FelixHostname
-	c, problems = Resolve(l.Env, l.File, SpecLayer(ds.Global, ds.Node, host))
+	c, problems = Resolve(l.Env, l.File, ScopedSpecLayer(ds.Global, ds.Scoped, ds.Node, host, ds.ScopedName))
 	c.FelixHostname, c.Cluster = host, ds.Cluster // FelixHostname is local-only
 	return c, problems
 }

@@ -6,8 +6,8 @@
 // as text.
 //
 // Precedence, highest first: environment FELIX_<PARAM> (case-insensitive), the config file
-// (/etc/calico/felix.toml), the datastore (FelixConfiguration node.<host> over default, field by
-// field), then the defaults. Local-only parameters (datastore connection, hostname) are ignored when
+// (/etc/calico/felix.toml), the datastore (FelixConfiguration node.<host> over the selector-scoped
+// one whose nodeSelector matches this host's Node over default, field by field), then the defaults. Local-only parameters (datastore connection, hostname) are ignored when
 // they come from the datastore. A value that does not parse is logged with its source and ignored,
 // so the next source down (in the end the default) applies.
 package config
@@ -22,23 +22,24 @@ type Kind int
 
 // Kinds. The Config field of a parameter has the Go type noted here.
 const (
-	KindBool      Kind = iota // bool: true/false, 1/0, yes/no, y/n, t/f
-	KindOptBool               // *bool: unset (nil) means "decide automatically"
-	KindInt                   // int, within Min..Max
-	KindUint32                // uint32, decimal or 0x hex
-	KindString                // string; "none" means empty
-	KindOneOf                 // string, one of Values (case-insensitive; stored in the table's spelling)
-	KindSeconds               // time.Duration: "30s", "1m" or plain seconds "30", "0.5"
-	KindList                  // []string: comma-separated; "none" means empty
-	KindPorts                 // []dataplane.ProtoPort: "tcp:22,udp:68,tcp:10.0.0.0/8:80,[fd00::/8]..."
-	KindAddr                  // netip.Addr; "none" means unset
-	KindPortRange             // [2]uint16: "min:max" or a single port
+	KindBool        Kind = iota // bool: true/false, 1/0, yes/no, y/n, t/f
+	KindOptBool                 // *bool: unset (nil) means "decide automatically"
+	KindInt                     // int, within Min..Max
+	KindUint32                  // uint32, decimal or 0x hex
+	KindString                  // string; "none" means empty
+	KindOneOf                   // string, one of Values (case-insensitive; stored in the table's spelling)
+	KindSeconds                 // time.Duration: "30s", "1m" or plain seconds "30", "0.5"
+	KindList                    // []string: comma-separated; "none" means empty
+	KindPorts                   // []dataplane.ProtoPort: "tcp:22,udp:68,tcp:10.0.0.0/8:80,[fd00::/8]..."
+	KindAddr                    // netip.Addr; "none" means unset
+	KindPortRange               // [2]uint16: "min:max" or a single port
+	KindTableRanges             // []TableRange: "n-m[,n-m...]"; Max bounds the indices
 )
 
 var kindNames = map[Kind]string{
 	KindBool: "bool", KindOptBool: "bool", KindInt: "int", KindUint32: "uint32", KindString: "string",
 	KindOneOf: "one of", KindSeconds: "seconds", KindList: "list", KindPorts: "ports", KindAddr: "IP address",
-	KindPortRange: "port range",
+	KindPortRange: "port range", KindTableRanges: "route table ranges",
 }
 
 func (k Kind) String() string { return kindNames[k] }
@@ -189,6 +190,12 @@ var Params = []Param{
 		Doc: "Packet mark bits felix may use."},
 	{Name: "NATOutgoingAddress", V3: "natOutgoingAddress", Kind: KindAddr, Restart: true, Doc: "Source address for NAT outgoing (default: masquerade)."},
 	{Name: "NATPortRange", V3: "natPortRange", Kind: KindPortRange, Restart: true, Doc: "Source ports for NAT outgoing TCP and UDP, min:max (with VXLAN on, UDP never gets VXLANPort)."},
+	{Name: "NATOutgoingExclusions", V3: "natOutgoingExclusions", Kind: KindOneOf, Values: []string{"IPPoolsOnly", "IPPoolsAndHostIPs"},
+		Default: "IPPoolsOnly", Restart: true, Main: true,
+		Doc: "Destinations NAT outgoing (natOutgoing pools) leaves alone: the IP pools, or the pools and the address of every Calico host (IPPoolsAndHostIPs)."},
+	{Name: "ServiceLoopPrevention", Kind: KindOneOf, Values: []string{"Drop", "Reject", "Disabled"}, Default: "Drop", Restart: true, Main: true,
+		Doc: "What happens to forwarded traffic to the service CIDRs of BGPConfiguration default (serviceClusterIPs, " +
+			"serviceExternalIPs, serviceLoadBalancerIPs) that no local rule handled: Drop, Reject, or Disabled (routed, perhaps in a loop)."},
 	{Name: "WorkloadSourceSpoofing", Kind: KindOneOf, Values: []string{"Disabled", "Any"}, Default: "Disabled", Restart: true,
 		Doc: "Any lets workload endpoints use allowSpoofedSourcePrefixes; with Disabled a workload endpoint that asks for it " +
 			"is treated as missing (its traffic is dropped), as Project Calico's felix does."},
@@ -240,14 +247,19 @@ var Params = []Param{
 		Doc: "Enabled: felix enables IPv4 (and, with IPv6Support, IPv6) forwarding; Disabled leaves the host's setting alone (hosts with host endpoints only)."},
 
 	{Name: "MTUIfacePattern", V3: "mtuIfacePattern", Kind: KindString, Default: `^((en|wl|ww|sl|ib)[Pcopsvx].*|(eth|wlan|wwan).*)`,
-		Restart: true, Check: checkRegexp,
-		Doc: "Regular expression of the interfaces whose smallest MTU is the host MTU (tunnel devices and the workload MTU derive from it)."},
+		Restart: true, Check: checkRegexp, Main: true,
+		Doc: "Regular expression of the up interfaces whose smallest MTU is the host MTU (1460 when none matches). Tunnel devices " +
+			"derive their MTU from it, and so does the workload MTU felix writes to /var/lib/calico/mtu for the CNI plugin: " +
+			"the smallest MTU of the enabled encapsulations (IPIP, VXLAN, VXLAN IPv6, WireGuard, WireGuard IPv6; each its *MTU " +
+			"parameter, else the host MTU less 20, 50, 70, 60 or 80), or the host MTU when none is enabled."},
 
 	// IPIP.
 	{Name: "IpInIpEnabled", Field: "IPIPEnabled", V3: "ipipEnabled", Kind: KindOptBool, Restart: true,
 		Doc: "Force the IPIP device tunl0 on or off (default: on when an IPv4 pool has ipipMode Always or CrossSubnet)."},
+	{Name: "RequireMTUFile", V3: "requireMTUFile", Kind: KindBool, Default: "false", Restart: true,
+		Doc: "Refuse to start when the workload MTU file (/var/lib/calico/mtu) cannot be written."},
 	{Name: "IpInIpMtu", Field: "IPIPMTU", V3: "ipipMTU", Kind: KindInt, Default: "0", Min: 0, Max: 65535, Restart: true,
-		Doc: "MTU of tunl0; 0 = host MTU - 20."},
+		Doc: "MTU of tunl0 and of the routes through it; 0 = host MTU - 20."},
 	{Name: "IpInIpTunnelAddr", Field: "IPIPTunnelAddr", Kind: KindAddr, Restart: true, LocalOnly: true,
 		Doc: "Address of tunl0 (default: this host's Node spec.bgp.ipv4IPIPTunnelAddr, allocated by calico-startup)."},
 
@@ -258,7 +270,7 @@ var Params = []Param{
 	{Name: "WireguardListeningPort", Kind: KindInt, Default: "51820", Min: 1, Max: 65535, Restart: true, Main: true, Doc: "UDP port of the IPv4 WireGuard device."},
 	{Name: "WireguardListeningPortV6", Kind: KindInt, Default: "51821", Min: 1, Max: 65535, Restart: true, Main: true, Doc: "UDP port of the IPv6 WireGuard device."},
 	{Name: "WireguardRoutingRulePriority", Kind: KindInt, Default: "99", Min: 1, Max: 32765, Restart: true, Main: true,
-		Doc: "Priority of the routing rule `not fwmark <WireGuard mark> lookup <WireGuard table>` (tables 1 and 2)."},
+		Doc: "Priority of the routing rule `not fwmark <WireGuard mark> lookup <WireGuard table>`."},
 	{Name: "WireguardInterfaceName", Kind: KindString, Default: "wireguard.cali", Restart: true, Main: true, Check: checkIfaceName,
 		Doc: "Name of the IPv4 WireGuard device."},
 	{Name: "WireguardInterfaceNameV6", Kind: KindString, Default: "wg-v6.cali", Restart: true, Main: true, Check: checkIfaceName,
@@ -267,6 +279,14 @@ var Params = []Param{
 	{Name: "WireguardMTUV6", Kind: KindInt, Default: "0", Min: 0, Max: 65535, Restart: true, Main: true, Doc: "MTU of the IPv6 WireGuard device; 0 = host MTU - 80."},
 	{Name: "WireguardPersistentKeepAlive", V3: "wireguardKeepAlive", Kind: KindSeconds, Default: "0", Restart: true, Main: true,
 		Doc: "WireGuard persistent keepalive towards each peer; 0 = off."},
+	{Name: "WireguardHostEncryptionEnabled", Kind: KindBool, Default: "false", Restart: true, Main: true,
+		Doc: "Encrypt host-to-host traffic too: peers' allowed IPs and felix's WireGuard table include the hosts' own addresses, the device takes this host's address when it has no tunnel address, and raw PREROUTING marks packets from host interfaces (cali-wireguard-incoming-mark)."},
+	{Name: "WireguardThreadingEnabled", Kind: KindBool, Default: "false", Restart: true, Main: true,
+		Doc: "Threaded NAPI on the kernel WireGuard devices (/sys/class/net/<device>/threaded); does not apply to a userspace device."},
+	{Name: "RouteTableRanges", Kind: KindTableRanges, Max: maxTableIndex, Restart: true, Main: true,
+		Doc: "Routing tables felix may use, e.g. \"1-250\" or \"1-200,1000-1100\" (none: 1-250; 253-255 are skipped). The lowest is IPv4 WireGuard's table, the next IPv6 WireGuard's."},
+	{Name: "RouteTableRange", Kind: KindTableRanges, Max: maxDeprecatedTable, Restart: true, Main: true,
+		Doc: "Deprecated single range \"n-m\" within 1-250, used when RouteTableRanges is not set."},
 }
 
 // byName indexes Params by lower-case name.

@@ -56,6 +56,8 @@ func (p *Param) Parse(raw string) (any, error) {
 		return a, nil
 	case KindPortRange:
 		return parsePortRange(raw)
+	case KindTableRanges:
+		return p.parseTableRanges(raw)
 	}
 	return nil, fmt.Errorf("parameter %s has unknown kind %d", p.Name, p.Kind)
 }

@@ -18,26 +18,37 @@ import (
 // or, for plain strings, when it is not empty, as in Project Calico's config update processor.
 // The parameters calico-host does not implement (compat's list) come as text, in Values.
 func SpecLayer(global, node *api.FelixConfigurationSpec, hostname string) Layer {
+	return ScopedSpecLayer(global, nil, node, hostname, "")
+}
+
+// ScopedSpecLayer is SpecLayer with the selector-scoped FelixConfiguration (scopedName) that
+// applies to this host, whose set fields rank between node's and global's, as Project Calico's
+// DatastorePerSelector source ranks between DatastorePerHost and DatastoreGlobal.
+func ScopedSpecLayer(global, scoped, node *api.FelixConfigurationSpec, hostname, scopedName string) Layer {
 	l := Layer{Source: SourceDatastore, Origin: "FelixConfiguration", Typed: map[string]any{},
 		Values: map[string]string{}, Keys: map[string]string{}, Origins: map[string]string{}}
+	srcs := []namedSpec{{node, "node." + hostname}, {scoped, scopedName}, {global, "default"}}
 	for i := range Params {
 		p := &Params[i]
 		field := p.V3Field()
 		if field == "" {
 			continue
 		}
-		for _, src := range []struct {
-			spec *api.FelixConfigurationSpec
-			name string
-		}{{node, "node." + hostname}, {global, "default"}} {
+		for _, src := range srcs {
 			if v, ok := specValue(src.spec, field); ok {
 				l.Typed[p.Name], l.Keys[p.Name], l.Origins[p.Name] = v, field, "FelixConfiguration "+src.name
 				break
 			}
 		}
 	}
-	compatValues(&l, global, node, hostname)
+	compatValues(&l, srcs)
 	return l
+}
+
+// namedSpec is a FelixConfiguration's spec (nil when absent) and its name.
+type namedSpec struct {
+	spec *api.FelixConfigurationSpec
+	name string
 }
 
 // specValue returns the value of a spec field, dereferenced, and whether it is set.
@@ -93,6 +104,11 @@ func (p *Param) Convert(v any) (any, error) {
 			break
 		}
 		return protoPorts(x)
+	case api.RouteTableRange, api.RouteTableRanges:
+		if p.Kind != KindTableRanges {
+			break
+		}
+		return p.convertTableRanges(x)
 	}
 	return nil, fmt.Errorf("%w: a %T for a %s parameter", errWrongType, v, p.Kind)
 }

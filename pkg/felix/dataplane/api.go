@@ -31,6 +31,12 @@ type Config struct {
 
 	NATOutgoingAddress netip.Addr
 	NATPortRange       [2]uint16
+	// NATOutgoingExcludeHosts (NATOutgoingExclusions IPPoolsAndHostIPs): NAT outgoing also leaves
+	// traffic to any host's address alone.
+	NATOutgoingExcludeHosts bool
+	// ServiceLoopPrevention is "Drop" (default), "Reject" or "Disabled": what happens to forwarded
+	// traffic to the service CIDRs of BGPConfiguration default.
+	ServiceLoopPrevention string
 
 	// WorkloadSourceSpoofing (FelixConfiguration workloadSourceSpoofing: Any) lets workload
 	// endpoints use allowSpoofedSourcePrefixes; without it such an endpoint is treated as missing.
@@ -69,6 +75,8 @@ type Config struct {
 	IPIPMTU        int        // 0 = host MTU - 20
 	IPIPTunnelAddr netip.Addr // overrides the Node's ipv4IPIPTunnelAddr
 	MTUFile        string     // where the workload MTU is written (default /var/lib/calico/mtu)
+	// RequireMTUFile: New fails when it cannot write MTUFile (Project Calico's RequireMTUFile).
+	RequireMTUFile bool
 
 	Wireguard WireguardConfig
 
@@ -86,9 +94,11 @@ type WireguardConfig struct {
 	ListeningPort, ListeningPortV6 int           // default 51820, 51821
 	MTU, MTUV6                     int           // 0 = host MTU - 60 (IPv6: - 80)
 	RoutingRulePriority            int           // default 99
-	RoutingTable, RoutingTableV6   int           // default 1 and 2: the first two of RouteTableRange, as Calico allocates them
+	RoutingTable, RoutingTableV6   int           // the first two of RouteTableRange(s), as Calico allocates them (0: 1 and 2)
 	PersistentKeepAlive            time.Duration // 0 = off
 	KeyFile, KeyFileV6             string        // private keys (default /var/lib/calico/wireguard-private-key[-v6])
+	ThreadingEnabled               bool          // threaded NAPI on kernel devices (WireguardThreadingEnabled)
+	HostEncryption                 bool          // WireguardHostEncryptionEnabled: host-to-host traffic too
 }
 
 // RouteConfig is felix's route settings (Project Calico's DeviceRoute*, RemoveExternalRoutes and

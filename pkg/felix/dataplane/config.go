@@ -90,6 +90,10 @@ func (c Config) rulesConfig() (*rules.Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("FailsafeOutbound: %w", err)
 	}
+	loop, err := parseLoopAction(c.ServiceLoopPrevention)
+	if err != nil {
+		return nil, fmt.Errorf("ServiceLoopPrevention: %w", err)
+	}
 	return &rules.Config{
 		IPv6: c.IPv6Support, WorkloadPrefixes: c.InterfacePrefixes, Marks: marks,
 		EndpointToHost: toHost, FailsafeIn: in, FailsafeOut: out,
@@ -99,10 +103,14 @@ func (c Config) rulesConfig() (*rules.Config, error) {
 		VXLANPort:               uint16(c.VXLANPort),
 		WireguardPortV4:         c.wgPort(nft.IPv4),
 		WireguardPortV6:         c.wgPort(nft.IPv6),
+		WireguardHostMark:       c.wgHostMark(),
+		WireguardIfaces:         []string{c.Wireguard.InterfaceName, c.Wireguard.InterfaceNameV6},
 		Reject:                  strings.EqualFold(c.FilterDenyAction, "Reject"),
 		LogPrefix:               c.LogPrefix,
 		NATOutgoingAddress:      c.NATOutgoingAddress,
 		NATPortRange:            natPortRange(c.NATPortRange),
+		NATExcludeHosts:         c.NATOutgoingExcludeHosts,
+		ServiceLoop:             loop,
 		OpenStack:               c.OpenStack, MetadataAddr: c.MetadataAddr, MetadataPort: c.MetadataPort,
 	}, nil
 }
@@ -122,6 +130,19 @@ func parseAction(s string) (rules.Action, error) {
 		}
 	}
 	return "", fmt.Errorf("unknown action %q (want Drop, Return or Accept)", s)
+}
+
+// parseLoopAction parses ServiceLoopPrevention ("": Drop, Project Calico's default).
+func parseLoopAction(s string) (rules.LoopAction, error) {
+	switch strings.ToLower(s) {
+	case "", "drop":
+		return rules.LoopDrop, nil
+	case "reject":
+		return rules.LoopReject, nil
+	case "disabled":
+		return rules.LoopDisabled, nil
+	}
+	return 0, fmt.Errorf("unknown value %q (want Drop, Reject or Disabled)", s)
 }
 
 var failsafeProtos = map[string]uint8{"tcp": nft.ProtoTCP, "udp": nft.ProtoUDP, "sctp": nft.ProtoSCTP}

@@ -34,8 +34,10 @@ type Dataplane struct {
 	ipip           IPIP
 	wg             WireGuard
 	wgKeys         [2]wgtypes.Key     // private keys per IP version (zero when disabled)
+	wgSharedLogged map[string]bool    // public keys shared by several hosts, as last logged
 	wgManager      *wireguard.Manager // the netlink manager when the dataplane opened it (metrics)
 	hostMTU        int                // the host MTU read at start (0: unknown)
+	writtenMTU     int                // the workload MTU last written to cfg.MTUFile (0: none)
 	timing         Timing
 	after          func(int, error)
 	closers        []func() // what New opened, closed when Run returns
@@ -239,6 +241,7 @@ func (d *Dataplane) WireguardPeers() (up, total int, on bool) {
 // apply a full resync of nftables and routes.
 func (d *Dataplane) apply(ctx context.Context) ([]EndpointStatus, error) {
 	start := time.Now()
+	d.updateWorkloadMTU()
 	devs := vxlanDevices(d.cfg, d.model)
 	hosts, hepIfaces := resolveHostEndpoints(d.model, d.hostIfs)
 	d.quar.restore(d.builder.tables)
@@ -270,6 +273,7 @@ func (d *Dataplane) apply(ctx context.Context) ([]EndpointStatus, error) {
 		errs = append(errs, fmt.Errorf("applying the IPIP device: %w", err))
 	}
 	want, skipped := desiredRoutes(d.cfg, d.model, devs, ipipState == ipip.StateReady, wireguardRoutes(wgOn))
+	setIPIPRouteMTU(want, ipipRouteMTU(d.cfg, d.hostMTU))
 	d.reportIPIP(ipipState, skipped)
 	if _, err := d.routes.Apply(ctx, want); err != nil {
 		errs = append(errs, fmt.Errorf("applying routes: %w", err))

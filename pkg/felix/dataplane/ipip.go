@@ -67,6 +67,26 @@ func ipipRoutes(m *model, ready bool) (out []routes.Route, skipped int) {
 	return out, skipped
 }
 
+// ipipRouteMTU is the MTU Project Calico's felix gives its routes through tunl0, tunl0's own:
+// IpInIpMtu, else the host MTU less the IPIP overhead (1500 when the dataplane does not know
+// the host MTU, as the tunnel piece assumes then).
+func ipipRouteMTU(cfg Config, hostMTU int) int {
+	if cfg.IPIPMTU > 0 {
+		return cfg.IPIPMTU
+	}
+	return cmpOr(hostMTU, 1500) - ipip.Overhead
+}
+
+// setIPIPRouteMTU sets the MTU of the routes through tunl0 (the onlink tunnel routes; the
+// unencapsulated CrossSubnet routes have none, as in Project Calico).
+func setIPIPRouteMTU(rs []routes.Route, mtu int) {
+	for i := range rs {
+		if rs[i].Dev == ipip.DeviceName {
+			rs[i].MTU = mtu
+		}
+	}
+}
+
 // parentDevice is the interface holding host, this host's address of one family ("" when
 // none does): where routes to hosts of the same subnet leave without encapsulation.
 func parentDevice(m *model, host netip.Addr) string {

@@ -40,6 +40,9 @@ func routeLines(h *harness) []string {
 		if r.Onlink {
 			s += " onlink"
 		}
+		if r.MTU != 0 {
+			s += fmt.Sprintf(" mtu %d", r.MTU)
+		}
 		out = append(out, s)
 	}
 	return out
@@ -47,9 +50,9 @@ func routeLines(h *harness) []string {
 
 // TestIPIPDataplane: with an IPIP pool, the dataplane creates tunl0 (recorded requests) with this
 // host's tunnel address and the host MTU less 20, and routes remote blocks via the owning host
-// through tunl0 onlink (Always: all of them; CrossSubnet: those in other subnets, the others
-// directly via the host on the interface holding this host's address); the local block gets no
-// route. IpInIpMtu and IpInIpTunnelAddr override; IpInIpEnabled false turns it off.
+// through tunl0 onlink with tunl0's MTU, as Project Calico's felix does (Always: all of them;
+// CrossSubnet: those in other subnets, the others directly via the host on the interface
+// holding this host's address, without MTU); the local block gets no route. IpInIpMtu and IpInIpTunnelAddr override; IpInIpEnabled false turns it off.
 func TestIPIPDataplane(t *testing.T) {
 	h := newHarness(t, Config{Hostname: "host1"})
 	h.dp.model.applyIface(iface("eth0", true, pfx("198.18.0.1/24")))
@@ -62,9 +65,9 @@ func TestIPIPDataplane(t *testing.T) {
 		t.Errorf("tunl0 requests (-want +got):\n%s", d)
 	}
 	want := []string{
-		"10.65.1.0/26 via 198.18.1.2 dev tunl0 onlink",
-		"10.65.2.0/26 via 198.18.0.3 dev tunl0 onlink",
-		"10.65.2.9/32 via 198.18.1.4 dev tunl0 onlink",
+		"10.65.1.0/26 via 198.18.1.2 dev tunl0 onlink mtu 1480",
+		"10.65.2.0/26 via 198.18.0.3 dev tunl0 onlink mtu 1480",
+		"10.65.2.9/32 via 198.18.1.4 dev tunl0 onlink mtu 1480",
 	}
 	if d := cmp.Diff(want, routeLines(h)); d != "" {
 		t.Errorf("Always routes (-want +got):\n%s", d)
@@ -88,6 +91,9 @@ func TestIPIPDataplane(t *testing.T) {
 	if d := cmp.Diff([]string{"link add tunl0 type ipip mtu 1400", "addr add 10.65.0.7/32 dev tunl0", "link set tunl0 up"},
 		h2.ipip.Requests()); d != "" {
 		t.Errorf("configured tunl0 (-want +got):\n%s", d)
+	}
+	if got := routeLines(h2); len(got) != 3 || got[0] != "10.65.1.0/26 via 198.18.1.2 dev tunl0 onlink mtu 1400" {
+		t.Errorf("routes through a tunl0 of IpInIpMtu 1400: %v", got)
 	}
 	h3 := newHarness(t, Config{Hostname: "host1", IPIPEnabled: &off})
 	h3.send(ipipHosts("Always")...)

@@ -23,6 +23,7 @@ type model struct {
 	routes   map[netip.Prefix]*calc.Route
 	vteps    map[vtepKey]*calc.VTEP
 	ifaces   map[string]*ifaces.State
+	services []string // the service CIDRs of BGPConfiguration default, as written
 
 	gates endpointGates // what workload endpoints may ask for
 
@@ -147,6 +148,8 @@ func (m *model) applyNetwork(u calc.Update) bool {
 		delete(m.vteps, vtepKey{u.Node, u.IPv6})
 	case calc.InSync:
 		m.inSync = true
+	case calc.ServiceCIDRsUpdate:
+		m.services = u.CIDRs
 	default:
 		return false
 	}

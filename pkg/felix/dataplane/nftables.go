@@ -2,6 +2,7 @@ package dataplane
 
 import (
 	"cmp"
+	"net/netip"
 	"slices"
 
 	"github.com/rs/zerolog"
@@ -232,7 +233,28 @@ func (b *rulesetBuilder) static(m *model, hd rules.HostDispatch, devs []VXLANDev
 	for _, d := range devs {
 		st.VXLAN = append(st.VXLAN, rules.VXLANDevice{Name: d.Name, Version: versionOf(d.TunnelAddr)})
 	}
+	st.ServiceCIDRs = b.serviceCIDRs(m.services)
 	return st
+}
+
+// serviceCIDRs parses the service CIDRs for service loop prevention, sorted as Project Calico
+// sorts them (by their text) and without repeats. One that does not parse (calicoctl refuses
+// it) is logged and left out.
+func (b *rulesetBuilder) serviceCIDRs(in []string) []netip.Prefix {
+	texts := slices.Clone(in)
+	slices.Sort(texts)
+	var out []netip.Prefix
+	for _, s := range slices.Compact(texts) {
+		p, err := netip.ParsePrefix(s)
+		if err != nil {
+			b.log.Warn().Str("cidr", s).Msg("BGPConfiguration default: a service CIDR is not a valid CIDR; not blocking it")
+			continue
+		}
+		if p = p.Masked(); !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // counts sums the objects of the tables: chains and sets plus maps.

@@ -139,17 +139,23 @@ func (b *rulesetBuilder) internalSets(m *model, st *rules.Static, v nft.IPVersio
 		out = append(out, rules.NetSet(v, rules.SetAllVXLAN, hosts))
 		break
 	}
-	if st.IPIP && v == nft.IPv4 {
-		out = append(out, rules.NetSet(v, rules.SetAllHosts, allHostsV4(m)))
+	// The hosts' addresses: IPIP (IPv4) filters by them, NAT outgoing with IPPoolsAndHostIPs
+	// leaves traffic to them alone.
+	if st.IPIP && v == nft.IPv4 || b.cfg.NATExcludeHosts && slices.Contains(st.MasqFamilies, v) {
+		out = append(out, rules.NetSet(v, rules.SetAllHosts, allHosts(m, v)))
 	}
 	return out
 }
 
-// allHostsV4 are the IPv4 addresses of every host (Project Calico's all-hosts-net).
-func allHostsV4(m *model) []netip.Prefix {
+// allHosts are the addresses of version v of every host (Project Calico's all-hosts-net).
+func allHosts(m *model, v nft.IPVersion) []netip.Prefix {
 	var out []netip.Prefix
 	for _, h := range m.hosts {
-		if a := h.IPv4Addr.Addr(); a.Is4() {
+		a := h.IPv4Addr.Addr()
+		if v == nft.IPv6 {
+			a = h.IPv6Addr.Addr()
+		}
+		if a.IsValid() && versionOf(a) == v {
 			out = append(out, hostPrefix(a))
 		}
 	}

@@ -41,7 +41,10 @@ func (d *Dataplane) openPieces(o *options) error {
 			return err
 		}
 		o.ifaces, hostMTU = i, mtu
-		d.hostMTU = d.writeWorkloadMTU(hostMTU)
+		d.hostMTU = d.readHostMTU(hostMTU)
+		if err := d.writeWorkloadMTU(configEncaps(d.cfg)); err != nil && d.cfg.RequireMTUFile {
+			return fmt.Errorf("RequireMTUFile: %w", err)
+		}
 	}
 	if o.vxlan == nil {
 		vh, err := vxlan.OpenNetlink(d.cfg.NetNS)
@@ -81,8 +84,9 @@ func (d *Dataplane) openInterfaces() (*ifaces.Interfaces, func(context.Context) 
 	} else if err := ifaces.EnableForwarding(sys, d.cfg.IPv6Support); err != nil {
 		d.log.Warn().Err(err).Msg("Could not enable IP forwarding; workload traffic will not be routed")
 	}
-	if d.cfg.Wireguard.Enabled {
-		// As Calico does: reverse-path checks of decrypted packets take the mark into account.
+	if d.cfg.Wireguard.Enabled && d.cfg.Wireguard.HostEncryption {
+		// As Calico does with host encryption (IPv4 only): reverse-path checks take the mark
+		// that raw PREROUTING puts on packets from host interfaces into account.
 		if err := sys.WriteSysctl("net/ipv4/conf/all/src_valid_mark", "1"); err != nil {
 			d.log.Warn().Err(err).Msg("Could not set net.ipv4.conf.all.src_valid_mark for WireGuard")
 		}
@@ -97,28 +101,6 @@ func (d *Dataplane) openInterfaces() (*ifaces.Interfaces, func(context.Context) 
 	}
 	hostMTU := func(ctx context.Context) (int, error) { return ifaces.HostMTU(ctx, ih, pattern) }
 	return ifaces.NewInterfaces(ih, sys, log, d.cfg.InterfaceRefreshInterval), hostMTU, nil
-}
-
-// writeWorkloadMTU records the MTU workloads should use (the host's, less the VXLAN overhead
-// when VXLAN is on) in cfg.MTUFile, where the CNI plugin reads it when its network config sets
-// no mtu.
-func (d *Dataplane) writeWorkloadMTU(hostMTU func(context.Context) (int, error)) int {
-	ctx, cancel := context.WithTimeout(context.Background(), mtuTimeout)
-	defer cancel()
-	mtu, err := hostMTU(ctx)
-	if err != nil {
-		d.log.Warn().Err(err).Int("mtu", mtu).Msg("Could not read the host MTU; using the fallback")
-	}
-	host := mtu
-	if d.cfg.VXLANEnabled {
-		mtu = vxlan.DeviceMTU(mtu, d.cfg.VXLANMTU, false)
-	}
-	if err := vxlan.WriteMTUFile(d.cfg.MTUFile, mtu); err != nil {
-		d.log.Warn().Err(err).Str("file", d.cfg.MTUFile).Msg("Could not write the workload MTU file")
-		return host
-	}
-	d.log.Info().Int("mtu", mtu).Str("file", d.cfg.MTUFile).Msg("Wrote the workload MTU")
-	return host
 }
 
 // openWireGuard opens the WireGuard manager in cfg.NetNS unless o supplies one.

@@ -40,6 +40,7 @@ type wgHost struct {
 	pub    string // published public keys
 	pub6   string
 	in     chan []calc.Update
+	logs   *lockedBuffer // the dataplane's warnings
 	stop   func()
 	dp     *dataplane.Dataplane
 }
@@ -67,6 +68,7 @@ func newWGHosts(t *testing.T) (*ns, []*wgHost) {
 		h.ns.run(t, "ip", "-6", "route", "add", fmt.Sprintf("fd5c:%d::/122", 1-i), "via", fmt.Sprintf("fd5c:ffff::%d", 2-i), "proto", "bird")
 		h.cfg = dataplane.Config{Hostname: h.name, NetNS: h.ns.path(), InterfaceRefreshInterval: 10 * time.Second, IPv6Support: true,
 			MTUFile: filepath.Join(t.TempDir(), "mtu"), Wireguard: dataplane.WireguardConfig{Enabled: true, EnabledV6: true,
+				RoutingTable: 1000, RoutingTableV6: 1001, ThreadingEnabled: true, // from RouteTableRanges "1000-1100"
 				InterfaceName: "wg" + n + "-" + suffix, InterfaceNameV6: "w6" + n + "-" + suffix,
 				KeyFile: filepath.Join(t.TempDir(), "wireguard-private-key"), KeyFileV6: filepath.Join(t.TempDir(), "wireguard-private-key-v6")}}
 		hosts = append(hosts, h)
@@ -118,7 +120,8 @@ func startDevice(t *testing.T, h *wgHost, kernel bool) string {
 
 // run starts the host's dataplane with the given configuration.
 func (h *wgHost) run(t *testing.T, cfg dataplane.Config) {
-	log := zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel)
+	h.logs = &lockedBuffer{}
+	log := zerolog.New(zerolog.MultiLevelWriter(zerolog.NewTestWriter(t), h.logs)).Level(zerolog.WarnLevel)
 	dp, err := dataplane.New(cfg, log)
 	if err != nil {
 		t.Fatal(err)
@@ -182,6 +185,7 @@ type capture struct {
 	mu        sync.Mutex
 	wgUDP     [2]int    // per IP version: UDP packets to or from the WireGuard port (51820, 51821)
 	plain     [2]int    // per IP version: packets with a workload address in the clear
+	hostPlain [2]int    // per IP version: packets between the hosts' addresses in the clear (not WireGuard, ARP or ND)
 	firstWG   time.Time // when the first WireGuard packet was seen
 	fd        int
 	closeOnce sync.Once
@@ -247,6 +251,7 @@ func (c *capture) loop() {
 var (
 	capWorkloads = [2]netip.Prefix{netip.MustParsePrefix("10.65.0.0/16"), netip.MustParsePrefix("fd5c::/31")}
 	capPorts     = [2]uint16{51820, 51821}
+	capHosts     = [2]netip.Prefix{netip.MustParsePrefix("198.18.0.0/24"), netip.MustParsePrefix("fd5c:ffff::/64")}
 )
 
 // record classifies an Ethernet frame (IPv6 without extension headers).
@@ -280,8 +285,22 @@ func (c *capture) record(f []byte) {
 			if c.firstWG.IsZero() {
 				c.firstWG = time.Now()
 			}
+			return
 		}
 	}
+	nd := proto == unix.IPPROTO_ICMPV6 && len(ip) > hl && ip[hl] >= 133 && ip[hl] <= 137
+	if capHosts[fam].Contains(src) && capHosts[fam].Contains(dst) && !nd {
+		c.hostPlain[fam]++
+	}
+}
+
+// hostPlainReset returns the plaintext host-to-host packets per IP version since the last call.
+func (c *capture) hostPlainReset() [2]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := c.hostPlain
+	c.hostPlain = [2]int{}
+	return n
 }
 
 // reset returns the counts per IP version since the last reset and clears them.
@@ -308,11 +327,12 @@ type wgFam struct {
 	port  string // WireGuard port
 	mtu   string // device MTU: host MTU 1500 - 60 / - 80
 	block string // B's block
+	local string // A's throw route for its own workloads (block, or workload address outside one)
 }
 
 var wgFams = []wgFam{
-	{0, "10.65.1.1", "1", "-4", "51820", "1440", "10.65.1.0/26"},
-	{1, "fd5c:1::1", "2", "-6", "51821", "1420", "fd5c:1::/122"},
+	{0, "10.65.1.1", "1000", "-4", "51820", "1440", "10.65.1.0/26", "throw 10.65.0.0/26"},
+	{1, "fd5c:1::1", "1001", "-6", "51821", "1420", "fd5c:1::/122", "throw fd5c::1"},
 }
 
 func (f wgFam) addr(port int) string { return net.JoinHostPort(f.dst, strconv.Itoa(port)) }
@@ -370,8 +390,9 @@ func TestWireGuardTwoHosts(t *testing.T) {
 		if _, plain := capt.reset(); plain[f.i] == 0 {
 			t.Errorf("%s: a host without a key: no plaintext packets on the fabric", f.ip)
 		}
-		if out := f.table1(a); out != "" {
-			t.Errorf("%s: WireGuard routes to a host without a key: %s", f.ip, out)
+		// Project Calico's table: throw routes for the host without a key and for local workloads.
+		if out := f.table1(a); strings.Contains(out, " dev "+f.device(a)) || !strings.Contains(out, "throw "+f.block) || !strings.Contains(out, f.local) {
+			t.Errorf("%s: WireGuard table with a host without a key, want only throw routes for %s and %q:\n%s", f.ip, f.block, f.local, out)
 		}
 	}
 	plainRate := throughput(t, a.wl, b.wl, "10.65.1.1:5201")
@@ -388,11 +409,17 @@ func TestWireGuardTwoHosts(t *testing.T) {
 		checkEncrypted(t, capt, a, f)
 	}
 	checkWGMetrics(t, a)
+	if !kernel {
+		if n := strings.Count(a.logs.String(), "does not apply to a userspace WireGuard device"); n != 2 {
+			t.Errorf("WireguardThreadingEnabled with userspace devices: %d log lines, want one per device:\n%s", n, a.logs.String())
+		}
+	}
 	wgRate := throughput(t, a.wl, b.wl, "10.65.1.1:5202")
 	if wg, plain := capt.reset(); wg[0] == 0 || plain[0] != 0 {
 		t.Errorf("during the TCP stream the fabric saw %d WireGuard packets and %d plaintext workload packets", wg[0], plain[0])
 	}
 	t.Logf("single TCP stream workload to workload (IPv4): plaintext %.0f Mbit/s, WireGuard (userspace=%v) %.0f Mbit/s", plainRate, !kernel, wgRate)
+	checkSharedKey(t, capt, hosts)
 	checkDisable(t, hosts, kernel)
 }
 
@@ -405,16 +432,11 @@ func checkEncrypted(t *testing.T, capt *capture, a *wgHost, f wgFam) {
 	if !strings.Contains(rule, "99:\tnot from all fwmark 0x200000/0x200000 lookup "+f.table) {
 		t.Errorf("%s: WireGuard rule missing:\n%s", f.ip, rule)
 	}
-	if r := f.table1(a); !strings.Contains(r, f.block+" dev "+f.device(a)+" proto 80") {
+	if r := f.table1(a); !strings.Contains(r, f.block+" dev "+f.device(a)+" proto 80") || !strings.Contains(r, f.local) || strings.Contains(r, "throw "+f.block) {
 		t.Errorf("%s: WireGuard table:\n%s", f.ip, r)
 	}
 	if link := a.ns.run(t, "ip", "link", "show", f.device(a)); !strings.Contains(link, "mtu "+f.mtu) {
 		t.Errorf("%s: device MTU is not %s:\n%s", f.ip, f.mtu, link)
-	}
-	if f.i == 0 {
-		if v := strings.TrimSpace(a.ns.run(t, "sysctl", "-n", "net.ipv4.conf.all.src_valid_mark")); v != "1" {
-			t.Errorf("net.ipv4.conf.all.src_valid_mark = %s, want 1", v)
-		}
 	}
 	table := map[int]string{0: "ip", 1: "ip6"}[f.i]
 	if nft := a.ns.run(t, "nft", "list", "chain", table, "calico", "filter-cali-INPUT"); !strings.Contains(nft, "udp dport "+f.port+" fib daddr type local accept") {
@@ -565,4 +587,54 @@ func checkWGMetrics(t *testing.T, h *wgHost) {
 	if mf := got["wireguard_bytes_sent"]; mf != nil && mf.GetMetric()[0].GetCounter().GetValue() == 0 {
 		t.Error("wireguard_bytes_sent is 0 after traffic")
 	}
+}
+
+// lockedBuffer collects log output written from the dataplane's goroutines.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// checkSharedKey: a third host publishing the other host's IPv4 key (as each host sees it) makes
+// A and B stop treating each other as IPv4 peers (Project Calico skips every host claiming a
+// shared key): the other's block is thrown to the plaintext route, the nodes are logged, IPv4
+// workload traffic flows in the clear; when the third host goes, they are peers again.
+func checkSharedKey(t *testing.T, capt *capture, hosts []*wgHost) {
+	a, b := hosts[0], hosts[1]
+	f := wgFams[0]
+	for i, h := range hosts {
+		h.in <- []calc.Update{calc.HostMetadataUpdate{Host: &calc.HostMetadata{Hostname: "host-c",
+			IPv4Addr: netip.MustParsePrefix("198.18.0.3/24"), WireguardPublicKey: hosts[1-i].pub}}}
+	}
+	waitFor(t, "B's block thrown", func() bool { return strings.Contains(f.table1(a), "throw "+f.block) })
+	waitFor(t, "A's block thrown", func() bool { return strings.Contains(f.table1(b), "throw 10.65.0.0/26") })
+	if !strings.Contains(a.logs.String(), `"nodes":["host-b","host-c"]`) {
+		t.Errorf("no log line naming host-b and host-c:\n%s", a.logs.String())
+	}
+	if _, total, _ := a.dp.WireguardPeers(); total != 1 {
+		t.Errorf("%d WireGuard peers with B's IPv4 key shared, want 1 (B over IPv6 only)", total)
+	}
+	capt.reset()
+	if !canPingOnce(a.wl, f.dst) {
+		t.Error("no plaintext ping to a host whose key is shared")
+	}
+	if _, plain := capt.reset(); plain[0] == 0 {
+		t.Error("a host whose key is shared: no plaintext packets on the fabric")
+	}
+	for _, h := range hosts {
+		h.in <- []calc.Update{calc.HostMetadataRemove{Hostname: "host-c"}}
+	}
+	waitFor(t, "B a peer again", func() bool { return strings.Contains(f.table1(a), f.block+" dev "+f.device(a)) })
 }

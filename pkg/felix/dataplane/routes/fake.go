@@ -127,10 +127,10 @@ func (f *Fake) ReplaceRoute(r KernelRoute) error {
 			return err
 		}
 	}
-	if !r.Blackhole && !f.hasIndex(r.LinkIndex) {
+	if !r.Blackhole && !r.Throw && !f.hasIndex(r.LinkIndex) {
 		return unix.ENODEV
 	}
-	if !r.Blackhole && f.down[r.LinkIndex] {
+	if !r.Blackhole && !r.Throw && f.down[r.LinkIndex] {
 		return unix.ENETDOWN
 	}
 	if r.Metric == 0 {

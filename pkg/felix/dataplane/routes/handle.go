@@ -103,9 +103,13 @@ func toNetlink(r KernelRoute) *netlink.Route {
 		Priority:  r.Metric,
 		Protocol:  netlink.RouteProtocol(r.Protocol), // #nosec G115 -- canonical checks 0..255
 		Scope:     scopeToNetlink(r.Scope),
+		MTU:       r.MTU,
 	}
 	if r.Blackhole {
 		nr.Type = unix.RTN_BLACKHOLE
+	}
+	if r.Throw {
+		nr.Type = unix.RTN_THROW
 	}
 	if r.Gateway.IsValid() {
 		nr.Gw = r.Gateway.AsSlice()
@@ -130,11 +134,13 @@ func fromNetlink(nr netlink.Route, family int) (KernelRoute, bool) {
 		Route: Route{
 			Dst:       dst,
 			Blackhole: nr.Type == unix.RTN_BLACKHOLE,
+			Throw:     nr.Type == unix.RTN_THROW,
 			Onlink:    nr.Flags&int(netlink.FLAG_ONLINK) != 0,
 			Table:     nr.Table,
 			Scope:     scopeFromNetlink(nr.Scope),
 			Metric:    nr.Priority,
 			Protocol:  int(nr.Protocol),
+			MTU:       nr.MTU,
 		},
 		LinkIndex: nr.LinkIndex,
 	}
@@ -143,8 +149,8 @@ func fromNetlink(nr netlink.Route, family int) (KernelRoute, bool) {
 	if !kr.Gateway.IsValid() {
 		kr.Onlink = false
 	}
-	if kr.Blackhole {
-		kr.LinkIndex = 0 // IPv6 blackholes are reported on lo
+	if kr.Blackhole || kr.Throw {
+		kr.LinkIndex = 0 // IPv6 blackholes and throw routes are reported on lo
 	}
 	return kr, true
 }

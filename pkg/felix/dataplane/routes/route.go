@@ -56,6 +56,7 @@ type Route struct {
 	Gateway   netip.Addr // next hop; invalid = directly connected
 	Onlink    bool       // the gateway is on the device's link even if no address says so
 	Blackhole bool
+	Throw     bool // a throw route: the lookup goes on with the next routing rule (no device)
 	Scope     Scope
 	Table     int        // 0 = main
 	Src       netip.Addr // preferred source address; invalid = none
@@ -63,6 +64,7 @@ type Route struct {
 	Metric int
 	// Protocol is the route protocol written; 0 = the Reconciler's (Ownership.Protocol).
 	Protocol int
+	MTU      int // the route's MTU metric; 0 = none (the device's)
 }
 
 // String renders the route roughly as `ip route` does.
@@ -70,6 +72,9 @@ func (r Route) String() string {
 	var b strings.Builder
 	if r.Blackhole {
 		b.WriteString("blackhole ")
+	}
+	if r.Throw {
+		b.WriteString("throw ")
 	}
 	b.WriteString(r.Dst.String())
 	if r.Gateway.IsValid() {
@@ -90,6 +95,9 @@ func (r Route) String() string {
 	if r.Onlink {
 		b.WriteString(" onlink")
 	}
+	if r.MTU != 0 {
+		fmt.Fprintf(&b, " mtu %d", r.MTU)
+	}
 	return b.String()
 }
 
@@ -107,10 +115,10 @@ func canonical(r Route) (Route, error) {
 	if r.Src.IsValid() && r.Src.Is6() != v6 {
 		return r, fmt.Errorf("route %s: source family differs from destination", r)
 	}
-	if r.Blackhole && (r.Dev != "" || r.Gateway.IsValid()) {
-		return r, fmt.Errorf("route %s: a blackhole has no device or gateway", r)
+	if (r.Blackhole || r.Throw) && (r.Dev != "" || r.Gateway.IsValid() || r.Blackhole == r.Throw) {
+		return r, fmt.Errorf("route %s: a blackhole or throw route has no device or gateway", r)
 	}
-	if !r.Blackhole && r.Dev == "" {
+	if !r.Blackhole && !r.Throw && r.Dev == "" {
 		return r, fmt.Errorf("route %s: no device", r)
 	}
 	if r.Table == 0 {

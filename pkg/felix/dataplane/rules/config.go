@@ -27,8 +27,20 @@ type Config struct {
 	Reject                           bool   // deny with reject instead of drop
 	LogPrefix                        string // log rule prefix, without the ": " separator
 
+	// WireguardHostMark, when not 0 (WireguardHostEncryptionEnabled with WireGuard on), is the
+	// WireGuard mark raw PREROUTING puts on packets from host interfaces other than lo and
+	// WireguardIfaces, so the reverse-path check of tunnel packets from peers (whose addresses
+	// are routed through the device) skips felix's WireGuard table, as Project Calico does.
+	WireguardHostMark uint32
+	WireguardIfaces   []string
+
 	NATOutgoingAddress netip.Addr    // SNAT to this address instead of masquerading (when valid)
 	NATPortRange       nft.PortRange // source ports for NAT outgoing TCP and UDP (zero: the kernel's choice)
+	// NATExcludeHosts (NATOutgoingExclusions IPPoolsAndHostIPs): NAT outgoing leaves traffic to
+	// any host's address (the all-hosts set) alone too.
+	NATExcludeHosts bool
+	// ServiceLoop is what happens to forwarded traffic to the service CIDRs (ServiceLoopPrevention).
+	ServiceLoop LoopAction
 
 	OpenStack    bool
 	MetadataAddr netip.Addr
@@ -43,6 +55,16 @@ const (
 	ActionDrop   Action = "Drop"
 	ActionReturn Action = "Return"
 	ActionAccept Action = "Accept"
+)
+
+// LoopAction is ServiceLoopPrevention: the verdict of the cidr-block chain.
+type LoopAction uint8
+
+// Service loop prevention verdicts; the zero value is Project Calico's default, Drop.
+const (
+	LoopDrop LoopAction = iota
+	LoopReject
+	LoopDisabled
 )
 
 // ProtoPort is a failsafe port: protocol number, optional remote network, port.

@@ -47,6 +47,7 @@ const (
 	chainFailsafeIn     = "cali-failsafe-in"
 	chainFailsafeOut    = "cali-failsafe-out"
 	chainWorkloadRPF    = "cali-wl-rpf"
+	chainWGIncomingMark = "cali-wireguard-incoming-mark"
 	chainFromWorkload   = "cali-from-wl-dispatch"
 	chainToWorkload     = "cali-to-wl-dispatch"
 	chainFromHost       = "cali-from-host-endpoint"
@@ -56,6 +57,7 @@ const (
 	chainFIPDNAT        = "cali-fip-dnat"
 	chainFIPSNAT        = "cali-fip-snat"
 	chainNATOutgoing    = "cali-nat-outgoing"
+	chainCIDRBlock      = "cali-cidr-block"
 )
 
 // Per-endpoint chain prefixes: to/from workload, to/from host endpoint, and the applyOnForward
@@ -74,7 +76,7 @@ const (
 	SetAllPools  = "all-ipam-pools"  // every IP pool
 	SetMasqPools = "masq-ipam-pools" // pools with natOutgoing
 	SetAllVXLAN  = "all-vxlan-net"   // the underlay addresses of the other hosts' VTEPs
-	SetAllHosts  = "all-hosts-net"   // every host's address (for IPIP)
+	SetAllHosts  = "all-hosts-net"   // every host's address (IPIP, NATOutgoingExclusions)
 )
 
 // maxName is the longest name nft accepts (NFT_NAME_MAXLEN - 1).

@@ -107,6 +107,9 @@ func natOutgoingChain(cfg *Config, v nft.IPVersion, vxlan bool) *nft.Chain {
 		udp = avoidPort(cmp.Or(udp, defaultNATPorts), cfg.VXLANPort)
 	}
 	match := []nft.Expr{nft.SAddrInSet(v, SetName(v, SetMasqPools)), nft.Not(nft.DAddrInSet(v, SetName(v, SetAllPools)))}
+	if cfg.NATExcludeHosts {
+		match = append(match, nft.Not(nft.DAddrInSet(v, SetName(v, SetAllHosts))))
+	}
 	for _, pp := range []struct {
 		proto uint8
 		ports nft.PortRange
@@ -147,4 +150,29 @@ func avoidPort(r nft.PortRange, p uint16) nft.PortRange {
 		return nft.Ports(p+1, r.Last)
 	}
 	return nft.Ports(r.First, p-1)
+}
+
+// serviceLoopChain is Project Calico's service loop prevention (ServiceLoopPrevention): the
+// last thing filter FORWARD does is drop (or reject) traffic to the service CIDRs of version v
+// that BGP advertises, which no local rule handled and which the default route would send back
+// to a router that routes it here again. nil when there is nothing to block (Calico's chain is
+// then empty) or the prevention is Disabled.
+func serviceLoopChain(cfg *Config, st *Static, v nft.IPVersion) *nft.Chain {
+	if cfg.ServiceLoop == LoopDisabled {
+		return nil
+	}
+	verdict := nft.Expr(nft.Drop())
+	if cfg.ServiceLoop == LoopReject {
+		verdict = nft.Reject()
+	}
+	c := &nft.Chain{Name: Filter.Name(chainCIDRBlock)}
+	for _, p := range st.ServiceCIDRs {
+		if versionOf(p.Addr()) == v {
+			c.Rules = append(c.Rules, rule(nft.DAddr(p), verdict))
+		}
+	}
+	if len(c.Rules) == 0 {
+		return nil
+	}
+	return c
 }

@@ -14,6 +14,9 @@ type Static struct {
 	SpoofAllowed []SpoofAllowed
 	VXLAN        []VXLANDevice // VXLAN devices in use
 	IPIP         bool          // IPIP is on (IPv4 only): filter IP-in-IP by the hosts' addresses
+	// ServiceCIDRs are the service CIDRs of BGPConfiguration default, both versions (see
+	// serviceLoopChain).
+	ServiceCIDRs []netip.Prefix
 }
 
 // FloatingIP is a 1:1 NAT of an external address to a workload's address.
@@ -97,6 +100,12 @@ func StaticChains(cfg *Config, st *Static, v nft.IPVersion) []*nft.Chain {
 	}
 	out = append(out, workloadDispatchChains()...)
 	out = append(out, natChains(cfg, st, v)...)
+	if c := serviceLoopChain(cfg, st, v); c != nil {
+		out = append(out, c)
+	}
+	if cfg.WireguardHostMark != 0 {
+		out = append(out, wireguardIncomingMark(cfg))
+	}
 	for _, name := range st.Hosts.Failsafes {
 		out = append(out, failsafeChain(cfg, v, name))
 	}
@@ -158,7 +167,7 @@ func filterInput(cfg *Config, st *Static, v nft.IPVersion) []nft.Rule {
 	return rs
 }
 
-func filterForward(cfg *Config, st *Static, _ nft.IPVersion) []nft.Rule {
+func filterForward(cfg *Config, st *Static, v nft.IPVersion) []nft.Rule {
 	a := cfg.Marks.Accept
 	rs := []nft.Rule{rule(clearBits(cfg.Marks.all() &^ a))}
 	if st.Hosts.Forward {
@@ -168,6 +177,9 @@ func filterForward(cfg *Config, st *Static, _ nft.IPVersion) []nft.Rule {
 	rs = append(rs, prefixRules(cfg, true, nft.Jump(Filter.Name(chainToWorkload)))...)
 	if st.Hosts.Forward {
 		rs = append(rs, rule(nft.Jump(Filter.Name(chainToHostFwd))))
+	}
+	if serviceLoopChain(cfg, st, v) != nil {
+		rs = append(rs, rule(nft.Jump(Filter.Name(chainCIDRBlock))))
 	}
 	return rs
 }
@@ -219,6 +231,9 @@ func workloadToHost(cfg *Config, _ *Static, v nft.IPVersion) []nft.Rule {
 func rawPrerouting(cfg *Config, st *Static, _ nft.IPVersion) []nft.Rule {
 	m := cfg.Marks
 	rs := []nft.Rule{rule(clearBits(m.all()))}
+	if cfg.WireguardHostMark != 0 {
+		rs = append(rs, rule(nft.Jump(Raw.Name(chainWGIncomingMark))))
+	}
 	rs = append(rs, prefixRules(cfg, false, setBits(m.Scratch0), nft.Goto(Raw.Name(chainWorkloadRPF)))...)
 	if st.Hosts.Untracked {
 		rs = append(rs, rule(nft.Jump(Raw.Name(chainFromHost))))
@@ -357,4 +372,16 @@ func wireguardRule(cfg *Config, v nft.IPVersion, dir nft.FibFlags, comment strin
 		return nil
 	}
 	return []nft.Rule{rule(nft.DPort(nft.ProtoUDP, nft.Port(port)), nft.FibAddrType(dir, nft.AddrTypeLocal), nft.Accept()).WithComment(comment)}
+}
+
+// wireguardIncomingMark marks packets that arrive on host interfaces (not lo, the WireGuard
+// devices or workloads) with the WireGuard mark (host encryption).
+func wireguardIncomingMark(cfg *Config) *nft.Chain {
+	rs := []nft.Rule{rule(nft.IIFName("lo"), nft.Return())}
+	for _, name := range cfg.WireguardIfaces {
+		rs = append(rs, rule(nft.IIFName(name), nft.Return()))
+	}
+	rs = append(rs, prefixRules(cfg, false, nft.Return())...)
+	rs = append(rs, rule(setBits(cfg.WireguardHostMark)))
+	return &nft.Chain{Name: Raw.Name(chainWGIncomingMark), Rules: rs}
 }

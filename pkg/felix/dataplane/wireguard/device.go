@@ -39,7 +39,12 @@ type Device struct {
 	MTU        int
 	Addr       netip.Addr // this host's WireGuard tunnel address (invalid: none)
 	Keepalive  time.Duration
+	Threaded   bool   // threaded NAPI (kernel devices only)
 	Peers      []Peer // sorted by public key
+	// Throw are the destinations felix's WireGuard table throws back to the next routing rule
+	// (the main table): this host's workloads and the prefixes of remote hosts that are not
+	// peers (no key, no address of the family, or a key another host publishes too). Sorted.
+	Throw []netip.Prefix
 }
 
 // Peer is another host with a published public key.
@@ -50,6 +55,9 @@ type Peer struct {
 	AllowedIPs []netip.Prefix // sorted, masked
 }
 
+// validTable: a routing table felix may own (1 to 2^32-1, never the kernel's 253-255).
+func validTable(t int) bool { return t >= 1 && t <= 1<<32-1 && (t < 253 || t > 255) }
+
 // validate checks what reaches the kernel.
 func (d *Device) validate() error {
 	switch {
@@ -57,7 +65,7 @@ func (d *Device) validate() error {
 		return fmt.Errorf("invalid WireGuard interface name %q", d.Name)
 	case d.ListenPort < 1 || d.ListenPort > 65535:
 		return fmt.Errorf("%s: invalid listening port %d", d.Name, d.ListenPort)
-	case d.Mark == 0 || d.Table < 1 || d.Table > 252 || d.RulePriority < 1 || d.RulePriority > 32765:
+	case d.Mark == 0 || !validTable(d.Table) || d.RulePriority < 1 || d.RulePriority > 32765:
 		return fmt.Errorf("%s: invalid mark %#x, table %d or rule priority %d", d.Name, d.Mark, d.Table, d.RulePriority)
 	case d.MTU != 0 && (d.MTU < 576 || d.MTU > 65535) || d.MTU != 0 && d.V6 && d.MTU < 1280:
 		return fmt.Errorf("%s: invalid MTU %d", d.Name, d.MTU)

@@ -29,9 +29,15 @@ type Manager struct {
 	wg    *wgctrl.Client
 	log   zerolog.Logger
 	kinds map[string]string // device name -> "kernel" or "userspace", as last seen
+	// threaded: device name -> the threaded NAPI value last written ("n/a": not applicable, logged)
+	threaded map[string]string
+	nsPath   string
 
-	mu sync.Mutex // guards wg (used by Apply and by the metrics and status readers) and on
-	on []string   // the devices of the enabled versions, as last applied
+	// mu guards on only. The metrics and status readers copy the names under it and read the
+	// devices outside it (wgctrl's client is safe for concurrent use), so a slow read never
+	// holds up Apply and the dataplane loop, and an apply never holds up STATUS.
+	mu sync.Mutex
+	on []string // the devices of the enabled versions, as last applied
 }
 
 // Open opens netlink and a wgctrl client in the namespace at nsPath ("" = the current one).
@@ -46,7 +52,8 @@ func Open(nsPath string, log zerolog.Logger) (*Manager, error) {
 		h.Close()
 		return nil, err
 	}
-	return &Manager{nl: h, wg: wg, log: log.With().Str("component", "wireguard").Logger(), kinds: map[string]string{}}, nil
+	return &Manager{nl: h, wg: wg, log: log.With().Str("component", "wireguard").Logger(), kinds: map[string]string{},
+		threaded: map[string]string{}, nsPath: nsPath}, nil
 }
 
 // wgctrlIn opens a wgctrl client whose netlink socket lives in ns (netns.None(): ours).
@@ -85,12 +92,13 @@ func (m *Manager) Kind(name string) string { return m.kinds[name] }
 
 // Apply programs the wanted devices and removes what felix owns of the families in off.
 func (m *Manager) Apply(ctx context.Context, want []Device, off []Family) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.on = m.on[:0]
+	names := make([]string, 0, len(want))
 	for _, d := range want {
-		m.on = append(m.on, d.Name)
+		names = append(names, d.Name)
 	}
+	m.mu.Lock()
+	m.on = names
+	m.mu.Unlock()
 	var errs []error
 	for i := range want {
 		if err := m.applyDevice(&want[i]); err != nil {
@@ -119,7 +127,10 @@ func (m *Manager) applyDevice(d *Device) error {
 	if err := m.ensureAddr(link, d); err != nil {
 		return err
 	}
-	return m.ensureRule(d.Family, true)
+	if err := m.ensureRule(d.Family, true); err != nil {
+		return err
+	}
+	return m.ensureThreading(d)
 }
 
 // ensureLink finds (or creates, as a kernel device) the device, sets its MTU and brings it up.

@@ -19,12 +19,14 @@ const (
 	peerUpWindow = 180 * time.Second
 )
 
-// devices reads the enabled devices (those that cannot be read are skipped).
+// devices reads the enabled devices (those that cannot be read are skipped). Only the list of
+// names is taken under the lock; the reads happen outside it.
 func (m *Manager) devices() []*wgtypes.Device {
 	m.mu.Lock()
-	defer m.mu.Unlock()
+	names := m.on
+	m.mu.Unlock()
 	var out []*wgtypes.Device
-	for _, name := range m.on {
+	for _, name := range names {
 		if d, err := m.wg.Device(name); err == nil {
 			out = append(out, d)
 		}
