@@ -92,3 +92,28 @@ func TestRouteSourceWorkloadIPs(t *testing.T) {
 		t.Errorf("route to a workload: %+v", r)
 	}
 }
+
+// TestRouteSourceScoped: a selector-scoped FelixConfiguration whose nodeSelector matches this
+// host's labels sets the route source over default, and stops doing so when the labels change.
+func TestRouteSourceScoped(t *testing.T) {
+	g, m := newTestGraph("h1"), newModel()
+	sel := "role == 'edge'"
+	edge := up(resKey("felixconfigurations", "", "edge"), &api.FelixConfiguration{ObjectMeta: api.ObjectMeta{Name: "edge"},
+		Spec: api.FelixConfigurationSpec{NodeSelector: &sel, RouteSource: "WorkloadIPs"}})
+	h1 := func(role string) syncer.Update {
+		return up(resKey("nodes", "", "h1"), &api.Node{ObjectMeta: api.ObjectMeta{Name: "h1", Labels: map[string]string{"role": role}}})
+	}
+	snapshot(g, h1("edge"), node("h2", "198.18.0.2/24", ""), edge,
+		up(resKey("felixconfigurations", "", "default"), &api.FelixConfiguration{ObjectMeta: api.ObjectMeta{Name: "default"},
+			Spec: api.FelixConfigurationSpec{RouteSource: "CalicoIPAM"}}),
+		block("10.65.1.0/26", "h2", nil), wep("ns", "h2", "b", nil, []string{"10.65.1.2/32"}))
+	flushInto(t, g, m)
+	if d := cmp.Diff([]string{"10.65.1.2/32 remote h2"}, routeSummary(m)); d != "" {
+		t.Fatalf("scoped WorkloadIPs (-want +got):\n%s", d)
+	}
+	feed(g, h1("core"))
+	flushInto(t, g, m)
+	if d := cmp.Diff([]string{"10.65.1.0/26 remote h2"}, routeSummary(m)); d != "" {
+		t.Fatalf("labels no longer match (-want +got):\n%s", d)
+	}
+}
