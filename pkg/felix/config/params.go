@@ -223,8 +223,8 @@ var Params = []Param{
 	{Name: "DeviceRouteSourceAddressIPv6", Kind: KindAddr, Restart: true, Main: true, Check: checkIPv6,
 		Doc: "IPv6 source address (src) of felix's IPv6 routes in the main table; none: the kernel chooses."},
 	{Name: "RemoveExternalRoutes", Kind: KindBool, Default: "true", Restart: true, Main: true,
-		Doc: "Remove every route through a workload interface that felix does not want; false: only those carrying " +
-			"DeviceRouteProtocol (or 80), so that routes of your own need another protocol."},
+		Doc: "Remove every route through a workload interface that felix does not want (but BIRD's, learnt from a workload " +
+			"peering with the host); false: only those carrying DeviceRouteProtocol (or 80), so that routes of your own need another protocol."},
 	{Name: "RouteSource", Kind: KindOneOf, Values: []string{"CalicoIPAM", "WorkloadIPs"}, Default: "CalicoIPAM", Restart: true, Main: true,
 		Doc: "Where routes to other hosts' workloads come from: CalicoIPAM, their IPAM blocks (and borrowed addresses); " +
 			"WorkloadIPs, the addresses of their workload endpoints."},

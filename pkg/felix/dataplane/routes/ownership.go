@@ -25,7 +25,9 @@ const (
 // Calico's main-table ownership policy (routetable/ownershippol):
 //   - a route carrying one of Exclusive is ours in every table;
 //   - in the main table, a route through a workload interface (a WorkloadPrefixes prefix) is ours
-//     when RemoveExternal is set, else when it carries one of DeviceProtocols;
+//     when RemoveExternal is set, else when it carries one of DeviceProtocols; never a BIRD route
+//     (BIRD installs the routes it learns from a workload peering with the host there: Project
+//     Calico leaves them alone on the interfaces of such workloads, we on every workload interface);
 //   - in the main table, every route through one of Devices (the VXLAN devices) is ours;
 //   - nothing else is: not IPv6 fe80::/64 routes (the kernel's), not other devices' or no-device
 //     routes of other protocols, not routes through interfaces unknown when the kernel was read.
@@ -80,6 +82,9 @@ func (o *Ownership) owns(kr KernelRoute) bool {
 		return false
 	}
 	if o.IsWorkload(kr.Dev) {
+		if kr.Protocol == unix.RTPROT_BIRD {
+			return false
+		}
 		return o.RemoveExternal || slices.Contains(o.DeviceProtocols, kr.Protocol)
 	}
 	return slices.Contains(o.Devices, kr.Dev)

@@ -25,6 +25,7 @@ func TestOwnershipPolicy(t *testing.T) {
 	}{
 		{"boot via workload", kr("10.65.0.1/32", "cali1", 3, 0), [4]bool{true, true, true, false}},
 		{"static via workload", kr("10.65.0.1/32", "cali1", 4, 0), [4]bool{true, false, true, false}},
+		{"bird via workload (local workload peering)", kr("10.65.50.0/24", "cali1", 12, 0), [4]bool{false, false, false, false}},
 		{"80 via workload", kr("10.65.0.1/32", "cali1", 80, 0), [4]bool{true, true, true, true}},
 		{"77 via workload", kr("10.65.0.1/32", "cali1", 77, 0), [4]bool{true, false, true, true}},
 		{"kernel fe80::/64 via workload", kr("fe80::/64", "cali1", 2, 0), [4]bool{false, false, false, false}},
