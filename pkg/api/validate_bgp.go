@@ -73,15 +73,13 @@ func validateBGPConfiguration(e *errs, b *BGPConfiguration) {
 	validateCommunities(e, s)
 	validatePassword(e, "spec.nodeMeshPassword", s.NodeMeshPassword)
 	for i, name := range s.IgnoredInterfaces {
-		if name == "*" || !ignoredInterface.MatchString(name) {
+		if name == "*" || !IsInterfacePattern(name) {
 			e.add(fmt.Sprintf("spec.ignoredInterfaces[%d]", i), "invalid interface pattern %q", name)
 		}
 	}
 }
 
 var (
-	// ignoredInterface is Project Calico's grammar of an ignoredInterfaces entry ("*" excepted).
-	ignoredInterface = regexp.MustCompile(`^[a-zA-Z0-9_.*-]{1,15}$`)
 	// secretKey is the grammar of a key of a Kubernetes Secret's data.
 	secretKey = regexp.MustCompile(`^[-._a-zA-Z0-9]+$`)
 )

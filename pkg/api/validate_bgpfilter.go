@@ -70,8 +70,12 @@ func Unsupported(r Resource) error {
 	return &ValidationError{Kind: "BGPFilter", Name: f.Name, Errors: list}
 }
 
-// bgpFilterInterface is Project Calico's grammar of a BGPFilter rule's interface pattern.
-var bgpFilterInterface = regexp.MustCompile(`^[a-zA-Z0-9_.*-]{1,15}$`)
+// interfacePattern is Project Calico's grammar of an interface name pattern (BGPFilter rules,
+// BGPConfiguration ignoredInterfaces): up to 15 characters, "*" as a wildcard.
+var interfacePattern = regexp.MustCompile(`^[a-zA-Z0-9_.*-]{1,15}$`)
+
+// IsInterfacePattern reports whether s is an interface name pattern Project Calico accepts.
+func IsInterfacePattern(s string) bool { return interfacePattern.MatchString(s) }
 
 // validateFilterRules checks rules as Project Calico does. A source on an import rule is
 // redundant there (imported routes come from BGP peers) but valid.
@@ -83,7 +87,7 @@ func validateFilterRules(e *errs, field string, rules []BGPFilterRule, version i
 		if r.Source != "" {
 			validateOneOf(e, f+".source", r.Source, "RemotePeers")
 		}
-		if r.Interface != "" && !bgpFilterInterface.MatchString(r.Interface) {
+		if r.Interface != "" && !IsInterfacePattern(r.Interface) {
 			e.add(f+".interface", "invalid interface pattern %q", r.Interface)
 		}
 		if r.PeerType != "" {

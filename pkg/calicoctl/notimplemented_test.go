@@ -31,13 +31,11 @@ spec:
   keepaliveTime: 10s
 `
 	workloads := `apiVersion: projectcalico.org/v3
-kind: BGPPeer
+kind: BGPConfiguration
 metadata:
-  name: w
+  name: default
 spec:
-  nodeSelector: all()
-  localWorkloadSelector: app == 'x'
-  asNumber: 65001
+  localWorkloadPeeringIPV4: 169.254.0.179
 `
 	for _, tc := range []struct {
 		cmd, doc string
@@ -46,7 +44,7 @@ spec:
 		{"create", fc, []string{"FelixConfiguration default: spec.bpfEnabled", "FelixConfiguration default: spec.netlinkTimeout"}},
 		{"replace", strings.Replace(fc, "bpfEnabled: true", "bpfEnabled: false", 1), []string{"FelixConfiguration default: spec.netlinkTimeout"}},
 		{"apply", peer, nil},
-		{"apply", workloads, []string{"BGPPeer w: spec.localWorkloadSelector"}},
+		{"apply", workloads, []string{"BGPConfiguration default: spec.localWorkloadPeeringIPV4"}},
 	} {
 		r := h.ok(tc.doc, tc.cmd, "-f", "-")
 		var got []string

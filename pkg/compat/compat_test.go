@@ -93,8 +93,8 @@ func TestCheckFelixConfiguration(t *testing.T) {
 
 func TestCheckOtherKinds(t *testing.T) {
 	for _, tc := range []struct{ kind, doc, want string }{
-		{BGPPeer, `{"spec":{"peerIP":"198.18.0.1","localWorkloadSelector":"app == 'x'"}}`, "spec.localWorkloadSelector=app == 'x'"},
-		{BGPPeer, `{"spec":{"peerIP":"198.18.0.1","localWorkloadSelector":""}}`, ""},
+		{BGPPeer, `{"spec":{"localWorkloadSelector":"app == 'x'","asNumber":65001}}`, ""},
+		{BGPConfiguration, `{"spec":{"localWorkloadPeeringIPV4":"169.254.0.179"}}`, "spec.localWorkloadPeeringIPV4=169.254.0.179"},
 		{BGPConfiguration, `{"spec":{"programClusterRoutes":"Enabled","ipv4NormalRoutePriority":1024}}`, "spec.programClusterRoutes=Enabled"},
 		{BGPConfiguration, `{"spec":{"programClusterRoutes":"Disabled"}}`, ""},
 		{IPPool, `{"spec":{"cidr":"10.65.0.0/16","ipipMode":"Always","assignmentMode":"Manual"}}`, "spec.assignmentMode=Manual"},

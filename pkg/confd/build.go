@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"net/netip"
-	"regexp"
 	"sort"
 	"strings"
 
@@ -38,6 +37,8 @@ type builder struct {
 	blocked map[filterDir]bool
 	// noSessions: this node's BGP configuration is stored but invalid, so it has no sessions.
 	noSessions bool
+	// workloads are the local workloads each BGPPeer with a localWorkloadSelector peers with.
+	workloads map[string][]localWorkload
 }
 
 // nodeBGP is the BGP view of one Node.
@@ -111,6 +112,7 @@ func newBuilder(in *Inputs, opts BuildOptions) *builder {
 		}
 	}
 	b.local = b.nodes[opts.NodeName]
+	b.workloads = b.pairWorkloads()
 	return b
 }
 
@@ -219,15 +221,12 @@ func (b *builder) setLogging(m *Model) {
 	m.Debug, m.LogClasses = Syntax{s: logSettings[sev][0]}, Syntax{s: logSettings[sev][1]}
 }
 
-// ignoredInterface is Project Calico's grammar of an ignoredInterfaces entry ("*" excepted).
-var ignoredInterface = regexp.MustCompile(`^[a-zA-Z0-9_.*-]{1,15}$`)
-
 // directInterfaces excludes the ignored interfaces, workload (cali*) and kube-ipvs interfaces.
 func (b *builder) directInterfaces() Syntax {
 	var parts []Syntax
 	for _, i := range b.global.IgnoredInterfaces {
 		t, err := newText(i)
-		if err != nil || i == "*" || !ignoredInterface.MatchString(i) {
+		if err != nil || i == "*" || !api.IsInterfacePattern(i) {
 			b.warn("BGPConfiguration default: ignoring bad interface name %q in ignoredInterfaces", i)
 			continue
 		}

@@ -52,6 +52,10 @@ func testInputs(objs ...any) *Inputs {
 			in.BGPConfigs[v.Name] = v
 		case *api.IPPool:
 			in.Pools[v.Name] = v
+		case *api.WorkloadEndpoint:
+			in.Workloads[v.Namespace+"/"+v.Name] = v
+		case *api.Profile:
+			in.Profiles[v.Name] = v
 		case string:
 			cidr, state, _ := strings.Cut(v, "=")
 			in.Affinities[cidr] = &api.BlockAffinity{State: state}

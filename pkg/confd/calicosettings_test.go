@@ -112,7 +112,8 @@ func TestReachableBy(t *testing.T) {
 }
 
 // TestReversePeeringAndLocalWorkloads: the remote node of a peering peers back unless the
-// BGPPeer's reversePeering is Manual; a BGPPeer with a localWorkloadSelector makes no sessions.
+// BGPPeer's reversePeering is Manual; a BGPPeer with a localWorkloadSelector and no local workloads
+// makes no sessions (and none in reverse).
 func TestReversePeeringAndLocalWorkloads(t *testing.T) {
 	base := []any{
 		bgpConfig("default", api.BGPConfigurationSpec{NodeToNodeMeshEnabled: api.Bool(false)}),
@@ -209,7 +210,7 @@ func TestSyncReportsUnimplementedSettingsOnce(t *testing.T) {
 	var buf bytes.Buffer
 	in := testInputs(testNode("a", "198.18.2.1/24", "", nil),
 		bgpConfig("default", api.BGPConfigurationSpec{IPv4NormalRoutePriority: api.Int(2000)}),
-		bgpPeer("w", api.BGPPeerSpec{NodeSelector: "all()", LocalWorkloadSelector: "app == 'bgp'", ASNumber: asn(65003)}))
+		bgpConfig("node.a", api.BGPConfigurationSpec{LocalWorkloadPeeringIPV4: "169.254.0.179"}))
 	e := NewEngine(testConfig(t.TempDir()), "a", ExecRunner, zerolog.New(&buf))
 	for range 2 {
 		if _, err := e.Sync(context.Background(), in); err != nil {
@@ -218,7 +219,7 @@ func TestSyncReportsUnimplementedSettingsOnce(t *testing.T) {
 	}
 	for _, want := range []string{
 		`"object":"BGPConfiguration default","field":"spec.ipv4NormalRoutePriority","value":"2000"`,
-		`"object":"BGPPeer w","field":"spec.localWorkloadSelector"`,
+		`"object":"BGPConfiguration node.a","field":"spec.localWorkloadPeeringIPV4","value":"169.254.0.179"`,
 	} {
 		if n := strings.Count(buf.String(), want); n != 1 {
 			t.Errorf("%s logged %d times, want once:\n%s", want, n, buf.String())

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
-	"regexp"
 	"slices"
 
 	"github.com/calico-host/calico-host/pkg/api"
@@ -178,11 +177,8 @@ func filterConditions(r api.BGPFilterRule, fi int) ([]Syntax, error) {
 	return conds, nil
 }
 
-// bgpFilterInterface is Project Calico's grammar of a BGPFilter interface pattern.
-var bgpFilterInterface = regexp.MustCompile(`^[a-zA-Z0-9_.*-]{1,15}$`)
-
 func interfacePattern(s string) (Text, error) {
-	if !bgpFilterInterface.MatchString(s) {
+	if !api.IsInterfacePattern(s) {
 		return Text{}, fmt.Errorf("bad interface pattern %q", s)
 	}
 	return newText(s)

@@ -38,6 +38,8 @@ var goldenCases = []struct {
 	{"communities-host-b", "host-b", []string{"testdata/fixtures/communities.json"}},
 	{"filters-host-a", "host-a", []string{"testdata/fixtures/filters.json"}},
 	{"calico-settings-host-a", "host-a", []string{"testdata/fixtures/calico-settings.json"}},
+	{"local-workloads-host-a", "host-a", []string{"testdata/fixtures/local-workloads.json"}},
+	{"local-workloads-host-b", "host-b", []string{"testdata/fixtures/local-workloads.json"}},
 	{"calico-settings-host-b", "host-b", []string{"testdata/fixtures/calico-settings.json"}},
 }
 

@@ -136,7 +136,7 @@ const (
 // Peer is one BGP session.
 type Peer struct {
 	Name    Symbol // BIRD protocol name: Mesh_198_18_0_2, Global_198_18_0_254_port_1179, ...
-	Type    string // PeerMesh, PeerGlobal or PeerNode
+	Type    string // PeerMesh, PeerGlobal, PeerNode or PeerLocalWorkload
 	Comment Comment
 	IP      netip.Addr
 	Port    uint16 // 0: 179

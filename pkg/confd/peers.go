@@ -25,7 +25,8 @@ type target struct {
 	port        uint16
 	as          ASN
 	rrClusterID netip.Addr
-	calicoNode  bool // the remote end is one of our nodes
+	calicoNode  bool   // the remote end is one of our nodes
+	workload    string // the remote end is this local workload (namespace/name)
 }
 
 // candidate is an explicit peering before it becomes a Peer.
@@ -57,10 +58,14 @@ func (b *builder) peers(fi int, funcs []FilterFunc) []Peer {
 		add(p, true)
 	}
 	for _, c := range b.explicitPeerings(fi) {
-		if c.t.ip == b.local.ip[fi] {
-			continue // ourselves
+		switch {
+		case c.t.ip == b.local.ip[fi]:
+			// ourselves
+		case c.typ == PeerLocalWorkload:
+			add(b.workloadPeer(c, funcs))
+		default:
+			add(b.explicitPeer(c, fi, funcs))
 		}
-		add(b.explicitPeer(c, fi, funcs))
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name.Name() < out[j].Name.Name() })
 	return out
@@ -110,8 +115,7 @@ func (b *builder) meshPeers(fi int) []Peer {
 // explicitPeerings evaluates the BGPPeers for this node: global ones, node-specific ones, then
 // the reverse of peerings whose remote end is this node (so Calico-to-Calico peerings are
 // symmetric) unless their reversePeering is Manual. A BGPPeer with a localWorkloadSelector peers
-// with local workloads only, which calico-host does not implement (compat reports it): it makes
-// no sessions, forward or reverse, as in Project Calico when no workload matches.
+// with the local workloads it is paired with (see pairWorkloads), never in reverse.
 func (b *builder) explicitPeerings(fi int) []candidate {
 	seen := map[peerKey]bool{}
 	var out []candidate
@@ -130,14 +134,17 @@ func (b *builder) explicitPeerings(fi int) []candidate {
 			if isGlobal := p.Spec.Node == "" && p.Spec.NodeSelector == ""; isGlobal != global {
 				continue
 			}
-			if (!global && !b.appliesToLocal(p)) || p.Spec.LocalWorkloadSelector != "" {
+			if !global && !b.appliesToLocal(p) {
 				continue
 			}
-			typ := PeerNode
+			typ, targets := PeerNode, b.targets
 			if global {
 				typ = PeerGlobal
 			}
-			for _, t := range b.targets(p) {
+			if p.Spec.LocalWorkloadSelector != "" {
+				typ, targets = PeerLocalWorkload, func(p *api.BGPPeer) []target { return b.workloadTargets(p, fi) }
+			}
+			for _, t := range targets(p) {
 				emit(typ, t, p, false)
 			}
 		}

@@ -9,7 +9,9 @@ import (
 )
 
 // Inputs are the datastore objects the BGP model is computed from, by name. Affinities are
-// this host's block affinities, by block CIDR. InvalidConfigs and InvalidFilters are the
+// this host's block affinities, by block CIDR. Workloads are the WorkloadEndpoints on this node,
+// by namespace/name, and Profiles the profiles whose labelsToApply they inherit (both for BGP
+// peering with local workloads). InvalidConfigs and InvalidFilters are the
 // BGPConfigurations and BGPFilters stored under a key but not valid, by name: what went wrong,
 // with the key.
 type Inputs struct {
@@ -21,6 +23,8 @@ type Inputs struct {
 	Nodes          map[string]*api.Node
 	Pools          map[string]*api.IPPool
 	Affinities     map[string]*api.BlockAffinity
+	Workloads      map[string]*api.WorkloadEndpoint
+	Profiles       map[string]*api.Profile
 }
 
 // NewInputs returns empty Inputs.
@@ -34,6 +38,8 @@ func NewInputs() *Inputs {
 		Nodes:          map[string]*api.Node{},
 		Pools:          map[string]*api.IPPool{},
 		Affinities:     map[string]*api.BlockAffinity{},
+		Workloads:      map[string]*api.WorkloadEndpoint{},
+		Profiles:       map[string]*api.Profile{},
 	}
 }
 
@@ -66,7 +72,8 @@ func Decode(key string, value []byte, modRevision int64) (any, error) {
 // SyncPrefixes are the etcd prefixes confd watches for node nodeName.
 func SyncPrefixes(nodeName string) []string {
 	var out []string
-	for _, plural := range []string{"bgpconfigurations", "bgppeers", "bgpfilters", "nodes", "ippools"} {
+	for _, plural := range []string{"bgpconfigurations", "bgppeers", "bgpfilters", "nodes", "ippools",
+		"workloadendpoints", "profiles"} {
 		out = append(out, datastore.ResourcePrefix+plural+"/")
 	}
 	return append(out, datastore.HostPrefix+nodeName+"/")
@@ -85,29 +92,34 @@ func NewStore(nodeName string) *Store { return &Store{nodeName: nodeName, in: Ne
 func (s *Store) Inputs() *Inputs { return s.in }
 
 // Apply applies one syncer message: a snapshot replaces everything. It reports whether anything
-// the model depends on was delivered.
+// the model depends on was delivered (workloads of other nodes are not, nor workloads and
+// profiles while no BGPPeer peers with local workloads).
 func (s *Store) Apply(m syncer.Message) bool {
 	if m.Snapshot {
 		s.in = NewInputs()
 	}
+	changed := m.Snapshot
 	for _, u := range m.Updates {
-		s.apply(u)
+		if s.apply(u) {
+			changed = true
+		}
 	}
-	return m.Snapshot || len(m.Updates) > 0
+	return changed
 }
 
-// apply stores (or, for a nil value, deletes) one key.
-func (s *Store) apply(u syncer.Update) {
+// apply stores (or, for a nil value, deletes) one key; false: the key is not one of this node's
+// inputs.
+func (s *Store) apply(u syncer.Update) bool {
 	if host, cidr, ok := datastore.ParseAffinityKey(u.Key); ok {
 		if host != s.nodeName {
-			return
+			return true // as before: other hosts' affinities are delivered but not kept
 		}
 		setOrDelete(s.in.Affinities, cidr, u.Value)
-		return
+		return true
 	}
 	id, ok := datastore.ParseResourceKey(u.Key)
 	if !ok {
-		return
+		return true
 	}
 	switch id.Kind.Kind {
 	case "BGPConfiguration":
@@ -122,7 +134,37 @@ func (s *Store) apply(u syncer.Update) {
 		setOrDelete(s.in.Nodes, id.Name, u.Value)
 	case "IPPool":
 		setOrDelete(s.in.Pools, id.Name, u.Value)
+	case "Profile":
+		setOrDelete(s.in.Profiles, id.Name, u.Value)
+		return s.workloadPeering()
+	case "WorkloadEndpoint":
+		return s.applyWorkload(id, u.Value) && s.workloadPeering()
 	}
+	return true
+}
+
+// workloadPeering reports whether a BGPPeer peers with local workloads: only then do workloads
+// and profiles change the model (a BGPPeer that starts to is an update of its own).
+func (s *Store) workloadPeering() bool {
+	for _, p := range s.in.Peers {
+		if p.Spec.LocalWorkloadSelector != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// applyWorkload keeps a WorkloadEndpoint if it is on this node (a workload that moves to another
+// node is forgotten). It reports whether this node's workloads changed.
+func (s *Store) applyWorkload(id datastore.ResourceID, v any) bool {
+	key := id.Namespace + "/" + id.Name
+	if w, ok := v.(*api.WorkloadEndpoint); ok && w != nil && w.Spec.Node == s.nodeName {
+		s.in.Workloads[key] = w
+		return true
+	}
+	_, had := s.in.Workloads[key]
+	delete(s.in.Workloads, key)
+	return had
 }
 
 // setInvalid records (or forgets) that the object named id is stored but not valid.

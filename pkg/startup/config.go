@@ -62,20 +62,23 @@ type PoolConfig struct {
 
 // Config is calico-startup's validated configuration.
 type Config struct {
-	NodeName           string // empty: nodename file, then $HOSTNAME, then the OS hostname
-	NodenameFile       string
-	Backend            string
-	ClusterType        string
-	CalicoVersion      string // written to ClusterInformation calicoVersion; empty: never written
-	ASNumber           *api.ASNumber
-	NoDefaultPools     bool
-	IPv6Support        bool
-	DisableNodeIPCheck bool
-	PollInterval       time.Duration
-	LogSeverity        string
-	MetricsAddress     config.ListenAddress // host:port of the Prometheus metrics server; empty: none
-	Address            [2]AddressConfig     // indexed by Family.index()
-	Pool               [2]PoolConfig
+	NodeName       string // empty: nodename file, then $HOSTNAME, then the OS hostname
+	NodenameFile   string
+	Backend        string
+	ClusterType    string
+	CalicoVersion  string // written to ClusterInformation calicoVersion; empty: never written
+	ASNumber       *api.ASNumber
+	NoDefaultPools bool
+	IPv6Support    bool
+	// WireguardHostEncryption is felix's WireguardHostEncryptionEnabled as Project Calico's
+	// allocateip reads it (felix's environment): no WireGuard tunnel addresses.
+	WireguardHostEncryption bool
+	DisableNodeIPCheck      bool
+	PollInterval            time.Duration
+	LogSeverity             string
+	MetricsAddress          config.ListenAddress // host:port of the Prometheus metrics server; empty: none
+	Address                 [2]AddressConfig     // indexed by Family.index()
+	Pool                    [2]PoolConfig
 }
 
 // AddressOf returns the address configuration of a family.

@@ -36,6 +36,9 @@ type Kernel interface {
 	AddressEvents() <-chan struct{}
 	// IPv6Supported reports whether the kernel has IPv6 (/proc/sys/net/ipv6 exists).
 	IPv6Supported() bool
+	// IPIPDevice reports whether the kernel can have the IPIP tunnel device tunl0, by
+	// calico-felix's request for it (see probeIPIP); ipip.ErrNoDriver when it has no ipip driver.
+	IPIPDevice() error
 	// Close stops the address subscription and releases the netlink sockets.
 	Close() error
 }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"net/netip"
 	"sync"
+
+	"github.com/calico-host/calico-host/pkg/ipip"
 )
 
 // FakeKernel is an in-memory Kernel for tests.
@@ -13,11 +15,14 @@ type FakeKernel struct {
 	routes map[netip.Prefix]netip.Addr
 	noIPv6 bool
 	events chan struct{}
+	// IPIP is the namespace calico-felix's IPIP request goes to (NoDriver: the kernel has no
+	// ipip driver).
+	IPIP *ipip.Fake
 }
 
 // NewFakeKernel returns a fake with the given interfaces (in index order).
 func NewFakeKernel(ifaces ...Interface) *FakeKernel {
-	return &FakeKernel{ifaces: ifaces, routes: map[netip.Prefix]netip.Addr{}, events: make(chan struct{}, 1)}
+	return &FakeKernel{ifaces: ifaces, routes: map[netip.Prefix]netip.Addr{}, events: make(chan struct{}, 1), IPIP: ipip.NewFake()}
 }
 
 // SetInterfaces replaces the interfaces and signals an address event.
@@ -84,3 +89,6 @@ func (f *FakeKernel) IPv6Supported() bool {
 
 // Close does nothing.
 func (f *FakeKernel) Close() error { return nil }
+
+// IPIPDevice implements Kernel on f.IPIP.
+func (f *FakeKernel) IPIPDevice() error { return probeIPIP(f.IPIP) }

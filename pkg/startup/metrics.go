@@ -36,6 +36,7 @@ type metrics struct {
 	reconciles *prometheus.CounterVec
 	addresses  *prometheus.GaugeVec
 	lastUpdate prometheus.Gauge
+	ipipDevice *prometheus.GaugeVec
 }
 
 func newMetrics() *metrics {
@@ -55,6 +56,10 @@ func newMetrics() *metrics {
 		lastUpdate: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "calico_startup_last_update_timestamp_seconds", Help: "Unix time of the last successful registration, address check or tunnel reconcile.",
 		}),
+		ipipDevice: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "calico_startup_ipip_device_state",
+			Help: "1 for what the last tunnel reconcile found about the IPIP tunnel device tunl0 (off: no IPv4 IPIP pool, available, no ipip driver, failed), 0 for the others.",
+		}, []string{"state"}),
 	}
 }
 
@@ -64,7 +69,18 @@ func MetricCollectors() []prometheus.Collector { return newMetrics().Collectors(
 
 // Collectors are the metrics to register.
 func (m *metrics) Collectors() []prometheus.Collector {
-	return []prometheus.Collector{m.datastore, m.updates, m.reconciles, m.addresses, m.lastUpdate}
+	return []prometheus.Collector{m.datastore, m.updates, m.reconciles, m.addresses, m.lastUpdate, m.ipipDevice}
+}
+
+// setIPIPState sets the IPIP device gauge: 1 for st, 0 for the other states.
+func (m *metrics) setIPIPState(st ipipDeviceState) {
+	for _, s := range ipipDeviceStates {
+		v := 0.0
+		if s == st {
+			v = 1
+		}
+		m.ipipDevice.WithLabelValues(string(s)).Set(v)
+	}
 }
 
 func (m *metrics) onStatus(st syncer.Status) { m.datastore.WithLabelValues().Set(float64(st) + 1) }

@@ -237,6 +237,7 @@ type statusLine struct {
 
 	mu     sync.Mutex
 	last   string
+	alert  string // a standing problem, shown after the last event (empty: none)
 	ds     syncer.Status
 	synced bool // the datastore was in sync at least once
 }
@@ -260,14 +261,29 @@ func (l *statusLine) datastore(st syncer.Status) {
 	l.show()
 }
 
+// warn sets (or, with "", clears) the standing problem shown on STATUS.
+func (l *statusLine) warn(msg string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if msg == l.alert {
+		return
+	}
+	l.alert = msg
+	l.show()
+}
+
 func (l *statusLine) show() {
+	last := l.last
+	if l.alert != "" {
+		last += "; WARNING: " + l.alert
+	}
 	switch {
 	case l.last == "":
 	case l.synced && l.ds == syncer.WaitingForDatastore:
-		l.notify.Status("Datastore unreachable (%s); the node stays as registered; last: %s", l.ds, l.last)
+		l.notify.Status("Datastore unreachable (%s); the node stays as registered; last: %s", l.ds, last)
 	case l.synced && l.ds != syncer.InSync:
-		l.notify.Status("Datastore %s; last: %s", l.ds, l.last)
+		l.notify.Status("Datastore %s; last: %s", l.ds, last)
 	default:
-		l.notify.Status("Ready: %s", l.last)
+		l.notify.Status("Ready: %s", last)
 	}
 }

@@ -32,24 +32,25 @@ func (r *rawValue) UnmarshalTOML(v any) error {
 
 // fileConfig is /etc/calico/node.toml. Unknown keys are errors.
 type fileConfig struct {
-	Nodename               rawValue `toml:"nodename"`
-	NodenameFile           rawValue `toml:"nodename_file"`
-	NetworkingBackend      rawValue `toml:"networking_backend"`
-	ClusterType            rawValue `toml:"cluster_type"`
-	CalicoVersion          rawValue `toml:"calico_version"`
-	ASNumber               rawValue `toml:"as_number"`
-	NoDefaultPools         rawValue `toml:"no_default_pools"`
-	IPv6Support            rawValue `toml:"ipv6_support"`
-	IP                     rawValue `toml:"ip"`
-	IPAutodetectionMethod  rawValue `toml:"ip_autodetection_method"`
-	IP6                    rawValue `toml:"ip6"`
-	IP6AutodetectionMethod rawValue `toml:"ip6_autodetection_method"`
-	AutodetectPollInterval rawValue `toml:"autodetect_poll_interval"`
-	DisableNodeIPCheck     rawValue `toml:"disable_node_ip_check"`
-	LogSeverity            rawValue `toml:"log_severity"`
-	MetricsAddress         rawValue `toml:"metrics_address"`
-	IPv4Pool               filePool `toml:"ipv4_pool"`
-	IPv6Pool               filePool `toml:"ipv6_pool"`
+	Nodename                rawValue `toml:"nodename"`
+	NodenameFile            rawValue `toml:"nodename_file"`
+	NetworkingBackend       rawValue `toml:"networking_backend"`
+	ClusterType             rawValue `toml:"cluster_type"`
+	CalicoVersion           rawValue `toml:"calico_version"`
+	ASNumber                rawValue `toml:"as_number"`
+	NoDefaultPools          rawValue `toml:"no_default_pools"`
+	IPv6Support             rawValue `toml:"ipv6_support"`
+	WireguardHostEncryption rawValue `toml:"wireguard_host_encryption_enabled"`
+	IP                      rawValue `toml:"ip"`
+	IPAutodetectionMethod   rawValue `toml:"ip_autodetection_method"`
+	IP6                     rawValue `toml:"ip6"`
+	IP6AutodetectionMethod  rawValue `toml:"ip6_autodetection_method"`
+	AutodetectPollInterval  rawValue `toml:"autodetect_poll_interval"`
+	DisableNodeIPCheck      rawValue `toml:"disable_node_ip_check"`
+	LogSeverity             rawValue `toml:"log_severity"`
+	MetricsAddress          rawValue `toml:"metrics_address"`
+	IPv4Pool                filePool `toml:"ipv4_pool"`
+	IPv6Pool                filePool `toml:"ipv6_pool"`
 }
 
 type filePool struct {
@@ -106,6 +107,9 @@ func settings() []setting {
 			boolInto(func(c *Config) *bool { return &c.NoDefaultPools })},
 		{"ipv6_support", "FELIX_IPV6SUPPORT", "true", func(f *fileConfig) *rawValue { return &f.IPv6Support },
 			boolInto(func(c *Config) *bool { return &c.IPv6Support })},
+		{"wireguard_host_encryption_enabled", "FELIX_WIREGUARDHOSTENCRYPTIONENABLED", "false",
+			func(f *fileConfig) *rawValue { return &f.WireguardHostEncryption },
+			boolInto(func(c *Config) *bool { return &c.WireguardHostEncryption })},
 		{"autodetect_poll_interval", "AUTODETECT_POLL_INTERVAL", "60s", func(f *fileConfig) *rawValue { return &f.AutodetectPollInterval },
 			func(c *Config, v string) (err error) { c.PollInterval, err = parseDuration(v); return err }},
 		{"disable_node_ip_check", "DISABLE_NODE_IP_CHECK", "false", func(f *fileConfig) *rawValue { return &f.DisableNodeIPCheck },

@@ -56,6 +56,8 @@ type Startup struct {
 	// unimplemented logs the pools' and the Node's Project Calico settings that calico-host
 	// does not implement, once each.
 	unimplemented *compat.Reporter
+	// ipipLogged is the IPIP device state and pools last logged (see checkIPIP).
+	ipipLogged string
 
 	// retry is the backoff for waiting on the datastore and retrying failed reconciles; each
 	// loop uses its own copy.

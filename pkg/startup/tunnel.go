@@ -49,6 +49,8 @@ type tunnelKind struct {
 	mac      func(*api.NodeSpec) *string // nil: the tunnel has no MAC
 	macSeed  func(node string) string
 	wanted   func(*api.Node) bool // nil: always (while a pool gives it)
+	// wireguard: a WireGuard tunnel address, never allocated in host encryption mode.
+	wireguard bool
 }
 
 func isEncap(mode string) bool         { return mode == api.EncapAlways || mode == api.EncapCrossSubnet }
@@ -57,7 +59,8 @@ func vxlanPool(p *api.IPPoolSpec) bool { return isEncap(p.VXLANMode) }
 
 // tunnelKinds are handled in Project Calico's order (IPIP, VXLAN, WireGuard). WireGuard's address
 // comes from any pool of its family selecting the node, while the node has published a
-// WireGuard public key of that family (felix runs WireGuard), as Project Calico allocates it.
+// WireGuard public key of that family (felix runs WireGuard) and WireGuard host encryption is
+// off, as Project Calico allocates it (node/pkg/allocateip determineEnabledPoolCIDRs).
 var tunnelKinds = []tunnelKind{
 	{name: "IPIP", fam: V4, attrType: AttrTypeIPIP, handle: IPIPHandle, poolOK: ipipPool, addr: ipipAddr},
 	{name: "VXLAN", fam: V4, attrType: AttrTypeVXLAN, handle: VXLANHandle, poolOK: vxlanPool,
@@ -68,10 +71,10 @@ var tunnelKinds = []tunnelKind{
 		addr:    func(s *api.NodeSpec) *string { return &s.IPv6VXLANTunnelAddr },
 		mac:     func(s *api.NodeSpec) *string { return &s.VXLANTunnelMACAddrV6 },
 		macSeed: func(n string) string { return n + "-v6" }},
-	{name: "WireGuard", fam: V4, attrType: AttrTypeWireguard, handle: WireguardHandle, addr: wgAddr(false),
+	{name: "WireGuard", fam: V4, attrType: AttrTypeWireguard, handle: WireguardHandle, addr: wgAddr(false), wireguard: true,
 		wanted: func(n *api.Node) bool { return n.Status.WireguardPublicKey != "" }},
 	{name: "WireGuard", fam: V6, attrType: AttrTypeWireguardV6, handle: func(n string) string { return wgHandlePrefix6 + n },
-		addr: wgAddr(true), wanted: func(n *api.Node) bool { return n.Status.WireguardPublicKeyV6 != "" }},
+		addr: wgAddr(true), wireguard: true, wanted: func(n *api.Node) bool { return n.Status.WireguardPublicKeyV6 != "" }},
 }
 
 // wgAddr is the Node's WireGuard tunnel address field of a family (creating spec.wireguard;
@@ -164,7 +167,7 @@ func (s *Startup) reconcileTunnel(ctx context.Context, node *api.Node, pools []*
 		cur.mac = *t.mac(&spec)
 	}
 	var cidrs []netip.Prefix
-	if t.wanted == nil || t.wanted(node) {
+	if (t.wanted == nil || t.wanted(node)) && !(t.wireguard && s.cfg.WireguardHostEncryption) {
 		cidrs = tunnelPoolCIDRs(node, pools, t)
 	}
 	if len(cidrs) == 0 {
@@ -291,6 +294,7 @@ func (s *Startup) reconcileTunnels(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("listing IP pools: %w", err)
 	}
+	s.checkIPIP(pools)
 	states := make([]tunnelState, len(tunnelKinds))
 	for i, t := range tunnelKinds {
 		if states[i], err = s.reconcileTunnel(ctx, node, pools, t); err != nil {

@@ -77,3 +77,47 @@ func TestWireguardTunnelAddressFollowsKey(t *testing.T) {
 		t.Errorf("%s still assigned: %v", a, err)
 	}
 }
+
+// TestWireguardHostEncryptionGivesNoAddress: in WireGuard host encryption mode
+// (FELIX_WIREGUARDHOSTENCRYPTIONENABLED, as Project Calico's allocateip reads it) no WireGuard
+// tunnel address of either family is allocated although both keys are published, and one
+// allocated before the mode was turned on is released.
+func TestWireguardHostEncryptionGivesNoAddress(t *testing.T) {
+	env := fixtureEnv(t)
+	env["CALICO_IPV4POOL_VXLAN"] = "Never"
+	h := newHarness(t, env, fixtureHost())
+	ctx := ctxT(t, 60*time.Second)
+	if err := h.startup().RunOnce(ctx); err != nil {
+		t.Fatal(err)
+	}
+	n := h.node("host-z")
+	n.Status.WireguardPublicKey = "bP3fO8v6iKd0fvUQ4m8wH8mYVyrbwAPe8FPxFvr0b1o="
+	n.Status.WireguardPublicKeyV6 = "cQ4gP9w7jLe1gwVR5n9xI9nZWzscxBQf9GQyGws1c2p="
+	if _, err := h.ds.Update(ctx, n); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.startup().ReconcileTunnels(ctx); err != nil {
+		t.Fatal(err)
+	}
+	w := h.node("host-z").Spec.Wireguard
+	if w == nil || w.InterfaceIPv4Address == "" || w.InterfaceIPv6Address == "" {
+		t.Fatalf("without host encryption, both addresses: %+v", w)
+	}
+
+	env["FELIX_WIREGUARDHOSTENCRYPTIONENABLED"] = "true"
+	s := h.startup()
+	if !s.cfg.WireguardHostEncryption {
+		t.Fatal("FELIX_WIREGUARDHOSTENCRYPTIONENABLED=true not read")
+	}
+	if err := s.ReconcileTunnels(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if w := h.node("host-z").Spec.Wireguard; w != nil {
+		t.Errorf("host encryption mode: spec.wireguard %+v", w)
+	}
+	for _, handle := range []string{WireguardHandle("host-z"), "wireguard-v6-tunnel-addr-host-z"} {
+		if h.handleExists(handle) {
+			t.Errorf("handle %s survived", handle)
+		}
+	}
+}

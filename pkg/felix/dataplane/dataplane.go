@@ -13,8 +13,8 @@ import (
 	"golang.zx2c4.com/wireguard/wgctrl/wgtypes"
 
 	"github.com/calico-host/calico-host/pkg/felix/calc"
-	"github.com/calico-host/calico-host/pkg/felix/dataplane/ipip"
 	"github.com/calico-host/calico-host/pkg/felix/dataplane/wireguard"
+	"github.com/calico-host/calico-host/pkg/ipip"
 	"github.com/calico-host/calico-host/pkg/nft"
 	"github.com/calico-host/calico-host/pkg/nft/apply"
 	"github.com/calico-host/calico-host/pkg/nft/kernel"

@@ -7,8 +7,8 @@ import (
 	"sync/atomic"
 
 	"github.com/calico-host/calico-host/pkg/felix/calc"
-	"github.com/calico-host/calico-host/pkg/felix/dataplane/ipip"
 	"github.com/calico-host/calico-host/pkg/felix/dataplane/routes"
+	"github.com/calico-host/calico-host/pkg/ipip"
 )
 
 // ipipDevice is the desired tunl0: wanted when IpInIpEnabled says so, or (unset) when an IPv4

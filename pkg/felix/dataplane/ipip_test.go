@@ -9,7 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/calico-host/calico-host/pkg/felix/calc"
-	"github.com/calico-host/calico-host/pkg/felix/dataplane/ipip"
+	"github.com/calico-host/calico-host/pkg/ipip"
 )
 
 // ipipHosts: an IPIP pool (mode given), this host (198.18.0.1/24 on eth0, tunnel 10.65.0.1), a

@@ -6,10 +6,10 @@ import (
 	"net/netip"
 
 	"github.com/calico-host/calico-host/pkg/felix/dataplane/ifaces"
-	"github.com/calico-host/calico-host/pkg/felix/dataplane/ipip"
 	"github.com/calico-host/calico-host/pkg/felix/dataplane/routes"
 	"github.com/calico-host/calico-host/pkg/felix/dataplane/vxlan"
 	"github.com/calico-host/calico-host/pkg/felix/dataplane/wireguard"
+	"github.com/calico-host/calico-host/pkg/ipip"
 )
 
 // The kernel pieces other than nftables sit behind the three interfaces below, in the types of

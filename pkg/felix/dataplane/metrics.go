@@ -5,7 +5,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/calico-host/calico-host/pkg/felix/dataplane/ipip"
+	"github.com/calico-host/calico-host/pkg/ipip"
 
 	"github.com/calico-host/calico-host/pkg/nft/apply"
 )

@@ -3,8 +3,8 @@ package dataplane
 import (
 	"context"
 
-	"github.com/calico-host/calico-host/pkg/felix/dataplane/ipip"
 	"github.com/calico-host/calico-host/pkg/felix/dataplane/vxlan"
+	"github.com/calico-host/calico-host/pkg/ipip"
 	"github.com/calico-host/calico-host/pkg/nft"
 )
 

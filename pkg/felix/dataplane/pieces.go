@@ -7,10 +7,10 @@ import (
 	"time"
 
 	"github.com/calico-host/calico-host/pkg/felix/dataplane/ifaces"
-	"github.com/calico-host/calico-host/pkg/felix/dataplane/ipip"
 	"github.com/calico-host/calico-host/pkg/felix/dataplane/routes"
 	"github.com/calico-host/calico-host/pkg/felix/dataplane/vxlan"
 	"github.com/calico-host/calico-host/pkg/felix/dataplane/wireguard"
+	"github.com/calico-host/calico-host/pkg/ipip"
 )
 
 // mtuTimeout bounds the lookup of the host MTU for the workload MTU file.

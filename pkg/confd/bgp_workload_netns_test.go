@@ -1,0 +1,112 @@
+package confd
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/calico-host/calico-host/pkg/api"
+	"github.com/calico-host/calico-host/pkg/datastore"
+	"github.com/calico-host/calico-host/pkg/datastore/etcdtest"
+)
+
+// Addresses of the local workload test: the workload's address is in host-1's block, it
+// advertises a prefix of its own, and the node's side of its interface has the peering address
+// (what Project Calico's felix assigns from BGPConfiguration localWorkloadPeeringIPV4).
+const (
+	wlAddr    = "10.65.1.2"
+	wlPrefix  = "10.65.200.0/24"
+	peeringIP = "169.254.0.179"
+)
+
+// TestRealBGPLocalWorkload runs host-1 (calico-confd and BIRD in a network namespace) and a
+// workload namespace on a veth from host-1, running its own BIRD in AS 65010 that connects to
+// the node's peering address. A BGPPeer whose localWorkloadSelector selects the workload makes
+// host-1's BIRD peer with it: the session is Established, host-1 routes the workload's prefix
+// via the workload, and the workload learns host-1's block. When the workload's labels no
+// longer match, the session goes away and so does the route.
+func TestRealBGPLocalWorkload(t *testing.T) {
+	requireRoot(t)
+	srv := etcdtest.Start(t)
+	ds, err := datastore.New(srv.Datastore())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ds.Close() })
+	st := store{t: t, cli: srv.Client()}
+	h1 := makeFabric(t, 1)[0]
+	wl := workloadNamespace(t, h1)
+
+	wep := &api.WorkloadEndpoint{
+		ObjectMeta: api.ObjectMeta{Name: "host--1-cni-wl1-eth0", Namespace: "default", Labels: map[string]string{"role": "router"}},
+		Spec: api.WorkloadEndpointSpec{Orchestrator: "cni", Workload: "wl1", ContainerID: "wl1", Node: h1.name, Endpoint: "eth0",
+			InterfaceName: "cali1wl", IPNetworks: []string{wlAddr + "/32"}}}
+	st.put(defaultBGP(true, 0, false), hostNode(h1, nil, ""),
+		&api.IPPool{ObjectMeta: api.ObjectMeta{Name: "v4"}, Spec: api.IPPoolSpec{CIDR: "10.65.0.0/16"}},
+		&api.BGPPeer{ObjectMeta: api.ObjectMeta{Name: "routers"}, Spec: api.BGPPeerSpec{
+			LocalWorkloadSelector: "role == 'router'", ASNumber: asn(65010)}},
+		wep)
+	st.affinity(h1.name, block4(1))
+	startConfd(t, h1, ds, templatesDir)
+	startBIRD(t, h1)
+	startBIRD(t, wl)
+
+	session := pname(PeerLocalWorkload, wlAddr, 0)
+	waitUntil(t, 30*time.Second, "host-1's session with the workload", wantSessions(h1, session))
+	waitUntil(t, 30*time.Second, "the workload's session with host-1", wantSessions(wl, "node"))
+	waitUntil(t, 30*time.Second, "host-1 routes the workload's prefix via the workload",
+		wantRoutes(t, h1, "-4", map[string]string{wlPrefix: "via " + wlAddr}))
+	waitUntil(t, 30*time.Second, "the workload learns host-1's block via the peering address",
+		wantRoutes(t, wl, "-4", map[string]string{block4(1): "via " + peeringIP}))
+	if out := sh(t, "ip", "netns", "exec", h1.ns, "ss", "-Htn", "state", "established", "sport", "= :179"); !strings.Contains(out, peeringIP+":179") {
+		t.Errorf("the session is not on the peering address: %q", out)
+	}
+
+	// The workload's labels change: no BGPPeer selects it, so no session and no route.
+	wep.Labels = map[string]string{"role": "web"}
+	st.put(wep)
+	waitUntil(t, 30*time.Second, "host-1 drops the session", wantSessions(h1))
+	waitUntil(t, 30*time.Second, "host-1 drops the workload's prefix", wantRoutes(t, h1, "-4", nil, wlPrefix))
+	peers, _ := os.ReadFile(filepath.Join(h1.dir, "bird_peers.cfg"))
+	if strings.Contains(string(peers), "Local_Workload") {
+		t.Errorf("a session with the workload is still configured:\n%s", peers)
+	}
+}
+
+// workloadNamespace makes a workload namespace on a veth from host h (cali1wl on the node,
+// eth0 in the workload), routed as felix routes workloads, with the peering address on the
+// node's side, and writes the workload's BIRD configuration.
+func workloadNamespace(t *testing.T, h *testHost) *testHost {
+	t.Helper()
+	wl := &testHost{name: "workload", ns: h.ns + "-wl", dir: t.TempDir()}
+	sh(t, "ip", "netns", "add", wl.ns)
+	t.Cleanup(func() { exec.Command("ip", "netns", "del", wl.ns).Run() })
+	sh(t, "ip", "-n", h.ns, "link", "add", "cali1wl", "type", "veth", "peer", "name", "eth0", "netns", wl.ns)
+	sh(t, "ip", "-n", h.ns, "addr", "add", peeringIP+"/32", "dev", "cali1wl")
+	sh(t, "ip", "-n", h.ns, "link", "set", "cali1wl", "up")
+	sh(t, "ip", "-n", h.ns, "route", "add", wlAddr+"/32", "dev", "cali1wl")
+	sh(t, "ip", "-n", wl.ns, "link", "set", "lo", "up")
+	sh(t, "ip", "-n", wl.ns, "addr", "add", wlAddr+"/32", "dev", "eth0")
+	sh(t, "ip", "-n", wl.ns, "link", "set", "eth0", "up")
+	sh(t, "ip", "-n", wl.ns, "route", "add", peeringIP+"/32", "dev", "eth0")
+	cfg := fmt.Sprintf(`router id %s;
+protocol device { scan time 2; }
+protocol kernel { ipv4 { import all; export filter { if source = RTS_BGP then accept; reject; }; }; learn; scan time 2; }
+protocol static { ipv4; route %s blackhole; }
+protocol bgp node {
+  local %s as 65010;
+  neighbor %s as 64512;
+  multihop;
+  connect retry time 1;
+  error wait time 1,2;
+  hold time 3;
+  ipv4 { import all; export where source = RTS_STATIC; };
+}
+`, wlAddr, wlPrefix, wlAddr, peeringIP)
+	writeFile(t, filepath.Join(wl.dir, "bird.cfg"), cfg)
+	return wl
+}
