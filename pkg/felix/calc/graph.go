@@ -53,6 +53,8 @@ type Graph struct {
 	config    *configCalc
 	peers     *bgpPeerCalc
 
+	localRouteSource string // RouteSource from felix's environment or config file
+
 	haveSnapshot  bool
 	inSyncPending bool
 	inSyncSent    bool
