@@ -36,7 +36,7 @@ metadata:
   name: default
 spec:
   localWorkloadPeeringIPV4: 169.254.0.179
-  ipv4NormalRoutePriority: 2000
+  programClusterRoutes: Enabled
 `
 	for _, tc := range []struct {
 		cmd, doc string
@@ -45,7 +45,7 @@ spec:
 		{"create", fc, []string{"FelixConfiguration default: spec.bpfEnabled", "FelixConfiguration default: spec.netlinkTimeout"}},
 		{"replace", strings.Replace(fc, "bpfEnabled: true", "bpfEnabled: false", 1), []string{"FelixConfiguration default: spec.netlinkTimeout"}},
 		{"apply", peer, nil},
-		{"apply", bgpConfig, []string{"BGPConfiguration default: spec.ipv4NormalRoutePriority"}},
+		{"apply", bgpConfig, []string{"BGPConfiguration default: spec.programClusterRoutes"}},
 	} {
 		r := h.ok(tc.doc, tc.cmd, "-f", "-")
 		var got []string

@@ -50,7 +50,9 @@ func TestRealBGP(t *testing.T) {
 	hosts := makeFabric(t, 3)
 	h1, h2, h3 := hosts[0], hosts[1], hosts[2]
 
-	st.put(defaultBGP(true, 0, false),
+	mesh := defaultBGP(true, 0, false)
+	mesh.Spec.IPv4NormalRoutePriority = api.Int(2000) // IPv6 keeps Project Calico's 1024
+	st.put(mesh,
 		&api.IPPool{ObjectMeta: api.ObjectMeta{Name: "v4"}, Spec: api.IPPoolSpec{CIDR: "10.65.0.0/16"}},
 		&api.IPPool{ObjectMeta: api.ObjectMeta{Name: "v6"}, Spec: api.IPPoolSpec{CIDR: "fd5c:1::/48", BlockSize: 122}})
 	for i, h := range hosts {
@@ -105,6 +107,15 @@ func TestRealBGP(t *testing.T) {
 	}
 	checkMeshRoutes("mesh")
 	t.Logf("mesh: host-2 kernel routes from BIRD: %v %v", h2.birdRoutes(t, "-4"), h2.birdRoutes(t, "-6"))
+	// BGP routes enter the kernel at the normal route priority, as Project Calico's BIRD puts them
+	// (BIRD's own default, 32, would beat the host's DHCP or static routes).
+	for fam, want := range map[string]string{"-4": "metric 2000", "-6": "metric 1024"} {
+		dst := map[string]string{"-4": block4(1), "-6": block6(1)}[fam]
+		if got := sh(t, "ip", "-n", h2.ns, fam, "route", "show", dst, "proto", "bird"); !strings.Contains(got, want) {
+			out, _ := exec.Command("birdc", "-s", h2.socket(), "show", "route", "all", "for", dst).CombinedOutput()
+			t.Errorf("host-2 route to %s: %q, want %s\n%s", dst, got, want, out)
+		}
+	}
 
 	// 2. Route reflector: host-1 reflects (cluster 224.0.0.1), the others peer with it by selector;
 	// everybody listens on port 1179 now.

@@ -282,6 +282,12 @@ func (b *builder) family(fi int) *Family {
 		f.Peers = b.peers(fi, f.Filters)
 	}
 	f.PeerRoutes = b.peerRoutes(f.Peers)
+	prio := b.global.IPv4NormalRoutePriority
+	if f.Version == 6 {
+		prio = b.global.IPv6NormalRoutePriority
+	}
+	f.NormalRoutePriority = routePriority(prio)
+	f.ElevatedLocalPref = maxRoutePriority - int64(f.NormalRoutePriority)
 	return f
 }
 

@@ -209,8 +209,8 @@ func TestSyncReportsUnimplementedSettingsOnce(t *testing.T) {
 	requireBIRD(t)
 	var buf bytes.Buffer
 	in := testInputs(testNode("a", "198.18.2.1/24", "", nil),
-		bgpConfig("default", api.BGPConfigurationSpec{IPv4NormalRoutePriority: api.Int(2000)}),
-		bgpConfig("node.a", api.BGPConfigurationSpec{IPv6NormalRoutePriority: api.Int(3000)}))
+		bgpConfig("default", api.BGPConfigurationSpec{ProgramClusterRoutes: new("Enabled")}),
+		bgpConfig("node.a", api.BGPConfigurationSpec{ProgramClusterRoutes: new("EnabledIPIPOnly")}))
 	e := NewEngine(testConfig(t.TempDir()), "a", ExecRunner, zerolog.New(&buf))
 	for range 2 {
 		if _, err := e.Sync(context.Background(), in); err != nil {
@@ -218,8 +218,8 @@ func TestSyncReportsUnimplementedSettingsOnce(t *testing.T) {
 		}
 	}
 	for _, want := range []string{
-		`"object":"BGPConfiguration default","field":"spec.ipv4NormalRoutePriority","value":"2000"`,
-		`"object":"BGPConfiguration node.a","field":"spec.ipv6NormalRoutePriority","value":"3000"`,
+		`"object":"BGPConfiguration default","field":"spec.programClusterRoutes","value":"Enabled"`,
+		`"object":"BGPConfiguration node.a","field":"spec.programClusterRoutes","value":"EnabledIPIPOnly"`,
 	} {
 		if n := strings.Count(buf.String(), want); n != 1 {
 			t.Errorf("%s logged %d times, want once:\n%s", want, n, buf.String())

@@ -63,6 +63,29 @@ type Family struct {
 	Peers []Peer
 	// PeerRoutes are the static routes to peers through their BGPPeer's reachableBy gateway.
 	PeerRoutes []PeerRoute
+	// NormalRoutePriority is the kernel metric of a route at normal priority (BGPConfiguration
+	// default's ipv4/ipv6NormalRoutePriority, 1024 unless set). BGP routes go into the kernel at
+	// this metric (or the one their LOCAL_PREF carries), and routes of this host with a lower
+	// metric (elevated: a live-migration target) escape their block's aggregation.
+	NormalRoutePriority RoutePriority
+	// ElevatedLocalPref is the LOCAL_PREF above which a learned route is better than normal
+	// priority (2147483647 - NormalRoutePriority): BIRD prefers it over its other sources.
+	ElevatedLocalPref int64
+}
+
+// RoutePriority is a kernel route metric in Project Calico's range of route priorities.
+type RoutePriority int64
+
+// maxRoutePriority is BIRD's largest integer: LOCAL_PREF = maxRoutePriority - metric.
+const maxRoutePriority = 2147483647
+
+// routePriority is v when it is a valid priority (1 to 2147483646), else Project Calico's
+// normal priority 1024.
+func routePriority(v *int) RoutePriority {
+	if v == nil || *v < 1 || *v >= maxRoutePriority {
+		return 1024
+	}
+	return RoutePriority(*v)
 }
 
 // PeerRoute is a static route to a BGP peer (programmed into the kernel, not exported).

@@ -100,8 +100,8 @@ func (s *system) migrate(h *topo.Host) {
 	began := time.Now()
 	h.StopProjectCalico()
 	if s.Opts.Mode == topo.ModeBGP {
-		// BIRD 1.6 leaves its routes ("persist") with metrics BIRD 2 does not use (1024 for BGP
-		// routes, 0 for its blackholes): BIRD 2 would neither replace nor remove them.
+		// BIRD 1.6 leaves its routes ("persist"); a stale one (a block that moved) would keep
+		// attracting its traffic (docs/migration.md, step 2).
 		for _, fam := range []string{"-4", "-6"} {
 			if _, err := h.Exec(s.ctx, "ip", fam, "route", "flush", "proto", "bird"); err != nil {
 				s.t.Fatal(err)
