@@ -50,6 +50,7 @@ type Graph struct {
 	pools     *poolCalc
 	routes    *routeCalc
 	config    *configCalc
+	migration *migrationCalc
 
 	haveSnapshot  bool
 	inSyncPending bool
@@ -66,6 +67,8 @@ func New(hostname string, log zerolog.Logger) *Graph {
 	g.items = newItemRegistry(g.ipsets.index, g.policies.index, g.ipsets.onContent)
 	g.profiles = newProfileCalc(log, g.ipsets, g.items)
 	g.endpoints.policies, g.endpoints.profiles = g.policies, g.profiles
+	g.migration = newMigrationCalc(log)
+	g.endpoints.host, g.endpoints.migration = hostname, g.migration
 	g.nodes = newNodeCalc(hostname)
 	g.pools = newPoolCalc()
 	g.routes = newRouteCalc(hostname, g.nodes, g.pools)
