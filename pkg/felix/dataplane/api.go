@@ -84,6 +84,10 @@ type Config struct {
 	// NetNS, when set, is the path of a network namespace to program instead of the current one
 	// (used by tests and by the demo).
 	NetNS string
+
+	// LiveMigrationRouteConvergenceTime is how long routes to a workload that has just migrated
+	// here keep the elevated priority after the migration ends (default 30 s).
+	LiveMigrationRouteConvergenceTime time.Duration
 }
 
 // WireguardConfig is felix's WireGuard settings (Project Calico's Wireguard* parameters).

@@ -49,6 +49,7 @@ func (c Config) WithDefaults() Config {
 	c.NftablesRefreshInterval = cmpOr(c.NftablesRefreshInterval, 180*time.Second)
 	c.RouteRefreshInterval = cmpOr(c.RouteRefreshInterval, 90*time.Second)
 	c.InterfaceRefreshInterval = cmpOr(c.InterfaceRefreshInterval, 90*time.Second)
+	c.LiveMigrationRouteConvergenceTime = cmpOr(c.LiveMigrationRouteConvergenceTime, 30*time.Second)
 	c.RouteProtocol = cmpOr(c.RouteProtocol, 80)
 	c.VXLANVNI = cmpOr(c.VXLANVNI, 4096)
 	c.VXLANPort = cmpOr(c.VXLANPort, 4789)
