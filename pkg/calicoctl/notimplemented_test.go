@@ -30,12 +30,13 @@ spec:
   asNumber: 65001
   keepaliveTime: 10s
 `
-	workloads := `apiVersion: projectcalico.org/v3
+	bgpConfig := `apiVersion: projectcalico.org/v3
 kind: BGPConfiguration
 metadata:
   name: default
 spec:
   localWorkloadPeeringIPV4: 169.254.0.179
+  ipv4NormalRoutePriority: 2000
 `
 	for _, tc := range []struct {
 		cmd, doc string
@@ -44,7 +45,7 @@ spec:
 		{"create", fc, []string{"FelixConfiguration default: spec.bpfEnabled", "FelixConfiguration default: spec.netlinkTimeout"}},
 		{"replace", strings.Replace(fc, "bpfEnabled: true", "bpfEnabled: false", 1), []string{"FelixConfiguration default: spec.netlinkTimeout"}},
 		{"apply", peer, nil},
-		{"apply", workloads, []string{"BGPConfiguration default: spec.localWorkloadPeeringIPV4"}},
+		{"apply", bgpConfig, []string{"BGPConfiguration default: spec.ipv4NormalRoutePriority"}},
 	} {
 		r := h.ok(tc.doc, tc.cmd, "-f", "-")
 		var got []string

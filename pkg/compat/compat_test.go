@@ -94,7 +94,8 @@ func TestCheckFelixConfiguration(t *testing.T) {
 func TestCheckOtherKinds(t *testing.T) {
 	for _, tc := range []struct{ kind, doc, want string }{
 		{BGPPeer, `{"spec":{"localWorkloadSelector":"app == 'x'","asNumber":65001}}`, ""},
-		{BGPConfiguration, `{"spec":{"localWorkloadPeeringIPV4":"169.254.0.179"}}`, "spec.localWorkloadPeeringIPV4=169.254.0.179"},
+		{BGPConfiguration, `{"spec":{"localWorkloadPeeringIPV4":"169.254.0.179","localWorkloadPeeringIPV6":"fe80::179"}}`, ""},
+		{BGPConfiguration, `{"spec":{"ipv6NormalRoutePriority":512}}`, "spec.ipv6NormalRoutePriority=512"},
 		{BGPConfiguration, `{"spec":{"programClusterRoutes":"Enabled","ipv4NormalRoutePriority":1024}}`, "spec.programClusterRoutes=Enabled"},
 		{BGPConfiguration, `{"spec":{"programClusterRoutes":"Disabled"}}`, ""},
 		{IPPool, `{"spec":{"cidr":"10.65.0.0/16","ipipMode":"Always","assignmentMode":"Manual"}}`, "spec.assignmentMode=Manual"},

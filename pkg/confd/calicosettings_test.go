@@ -210,7 +210,7 @@ func TestSyncReportsUnimplementedSettingsOnce(t *testing.T) {
 	var buf bytes.Buffer
 	in := testInputs(testNode("a", "198.18.2.1/24", "", nil),
 		bgpConfig("default", api.BGPConfigurationSpec{IPv4NormalRoutePriority: api.Int(2000)}),
-		bgpConfig("node.a", api.BGPConfigurationSpec{LocalWorkloadPeeringIPV4: "169.254.0.179"}))
+		bgpConfig("node.a", api.BGPConfigurationSpec{IPv6NormalRoutePriority: api.Int(3000)}))
 	e := NewEngine(testConfig(t.TempDir()), "a", ExecRunner, zerolog.New(&buf))
 	for range 2 {
 		if _, err := e.Sync(context.Background(), in); err != nil {
@@ -219,7 +219,7 @@ func TestSyncReportsUnimplementedSettingsOnce(t *testing.T) {
 	}
 	for _, want := range []string{
 		`"object":"BGPConfiguration default","field":"spec.ipv4NormalRoutePriority","value":"2000"`,
-		`"object":"BGPConfiguration node.a","field":"spec.localWorkloadPeeringIPV4","value":"169.254.0.179"`,
+		`"object":"BGPConfiguration node.a","field":"spec.ipv6NormalRoutePriority","value":"3000"`,
 	} {
 		if n := strings.Count(buf.String(), want); n != 1 {
 			t.Errorf("%s logged %d times, want once:\n%s", want, n, buf.String())

@@ -52,6 +52,10 @@ func (g *Graph) applyResource(k resourceKey, v any) error {
 		return g.onFelixConfig(k, v)
 	case "bgpconfigurations":
 		return g.onBGPConfig(k, v)
+	case "bgppeers":
+		p, err := as[api.BGPPeer](v)
+		g.peers.setPeer(k.name, p)
+		return err
 	case "clusterinformations":
 		ci, err := as[api.ClusterInformation](v)
 		if ci == nil {
@@ -207,6 +211,11 @@ func (g *Graph) onNode(k resourceKey, v any) error {
 	g.routes.onNode(k.name, ni)
 	if k.name == g.host {
 		g.config.setNode(ni)
+		var labels map[string]string
+		if ni != nil {
+			labels = ni.labels
+		}
+		g.peers.setNodeLabels(labels)
 	}
 	return err
 }
@@ -233,12 +242,13 @@ func (g *Graph) onFelixConfig(k resourceKey, v any) error {
 
 func (g *Graph) onBGPConfig(k resourceKey, v any) error {
 	bc, err := as[api.BGPConfiguration](v)
-	if bc == nil {
-		g.config.setBGPConfig(k.name, nil)
-		return err
+	var spec *api.BGPConfigurationSpec
+	if bc != nil {
+		spec = &bc.Spec
 	}
-	g.config.setBGPConfig(k.name, &bc.Spec)
-	return nil
+	g.config.setBGPConfig(k.name, spec)
+	g.peers.setBGPConfig(k.name, spec)
+	return err
 }
 
 // applyBlock handles an IPAM block key.

@@ -201,6 +201,7 @@ type endpointCalc struct {
 	profiles  *profileCalc
 	migration *migrationCalc // roles in live migrations
 	host      string
+	peers     *bgpPeerCalc
 	observers []EndpointObserver
 	workloads int // workload endpoints sent
 	hosts     int // host endpoints sent
@@ -305,6 +306,7 @@ func (c *endpointCalc) resolve(itemID string, ep *localEndpoint) Update {
 	w := *ep.wep
 	w.Tiers = tl.normal
 	w.LiveMigration = c.migration.role(c.host, ep.wepID)
+	w.LocalBGPPeer, w.LocalBGPPeerAddrs = c.peers.peerFor(itemID)
 	return WorkloadEndpointUpdate{ID: ep.wepID, Endpoint: &w}
 }
 

@@ -22,6 +22,7 @@ import (
 //   - ipsets.go: the selector and named-port sets that active rules use, reference-counted,
 //     with members kept from the index's match callbacks and sent as deltas.
 //   - endpoints.go: local workload and host endpoints with their resolved policy.
+//   - bgppeers.go: the local workload endpoints that BGPPeers select as local BGP peers.
 //   - nodes.go, routes.go, pools.go, config.go: hosts, VTEPs, routes from IPAM blocks, pools,
 //     this host's facts and the datastore's part of felix's configuration.
 //   - facts.go: what felix itself needs (config, sync state, VXLAN pools, endpoint counts);
@@ -51,6 +52,7 @@ type Graph struct {
 	routes    *routeCalc
 	config    *configCalc
 	migration *migrationCalc
+	peers     *bgpPeerCalc
 
 	haveSnapshot  bool
 	inSyncPending bool
@@ -66,7 +68,9 @@ func New(hostname string, log zerolog.Logger) *Graph {
 	g.policies = newPolicyCalc(log, g.ipsets, g.endpoints.markDirty)
 	g.items = newItemRegistry(g.ipsets.index, g.policies.index, g.ipsets.onContent)
 	g.profiles = newProfileCalc(log, g.ipsets, g.items)
-	g.endpoints.policies, g.endpoints.profiles = g.policies, g.profiles
+	g.peers = newBGPPeerCalc(hostname, log, g.endpoints.markDirty)
+	g.items.wlIndex = g.peers.index
+	g.endpoints.policies, g.endpoints.profiles, g.endpoints.peers = g.policies, g.profiles, g.peers
 	g.migration = newMigrationCalc(log)
 	g.endpoints.host, g.endpoints.migration = hostname, g.migration
 	g.nodes = newNodeCalc(hostname)

@@ -75,6 +75,8 @@ type itemRegistry struct {
 	byParent     map[string]map[string]struct{}
 	ipIndex      *labelIndex
 	polIndex     *labelIndex
+	// wlIndex, when set, holds only this host's workload endpoints (local BGP peers).
+	wlIndex *labelIndex
 	// onContent is told when an item's addresses or ports change (before label changes are
 	// indexed), so that IP sets move from the old contribution to the new one.
 	onContent func(id string, old, cur *item)
@@ -144,6 +146,19 @@ func (r *itemRegistry) update(id string, it *item) {
 	case old != nil && old.local:
 		r.polIndex.DeleteItem(id)
 	}
+	r.indexWorkload(id, old, it)
+}
+
+// indexWorkload keeps wlIndex up to date as an item changes from old to cur (nil: gone).
+func (r *itemRegistry) indexWorkload(id string, old, cur *item) {
+	isLocalWL := func(it *item) bool { return it != nil && it.local && it.kind == itemWorkload }
+	switch {
+	case r.wlIndex == nil:
+	case isLocalWL(cur):
+		r.wlIndex.UpdateItem(id, cur.flat)
+	case isLocalWL(old):
+		r.wlIndex.DeleteItem(id)
+	}
 }
 
 // remove unregisters an item.
@@ -155,6 +170,7 @@ func (r *itemRegistry) remove(id string) {
 	if old.local {
 		r.polIndex.DeleteItem(id)
 	}
+	r.indexWorkload(id, old, nil)
 	r.ipIndex.DeleteItem(id)
 	r.relink(id, old, nil)
 	delete(r.items, id)
@@ -196,6 +212,7 @@ func (r *itemRegistry) setProfileLabels(name string, labels map[string]string) {
 		if it.local {
 			r.polIndex.UpdateItem(id, flat)
 		}
+		r.indexWorkload(id, nil, it)
 	}
 }
 

@@ -200,6 +200,11 @@ type WorkloadEndpoint struct {
 	ProfileIDs                 []string
 	// LiveMigration is the endpoint's part in a live migration (LiveMigration objects naming it).
 	LiveMigration MigrationRole
+	// LocalBGPPeer names the BGPPeer whose localWorkloadSelector selects the endpoint ("":
+	// none); LocalBGPPeerAddrs are then the host-side addresses of its interface
+	// (BGPConfiguration default's localWorkloadPeeringIPV4/IPV6, validated, IPv4 first).
+	LocalBGPPeer      string
+	LocalBGPPeerAddrs []netip.Addr
 }
 
 // MigrationRole is a local workload endpoint's part in a live migration, as Project Calico's

@@ -62,12 +62,13 @@ type fakeIfaces struct {
 	configured []string
 	ipv6       map[string]bool // the ipv6 argument of the last ConfigureWorkload per interface
 	neighbors  map[string][]netip.Addr
+	hostAddrs  map[string][]netip.Addr // the last SetHostAddrs per interface
 	failConfig map[string]error
 }
 
 func newFakeIfaces(initial ...ifaces.Update) *fakeIfaces {
 	return &fakeIfaces{initial: initial, updates: make(chan ifaces.Update, 64), ipv6: map[string]bool{},
-		neighbors: map[string][]netip.Addr{}, failConfig: map[string]error{}}
+		neighbors: map[string][]netip.Addr{}, hostAddrs: map[string][]netip.Addr{}, failConfig: map[string]error{}}
 }
 
 func (f *fakeIfaces) Run(ctx context.Context, out chan<- ifaces.Update) {
@@ -108,6 +109,20 @@ func (f *fakeIfaces) SetStaticNeighbors(name string, _ net.HardwareAddr, addrs [
 	defer f.mu.Unlock()
 	f.neighbors[name] = addrs
 	return nil
+}
+
+func (f *fakeIfaces) SetHostAddrs(name string, addrs []netip.Addr, _ bool) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.hostAddrs[name] = slices.Clone(addrs)
+	return nil
+}
+
+func (f *fakeIfaces) hostAddrsOf(name string) ([]netip.Addr, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	a, ok := f.hostAddrs[name]
+	return a, ok
 }
 
 func (f *fakeIfaces) configuredList() []string {
@@ -218,6 +233,7 @@ func (nullInterfaces) ConfigureWorkload(string, bool) error { return nil }
 func (nullInterfaces) SetStaticNeighbors(string, net.HardwareAddr, []netip.Addr) error {
 	return nil
 }
+func (nullInterfaces) SetHostAddrs(string, []netip.Addr, bool) error { return nil }
 
 type nullVXLAN struct{}
 

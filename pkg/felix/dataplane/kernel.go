@@ -45,6 +45,10 @@ type Interfaces interface {
 	// interface (OpenStack VMs, whose MAC is known), replacing any other entry for those
 	// addresses.
 	SetStaticNeighbors(name string, mac net.HardwareAddr, addrs []netip.Addr) error
+	// SetHostAddrs makes the host-side addresses of a workload interface equal to addrs (the
+	// BGP peering addresses of a local BGP peer, link scope, /32 or /128): other addresses of
+	// IPv4 (and IPv6 when v6) go, except the kernel's fe80::/64.
+	SetHostAddrs(name string, addrs []netip.Addr, v6 bool) error
 }
 
 // VXLAN ensures the VXLAN devices (vxlan.Devices).

@@ -224,6 +224,7 @@ func (n *nsInterfaces) ConfigureWorkload(name string, _ bool) error {
 }
 
 func (n *nsInterfaces) SetStaticNeighbors(string, net.HardwareAddr, []netip.Addr) error { return nil }
+func (n *nsInterfaces) SetHostAddrs(string, []netip.Addr, bool) error                   { return nil }
 
 // kernelDP is a Dataplane running its loop on the host namespace.
 type kernelDP struct {

@@ -1,6 +1,7 @@
 package dataplane
 
 import (
+	"fmt"
 	"maps"
 	"net"
 	"net/netip"
@@ -128,12 +129,7 @@ type workloadConfigurer struct {
 // configure configures the interfaces of endpoints that exist and are not configured yet; it
 // returns the errors of those that failed (they are retried on the next apply).
 func (w *workloadConfigurer) configure(m *model) []error {
-	for name := range w.configured {
-		if _, ok := m.ifaces[name]; !ok {
-			delete(w.configured, name)
-		}
-	}
-	var errs []error
+	errs := w.forget(m)
 	for _, ep := range sortedEndpoints(m) {
 		if _, exists := m.ifaces[ep.Name]; !exists || w.configured[ep.Name] == ep {
 			continue
@@ -148,9 +144,43 @@ func (w *workloadConfigurer) configure(m *model) []error {
 	return errs
 }
 
+// forget drops the interfaces that are gone. An interface that stays after its endpoint went
+// loses the BGP peering addresses it was given.
+func (w *workloadConfigurer) forget(m *model) []error {
+	var errs []error
+	var inUse map[string]bool
+	for name, ep := range w.configured {
+		if _, ok := m.ifaces[name]; !ok {
+			delete(w.configured, name)
+			continue
+		}
+		if len(ep.LocalBGPPeerAddrs) == 0 {
+			continue
+		}
+		if inUse == nil {
+			inUse = map[string]bool{}
+			for _, e := range m.weps {
+				inUse[e.Name] = true
+			}
+		}
+		if inUse[name] {
+			continue
+		}
+		if err := w.ifaces.SetHostAddrs(name, nil, w.ipv6); err != nil {
+			errs = append(errs, fmt.Errorf("removing the BGP peering addresses of %s: %w", name, err))
+			continue
+		}
+		delete(w.configured, name)
+	}
+	return errs
+}
+
 func (w *workloadConfigurer) configureOne(ep *calc.WorkloadEndpoint) error {
 	if err := w.ifaces.ConfigureWorkload(ep.Name, w.ipv6 && len(ep.IPv6Nets) > 0); err != nil {
 		return err
+	}
+	if err := w.ifaces.SetHostAddrs(ep.Name, ep.LocalBGPPeerAddrs, w.ipv6); err != nil {
+		return fmt.Errorf("BGP peering addresses of %s (BGPPeer %q): %w", ep.Name, ep.LocalBGPPeer, err)
 	}
 	mac, err := net.ParseMAC(ep.MAC)
 	if !w.openStack || err != nil {

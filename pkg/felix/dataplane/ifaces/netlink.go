@@ -23,6 +23,12 @@ type Handle interface {
 	Subscribe(ctx context.Context) (<-chan Event, error)
 	// SetNeighbor installs (or replaces) a permanent neighbour entry on the interface.
 	SetNeighbor(iface string, ip netip.Addr, mac net.HardwareAddr) error
+	// InterfaceAddrs lists the addresses of an interface.
+	InterfaceAddrs(iface string) ([]netip.Prefix, error)
+	// AddInterfaceAddr adds an address (of link scope) to an interface.
+	AddInterfaceAddr(iface string, p netip.Prefix) error
+	// DelInterfaceAddr removes an address from an interface.
+	DelInterfaceAddr(iface string, p netip.Prefix) error
 }
 
 // Netlink is Handle over netlink in one network namespace.
