@@ -246,19 +246,25 @@ check_upgrade_keeps_modes() {
   modes_kept "upgrade to a newer version"
 }
 
+# felix_leftovers lists felix's tables, routes (protocol 80 anywhere, boot through cali*: felix's
+# DeviceRouteProtocol) and VXLAN devices.
 felix_leftovers() {
-  in_ct sh -c 'nft list tables; ip -4 route show table all proto 80 | sed "s/^/proto 80: /"
-    ip -6 route show table all proto 80 | sed "s/^/proto 80: /"; ip -br link show type vxlan' 2>/dev/null |
-    grep -E 'table ip6? calico$|^proto 80: |^vxlan(-v6)?\.calico' || true
+  in_ct sh -c 'nft list tables; ip -4 route show table all proto 80 | sed "s/^/felix route: /"
+    ip -6 route show table all proto 80 | sed "s/^/felix route: /"
+    for d in $(ip -o link show | sed -n "s/^[0-9]*: \(cali[^:@ ]*\).*/\1/p"); do
+      ip -4 route show dev "$d" proto boot | sed "s/^/felix route: dev $d /"
+      ip -6 route show dev "$d" proto boot | sed "s/^/felix route: dev $d /"
+    done; ip -br link show type vxlan' 2>/dev/null |
+    grep -E 'table ip6? calico$|^felix route: |^vxlan(-v6)?\.calico' || true
 }
 
 # leftovers_complete LIST: felix_leftovers output with both tables, a route and vxlan.calico.
-leftovers_complete() { [ "$(grep -cE 'calico$|^proto 80: ' <<<"$1")" -ge 3 ] && grep -q '^vxlan\.calico' <<<"$1"; }
+leftovers_complete() { [ "$(grep -cE 'calico$|^felix route: ' <<<"$1")" -ge 3 ] && grep -q '^vxlan\.calico' <<<"$1"; }
 
 check_remove_purge() {
   log "apt remove keeps configuration and says what stays in force; apt purge removes configuration, felix's tables, routes and devices, confd's BIRD config, startup's nodename"
   in_ct systemctl start calico-felix.service
-  wait_for 30 "felix route" sh -c "nsenter -t $LEADER -a ip route show proto 80 | grep -q calipkgtest0" || true
+  wait_for 30 "felix route" sh -c "nsenter -t $LEADER -a ip route show proto boot | grep -q calipkgtest0" || true
   # Not felix's: must survive the purge.
   in_ct ip link add vxlan.other type vxlan id 77 dstport 4790 dev eth0
   in_ct ip route add 198.18.77.0/24 dev eth0 proto static
@@ -271,7 +277,7 @@ check_remove_purge() {
     check "$u stopped by apt remove" sh -c "! nsenter -t $LEADER -a systemctl is-active -q $u.service"
   done
   check "apt remove says the nftables tables stay in force" grep -q 'nftables tables: ip calico,ip6 calico' <<<"$out"
-  check "apt remove says the routes stay in force" grep -qE '[0-9]+ routes with protocol 80' <<<"$out"
+  check "apt remove says the routes stay in force" grep -qE '[0-9]+ routes with protocol 80 or' <<<"$out"
   check "configuration kept after remove" in_ct test -f /etc/calico/felix.toml -a -f /etc/calico/node.toml -a -f /etc/calico/confd.toml
   check "felix's tables and routes still in force after remove" sh -c "[ \"\$(nsenter -t $LEADER -a nft list tables | grep -c 'calico\$')\" = 2 ]"
   check "rendered BIRD config and nodename present before purge" in_ct test -f /etc/calico/confd/config/bird.cfg -a -f /var/lib/calico/nodename
@@ -281,13 +287,13 @@ check_remove_purge() {
   local before
   before=$(felix_leftovers)
   echo "before purge:"; echo "$before"
-  check "before purge: felix's two tables, a proto 80 route and vxlan.calico are there" leftovers_complete "$before"
+  check "before purge: felix's two tables, a route of felix's and vxlan.calico are there" leftovers_complete "$before"
   in_ct env DEBIAN_FRONTEND=noninteractive apt-get purge -y -q calico-felix calico-confd calico-startup calico-common >>"$WORK/apt.log" 2>&1
   check "configuration removed by purge" in_ct sh -c '! test -e /etc/calico/felix.toml && ! test -e /etc/calico/datastore.toml'
   local left
   left=$(felix_leftovers)
   echo "after purge: ${left:-nothing}"
-  check "purge removed felix's nftables tables, proto 80 routes and VXLAN devices" test -z "$left"
+  check "purge removed felix's nftables tables, routes and VXLAN devices" test -z "$left"
   check "purge removed the rendered BIRD config" in_ct sh -c '! ls /etc/calico/confd/config/*.cfg 2>/dev/null | grep -q .'
   check "purge removed the nodename file and endpoint status files" in_ct sh -c '! test -e /var/lib/calico/nodename && ! test -e /var/run/calico/endpoint-status'
   check "purge left others' table, route and device alone" in_ct sh -c \

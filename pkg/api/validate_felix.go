@@ -2,6 +2,7 @@ package api
 
 import (
 	"fmt"
+	"net/netip"
 	"regexp"
 	"strings"
 )
@@ -33,6 +34,23 @@ func validateFelixConfiguration(e *errs, f *FelixConfiguration) {
 		validateNets(e, "spec.bpfExcludeCIDRsFromNAT", *s.BPFExcludeCIDRsFromNAT, 0)
 	}
 	validateDSCP(e, "spec.istioDSCPMark", s.IstioDSCPMark)
+	validateAddrFamily(e, "spec.deviceRouteSourceAddress", s.DeviceRouteSourceAddress, false)
+	validateAddrFamily(e, "spec.deviceRouteSourceAddressIPv6", s.DeviceRouteSourceAddressIPv6, true)
+}
+
+// validateAddrFamily checks an optional address of one family (Project Calico's CRD rule: "must
+// be a valid IPv4 address", "... IPv6 address").
+func validateAddrFamily(e *errs, field, v string, v6 bool) {
+	if v == "" {
+		return
+	}
+	a, err := netip.ParseAddr(v)
+	switch {
+	case v6 && (err != nil || !a.Is6() || a.Is4In6() || a.Zone() != ""):
+		e.add(field, "%q must be a valid IPv6 address", v)
+	case !v6 && (err != nil || !a.Is4()):
+		e.add(field, "%q must be a valid IPv4 address", v)
+	}
 }
 
 // felixExactEnums are the enums Project Calico's validator matches exactly (oneof rules, and
@@ -112,6 +130,7 @@ func felixRanges(s *FelixConfigurationSpec) []rangeCheck {
 		{"spec.goMemoryLimitMB", s.GoMemoryLimitMB, -1, maxInt32},
 		{"spec.goMaxProcs", s.GoMaxProcs, -1, maxInt32},
 		{"spec.logActionRateLimitBurst", s.LogActionRateLimitBurst, 0, 9999},
+		{"spec.deviceRouteProtocol", s.DeviceRouteProtocol, 1, 255}, // a route's protocol is 8 bits; 0 is RTPROT_UNSPEC
 		{"spec.ipv4NormalRoutePriority", s.IPv4NormalRoutePriority, 1, maxPriority},
 		{"spec.ipv4ElevatedRoutePriority", s.IPv4ElevatedRoutePriority, 1, maxPriority},
 		{"spec.ipv6NormalRoutePriority", s.IPv6NormalRoutePriority, 1, maxPriority},

@@ -118,6 +118,9 @@ func New(o Options) (*Daemon, error) {
 	}
 	local, _ := o.Local.Resolve(nil) // FelixHostname is local-only: the datastore cannot change it
 	graph := calc.New(local.FelixHostname, o.Log.With().Str("loop", LoopCalc).Logger())
+	if local.Sources["RouteSource"] >= config.SourceFile { // else FelixConfiguration decides, in calc
+		graph.SetLocalRouteSource(local.RouteSource)
+	}
 	return &Daemon{
 		o: o, log: o.Log, notifier: o.Notifier, metrics: newMetrics(), reg: prometheus.NewRegistry(),
 		graph: graph, problems: map[string]bool{}, unimplemented: compat.NewReporter("felix", o.Log),

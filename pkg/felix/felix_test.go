@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -77,10 +78,13 @@ func TestReadyOnlyAfterFirstApply(t *testing.T) {
 		!strings.HasPrefix(dp.cfg.VXLANTunnelMAC, "66:") {
 		t.Errorf("dataplane config %+v", dp.cfg)
 	}
-	time.Sleep(200 * time.Millisecond)
 	// calc held its first batch (the snapshot) for the dataplane, then sent what changed since.
-	if got := len(dp.received()); got != 2 || !dp.has(func(u calc.Update) bool { _, ok := u.(calc.WorkloadEndpointUpdate); return ok }) {
-		t.Errorf("dataplane got %d batches, want the held snapshot and the changes since, with the endpoint", got)
+	isWEP := func(u calc.Update) bool { _, ok := u.(calc.WorkloadEndpointUpdate); return ok }
+	for deadline := time.Now().Add(10 * time.Second); !dp.has(isWEP) && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got := dp.received(); len(got) < 2 || slices.ContainsFunc(got[0], isWEP) || !dp.has(isWEP) {
+		t.Errorf("dataplane got %d batches, want the held snapshot and the changes since, with the endpoint", len(got))
 	}
 	noReady(t, sock.Drain())
 	close(dp.release)

@@ -199,16 +199,15 @@ func (s *system) checkVXLANLikeCalico(h *topo.Host, fam int) {
 // Known differences between our felix's VXLAN state and Project Calico's, reported (the
 // dataplane is being rewritten elsewhere) and set aside by diffVXLAN, which logs them:
 //
-//  1. routes through the device carry protocol 80 and no route MTU; Calico writes them with
-//     DeviceRouteProtocol (3, "boot") and the device MTU as route MTU (same packets: the device
-//     MTU applies anyway);
+//  1. routes through the device carry no route MTU; Calico writes them with the device MTU as
+//     route MTU (same packets: the device MTU applies anyway). Both use DeviceRouteProtocol
+//     (3, "boot");
 //  2. ours program no blackhole for this host's own VXLAN blocks; Calico does ("blackhole
 //     <block> proto 80"), so that traffic to unused addresses of the block is dropped here
 //     instead of following the default route.
 func diffVXLAN(want, got topo.VXLANState) (differences []string, err error) {
 	n := 0
 	for i, r := range want.Routes {
-		r = strings.Replace(r, " proto boot", " proto 80", 1)
 		if j := strings.Index(r, " mtu "); j >= 0 {
 			r = r[:j]
 		}
@@ -218,7 +217,7 @@ func diffVXLAN(want, got topo.VXLANState) (differences []string, err error) {
 		want.Routes[i] = r
 	}
 	if n > 0 {
-		differences = append(differences, fmt.Sprintf("%d routes: protocol 80 and no route MTU (Calico: boot, mtu %d)", n, want.MTU))
+		differences = append(differences, fmt.Sprintf("%d routes: no route MTU (Calico: mtu %d)", n, want.MTU))
 	}
 	if len(got.Blackholes) == 0 && len(want.Blackholes) > 0 {
 		differences = append(differences, fmt.Sprintf("no blackholes (Calico: %v)", want.Blackholes))

@@ -76,6 +76,10 @@ func (g *Graph) onWorkloadEndpoint(k resourceKey, v any) error {
 		it, ep, err = workloadItem(g.host, k.namespace, k.name, w)
 	}
 	g.setEndpoint(id, it, ep)
+	if err != nil {
+		w = nil
+	}
+	g.routes.updateWorkload(k.namespace, k.name, w)
 	return err
 }
 
@@ -216,6 +220,7 @@ func (g *Graph) onNode(k resourceKey, v any) error {
 			labels = ni.labels
 		}
 		g.peers.setNodeLabels(labels)
+		g.updateRouteSource() // its labels choose the selector-scoped FelixConfiguration
 	}
 	return err
 }
@@ -235,9 +240,12 @@ func (g *Graph) onFelixConfig(k resourceKey, v any) error {
 	fc, err := as[api.FelixConfiguration](v)
 	if fc == nil {
 		_ = g.config.setFelixConfig(k.name, nil)
+		g.updateRouteSource()
 		return err
 	}
-	return g.config.setFelixConfig(k.name, fc)
+	err = g.config.setFelixConfig(k.name, fc)
+	g.updateRouteSource()
+	return err
 }
 
 func (g *Graph) onBGPConfig(k resourceKey, v any) error {

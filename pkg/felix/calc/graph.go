@@ -54,6 +54,8 @@ type Graph struct {
 	migration *migrationCalc
 	peers     *bgpPeerCalc
 
+	localRouteSource string // RouteSource from felix's environment or config file
+
 	haveSnapshot  bool
 	inSyncPending bool
 	inSyncSent    bool

@@ -2,6 +2,7 @@ package calc
 
 import (
 	"fmt"
+	"maps"
 	"net/netip"
 	"slices"
 	"strings"
@@ -16,8 +17,12 @@ type routeSourceKind uint8
 const (
 	srcBlock    routeSourceKind = iota // the block is affine to the node
 	srcBorrowed                        // an address of another node's block held by the node
+	srcWorkload                        // an address of a workload endpoint on the node (RouteSource WorkloadIPs)
 	srcTunnel                          // the node's VXLAN or IPIP tunnel address
 )
+
+// workloadKeyPrefix starts the source keys of workload endpoints (block keys are datastore keys).
+const workloadKeyPrefix = "wep/"
 
 type routeSource struct {
 	node string
@@ -26,9 +31,15 @@ type routeSource struct {
 
 // routeCalc computes the routes to every IPAM block (to its affine host), to every address a
 // host holds in a block affine to another (borrowed), and to the other hosts' tunnel addresses,
-// each decorated with its pool and the owning host's address.
+// each decorated with its pool and the owning host's address. With RouteSource WorkloadIPs, as
+// Project Calico's route resolver, the addresses of workload endpoints (to their node) replace
+// the blocks and borrowed addresses.
 type routeCalc struct {
-	host     string
+	host        string
+	workloadIPs bool
+	// offered holds the routes of every block and workload endpoint by source key, whether or
+	// not the route source uses them (so that a change of route source needs no resync).
+	offered  map[string]map[netip.Prefix]routeSource
 	bySource map[string]map[netip.Prefix]routeSource // source key (block key or "tunnel/<node>") -> routes
 	sources  map[netip.Prefix]map[string]routeSource // prefix -> source key -> source
 	byNode   map[string]map[netip.Prefix]int         // node -> prefixes routed to it (source count)
@@ -39,7 +50,7 @@ type routeCalc struct {
 }
 
 func newRouteCalc(host string, nodes *nodeCalc, pools *poolCalc) *routeCalc {
-	return &routeCalc{host: host, bySource: map[string]map[netip.Prefix]routeSource{},
+	return &routeCalc{host: host, offered: map[string]map[netip.Prefix]routeSource{}, bySource: map[string]map[netip.Prefix]routeSource{},
 		sources: map[netip.Prefix]map[string]routeSource{}, byNode: map[string]map[netip.Prefix]int{},
 		dirty: map[netip.Prefix]struct{}{}, sent: map[netip.Prefix]*Route{}, nodes: nodes, pools: pools}
 }
@@ -191,16 +202,66 @@ func (c *routeCalc) coveredTunnel(dst netip.Prefix, node string) bool {
 // updateBlock records a block (nil when deleted or unusable) under its key.
 func (c *routeCalc) updateBlock(key string, b *api.AllocationBlock) error {
 	if b == nil {
-		c.setSource(key, nil)
+		c.offer(key, nil)
 		return nil
 	}
 	routes, err := blockRoutes(b)
 	if err != nil {
-		c.setSource(key, nil)
+		c.offer(key, nil)
 		return err
 	}
-	c.setSource(key, routes)
+	c.offer(key, routes)
 	return nil
+}
+
+// updateWorkload records the addresses of a workload endpoint (nil when deleted) under its
+// namespace and name. Addresses that do not parse are left out (calc reports the endpoint).
+func (c *routeCalc) updateWorkload(namespace, name string, w *api.WorkloadEndpoint) {
+	key := workloadKeyPrefix + namespace + "/" + name
+	if w == nil || w.Spec.Node == "" {
+		c.offer(key, nil)
+		return
+	}
+	routes := map[netip.Prefix]routeSource{}
+	for _, n := range w.Spec.IPNetworks {
+		if p, err := netip.ParsePrefix(n); err == nil {
+			p = netip.PrefixFrom(p.Addr().Unmap(), p.Bits()).Masked()
+			routes[p] = routeSource{node: w.Spec.Node, kind: srcWorkload}
+		}
+	}
+	c.offer(key, routes)
+}
+
+// offer stores a block's or workload endpoint's routes and uses them when the route source does.
+func (c *routeCalc) offer(key string, routes map[netip.Prefix]routeSource) {
+	if len(routes) == 0 {
+		delete(c.offered, key)
+	} else {
+		c.offered[key] = routes
+	}
+	if c.uses(key) {
+		c.setSource(key, routes)
+	}
+}
+
+// uses reports whether the route source takes the routes of a block or workload key.
+func (c *routeCalc) uses(key string) bool {
+	return strings.HasPrefix(key, workloadKeyPrefix) == c.workloadIPs
+}
+
+// setWorkloadIPs switches the route source between IPAM blocks (false) and workload addresses.
+func (c *routeCalc) setWorkloadIPs(on bool) {
+	if on == c.workloadIPs {
+		return
+	}
+	c.workloadIPs = on
+	for _, key := range slices.Sorted(maps.Keys(c.offered)) {
+		if c.uses(key) {
+			c.setSource(key, c.offered[key])
+		} else {
+			c.setSource(key, nil)
+		}
+	}
 }
 
 // onNode refreshes what depends on a node: its tunnel routes, the routes to it (its address),

@@ -76,6 +76,12 @@ type Config struct {
 	InterfaceRefreshInterval       time.Duration
 	DataplaneNetNS                 string
 
+	DeviceRouteProtocol                                    int
+	DeviceRouteSourceAddress, DeviceRouteSourceAddressIPv6 netip.Addr
+	RemoveExternalRoutes                                   bool
+	RouteSource                                            string // "CalicoIPAM" or "WorkloadIPs"
+	IPv4NormalRoutePriority, IPv6NormalRoutePriority       int
+
 	VXLANEnabled *bool
 	VXLANVNI     int
 	VXLANPort    int

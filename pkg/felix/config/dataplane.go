@@ -102,6 +102,12 @@ func (c *Config) Dataplane(poolsUseVXLAN bool) dataplane.Config {
 		IPIPMTU:                        c.IPIPMTU,
 		IPIPTunnelAddr:                 c.IPIPTunnelAddr,
 		NetNS:                          c.DataplaneNetNS,
+		Routes: dataplane.RouteConfig{
+			DeviceProtocol: c.DeviceRouteProtocol,
+			SourceAddr:     c.DeviceRouteSourceAddress, SourceAddrV6: c.DeviceRouteSourceAddressIPv6,
+			KeepExternal:   !c.RemoveExternalRoutes,
+			NormalPriority: c.IPv4NormalRoutePriority, NormalPriorityV6: c.IPv6NormalRoutePriority,
+		},
 		Wireguard: dataplane.WireguardConfig{
 			Enabled: c.WireguardEnabled, EnabledV6: c.WireguardEnabledV6,
 			InterfaceName: c.WireguardInterfaceName, InterfaceNameV6: c.WireguardInterfaceNameV6,

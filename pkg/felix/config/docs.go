@@ -28,6 +28,10 @@ func (p *Param) tomlValue() string {
 		return p.Default
 	case KindSeconds:
 		return `"` + p.Default + `"`
+	case KindAddr:
+		if p.Default == "" {
+			return `"none"`
+		}
 	}
 	if p.Name == "FelixHostname" {
 		return `"host-a"`

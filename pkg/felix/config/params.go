@@ -213,6 +213,26 @@ var Params = []Param{
 	{Name: "DataplaneNetNS", Kind: KindString, Restart: true, LocalOnly: true,
 		Doc: "Path of a network namespace (/run/netns/NAME) to program instead of felix's own; for tests and demos."},
 
+	// Routes (Project Calico's meanings: see package routes).
+	{Name: "DeviceRouteProtocol", Kind: KindInt, Default: "3", Min: 1, Max: 255, Restart: true, Main: true,
+		Doc: "Route protocol of the routes to local workloads and through the VXLAN devices. While it is 3 (boot), felix's " +
+			"other routes carry 80 and a boot route is felix's only through a workload interface; otherwise every route " +
+			"carries it. Routes carrying 80 are always felix's."},
+	{Name: "DeviceRouteSourceAddress", Kind: KindAddr, Restart: true, Main: true, Check: checkIPv4,
+		Doc: "IPv4 source address (src) of felix's IPv4 routes in the main table; none: the kernel chooses. It must be one of the host's addresses."},
+	{Name: "DeviceRouteSourceAddressIPv6", Kind: KindAddr, Restart: true, Main: true, Check: checkIPv6,
+		Doc: "IPv6 source address (src) of felix's IPv6 routes in the main table; none: the kernel chooses."},
+	{Name: "RemoveExternalRoutes", Kind: KindBool, Default: "true", Restart: true, Main: true,
+		Doc: "Remove every route through a workload interface that felix does not want (but BIRD's, learnt from a workload " +
+			"peering with the host); false: only those carrying DeviceRouteProtocol (or 80), so that routes of your own need another protocol."},
+	{Name: "RouteSource", Kind: KindOneOf, Values: []string{"CalicoIPAM", "WorkloadIPs"}, Default: "CalicoIPAM", Restart: true, Main: true,
+		Doc: "Where routes to other hosts' workloads come from: CalicoIPAM, their IPAM blocks (and borrowed addresses); " +
+			"WorkloadIPs, the addresses of their workload endpoints."},
+	{Name: "IPv4NormalRoutePriority", V3: "ipv4NormalRoutePriority", Kind: KindInt, Default: "1024", Min: 1, Max: 2147483646,
+		Restart: true, Main: true, Doc: "Metric of the IPv4 routes to local workloads."},
+	{Name: "IPv6NormalRoutePriority", V3: "ipv6NormalRoutePriority", Kind: KindInt, Default: "1024", Min: 1, Max: 2147483646,
+		Restart: true, Main: true, Doc: "Metric of the IPv6 routes to local workloads."},
+
 	// VXLAN.
 	{Name: "VXLANEnabled", V3: "vxlanEnabled", Kind: KindOptBool, Restart: true, Main: true,
 		Doc: "Force the VXLAN device on or off (default: on when an IP pool has vxlanMode Always or CrossSubnet)."},

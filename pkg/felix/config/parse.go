@@ -46,7 +46,14 @@ func (p *Param) Parse(raw string) (any, error) {
 	case KindPorts:
 		return ParsePorts(raw)
 	case KindAddr:
-		return parseAddr(raw)
+		a, err := parseAddr(raw)
+		if err == nil && a.IsValid() && p.Check != nil {
+			err = p.Check(a.String())
+		}
+		if err != nil {
+			return netip.Addr{}, err
+		}
+		return a, nil
 	case KindPortRange:
 		return parsePortRange(raw)
 	case KindTableRanges:
@@ -150,6 +157,21 @@ func parseAddr(raw string) (netip.Addr, error) {
 		return netip.Addr{}, fmt.Errorf("%q is not an IP address", raw)
 	}
 	return a, nil
+}
+
+// checkIPv4 and checkIPv6 accept an address of their family only.
+func checkIPv4(s string) error {
+	if a, err := netip.ParseAddr(s); err != nil || !a.Is4() {
+		return fmt.Errorf("%q is not an IPv4 address", s)
+	}
+	return nil
+}
+
+func checkIPv6(s string) error {
+	if a, err := netip.ParseAddr(s); err != nil || !a.Is6() || a.Is4In6() || a.Zone() != "" {
+		return fmt.Errorf("%q is not an IPv6 address", s)
+	}
+	return nil
 }
 
 func parsePortRange(raw string) ([2]uint16, error) {

@@ -53,7 +53,8 @@ type Config struct {
 	NftablesRefreshInterval  time.Duration // full resync period, default 180 s
 	RouteRefreshInterval     time.Duration // default 90 s
 	InterfaceRefreshInterval time.Duration // default 90 s
-	RouteProtocol            int           // our route protocol number (default 80, like Calico's felix)
+
+	Routes RouteConfig
 
 	VXLANEnabled   bool
 	VXLANVNI       int // default 4096
@@ -102,6 +103,24 @@ type WireguardConfig struct {
 	KeyFile, KeyFileV6             string        // private keys (default /var/lib/calico/wireguard-private-key[-v6])
 	ThreadingEnabled               bool          // threaded NAPI on kernel devices (WireguardThreadingEnabled)
 	HostEncryption                 bool          // WireguardHostEncryptionEnabled: host-to-host traffic too
+}
+
+// RouteConfig is felix's route settings (Project Calico's DeviceRoute*, RemoveExternalRoutes and
+// *NormalRoutePriority parameters; see package routes for what they mean to ownership).
+type RouteConfig struct {
+	// DeviceProtocol is the protocol of routes to local workloads and through the VXLAN devices;
+	// 0 = 3 (boot). Other routes carry 80 while it is 3, else it too.
+	DeviceProtocol int
+	// SourceAddr, SourceAddrV6 are the src of every main-table route of their family (invalid: none).
+	SourceAddr, SourceAddrV6 netip.Addr
+	// KeepExternal (RemoveExternalRoutes false): routes through workload interfaces are ours
+	// only when they carry one of our protocols.
+	KeepExternal bool
+	// NormalPriority, NormalPriorityV6 are the metrics of routes to local workloads; 0 = 1024.
+	NormalPriority, NormalPriorityV6 int
+	// ElevatedPriority, ElevatedPriorityV6 are the metrics of routes to a workload that has just
+	// migrated here (live migration), for LiveMigrationRouteConvergenceTime; 0 = 512.
+	ElevatedPriority, ElevatedPriorityV6 int
 }
 
 // DefaultTable is the name of felix's nftables tables, as Project Calico names them.

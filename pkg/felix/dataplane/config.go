@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/calico-host/calico-host/pkg/felix/dataplane/routes"
 	"github.com/calico-host/calico-host/pkg/felix/dataplane/rules"
 	"github.com/calico-host/calico-host/pkg/nft"
 )
@@ -26,7 +27,7 @@ var (
 )
 
 // WithDefaults fills zero fields with Project Calico's defaults. New does this itself; callers
-// that build the kernel pieces from the same Config (RouteProtocol, refresh intervals) should
+// that build the kernel pieces from the same Config (route ownership, refresh intervals) should
 // too. A nil failsafe list gets the default ports; an empty non-nil list means none.
 func (c Config) WithDefaults() Config {
 	if len(c.InterfacePrefixes) == 0 {
@@ -49,8 +50,12 @@ func (c Config) WithDefaults() Config {
 	c.NftablesRefreshInterval = cmpOr(c.NftablesRefreshInterval, 180*time.Second)
 	c.RouteRefreshInterval = cmpOr(c.RouteRefreshInterval, 90*time.Second)
 	c.InterfaceRefreshInterval = cmpOr(c.InterfaceRefreshInterval, 90*time.Second)
+	c.Routes.DeviceProtocol = cmpOr(c.Routes.DeviceProtocol, routes.DefaultDeviceProtocol)
+	c.Routes.NormalPriority = cmpOr(c.Routes.NormalPriority, 1024)
+	c.Routes.NormalPriorityV6 = cmpOr(c.Routes.NormalPriorityV6, 1024)
+	c.Routes.ElevatedPriority = cmpOr(c.Routes.ElevatedPriority, 512)
+	c.Routes.ElevatedPriorityV6 = cmpOr(c.Routes.ElevatedPriorityV6, 512)
 	c.LiveMigrationRouteConvergenceTime = cmpOr(c.LiveMigrationRouteConvergenceTime, 30*time.Second)
-	c.RouteProtocol = cmpOr(c.RouteProtocol, 80)
 	c.VXLANVNI = cmpOr(c.VXLANVNI, 4096)
 	c.VXLANPort = cmpOr(c.VXLANPort, 4789)
 	c.MTUFile = cmpOr(c.MTUFile, "/var/lib/calico/mtu")

@@ -299,7 +299,7 @@ func (d *Dataplane) apply(ctx context.Context) ([]EndpointStatus, error) {
 	if err != nil {
 		errs = append(errs, fmt.Errorf("applying the IPIP device: %w", err))
 	}
-	want, skipped := desiredRoutes(d.cfg, d.model, devs, ipipState == ipip.StateReady, wireguardRoutes(wgOn))
+	want, skipped := desiredRoutes(d.cfg, d.model, d.migrations, devs, ipipState == ipip.StateReady, wireguardRoutes(wgOn))
 	setIPIPRouteMTU(want, ipipRouteMTU(d.cfg, d.hostMTU))
 	d.reportIPIP(ipipState, skipped)
 	if _, err := d.routes.Apply(ctx, want); err != nil {

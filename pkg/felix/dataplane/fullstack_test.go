@@ -67,8 +67,9 @@ func TestFullStack(t *testing.T) {
 		t.Fatal("no first apply")
 	}
 	waitStatus(t, status, map[string]string{"a": "up", "b": "up"})
-	routesOut := host.run(t, "ip", "route", "show", "proto", "80")
-	for _, want := range []string{"10.65.0.1 dev cali0000000000a scope link", "10.65.0.2 dev cali0000000000b scope link",
+	// As Project Calico's felix with its defaults: DeviceRouteProtocol boot, NormalRoutePriority 1024.
+	routesOut := host.run(t, "ip", "route", "show", "proto", "boot")
+	for _, want := range []string{"10.65.0.1 dev cali0000000000a scope link metric 1024", "10.65.0.2 dev cali0000000000b scope link metric 1024",
 		"10.65.1.0/26 via 10.65.1.1 dev vxlan.calico onlink"} {
 		if !strings.Contains(routesOut, want) {
 			t.Errorf("routes lack %q:\n%s", want, routesOut)
@@ -86,7 +87,7 @@ func TestFullStack(t *testing.T) {
 	in <- []calc.Update{calc.WorkloadEndpointRemove{ID: wepID("a")}}
 	waitStatus(t, status, map[string]string{"a": ""})
 	waitFor(t, "the workload route to go", func() bool {
-		return !strings.Contains(host.run(t, "ip", "route", "show", "proto", "80"), "10.65.0.1 ")
+		return !strings.Contains(host.run(t, "ip", "route", "show", "proto", "boot"), "10.65.0.1 ")
 	})
 }
 

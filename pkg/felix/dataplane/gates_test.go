@@ -66,7 +66,7 @@ func TestDesiredRoutesFloatingIPGate(t *testing.T) {
 	w.Endpoint.IPv4NAT = []calc.NATInfo{{ExtIP: addr("198.18.100.1"), IntIP: addr("10.65.0.1")}}
 	h.up("cali11111111111")
 	h.send(w)
-	want := []routes.Route{{Dst: pfx("10.65.0.1/32"), Dev: "cali11111111111", Scope: routes.ScopeLink}}
+	want := []routes.Route{{Dst: pfx("10.65.0.1/32"), Dev: "cali11111111111", Scope: routes.ScopeLink, Metric: 1024, Protocol: 3}}
 	if diff := cmp.Diff(want, h.routes.routes(), cmpAddrs, cmpPrefixes); diff != "" {
 		t.Errorf("routes (-want +got):\n%s", diff)
 	}

@@ -33,7 +33,7 @@ func (d *Dataplane) openPieces(o *options) error {
 			return fmt.Errorf("routes: %w", err)
 		}
 		d.closers = append(d.closers, rh.Close)
-		o.routes = routes.New(rh, d.cfg.RouteProtocol, d.log.With().Str("piece", "routes").Logger())
+		o.routes = routes.New(rh, d.cfg.routeOwnership(), d.log.With().Str("piece", "routes").Logger())
 	}
 	if o.ifaces == nil {
 		i, mtu, err := d.openInterfaces()

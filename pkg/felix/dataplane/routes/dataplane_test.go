@@ -11,7 +11,7 @@ import (
 // appears later), with InterfaceChanged and RequestResync as the dataplane calls them.
 func TestDataplaneRoutes(t *testing.T) {
 	f := newFakeWithLinks("cali1", "vxlan.calico")
-	s := New(f, 0, testLog(t))
+	s := New(f, Ownership{}, testLog(t))
 	desired := []Route{
 		{Dst: pfx("10.65.1.5/32"), Dev: "cali1", Scope: ScopeLink},
 		{Dst: pfx("10.65.1.6/32"), Dev: "cali1"}, // ScopeAuto: the kernel's default

@@ -72,7 +72,8 @@ func (f *Fake) AddRoute(r Route, protocol int) error {
 	if r.Dev != "" && !ok {
 		return unix.ENODEV
 	}
-	return f.ReplaceRoute(KernelRoute{Route: c, LinkIndex: idx, Protocol: protocol})
+	c.Protocol = protocol
+	return f.ReplaceRoute(KernelRoute{Route: c, LinkIndex: idx})
 }
 
 // RemoveRoute deletes a route behind the Reconciler's back, whatever its protocol.
@@ -80,7 +81,7 @@ func (f *Fake) RemoveRoute(r Route) {
 	c, _ := canonical(r)
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	delete(f.routes, key{table: c.Table, dst: c.Dst, metric: defaultMetric(c.Dst)})
+	delete(f.routes, key{table: c.Table, dst: c.Dst, metric: c.Metric})
 }
 
 // Dump lists every route, sorted, as "<route> proto <n>".
@@ -105,15 +106,13 @@ func (f *Fake) Dump() []string {
 }
 
 // ListRoutes implements Handle.
-func (f *Fake) ListRoutes(_ context.Context, protocol int) ([]KernelRoute, error) {
+func (f *Fake) ListRoutes(context.Context) ([]KernelRoute, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.Lists++
-	var out []KernelRoute
+	out := make([]KernelRoute, 0, len(f.routes))
 	for _, r := range f.routes {
-		if r.Protocol == protocol {
-			out = append(out, r)
-		}
+		out = append(out, r)
 	}
 	return out, nil
 }

@@ -16,8 +16,8 @@ import (
 // it over a netlink handle; Fake implements it in memory. Errors keep the kernel's errno
 // (unix.ENODEV when a device is missing, unix.ESRCH when a route to delete is gone).
 type Handle interface {
-	// ListRoutes lists the routes carrying protocol in every table, both families.
-	ListRoutes(ctx context.Context, protocol int) ([]KernelRoute, error)
+	// ListRoutes lists the routes of every table, both families.
+	ListRoutes(ctx context.Context) ([]KernelRoute, error)
 	// ReplaceRoute adds the route or replaces the one with the same table, destination and metric.
 	ReplaceRoute(r KernelRoute) error
 	// DeleteRoute deletes the route with r's table, destination, metric and protocol.
@@ -48,9 +48,9 @@ func (n *Netlink) Close() { n.h.Close() }
 var families = []int{netlink.FAMILY_V4, netlink.FAMILY_V6}
 
 // ListRoutes implements Handle.
-func (n *Netlink) ListRoutes(ctx context.Context, protocol int) ([]KernelRoute, error) {
-	filter := &netlink.Route{Protocol: netlink.RouteProtocol(protocol), Table: unix.RT_TABLE_UNSPEC}
-	mask := netlink.RT_FILTER_PROTOCOL | netlink.RT_FILTER_TABLE
+func (n *Netlink) ListRoutes(ctx context.Context) ([]KernelRoute, error) {
+	filter := &netlink.Route{Table: unix.RT_TABLE_UNSPEC}
+	mask := netlink.RT_FILTER_TABLE
 	var out []KernelRoute
 	for _, fam := range families {
 		rs, err := nlhandle.RetryDump(ctx, func() ([]netlink.Route, error) {
@@ -101,7 +101,7 @@ func toNetlink(r KernelRoute) *netlink.Route {
 		LinkIndex: r.LinkIndex,
 		Table:     r.Table,
 		Priority:  r.Metric,
-		Protocol:  netlink.RouteProtocol(r.Protocol),
+		Protocol:  netlink.RouteProtocol(r.Protocol), // #nosec G115 -- canonical checks 0..255
 		Scope:     scopeToNetlink(r.Scope),
 		MTU:       r.MTU,
 	}
@@ -138,11 +138,11 @@ func fromNetlink(nr netlink.Route, family int) (KernelRoute, bool) {
 			Onlink:    nr.Flags&int(netlink.FLAG_ONLINK) != 0,
 			Table:     nr.Table,
 			Scope:     scopeFromNetlink(nr.Scope),
+			Metric:    nr.Priority,
+			Protocol:  int(nr.Protocol),
 			MTU:       nr.MTU,
 		},
 		LinkIndex: nr.LinkIndex,
-		Metric:    nr.Priority,
-		Protocol:  int(nr.Protocol),
 	}
 	kr.Gateway = nlhandle.Addr(nr.Gw)
 	kr.Src = nlhandle.Addr(nr.Src)

@@ -13,7 +13,7 @@ func TestNetnsRouteMTU(t *testing.T) {
 	ns := newTestNS(t)
 	ns.veth(t, "eth0", "eth0p")
 	ns.ip(t, "addr", "add", "198.18.0.1/24", "dev", "eth0")
-	r := New(NewNetlink(ns.h), 0, testLog(t))
+	r := New(NewNetlink(ns.h), Ownership{}, testLog(t))
 	desired := func(mtu int) []Route {
 		return []Route{
 			{Dst: pfx("10.65.2.0/26"), Dev: "eth0", Gateway: addr("198.18.1.2"), Onlink: true, MTU: mtu},

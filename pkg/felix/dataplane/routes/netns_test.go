@@ -89,7 +89,7 @@ func TestNetnsApply(t *testing.T) {
 	ns.ip(t, "addr", "add", "198.18.0.1/24", "dev", "eth0")
 	ns.ip(t, "-6", "addr", "add", "fd5c:ffff::1/64", "dev", "eth0", "nodad")
 	ns.veth(t, "cali1", "cali1p")
-	r := New(NewNetlink(ns.h), 0, testLog(t))
+	r := New(NewNetlink(ns.h), Ownership{}, testLog(t))
 
 	desired := []Route{
 		wl("10.65.1.5/32", "cali1"),
@@ -132,7 +132,7 @@ func TestNetnsApply(t *testing.T) {
 		t.Fatalf("resync after apply: %+v", st)
 	}
 	// A fresh Reconciler (a restart) also finds nothing to do.
-	if st := apply(t, New(NewNetlink(ns.h), 0, testLog(t)), desired); st.Replaced+st.Deleted != 0 {
+	if st := apply(t, New(NewNetlink(ns.h), Ownership{}, testLog(t)), desired); st.Replaced+st.Deleted != 0 {
 		t.Fatalf("restart: %+v", st)
 	}
 
@@ -159,7 +159,7 @@ func TestNetnsDriftAndPending(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer h.Close()
-	r := New(h, 0, testLog(t))
+	r := New(h, Ownership{}, testLog(t))
 	desired := []Route{
 		wl("10.65.1.5/32", "cali1"), // device does not exist yet
 		{Dst: pfx("10.65.2.0/26"), Dev: "eth0", Gateway: addr("198.18.0.2")},

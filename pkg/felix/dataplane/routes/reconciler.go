@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -11,9 +12,6 @@ import (
 	"github.com/rs/zerolog"
 	"golang.org/x/sys/unix"
 )
-
-// DefaultProtocol is the route protocol number Project Calico's felix uses (RouteProtocol).
-const DefaultProtocol = 80
 
 // Stats describes one Apply.
 type Stats struct {
@@ -25,13 +23,13 @@ type Stats struct {
 	Duration time.Duration
 }
 
-// Reconciler converges the routes carrying its protocol on the desired list. Apply must not be
+// Reconciler converges the routes its Ownership says are ours on the desired list. Apply must not be
 // called concurrently; RequestResync and InterfaceChanged may be called from any goroutine.
 type Reconciler struct {
-	h        Handle
-	protocol int
-	log      zerolog.Logger
-	resync   atomic.Bool
+	h      Handle
+	own    Ownership
+	log    zerolog.Logger
+	resync atomic.Bool
 
 	mu sync.Mutex // guards staleDevs (written by InterfaceChanged)
 	// staleDevs are devices reported changed since the last Apply: their cached index is dropped
@@ -46,13 +44,16 @@ type Reconciler struct {
 	linksFresh bool
 }
 
-// New returns a Reconciler writing routes with the given protocol (DefaultProtocol if 0).
+// New returns a Reconciler owning the routes own describes (a zero Protocol is DefaultProtocol).
 // The first Apply reads the kernel.
-func New(h Handle, protocol int, log zerolog.Logger) *Reconciler {
-	if protocol == 0 {
-		protocol = DefaultProtocol
+func New(h Handle, own Ownership, log zerolog.Logger) *Reconciler {
+	if own.Protocol == 0 {
+		own.Protocol = DefaultProtocol
 	}
-	r := &Reconciler{h: h, protocol: protocol, log: log, staleDevs: map[string]bool{}}
+	if !slices.Contains(own.Exclusive, own.Protocol) {
+		own.Exclusive = append(slices.Clone(own.Exclusive), own.Protocol)
+	}
+	r := &Reconciler{h: h, own: own, log: log, staleDevs: map[string]bool{}}
 	r.resync.Store(true)
 	return r
 }
@@ -82,7 +83,7 @@ func (r *Reconciler) Apply(ctx context.Context, desired []Route) (Stats, error) 
 	if r.resync.Swap(false) || r.mirror == nil {
 		if err := r.readKernel(ctx); err != nil {
 			r.resync.Store(true)
-			return st, fmt.Errorf("reading routes of protocol %d: %w", r.protocol, err)
+			return st, fmt.Errorf("reading routes: %w", err)
 		}
 		st.Full = true
 	}
@@ -114,7 +115,7 @@ func (r *Reconciler) readKernel(ctx context.Context) error {
 	if err := r.refreshLinks(ctx); err != nil {
 		return err
 	}
-	krs, err := r.h.ListRoutes(ctx, r.protocol)
+	krs, err := r.h.ListRoutes(ctx)
 	if err != nil {
 		return err
 	}
@@ -125,7 +126,9 @@ func (r *Reconciler) readKernel(ctx context.Context) error {
 	r.mirror = make(map[key]KernelRoute, len(krs))
 	for _, kr := range krs {
 		kr.Dev = names[kr.LinkIndex]
-		r.mirror[kr.key()] = kr
+		if r.own.owns(kr) {
+			r.mirror[kr.key()] = kr
+		}
 	}
 	return nil
 }
@@ -172,7 +175,10 @@ func (r *Reconciler) index(desired []Route) (*wanted, []error) {
 			errs = append(errs, err)
 			continue
 		}
-		kr := KernelRoute{Route: c, Metric: defaultMetric(c.Dst), Protocol: r.protocol}
+		if c.Protocol == 0 {
+			c.Protocol = r.own.Protocol
+		}
+		kr := KernelRoute{Route: c}
 		if i, dup := w.byKey[kr.key()]; dup {
 			if prev := w.routes[i].Route; prev != c {
 				errs = append(errs, fmt.Errorf("route %s conflicts with %s; keeping the first", c, prev))
@@ -243,7 +249,7 @@ func (r *Reconciler) deleteUndesired(want *wanted, st *Stats) []error {
 
 // same reports whether the kernel route have is exactly the desired w.
 func same(have, w KernelRoute) bool {
-	return have.Route == w.Route && have.LinkIndex == w.LinkIndex && have.Protocol == w.Protocol
+	return have.Route == w.Route && have.LinkIndex == w.LinkIndex
 }
 
 func (r *Reconciler) logApply(st Stats, desired int) {

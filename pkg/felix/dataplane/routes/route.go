@@ -1,7 +1,10 @@
-// Package routes converges the kernel's routing tables on a desired list of routes. Every route it
-// writes carries our route protocol number (felix's RouteProtocol, 80 by default), and it only ever
-// deletes routes that carry that number, so routes of BIRD, the kernel or the administrator are
-// never removed. A route of another protocol with the same destination, table and metric as a
+// Package routes converges the kernel's routing tables on a desired list of routes. Which kernel
+// routes are its own is decided by an Ownership, Project Calico's ownership policy for the main
+// table: routes carrying our exclusive protocol (80 by default) anywhere; in the main table also
+// routes through workload interfaces carrying a device-route protocol (DeviceRouteProtocol, 3 by
+// default) or, with RemoveExternalRoutes, any protocol, and every route through the VXLAN devices.
+// Only such routes are ever deleted, so routes of BIRD, the kernel or the administrator elsewhere
+// are never removed. A route of another owner with the same destination, table and metric as a
 // desired route is replaced by ours (it becomes ours), as Project Calico's felix does.
 //
 // Apply is cheap when little changed: an in-memory mirror of our routes in the kernel is diffed
@@ -57,7 +60,11 @@ type Route struct {
 	Scope     Scope
 	Table     int        // 0 = main
 	Src       netip.Addr // preferred source address; invalid = none
-	MTU       int        // the route's MTU metric; 0 = none (the device's)
+	// Metric is the route's priority; 0 = the kernel's default (IPv4 0, IPv6 1024).
+	Metric int
+	// Protocol is the route protocol written; 0 = the Reconciler's (Ownership.Protocol).
+	Protocol int
+	MTU      int // the route's MTU metric; 0 = none (the device's)
 }
 
 // String renders the route roughly as `ip route` does.
@@ -95,7 +102,7 @@ func (r Route) String() string {
 }
 
 // canonical returns the route as the kernel will report it back: masked destination, explicit
-// main table, concrete scope. It fails for routes the kernel cannot hold.
+// main table, concrete scope and metric (the protocol is left to the Reconciler). It fails for routes the kernel cannot hold.
 func canonical(r Route) (Route, error) {
 	if !r.Dst.IsValid() {
 		return r, fmt.Errorf("route %s: invalid destination", r)
@@ -119,6 +126,15 @@ func canonical(r Route) (Route, error) {
 	}
 	if !r.Gateway.IsValid() {
 		r.Onlink = false
+	}
+	if r.Metric < 0 {
+		return r, fmt.Errorf("route %s: negative metric %d", r, r.Metric)
+	}
+	if r.Metric == 0 {
+		r.Metric = defaultMetric(r.Dst)
+	}
+	if r.Protocol < 0 || r.Protocol > 255 {
+		return r, fmt.Errorf("route %s: protocol %d is outside 0..255", r, r.Protocol)
 	}
 	switch {
 	case v6:
@@ -147,12 +163,10 @@ func defaultMetric(dst netip.Prefix) int {
 	return 0
 }
 
-// KernelRoute is a route as the kernel holds it.
+// KernelRoute is a route as the kernel holds it (Metric and Protocol concrete).
 type KernelRoute struct {
 	Route         // canonical; Dev is filled by the Reconciler from LinkIndex
 	LinkIndex int // outgoing interface index (0 for blackholes)
-	Metric    int
-	Protocol  int
 }
 
 func (k KernelRoute) key() key { return key{table: k.Table, dst: k.Dst, metric: k.Metric} }

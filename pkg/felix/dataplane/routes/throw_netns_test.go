@@ -11,7 +11,7 @@ import (
 // deleted.
 func TestNetnsThrowRoutes(t *testing.T) {
 	ns := newTestNS(t)
-	r := New(NewNetlink(ns.h), 0, testLog(t))
+	r := New(NewNetlink(ns.h), Ownership{}, testLog(t))
 	desired := []Route{
 		{Dst: pfx("10.65.5.0/26"), Throw: true, Table: 1000},
 		{Dst: pfx("10.65.6.7/32"), Throw: true, Table: 1000},
@@ -30,7 +30,7 @@ func TestNetnsThrowRoutes(t *testing.T) {
 	if st := apply(t, r, desired); !st.Full || st.Replaced+st.Deleted != 0 {
 		t.Fatalf("resync after apply: %+v", st)
 	}
-	if st := apply(t, New(NewNetlink(ns.h), 0, testLog(t)), desired); st.Replaced+st.Deleted != 0 {
+	if st := apply(t, New(NewNetlink(ns.h), Ownership{}, testLog(t)), desired); st.Replaced+st.Deleted != 0 {
 		t.Fatalf("restart: %+v", st)
 	}
 	if st := apply(t, r, nil); st.Deleted != len(desired) {

@@ -96,7 +96,7 @@ func newHost(t *testing.T, i int, fabricNS string) *host {
 		t.Fatal(err)
 	}
 	t.Cleanup(rh.Close)
-	h.routes = routes.New(rh, 0, testLog(t))
+	h.routes = routes.New(rh, routes.Ownership{}, testLog(t))
 
 	h.v4 = Device{Name: DeviceV4, VNI: DefaultVNI, Port: DefaultPort, MAC: MACForNode(h.name, false),
 		LocalAddr: addr("198.18.0." + n), TunnelAddr: addr("10.65." + n + ".0")}

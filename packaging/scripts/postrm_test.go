@@ -1,0 +1,72 @@
+// Package scripts holds the maintainer scripts of the Debian packages; its tests run them.
+package scripts
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// TestFelixPostrmPurgeRoutes runs felix-postrm.sh purge in a network namespace of its own (and a
+// mount namespace with empty /var/lib/calico and /var/run/calico): it removes felix's routes,
+// protocol 80 in every table and boot through cali* interfaces, and leaves the boot and static
+// routes through other interfaces alone.
+func TestFelixPostrmPurgeRoutes(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root")
+	}
+	for _, tool := range []string{"ip", "unshare"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skip("needs " + tool)
+		}
+	}
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	ns := "postrm-" + hex.EncodeToString(b)
+	run(t, "ip", "netns", "add", ns)
+	t.Cleanup(func() { _ = exec.Command("ip", "netns", "del", ns).Run() })
+	ip := func(args ...string) string { return run(t, append([]string{"ip", "-n", ns}, args...)...) }
+	ip("link", "add", "eth0", "type", "veth", "peer", "name", "eth0p")
+	ip("link", "add", "cali1", "type", "veth", "peer", "name", "cali1p")
+	for _, l := range []string{"eth0", "eth0p", "cali1", "cali1p"} {
+		ip("link", "set", l, "up")
+	}
+	ip("addr", "add", "198.18.0.1/24", "dev", "eth0")
+	ip("route", "add", "10.65.0.1/32", "dev", "cali1", "metric", "1024")             // felix's (boot)
+	ip("-6", "route", "add", "fd5c::1/128", "dev", "cali1", "metric", "1024")        // felix's (boot)
+	ip("route", "add", "10.65.2.0/26", "via", "198.18.0.3", "proto", "80")           // felix's
+	ip("route", "add", "10.65.3.0/26", "dev", "eth0", "table", "100", "proto", "80") // felix's
+	ip("route", "add", "198.18.77.0/24", "dev", "eth0")                              // boot, not felix's
+	ip("route", "add", "198.18.78.0/24", "dev", "eth0", "proto", "static")           // not felix's
+	ip("route", "add", "10.65.9.9/32", "dev", "cali1", "proto", "static")            // not felix's
+
+	// The script removes state files: give it empty directories (the host's stay untouched).
+	script := "for d in /var/lib/calico /var/run/calico; do [ ! -d $d ] || mount -t tmpfs none $d || exit 1; done; exec sh ./felix-postrm.sh purge"
+	out := run(t, "ip", "netns", "exec", ns, "unshare", "--mount", "--propagation", "private", "sh", "-c", script)
+	if !strings.Contains(out, "calico-felix purged") {
+		t.Errorf("purge output: %s", out)
+	}
+	left := ip("route", "show", "table", "all") + ip("-6", "route", "show", "table", "all")
+	for _, gone := range []string{"10.65.0.1 ", "fd5c::1 ", "10.65.2.0/26", "10.65.3.0/26"} {
+		if strings.Contains(left, gone) {
+			t.Errorf("felix's route %s left:\n%s", gone, left)
+		}
+	}
+	for _, kept := range []string{"198.18.77.0/24 dev eth0", "198.18.78.0/24 dev eth0 proto static", "10.65.9.9 dev cali1 proto static"} {
+		if !strings.Contains(left, kept) {
+			t.Errorf("route %q was removed:\n%s", kept, left)
+		}
+	}
+}
+
+func run(t *testing.T, args ...string) string {
+	t.Helper()
+	out, err := exec.Command(args[0], args[1:]...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
