@@ -3,6 +3,7 @@ package dataplane
 import (
 	"errors"
 	"io"
+	"slices"
 	"testing"
 	"time"
 
@@ -241,4 +242,42 @@ func TestMigrationWatchRetry(t *testing.T) {
 	r.m.interfaceChanged("tapport-1")
 	r.announce()
 	r.want(migrationLive, routesElevated)
+}
+
+// TestDesiredRoutesLiveMigration: a target's routes (addresses of both families) are held back,
+// then carry IPv4/IPv6ElevatedRoutePriority once the workload announced itself, then the normal
+// priorities after the convergence timer.
+func TestDesiredRoutesLiveMigration(t *testing.T) {
+	rc := RouteConfig{NormalPriority: 100, NormalPriorityV6: 200, ElevatedPriority: 10, ElevatedPriorityV6: 20}
+	h := newHarness(t, Config{Hostname: "host1", IPv6Support: true, Routes: rc})
+	r := newMigrationRig(t)
+	h.dp.migrations = r.m
+	w := wep("w1", "tapport-1", []string{"10.65.0.1/32"}, withV6("fd5c::1/128"))
+	r.id = w.ID
+	w.Endpoint.LiveMigration = calc.MigrationTarget
+	h.up("tapport-1")
+	metrics := func() []int {
+		var out []int
+		for _, rt := range h.routes.routes() {
+			out = append(out, rt.Metric)
+		}
+		return out
+	}
+	step := func(what string, want []int, ups ...calc.Update) {
+		t.Helper()
+		for _, u := range ups {
+			r.m.observe(u)
+		}
+		h.send(ups...)
+		if got := metrics(); !slices.Equal(got, want) {
+			t.Errorf("%s: route metrics %v, want %v", what, got, want)
+		}
+	}
+	step("target", nil, w)
+	r.announce()
+	step("announced", []int{10, 20})
+	done := wep("w1", "tapport-1", []string{"10.65.0.1/32"}, withV6("fd5c::1/128"))
+	step("migration over", []int{10, 20}, done)
+	r.fire()
+	step("converged", []int{100, 200})
 }
