@@ -86,9 +86,6 @@ type options struct {
 	ipip   IPIP
 	wg     WireGuard
 	timing Timing
-	// clock and announce replace the live-migration timers and announcement watcher (tests).
-	clock    Clock
-	announce announceWatcher
 	// afterApply, when set, is called after every apply with the number of batches received
 	// before it started and its result (tests use it to wait for the loop).
 	afterApply func(batches int, err error)
@@ -114,12 +111,6 @@ func WithWireGuard(w WireGuard) Option { return func(o *options) { o.wg = w } }
 
 // WithTiming tunes the loop's throttle, retries and idle beat.
 func WithTiming(t Timing) Option { return func(o *options) { o.timing = t } }
-
-// withMigrationClock runs the live-migration timers on c.
-func withMigrationClock(c Clock) Option { return func(o *options) { o.clock = c } }
-
-// withAnnounceWatcher detects live-migration announcements through w.
-func withAnnounceWatcher(w announceWatcher) Option { return func(o *options) { o.announce = w } }
 
 // withAfterApply calls fn after every apply of the loop.
 func withAfterApply(fn func(batches int, err error)) Option {
@@ -153,23 +144,17 @@ func New(cfg Config, log zerolog.Logger, opts ...Option) (*Dataplane, error) {
 		d.close()
 		return nil, err
 	}
-	d.migrations = d.newMigrations(o)
+	d.migrations = d.newMigrations()
 	d.closers = append(d.closers, d.migrations.close)
 	d.workload = &workloadConfigurer{ifaces: d.ifaces, ipv6: cfg.IPv6Support, openStack: cfg.OpenStack, configured: map[string]*calc.WorkloadEndpoint{}}
 	return d, nil
 }
 
-// newMigrations builds the live-migration state machines: real timers and AF_PACKET watchers
-// in cfg.NetNS unless the options supply others.
-func (d *Dataplane) newMigrations(o options) *migrations {
-	clock, watch := o.clock, o.announce
-	if clock == nil {
-		clock = realClock{}
-	}
-	if watch == nil {
-		watch = func(iface string, found func()) (io.Closer, error) { return announce.Watch(d.cfg.NetNS, iface, found) }
-	}
-	return newMigrations(d.log, clock, watch, d.cfg.LiveMigrationRouteConvergenceTime)
+// newMigrations builds the live-migration state machines on real timers, watching for
+// announcements with AF_PACKET sockets in cfg.NetNS (unit tests replace them with fakes).
+func (d *Dataplane) newMigrations() *migrations {
+	watch := func(iface string, found func()) (io.Closer, error) { return announce.Watch(d.cfg.NetNS, iface, found) }
+	return newMigrations(d.log, realClock{}, watch, d.cfg.LiveMigrationRouteConvergenceTime)
 }
 
 // setKernel wires the kernel pieces, opening netlink for those the options do not supply.
