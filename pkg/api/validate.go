@@ -116,6 +116,8 @@ func validateSpec(e *errs, r Resource) {
 		validateHostEndpoint(e, &o.Spec)
 	case *WorkloadEndpoint:
 		validateWorkloadEndpoint(e, &o.Spec)
+	case *LiveMigration:
+		validateLiveMigration(e, &o.Spec)
 	case *IPAMConfiguration:
 		validateIPAMConfiguration(e, o)
 	case *IPReservation:

@@ -29,6 +29,8 @@ func (g *Graph) applyResource(k resourceKey, v any) error {
 		return g.onWorkloadEndpoint(k, v)
 	case "hostendpoints":
 		return g.onHostEndpoint(k, v)
+	case "livemigrations":
+		return g.onLiveMigration(k, v)
 	case "globalnetworksets", "networksets":
 		return g.onNetworkSet(k, v)
 	case "globalnetworkpolicies", "networkpolicies":
@@ -78,6 +80,25 @@ func (g *Graph) onWorkloadEndpoint(k resourceKey, v any) error {
 		w = nil
 	}
 	g.routes.updateWorkload(k.namespace, k.name, w)
+	return err
+}
+
+// onLiveMigration records a LiveMigration and re-resolves the local workload endpoints it
+// named before or names now.
+func (g *Graph) onLiveMigration(k resourceKey, v any) error {
+	lm, err := as[api.LiveMigration](v)
+	owners := g.migration.update(k.String(), lm)
+	for id, ep := range g.endpoints.local {
+		if ep.wep == nil {
+			continue
+		}
+		for _, o := range owners {
+			if o.names(g.host, ep.wepID) {
+				g.endpoints.markDirty(id)
+				break
+			}
+		}
+	}
 	return err
 }
 

@@ -199,6 +199,8 @@ type endpointCalc struct {
 	sent      map[string]Update // last update sent per item ID
 	policies  *policyCalc
 	profiles  *profileCalc
+	migration *migrationCalc // roles in live migrations
+	host      string
 	peers     *bgpPeerCalc
 	observers []EndpointObserver
 	workloads int // workload endpoints sent
@@ -303,6 +305,7 @@ func (c *endpointCalc) resolve(itemID string, ep *localEndpoint) Update {
 	}
 	w := *ep.wep
 	w.Tiers = tl.normal
+	w.LiveMigration = c.migration.role(c.host, ep.wepID)
 	w.LocalBGPPeer, w.LocalBGPPeerAddrs = c.peers.peerFor(itemID)
 	return WorkloadEndpointUpdate{ID: ep.wepID, Endpoint: &w}
 }

@@ -51,6 +51,7 @@ type Graph struct {
 	pools     *poolCalc
 	routes    *routeCalc
 	config    *configCalc
+	migration *migrationCalc
 	peers     *bgpPeerCalc
 
 	localRouteSource string // RouteSource from felix's environment or config file
@@ -72,6 +73,8 @@ func New(hostname string, log zerolog.Logger) *Graph {
 	g.peers = newBGPPeerCalc(hostname, log, g.endpoints.markDirty)
 	g.items.wlIndex = g.peers.index
 	g.endpoints.policies, g.endpoints.profiles, g.endpoints.peers = g.policies, g.profiles, g.peers
+	g.migration = newMigrationCalc(log)
+	g.endpoints.host, g.endpoints.migration = hostname, g.migration
 	g.nodes = newNodeCalc(hostname)
 	g.pools = newPoolCalc()
 	g.routes = newRouteCalc(hostname, g.nodes, g.pools)

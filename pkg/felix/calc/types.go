@@ -198,11 +198,35 @@ type WorkloadEndpoint struct {
 	AllowSpoofedSourcePrefixes []netip.Prefix
 	Tiers                      []TierInfo
 	ProfileIDs                 []string
+	// LiveMigration is the endpoint's part in a live migration (LiveMigration objects naming it).
+	LiveMigration MigrationRole
 	// LocalBGPPeer names the BGPPeer whose localWorkloadSelector selects the endpoint ("":
 	// none); LocalBGPPeerAddrs are then the host-side addresses of its interface
 	// (BGPConfiguration default's localWorkloadPeeringIPV4/IPV6, validated, IPv4 first).
 	LocalBGPPeer      string
 	LocalBGPPeerAddrs []netip.Addr
+}
+
+// MigrationRole is a local workload endpoint's part in a live migration, as Project Calico's
+// LiveMigrationRole: the dataplane holds a target's routes back until the workload announces
+// itself, then routes to it at the elevated priority for a while.
+type MigrationRole uint8
+
+// The roles; a target role wins over a source role.
+const (
+	MigrationNone MigrationRole = iota
+	MigrationSource
+	MigrationTarget
+)
+
+func (r MigrationRole) String() string {
+	switch r {
+	case MigrationSource:
+		return "source"
+	case MigrationTarget:
+		return "target"
+	}
+	return "none"
 }
 
 // WorkloadEndpointUpdate adds or changes a local workload endpoint.

@@ -81,6 +81,8 @@ type Config struct {
 	RemoveExternalRoutes                                   bool
 	RouteSource                                            string // "CalicoIPAM" or "WorkloadIPs"
 	IPv4NormalRoutePriority, IPv6NormalRoutePriority       int
+	IPv4ElevatedRoutePriority, IPv6ElevatedRoutePriority   int
+	LiveMigrationRouteConvergenceTime                      time.Duration
 
 	VXLANEnabled *bool
 	VXLANVNI     int

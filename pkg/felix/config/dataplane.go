@@ -107,7 +107,9 @@ func (c *Config) Dataplane(poolsUseVXLAN bool) dataplane.Config {
 			SourceAddr:     c.DeviceRouteSourceAddress, SourceAddrV6: c.DeviceRouteSourceAddressIPv6,
 			KeepExternal:   !c.RemoveExternalRoutes,
 			NormalPriority: c.IPv4NormalRoutePriority, NormalPriorityV6: c.IPv6NormalRoutePriority,
+			ElevatedPriority: c.IPv4ElevatedRoutePriority, ElevatedPriorityV6: c.IPv6ElevatedRoutePriority,
 		},
+		LiveMigrationRouteConvergenceTime: c.LiveMigrationRouteConvergenceTime,
 		Wireguard: dataplane.WireguardConfig{
 			Enabled: c.WireguardEnabled, EnabledV6: c.WireguardEnabledV6,
 			InterfaceName: c.WireguardInterfaceName, InterfaceNameV6: c.WireguardInterfaceNameV6,

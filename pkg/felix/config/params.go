@@ -232,6 +232,14 @@ var Params = []Param{
 		Restart: true, Main: true, Doc: "Metric of the IPv4 routes to local workloads."},
 	{Name: "IPv6NormalRoutePriority", V3: "ipv6NormalRoutePriority", Kind: KindInt, Default: "1024", Min: 1, Max: 2147483646,
 		Restart: true, Main: true, Doc: "Metric of the IPv6 routes to local workloads."},
+	{Name: "IPv4ElevatedRoutePriority", V3: "ipv4ElevatedRoutePriority", Kind: KindInt, Default: "512", Min: 1, Max: 2147483646,
+		Restart: true, Main: true, Doc: "Metric of the IPv4 routes to a workload that has just live-migrated to this host " +
+			"(OpenStack LiveMigration), from its first gratuitous ARP or RARP until LiveMigrationRouteConvergenceTime after the migration."},
+	{Name: "IPv6ElevatedRoutePriority", V3: "ipv6ElevatedRoutePriority", Kind: KindInt, Default: "512", Min: 1, Max: 2147483646,
+		Restart: true, Main: true, Doc: "Metric of the IPv6 routes to a workload that has just live-migrated to this host."},
+	{Name: "LiveMigrationRouteConvergenceTime", Kind: KindSeconds, Default: "30", Restart: true, Main: true,
+		Doc: "How long the routes to a workload that has live-migrated to this host keep the elevated priority after the " +
+			"migration ends (its LiveMigration is deleted), so that the routes of the source host are gone everywhere first."},
 
 	// VXLAN.
 	{Name: "VXLANEnabled", V3: "vxlanEnabled", Kind: KindOptBool, Restart: true, Main: true,

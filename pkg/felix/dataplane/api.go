@@ -85,6 +85,10 @@ type Config struct {
 	// NetNS, when set, is the path of a network namespace to program instead of the current one
 	// (used by tests and by the demo).
 	NetNS string
+
+	// LiveMigrationRouteConvergenceTime is how long routes to a workload that has just migrated
+	// here keep the elevated priority after the migration ends (default 30 s).
+	LiveMigrationRouteConvergenceTime time.Duration
 }
 
 // WireguardConfig is felix's WireGuard settings (Project Calico's Wireguard* parameters).
@@ -114,6 +118,9 @@ type RouteConfig struct {
 	KeepExternal bool
 	// NormalPriority, NormalPriorityV6 are the metrics of routes to local workloads; 0 = 1024.
 	NormalPriority, NormalPriorityV6 int
+	// ElevatedPriority, ElevatedPriorityV6 are the metrics of routes to a workload that has just
+	// migrated here (live migration), for LiveMigrationRouteConvergenceTime; 0 = 512.
+	ElevatedPriority, ElevatedPriorityV6 int
 }
 
 // DefaultTable is the name of felix's nftables tables, as Project Calico names them.

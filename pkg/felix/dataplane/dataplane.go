@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"golang.zx2c4.com/wireguard/wgctrl/wgtypes"
 
 	"github.com/calico-host/calico-host/pkg/felix/calc"
+	"github.com/calico-host/calico-host/pkg/felix/dataplane/announce"
 	"github.com/calico-host/calico-host/pkg/felix/dataplane/wireguard"
 	"github.com/calico-host/calico-host/pkg/ipip"
 	"github.com/calico-host/calico-host/pkg/nft"
@@ -52,6 +54,7 @@ type Dataplane struct {
 	firstApplyDone bool
 	bigCommit      bool // the last apply committed a big nftables transaction (see bigCommitOps)
 	ipipReport     ipipReport
+	migrations     *migrations // live-migration state per local workload endpoint
 }
 
 // Timing tunes the loop. Zero fields take the defaults.
@@ -141,8 +144,17 @@ func New(cfg Config, log zerolog.Logger, opts ...Option) (*Dataplane, error) {
 		d.close()
 		return nil, err
 	}
+	d.migrations = d.newMigrations()
+	d.closers = append(d.closers, d.migrations.close)
 	d.workload = &workloadConfigurer{ifaces: d.ifaces, ipv6: cfg.IPv6Support, openStack: cfg.OpenStack, configured: map[string]*calc.WorkloadEndpoint{}}
 	return d, nil
+}
+
+// newMigrations builds the live-migration state machines on real timers, watching for
+// announcements with AF_PACKET sockets in cfg.NetNS (unit tests replace them with fakes).
+func (d *Dataplane) newMigrations() *migrations {
+	watch := func(iface string, found func()) (io.Closer, error) { return announce.Watch(d.cfg.NetNS, iface, found) }
+	return newMigrations(d.log, realClock{}, watch, d.cfg.LiveMigrationRouteConvergenceTime)
 }
 
 // setKernel wires the kernel pieces, opening netlink for those the options do not supply.
@@ -272,7 +284,7 @@ func (d *Dataplane) apply(ctx context.Context) ([]EndpointStatus, error) {
 	if err != nil {
 		errs = append(errs, fmt.Errorf("applying the IPIP device: %w", err))
 	}
-	want, skipped := desiredRoutes(d.cfg, d.model, devs, ipipState == ipip.StateReady, wireguardRoutes(wgOn))
+	want, skipped := desiredRoutes(d.cfg, d.model, d.migrations, devs, ipipState == ipip.StateReady, wireguardRoutes(wgOn))
 	setIPIPRouteMTU(want, ipipRouteMTU(d.cfg, d.hostMTU))
 	d.reportIPIP(ipipState, skipped)
 	if _, err := d.routes.Apply(ctx, want); err != nil {

@@ -45,6 +45,10 @@ func (d *Dataplane) Run(ctx context.Context, in <-chan []calc.Update, status cha
 			l.onBatch(batch, ok)
 		case u := <-ifaceCh:
 			l.onIface(u)
+		case ev := <-d.migrations.events:
+			if d.migrations.onEvent(ev) {
+				l.dirty = true
+			}
 		case <-nftRefresh.C:
 			d.nft.RequestFullSync()
 			l.dirty = true
@@ -107,6 +111,7 @@ func (l *loop) record(batch []calc.Update) int {
 		if !l.d.model.apply(u) {
 			l.d.log.Warn().Type("update", u).Msg("Ignoring an update of unknown type")
 		}
+		l.d.migrations.observe(u)
 	}
 	return len(batch)
 }
@@ -132,6 +137,7 @@ func (l *loop) recordIface(u ifaces.Update) {
 		l.d.routes.InterfaceChanged(u.Name)
 		l.d.vxlan.InterfaceChanged(u.Name)
 		l.d.ipip.InterfaceChanged(u.Name)
+		l.d.migrations.interfaceChanged(u.Name)
 	}
 	l.d.model.applyIface(u)
 }

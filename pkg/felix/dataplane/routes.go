@@ -16,10 +16,10 @@ import (
 // pools through the VXLAN device to the owning host's VTEP, those of IPIP pools (see
 // ipipRoutes; through tunl0 only when ipipReady, skipped counts the others) and the extra routes
 // (WireGuard's, in its own table). BIRD owns the routes of non-encapsulated pools.
-func desiredRoutes(cfg Config, m *model, devs []vxlan.Device, ipipReady bool, extra []routes.Route) (_ []routes.Route, skipped int) {
+func desiredRoutes(cfg Config, m *model, mig *migrations, devs []vxlan.Device, ipipReady bool, extra []routes.Route) (_ []routes.Route, skipped int) {
 	var out []routes.Route
-	for _, ep := range m.weps {
-		out = append(out, workloadRoutes(cfg, m, ep)...)
+	for id, ep := range m.weps {
+		out = append(out, workloadRoutes(cfg, m, ep, mig.mode(id))...)
 	}
 	out = append(out, vxlanRoutes(cfg, m, devs)...)
 	ipipOut, skipped := ipipRoutes(m, ipipReady)
@@ -41,10 +41,11 @@ func (c Config) routeOwnership() routes.Ownership {
 }
 
 // workloadRoutes routes a local workload's addresses (and floating IPs) through its interface, as
-// Project Calico's endpoint manager: DeviceRouteProtocol, metric NormalRoutePriority of the family
-// (ElevatedRoutePriority is only for the target of a KubeVirt live migration).
-func workloadRoutes(cfg Config, m *model, ep *calc.WorkloadEndpoint) []routes.Route {
-	if !m.ifaceUp(ep.Name) {
+// Project Calico's endpoint manager: DeviceRouteProtocol, metric NormalRoutePriority of the family,
+// or ElevatedRoutePriority while a workload that migrated here converges; none while the target
+// of a live migration has not announced itself yet (see migrations).
+func workloadRoutes(cfg Config, m *model, ep *calc.WorkloadEndpoint, mode routeMode) []routes.Route {
+	if !m.ifaceUp(ep.Name) || mode == routesHeld {
 		return nil
 	}
 	var out []routes.Route
@@ -53,10 +54,7 @@ func workloadRoutes(cfg Config, m *model, ep *calc.WorkloadEndpoint) []routes.Ro
 		nets, nats = slices.Concat(nets, ep.IPv6Nets), slices.Concat(nats, ep.IPv6NAT)
 	}
 	add := func(dst netip.Prefix) {
-		metric := cfg.Routes.NormalPriority
-		if dst.Addr().Is6() {
-			metric = cfg.Routes.NormalPriorityV6
-		}
+		metric := cfg.Routes.priority(dst.Addr().Is6(), mode == routesElevated)
 		out = append(out, routes.Route{Dst: dst, Dev: ep.Name, Scope: routes.ScopeLink,
 			Metric: metric, Protocol: cfg.Routes.DeviceProtocol})
 	}
@@ -67,6 +65,19 @@ func workloadRoutes(cfg Config, m *model, ep *calc.WorkloadEndpoint) []routes.Ro
 		add(hostPrefix(n.ExtIP))
 	}
 	return out
+}
+
+// priority is the metric of a route to a local workload.
+func (r RouteConfig) priority(v6, elevated bool) int {
+	switch {
+	case elevated && v6:
+		return r.ElevatedPriorityV6
+	case elevated:
+		return r.ElevatedPriority
+	case v6:
+		return r.NormalPriorityV6
+	}
+	return r.NormalPriority
 }
 
 // setSource gives every main-table route DeviceRouteSourceAddress(IPv6) as src, as Project
