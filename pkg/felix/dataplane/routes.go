@@ -36,8 +36,9 @@ func desiredRoutes(cfg Config, m *model, mig *migrations, devs []vxlan.Device, i
 // (defaulted): the workload interfaces, RemoveExternalRoutes, DeviceRouteProtocol, and the VXLAN
 // devices (even while VXLAN is off, so that their routes are cleaned up).
 func (c Config) routeOwnership() routes.Ownership {
+	w := c.Wireguard.withDefaults()
 	return routes.NewOwnership(c.Routes.DeviceProtocol, c.InterfacePrefixes, !c.Routes.KeepExternal,
-		[]string{vxlan.DeviceV4, vxlan.DeviceV6})
+		[]string{vxlan.DeviceV4, vxlan.DeviceV6}, w.RoutingTable, w.RoutingTableV6)
 }
 
 // workloadRoutes routes a local workload's addresses (and floating IPs) through its interface, as

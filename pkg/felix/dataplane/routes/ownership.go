@@ -23,7 +23,10 @@ const (
 // Ownership decides which kernel routes are the Reconciler's: it reads only those, deletes only
 // those, and writes desired routes with Protocol (unless a route names its own). It mirrors Project
 // Calico's main-table ownership policy (routetable/ownershippol):
-//   - a route carrying one of Exclusive is ours in every table;
+//   - a route carrying one of Exclusive is ours in the main table and in Tables (felix's own
+//     routing tables: WireGuard's); elsewhere only DefaultProtocol is (felix wrote it; calico-host
+//     wrote every route with it before DeviceRouteProtocol): a DeviceRouteProtocol that other
+//     software uses (static, kernel) never reaches their tables or the local table;
 //   - in the main table, a route through a workload interface (a WorkloadPrefixes prefix) is ours
 //     when RemoveExternal is set, else when it carries one of DeviceProtocols; never a BIRD route
 //     (BIRD installs the routes it learns from a workload peering with the host there: Project
@@ -38,6 +41,7 @@ type Ownership struct {
 	WorkloadPrefixes []string
 	RemoveExternal   bool     // every route through a workload interface is ours
 	Devices          []string // interfaces all of whose main-table routes are ours
+	Tables           []int    // felix's own routing tables besides main (Exclusive protocols are ours there)
 }
 
 // NewOwnership returns Project Calico's policy for deviceProtocol (DeviceRouteProtocol; 0 means
@@ -45,12 +49,12 @@ type Ownership struct {
 // DefaultProtocol and a boot route is ours only through a workload interface; with any other
 // value every route carries it. DefaultProtocol stays exclusive in both cases, so that routes
 // written before a change of DeviceRouteProtocol are still recognised and removed.
-func NewOwnership(deviceProtocol int, workloadPrefixes []string, removeExternal bool, devices []string) Ownership {
+func NewOwnership(deviceProtocol int, workloadPrefixes []string, removeExternal bool, devices []string, tables ...int) Ownership {
 	if deviceProtocol == 0 {
 		deviceProtocol = DefaultDeviceProtocol
 	}
 	o := Ownership{Protocol: deviceProtocol, WorkloadPrefixes: slices.Clone(workloadPrefixes),
-		RemoveExternal: removeExternal, Devices: slices.Clone(devices)}
+		RemoveExternal: removeExternal, Devices: slices.Clone(devices), Tables: slices.Clone(tables)}
 	if deviceProtocol == unix.RTPROT_BOOT {
 		o.Protocol = DefaultProtocol
 	}
@@ -75,7 +79,10 @@ var v6Bootstrap = netip.MustParsePrefix("fe80::/64")
 
 // owns reports whether a kernel route (Dev resolved from LinkIndex, "" if unknown) is ours.
 func (o *Ownership) owns(kr KernelRoute) bool {
-	if slices.Contains(o.Exclusive, kr.Protocol) {
+	if kr.Protocol == DefaultProtocol {
+		return true
+	}
+	if slices.Contains(o.Exclusive, kr.Protocol) && (kr.Table == unix.RT_TABLE_MAIN || slices.Contains(o.Tables, kr.Table)) {
 		return true
 	}
 	if kr.Table != unix.RT_TABLE_MAIN || kr.Dev == "" || kr.Blackhole || kr.Dst == v6Bootstrap {

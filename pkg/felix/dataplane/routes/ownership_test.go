@@ -36,15 +36,19 @@ func TestOwnershipPolicy(t *testing.T) {
 		{"boot blackhole", kr("10.65.0.0/26", "", 3, 0), [4]bool{false, false, false, false}},
 		{"80 blackhole", kr("10.65.0.0/26", "", 80, 0), [4]bool{true, true, true, true}},
 		{"boot via workload, table 100", kr("10.65.0.1/32", "cali1", 3, 100), [4]bool{false, false, false, false}},
-		{"77 via workload, table 100", kr("10.65.0.1/32", "cali1", 77, 100), [4]bool{false, false, true, true}},
+		{"77 via workload, table 100 (not felix's)", kr("10.65.0.1/32", "cali1", 77, 100), [4]bool{false, false, false, false}},
+		{"77 via eth0, local table", kr("198.18.0.1/32", "eth0", 77, 255), [4]bool{false, false, false, false}},
+		{"80 via eth0, table 100", kr("10.65.0.0/26", "eth0", 80, 100), [4]bool{true, true, true, true}},
+		{"77 via wireguard.cali, WireGuard table 1", kr("10.65.0.0/26", "wireguard.cali", 77, 1), [4]bool{false, false, true, true}},
+		{"boot via wireguard.cali, WireGuard table 1", kr("10.65.0.0/26", "wireguard.cali", 3, 1), [4]bool{false, false, false, false}},
 		{"bird via tunl0", kr("10.65.0.0/26", "tunl0", 12, 0), [4]bool{false, false, false, false}},
 		{"static via unknown interface", kr("10.65.0.1/32", "", 4, 0), [4]bool{false, false, false, false}},
 	}
 	owners := []Ownership{
-		NewOwnership(3, []string{"cali", "tap"}, true, []string{"vxlan.calico"}),
-		NewOwnership(0, []string{"cali", "tap"}, false, []string{"vxlan.calico"}),
-		NewOwnership(77, []string{"cali", "tap"}, true, []string{"vxlan.calico"}),
-		NewOwnership(77, []string{"cali", "tap"}, false, []string{"vxlan.calico"}),
+		NewOwnership(3, []string{"cali", "tap"}, true, []string{"vxlan.calico"}, 1, 2),
+		NewOwnership(0, []string{"cali", "tap"}, false, []string{"vxlan.calico"}, 1, 2),
+		NewOwnership(77, []string{"cali", "tap"}, true, []string{"vxlan.calico"}, 1, 2),
+		NewOwnership(77, []string{"cali", "tap"}, false, []string{"vxlan.calico"}, 1, 2),
 	}
 	for _, tc := range routes {
 		for i, o := range owners {
