@@ -21,19 +21,29 @@ func (g *Graph) SetLocalRouteSource(s string) {
 }
 
 // updateRouteSource applies the route source of the local setting, else of FelixConfiguration
-// node.<host>, else of the selector-scoped one that applies to this host, else of default: a
-// value that is not a route source counts as the default, CalicoIPAM, as felix's configuration
-// ignores it.
+// node.<host>, else of the selector-scoped one that applies to this host, else of default. A
+// value that is not a route source is skipped, as felix's configuration ignores it, and none
+// means the default, CalicoIPAM.
 func (g *Graph) updateRouteSource() {
-	v := strings.TrimSpace(g.localRouteSource)
+	v := parseRouteSource(g.localRouteSource)
 	var scoped *api.FelixConfigurationSpec
 	if sc, _ := matchScoped(g.config.scoped, g.config.node); sc != nil {
 		scoped = sc.spec
 	}
 	for _, spec := range []*api.FelixConfigurationSpec{g.config.perHost, scoped, g.config.global} {
 		if v == "" && spec != nil {
-			v = strings.TrimSpace(spec.RouteSource)
+			v = parseRouteSource(spec.RouteSource)
 		}
 	}
-	g.routes.setWorkloadIPs(strings.EqualFold(v, RouteSourceWorkloadIPs))
+	g.routes.setWorkloadIPs(v == RouteSourceWorkloadIPs)
+}
+
+// parseRouteSource is s as one of the route sources, or "" when it is not one.
+func parseRouteSource(s string) string {
+	for _, rs := range []string{RouteSourceCalicoIPAM, RouteSourceWorkloadIPs} {
+		if strings.EqualFold(strings.TrimSpace(s), rs) {
+			return rs
+		}
+	}
+	return ""
 }

@@ -117,3 +117,16 @@ func TestRouteSourceScoped(t *testing.T) {
 		t.Fatalf("labels no longer match (-want +got):\n%s", d)
 	}
 }
+
+// TestRouteSourceNames: the route sources in any case and with blanks; anything else is not one
+// (and so does not hide a lower-precedence setting).
+func TestRouteSourceNames(t *testing.T) {
+	for in, want := range map[string]string{
+		"WorkloadIPs": RouteSourceWorkloadIPs, " workloadips ": RouteSourceWorkloadIPs,
+		"CALICOIPAM": RouteSourceCalicoIPAM, "": "", "foo": "", "WorkloadIP": "",
+	} {
+		if got := parseRouteSource(in); got != want {
+			t.Errorf("parseRouteSource(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
