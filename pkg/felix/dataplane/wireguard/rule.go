@@ -26,12 +26,18 @@ func (f Family) rule() *netlink.Rule {
 	return r
 }
 
+// isOurs: a rule at felix's priority that looks up its table, or that matches its mark (left
+// pointing at the previous table when RouteTableRanges moved the WireGuard table).
 func isOurs(r netlink.Rule, want *netlink.Rule) bool {
-	return r.Priority == want.Priority && r.Table == want.Table
+	return r.Priority == want.Priority && (r.Table == want.Table || sameMatch(r, want))
+}
+
+func sameMatch(r netlink.Rule, want *netlink.Rule) bool {
+	return r.Invert && r.Mark == want.Mark && r.Mask != nil && want.Mask != nil && *r.Mask == *want.Mask
 }
 
 func sameRule(r netlink.Rule, want *netlink.Rule) bool {
-	return isOurs(r, want) && r.Invert && r.Mark == want.Mark && r.Mask != nil && *r.Mask == *want.Mask
+	return r.Priority == want.Priority && r.Table == want.Table && sameMatch(r, want)
 }
 
 // ensureRule makes felix's rule present (want) or absent.
