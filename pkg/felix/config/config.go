@@ -79,6 +79,7 @@ type Config struct {
 	DeviceRouteProtocol                                    int
 	DeviceRouteSourceAddress, DeviceRouteSourceAddressIPv6 netip.Addr
 	RemoveExternalRoutes                                   bool
+	RouteSyncDisabled                                      bool
 	RouteSource                                            string // "CalicoIPAM" or "WorkloadIPs"
 	IPv4NormalRoutePriority, IPv6NormalRoutePriority       int
 	IPv4ElevatedRoutePriority, IPv6ElevatedRoutePriority   int

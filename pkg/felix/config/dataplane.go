@@ -106,6 +106,7 @@ func (c *Config) Dataplane(poolsUseVXLAN bool) dataplane.Config {
 			DeviceProtocol: c.DeviceRouteProtocol,
 			SourceAddr:     c.DeviceRouteSourceAddress, SourceAddrV6: c.DeviceRouteSourceAddressIPv6,
 			KeepExternal:   !c.RemoveExternalRoutes,
+			SyncDisabled:   c.RouteSyncDisabled,
 			NormalPriority: c.IPv4NormalRoutePriority, NormalPriorityV6: c.IPv6NormalRoutePriority,
 			ElevatedPriority: c.IPv4ElevatedRoutePriority, ElevatedPriorityV6: c.IPv6ElevatedRoutePriority,
 		},

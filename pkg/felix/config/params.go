@@ -225,6 +225,9 @@ var Params = []Param{
 	{Name: "RemoveExternalRoutes", Kind: KindBool, Default: "true", Restart: true, Main: true,
 		Doc: "Remove every route through a workload interface that felix does not want (but BIRD's, learnt from a workload " +
 			"peering with the host); false: only those carrying DeviceRouteProtocol (or 80), so that routes of your own need another protocol."},
+	{Name: "RouteSyncDisabled", V3: "routeSyncDisabled", Kind: KindBool, Default: "false", Restart: true,
+		Doc: "Program no route (main table, VXLAN, IPIP, WireGuard table) and no host-side workload address: policy only, " +
+			"routes being the job of something else. Routes already programmed are left as they are."},
 	{Name: "RouteSource", Kind: KindOneOf, Values: []string{"CalicoIPAM", "WorkloadIPs"}, Default: "CalicoIPAM", Restart: true, Main: true,
 		Doc: "Where routes to other hosts' workloads come from: CalicoIPAM, their IPAM blocks (and borrowed addresses); " +
 			"WorkloadIPs, the addresses of their workload endpoints."},

@@ -113,6 +113,9 @@ type RouteConfig struct {
 	DeviceProtocol int
 	// SourceAddr, SourceAddrV6 are the src of every main-table route of their family (invalid: none).
 	SourceAddr, SourceAddrV6 netip.Addr
+	// SyncDisabled (RouteSyncDisabled): program no route and no host-side workload address, as
+	// Project Calico's felix does then (policy only).
+	SyncDisabled bool
 	// KeepExternal (RemoveExternalRoutes false): routes through workload interfaces are ours
 	// only when they carry one of our protocols.
 	KeepExternal bool

@@ -146,7 +146,8 @@ func New(cfg Config, log zerolog.Logger, opts ...Option) (*Dataplane, error) {
 	}
 	d.migrations = d.newMigrations()
 	d.closers = append(d.closers, d.migrations.close)
-	d.workload = &workloadConfigurer{ifaces: d.ifaces, ipv6: cfg.IPv6Support, openStack: cfg.OpenStack, configured: map[string]*calc.WorkloadEndpoint{}}
+	d.workload = &workloadConfigurer{ifaces: d.ifaces, ipv6: cfg.IPv6Support, openStack: cfg.OpenStack,
+		noHostAddrs: cfg.Routes.SyncDisabled, configured: map[string]*calc.WorkloadEndpoint{}}
 	return d, nil
 }
 

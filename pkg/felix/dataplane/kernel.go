@@ -83,5 +83,14 @@ type noWireGuard struct{}
 
 func (noWireGuard) Apply(context.Context, []wireguard.Device, []wireguard.Family) error { return nil }
 
+// noRoutes programs no route (RouteSyncDisabled): the kernel's routes are left as they are.
+type noRoutes struct{}
+
+func (noRoutes) Apply(context.Context, []routes.Route) (routes.Stats, error) {
+	return routes.Stats{}, nil
+}
+func (noRoutes) RequestResync()          {}
+func (noRoutes) InterfaceChanged(string) {}
+
 // VXLANDevice is the ruleset builder's name for a VXLAN device.
 type VXLANDevice = vxlan.Device

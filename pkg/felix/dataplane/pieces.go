@@ -28,12 +28,9 @@ func (d *Dataplane) openPieces(o *options) error {
 		if err := d.openWireGuard(o); err != nil {
 			return err
 		}
-		rh, err := routes.OpenNetlink(d.cfg.NetNS)
-		if err != nil {
-			return fmt.Errorf("routes: %w", err)
+		if err := d.openRoutes(o); err != nil {
+			return err
 		}
-		d.closers = append(d.closers, rh.Close)
-		o.routes = routes.New(rh, d.cfg.routeOwnership(), d.log.With().Str("piece", "routes").Logger())
 	}
 	if o.ifaces == nil {
 		i, mtu, err := d.openInterfaces()
@@ -114,5 +111,21 @@ func (d *Dataplane) openWireGuard(o *options) error {
 	}
 	d.closers = append(d.closers, m.Close)
 	o.wg, d.wgManager = m, m
+	return nil
+}
+
+// openRoutes opens the route reconciler, or none with RouteSyncDisabled.
+func (d *Dataplane) openRoutes(o *options) error {
+	if d.cfg.Routes.SyncDisabled {
+		d.log.Info().Msg("RouteSyncDisabled: felix programs no route and no host-side workload address")
+		o.routes = noRoutes{}
+		return nil
+	}
+	rh, err := routes.OpenNetlink(d.cfg.NetNS)
+	if err != nil {
+		return fmt.Errorf("routes: %w", err)
+	}
+	d.closers = append(d.closers, rh.Close)
+	o.routes = routes.New(rh, d.cfg.routeOwnership(), d.log.With().Str("piece", "routes").Logger())
 	return nil
 }

@@ -120,10 +120,11 @@ func compareStatus(a, b EndpointStatus) int {
 // appearance of the interface (and again when the endpoint changes), remembering which
 // endpoint value each interface was configured for.
 type workloadConfigurer struct {
-	ifaces     Interfaces
-	ipv6       bool
-	openStack  bool
-	configured map[string]*calc.WorkloadEndpoint
+	ifaces      Interfaces
+	ipv6        bool
+	openStack   bool
+	noHostAddrs bool // RouteSyncDisabled: the host-side addresses of workload interfaces are left alone
+	configured  map[string]*calc.WorkloadEndpoint
 }
 
 // configure configures the interfaces of endpoints that exist and are not configured yet; it
@@ -154,7 +155,7 @@ func (w *workloadConfigurer) forget(m *model) []error {
 			delete(w.configured, name)
 			continue
 		}
-		if len(ep.LocalBGPPeerAddrs) == 0 {
+		if len(ep.LocalBGPPeerAddrs) == 0 || w.noHostAddrs {
 			continue
 		}
 		if inUse == nil {
@@ -179,8 +180,8 @@ func (w *workloadConfigurer) configureOne(ep *calc.WorkloadEndpoint) error {
 	if err := w.ifaces.ConfigureWorkload(ep.Name, w.ipv6 && len(ep.IPv6Nets) > 0); err != nil {
 		return err
 	}
-	if err := w.ifaces.SetHostAddrs(ep.Name, ep.LocalBGPPeerAddrs, w.ipv6); err != nil {
-		return fmt.Errorf("BGP peering addresses of %s (BGPPeer %q): %w", ep.Name, ep.LocalBGPPeer, err)
+	if err := w.setHostAddrs(ep); err != nil {
+		return err
 	}
 	mac, err := net.ParseMAC(ep.MAC)
 	if !w.openStack || err != nil {
@@ -203,4 +204,16 @@ func sortedEndpoints(m *model) []*calc.WorkloadEndpoint {
 		out[i] = m.weps[id]
 	}
 	return out
+}
+
+// setHostAddrs gives a workload interface's host side the BGP peering addresses of its endpoint,
+// and no other address; nothing with RouteSyncDisabled (Project Calico's DummyLinkAddrsManager).
+func (w *workloadConfigurer) setHostAddrs(ep *calc.WorkloadEndpoint) error {
+	if w.noHostAddrs {
+		return nil
+	}
+	if err := w.ifaces.SetHostAddrs(ep.Name, ep.LocalBGPPeerAddrs, w.ipv6); err != nil {
+		return fmt.Errorf("BGP peering addresses of %s (BGPPeer %q): %w", ep.Name, ep.LocalBGPPeer, err)
+	}
+	return nil
 }
