@@ -33,7 +33,8 @@ func TestDesiredRoutesRouteConfig(t *testing.T) {
 	}
 	own := Config{InterfacePrefixes: []string{"cali", "tap"}, Routes: rc}.WithDefaults().routeOwnership()
 	wantOwn := routes.Ownership{Protocol: 77, Exclusive: []int{77, 80}, DeviceProtocols: []int{77, 80},
-		WorkloadPrefixes: []string{"cali", "tap"}, Devices: []string{"vxlan.calico", "vxlan-v6.calico"}}
+		WorkloadPrefixes: []string{"cali", "tap"}, Devices: []string{"vxlan.calico", "vxlan-v6.calico"},
+		Tables: []int{1, 2}} // the WireGuard tables (RouteTableRanges defaults)
 	if d := cmp.Diff(wantOwn, own); d != "" {
 		t.Errorf("ownership (-want +got):\n%s", d)
 	}
