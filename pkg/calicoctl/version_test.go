@@ -4,9 +4,10 @@ import (
 	"bytes"
 	"context"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/calico-host/calico-host/pkg/logtest"
 )
 
 // TestVersionClientOnly: --client prints the client's version without touching the datastore
@@ -20,31 +21,13 @@ func TestVersionClientOnly(t *testing.T) {
 	}
 }
 
-// lockedBuffer is a bytes.Buffer safe for one writer and one reader.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // TestVersionPoll: --poll prints the cluster version again when ClusterInformation changes, and
 // stops when interrupted.
 func TestVersionPoll(t *testing.T) {
 	h := newHarness(t)
 	h.put(clusterInfoKey, `{"kind":"ClusterInformation","apiVersion":"projectcalico.org/v3","metadata":{"name":"default"},"spec":{"calicoVersion":"v3.30.0","clusterType":"bgp"}}`)
 	ctx, cancel := context.WithCancel(context.Background())
-	var out, errb lockedBuffer
+	var out, errb logtest.Buffer
 	done := make(chan int)
 	go func() {
 		done <- run(ctx, []string{"version", "--poll", "20ms", "--config", h.config}, strings.NewReader(""), &out, &errb, noEnv)

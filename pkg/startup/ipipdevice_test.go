@@ -1,12 +1,10 @@
 package startup
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"os/exec"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,25 +14,8 @@ import (
 	"github.com/calico-host/calico-host/pkg/api"
 	"github.com/calico-host/calico-host/pkg/daemon/notifytest"
 	"github.com/calico-host/calico-host/pkg/ipip"
+	"github.com/calico-host/calico-host/pkg/logtest"
 )
-
-// lockedBuffer is a log sink safe for the daemon's goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 func ipipGauge(s *Startup, st ipipDeviceState) float64 {
 	return testutil.ToFloat64(s.metrics.ipipDevice.WithLabelValues(string(st)))
@@ -53,7 +34,7 @@ func TestIPIPPoolWithoutDriverIsReported(t *testing.T) {
 	k.IPIP.NoDriver = true
 	h := newHarness(t, env, k)
 	s := h.startup()
-	var logs lockedBuffer
+	var logs logtest.Buffer
 	s.log = zerolog.New(&logs)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

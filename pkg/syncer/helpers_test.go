@@ -18,6 +18,7 @@ import (
 	"github.com/calico-host/calico-host/pkg/config"
 	"github.com/calico-host/calico-host/pkg/datastore"
 	"github.com/calico-host/calico-host/pkg/datastore/etcdtest"
+	"github.com/calico-host/calico-host/pkg/logtest"
 	"github.com/calico-host/calico-host/pkg/syncer"
 )
 
@@ -40,30 +41,12 @@ func newClient(t testing.TB, ds config.Datastore) *datastore.Client {
 	return c
 }
 
-// logBuffer collects log output for assertions.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf strings.Builder
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
 // consumer runs a syncer and applies its stream to a model, checking the stream's invariants.
 type consumer struct {
 	t      testing.TB
 	cfg    syncer.Config
 	sync   *syncer.Syncer
-	logs   *logBuffer
+	logs   *logtest.Buffer
 	cancel context.CancelFunc
 	done   chan struct{}
 
@@ -81,7 +64,7 @@ type consumer struct {
 // startConsumer runs a syncer over cli with cfg until the test ends.
 func startConsumer(t testing.TB, cli *datastore.Client, cfg syncer.Config) *consumer {
 	t.Helper()
-	c := &consumer{t: t, cfg: cfg, logs: &logBuffer{}, done: make(chan struct{}), model: map[string]syncer.Update{}}
+	c := &consumer{t: t, cfg: cfg, logs: &logtest.Buffer{}, done: make(chan struct{}), model: map[string]syncer.Update{}}
 	c.changed = sync.NewCond(&c.mu)
 	log := zerolog.New(c.logs).Level(zerolog.DebugLevel)
 	c.sync = syncer.New(cli, cfg, log)

@@ -25,6 +25,7 @@ import (
 	"github.com/calico-host/calico-host/pkg/felix/calc"
 	"github.com/calico-host/calico-host/pkg/felix/dataplane"
 	"github.com/calico-host/calico-host/pkg/felix/dataplane/wireguard/wgtest"
+	"github.com/calico-host/calico-host/pkg/logtest"
 )
 
 func TestMain(m *testing.M) {
@@ -40,7 +41,7 @@ type wgHost struct {
 	pub    string // published public keys
 	pub6   string
 	in     chan []calc.Update
-	logs   *lockedBuffer // the dataplane's warnings
+	logs   *logtest.Buffer // the dataplane's warnings
 	stop   func()
 	dp     *dataplane.Dataplane
 }
@@ -120,7 +121,7 @@ func startDevice(t *testing.T, h *wgHost, kernel bool) string {
 
 // run starts the host's dataplane with the given configuration.
 func (h *wgHost) run(t *testing.T, cfg dataplane.Config) {
-	h.logs = &lockedBuffer{}
+	h.logs = &logtest.Buffer{}
 	log := zerolog.New(zerolog.MultiLevelWriter(zerolog.NewTestWriter(t), h.logs)).Level(zerolog.WarnLevel)
 	dp, err := dataplane.New(cfg, log)
 	if err != nil {
@@ -587,24 +588,6 @@ func checkWGMetrics(t *testing.T, h *wgHost) {
 	if mf := got["wireguard_bytes_sent"]; mf != nil && mf.GetMetric()[0].GetCounter().GetValue() == 0 {
 		t.Error("wireguard_bytes_sent is 0 after traffic")
 	}
-}
-
-// lockedBuffer collects log output written from the dataplane's goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // checkSharedKey: a third host publishing the other host's IPv4 key (as each host sees it) makes
