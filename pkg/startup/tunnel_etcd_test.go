@@ -59,8 +59,14 @@ func (h *harness) checkNoTunnel(node string, old netip.Addr) {
 	if n.Spec.IPv4VXLANTunnelAddr != "" || n.Spec.VXLANTunnelMACAddr != "" {
 		h.t.Fatalf("tunnel fields not cleared: %q %q", n.Spec.IPv4VXLANTunnelAddr, n.Spec.VXLANTunnelMACAddr)
 	}
-	if h.handleExists(VXLANHandle(node)) {
-		h.t.Fatalf("handle %s still exists", VXLANHandle(node))
+	h.checkReleased(VXLANHandle(node), old)
+}
+
+// checkReleased fails unless the IPAM handle is gone and old (if valid) is no longer assigned.
+func (h *harness) checkReleased(handle string, old netip.Addr) {
+	h.t.Helper()
+	if h.handleExists(handle) {
+		h.t.Fatalf("handle %s still exists", handle)
 	}
 	if old.IsValid() {
 		_, _, err := ipam.New(h.ds, testLogger(h.t)).GetAssignmentAttributes(ctxT(h.t, 5*time.Second), old)

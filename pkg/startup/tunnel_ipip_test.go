@@ -1,7 +1,6 @@
 package startup
 
 import (
-	"errors"
 	"net/netip"
 	"reflect"
 	"testing"
@@ -50,15 +49,7 @@ func (h *harness) checkNoIPIP(node string, old netip.Addr) {
 	if n := h.node(node); n.Spec.BGP != nil && n.Spec.BGP.IPv4IPIPTunnelAddr != "" {
 		h.t.Fatalf("ipv4IPIPTunnelAddr not cleared: %q", n.Spec.BGP.IPv4IPIPTunnelAddr)
 	}
-	if h.handleExists(IPIPHandle(node)) {
-		h.t.Fatalf("handle %s still exists", IPIPHandle(node))
-	}
-	if old.IsValid() {
-		_, _, err := ipam.New(h.ds, testLogger(h.t)).GetAssignmentAttributes(ctxT(h.t, 5*time.Second), old)
-		if !errors.Is(err, ipam.ErrNotAssigned) {
-			h.t.Fatalf("%s still assigned: %v", old, err)
-		}
-	}
+	h.checkReleased(IPIPHandle(node), old)
 }
 
 // TestIPIPTunnelAddressFollowsPools: an IPIP pool (Always or CrossSubnet) selecting the node gives

@@ -1,7 +1,6 @@
 package startup
 
 import (
-	"errors"
 	"net/netip"
 	"testing"
 	"time"
@@ -70,12 +69,7 @@ func TestWireguardTunnelAddressFollowsKey(t *testing.T) {
 	if n := h.node("host-z"); n.Spec.Wireguard != nil {
 		t.Errorf("spec.wireguard left after the key was cleared: %+v", n.Spec.Wireguard)
 	}
-	if h.handleExists(WireguardHandle("host-z")) {
-		t.Error("the WireGuard handle survived")
-	}
-	if _, _, err := ipam.New(h.ds, testLogger(t)).GetAssignmentAttributes(ctx, a); !errors.Is(err, ipam.ErrNotAssigned) {
-		t.Errorf("%s still assigned: %v", a, err)
-	}
+	h.checkReleased(WireguardHandle("host-z"), a)
 }
 
 // TestWireguardHostEncryptionGivesNoAddress: in WireGuard host encryption mode
