@@ -2,6 +2,7 @@ package calc
 
 import (
 	"fmt"
+	"net/netip"
 
 	"github.com/calico-host/calico-host/pkg/api"
 	"github.com/calico-host/calico-host/pkg/syncer"
@@ -76,10 +77,12 @@ func (g *Graph) onWorkloadEndpoint(k resourceKey, v any) error {
 		it, ep, err = workloadItem(g.host, k.namespace, k.name, w)
 	}
 	g.setEndpoint(id, it, ep)
-	if err != nil {
-		w = nil
+	var node string
+	var nets []netip.Prefix
+	if w != nil && err == nil {
+		node, nets = w.Spec.Node, it.nets
 	}
-	g.routes.updateWorkload(k.namespace, k.name, w)
+	g.routes.updateWorkload(k.namespace, k.name, node, nets)
 	return err
 }
 

@@ -214,20 +214,17 @@ func (c *routeCalc) updateBlock(key string, b *api.AllocationBlock) error {
 	return nil
 }
 
-// updateWorkload records the addresses of a workload endpoint (nil when deleted) under its
-// namespace and name. Addresses that do not parse are left out (calc reports the endpoint).
-func (c *routeCalc) updateWorkload(namespace, name string, w *api.WorkloadEndpoint) {
+// updateWorkload records the addresses of a workload endpoint on node (nets as calc parsed them:
+// masked, IPv4-mapped ones as IPv4; none when deleted or invalid) under its namespace and name.
+func (c *routeCalc) updateWorkload(namespace, name, node string, nets []netip.Prefix) {
 	key := workloadKeyPrefix + namespace + "/" + name
-	if w == nil || w.Spec.Node == "" {
+	if node == "" || len(nets) == 0 {
 		c.offer(key, nil)
 		return
 	}
-	routes := map[netip.Prefix]routeSource{}
-	for _, n := range w.Spec.IPNetworks {
-		if p, err := netip.ParsePrefix(n); err == nil {
-			p = netip.PrefixFrom(p.Addr().Unmap(), p.Bits()).Masked()
-			routes[p] = routeSource{node: w.Spec.Node, kind: srcWorkload}
-		}
+	routes := make(map[netip.Prefix]routeSource, len(nets))
+	for _, p := range nets {
+		routes[p] = routeSource{node: node, kind: srcWorkload}
 	}
 	c.offer(key, routes)
 }

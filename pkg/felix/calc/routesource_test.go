@@ -43,6 +43,7 @@ func TestRouteSourceWorkloadIPs(t *testing.T) {
 		wep("ns", "h1", "a", nil, []string{"10.65.0.1/32"}),
 		wep("ns", "h2", "b", nil, []string{"10.65.1.2/32", "fd5c::2/128"}),
 		wep("ns", "h3", "c", nil, []string{"10.65.77.3/32"}), // not in any block (another IPAM)
+		wep("ns", "h3", "d", nil, []string{"::ffff:10.65.77.4/128"}), // IPv4-mapped: routed as IPv4
 	)
 	flushInto(t, g, m)
 	tunnel := []string{"10.65.200.1/32 tunnel h3"}
@@ -50,7 +51,7 @@ func TestRouteSourceWorkloadIPs(t *testing.T) {
 		t.Fatalf("CalicoIPAM (-want +got):\n%s", d)
 	}
 	workloads := []string{"10.65.0.1/32 local h1", "10.65.1.0/32 tunnel h2", "10.65.1.2/32 remote h2",
-		"10.65.200.1/32 tunnel h3", "10.65.77.3/32 remote h3", "fd5c::2/128 remote h2"}
+		"10.65.200.1/32 tunnel h3", "10.65.77.3/32 remote h3", "10.65.77.4/32 remote h3", "fd5c::2/128 remote h2"}
 	fc := func(name, src string) syncer.Update {
 		return up(resKey("felixconfigurations", "", name), &api.FelixConfiguration{ObjectMeta: api.ObjectMeta{Name: name},
 			Spec: api.FelixConfigurationSpec{RouteSource: src}})
@@ -64,11 +65,11 @@ func TestRouteSourceWorkloadIPs(t *testing.T) {
 		{"a workload moves and another goes", []syncer.Update{
 			wep("ns", "h3", "b", nil, []string{"10.65.1.2/32"}), del(wepKey("ns", "h2", "b"))},
 			[]string{"10.65.0.1/32 local h1", "10.65.1.0/32 tunnel h2", "10.65.1.2/32 remote h3",
-				"10.65.200.1/32 tunnel h3", "10.65.77.3/32 remote h3"}},
+				"10.65.200.1/32 tunnel h3", "10.65.77.3/32 remote h3", "10.65.77.4/32 remote h3"}},
 		{"node.h1 says CalicoIPAM", []syncer.Update{fc("node.h1", "CalicoIPAM")}, slices.Concat(blocks, tunnel)},
 		{"node.h1 is deleted", []syncer.Update{del(resKey("felixconfigurations", "", "node.h1"))},
 			[]string{"10.65.0.1/32 local h1", "10.65.1.0/32 tunnel h2", "10.65.1.2/32 remote h3",
-				"10.65.200.1/32 tunnel h3", "10.65.77.3/32 remote h3"}},
+				"10.65.200.1/32 tunnel h3", "10.65.77.3/32 remote h3", "10.65.77.4/32 remote h3"}},
 		{"an invalid value counts as the default", []syncer.Update{fc("default", "BGP")}, slices.Concat(blocks, tunnel)},
 	}
 	for _, s := range steps {
