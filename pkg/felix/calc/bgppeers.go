@@ -97,7 +97,8 @@ func (c *bgpPeerCalc) setNodeLabels(labels map[string]string) {
 }
 
 // setBGPConfig records the peering addresses of BGPConfiguration default (others are ignored).
-// An address that does not parse or is of the wrong family is not used (an error names it).
+// An address that does not parse, is of the wrong family or is not unicast (loopback, unspecified,
+// multicast: the kernel may refuse it on every peer's interface) is not used (an error names it).
 func (c *bgpPeerCalc) setBGPConfig(name string, spec *api.BGPConfigurationSpec) {
 	if name != "default" {
 		return
@@ -111,12 +112,12 @@ func (c *bgpPeerCalc) setBGPConfig(name string, spec *api.BGPConfigurationSpec) 
 			if f.value == "" {
 				continue
 			}
-			if a := parseAddrFamily(f.value, f.family); a.IsValid() {
+			if a := parseAddrFamily(f.value, f.family); a.IsGlobalUnicast() || a.IsLinkLocalUnicast() {
 				addrs = append(addrs, a)
 				continue
 			}
 			c.log.Error().Str("bgpConfiguration", name).Str("field", f.field).Str("value", f.value).
-				Msg("Not an IP address of the field's family; local workload peers do not get it")
+				Msg("Not a unicast IP address of the field's family; local workload peers do not get it")
 		}
 	}
 	if slices.Equal(addrs, c.addrs) {
