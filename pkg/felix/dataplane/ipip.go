@@ -55,8 +55,8 @@ func ipipRoutes(m *model, ready bool) (out []routes.Route, skipped int) {
 		}
 		switch {
 		case r.IPIPMode == "CrossSubnet" && r.SameSubnet:
-			if parent != "" {
-				out = append(out, routes.Route{Dst: r.Dst, Dev: parent, Gateway: r.DstNodeIP})
+			if rt, ok := sameSubnetRoute(r, parent); ok {
+				out = append(out, rt)
 			}
 		case ready:
 			out = append(out, routes.Route{Dst: r.Dst, Dev: ipip.DeviceName, Gateway: r.DstNodeIP, Onlink: true})
@@ -85,6 +85,23 @@ func setIPIPRouteMTU(rs []routes.Route, mtu int) {
 			rs[i].MTU = mtu
 		}
 	}
+}
+
+// sameSubnetRoute routes r, a CrossSubnet destination whose host is in this host's subnet,
+// unencapsulated via that host on parent (parentDevice of r's family); false when there is no
+// parent or no host address of r's family.
+func sameSubnetRoute(r *calc.Route, parent string) (routes.Route, bool) {
+	if parent == "" || !r.DstNodeIP.IsValid() || r.DstNodeIP.Is4() != r.Dst.Addr().Is4() {
+		return routes.Route{}, false
+	}
+	return routes.Route{Dst: r.Dst, Dev: parent, Gateway: r.DstNodeIP}, true
+}
+
+func boolIndex(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // parentDevice is the interface holding host, this host's address of one family ("" when

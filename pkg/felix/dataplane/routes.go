@@ -103,18 +103,15 @@ func setSource(cfg Config, rs []routes.Route) {
 // same-subnet ones our other protocol.
 func vxlanRoutes(cfg Config, m *model, devs []vxlan.Device) []routes.Route {
 	var out []routes.Route
+	parents := [2]string{parentDevice(m, m.host.HostIPv4.Addr()), parentDevice(m, m.host.HostIPv6.Addr())}
 	for _, r := range m.routes {
 		if r.Type == calc.RouteLocalWorkload || !isEncap(r.VXLANMode) {
 			continue
 		}
 		fam := versionOf(r.Dst.Addr())
 		if r.VXLANMode == "CrossSubnet" && r.SameSubnet {
-			host := m.host.HostIPv4.Addr()
-			if fam == nft.IPv6 {
-				host = m.host.HostIPv6.Addr()
-			}
-			if parent := parentDevice(m, host); parent != "" && r.DstNodeIP.IsValid() && versionOf(r.DstNodeIP) == fam {
-				out = append(out, routes.Route{Dst: r.Dst, Dev: parent, Gateway: r.DstNodeIP})
+			if rt, ok := sameSubnetRoute(r, parents[boolIndex(fam == nft.IPv6)]); ok {
+				out = append(out, rt)
 			}
 			continue
 		}
