@@ -115,7 +115,8 @@ func (b *builder) meshPeers(fi int) []Peer {
 // explicitPeerings evaluates the BGPPeers for this node: global ones, node-specific ones, then
 // the reverse of peerings whose remote end is this node (so Calico-to-Calico peerings are
 // symmetric) unless their reversePeering is Manual. A BGPPeer with a localWorkloadSelector peers
-// with the local workloads it is paired with (see pairWorkloads), never in reverse.
+// with the local workloads it is paired with (see pairWorkloads), never in reverse, and last: a
+// workload address never takes the place of another BGPPeer's session.
 func (b *builder) explicitPeerings(fi int) []candidate {
 	seen := map[peerKey]bool{}
 	var out []candidate
@@ -128,6 +129,7 @@ func (b *builder) explicitPeerings(fi int) []candidate {
 		out = append(out, candidate{typ: typ, t: t, peer: p, reverse: reverse})
 	}
 	names := sortedKeys(b.in.Peers)
+	var workloadPeers []*api.BGPPeer
 	for _, global := range []bool{true, false} {
 		for _, name := range names {
 			p := b.in.Peers[name]
@@ -137,14 +139,15 @@ func (b *builder) explicitPeerings(fi int) []candidate {
 			if !global && !b.appliesToLocal(p) {
 				continue
 			}
-			typ, targets := PeerNode, b.targets
+			if p.Spec.LocalWorkloadSelector != "" {
+				workloadPeers = append(workloadPeers, p)
+				continue
+			}
+			typ := PeerNode
 			if global {
 				typ = PeerGlobal
 			}
-			if p.Spec.LocalWorkloadSelector != "" {
-				typ, targets = PeerLocalWorkload, func(p *api.BGPPeer) []target { return b.workloadTargets(p, fi) }
-			}
-			for _, t := range targets(p) {
+			for _, t := range b.targets(p) {
 				emit(typ, t, p, false)
 			}
 		}
@@ -156,6 +159,11 @@ func (b *builder) explicitPeerings(fi int) []candidate {
 		}
 		for _, t := range b.reverseTargets(p, fi) {
 			emit(PeerNode, t, p, true)
+		}
+	}
+	for _, p := range workloadPeers {
+		for _, t := range b.workloadTargets(p, fi) {
+			emit(PeerLocalWorkload, t, p, false)
 		}
 	}
 	return out

@@ -102,8 +102,13 @@ func (b *builder) workloadAddrs(key string, w *api.WorkloadEndpoint, peer string
 		}
 	}
 	for fi, ip := range lw.ip {
-		if ip.IsValid() && !sessionAddr(ip) {
+		switch {
+		case !ip.IsValid():
+		case !sessionAddr(ip):
 			b.warn("BGPPeer %s: workload %s: BIRD cannot peer with %s; no session with it", peer, key, ip)
+			lw.ip[fi] = netip.Addr{}
+		case b.isNodeAddr(ip):
+			b.warn("BGPPeer %s: workload %s claims %s, a node's BGP address; no session with it", peer, key, ip)
 			lw.ip[fi] = netip.Addr{}
 		}
 	}
@@ -112,6 +117,17 @@ func (b *builder) workloadAddrs(key string, w *api.WorkloadEndpoint, peer string
 		return localWorkload{}, false
 	}
 	return lw, true
+}
+
+// isNodeAddr reports whether ip is the BGP address of a node: a workload claiming it gets no
+// session, so that it cannot replace or double that node's mesh or BGPPeer session.
+func (b *builder) isNodeAddr(ip netip.Addr) bool {
+	for _, n := range b.nodes {
+		if n.ip[familyIndex(ip)] == ip {
+			return true
+		}
+	}
+	return false
 }
 
 // workloadTargets are the workloads a BGPPeer peers with in family fi.

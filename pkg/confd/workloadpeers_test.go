@@ -73,6 +73,15 @@ func TestLocalWorkloadPeers(t *testing.T) {
 			bgpPeer("w", api.BGPPeerSpec{LocalWorkloadSelector: "app == 'bgp'", ASNumber: asn(65003)}),
 			testWorkload("a", "a-cni-1-eth0", bgpApp, nil)}, nil, nil,
 			"BGPPeer w: workload default/a-cni-1-eth0 has no address yet; no session with it"},
+		{"a workload claiming a node's address gets no session", []any{
+			bgpPeer("w", api.BGPPeerSpec{LocalWorkloadSelector: "app == 'bgp'", ASNumber: asn(65003)}),
+			testWorkload("a", "a-cni-1-eth0", bgpApp, nil, "198.18.2.2/32")}, nil, nil,
+			"BGPPeer w: workload default/a-cni-1-eth0 claims 198.18.2.2, a node's BGP address; no session with it"},
+		{"a workload claiming a BGPPeer's address does not replace its session", []any{
+			bgpPeer("a-wl", api.BGPPeerSpec{LocalWorkloadSelector: "app == 'bgp'", ASNumber: asn(65003)}),
+			bgpPeer("tor", api.BGPPeerSpec{Node: "a", PeerIP: "198.18.2.254", ASNumber: asn(65100)}),
+			testWorkload("a", "a-cni-1-eth0", bgpApp, nil, "198.18.2.254/32")},
+			[]peerSummary{{Name: "Node_198_18_2_254", AS: "65100"}}, nil, ""},
 		{"a link-local IPv6 address is left out", []any{
 			bgpPeer("w", api.BGPPeerSpec{LocalWorkloadSelector: "app == 'bgp'", ASNumber: asn(65003)}),
 			testWorkload("a", "a-cni-1-eth0", bgpApp, nil, "10.65.0.5/32", "fe80::5/128")},
