@@ -91,10 +91,11 @@ func (p *Param) convertTableRanges(v any) ([]TableRange, error) {
 	return out, p.checkTableRanges(out)
 }
 
-// RouteTables lists the routing table indices felix may use, lowest first, as Project Calico
+// firstTables lists the n lowest routing table indices felix may use, as Project Calico
 // allocates them: RouteTableRanges when set, else the deprecated RouteTableRange, else 1-250;
-// overlapping ranges count once and the kernel's tables 253-255 are left out.
-func (c *Config) RouteTables() []int {
+// overlapping ranges count once and the kernel's tables 253-255 are left out. Fewer when the
+// ranges hold fewer.
+func (c *Config) firstTables(n int) []int {
 	ranges := c.RouteTableRanges
 	if len(ranges) == 0 {
 		ranges = c.RouteTableRange
@@ -104,21 +105,23 @@ func (c *Config) RouteTables() []int {
 	}
 	var out []int
 	for _, r := range ranges {
-		for i := r.Min; i <= r.Max && i <= maxTableIndex; i++ {
+		// at most n indices from each range: the lowest n overall are among them
+		for i, taken := r.Min, 0; i <= r.Max && i <= maxTableIndex && taken < n; i++ {
 			if i < 253 || i > 255 {
-				out = append(out, i)
+				out, taken = append(out, i), taken+1
 			}
 		}
 	}
 	slices.Sort(out)
-	return slices.Compact(out)
+	out = slices.Compact(out)
+	return out[:min(n, len(out))]
 }
 
 // wireguardTables are the tables of IPv4 and IPv6 WireGuard: the first two indices felix
 // allocates (Project Calico allocates them whether or not WireGuard is on, so the tables can be
 // cleaned up after it is turned off). 0 when the ranges hold too few tables.
 func (c *Config) wireguardTables() (v4, v6 int) {
-	t := c.RouteTables()
+	t := c.firstTables(2)
 	if len(t) > 0 {
 		v4 = t[0]
 	}
