@@ -163,13 +163,19 @@ func (m *migrations) onEvent(ev migrationEvent) bool {
 	return m.input(ev.id, f, ev.input)
 }
 
-// interfaceChanged retries watching an interface that did not exist when its endpoint became
-// a migration target.
+// interfaceChanged watches a migration target's interface again when it changes: it may not
+// have existed when the endpoint became a target, or been re-created (a socket bound to the old
+// one would never see the announcement).
 func (m *migrations) interfaceChanged(name string) {
 	for id, f := range m.fsms {
-		if f.state == migrationTarget && f.watcher == nil && f.iface == name {
-			m.startWatch(id, f)
+		if f.state != migrationTarget || f.iface != name {
+			continue
 		}
+		if f.watcher != nil {
+			_ = f.watcher.Close()
+			f.watcher = nil
+		}
+		m.startWatch(id, f)
 	}
 }
 

@@ -240,6 +240,12 @@ func TestMigrationWatchRetry(t *testing.T) {
 	}
 	delete(r.fw.missing, "tapport-1")
 	r.m.interfaceChanged("tapport-1")
+	// The interface is re-created: the socket bound to the old one is replaced.
+	old := r.fw.open["tapport-1"]
+	r.m.interfaceChanged("tapport-1")
+	if old == nil || !old.closed || r.fw.open["tapport-1"] == old {
+		t.Fatal("a changed interface of a target is not watched anew")
+	}
 	r.announce()
 	r.want(migrationLive, routesElevated)
 }

@@ -94,7 +94,8 @@ func read(rc interface {
 			n, from, rerr = unix.Recvfrom(int(fd), buf, 0)
 			return !errors.Is(rerr, unix.EAGAIN)
 		})
-		if err != nil || (rerr != nil && !errors.Is(rerr, unix.EINTR)) {
+		// ENETDOWN: the interface went down; the socket reads again once it is up.
+		if err != nil || (rerr != nil && !errors.Is(rerr, unix.EINTR) && !errors.Is(rerr, unix.ENETDOWN)) {
 			return false
 		}
 		if ll, ok := from.(*unix.SockaddrLinklayer); ok && ll.Pkttype == unix.PACKET_OUTGOING {
