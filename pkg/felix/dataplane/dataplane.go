@@ -281,7 +281,7 @@ func (d *Dataplane) apply(ctx context.Context) ([]EndpointStatus, error) {
 		return nil, fmt.Errorf("applying nftables: %w", err)
 	}
 	errs = append(errs, d.workload.configure(d.model)...)
-	ipipState, err := d.ipip.Apply(ctx, ipipDevice(d.cfg, d.model))
+	ipipState, err := d.ipip.Apply(ctx, ipipDevice(d.cfg, d.model, d.hostMTU))
 	if err != nil {
 		errs = append(errs, fmt.Errorf("applying the IPIP device: %w", err))
 	}

@@ -13,8 +13,9 @@ import (
 
 // ipipDevice is the desired tunl0: wanted when IpInIpEnabled says so, or (unset) when an IPv4
 // pool has ipipMode Always or CrossSubnet, and this host has an IPIP tunnel address
-// (IpInIpTunnelAddr, else the Node's). nil: IPIP off.
-func ipipDevice(cfg Config, m *model) *ipip.Device {
+// (IpInIpTunnelAddr, else the Node's). nil: IPIP off. Its MTU is the one of the routes through
+// it (ipipRouteMTU, from the host MTU read at start), so device and routes never disagree.
+func ipipDevice(cfg Config, m *model, hostMTU int) *ipip.Device {
 	if !ipipWanted(cfg, m) {
 		return nil
 	}
@@ -25,7 +26,7 @@ func ipipDevice(cfg Config, m *model) *ipip.Device {
 	if !addr.Is4() {
 		return nil
 	}
-	return &ipip.Device{MTU: cfg.IPIPMTU, Addr: addr}
+	return &ipip.Device{MTU: ipipRouteMTU(cfg, hostMTU), Addr: addr} // the MTU of the routes through it too
 }
 
 func ipipWanted(cfg Config, m *model) bool {

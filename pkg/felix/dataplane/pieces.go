@@ -57,7 +57,7 @@ func (d *Dataplane) openPieces(o *options) error {
 			return fmt.Errorf("ipip: %w", err)
 		}
 		d.closers = append(d.closers, ih.Close)
-		o.ipip = ipip.New(ih, d.log.With().Str("piece", "ipip").Logger(), hostMTU)
+		o.ipip = ipip.New(ih, d.log.With().Str("piece", "ipip").Logger(), nil) // the MTU comes with the Device
 	}
 	return nil
 }
