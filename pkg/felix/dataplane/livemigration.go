@@ -132,6 +132,9 @@ func (m *migrations) observe(u calc.Update) bool {
 	switch u := u.(type) {
 	case calc.WorkloadEndpointUpdate:
 		f := m.fsms[u.ID]
+		if f == nil && u.Endpoint.LiveMigration == calc.MigrationNone {
+			return false // no role and never had one: no machine (base state, normal routes)
+		}
 		if f == nil {
 			f = &migrationFSM{}
 			m.fsms[u.ID] = f

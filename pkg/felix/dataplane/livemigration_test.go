@@ -124,8 +124,12 @@ func (r *migrationRig) fire() {
 func (r *migrationRig) want(s migrationState, mode routeMode) {
 	r.t.Helper()
 	f := r.m.fsms[r.id]
-	if f == nil || f.state != s || r.m.mode(r.id) != mode {
-		r.t.Fatalf("state %+v mode %d, want %s mode %d", f, r.m.mode(r.id), s, mode)
+	state := migrationBase // an endpoint that never had a role has no machine: base
+	if f != nil {
+		state = f.state
+	}
+	if state != s || r.m.mode(r.id) != mode {
+		r.t.Fatalf("state %s (%+v) mode %d, want %s mode %d", state, f, r.m.mode(r.id), s, mode)
 	}
 }
 
@@ -133,6 +137,9 @@ func TestMigrationHappyPath(t *testing.T) {
 	r := newMigrationRig(t)
 	r.role(calc.MigrationNone)
 	r.want(migrationBase, routesNormal)
+	if r.m.fsms[r.id] != nil {
+		t.Fatal("an endpoint without a migration role got a state machine")
+	}
 	r.role(calc.MigrationTarget)
 	r.want(migrationTarget, routesHeld)
 	r.announce()
