@@ -83,10 +83,15 @@ func SyncPrefixes(nodeName string) []string {
 type Store struct {
 	nodeName string
 	in       *Inputs
+	// workloadPeers are the BGPPeers with a localWorkloadSelector (kept as BGPPeers arrive, so
+	// that a workload or profile update does not scan every BGPPeer).
+	workloadPeers map[string]bool
 }
 
 // NewStore returns an empty store for node nodeName.
-func NewStore(nodeName string) *Store { return &Store{nodeName: nodeName, in: NewInputs()} }
+func NewStore(nodeName string) *Store {
+	return &Store{nodeName: nodeName, in: NewInputs(), workloadPeers: map[string]bool{}}
+}
 
 // Inputs returns the current inputs (owned by the store: read them, do not keep them across Apply).
 func (s *Store) Inputs() *Inputs { return s.in }
@@ -96,7 +101,7 @@ func (s *Store) Inputs() *Inputs { return s.in }
 // profiles while no BGPPeer peers with local workloads).
 func (s *Store) Apply(m syncer.Message) bool {
 	if m.Snapshot {
-		s.in = NewInputs()
+		s.in, s.workloadPeers = NewInputs(), map[string]bool{}
 	}
 	changed := m.Snapshot
 	for _, u := range m.Updates {
@@ -127,6 +132,11 @@ func (s *Store) apply(u syncer.Update) bool {
 		setInvalid(s.in.InvalidConfigs, id, u.Value)
 	case "BGPPeer":
 		setOrDelete(s.in.Peers, id.Name, u.Value)
+		if p := s.in.Peers[id.Name]; p != nil && p.Spec.LocalWorkloadSelector != "" {
+			s.workloadPeers[id.Name] = true
+		} else {
+			delete(s.workloadPeers, id.Name)
+		}
 	case "BGPFilter":
 		setOrDelete(s.in.Filters, id.Name, u.Value)
 		setInvalid(s.in.InvalidFilters, id, u.Value)
@@ -145,14 +155,7 @@ func (s *Store) apply(u syncer.Update) bool {
 
 // workloadPeering reports whether a BGPPeer peers with local workloads: only then do workloads
 // and profiles change the model (a BGPPeer that starts to is an update of its own).
-func (s *Store) workloadPeering() bool {
-	for _, p := range s.in.Peers {
-		if p.Spec.LocalWorkloadSelector != "" {
-			return true
-		}
-	}
-	return false
-}
+func (s *Store) workloadPeering() bool { return len(s.workloadPeers) > 0 }
 
 // applyWorkload keeps a WorkloadEndpoint if it is on this node (a workload that moves to another
 // node is forgotten). It reports whether this node's workloads changed.

@@ -185,6 +185,12 @@ func TestStoreKeepsLocalWorkloads(t *testing.T) {
 	if s.Apply(syncer.Message{Updates: []syncer.Update{{Key: key("w1")}}}) {
 		t.Error("deleting a workload that is not kept asked for a render")
 	}
+	// The BGPPeer stops selecting workloads: workloads and profiles no longer ask for renders.
+	s.Apply(syncer.Message{Updates: []syncer.Update{{Key: datastore.ResourcePrefix + "bgppeers/w",
+		Value: bgpPeer("w", api.BGPPeerSpec{ASNumber: asn(65010), PeerIP: "198.18.2.9"})}}})
+	if s.Apply(syncer.Message{Updates: []syncer.Update{{Key: key("w1"), Value: local}, profile}}) {
+		t.Error("a workload asked for a render after the last workload-selecting BGPPeer changed")
+	}
 }
 
 // TestWorkloadInjection: WorkloadEndpoints written straight to etcd (as a hostile writer could)
