@@ -179,27 +179,36 @@ func (t *Tunnel) mtu(ctx context.Context, configured int) (int, error) {
 
 // ensureLink finds tunl0 or creates it.
 func (t *Tunnel) ensureLink(mtu int) (*Link, error) {
-	l, err := t.h.Link(DeviceName)
-	if err != nil {
-		return nil, fmt.Errorf("looking up %s: %w", DeviceName, err)
+	l, created, err := EnsureLink(t.h, mtu)
+	if created {
+		t.log.Info().Str("device", DeviceName).Int("mtu", mtu).Msg("Created the IPIP tunnel device")
+	}
+	return l, err
+}
+
+// EnsureLink finds tunl0 or creates it (mtu 0: the kernel's default), as calico-felix needs it:
+// an ipip link. ErrNoDriver: the kernel has no ipip driver. created: this call created it.
+func EnsureLink(h Handle, mtu int) (l *Link, created bool, err error) {
+	if l, err = h.Link(DeviceName); err != nil {
+		return nil, false, fmt.Errorf("looking up %s: %w", DeviceName, err)
 	}
 	if l == nil {
-		err := t.h.AddIPIP(DeviceName, mtu)
+		err := h.AddIPIP(DeviceName, mtu)
 		if errors.Is(err, ErrNoDriver) {
-			return nil, err
+			return nil, false, err
 		}
 		if err != nil && !errors.Is(err, unix.EEXIST) {
-			return nil, fmt.Errorf("creating %s: %w", DeviceName, err)
+			return nil, false, fmt.Errorf("creating %s: %w", DeviceName, err)
 		}
-		t.log.Info().Str("device", DeviceName).Int("mtu", mtu).Msg("Created the IPIP tunnel device")
-		if l, err = t.h.Link(DeviceName); err != nil || l == nil {
-			return nil, fmt.Errorf("looking up %s after creating it: %v", DeviceName, err)
+		created = err == nil
+		if l, err = h.Link(DeviceName); err != nil || l == nil {
+			return nil, created, fmt.Errorf("looking up %s after creating it: %v", DeviceName, err)
 		}
 	}
 	if l.Kind != "ipip" {
-		return nil, fmt.Errorf("%s exists but is a %q link, not ipip", DeviceName, l.Kind)
+		return nil, created, fmt.Errorf("%s exists but is a %q link, not ipip", DeviceName, l.Kind)
 	}
-	return l, nil
+	return l, created, nil
 }
 
 // converge sets the MTU, makes addr the only IPv4 address and sets the device up.

@@ -7,8 +7,6 @@ import (
 	"sort"
 	"strings"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/calico-host/calico-host/pkg/api"
 	"github.com/calico-host/calico-host/pkg/ipip"
 	"github.com/calico-host/calico-host/pkg/nlhandle"
@@ -33,24 +31,8 @@ var ipipDeviceStates = []ipipDeviceState{ipipOff, ipipAvailable, ipipNoDriver, i
 // creating it here changes nothing felix would not. ipip.ErrNoDriver: the kernel has no ipip
 // driver.
 func probeIPIP(h ipip.Handle) error {
-	l, err := h.Link(ipip.DeviceName)
-	if err != nil {
-		return fmt.Errorf("looking up %s: %w", ipip.DeviceName, err)
-	}
-	if l == nil {
-		err := h.AddIPIP(ipip.DeviceName, 0) // 0: the kernel's default MTU; felix sets its own
-		if errors.Is(err, ipip.ErrNoDriver) {
-			return err
-		}
-		if err != nil && !errors.Is(err, unix.EEXIST) {
-			return fmt.Errorf("creating %s: %w", ipip.DeviceName, err)
-		}
-		return nil
-	}
-	if l.Kind != "ipip" {
-		return fmt.Errorf("%s exists but is a %q link, not ipip", ipip.DeviceName, l.Kind)
-	}
-	return nil
+	_, _, err := ipip.EnsureLink(h, 0) // 0: the kernel's default MTU; felix sets its own
+	return err
 }
 
 // IPIPDevice implements Kernel with a netlink handle of its own in the kernel's namespace.
@@ -78,11 +60,14 @@ func ipipPoolNames(pools []*api.IPPool) []string {
 
 // checkIPIP checks tunl0 when an IPv4 pool uses IPIP and reports the result: the gauge, a
 // warning on systemd's STATUS while tunl0 cannot exist, and a log line naming the pools when
-// the state or the pools change.
+// the state or the pools change. Once tunl0 was found for the same pools it is not asked for
+// again (calico-felix keeps it): only a missing driver or a failure is checked on each reconcile.
 func (s *Startup) checkIPIP(pools []*api.IPPool) {
 	names := ipipPoolNames(pools)
 	st, err := ipipOff, error(nil)
-	if len(names) > 0 {
+	if len(names) > 0 && s.ipipLogged == string(ipipAvailable)+" "+strings.Join(names, ",") {
+		st = ipipAvailable
+	} else if len(names) > 0 {
 		st, err = ipipAvailable, s.kernel.IPIPDevice()
 		switch {
 		case errors.Is(err, ipip.ErrNoDriver):

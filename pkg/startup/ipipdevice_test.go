@@ -31,7 +31,6 @@ func TestIPIPPoolWithoutDriverIsReported(t *testing.T) {
 	env["CALICO_IPV4POOL_VXLAN"] = "Never"
 	env["CALICO_IPV4POOL_IPIP"] = "Always"
 	k := fixtureHost()
-	k.IPIP.NoDriver = true
 	h := newHarness(t, env, k)
 	s := h.startup()
 	var logs logtest.Buffer
@@ -134,5 +133,42 @@ func TestIPIPDeviceRealKernel(t *testing.T) {
 	}
 	if v := ipipGauge(s, want); v != 1 {
 		t.Errorf("calico_startup_ipip_device_state{state=%q} = %v, want 1", want, v)
+	}
+}
+
+// countingKernel counts the tunl0 checks that reach the kernel.
+type countingKernel struct {
+	*FakeKernel
+	checks int
+}
+
+func (k *countingKernel) IPIPDevice() error { k.checks++; return k.FakeKernel.IPIPDevice() }
+
+// TestIPIPDeviceCheckedOnce: once tunl0 was found for the IPIP pools, later reconciles do not
+// ask the kernel again until the pools change; a missing driver is asked about every time.
+func TestIPIPDeviceCheckedOnce(t *testing.T) {
+	h := newHarness(t, fixtureEnv(t), fixtureHost())
+	s := h.startup()
+	k := &countingKernel{FakeKernel: h.kernel.(*FakeKernel)}
+	s.kernel = k
+	pools := []*api.IPPool{{ObjectMeta: api.ObjectMeta{Name: "p"}, Spec: api.IPPoolSpec{CIDR: "10.65.0.0/16", IPIPMode: api.EncapAlways}}}
+	s.checkIPIP(pools)
+	s.checkIPIP(pools)
+	if k.checks != 1 || ipipGauge(s, ipipAvailable) != 1 {
+		t.Errorf("two reconciles with the same pools: %d kernel checks, want 1; available gauge %v", k.checks, ipipGauge(s, ipipAvailable))
+	}
+	pools = append(pools, &api.IPPool{ObjectMeta: api.ObjectMeta{Name: "q"}, Spec: api.IPPoolSpec{CIDR: "10.66.0.0/16", IPIPMode: api.EncapCrossSubnet}})
+	s.checkIPIP(pools)
+	if k.checks != 2 {
+		t.Errorf("a new IPIP pool: %d kernel checks, want 2", k.checks)
+	}
+	other := fixtureHost()
+	other.IPIP.NoDriver = true
+	k.FakeKernel = other // a kernel without the driver: asked every time
+	pools = pools[:1]
+	s.checkIPIP(pools)
+	s.checkIPIP(pools)
+	if k.checks != 4 || ipipGauge(s, ipipNoDriver) != 1 {
+		t.Errorf("no driver: %d kernel checks, want 4; no-driver gauge %v", k.checks, ipipGauge(s, ipipNoDriver))
 	}
 }
