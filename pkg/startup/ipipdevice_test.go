@@ -31,6 +31,7 @@ func TestIPIPPoolWithoutDriverIsReported(t *testing.T) {
 	env["CALICO_IPV4POOL_VXLAN"] = "Never"
 	env["CALICO_IPV4POOL_IPIP"] = "Always"
 	k := fixtureHost()
+	k.IPIP.NoDriver = true
 	h := newHarness(t, env, k)
 	s := h.startup()
 	var logs logtest.Buffer
