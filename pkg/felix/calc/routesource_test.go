@@ -42,7 +42,7 @@ func TestRouteSourceWorkloadIPs(t *testing.T) {
 		block("10.65.9.0/26", "h3", nil),
 		wep("ns", "h1", "a", nil, []string{"10.65.0.1/32"}),
 		wep("ns", "h2", "b", nil, []string{"10.65.1.2/32", "fd5c::2/128"}),
-		wep("ns", "h3", "c", nil, []string{"10.65.77.3/32"}), // not in any block (another IPAM)
+		wep("ns", "h3", "c", nil, []string{"10.65.77.3/32"}),         // not in any block (another IPAM)
 		wep("ns", "h3", "d", nil, []string{"::ffff:10.65.77.4/128"}), // IPv4-mapped: routed as IPv4
 	)
 	flushInto(t, g, m)
