@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -31,9 +32,15 @@ const (
 	receiptTimeout = 30 * time.Second
 )
 
+// LocalSocket is where felix's local reporter (FlowLogsLocalReporter
+// Enabled) sends flows, without TLS, while the socket exists
+// (felix/collector/local).
+const LocalSocket = "unix:///var/run/calico/flows/flows.sock"
+
 // Config says where to send flows and how to authenticate.
 type Config struct {
-	// Server is host:port (FlowLogsGoldmaneServer).
+	// Server is host:port (FlowLogsGoldmaneServer), or unix:///path for
+	// FlowLogsLocalReporter's socket (LocalSocket).
 	Server string
 	// CertFile, KeyFile and CAFile authenticate both ends (mutual TLS):
 	// felix uses its TyphaCertFile, TyphaKeyFile and TyphaCAFile. All empty:
@@ -65,8 +72,10 @@ type sentFlow struct {
 // New checks cfg and loads its certificates; it does not connect (Run
 // does). An error here does not go away by retrying.
 func New(cfg Config) (*Client, error) {
-	if _, _, err := net.SplitHostPort(cfg.Server); err != nil {
-		return nil, fmt.Errorf("goldmane server %q: %w", cfg.Server, err)
+	if !strings.HasPrefix(cfg.Server, "unix://") {
+		if _, _, err := net.SplitHostPort(cfg.Server); err != nil {
+			return nil, fmt.Errorf("goldmane server %q: %w", cfg.Server, err)
+		}
 	}
 	if cfg.Queue <= 0 {
 		cfg.Queue = DefaultQueue

@@ -272,3 +272,28 @@ func TestPushDropsWhenFull(t *testing.T) {
 		t.Errorf("sent %d, dropped %d; want 0, 1", sent, dropped)
 	}
 }
+
+// The local reporter's kind of server: FlowCollector on a unix socket, no TLS.
+func TestStreamsOverUnixSocket(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "flows.sock")
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := grpc.NewServer()
+	g := &fakeGoldmane{got: make(chan *pb.Flow, 10)}
+	pb.RegisterFlowCollectorServer(srv, g)
+	go func() { _ = srv.Serve(l) }()
+	defer srv.Stop()
+	c, err := New(Config{Server: "unix://" + sock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go c.Run(ctx)
+	c.Push(testFlow("a-*"))
+	if got := receive(t, g); !proto.Equal(got, wantProto("a-*")) {
+		t.Errorf("received %v", got)
+	}
+}
