@@ -7,6 +7,7 @@
 //	ruleid.go  RuleID (validated constructors), Policy, Direction and its NFLOG group, Hit
 //	prefix.go  RuleID -> prefix (felix's format, hashed when long); ParsePrefix
 //	table.go   Table: the prefixes of one ruleset -> RuleID
+//	path.go    Path (one packet's rules up to the verdict) -> enforced policy hits; Assembler
 //
 // # The prefix: Project Calico's format
 //
