@@ -213,8 +213,9 @@ func TestNewRefuses(t *testing.T) {
 // testPKI is a CA, a server certificate for one DNS name and a client certificate, with
 // the files a client reads.
 type testPKI struct {
-	serverTLS                 *tls.Config
-	certFile, keyFile, caFile string
+	serverTLS                     *tls.Config
+	certFile, keyFile, caFile     string
+	serverCertFile, serverKeyFile string
 }
 
 func newPKI(t *testing.T, serverName string) *testPKI {
@@ -248,11 +249,15 @@ func newPKI(t *testing.T, serverName string) *testPKI {
 		serverTLS: &tls.Config{Certificates: []tls.Certificate{server}, ClientCAs: pool, ClientAuth: tls.RequireAndVerifyClientCert},
 		certFile:  filepath.Join(dir, "cert.pem"), keyFile: filepath.Join(dir, "key.pem"), caFile: filepath.Join(dir, "ca.pem"),
 	}
+	p.serverCertFile, p.serverKeyFile = filepath.Join(dir, "server.pem"), filepath.Join(dir, "server-key.pem")
 	keyDER, _ := x509.MarshalECPrivateKey(client.PrivateKey.(*ecdsa.PrivateKey))
+	serverKeyDER, _ := x509.MarshalECPrivateKey(server.PrivateKey.(*ecdsa.PrivateKey))
 	for path, block := range map[string]*pem.Block{
-		p.caFile:   {Type: "CERTIFICATE", Bytes: caDER},
-		p.certFile: {Type: "CERTIFICATE", Bytes: client.Certificate[0]},
-		p.keyFile:  {Type: "EC PRIVATE KEY", Bytes: keyDER},
+		p.caFile:         {Type: "CERTIFICATE", Bytes: caDER},
+		p.certFile:       {Type: "CERTIFICATE", Bytes: client.Certificate[0]},
+		p.keyFile:        {Type: "EC PRIVATE KEY", Bytes: keyDER},
+		p.serverCertFile: {Type: "CERTIFICATE", Bytes: server.Certificate[0]},
+		p.serverKeyFile:  {Type: "EC PRIVATE KEY", Bytes: serverKeyDER},
 	} {
 		if err := os.WriteFile(path, pem.EncodeToMemory(block), 0o600); err != nil {
 			t.Fatal(err)
