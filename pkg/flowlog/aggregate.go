@@ -181,13 +181,13 @@ func (e *entry) add(u Update) {
 	e.enforced = cloneHits(u.Policies.Enforced)
 	e.pending = cloneHits(u.Policies.Pending) // the latest pending trace wins
 	t := u.Tuple
+	if _, open := e.active[t]; !open {
+		e.started[t] = struct{}{} // first seen: a connection that also completed now started now
+	}
 	if u.Completed {
 		e.done[t] = struct{}{}
 		delete(e.active, t)
 	} else {
-		if _, open := e.active[t]; !open {
-			e.started[t] = struct{}{}
-		}
 		e.active[t] = struct{}{}
 	}
 	e.refs[t] = struct{}{}

@@ -131,6 +131,21 @@ func TestAggregatePendingIsLatest(t *testing.T) {
 	}
 }
 
+// A connection whose first update is its last counts as started and completed.
+func TestAggregateShortConnection(t *testing.T) {
+	a := NewAggregator(t0, 0)
+	u := update(tcp("10.65.0.2", 40000, "10.65.0.3", 80), web(nil))
+	u.Completed = true
+	must(t, a.Feed(u))
+	f := a.Flush(t0.Add(time.Second))
+	if len(f) != 1 || f[0].NumConnectionsStarted != 1 || f[0].NumConnectionsCompleted != 1 || f[0].NumConnectionsLive != 1 {
+		t.Fatalf("%+v", f)
+	}
+	if a.Len() != 0 {
+		t.Error("completed flow kept")
+	}
+}
+
 func TestAggregateBound(t *testing.T) {
 	a := NewAggregator(t0, 1)
 	must(t, a.Feed(update(tcp("10.65.0.2", 1, "10.65.0.3", 80), web(nil))))
