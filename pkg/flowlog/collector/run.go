@@ -24,10 +24,16 @@ type Loop struct {
 	Tables <-chan *ruleid.Table
 	// Out receives the flows of each interval, on the loop's goroutine.
 	Out func([]flowlog.Flow)
-	// ReadBuffer is the NFLOG sockets' receive buffer (bytes; 0: system default).
+	// ReadBuffer is the NFLOG sockets' receive buffer (bytes; 0: system
+	// default); NFLOGFlush how long the kernel batches messages (0: its
+	// default, 1 s).
 	ReadBuffer int
+	NFLOGFlush time.Duration
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
+	// Ready, when set, is called once the NFLOG groups are bound: packets
+	// logged from then on are collected.
+	Ready func()
 }
 
 // DefaultPoll is felix's conntrack polling interval.
@@ -61,6 +67,9 @@ func (c *Collector) Run(ctx context.Context, l Loop) error {
 		return err
 	}
 	defer ct.Close()
+	if l.Ready != nil {
+		l.Ready()
+	}
 	c.loop(ctx, l, packets, ct)
 	return nil
 }
@@ -68,7 +77,8 @@ func (c *Collector) Run(ctx context.Context, l Loop) error {
 func (c *Collector) subscribe(ctx context.Context, l Loop, packets chan<- nflog.Packet) ([]*nflog.Subscriber, error) {
 	var subs []*nflog.Subscriber
 	for _, g := range []uint16{ruleid.IngressGroup, ruleid.EgressGroup} {
-		s, err := nflog.Subscribe(ctx, nflog.Config{Group: g, NetNS: l.NetNS, ReadBuffer: l.ReadBuffer, Log: c.cfg.Log},
+		s, err := nflog.Subscribe(ctx, nflog.Config{Group: g, NetNS: l.NetNS, ReadBuffer: l.ReadBuffer,
+			FlushTimeout: l.NFLOGFlush, Log: c.cfg.Log},
 			func(p nflog.Packet) {
 				select { // blocking here backs up the socket: the kernel then reports lost messages
 				case packets <- p:

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	gonflog "github.com/florianl/go-nflog/v2"
 	"github.com/mdlayher/netlink"
@@ -25,7 +26,10 @@ type Config struct {
 	// ReadBuffer is the socket's receive buffer in bytes; 0 leaves the
 	// system's default. A full buffer loses messages (Stats.Overruns).
 	ReadBuffer int
-	Log        zerolog.Logger
+	// FlushTimeout is how long the kernel may hold messages to batch them
+	// (10 ms steps); 0 keeps its default, 1 s (felix keeps it too).
+	FlushTimeout time.Duration
+	Log          zerolog.Logger
 }
 
 // DefaultCopyRange holds an IPv6 header with a few extension headers and a
@@ -63,6 +67,7 @@ func Subscribe(ctx context.Context, cfg Config, fn func(Packet)) (*Subscriber, e
 	}
 	nf, err := gonflog.Open(&gonflog.Config{
 		Group: cfg.Group, Copymode: gonflog.CopyPacket, Bufsize: copyRange, NetNS: cfg.NetNS,
+		Timeout: uint32((cfg.FlushTimeout + 9*time.Millisecond) / (10 * time.Millisecond)),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("opening NFLOG socket for group %d: %w", cfg.Group, err)
