@@ -16,6 +16,9 @@
 //	flowlog/conntrack  conntrack dump and events with accounting counters
 //	flowlog/filesink   JSON lines file with size-based rotation
 //	flowlog/goldmane   FlowCollector gRPC client (and goldmanepb, its generated code)
+//	flowlog/collector  NFLOG paths + conntrack counters + endpoints -> Updates -> flows; its loop
+//
+// docs/flowlogs.md is the plan for wiring them into calico-felix.
 //
 // # Facts from Project Calico this package relies on
 //
