@@ -204,3 +204,54 @@ func TestDNATJoinsOnReplyTuple(t *testing.T) {
 		t.Errorf("flows %+v", flows)
 	}
 }
+
+// Between two local workloads both ends report: Src from the egress path (with "out" the
+// original direction), Dst from the ingress path; the pending trace comes from Pending.
+func TestBothReporters(t *testing.T) {
+	must := func(r ruleid.RuleID, err error) ruleid.RuleID {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	egressAllow := must(ruleid.Rule(ruleid.Policy{Kind: flowlog.KindCalicoNetworkPolicy, Namespace: "prod", Name: "out"},
+		"default", ruleid.Egress, 0, flowlog.Allow))
+	profileAllow := must(ruleid.ProfileRule("openstack-sg-web", ruleid.Ingress, 2, flowlog.Allow))
+	table := ruleid.NewTable()
+	for _, r := range []ruleid.RuleID{egressAllow, profileAllow} {
+		if _, err := table.Add(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a := flowlog.Endpoint{Type: flowlog.WorkloadEndpoint, Name: "client", Namespace: "prod"}
+	b := flowlog.Endpoint{Type: flowlog.WorkloadEndpoint, Name: "web", Namespace: "prod"}
+	staged := flowlog.PolicyHit{Kind: flowlog.KindStagedNetworkPolicy, Namespace: "prod", Name: "lockdown",
+		Tier: "default", Action: flowlog.Deny}
+	c := New(Config{
+		Endpoints: fakeEndpoints{local: map[netip.Addr]flowlog.Endpoint{clientIP: a, serverIP: b}},
+		Pending: func(_ flowlog.Tuple, d ruleid.Direction) ([]flowlog.PolicyHit, bool) {
+			return []flowlog.PolicyHit{staged}, d == ruleid.Ingress
+		},
+	}, t0)
+	c.SetTable(table)
+	tu := flowlog.Tuple{Src: clientIP, Dst: serverIP, Proto: flowlog.ProtoTCP, SrcPort: 40000, DstPort: 443}
+	c.OnPacket(nflog.Packet{Group: 2, Prefix: egressAllow.Prefix(), Length: 60, Tuple: tu}, t0)
+	c.OnPacket(nflog.Packet{Group: 1, Prefix: profileAllow.Prefix(), Length: 60, Tuple: tu}, t0)
+	c.OnDump([]conntrack.Entry{{Orig: tu, OrigPackets: 10, OrigBytes: 1000, ReplyPackets: 8, ReplyBytes: 5000}})
+	flows := c.Flush(t0.Add(time.Minute))
+	if len(flows) != 2 {
+		t.Fatalf("flows %+v", flows)
+	}
+	src, dst := flows[0], flows[1]
+	if src.Reporter != flowlog.Src {
+		src, dst = dst, src
+	}
+	if src.PacketsOut != 10 || src.BytesIn != 5000 || src.Policies.Enforced[0].Name != "out" || len(src.Policies.Pending) != 0 {
+		t.Errorf("source's report %+v", src)
+	}
+	if dst.PacketsIn != 10 || dst.BytesOut != 5000 || dst.Policies.Enforced[0].Kind != flowlog.KindProfile ||
+		dst.Policies.Enforced[0].RuleIndex != 2 || len(dst.Policies.Pending) != 1 || dst.Policies.Pending[0].Name != "lockdown" {
+		t.Errorf("destination's report %+v", dst)
+	}
+}
