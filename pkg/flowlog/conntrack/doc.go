@@ -18,8 +18,8 @@
 //
 // Counters are kept only with net.netfilter.nf_conntrack_acct=1, a
 // per-namespace sysctl; entries created before it was set count nothing.
-// felix's collector polls the table (a dump per
-// FlowLogsFlushInterval-independent period) rather than relying on events,
+// felix's collector dumps the table every 5 s (DefaultConntrackPollingInterval)
+// rather than relying on events,
 // takes counters of the original direction as "packets/bytes in" of the
 // destination's report and of the reply direction as its "out", and
 // expires a TCP entry as soon as its state reaches TIME_WAIT

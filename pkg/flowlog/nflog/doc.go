@@ -27,9 +27,11 @@
 // ICMP's are (felix reads ICMP only). A message without a prefix or an IP
 // packet is counted (Stats.ParseErrors) and skipped; lost messages
 // (ENOBUFS: the socket's buffer overran) are counted (Stats.Overruns),
-// logged once, and reading goes on. felix does not batch in the kernel
-// either (no NFULA_CFG_TIMEOUT); it aggregates in user space for 10 ms,
-// which the collector may do on top of the callback.
+// logged once, and reading goes on. The kernel batches messages and sends
+// them after up to 1 s by default (measured here: 1.01 s for a lone
+// packet); felix keeps that default for flow logs (it shortens it only for
+// DNS logs) and aggregates in user space for 10 ms on top. FlushTimeout
+// changes it.
 //
 // Only one socket can bind a group in a network namespace: felix's groups
 // are 1 (ingress) and 2 (egress).
