@@ -134,6 +134,24 @@ func TestAllowedConnection(t *testing.T) {
 	}
 }
 
+// An allowed connection that conntrack does not show yet is reported without counters (the
+// first dump that has it counts from its first packet).
+func TestAllowedBeforeDump(t *testing.T) {
+	r := newRules(t)
+	c := newCollector(r)
+	tu := flowlog.Tuple{Src: clientIP, Dst: serverIP, Proto: flowlog.ProtoTCP, SrcPort: 40003, DstPort: 8080}
+	c.OnPacket(pkt(r.pass.Prefix(), tu, 60), t0)
+	c.OnPacket(pkt(r.allow.Prefix(), tu, 60), t0)
+	f := c.Flush(t0.Add(time.Second))
+	if len(f) != 1 || f[0].PacketsIn != 0 || f[0].BytesIn != 0 || f[0].NumConnectionsStarted != 1 {
+		t.Fatalf("before the dump: %+v", f)
+	}
+	c.OnDump([]conntrack.Entry{{Orig: tu, OrigPackets: 3, OrigBytes: 180}})
+	if f = c.Flush(t0.Add(2 * time.Second)); len(f) != 1 || f[0].PacketsIn != 3 || f[0].NumConnectionsStarted != 0 {
+		t.Fatalf("after the dump: %+v", f)
+	}
+}
+
 // Denied packets: every one is logged; the counters are the logged packets; the end of
 // tier names its trigger; the connection ages out after AgeTimeout.
 func TestDeniedPackets(t *testing.T) {

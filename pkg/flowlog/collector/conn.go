@@ -126,17 +126,18 @@ func (c *Collector) update(cn *conn, d ruleid.Direction, src, dst flowlog.Endpoi
 		}
 	}
 	// With a conntrack entry, "in" is the original direction for the
-	// destination's report and the reply for the source's; without one
-	// (denied), the NFLOG'd packets are the only traffic.
+	// destination's report and the reply for the source's. Without one, a
+	// denied connection's traffic is the packets NFLOG saw; an allowed one
+	// waits for conntrack (which will count its first packets too).
 	in, out := delta(cn.orig, cn.origRep), delta(cn.reply, cn.replyRep)
+	if !cn.tracked {
+		in, out = counters{}, counters{}
+		if verdict.Action == flowlog.Deny {
+			in = ds.logged
+		}
+	}
 	if d == ruleid.Egress {
 		in, out = out, in
-	}
-	if !cn.tracked {
-		in, out = ds.logged, counters{}
-		if d == ruleid.Egress {
-			in, out = out, in
-		}
 	}
 	u.PacketsIn, u.BytesIn = int64(in.packets), int64(in.bytes)
 	u.PacketsOut, u.BytesOut = int64(out.packets), int64(out.bytes)
