@@ -28,5 +28,12 @@
 //
 // Where we differ: a receipt that does not come within 30 s fails the
 // stream (felix waits forever); ServerName may name the expected server
-// when the address is an IP; the replay is capped at 100,000 flows.
+// when the address is an IP; the replay is capped at 100,000 flows; end_time
+// is the end of the flush interval (felix's conversion,
+// felix/collector/goldmane/client.go, sends the start time twice; Goldmane
+// files flows by their start into its 15 s buckets either way).
+//
+// Checked by hand against Goldmane built from Project Calico's source
+// (TestRealGoldmane): it accepted our stream over mutual TLS and its stream
+// client read both flows back, policies and counters intact.
 package goldmane
