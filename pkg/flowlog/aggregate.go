@@ -77,15 +77,14 @@ type endKey struct {
 	name, ns string
 }
 
-// entry holds one flow's state. active are the connections still open;
-// started, completed and refs are the connections that started, completed
-// or were seen at all in the current interval (refs starts each interval
-// as the open ones).
+// entry holds one flow's state: the connections still open, and how many
+// connections started, completed, and were open when the interval began.
 type entry struct {
 	key                         aggKey
 	enforced, pending           []PolicyHit
 	srcLabels, dstLabels        map[string]string
-	active, started, done, refs map[Tuple]struct{}
+	active                      map[Tuple]struct{}
+	started, completed, atStart int64
 	pktIn, pktOut, byIn, byOut  int64
 	touched                     bool // updated this interval
 	resetOnUpdate               bool // labels and policies restart with the next update
@@ -162,12 +161,7 @@ func (u Update) key() aggKey {
 }
 
 func newEntry(k aggKey) *entry {
-	return &entry{
-		key:    k,
-		active: map[Tuple]struct{}{}, started: map[Tuple]struct{}{},
-		done: map[Tuple]struct{}{}, refs: map[Tuple]struct{}{},
-		resetOnUpdate: true,
-	}
+	return &entry{key: k, active: map[Tuple]struct{}{}, resetOnUpdate: true}
 }
 
 func (e *entry) add(u Update) {
@@ -182,15 +176,14 @@ func (e *entry) add(u Update) {
 	e.pending = cloneHits(u.Policies.Pending) // the latest pending trace wins
 	t := u.Tuple
 	if _, open := e.active[t]; !open {
-		e.started[t] = struct{}{} // first seen: a connection that also completed now started now
+		e.started++ // first seen: a connection that also completed now started now
 	}
 	if u.Completed {
-		e.done[t] = struct{}{}
+		e.completed++
 		delete(e.active, t)
 	} else {
 		e.active[t] = struct{}{}
 	}
-	e.refs[t] = struct{}{}
 	e.pktIn += u.PacketsIn
 	e.pktOut += u.PacketsOut
 	e.byIn += u.BytesIn
@@ -247,15 +240,14 @@ func (e *entry) flow(start, end time.Time) Flow {
 		PacketsOut:              e.pktOut,
 		BytesIn:                 e.byIn,
 		BytesOut:                e.byOut,
-		NumConnectionsStarted:   int64(len(e.started)),
-		NumConnectionsCompleted: int64(len(e.done)),
-		NumConnectionsLive:      int64(len(e.refs)),
+		NumConnectionsStarted:   e.started,
+		NumConnectionsCompleted: e.completed,
+		NumConnectionsLive:      e.atStart + e.started,
 	}
 }
 
 func (e *entry) reset() {
-	e.started, e.done = map[Tuple]struct{}{}, map[Tuple]struct{}{}
-	e.refs = maps.Clone(e.active)
+	e.started, e.completed, e.atStart = 0, 0, int64(len(e.active))
 	e.pktIn, e.pktOut, e.byIn, e.byOut = 0, 0, 0, 0
 	e.touched = false
 	e.resetOnUpdate = true

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -125,16 +126,27 @@ func (h PolicyHit) String() string {
 	if h.Kind == KindEndOfTier && h.Trigger != nil {
 		named = *h.Trigger
 	}
-	name := shortKinds[named.Kind] + ":" + named.Name
-	if named.Namespace != "" {
-		name = shortKinds[named.Kind] + ":" + named.Namespace + "/" + named.Name
-	}
 	tier := h.Tier
 	if h.Kind == KindProfile {
 		tier = "__PROFILE__"
 	}
-	return fmt.Sprintf("%d|%s|%s|%s|%d", h.PolicyIndex, tier, name,
-		strings.ToLower(h.Action.String()), h.RuleIndex)
+	b := make([]byte, 0, 64)
+	b = strconv.AppendInt(b, h.PolicyIndex, 10)
+	b = append(b, '|')
+	b = append(b, tier...)
+	b = append(b, '|')
+	b = append(b, shortKinds[named.Kind]...)
+	b = append(b, ':')
+	if named.Namespace != "" {
+		b = append(b, named.Namespace...)
+		b = append(b, '/')
+	}
+	b = append(b, named.Name...)
+	b = append(b, '|')
+	b = append(b, strings.ToLower(h.Action.String())...)
+	b = append(b, '|')
+	b = strconv.AppendInt(b, h.RuleIndex, 10)
+	return string(b)
 }
 
 // shortKinds are Project Calico's short names of policy kinds (felix's

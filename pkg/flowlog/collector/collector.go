@@ -36,8 +36,9 @@ type Config struct {
 	// AgeTimeout is how long a connection that conntrack does not hold
 	// (denied packets) lives after its last packet; felix's is 10 s.
 	AgeTimeout time.Duration
-	// MaxConnections bounds the connections tracked at once (0: 1<<20);
-	// packets of new connections beyond it are counted as dropped.
+	// MaxConnections bounds the connections tracked at once (0:
+	// DefaultMaxConnections); packets of new connections beyond it are
+	// counted as dropped.
 	MaxConnections int
 	// MaxFlows bounds the aggregator (flowlog.NewAggregator).
 	MaxFlows int
@@ -46,6 +47,10 @@ type Config struct {
 
 // DefaultAgeTimeout is felix's.
 const DefaultAgeTimeout = 10 * time.Second
+
+// DefaultMaxConnections is the kernel's usual conntrack table size
+// (nf_conntrack_max on a host with 8 GiB or more).
+const DefaultMaxConnections = 262144
 
 // Collector joins NFLOG paths and conntrack counters per connection and
 // aggregates them into flows. One goroutine owns it (see Run).
@@ -73,7 +78,7 @@ func New(cfg Config, start time.Time) *Collector {
 		cfg.AgeTimeout = DefaultAgeTimeout
 	}
 	if cfg.MaxConnections == 0 {
-		cfg.MaxConnections = 1 << 20
+		cfg.MaxConnections = DefaultMaxConnections
 	}
 	return &Collector{
 		cfg:   cfg,
