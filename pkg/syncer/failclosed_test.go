@@ -6,8 +6,9 @@ import (
 	"github.com/calico-host/calico-host/pkg/api"
 )
 
-// TestFailClosedDecoder: an invalid policy comes back as *Invalid (its consumer fails closed);
-// an invalid object of another kind, and a valid policy, decode as DefaultDecoder does.
+// TestFailClosedDecoder: an invalid policy, tier, profile, network set or host endpoint comes
+// back as *Invalid (its consumer fails closed); an invalid object of another kind, and a valid
+// policy, decode as DefaultDecoder does.
 func TestFailClosedDecoder(t *testing.T) {
 	const pre = "/calico/resources/v3/projectcalico.org/"
 	badGNP := `{"kind":"GlobalNetworkPolicy","apiVersion":"projectcalico.org/v3","metadata":{"name":"p"},
@@ -22,6 +23,19 @@ func TestFailClosedDecoder(t *testing.T) {
 	}
 	if _, err := DefaultDecoder(pre+"globalnetworkpolicies/p", []byte(badGNP), 3); err == nil {
 		t.Fatal("DefaultDecoder accepted the invalid policy")
+	}
+	for _, kv := range []struct{ plural, value string }{
+		{"profiles/p", `{"kind":"Profile","apiVersion":"projectcalico.org/v3","metadata":{"name":"p"},"spec":{"ingress":[{"action":"Bogus"}]}}`},
+		{"globalnetworksets/s", `{"kind":"GlobalNetworkSet","apiVersion":"projectcalico.org/v3","metadata":{"name":"s"},"spec":{"nets":["x"]}}`},
+		{"networksets/ns/s", `{"kind":"NetworkSet","apiVersion":"projectcalico.org/v3","metadata":{"name":"s","namespace":"ns"},"spec":{"nets":["x"]}}`},
+		{"hostendpoints/h", `{"kind":"HostEndpoint","apiVersion":"projectcalico.org/v3","metadata":{"name":"h"},"spec":{"node":"n","expectedIPs":["x"]}}`},
+		{"tiers/t", `{"kind":"Tier","apiVersion":"projectcalico.org/v3","metadata":{"name":"t"},"spec":{"defaultAction":"x"}}`},
+	} {
+		if v, err := FailClosedDecoder(pre+kv.plural, []byte(kv.value), 3); err != nil {
+			t.Errorf("invalid %s: %v, want *Invalid", kv.plural, err)
+		} else if _, ok := v.(*Invalid); !ok {
+			t.Errorf("invalid %s decoded as %T, want *Invalid", kv.plural, v)
+		}
 	}
 	badPool := `{"kind":"IPPool","apiVersion":"projectcalico.org/v3","metadata":{"name":"x"},"spec":{"cidr":"10.0.0.0/99"}}`
 	if v, err := FailClosedDecoder(pre+"ippools/x", []byte(badPool), 3); err == nil || v != nil {

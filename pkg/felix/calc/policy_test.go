@@ -116,9 +116,10 @@ func TestProfileLabelInheritance(t *testing.T) {
 			}
 		})
 	}
-	// The endpoint still lists the deleted profile: it is sent empty.
-	if p := m.Profiles["p1"]; p == nil || len(p.InboundRules)+len(p.OutboundRules) != 0 {
-		t.Errorf("deleted but referenced profile = %+v, want an empty profile", p)
+	// The endpoint still lists the deleted profile: it is sent as drop-all (Project Calico's
+	// default-drop profile).
+	if p := m.Profiles["p1"]; p == nil || !isDropAll(p, false) {
+		t.Errorf("deleted but referenced profile = %+v, want a deny rule in each direction", p)
 	}
 }
 
