@@ -73,6 +73,15 @@ func (f *etcdFelix) catchUp(rev int64) {
 	}
 }
 
+// apply waits until the graph has revision rev and the dataplane applied what it flushed.
+func (f *etcdFelix) apply(rev int64) {
+	f.t.Helper()
+	f.catchUp(rev)
+	if ups := f.g.Flush(); len(ups) > 0 {
+		f.k.send(ups...)
+	}
+}
+
 // delete deletes a key and waits until the dataplane applied the result.
 func (f *etcdFelix) delete(key string) {
 	f.t.Helper()
@@ -80,10 +89,7 @@ func (f *etcdFelix) delete(key string) {
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	f.catchUp(r.Header.Revision)
-	if ups := f.g.Flush(); len(ups) > 0 {
-		f.k.send(ups...)
-	}
+	f.apply(r.Header.Revision)
 }
 
 // rawWEP is a workload endpoint of host1 in namespace ns1 as stored in etcd.
@@ -158,4 +164,29 @@ func TestKernelInvalidObjectsNeverWiden(t *testing.T) {
 		expectation{"a -> e", tcp(a, ipE), false},
 		expectation{"e -> a", tcp(e, ipA), false},
 		expectation{"c -> b (unrelated)", tcp(c, ipB), true})
+}
+
+// TestKernelInvalidHostEndpointStaysProtected: a host endpoint that stops validating (here an
+// expected IP that is not one) keeps protecting its interface: treated as absent, the interface
+// was unprotected and a port its profile never allowed became reachable.
+func TestKernelInvalidHostEndpointStaysProtected(t *testing.T) {
+	tp := newTopology(t)
+	listenTCP(t, tp.host, "198.18.0.1", 8080)
+	listenTCP(t, tp.host, "198.18.0.1", 9090)
+	hep := func(ips string) string {
+		return `{"kind":"HostEndpoint","apiVersion":"projectcalico.org/v3","metadata":{"name":"host1-eth0"},
+		  "spec":{"node":"host1","interfaceName":"eth0","expectedIPs":[` + ips + `],"profiles":["only-8080"]}}`
+	}
+	f := startEtcdFelix(t, tp, map[string]string{
+		"profiles/only-8080": `{"kind":"Profile","apiVersion":"projectcalico.org/v3","metadata":{"name":"only-8080"},
+		  "spec":{"ingress":[{"action":"Allow","protocol":"TCP","destination":{"ports":[8080]}}],"egress":[{"action":"Allow"}]}}`,
+		"hostendpoints/host1-eth0": hep(`"198.18.0.1"`),
+	})
+	f.k.requireProgrammed()
+	port := func(p int) func() bool { return func() bool { return canTCP(t, tp.fabric, "198.18.0.1", p) } }
+	check(t, "valid host endpoint", expectation{"fabric -> host:8080", port(8080), true},
+		expectation{"fabric -> host:9090", port(9090), false})
+
+	f.apply(f.put("hostendpoints/host1-eth0", hep(`"198.18.0.1","198.18.0.300"`)))
+	check(t, "host endpoint with a bad expected IP", expectation{"fabric -> host:9090", port(9090), false})
 }
