@@ -103,10 +103,12 @@ type Invalid struct {
 
 // FailClosedDecoder is DefaultDecoder, except that a resource of a kind whose absence could
 // widen what is allowed comes back as an *Invalid (not as absent) when it decodes but fails
-// validation, so that the consumer can fail closed where it applies: policies and tiers (their
-// deny rules would vanish), profiles (an endpoint would fall through to its next profile), network sets
-// (a deny rule selecting the set would match nothing) and host endpoints (the interface would
-// be unprotected). Other kinds are absent when invalid, as with DefaultDecoder.
+// validation, so that the consumer can use what it can check and fail closed on the rest:
+// policies and tiers (their deny rules would vanish), profiles (an endpoint would fall through
+// to its next profile), network sets (a deny rule selecting the set would match nothing), host
+// endpoints (the interface would be unprotected), IP pools (traffic to the pool would be
+// masqueraded, its routes unencapsulated) and Nodes (this host's labels select its
+// configuration). Other kinds are absent when invalid, as with DefaultDecoder.
 func FailClosedDecoder(key string, value []byte, modRevision int64) (any, error) {
 	v, err := datastore.Decode(key, value, modRevision)
 	if err != nil {
@@ -131,7 +133,7 @@ func FailClosedDecoder(key string, value []byte, modRevision int64) (any, error)
 func failsClosed(r api.Resource) bool {
 	switch r.(type) {
 	case *api.GlobalNetworkPolicy, *api.NetworkPolicy, *api.Tier, *api.Profile, *api.GlobalNetworkSet,
-		*api.NetworkSet, *api.HostEndpoint:
+		*api.NetworkSet, *api.HostEndpoint, *api.IPPool, *api.Node:
 		return true
 	}
 	return false

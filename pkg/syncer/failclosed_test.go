@@ -6,8 +6,8 @@ import (
 	"github.com/calico-host/calico-host/pkg/api"
 )
 
-// TestFailClosedDecoder: an invalid policy, tier, profile, network set or host endpoint comes
-// back as *Invalid (its consumer fails closed); an invalid object of another kind, and a valid
+// TestFailClosedDecoder: an invalid policy, tier, profile, network set, host endpoint, pool or
+// node comes back as *Invalid (its consumer fails closed); an invalid object of another kind, and a valid
 // policy, decode as DefaultDecoder does.
 func TestFailClosedDecoder(t *testing.T) {
 	const pre = "/calico/resources/v3/projectcalico.org/"
@@ -30,6 +30,8 @@ func TestFailClosedDecoder(t *testing.T) {
 		{"networksets/ns/s", `{"kind":"NetworkSet","apiVersion":"projectcalico.org/v3","metadata":{"name":"s","namespace":"ns"},"spec":{"nets":["x"]}}`},
 		{"hostendpoints/h", `{"kind":"HostEndpoint","apiVersion":"projectcalico.org/v3","metadata":{"name":"h"},"spec":{"node":"n","expectedIPs":["x"]}}`},
 		{"tiers/t", `{"kind":"Tier","apiVersion":"projectcalico.org/v3","metadata":{"name":"t"},"spec":{"defaultAction":"x"}}`},
+		{"ippools/x", `{"kind":"IPPool","apiVersion":"projectcalico.org/v3","metadata":{"name":"x"},"spec":{"cidr":"10.0.0.0/99"}}`},
+		{"nodes/n", `{"kind":"Node","apiVersion":"projectcalico.org/v3","metadata":{"name":"n"},"spec":{"ipv4VXLANTunnelAddr":"x"}}`},
 	} {
 		if v, err := FailClosedDecoder(pre+kv.plural, []byte(kv.value), 3); err != nil {
 			t.Errorf("invalid %s: %v, want *Invalid", kv.plural, err)
@@ -37,9 +39,9 @@ func TestFailClosedDecoder(t *testing.T) {
 			t.Errorf("invalid %s decoded as %T, want *Invalid", kv.plural, v)
 		}
 	}
-	badPool := `{"kind":"IPPool","apiVersion":"projectcalico.org/v3","metadata":{"name":"x"},"spec":{"cidr":"10.0.0.0/99"}}`
-	if v, err := FailClosedDecoder(pre+"ippools/x", []byte(badPool), 3); err == nil || v != nil {
-		t.Fatalf("invalid pool: %v %v, want an error", v, err)
+	badPeer := `{"kind":"BGPPeer","apiVersion":"projectcalico.org/v3","metadata":{"name":"x"},"spec":{"peerIP":"not-an-ip"}}`
+	if v, err := FailClosedDecoder(pre+"bgppeers/x", []byte(badPeer), 3); err == nil || v != nil {
+		t.Fatalf("invalid BGP peer: %v %v, want an error", v, err)
 	}
 	good := `{"kind":"GlobalNetworkPolicy","apiVersion":"projectcalico.org/v3","metadata":{"name":"p"},"spec":{"selector":"all()"}}`
 	if v, err := FailClosedDecoder(pre+"globalnetworkpolicies/p", []byte(good), 3); err != nil {

@@ -278,7 +278,14 @@ func (g *Graph) onTier(k resourceKey, v any) error {
 	return nil
 }
 
+// onNode records a Node. One that failed validation is used as far as it parses (as Project
+// Calico's felix, which takes a Node's fields one by one): treated as absent, this host's Node
+// would stop selecting its selector-scoped FelixConfiguration.
 func (g *Graph) onNode(k resourceKey, v any) error {
+	v, invalid := unwrapInvalid(v)
+	if invalid != nil {
+		g.log.Warn().Err(invalid).Str("key", k.String()).Msg("Node failed validation; using the fields that parse")
+	}
 	n, err := as[api.Node](v)
 	var ni *nodeInfo
 	if n != nil {
@@ -298,7 +305,14 @@ func (g *Graph) onNode(k resourceKey, v any) error {
 	return err
 }
 
+// onPool records an IP pool. One that failed validation but whose CIDR parses is used as
+// written: treated as absent, traffic to it from natOutgoing pools would be masqueraded and
+// routes to its blocks would lose their encapsulation.
 func (g *Graph) onPool(k resourceKey, v any) error {
+	v, invalid := unwrapInvalid(v)
+	if invalid != nil {
+		g.log.Warn().Err(invalid).Str("key", k.String()).Msg("IP pool failed validation; using it as written where its CIDR parses")
+	}
 	p, err := as[api.IPPool](v)
 	var pool *IPPool
 	if p != nil {

@@ -160,3 +160,47 @@ func TestInvalidTierFailsClosed(t *testing.T) {
 		t.Fatalf("endpoint under an invalid tier = %+v, want the tier's policy, default action Deny", w)
 	}
 }
+
+// TestInvalidPoolKeptAsWritten: an IP pool that fails validation but whose CIDR parses is used
+// as written (treated as absent, traffic to it from natOutgoing pools would be masqueraded and
+// routes to its blocks would lose their encapsulation); an encapsulation mode that is not one
+// is Never. A pool whose CIDR does not parse is absent.
+func TestInvalidPoolKeptAsWritten(t *testing.T) {
+	pool := func(name, spec string) syncer.Update {
+		return decoded(t, resKey("ippools", "", name),
+			`{"kind":"IPPool",`+v3+`,"metadata":{"name":"`+name+`"},"spec":`+spec+`}`)
+	}
+	g, m := newTestGraph("h1"), newModel()
+	snapshot(g, pool("big-block", `{"cidr":"10.65.0.0/16","blockSize":99,"natOutgoing":true,"vxlanMode":"Always"}`),
+		pool("bad-mode", `{"cidr":"10.66.0.0/16","vxlanMode":"Sometimes"}`),
+		pool("bad-cidr", `{"cidr":"10.67.0.0/99"}`))
+	flushInto(t, g, m)
+	if p := m.Pools["big-block"]; p == nil || p.CIDR.String() != "10.65.0.0/16" || !p.NATOutgoing || p.VXLANMode != "Always" {
+		t.Errorf("pool with a bad block size = %+v, want it as written", p)
+	}
+	if p := m.Pools["bad-mode"]; p == nil || p.VXLANMode != "Never" {
+		t.Errorf("pool with an unknown VXLAN mode = %+v, want VXLANMode Never", p)
+	}
+	if p, ok := m.Pools["bad-cidr"]; ok {
+		t.Errorf("pool whose CIDR does not parse = %+v, want absent", p)
+	}
+}
+
+// TestInvalidNodeUsedAsFarAsItParses: a Node that fails validation keeps the fields that parse
+// (as Project Calico's felix reads a Node field by field); a stored VXLAN MAC that is not one
+// gives way to the computed MAC.
+func TestInvalidNodeUsedAsFarAsItParses(t *testing.T) {
+	g, m := newTestGraph("h1"), newModel()
+	snapshot(g, node("h1", "198.18.0.1/24", ""), decoded(t, resKey("nodes", "", "h2"), `{"kind":"Node",`+v3+`,
+	  "metadata":{"name":"h2","labels":{"rack":"r1"}},"spec":{"bgp":{"ipv4Address":"198.18.0.2/24","ipv6Address":"fd5c::2/999"},
+	  "ipv4VXLANTunnelAddr":"10.65.1.1","vxlanTunnelMACAddr":"not-a-mac"}}`))
+	flushInto(t, g, m)
+	h := m.Hosts["h2"]
+	if h == nil || h.IPv4Addr.String() != "198.18.0.2/24" || h.IPv6Addr.IsValid() || h.Labels["rack"] != "r1" {
+		t.Fatalf("invalid node h2 = %+v, want its IPv4 address and labels", h)
+	}
+	v := m.VTEPs[vtepKey("h2", false)]
+	if v == nil || v.MAC != (&nodeInfo{name: "h2"}).vxlanMAC(4) {
+		t.Errorf("VTEP of the invalid node = %+v, want the computed MAC", v)
+	}
+}
