@@ -108,7 +108,9 @@ type Invalid struct {
 // to its next profile), network sets (a deny rule selecting the set would match nothing), host
 // endpoints (the interface would be unprotected), IP pools (traffic to the pool would be
 // masqueraded, its routes unencapsulated) and Nodes (this host's labels select its
-// configuration). Other kinds are absent when invalid, as with DefaultDecoder.
+// configuration). A FelixConfiguration comes back as an *Invalid without the fields that are
+// invalid on their own (see validFelixFields). Other kinds are absent when invalid, as with
+// DefaultDecoder.
 func FailClosedDecoder(key string, value []byte, modRevision int64) (any, error) {
 	v, err := datastore.Decode(key, value, modRevision)
 	if err != nil {
@@ -121,12 +123,27 @@ func FailClosedDecoder(key string, value []byte, modRevision int64) (any, error)
 	api.SetReadDefaults(r)
 	if err := datastore.Validate(r); err != nil {
 		err = fmt.Errorf("invalid %s: %w", r.GetTypeMeta().Kind, err)
+		if fc, ok := r.(*api.FelixConfiguration); ok {
+			return validFelixFields(fc, err)
+		}
 		if failsClosed(r) {
 			return &Invalid{Value: r, Err: err}, nil
 		}
 		return nil, err
 	}
 	return v, nil
+}
+
+// validFelixFields is an invalid FelixConfiguration without the fields that are invalid on their
+// own, as an *Invalid (Project Calico's felix reads its configuration field by field: one bad
+// field does not reset the others to their defaults), or absent when what is left is still
+// invalid (fields that conflict).
+func validFelixFields(fc *api.FelixConfiguration, err error) (any, error) {
+	datastore.Validator.DropInvalidFelixFields(fc)
+	if datastore.Validator.ValidateFelixSpec(fc) != nil {
+		return nil, err
+	}
+	return &Invalid{Value: fc, Err: err}, nil
 }
 
 // failsClosed reports whether an invalid r is delivered as *Invalid by FailClosedDecoder.

@@ -50,3 +50,26 @@ func TestFailClosedDecoder(t *testing.T) {
 		t.Fatalf("valid policy decoded as %T", v)
 	}
 }
+
+// TestFailClosedDecoderFelixConfiguration: an invalid FelixConfiguration comes back without its
+// fields that are invalid on their own, the others kept; one whose fields conflict (each valid
+// alone) is absent.
+func TestFailClosedDecoderFelixConfiguration(t *testing.T) {
+	const key = "/calico/resources/v3/projectcalico.org/felixconfigurations/default"
+	bad := `{"kind":"FelixConfiguration","apiVersion":"projectcalico.org/v3","metadata":{"name":"default"},
+	  "spec":{"logSeverityScreen":"Debug","vxlanPort":70000,"failsafeInboundHostPorts":[{"protocol":"ICMP","port":1}]}}`
+	v, err := FailClosedDecoder(key, []byte(bad), 3)
+	inv, ok := v.(*Invalid)
+	if err != nil || !ok {
+		t.Fatalf("decoded %T %v, want *Invalid", v, err)
+	}
+	fc := inv.Value.(*api.FelixConfiguration)
+	if fc.Spec.LogSeverityScreen != "Debug" || fc.Spec.VXLANPort != nil || fc.Spec.FailsafeInboundHostPorts != nil {
+		t.Errorf("spec = %+v, want logSeverityScreen only", fc.Spec)
+	}
+	conflict := `{"kind":"FelixConfiguration","apiVersion":"projectcalico.org/v3","metadata":{"name":"default"},
+	  "spec":{"routeTableRange":{"min":1,"max":250},"routeTableRanges":[{"min":1,"max":250}]}}`
+	if v, err := FailClosedDecoder(key, []byte(conflict), 3); err == nil || v != nil {
+		t.Errorf("conflicting fields: %v %v, want absent", v, err)
+	}
+}

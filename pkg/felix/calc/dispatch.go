@@ -323,7 +323,14 @@ func (g *Graph) onPool(k resourceKey, v any) error {
 	return err
 }
 
+// onFelixConfig records a FelixConfiguration. One that failed validation comes without the
+// fields that were invalid on their own (see syncer.FailClosedDecoder): the others apply.
 func (g *Graph) onFelixConfig(k resourceKey, v any) error {
+	v, invalid := unwrapInvalid(v)
+	if invalid != nil {
+		g.log.Warn().Err(invalid).Str("key", k.String()).
+			Msg("FelixConfiguration failed validation; ignoring the fields that are invalid, using the others")
+	}
 	fc, err := as[api.FelixConfiguration](v)
 	if fc == nil {
 		_ = g.config.setFelixConfig(k.name, nil)

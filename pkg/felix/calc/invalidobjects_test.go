@@ -204,3 +204,18 @@ func TestInvalidNodeUsedAsFarAsItParses(t *testing.T) {
 		t.Errorf("VTEP of the invalid node = %+v, want the computed MAC", v)
 	}
 }
+
+// TestInvalidFelixConfigurationKeepsValidFields: a FelixConfiguration with one bad field keeps
+// its other fields (as Project Calico's felix reads its configuration field by field); treated
+// as absent, every field fell back to its default (the default failsafe ports among them).
+func TestInvalidFelixConfigurationKeepsValidFields(t *testing.T) {
+	g := newTestGraph("h1")
+	snapshot(g, decoded(t, resKey("felixconfigurations", "", "node.h1"), `{"kind":"FelixConfiguration",`+v3+`,
+	  "metadata":{"name":"node.h1"},"spec":{"failsafeInboundHostPorts":[],"defaultEndpointToHostAction":"Drop","vxlanPort":70000}}`))
+	g.Flush()
+	n := g.Facts().Config.Node
+	if n == nil || n.FailsafeInboundHostPorts == nil || len(*n.FailsafeInboundHostPorts) != 0 ||
+		n.DefaultEndpointToHostAction != "Drop" || n.VXLANPort != nil {
+		t.Fatalf("node.h1 = %+v, want its valid fields without vxlanPort", n)
+	}
+}
