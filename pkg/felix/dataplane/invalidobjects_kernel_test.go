@@ -3,6 +3,7 @@ package dataplane
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -164,6 +165,12 @@ func TestKernelInvalidObjectsNeverWiden(t *testing.T) {
 		expectation{"a -> e", tcp(a, ipE), false},
 		expectation{"e -> a", tcp(e, ipA), false},
 		expectation{"c -> b (unrelated)", tcp(c, ipB), true})
+
+	// A workload endpoint that stops validating is absent, as in Project Calico: its interface
+	// is an unknown workload interface, dropped both ways.
+	k, v := rawWEP("c", ifC, ipC, "", `"allow-all"`)
+	f.apply(f.put(k, strings.Replace(v, `"endpoint":"eth0"`, `"endpoint":"eth0","mac":"not-a-mac"`, 1)))
+	check(t, "invalid workload endpoint", expectation{"c -> b", tcp(c, ipB), false})
 }
 
 // TestKernelInvalidHostEndpointStaysProtected: a host endpoint that stops validating (here an
