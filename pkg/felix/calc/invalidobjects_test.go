@@ -30,7 +30,8 @@ func isDropAll(p *Profile, invalid bool) bool {
 // TestInvalidNetworkSetKeepsValidNets: a GlobalNetworkSet and a NetworkSet with one bad CIDR
 // among good ones keep the good ones and their labels (as Project Calico does), so a deny rule
 // selecting them still matches them; each skipped entry is logged with the key, once per change
-// (not again when a resync brings the same revision).
+// (not again when a resync brings the same revision). A set whose labels fail validation keeps
+// them as written (they are plain strings to selectors): absent, it would leave the deny rule.
 func TestInvalidNetworkSetKeepsValidNets(t *testing.T) {
 	gKey := resKey("globalnetworksets", "", "blocked")
 	gVal := `{"kind":"GlobalNetworkSet",` + v3 + `,"metadata":{"name":"blocked","labels":{"role":"blocked"}},
@@ -38,13 +39,17 @@ func TestInvalidNetworkSetKeepsValidNets(t *testing.T) {
 	nKey := resKey("networksets", "ns1", "blocked-ns")
 	nVal := `{"kind":"NetworkSet",` + v3 + `,"metadata":{"name":"blocked-ns","namespace":"ns1","labels":{"role":"blocked"}},
 	  "spec":{"nets":["not-a-net","10.65.9.0/24"]}}`
+	lKey := resKey("globalnetworksets", "", "bad-labels")
+	lVal := `{"kind":"GlobalNetworkSet",` + v3 + `,"metadata":{"name":"bad-labels","labels":{"role":"blocked","not a key!":"x"}},
+	  "spec":{"nets":["198.18.8.0/24"]}}`
 	deny := gnp("deny-blocked", gnpSpec("all()", rule("Deny", srcSel("role == 'blocked'")), rule("Allow")))
 	logs := &logtest.Buffer{}
 	g, m := New("h1", zerolog.New(logs)), newModel()
-	ups := []syncer.Update{wep("ns1", "h1", "a", nil, []string{"10.65.0.1/32"}), deny, decoded(t, gKey, gVal), decoded(t, nKey, nVal)}
+	ups := []syncer.Update{wep("ns1", "h1", "a", nil, []string{"10.65.0.1/32"}), deny, decoded(t, gKey, gVal), decoded(t, nKey, nVal),
+		decoded(t, lKey, lVal)}
 	snapshot(g, ups...)
 	flushInto(t, g, m)
-	want := []string{"10.65.9.0/24", "198.18.7.0/24", "fd5c:7::1/128"}
+	want := []string{"10.65.9.0/24", "198.18.7.0/24", "198.18.8.0/24", "fd5c:7::1/128"}
 	if got := m.members(sel("role == 'blocked'")); !slices.Equal(got, want) {
 		t.Fatalf("members of the deny rule's set = %v, want the valid entries %v", got, want)
 	}
