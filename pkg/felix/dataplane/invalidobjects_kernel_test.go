@@ -108,20 +108,22 @@ func rawWEP(ctr, iface, ip, labels, profiles string) (string, string) {
 //     (it was treated as absent: the rule matched nothing and the Allow behind it let the
 //     blocked source in);
 //   - an endpoint with profiles [deny-a (invalid), allow-all] drops both ways (deny-a had no
-//     rules, so allow-all decided);
+//     rules, so allow-all decided); with [allow-all, deny-a] allow-all decides first;
 //   - an endpoint naming a profile that is deleted drops both ways (same fall-through).
 func TestKernelInvalidObjectsNeverWiden(t *testing.T) {
 	const ifC, ipC, ifD, ipD, ifE, ipE = "cali0000000000c", "10.65.0.3", "cali0000000000d", "10.65.0.4", "cali0000000000e", "10.65.0.5"
+	const ifF, ipF = "cali0000000000f", "10.65.0.6"
 	tp := newTopology(t)
 	a := tp.addWorkload(t, "a", ifA, ipA)
 	b := tp.addWorkload(t, "b", ifB, ipB)
 	c := tp.addWorkload(t, "c", ifC, ipC)
 	d := tp.addWorkload(t, "d", ifD, ipD)
 	e := tp.addWorkload(t, "e", ifE, ipE)
+	fw := tp.addWorkload(t, "f", ifF, ipF)
 	for _, w := range []struct {
 		ns *testNS
 		ip string
-	}{{a, ipA}, {b, ipB}, {d, ipD}, {e, ipE}} {
+	}{{a, ipA}, {b, ipB}, {d, ipD}, {e, ipE}, {fw, ipF}} {
 		listenTCP(t, w.ns, w.ip, 8080)
 	}
 	values := map[string]string{
@@ -143,6 +145,7 @@ func TestKernelInvalidObjectsNeverWiden(t *testing.T) {
 		{"c", ifC, ipC, "", `"allow-all"`},
 		{"d", ifD, ipD, "", `"deny-a","allow-all"`},
 		{"e", ifE, ipE, "", `"p-del","allow-all"`},
+		{"f", ifF, ipF, "", `"allow-all","deny-a"`},
 	} {
 		k, v := rawWEP(w.ctr, w.iface, w.ip, w.labels, w.profiles)
 		values[k] = v
@@ -156,6 +159,9 @@ func TestKernelInvalidObjectsNeverWiden(t *testing.T) {
 	check(t, "profiles [deny-a (invalid), allow-all]",
 		expectation{"a -> d", tcp(a, ipD), false},
 		expectation{"d -> a", tcp(d, ipA), false})
+	check(t, "profiles [allow-all, deny-a (invalid)]",
+		expectation{"a -> f", tcp(a, ipF), true},
+		expectation{"f -> a", tcp(fw, ipA), true})
 	check(t, "profiles [p-del, allow-all] while p-del exists",
 		expectation{"a -> e", tcp(a, ipE), true},
 		expectation{"e -> a", tcp(e, ipA), true})
