@@ -135,6 +135,9 @@ var (
 	interfaceName    = regexp.MustCompile(`^[a-zA-Z0-9_.\-]{1,15}$`)
 )
 
+// ValidInterfaceName reports whether name is an interface name as endpoints may give it.
+func ValidInterfaceName(name string) bool { return interfaceName.MatchString(name) }
+
 func validateMeta(e *errs, k KindInfo, m *ObjectMeta) {
 	switch {
 	case m.Name == "":
