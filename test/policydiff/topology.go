@@ -27,6 +27,10 @@ type slot struct {
 	Sentinel bool
 }
 
+// uplink is the host's interface to the outside namespace: every address that no local
+// workload owns is routed through it.
+const uplink = "ext0"
+
 const (
 	localNode  = "host-1" // topo names its first host so
 	remoteNode = "host-9"
