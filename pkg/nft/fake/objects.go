@@ -1,7 +1,6 @@
 package fake
 
 import (
-	"bytes"
 	"slices"
 
 	"golang.org/x/sys/unix"
@@ -114,18 +113,34 @@ func (t *tx) elementOp(tb *table, op *nft.Op) {
 	}
 }
 
-// overlaps reports whether a range shares keys with an element of the set
-// (the kernel refuses overlapping intervals; concatenations are checked
-// field-blind, as ranges of their whole key).
+// overlaps reports whether an element shares keys with one of the set's
+// (the kernel refuses overlapping intervals). The elements of a
+// concatenated set are boxes, one range per field: two overlap when their
+// ranges overlap in every field.
 func overlaps(s *set, e nft.Element) bool {
-	lo, hi := e.Bounds()
 	for o := range s.elems {
-		olo, ohi := o.Bounds()
-		if bytes.Compare(lo.Bytes(), ohi.Bytes()) <= 0 && bytes.Compare(olo.Bytes(), hi.Bytes()) <= 0 {
+		if boxesOverlap(s.typ, e, o) {
 			return true
 		}
 	}
 	return false
+}
+
+func boxesOverlap(t nft.DataType, a, b nft.Element) bool {
+	alo, ahi := a.Bounds()
+	blo, bhi := b.Bounds()
+	off := 0
+	for _, n := range t.FieldLens() {
+		if t.NumFields() > 1 {
+			n = (n + 3) &^ 3 // the padding is zero in both
+		}
+		f := func(k nft.Key) string { return k.Raw()[off : off+n] }
+		if f(alo) > f(bhi) || f(blo) > f(ahi) {
+			return false
+		}
+		off += n
+	}
+	return true
 }
 
 func (t *tx) mapElementOp(tb *table, op *nft.Op) {
