@@ -72,15 +72,19 @@
 //	_, err := applier.Apply(ctx, tables...)
 //	var ce *nft.CommitError
 //	if errors.As(err, &ce) {
-//		for _, o := range ce.Owners() { // rules' chains, sets, maps
+//		for _, o := range ce.Causes() { // rules' chains, sets, maps
 //			// replace o (say, with a chain that drops) in its table
 //		}
 //		_, err = applier.Apply(ctx, tables...)
 //	}
 //
-// The kernel refuses a rule that closes a jump loop (EMLINK) while it
-// validates the whole table, and then refuses every rule added after it in
-// the batch as well: the first refusal is the cause.
+// The kernel goes on through a refused batch and reports every operation
+// it refuses, but some refusals follow from others: an operation referring
+// to an object that could not be created fails (ENOENT), and a rule that
+// makes the table invalid (a jump loop, EMLINK) makes every rule added
+// after it fail as well. Causes leaves those out, so that replacing the
+// causes of one refusal, however many, is enough for the retry to go
+// through (or to show the next cause first).
 //
 // # Limits
 //

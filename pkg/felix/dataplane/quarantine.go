@@ -51,7 +51,7 @@ type qEntry struct {
 }
 
 // maxQuarantineRounds bounds the commits of one apply: each refused commit quarantines at
-// least one more object.
+// least one more object (usually every object at fault: see refused).
 const maxQuarantineRounds = 32
 
 func newQuarantine(log zerolog.Logger, describe func(nft.ObjectKind, string) (string, string)) *quarantine {
@@ -187,24 +187,22 @@ func dropChain(name, what string) *nft.Chain {
 	return &nft.Chain{Name: name, Rules: []nft.Rule{r}}
 }
 
-// refused quarantines the objects a refused commit names. It returns false when it cannot
-// (nothing new to quarantine, or an object that is not a policy, profile, endpoint or set
-// chain or set): the apply then fails as a whole.
+// refused quarantines the objects a refused commit names as causes (nft.CommitError.Causes:
+// every object the kernel refused on its own account, so that one round quarantines them all
+// whatever their number, and none refused only because of another). It returns false when it
+// cannot (nothing new to quarantine, or an object that is not a policy, profile, endpoint or
+// set chain or set): the apply then fails as a whole.
 func (q *quarantine) refused(tables []*nft.Table, err error, now time.Time) bool {
 	var ce *nft.CommitError
 	if !errors.As(err, &ce) || len(ce.Objects) == 0 {
 		return false
 	}
-	owners := ce.Owners()
-	if ce.Kernel {
-		// The kernel's table-wide checks refuse every rule after the first at fault.
-		owners = owners[:1]
-	}
-	added := false
-	for _, o := range owners {
+	added, all := false, true
+	for _, o := range ce.Causes() {
 		k, ok := q.keyOf(tables, o)
 		if !ok {
-			return false
+			all = false
+			continue
 		}
 		added = q.add(tables[k.table], k, ce.Objects, now) || added
 	}
@@ -212,7 +210,7 @@ func (q *quarantine) refused(tables []*nft.Table, err error, now time.Time) bool
 		q.enforceDependents(tables)
 		q.count.Store(int64(len(q.entries)))
 	}
-	return added
+	return added && all
 }
 
 // keyOf finds the table and key of a refused object, if it may be quarantined.
