@@ -248,3 +248,21 @@ func (t DataType) elemOf(b box) Element {
 	}
 	return RangeElem(Key{raw: string(lo)}, Key{raw: string(hi)})
 }
+
+// Contains reports whether element e of a set of type t holds key k: each
+// field of k is within e's range for that field.
+func (t DataType) Contains(e Element, k Key) bool {
+	if !e.Valid() || e.KeyLen() != t.KeyLen() || k.Len() != t.KeyLen() {
+		return false
+	}
+	lo, hi := e.Bounds()
+	off := 0
+	for i, bt := range t.fields() {
+		f := k.raw[off : off+baseInfos[bt].size]
+		if f < lo.raw[off:off+len(f)] || f > hi.raw[off:off+len(f)] {
+			return false
+		}
+		off += t.fieldSize(i)
+	}
+	return true
+}

@@ -64,6 +64,9 @@ type ObjectError struct {
 	Op     OpKind
 	Err    error  // from the kernel: a syscall.Errno
 	Detail string // the kernel's extended message or the element concerned, if any
+	// Key is the first key of the element the kernel refused, when it said
+	// which (the element of a set, or of a rule's anonymous set).
+	Key Key
 }
 
 func (e ObjectError) Error() string {

@@ -3,6 +3,7 @@ package dataplane
 import (
 	"context"
 	"fmt"
+	"net/netip"
 	"os"
 	"strings"
 	"testing"
@@ -151,5 +152,39 @@ func TestKernelQuarantineConverges(t *testing.T) {
 				t.Errorf("the good policy is not programmed, or a refused one is")
 			}
 		})
+	}
+}
+
+// TestKernelQuarantineSpoofingEndpoint: with real packets, when the kernel refuses the
+// anti-spoofing chain because of one endpoint's spoofing exception, that endpoint's traffic is
+// dropped, another endpoint still sends from its allowed spoofed source, and a workload added
+// later passes traffic.
+func TestKernelQuarantineSpoofingEndpoint(t *testing.T) {
+	tp := newTopology(t)
+	a := tp.addWorkload(t, "a", ifA, ipA)
+	b := tp.addWorkload(t, "b", ifB, ipB)
+	a.run(t, "ip", "addr", "add", "10.65.8.8/32", "dev", "eth0")
+	c := tp.addWorkload(t, "c", "cali0000000000c", "10.65.0.3")
+	srv := listenUDP(t, c, "10.65.0.3", 5353)
+	listenTCP(t, c, "10.65.0.3", 8080)
+	refuse := elementRefuser{nsKernel(t, tp.host), keyHasPrefix(nft.IfnameKey(ifB))}
+	open := profile("open", []calc.Rule{allow()}, []calc.Rule{allow()})
+	spoofer := func(name, iface, ip, prefix string) calc.WorkloadEndpointUpdate {
+		w := wep(name, iface, []string{ip + "/32"}, withProfiles("open"))
+		w.Endpoint.AllowSpoofedSourcePrefixes = []netip.Prefix{pfx(prefix)}
+		return w
+	}
+	k := startDataplaneWith(t, tp, Config{WorkloadSourceSpoofing: true}, []Option{WithNFTBackend(refuse)},
+		open, spoofer("a", ifA, ipA, "10.65.8.0/24"), spoofer("b", ifB, ipB, "10.65.9.0/24"))
+	k.send(wep("c", "cali0000000000c", []string{"10.65.0.3/32"}, withProfiles("open")))
+	canUDP(t, a, "10.65.8.8", "10.65.0.3", 5353)
+	if !srv.received("10.65.8.8") {
+		t.Error("a's packet from its allowed spoofed source did not reach C")
+	}
+	check(t, "one endpoint's spoofing exception refused",
+		expectation{"b to c (b quarantined)", func() bool { return canTCP(t, b, "10.65.0.3", 8080) }, false},
+		expectation{"a to c (c added later)", func() bool { return canTCP(t, a, "10.65.0.3", 8080) }, true})
+	if n := k.dp.Quarantined(); n != 1 {
+		t.Errorf("%d quarantined, want 1 (endpoint b)", n)
 	}
 }

@@ -106,6 +106,7 @@ func (t *tx) elementOp(tb *table, op *nft.Op) {
 			delete(s.elems, e)
 		case !ok && s.interval && overlaps(s, e):
 			t.fail(op, unix.EEXIST, "element overlaps another")
+			t.errs[len(t.errs)-1].Key, _ = e.Bounds()
 			return
 		default:
 			s.elems[e] = struct{}{}

@@ -174,8 +174,8 @@ func (r *replies) commitError(enc *encoder) error {
 		}
 		op := &enc.ops[msg.op]
 		oe := nft.ObjectError{Object: op.Object(), Op: op.Kind, Err: ke.errno, Detail: ke.msg}
-		if d := elementDetail(enc, op, msg, ke); d != "" {
-			oe.Detail = joinDetail(oe.Detail, d)
+		if d, key := elementDetail(enc, op, msg, ke); d != "" {
+			oe.Detail, oe.Key = joinDetail(oe.Detail, d), key
 		}
 		ce.Objects = append(ce.Objects, oe)
 	}
