@@ -16,6 +16,11 @@ type Set struct {
 	Type     DataType
 	Interval bool
 	Elements []Element
+	// Handle and Unread describe a set read from a backend: its handle
+	// there (a new set gets a new one) and whether its elements were left
+	// unread (ReadOptions). Desired sets leave them zero.
+	Handle uint64
+	Unread bool
 }
 
 // Map is a named verdict map: `type KEY : verdict`.

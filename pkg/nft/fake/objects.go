@@ -38,7 +38,7 @@ func (t *tx) addSet(tb *table, op *nft.Op, s *set, m *vmap) {
 		t.copied[nm] = true
 		tb.maps[op.Name] = nm
 	case s == nil && m == nil:
-		ns := &set{typ: op.Type, interval: op.Interval, elems: map[nft.Element]struct{}{}}
+		ns := &set{typ: op.Type, interval: op.Interval, elems: map[nft.Element]struct{}{}, handle: t.handle()}
 		t.copied[ns] = true
 		tb.sets[op.Name] = ns
 	case isMap && m != nil && m.typ == op.Type:
@@ -90,6 +90,10 @@ func (t *tx) elementOp(tb *table, op *nft.Op) {
 		return
 	}
 	s := t.set(tb, op.Name)
+	if op.Kind == nft.OpFlushSet {
+		clear(s.elems)
+		return
+	}
 	n := s.typ.KeyLen()
 	for _, e := range op.Elements {
 		switch _, ok := s.elems[e]; {

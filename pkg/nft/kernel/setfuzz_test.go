@@ -1,7 +1,6 @@
 package kernel
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"math/rand/v2"
@@ -9,10 +8,7 @@ import (
 	"slices"
 	"testing"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/calico-host/calico-host/pkg/nft"
-	"github.com/calico-host/calico-host/pkg/nft/internal/nla"
 	"github.com/calico-host/calico-host/pkg/nft/internal/nstest"
 )
 
@@ -208,7 +204,7 @@ func fuzzRound(t *testing.T, k *Backend, s fuzzShape, r *rand.Rand, seed int) (i
 		must(t, tb.PutChain(&nft.Chain{Name: "c", Rules: []nft.Rule{nft.NewRule(nft.InList(fields, elems...), nft.Accept())}}))
 	}
 	applyOK(t, newApplier(t, k, tb), tb)
-	read, err := k.Read(t.Context(), []nft.TableID{tb.ID()})
+	read, err := k.Read(t.Context(), []nft.TableID{tb.ID()}, nft.ReadOptions{})
 	if err != nil || len(read) != 1 {
 		t.Fatalf("seed %d: reading back: %v", seed, err)
 	}
@@ -222,7 +218,7 @@ func fuzzRound(t *testing.T, k *Backend, s fuzzShape, r *rand.Rand, seed int) (i
 	}
 	for _, key := range s.probes(r, elems, 60) {
 		model := slices.ContainsFunc(elems, func(e nft.Element) bool { return typ.Contains(e, key) })
-		if kern := kernelHolds(t, k, tb.ID(), set, key); kern != model {
+		if kern := hasElement(t, k, tb.ID(), set, key); kern != model {
 			t.Fatalf("seed %d: key %s: the kernel's set holds it %v, the user's elements %v\nelements %s\nwritten %s",
 				seed, typ.FormatKey(key), kern, model, fmtElems(typ, elems), fmtElems(typ, want))
 		}
@@ -281,35 +277,4 @@ func fmtElems(t nft.DataType, es []nft.Element) string {
 		out += t.FormatElement(e)
 	}
 	return out
-}
-
-// kernelHolds asks the kernel whether set name of table id holds key (a GETSETELEM of the key:
-// the kernel looks it up as a packet's key would be, ranges included).
-func kernelHolds(t *testing.T, k *Backend, id nft.TableID, name string, key nft.Key) bool {
-	t.Helper()
-	conn, err := k.dial()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	r := &reader{conn: conn}
-	_, err = r.request(unix.NFT_MSG_GETSETELEM, id.Family, false, func(b *nla.Builder) {
-		b.String(unix.NFTA_SET_ELEM_LIST_TABLE, id.Name)
-		b.String(unix.NFTA_SET_ELEM_LIST_SET, name)
-		l := b.Begin(unix.NFTA_SET_ELEM_LIST_ELEMENTS)
-		e := b.Begin(unix.NFTA_LIST_ELEM)
-		kk := b.Begin(unix.NFTA_SET_ELEM_KEY)
-		b.BytesString(unix.NFTA_DATA_VALUE, key.Raw())
-		b.End(kk)
-		b.End(e)
-		b.End(l)
-	})
-	switch {
-	case err == nil:
-		return true
-	case errors.Is(err, unix.ENOENT):
-		return false
-	}
-	t.Fatalf("looking up %x in set %s: %v", key.Raw(), name, err)
-	return false
 }
