@@ -114,8 +114,19 @@ func bigSetResyncs(t *testing.T, ns *nstest.NS, k *Backend, a *apply.Applier, tb
 // hasElement asks the kernel for one element (GETSETELEM without a dump:
 // a lookup, not a walk of the set).
 func hasElement(t *testing.T, k *Backend, id nft.TableID, set string, key nft.Key) bool {
-	conn, err := k.dial()
+	err := hasElementErr(k, id, set, key)
+	if errors.Is(err, unix.ENOENT) || errors.Is(err, os.ErrNotExist) {
+		return false
+	}
 	must(t, err)
+	return true
+}
+
+func hasElementErr(k *Backend, id nft.TableID, set string, key nft.Key) error {
+	conn, err := k.dial()
+	if err != nil {
+		return err
+	}
 	defer conn.Close()
 	r := &reader{conn: conn}
 	_, err = r.request(unix.NFT_MSG_GETSETELEM, id.Family, false, func(b *nla.Builder) {
@@ -129,11 +140,7 @@ func hasElement(t *testing.T, k *Backend, id nft.TableID, set string, key nft.Ke
 		b.End(e)
 		b.End(l)
 	})
-	if errors.Is(err, unix.ENOENT) || errors.Is(err, os.ErrNotExist) {
-		return false
-	}
-	must(t, err)
-	return true
+	return err
 }
 
 // TestKernelBigRule: a rule matching 6,000 ports puts them into an

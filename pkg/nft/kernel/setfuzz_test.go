@@ -190,6 +190,11 @@ func TestKernelSetBuilderFuzz(t *testing.T) {
 // no named interval sets) and compares the kernel's answers with the model.
 func fuzzRound(t *testing.T, k *Backend, s fuzzShape, r *rand.Rand, seed int) (in, out int) {
 	t.Helper()
+	defer func() {
+		if t.Failed() {
+			t.Logf("seed %d", seed)
+		}
+	}()
 	typ := s.typ()
 	elems := s.elements(r, 1+r.IntN(40))
 	tb := nft.NewTable(s.family, "fuzz")
