@@ -126,7 +126,21 @@ func fieldOrder(n, last int) []int {
 // zero in the result). It gives up (ok false) when the result would have
 // more than limit boxes (limit < 0: no bound).
 func sweep(in []box, order []int, limit int, keep func(uint8) bool) (out []box, ok bool) {
+	if len(in) == 1 { // one box is its own normal form (on the fields of order)
+		if !keep(in[0].tags) {
+			return nil, true
+		}
+		spans := make([]span, len(in[0].spans))
+		for _, g := range order {
+			spans[g] = in[0].spans[g]
+		}
+		return []box{{spans: spans}}, limit < 0 || limit >= 1
+	}
 	f := order[0]
+	if len(order) == 1 && !slices.ContainsFunc(in, func(b box) bool { return b.tags&tagDel != 0 }) {
+		return unionSpans(in, f), true // (every key of a box is kept: a union of ranges)
+	}
+	var point []box // the result on no further field: one box (zero spans, set by the callers)
 	var run span
 	var runSub []box
 	have := false
@@ -142,7 +156,10 @@ func sweep(in []box, order []int, limit int, keep func(uint8) bool) (out []box, 
 		var sub []box
 		if len(order) == 1 {
 			if keep(seg.tags) {
-				sub = []box{{spans: make([]span, len(in[0].spans))}}
+				if point == nil {
+					point = []box{{spans: make([]span, len(in[0].spans))}}
+				}
+				sub = point
 			}
 		} else if sub, ok = sweep(seg.cover, order[1:], limit, keep); !ok {
 			return nil, false
@@ -153,7 +170,7 @@ func sweep(in []box, order []int, limit int, keep func(uint8) bool) (out []box, 
 				return nil, false
 			}
 			have = false
-		case have && follows(run.hi, seg.lo) && equalBoxes(sub, runSub):
+		case have && touches(run.hi, seg.lo) && equalBoxes(sub, runSub): // (disjoint: touching is adjacent)
 			run.hi = seg.hi
 		default:
 			if have && !flush() {
@@ -184,13 +201,13 @@ func segments(in []box, f int) []segment {
 	cuts := make([]string, 0, 2*len(in))
 	for _, b := range in {
 		cuts = append(cuts, b.spans[f].lo)
-		if next := increment([]byte(b.spans[f].hi)); next != nil {
-			cuts = append(cuts, string(next))
+		if next, ok := succ(b.spans[f].hi); ok {
+			cuts = append(cuts, next)
 		}
 	}
 	slices.Sort(cuts)
 	cuts = slices.Compact(cuts)
-	var out []segment
+	out := make([]segment, 0, len(cuts))
 	var active []box
 	i := 0
 	for j, c := range cuts {
@@ -204,7 +221,7 @@ func segments(in []box, f int) []segment {
 		}
 		hi := strings.Repeat("\xff", len(c))
 		if j+1 < len(cuts) {
-			hi = string(decrement([]byte(cuts[j+1])))
+			hi = pred(cuts[j+1])
 		}
 		seg := segment{span: span{c, hi}, cover: slices.Clone(active)}
 		for _, b := range active {
@@ -215,10 +232,53 @@ func segments(in []box, f int) []segment {
 	return out
 }
 
-// follows reports whether lo is hi+1.
-func follows(hi, lo string) bool {
-	next := increment([]byte(hi))
-	return next != nil && string(next) == lo
+// succ is the key after s (of its length); ok is false when s is the
+// largest. pred is the key before s (s must not be zero).
+func succ(s string) (string, bool) {
+	b := []byte(s)
+	for i := len(b) - 1; i >= 0; i-- {
+		if b[i]++; b[i] != 0 {
+			return string(b), true
+		}
+	}
+	return "", false
+}
+
+func pred(s string) string {
+	b := []byte(s)
+	for i := len(b) - 1; i >= 0; i-- {
+		if b[i]--; b[i] != 0xff {
+			break
+		}
+	}
+	return string(b)
+}
+
+// unionSpans is the union of the boxes' ranges of field f, as maximal
+// ranges (boxes with the other fields zero).
+func unionSpans(in []box, f int) []box {
+	spans := make([]span, len(in))
+	for i, b := range in {
+		spans[i] = b.spans[f]
+	}
+	slices.SortFunc(spans, func(a, b span) int { return strings.Compare(a.lo, b.lo) })
+	var out []box
+	cur := spans[0]
+	for _, sp := range spans[1:] {
+		if touches(cur.hi, sp.lo) {
+			cur.hi = max(cur.hi, sp.hi)
+			continue
+		}
+		out = append(out, spanBox(len(in[0].spans), f, cur))
+		cur = sp
+	}
+	return append(out, spanBox(len(in[0].spans), f, cur))
+}
+
+func spanBox(n, f int, sp span) box {
+	b := box{spans: make([]span, n)}
+	b.spans[f] = sp
+	return b
 }
 
 func equalBoxes(a, b []box) bool {
