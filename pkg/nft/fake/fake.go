@@ -7,7 +7,8 @@
 // to the operations as the kernel attributes them, and it can be told to
 // refuse chosen objects. Rules are kept in canonical form (as they read back
 // from the kernel), so a dump of the fake equals a dump of the kernel
-// after the same batches.
+// after the same batches. Like the kernel, it gives each set a handle and
+// keeps a ruleset generation that every commit (and Tamper) changes.
 package fake
 
 import (
