@@ -154,10 +154,15 @@ func validateBGPPeer(e *errs, s *BGPPeerSpec) {
 }
 
 // validateBGPPeerTargets checks which of node/nodeSelector and peerIP/peerSelector/
-// localWorkloadSelector may be combined, and when asNumber is required or forbidden.
+// localWorkloadSelector may be combined, and when asNumber is required or forbidden. As in
+// Project Calico's CRD, none of them is required (calico-confd decides what a peer without a
+// target or without asNumber renders); a node must be a node name.
 func validateBGPPeerTargets(e *errs, s *BGPPeerSpec) {
 	if s.Node != "" && s.NodeSelector != "" {
 		e.add("spec.node", "node and nodeSelector cannot both be set")
+	}
+	if s.Node != "" && !dns1123Subdomain.MatchString(s.Node) {
+		e.add("spec.node", "invalid node name %q", s.Node)
 	}
 	if s.PeerIP != "" && s.PeerSelector != "" {
 		e.add("spec.peerIP", "peerIP and peerSelector cannot both be set")
@@ -171,17 +176,12 @@ func validateBGPPeerTargets(e *errs, s *BGPPeerSpec) {
 		if !hasAS {
 			e.add("spec.asNumber", "asNumber is required with localWorkloadSelector")
 		}
-	case s.PeerIP == "" && s.PeerSelector == "":
-		e.add("spec.peerIP", "peerIP, peerSelector or localWorkloadSelector is required")
 	case s.PeerSelector != "" && hasAS:
 		e.add("spec.asNumber", "asNumber must be empty with peerSelector (the peer nodes' AS numbers are used)")
 	}
 	if s.PeerIP != "" {
 		if _, _, err := SplitPeerIP(s.PeerIP); err != nil {
 			e.add("spec.peerIP", "%v", err)
-		}
-		if s.ASNumber == nil {
-			e.add("spec.asNumber", "asNumber is required with peerIP")
 		}
 	}
 }
