@@ -337,6 +337,8 @@ func filterErr(msg string) string { return `invalid BGPFilter "f": ` + msg }
 func kcc(spec string) Resource    { return obj("KubeControllersConfiguration", "default", spec) }
 func kccErr(msg string) string    { return `invalid KubeControllersConfiguration "default": ` + msg }
 
+var tcpProto = ProtocolFromString("TCP")
+
 func asn(n uint32) *ASNumber { a := ASNumber(n); return &a }
 
 func TestValidObjectsPass(t *testing.T) {
@@ -422,6 +424,7 @@ func TestReadersAcceptWhatOnlyWritersRefuse(t *testing.T) {
 		gnp(GlobalNetworkPolicySpec{Types: []string{"Ingress", "Ingress"}}),
 		&BGPConfiguration{ObjectMeta: ObjectMeta{Name: "host-a"}, Spec: BGPConfigurationSpec{NodeToNodeMeshEnabled: Bool(true)}},
 		gnp(GlobalNetworkPolicySpec{Ingress: []Rule{{Action: ActionAllow, Source: EntityRule{Nets: []string{"10.0.0.0/8"}}, Destination: EntityRule{Nets: []string{"fd5c::/16"}}}}}),
+		gnp(GlobalNetworkPolicySpec{Ingress: []Rule{{Action: ActionDeny, Protocol: &tcpProto, Destination: EntityRule{Ports: []Port{SinglePort(0)}}}}}),
 	} {
 		if err := testValidator.Validate(r); err != nil {
 			t.Errorf("Validate: %v", err)
@@ -444,6 +447,10 @@ func TestWriteValidationMessages(t *testing.T) {
 		{"repeated type", gnp(GlobalNetworkPolicySpec{Types: []string{"Ingress", "Ingress"}}), `invalid GlobalNetworkPolicy "pol": spec.types: 'Ingress' type specified more than once`},
 		{"bgp default-only field", &BGPConfiguration{ObjectMeta: ObjectMeta{Name: "host-a"}, Spec: BGPConfigurationSpec{NodeToNodeMeshEnabled: Bool(true)}},
 			`invalid BGPConfiguration "host-a": spec.nodeToNodeMeshEnabled: cannot be set on a BGPConfiguration other than "default"`},
+		{"port 0", gnp(GlobalNetworkPolicySpec{Egress: []Rule{{Action: ActionAllow, Protocol: &tcpProto, Source: EntityRule{Ports: []Port{SinglePort(10), SinglePort(0)}}}}}),
+			`invalid GlobalNetworkPolicy "pol": spec.egress[0].source.ports[1]: port range invalid, port number must be between 1 and 65535`},
+		{"port range from 0", gnp(GlobalNetworkPolicySpec{Ingress: []Rule{{Action: ActionAllow, Protocol: &tcpProto, Destination: EntityRule{NotPorts: []Port{{MinPort: 0, MaxPort: 1024}}}}}}),
+			`invalid GlobalNetworkPolicy "pol": spec.ingress[0].destination.notPorts[0]: port range invalid, port number must be between 1 and 65535`},
 		{"default tier order", &Tier{ObjectMeta: ObjectMeta{Name: "default"}, Spec: TierSpec{DefaultAction: ActionDeny, Order: Float(5)}},
 			`invalid Tier "default": spec.order: the "default" tier must have order 1000000`},
 	} {
