@@ -85,9 +85,6 @@ func TestPolicyDefaults(t *testing.T) {
 	if p.Name != "block" || p.Labels[LabelTier] != "security" || len(p.Spec.Types) != 1 || p.Spec.Types[0] != PolicyTypeEgress {
 		t.Errorf("defaults: %+v", p)
 	}
-	if p.Annotations[AnnotationMetadata] != `{"name":"block"}` {
-		t.Errorf("annotation %q", p.Annotations[AnnotationMetadata])
-	}
 }
 
 func TestDSCPJSON(t *testing.T) {
