@@ -13,19 +13,20 @@ import (
 // "node.<name>" take effect.
 func validateDefaultOnlyBGP(e *errs, s *BGPConfigurationSpec) {
 	for _, f := range []struct {
-		field string
-		set   bool
+		field, name string
+		set         bool
 	}{
-		{"spec.nodeToNodeMeshEnabled", s.NodeToNodeMeshEnabled != nil},
-		{"spec.asNumber", s.ASNumber != nil},
-		{"spec.serviceLoadBalancerIPs", len(s.ServiceLoadBalancerIPs) > 0},
-		{"spec.serviceExternalIPs", len(s.ServiceExternalIPs) > 0},
-		{"spec.serviceClusterIPs", len(s.ServiceClusterIPs) > 0},
-		{"spec.nodeMeshPassword", s.NodeMeshPassword != nil},
-		{"spec.nodeMeshMaxRestartTime", s.NodeMeshMaxRestartTime != nil},
+		{"spec.nodeToNodeMeshEnabled", "nodeToNodeMeshEnabled", s.NodeToNodeMeshEnabled != nil},
+		{"spec.asNumber", "ASNumber", s.ASNumber != nil},
+		{"spec.serviceLoadBalancerIPs", "ServiceLoadBalancerIPs", len(s.ServiceLoadBalancerIPs) > 0},
+		{"spec.serviceExternalIPs", "ServiceExternalIPs", len(s.ServiceExternalIPs) > 0},
+		{"spec.serviceClusterIPs", "ServiceClusterIPs", len(s.ServiceClusterIPs) > 0},
+		{"spec.nodeMeshPassword", "nodeMeshPassword", s.NodeMeshPassword != nil},
+		{"spec.nodeMeshMaxRestartTime", "nodeMeshMaxRestartTime", s.NodeMeshMaxRestartTime != nil},
 	} {
 		if f.set {
-			e.add(f.field, "cannot be set on a BGPConfiguration other than \"default\"")
+			e.addNamed(f.field, "BGPConfiguration.Spec."+strings.ToUpper(f.name[:1])+f.name[1:], nil,
+				"Cannot set %s on a non default BGP Configuration.", f.name)
 		}
 	}
 }
@@ -162,7 +163,7 @@ func validateBGPPeerTargets(e *errs, s *BGPPeerSpec) {
 		e.add("spec.node", "node and nodeSelector cannot both be set")
 	}
 	if s.Node != "" && !dns1123Subdomain.MatchString(s.Node) {
-		e.add("spec.node", "invalid node name %q", s.Node)
+		e.addValue("spec.node", s.Node, "invalid node name %q", s.Node)
 	}
 	if s.PeerIP != "" && s.PeerSelector != "" {
 		e.add("spec.peerIP", "peerIP and peerSelector cannot both be set")
@@ -181,7 +182,7 @@ func validateBGPPeerTargets(e *errs, s *BGPPeerSpec) {
 	}
 	if s.PeerIP != "" {
 		if _, _, err := SplitPeerIP(s.PeerIP); err != nil {
-			e.add("spec.peerIP", "%v", err)
+			e.addValue("spec.peerIP", s.PeerIP, "%v", err)
 		}
 	}
 }

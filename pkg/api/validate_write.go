@@ -283,7 +283,7 @@ func writeEntity(e *errs, f string, er *EntityRule) {
 func writePortNumbers(e *errs, field string, ports []Port) {
 	for i, p := range ports {
 		if p.PortName == "" && p.MinPort < 1 {
-			e.add(fmt.Sprintf("%s[%d]", field, i), "port range invalid, port number must be between 1 and 65535")
+			e.addNamed(fmt.Sprintf("%s[%d]", field, i), "Port", p.MinPort, "port range invalid, port number must be between 1 and 65535")
 		}
 	}
 }
