@@ -160,7 +160,6 @@ func TestValidationMessages(t *testing.T) {
 		{"felix ipv6NormalRoutePriority", fc(`{"ipv6NormalRoutePriority":0}`), fcErr(`spec.ipv6NormalRoutePriority: 0 is out of range 1-2147483646`)},
 		{"felix ipv6ElevatedRoutePriority", fc(`{"ipv6ElevatedRoutePriority":0}`), fcErr(`spec.ipv6ElevatedRoutePriority: 0 is out of range 1-2147483646`)},
 		{"felix natPortRange named", fc(`{"natPortRange":"http"}`), fcErr(`spec.natPortRange: "http" must be a port number or a min:max range`)},
-		{"felix bpfPSNATPorts order", fc(`{"bpfPSNATPorts":"30000:20000"}`), fcErr(`spec.bpfPSNATPorts: port range 30000:20000 has min greater than max`)},
 		{"felix kubeNodePortRanges", fc(`{"kubeNodePortRanges":["30000:32767","nodeports"]}`), fcErr(`spec.kubeNodePortRanges[1]: "nodeports" must be a port number or a min:max range`)},
 		{"felix route table range and ranges", fc(`{"routeTableRange":{"min":1,"max":250},"routeTableRanges":[{"min":1,"max":250}]}`),
 			fcErr(`spec.routeTableRange: routeTableRange and routeTableRanges cannot both be set`)},
