@@ -81,8 +81,8 @@ func PoolOverlapError(p *IPPool, others []*IPPool) error {
 		}
 		_, on, err := net.ParseCIDR(o.Spec.CIDR)
 		if err == nil && (n.Contains(on.IP) || on.Contains(n.IP)) {
-			return &ValidationError{Kind: "IPPool", Name: p.Name, Errors: []FieldError{{Field: "spec.cidr",
-				Message: fmt.Sprintf("%s overlaps with enabled IPPool %q (%s)", p.Spec.CIDR, o.Name, o.Spec.CIDR)}}}
+			return &ValidationError{Kind: "IPPool", Name: p.Name, Errors: []FieldError{{Field: "spec.cidr", Name: poolCIDRName, Value: p.Spec.CIDR,
+				Message: fmt.Sprintf("IPPool(%s) CIDR overlaps with IPPool(%s) CIDR %s", p.Name, o.Name, o.Spec.CIDR)}}}
 		}
 	}
 	return nil

@@ -411,7 +411,7 @@ func TestPoolOverlap(t *testing.T) {
 	a, b, c := pool("10.65.0.0/16", 26), pool("10.65.128.0/17", 26), pool("10.66.0.0/16", 26)
 	a.Name, b.Name, c.Name = "a", "b", "c"
 	err := PoolOverlapError(b, []*IPPool{a, c})
-	want := `invalid IPPool "b": spec.cidr: 10.65.128.0/17 overlaps with enabled IPPool "a" (10.65.0.0/16)`
+	want := `invalid IPPool "b": spec.cidr: IPPool(b) CIDR overlaps with IPPool(a) CIDR 10.65.0.0/16 (10.65.128.0/17)`
 	if err == nil || err.Error() != want {
 		t.Errorf("got %v, want %s", err, want)
 	}
