@@ -9,7 +9,11 @@ import (
 
 func validateIPPool(e *errs, s *IPPoolSpec) {
 	ip, n, err := net.ParseCIDR(s.CIDR)
-	if err != nil {
+	switch {
+	case s.CIDR == "":
+		e.addNamed("spec.cidr", poolCIDRName, nil, "IPPool CIDR must be specified")
+		return
+	case err != nil:
 		e.addNamed("spec.cidr", poolCIDRName, s.CIDR, "IPPool CIDR must be a valid subnet")
 		return
 	}

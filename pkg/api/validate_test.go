@@ -533,6 +533,7 @@ func TestFieldErrorValues(t *testing.T) {
 		{"port 0", gnp(GlobalNetworkPolicySpec{Ingress: rule(func(r *Rule) { r.Protocol = &tcpProto; r.Destination.Ports = []Port{SinglePort(0)} })}), "spec.ingress[0].destination.ports[0]", "Port", uint16(0)},
 		{"pool CIDR", pool("10.65.0.300/16", 26), "spec.cidr", "IPPool.Spec.CIDR", "10.65.0.300/16"},
 		{"pool mask", pool("10.65.7.0/16", 26), "spec.cidr", "IPPool.Spec.CIDR", "10.65.0.0/16"},
+		{"pool without CIDR", pool("", 26), "spec.cidr", "IPPool.Spec.CIDR", nil},
 		{"pool size", pool("10.65.0.0/28", 26), "spec.blockSize", "spec", nil},
 		{"default-only", &BGPConfiguration{ObjectMeta: ObjectMeta{Name: "n"}, Spec: BGPConfigurationSpec{ASNumber: asn(64512)}}, "spec.asNumber", "BGPConfiguration.Spec.ASNumber", nil},
 	} {
