@@ -167,7 +167,7 @@ func validateMeta(e *errs, k KindInfo, m *ObjectMeta) {
 	case len(m.Name) > 253:
 		e.add("metadata.name", "name %q is longer than 253 characters", m.Name)
 	case !dns1123Subdomain.MatchString(m.Name):
-		e.addValue("metadata.name", m.Name, "name %q must consist of lower case alphanumeric characters, '-' or '.', and start and end with an alphanumeric character", m.Name)
+		e.addNamed("metadata.name", "Metadata.Name", m.Name, "name %q must consist of lower case alphanumeric characters, '-' or '.', and start and end with an alphanumeric character", m.Name)
 	}
 	if k.Namespaced {
 		if m.Namespace == "" {
