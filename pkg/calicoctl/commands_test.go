@@ -282,10 +282,10 @@ func TestNamespacesAndOutputs(t *testing.T) {
 		{[]string{"get", "ippools"},
 			"NAME            CIDR            SELECTOR       \npool-disabled   10.66.0.0/24    all()          \npool-v4         10.65.0.0/16    rack == 'r1'   \npool-v6         fd5c:1:2::/48   all()          \n\n"},
 		{[]string{"get", "ippools", "-o", "wide"},
-			"NAME            CIDR            NAT     IPIPMODE   VXLANMODE     DISABLED   DISABLEBGPEXPORT   SELECTOR       \n" +
-				"pool-disabled   10.66.0.0/24    false   Never      Never         true       false              all()          \n" +
-				"pool-v4         10.65.0.0/16    true    Never      CrossSubnet   false      false              rack == 'r1'   \n" +
-				"pool-v6         fd5c:1:2::/48   false   Never      Never         false      true               all()          \n\n"},
+			"NAME            CIDR            NAT     IPIPMODE   VXLANMODE     DISABLED   DISABLEBGPEXPORT   SELECTOR       ASSIGNMENTMODE   \n" +
+				"pool-disabled   10.66.0.0/24    false   Never      Never         true       false              all()          Automatic        \n" +
+				"pool-v4         10.65.0.0/16    true    Never      CrossSubnet   false      false              rack == 'r1'   Automatic        \n" +
+				"pool-v6         fd5c:1:2::/48   false   Never      Never         false      true               all()          Automatic        \n\n"},
 		{[]string{"get", "ippool", "pool-v4", "-o", "custom-columns=NAME,NAT"}, "NAME      NAT    \npool-v4   true   \n\n"},
 		{[]string{"get", "nodes", "-o", "wide"},
 			"NAME     ASN       IPV4            IPV6                \nhost-a   64512     198.18.0.1/24   fd00:198:18::1/64   \nhost-b   (64512)   198.18.1.1/24                       \n\n"},
@@ -311,7 +311,7 @@ func TestNamespacesAndOutputs(t *testing.T) {
 		{[]string{"get", "netsets", "-A", "-n", "x"}, "cannot use both --namespace and --all-namespaces flags at the same time\n"},
 		{[]string{"get", "gadgets"}, "resource type 'gadgets' is not supported\n"},
 		{[]string{"get", "ippools", "-o", "table"}, "unrecognized output format 'table'\n"},
-		{[]string{"get", "ippools", "-o", "custom-columns=NAME,SIZE"}, "Unknown heading SIZE, valid values are: CIDR, DISABLEBGPEXPORT, DISABLED, IPIPMODE, NAME, NAT, SELECTOR, VXLANMODE\n"},
+		{[]string{"get", "ippools", "-o", "custom-columns=NAME,SIZE"}, "Unknown heading SIZE, valid values are: ASSIGNMENTMODE, CIDR, DISABLEBGPEXPORT, DISABLED, IPIPMODE, NAME, NAT, SELECTOR, VXLANMODE\n"},
 		{[]string{"get", "ippool", "pool-v4", "nope"}, "resource does not exist: IPPool(nope) with error: <nil>\n"},
 	}
 	for _, tc := range errs {
