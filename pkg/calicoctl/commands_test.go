@@ -407,10 +407,10 @@ func TestUsageAndBadOptions(t *testing.T) {
 	if r := h.fail("", "apply"); !strings.HasPrefix(r.stderr, "Invalid option: 'calicoctl apply'.") {
 		t.Errorf("apply without -f: %q", r.stderr)
 	}
-	if r := h.fail("", "get", "ippools", "--bogus"); !strings.HasPrefix(r.stderr, "Invalid option: 'calicoctl get ippools --bogus") {
+	if r := h.fail("", "get", "ippools", "--bogus"); r.stderr != "unknown flag: --bogus\n" {
 		t.Errorf("unknown option: %q", r.stderr)
 	}
-	if r := h.fail("", "frobnicate"); !strings.HasPrefix(r.stderr, `unknown command: "frobnicate"`) {
+	if r := h.fail("", "frobnicate"); r.stderr != `unknown command "frobnicate" for "calicoctl"`+"\n" {
 		t.Errorf("unknown command: %q", r.stderr)
 	}
 	if r := h.ok("", "--log-level=debug", "get", "ippools", "-o", "name"); r.stdout != "" {
