@@ -169,10 +169,3 @@ Description:
 `)
 	return b.String()
 }
-
-// massageError tidies an error for display as Project Calico does: it names unknown fields in
-// a document plainly.
-func massageError(err error) string {
-	msg := strings.TrimPrefix(err.Error(), "json: ")
-	return msg
-}
