@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/calico-host/calico-host/pkg/api"
 	"github.com/calico-host/calico-host/pkg/datastore"
@@ -166,6 +167,9 @@ func newDeletion(k api.KindInfo, m *api.ObjectMeta, ns namespaceOptions) deletio
 		d.refusal = ns.resolve(k, m)
 	}
 	d.namespace = m.Namespace
+	if d.refusal == nil && k.Kind == "NetworkPolicy" && strings.HasPrefix(m.Name, kubernetesPolicyPrefix) {
+		d.refusal = kubernetesPolicyDelete(k, m.Namespace, m.Name)
+	}
 	return d
 }
 

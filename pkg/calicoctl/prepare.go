@@ -97,6 +97,9 @@ func checkDocument(d *document, ns namespaceOptions, act action) error {
 	if isBuiltin(d.kind, d.meta().Name) {
 		return nil // refused when written, as Project Calico refuses it before validating
 	}
+	if isKubernetesPolicy(d.res) {
+		return ns.resolve(d.kind, d.meta()) // likewise
+	}
 	return checkContent(d, ns, act)
 }
 

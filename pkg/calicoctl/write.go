@@ -155,6 +155,9 @@ func (s *session) writeAll(docs []*document, act action, skipExists bool) *outco
 }
 
 func (s *session) writeOne(d *document, act action, skipExists bool) error {
+	if isKubernetesPolicy(d.res) {
+		return s.kubernetesPolicyWrite(d, act)
+	}
 	var err error
 	switch act {
 	case actCreate:
