@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/calico-host/calico-host/pkg/api"
 	"github.com/calico-host/calico-host/pkg/datastore"
@@ -160,14 +159,13 @@ func namedDeletions(pos []string, ns namespaceOptions) ([]deletion, string, erro
 // newDeletion resolves the object's namespace and says why it may not be deleted, if so.
 func newDeletion(k api.KindInfo, m *api.ObjectMeta, ns namespaceOptions) deletion {
 	d := deletion{target: target{kind: k, name: m.Name}}
-	switch {
-	case k.Kind == "ClusterInformation":
+	if k.Kind == "ClusterInformation" {
 		d.refusal = errors.New(clusterInfoReadOnly(actDelete))
-	default:
-		d.refusal = ns.resolve(k, m)
+		return d
 	}
+	d.refusal = ns.resolve(k, m)
 	d.namespace = m.Namespace
-	if d.refusal == nil && k.Kind == "NetworkPolicy" && strings.HasPrefix(m.Name, kubernetesPolicyPrefix) {
+	if d.refusal == nil && isKubernetesPolicyName(k, m.Name) {
 		d.refusal = kubernetesPolicyDelete(k, m.Namespace, m.Name)
 	}
 	return d

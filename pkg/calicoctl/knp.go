@@ -18,8 +18,12 @@ const (
 
 // isKubernetesPolicy reports whether r is a NetworkPolicy with the Kubernetes policies' prefix.
 func isKubernetesPolicy(r api.Resource) bool {
-	p, ok := r.(*api.NetworkPolicy)
-	return ok && strings.HasPrefix(p.Name, kubernetesPolicyPrefix)
+	k, _ := api.KindOf(r)
+	return isKubernetesPolicyName(k, r.GetObjectMeta().Name)
+}
+
+func isKubernetesPolicyName(k api.KindInfo, name string) bool {
+	return k.Kind == "NetworkPolicy" && strings.HasPrefix(name, kubernetesPolicyPrefix)
 }
 
 // kubernetesPolicyWrite refuses a write as Project Calico's calicoctl does: a create is not
