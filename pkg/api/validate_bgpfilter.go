@@ -28,14 +28,14 @@ func (r *BGPFilterRule) Unsupported() []FieldError {
 	const noPriorities = "route priorities are not implemented by calico-host"
 	var out []FieldError
 	if r.Priority != nil {
-		out = append(out, FieldError{"priority", noPriorities})
+		out = append(out, FieldError{Field: "priority", Message: noPriorities})
 	}
 	if r.PrefixLength != nil && (r.MatchOperator == "Equal" || r.MatchOperator == "NotEqual") {
-		out = append(out, FieldError{"prefixLength", "a prefix length range cannot be applied with matchOperator " + r.MatchOperator})
+		out = append(out, FieldError{Field: "prefixLength", Message: "a prefix length range cannot be applied with matchOperator " + r.MatchOperator})
 	}
 	for j, op := range r.Operations {
 		if op.SetPriority != nil {
-			out = append(out, FieldError{fmt.Sprintf("operations[%d].setPriority", j), noPriorities})
+			out = append(out, FieldError{Field: fmt.Sprintf("operations[%d].setPriority", j), Message: noPriorities})
 		}
 	}
 	return out
@@ -46,8 +46,8 @@ func (r *BGPFilterRule) Unsupported() []FieldError {
 // nil. Writers (calicoctl) refuse such objects.
 func Unsupported(r Resource) error {
 	if c, ok := r.(*IPAMConfiguration); ok && c.Spec.IPCooldownSeconds != 0 {
-		return &ValidationError{Kind: "IPAMConfiguration", Name: c.Name, Errors: []FieldError{{"spec.ipCooldownSeconds",
-			"IP cooldown is not implemented by calico-host's IPAM, which would reuse released addresses at once (not supported by calico-host)"}}}
+		return &ValidationError{Kind: "IPAMConfiguration", Name: c.Name, Errors: []FieldError{{Field: "spec.ipCooldownSeconds",
+			Message: "IP cooldown is not implemented by calico-host's IPAM, which would reuse released addresses at once (not supported by calico-host)"}}}
 	}
 	f, ok := r.(*BGPFilter)
 	if !ok {
@@ -60,7 +60,7 @@ func Unsupported(r Resource) error {
 	}{{"spec.exportV4", f.Spec.ExportV4}, {"spec.importV4", f.Spec.ImportV4}, {"spec.exportV6", f.Spec.ExportV6}, {"spec.importV6", f.Spec.ImportV6}} {
 		for i := range d.rules {
 			for _, u := range d.rules[i].Unsupported() {
-				list = append(list, FieldError{fmt.Sprintf("%s[%d].%s", d.field, i, u.Field), u.Message + " (not supported by calico-host)"})
+				list = append(list, FieldError{Field: fmt.Sprintf("%s[%d].%s", d.field, i, u.Field), Message: u.Message + " (not supported by calico-host)"})
 			}
 		}
 	}
