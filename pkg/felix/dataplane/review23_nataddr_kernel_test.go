@@ -17,3 +17,22 @@ func TestKernelNATOutgoingMappedAddress(t *testing.T) {
 	startDataplane(t, tp, Config{NATOutgoingAddress: netip.MustParseAddr("::ffff:198.18.0.9")},
 		natPool(false), egressAll(), kwep("a", ifA, ipA))
 }
+
+// TestKernelServiceCIDRMapped (review of issue 23, point 2): BGPConfiguration default with a
+// service cluster IP block written as an IPv4-mapped prefix (::ffff:198.19.96.0/120, valid)
+// reaches the IPv4 table's service loop chain (a static chain) as an IPv6 match: the batch is
+// refused and no later apply succeeds; a deny written afterwards is never enforced.
+func TestKernelServiceCIDRMapped(t *testing.T) {
+	tp := newTopology(t)
+	a := tp.addWorkload(t, "a", ifA, ipA)
+	listenTCP(t, tp.host, "198.18.0.1", 8080)
+	ka, va := rawWEP("a", ifA, ipA, "", `"allow-all"`)
+	f := startEtcdFelix(t, tp, map[string]string{ka: va,
+		"profiles/allow-all": `{"kind":"Profile","apiVersion":"projectcalico.org/v3","metadata":{"name":"allow-all"},
+		  "spec":{"ingress":[{"action":"Allow"}],"egress":[{"action":"Allow"}]}}`})
+	f.apply(f.put("bgpconfigurations/default", `{"kind":"BGPConfiguration","apiVersion":"projectcalico.org/v3",
+	  "metadata":{"name":"default"},"spec":{"serviceClusterIPs":[{"cidr":"::ffff:198.19.96.0/120"}]}}`))
+	f.apply(f.put("globalnetworkpolicies/deny-a", `{"kind":"GlobalNetworkPolicy","apiVersion":"projectcalico.org/v3",
+	  "metadata":{"name":"deny-a"},"spec":{"selector":"all()","types":["Egress"],"egress":[{"action":"Deny"}]}}`))
+	check(t, "a deny written after the BGPConfiguration", expectation{"a -> host:8080", func() bool { return canTCP(t, a, "198.18.0.1", 8080) }, false})
+}
