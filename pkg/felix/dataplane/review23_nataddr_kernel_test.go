@@ -3,6 +3,8 @@ package dataplane
 import (
 	"net/netip"
 	"testing"
+
+	"github.com/calico-host/calico-host/pkg/felix/calc"
 )
 
 // TestKernelNATOutgoingMappedAddress (review of issue 23, point 2): NATOutgoingAddress
@@ -35,4 +37,20 @@ func TestKernelServiceCIDRMapped(t *testing.T) {
 	f.apply(f.put("globalnetworkpolicies/deny-a", `{"kind":"GlobalNetworkPolicy","apiVersion":"projectcalico.org/v3",
 	  "metadata":{"name":"deny-a"},"spec":{"selector":"all()","types":["Egress"],"egress":[{"action":"Deny"}]}}`))
 	check(t, "a deny written after the BGPConfiguration", expectation{"a -> host:8080", func() bool { return canTCP(t, a, "198.18.0.1", 8080) }, false})
+}
+
+// TestKernelFailsafeMappedNetOnlyItself (review of issue 23, point 2): a failsafe entry whose
+// network is IPv4-mapped (tcp:::ffff:198.18.0.0/120:7001) cannot be rendered into the IPv4
+// failsafe chain; it alone should fail closed, the other failsafe entries (tcp:22) staying open.
+func TestKernelFailsafeMappedNetOnlyItself(t *testing.T) {
+	tp := newTopology(t)
+	for _, port := range []int{22, 7001} {
+		listenTCP(t, tp.host, "0.0.0.0", port)
+	}
+	hep := calc.HostEndpointUpdate{Endpoint: &calc.HostEndpoint{Name: "host1-eth0", InterfaceName: "eth0"}}
+	cfg := Config{FailsafeInbound: []ProtoPort{{Protocol: "tcp", Port: 22},
+		{Protocol: "tcp", Port: 7001, Net: netip.MustParsePrefix("::ffff:198.18.0.0/120")}}, FailsafeOutbound: []ProtoPort{}}
+	startDataplane(t, tp, cfg, hep)
+	check(t, "a failsafe entry with an IPv4-mapped network",
+		expectation{"in 22 (another failsafe entry)", func() bool { return canTCP(t, tp.fabric, "198.18.0.1", 22) }, true})
 }
