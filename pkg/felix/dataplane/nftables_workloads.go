@@ -49,6 +49,11 @@ func (b *rulesetBuilder) syncWorkloads(m *model) {
 			delete(b.weps, id)
 			touched[e.src.Name] = true
 		}
+		if ep != nil && nft.IfnameKey(ep.Name) == (nft.Key{}) {
+			b.log.Warn().Str("workload", id.WorkloadID).Str("endpoint", id.EndpointID).Str("interface", ep.Name).
+				Msg("Workload endpoint has no usable interface name; no chains or dispatch for it")
+			continue
+		}
 		if ep != nil {
 			b.weps[id] = &wepEntry{src: ep, ep: rules.WorkloadEndpoint(b.cfg, ep, g)}
 			b.index(id, ep.Name)
