@@ -87,8 +87,8 @@ func (b *rulesetBuilder) spoofAllowed(m *model) []rules.SpoofAllowed {
 	var out []rules.SpoofAllowed
 	clear(b.sources.endpoints)
 	for id, ep := range m.weps {
-		if len(ep.AllowSpoofedSourcePrefixes) == 0 {
-			continue
+		if len(ep.AllowSpoofedSourcePrefixes) == 0 || nft.IfnameKey(ep.Name) == (nft.Key{}) {
+			continue // (no interface: nothing to exempt; it gets no chains either, see syncWorkloads)
 		}
 		key := endpointSource(id)
 		b.sources.endpoints[key] = id
