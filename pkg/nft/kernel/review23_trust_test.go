@@ -111,15 +111,3 @@ func TestKernelTrustBound(t *testing.T) {
 		t.Errorf("the element deleted by another program was not back after %d full syncs (bound: 10 trusted, then written whole)", n)
 	}
 }
-
-// stripHandles removes nft -a's "# handle N" comments.
-func stripHandles(s string) string {
-	var b strings.Builder
-	for _, l := range strings.Split(s, "\n") {
-		if i := strings.Index(l, " # handle "); i >= 0 {
-			l = l[:i]
-		}
-		fmt.Fprintln(&b, l)
-	}
-	return b.String()
-}
