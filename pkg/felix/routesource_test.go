@@ -40,7 +40,7 @@ func TestLocalRouteSource(t *testing.T) {
 	if dp.has(routeTo("10.65.1.0/26")) {
 		t.Error("a route to the IPAM block was sent")
 	}
-	if h.daemon.cfg.RouteSource != "WorkloadIPs" {
-		t.Errorf("resolved RouteSource %q", h.daemon.cfg.RouteSource)
+	if h.daemon.cfg.RouteSource != calc.RouteSourceWorkloadIPs {
+		t.Errorf("resolved RouteSource %v", h.daemon.cfg.RouteSource)
 	}
 }

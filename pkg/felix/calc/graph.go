@@ -54,7 +54,8 @@ type Graph struct {
 	migration *migrationCalc
 	peers     *bgpPeerCalc
 
-	localRouteSource string // RouteSource from felix's environment or config file
+	// routeSource resolves felix's RouteSource from the datastore's configuration (nil: CalicoIPAM).
+	routeSource func(DatastoreConfig) RouteSource
 
 	haveSnapshot  bool
 	inSyncPending bool

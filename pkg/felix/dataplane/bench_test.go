@@ -31,7 +31,7 @@ func newBenchDataplane(b *testing.B, path string, k nft.Backend) *Dataplane {
 	if k != nil {
 		opts = append(opts, WithNFTBackend(k))
 	}
-	dp, err := New(Config{Hostname: "host1", NetNS: path}, zerolog.Nop(), opts...)
+	dp, err := New(FelixDefaults(Config{Hostname: "host1", NetNS: path}), zerolog.Nop(), opts...)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -161,11 +161,11 @@ func TestNetnsNeighborAndMTU(t *testing.T) {
 	if err := SetPermanentNeighbor(h, "tap2", netip.MustParseAddr("10.65.0.6"), mac); err == nil {
 		t.Errorf("missing interface accepted")
 	}
-	if got, err := HostMTU(context.Background(), h, nil); err != nil || got != 1400 {
+	if got, err := HostMTU(context.Background(), h, physical); err != nil || got != 1400 {
 		t.Errorf("HostMTU = %d, %v", got, err)
 	}
 	ns.ip(t, "link", "set", "eth0", "down")
-	if got, err := HostMTU(context.Background(), h, nil); err != nil || got != 9000 {
+	if got, err := HostMTU(context.Background(), h, physical); err != nil || got != 9000 {
 		t.Errorf("HostMTU with eth0 down = %d, %v", got, err)
 	}
 }
