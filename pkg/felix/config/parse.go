@@ -336,17 +336,11 @@ func checkHostname(s string) error {
 	return nil
 }
 
-// checkMarkMask needs at least the 5 bits felix allocates (accept, pass, drop, two scratch).
+// checkMarkMask accepts a mask the renderers can allocate their mark bits from.
 func checkMarkMask(s string) error {
 	n, _ := strconv.ParseUint(s, 10, 32)
-	bits := 0
-	for ; n != 0; n &= n - 1 {
-		bits++
-	}
-	if bits < 5 {
-		return fmt.Errorf("mark mask needs at least 5 bits, has %d", bits)
-	}
-	return nil
+	_, err := rules.MarksFromMask(uint32(n))
+	return err
 }
 
 var ifaceNameRE = regexp.MustCompile(`^[a-zA-Z0-9_.-]{1,15}$`)
