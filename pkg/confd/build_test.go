@@ -437,7 +437,6 @@ func TestPoolsAndBlocks(t *testing.T) {
 	wantBlocks := []Block{
 		{CIDR: pfx("10.65.0.0/26"), State: "confirmed", Aggregate: true, Blackhole: true},
 		{CIDR: pfx("10.65.1.0/26"), State: "confirmed", Aggregate: true, Blackhole: true},
-		{CIDR: pfx("10.65.2.0/26"), State: "pending", Blackhole: true},
 		{CIDR: pfx("10.65.3.7/32"), State: "confirmed", Aggregate: true},
 	}
 	if diff := cmp.Diff(wantBlocks, m.Families[0].Blocks, modelOpts); diff != "" {

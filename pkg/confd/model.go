@@ -98,8 +98,8 @@ type PeerRoute struct {
 // Block is one of this host's IPAM blocks.
 type Block struct {
 	CIDR netip.Prefix
-	// State is the affinity state: "confirmed" (also for affinities without a state), "pending"
-	// or "pendingDeletion".
+	// State is the affinity state: "confirmed" (also for affinities without a state) or
+	// "pendingDeletion" (pending affinities are not this host's blocks yet).
 	State AffinityState
 	// Aggregate: export the block and nothing beneath it (confirmed affinities).
 	Aggregate bool

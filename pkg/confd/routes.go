@@ -33,8 +33,11 @@ func comparePrefixes(a, b netip.Prefix) int {
 	return a.Bits() - b.Bits()
 }
 
-// blocks are this host's affinity blocks of family fi. Every block gets a blackhole route (single
-// addresses excepted); confirmed ones (or ones with no state) are aggregated on export.
+// blocks are this host's affinity blocks of family fi, as Project Calico's confd takes them: a
+// pending affinity is not this host's block yet (another host may still own it: a blackhole
+// here would outrank the owner's route), so it is left out; every other block gets a blackhole
+// route (single addresses excepted); confirmed ones (or ones with no state) are aggregated on
+// export, a block pending deletion is not.
 func (b *builder) blocks(fi int) []Block {
 	var out []Block
 	for _, cidr := range sortedKeys(b.in.Affinities) {
@@ -50,6 +53,9 @@ func (b *builder) blocks(fi int) []Block {
 		state, ok := affinityStates[aff.State]
 		if !ok {
 			b.warn("block %s: ignoring affinity with unknown state %q", cidr, aff.State)
+			continue
+		}
+		if state == api.AffinityPending {
 			continue
 		}
 		out = append(out, Block{
