@@ -236,6 +236,9 @@ func TestExplicitPeers(t *testing.T) {
 		{"global peering to a Calico node is one-way, and reversed on the other node", []any{
 			bgpPeer("to-b", api.BGPPeerSpec{PeerIP: "198.18.2.2", ASNumber: asn(64512)})}, "a",
 			[]peerSummary{{Name: "Global_198_18_2_2", AS: "64512", Passive: true}}},
+		{"a global peering by peerSelector connects from both ends", []any{
+			bgpPeer("racks", api.BGPPeerSpec{PeerSelector: "has(rack)"})}, "a",
+			[]peerSummary{{Name: "Global_198_18_2_2", AS: "64512"}}},
 		{"the remote node peers back", []any{bgpPeer("to-b", api.BGPPeerSpec{PeerIP: "198.18.2.2", ASNumber: asn(64512)})}, "b",
 			[]peerSummary{{Name: "Node_198_18_2_1", AS: "64512"}}},
 		{"no reverse peering when the AS differs", []any{bgpPeer("to-b", api.BGPPeerSpec{PeerIP: "198.18.2.2", ASNumber: asn(65000)})}, "b", nil},

@@ -25,7 +25,9 @@ type target struct {
 	port        uint16
 	as          ASN
 	rrClusterID netip.Addr
-	calicoNode  bool   // the remote end is one of our nodes
+	// byIP: a peerIP that is one of our nodes' addresses (Project Calico's "Calico node" peer:
+	// a global one is made unidirectional, as the mesh; selector peerings are not).
+	byIP        bool
 	workload    string // the remote end is this local workload (namespace/name)
 }
 
@@ -241,7 +243,7 @@ func (b *builder) targets(p *api.BGPPeer) []target {
 	}
 	t := target{ip: ip, port: port, as: b.peerAS(p)}
 	if n := b.nodeWithIP(t.ip); n != nil {
-		t.calicoNode = true
+		t.byIP = true
 		if t.port == 0 && n.as == t.as {
 			t.port = n.port // peer with a Calico node on the port it listens on
 		}
@@ -254,7 +256,7 @@ func nodeTargets(n *nodeBGP, fams ...int) []target {
 	var out []target
 	for _, fi := range fams {
 		if n.ip[fi].IsValid() {
-			out = append(out, target{ip: n.ip[fi], port: n.port, as: n.as, rrClusterID: n.clusterID, calicoNode: true})
+			out = append(out, target{ip: n.ip[fi], port: n.port, as: n.as, rrClusterID: n.clusterID})
 		}
 	}
 	return out
@@ -335,8 +337,9 @@ func (b *builder) explicitPeer(c candidate, fi int, funcs []FilterFunc) (Peer, b
 		p.LocalAS = ASN(*spec.LocalASNumber)
 	}
 	localAS := p.localAS(b.local.as)
-	// Project Calico makes global peerings between Calico nodes unidirectional, like the mesh.
-	p.Passive = c.typ == PeerGlobal && c.t.calicoNode && c.t.ip.String() > localIP.String()
+	// Project Calico makes a global peering with a node's address unidirectional, like the mesh
+	// (a peering by peerSelector connects from both ends).
+	p.Passive = c.typ == PeerGlobal && c.t.byIP && c.t.ip.String() > localIP.String()
 	if p.AS == localAS && b.local.clusterID.IsValid() && c.t.rrClusterID != b.local.clusterID {
 		p.RRClient, p.RRClusterID = true, b.local.clusterID
 	}
