@@ -275,6 +275,7 @@ func (b *builder) family(fi int) *Family {
 	}
 	f.Blocks = b.blocks(fi)
 	f.StaticRoutes = b.staticRoutes(fi)
+	f.ReflectedServices = b.reflectedServices(fi)
 	f.Pools = b.pools(fi)
 	f.Communities = b.communities(fi)
 	f.Filters = b.filterFuncs(fi)

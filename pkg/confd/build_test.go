@@ -535,6 +535,17 @@ func TestServiceRoutes(t *testing.T) {
 	if diff := cmp.Diff([]string{"fd00:96::/108"}, strs(m.Families[1].StaticRoutes)); diff != "" {
 		t.Errorf("v6 (-want +got):\n%s", diff)
 	}
+	if len(m.Families[0].ReflectedServices) != 0 {
+		t.Errorf("a node that is not a route reflector passes on service routes: %v", m.Families[0].ReflectedServices)
+	}
+	// A route reflector passes on routes within the load balancer and external IP ranges.
+	rr := testNode("a", "198.18.0.1/24", "", nil)
+	rr.Spec.BGP.RouteReflectorClusterID = "224.0.0.1"
+	in.Nodes["a"] = rr
+	m = build(in, "a")
+	if diff := cmp.Diff([]string{"10.96.0.0/12", "198.51.100.0/24"}, strs(m.Families[0].ReflectedServices)); diff != "" {
+		t.Errorf("reflected v4 service ranges (-want +got):\n%s", diff)
+	}
 }
 
 // BenchmarkBuild measures the model of one node in a 500-node mesh with 50 explicit peers,

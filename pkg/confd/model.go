@@ -53,6 +53,9 @@ type Family struct {
 	Blocks []Block
 	// StaticRoutes are service CIDRs to advertise (blackholes never programmed into the kernel).
 	StaticRoutes []netip.Prefix
+	// ReflectedServices are the service load balancer and external IP ranges whose routes a
+	// route reflector passes on (whatever their length; empty unless this node is a reflector).
+	ReflectedServices []netip.Prefix
 	// Pools are the IP pools of this family.
 	Pools []Pool
 	// Communities are the BGP communities added to exported prefixes.
@@ -182,6 +185,9 @@ type Peer struct {
 	GracefulRestartTime uint32
 	// NextHop is "", NextHopSelf or NextHopKeep.
 	NextHop string
+	// Internal: iBGP (the peer's AS is the one this node uses on the session). Routes felix
+	// programs through tunnels (*.cali, *.calico, tunl0) are never exported to such a peer.
+	Internal bool
 	// AllowLocalAS is BIRD's "allow local as N" (0: off).
 	AllowLocalAS uint32
 	// TTLSecurity is the hop count of GTSM (0: off).

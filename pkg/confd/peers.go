@@ -54,6 +54,7 @@ func (b *builder) peers(fi int, funcs []FilterFunc) []Peer {
 			return
 		}
 		names[p.Name.Name()] = p.Comment.String()
+		p.Internal = p.AS == p.localAS(b.local.as)
 		out = append(out, p)
 	}
 	for _, p := range b.meshPeers(fi) {

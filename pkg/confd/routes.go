@@ -115,6 +115,24 @@ func (b *builder) staticRoutes(fi int) []netip.Prefix {
 	return out
 }
 
+// reflectedServices are, on a route reflector, the global BGPConfiguration's load balancer and
+// external IP ranges of family fi: Project Calico's reflectors pass on any route within them
+// (the per-service routes of the nodes running a service).
+func (b *builder) reflectedServices(fi int) []netip.Prefix {
+	if b.local == nil || !b.local.clusterID.IsValid() {
+		return nil
+	}
+	var out []netip.Prefix
+	for _, blocks := range [][]api.ServiceIPBlock{b.global.ServiceLoadBalancerIPs, b.global.ServiceExternalIPs} {
+		for _, blk := range blocks {
+			if p, ok := parseCIDR(blk.CIDR, fi); ok && !slices.Contains(out, p) {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
 // aggregateLoadBalancers is the global serviceLoadBalancerAggregation: Enabled unless Disabled.
 func (b *builder) aggregateLoadBalancers() bool {
 	a := b.global.ServiceLoadBalancerAggregation
