@@ -27,8 +27,8 @@ type target struct {
 	rrClusterID netip.Addr
 	// byIP: a peerIP that is one of our nodes' addresses (Project Calico's "Calico node" peer:
 	// a global one is made unidirectional, as the mesh; selector peerings are not).
-	byIP        bool
-	workload    string // the remote end is this local workload (namespace/name)
+	byIP     bool
+	workload string // the remote end is this local workload (namespace/name)
 }
 
 // candidate is an explicit peering before it becomes a Peer.
