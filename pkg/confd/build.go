@@ -68,7 +68,7 @@ func Build(in *Inputs, opts BuildOptions) *Model {
 		ASNumber:         b.globalAS(),
 		ListenPort:       b.listenPort(opts.NodeName),
 		MeshEnabled:      b.meshEnabled(),
-		StrictBind:       b.global.BindMode == "NodeIP",
+		StrictBind:       b.strictBind(),
 		DirectInterfaces: b.directInterfaces(),
 		Vars:             opts.Vars,
 	}
@@ -190,6 +190,9 @@ func (b *builder) listenPort(node string) uint16 {
 	}
 	return b.global.ListenPort
 }
+
+// strictBind is bindMode NodeIP: BGP sessions listen on the node's address only.
+func (b *builder) strictBind() bool { return b.global.BindMode == "NodeIP" }
 
 func (b *builder) meshEnabled() bool {
 	return b.global.NodeToNodeMeshEnabled == nil || *b.global.NodeToNodeMeshEnabled

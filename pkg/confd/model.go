@@ -30,7 +30,8 @@ type Model struct {
 	ClusterID netip.Addr
 	// MeshEnabled reports whether the node-to-node mesh applies to this node.
 	MeshEnabled bool
-	// StrictBind binds BGP sockets to the node address (BGPConfiguration bindMode NodeIP).
+	// StrictBind binds BGP sockets to the node address (BGPConfiguration bindMode NodeIP): each
+	// session's listening socket is bound to its source address, which is then always set.
 	StrictBind bool
 	// Families are IPv4 then IPv6.
 	Families []*Family

@@ -55,6 +55,13 @@ func (b *builder) peers(fi int, funcs []FilterFunc) []Peer {
 		}
 		names[p.Name.Name()] = p.Comment.String()
 		p.Internal = p.AS == p.localAS(b.local.as)
+		if b.strictBind() && !p.SourceAddress.IsValid() {
+			// BIRD 2 binds a session's listening socket to its local address, which is also
+			// the source of the connections it makes: under bindMode NodeIP every session
+			// listens (and so connects) on the node's address, as Project Calico's BIRD
+			// listens on it (sourceAddress None cannot leave the source to the kernel then).
+			p.SourceAddress = b.local.ip[fi]
+		}
 		out = append(out, p)
 	}
 	for _, p := range b.meshPeers(fi) {
