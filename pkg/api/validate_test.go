@@ -382,14 +382,12 @@ func TestUnsupported(t *testing.T) {
 	if err := testValidator.Validate(f); err != nil {
 		t.Fatalf("valid for Project Calico, so valid on read: %v", err)
 	}
-	want := `invalid BGPFilter "f": spec.exportV4[0].priority: route priorities are not implemented by calico-host (not supported by calico-host); ` +
-		`spec.importV6[0].prefixLength: a prefix length range cannot be applied with matchOperator NotEqual (not supported by calico-host); ` +
-		`spec.importV6[1].operations[1].setPriority: route priorities are not implemented by calico-host (not supported by calico-host)`
+	want := `invalid BGPFilter "f": spec.importV6[0].prefixLength: a prefix length range cannot be applied with matchOperator NotEqual (not supported by calico-host)`
 	if err := Unsupported(f); err == nil || err.Error() != want {
 		t.Errorf("got  %v\nwant %s", err, want)
 	}
 	supported := filter(`{"exportV4":[{"action":"Accept","cidr":"10.65.0.0/16","matchOperator":"Equal","peerType":"iBGP","communities":{"values":["1:2"]},
-		"asPathPrefix":[65000],"operations":[{"addCommunity":{"value":"1:2:3"}},{"prependASPath":{"prefix":[65000]}}]}]}`)
+		"asPathPrefix":[65000],"priority":512,"operations":[{"addCommunity":{"value":"1:2:3"}},{"prependASPath":{"prefix":[65000]}},{"setPriority":{"value":1024}}]}]}`)
 	for _, r := range []Resource{supported, pool("10.65.0.0/16", 26)} {
 		if err := Unsupported(r); err != nil {
 			t.Errorf("%v", err)

@@ -171,9 +171,7 @@ spec:
   importV4:
   - {action: Accept, operations: [{setPriority: {value: 1024}}]}
 `,
-		want: `document 1 (BGPFilter "prio"): spec.exportV4[0].priority: route priorities are not implemented by calico-host (not supported by calico-host)
-document 1 (BGPFilter "prio"): spec.exportV4[1].prefixLength: a prefix length range cannot be applied with matchOperator Equal (not supported by calico-host)
-document 1 (BGPFilter "prio"): spec.importV4[0].operations[0].setPriority: route priorities are not implemented by calico-host (not supported by calico-host)
+		want: `document 1 (BGPFilter "prio"): spec.exportV4[1].prefixLength: a prefix length range cannot be applied with matchOperator Equal (not supported by calico-host)
 `,
 	}, {
 		name:  "unknown kind",

@@ -345,9 +345,15 @@ func TestFilterRule(t *testing.T) {
 		{"operations without a match", api.BGPFilterRule{Action: "Accept", PeerType: "eBGP", Operations: []api.BGPFilterOperation{
 			{PrependASPath: &api.BGPFilterPrependASPath{Prefix: []api.ASNumber{65001}}}}}, 0,
 			"if (!is_same_as) then { bgp_path.prepend(65001); accept; }"},
+		{"priority: the LOCAL_PREF that carries it", api.BGPFilterRule{Action: "Reject", Priority: api.Int(512)}, 1,
+			"if ((defined(bgp_local_pref)&&(bgp_local_pref = 2147483135))) then { reject; }"},
+		{"priority after every other match", api.BGPFilterRule{Action: "Accept", ASPathPrefix: []api.ASNumber{65001}, Priority: api.Int(1024)}, 0,
+			"if ((bgp_path ~ [= 65001 * =])&&(defined(bgp_local_pref)&&(bgp_local_pref = 2147482623))) then { accept; }"},
+		{"setPriority", api.BGPFilterRule{Action: "Accept", Operations: []api.BGPFilterOperation{{SetPriority: &api.BGPFilterSetPriority{Value: 5}}}}, 0,
+			"bgp_local_pref = 2147483642; accept;"},
 		// Refused: never written wider.
-		{"priority", api.BGPFilterRule{Action: "Reject", Priority: api.Int(512)}, 0, ""},
-		{"setPriority", api.BGPFilterRule{Action: "Accept", Operations: []api.BGPFilterOperation{{SetPriority: &api.BGPFilterSetPriority{Value: 5}}}}, 0, ""},
+		{"priority out of range", api.BGPFilterRule{Action: "Reject", Priority: api.Int(0)}, 0, ""},
+		{"setPriority out of range", api.BGPFilterRule{Action: "Accept", Operations: []api.BGPFilterOperation{{SetPriority: &api.BGPFilterSetPriority{Value: 2147483647}}}}, 0, ""},
 		{"prefix length with Equal", api.BGPFilterRule{Action: "Accept", MatchOperator: "Equal", CIDR: "10.65.0.0/16",
 			PrefixLength: &api.BGPFilterPrefixLength{Max: api.Int(24)}}, 0, ""},
 		{"empty prefix length range", api.BGPFilterRule{Action: "Accept", MatchOperator: "In", CIDR: "10.65.0.0/16",
