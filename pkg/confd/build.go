@@ -44,7 +44,8 @@ type builder struct {
 // nodeBGP is the BGP view of one Node.
 type nodeBGP struct {
 	name      string
-	ip        [2]netip.Addr // by family index: IPv4, IPv6 (invalid: none)
+	ip        [2]netip.Addr   // by family index: IPv4, IPv6 (invalid: none)
+	subnet    [2]netip.Prefix // the networks of those addresses (an address without a length: itself)
 	as        ASN
 	clusterID netip.Addr // route reflector cluster ID (invalid: not a reflector)
 	port      uint16     // listen port (0: default)
@@ -69,6 +70,7 @@ func Build(in *Inputs, opts BuildOptions) *Model {
 		ListenPort:       b.listenPort(opts.NodeName),
 		MeshEnabled:      b.meshEnabled(),
 		StrictBind:       b.strictBind(),
+		BIRDProgramsIPIP: b.clusterRoutePolicy().ipip,
 		DirectInterfaces: b.directInterfaces(),
 		Vars:             opts.Vars,
 	}
@@ -136,7 +138,10 @@ func (b *builder) nodeInfo(n *api.Node) *nodeBGP {
 			b.warn("node %s: ignoring bad BGP address %q", n.Name, addr)
 			continue
 		}
-		info.ip[fi] = ip
+		info.ip[fi], info.subnet[fi] = ip, netip.PrefixFrom(ip, ip.BitLen())
+		if p, err := netip.ParsePrefix(addr); err == nil {
+			info.subnet[fi] = p.Masked()
+		}
 	}
 	if bgp.ASNumber != nil {
 		info.as = ASN(*bgp.ASNumber)
@@ -280,6 +285,9 @@ func (b *builder) family(fi int) *Family {
 	f.StaticRoutes = b.staticRoutes(fi)
 	f.ReflectedServices = b.reflectedServices(fi)
 	f.Pools = b.pools(fi)
+	// Project Calico's confd writes the IPv4 pools' kernel rules only when it knows the node's
+	// IPv4 network (IPIP CrossSubnet needs it): a node without an IPv4 address has none.
+	f.KernelPoolRules = fi == 1 || (b.local != nil && b.local.ip[0].IsValid())
 	f.Communities = b.communities(fi)
 	f.Filters = b.filterFuncs(fi)
 	if f.NodeIP.IsValid() && !b.noSessions {

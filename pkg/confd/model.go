@@ -30,6 +30,10 @@ type Model struct {
 	ClusterID netip.Addr
 	// MeshEnabled reports whether the node-to-node mesh applies to this node.
 	MeshEnabled bool
+	// BIRDProgramsIPIP: BGPConfiguration programClusterRoutes makes BIRD program IPIP pools'
+	// routes through tunl0 (Enabled, EnabledIPIPOnly); otherwise felix programs them, and routes
+	// through tunl0 are felix's tunnel routes, never exported to iBGP peers.
+	BIRDProgramsIPIP bool
 	// StrictBind binds BGP sockets to the node address (BGPConfiguration bindMode NodeIP): each
 	// session's listening socket is bound to its source address, which is then always set.
 	StrictBind bool
@@ -59,6 +63,9 @@ type Family struct {
 	ReflectedServices []netip.Prefix
 	// Pools are the IP pools of this family.
 	Pools []Pool
+	// KernelPoolRules: the kernel filter has the pools' rules (see Build: not for IPv4 on a
+	// node without an IPv4 address, as Project Calico's confd).
+	KernelPoolRules bool
 	// Communities are the BGP communities added to exported prefixes.
 	Communities []CommunityRule
 	// Filters are the BIRD functions of the BGPFilters that have rules for this family.
@@ -120,12 +127,23 @@ type Pool struct {
 	CIDR netip.Prefix
 	// Export: routes in the pool are exported to BGP peers (false: disableBGPExport).
 	Export bool
-	// ProgramKernel: BIRD programs routes in the pool into the kernel (false for VXLAN and IPIP
-	// pools, whose routes felix programs).
+	// ProgramKernel: BIRD programs routes in the pool into the kernel (false for VXLAN pools,
+	// and for the others that programClusterRoutes leaves to felix).
 	ProgramKernel bool
+	// Tunnel is how BIRD programs the BGP routes of an IPIP pool: TunnelAlways (through tunl0),
+	// TunnelCrossSubnet (through tunl0 unless the next hop is in LocalSubnet, this node's IPv4
+	// network) or "" (directly).
+	Tunnel      string
+	LocalSubnet netip.Prefix
 	// Reason explains the choices, for a comment.
 	Reason Comment
 }
+
+// Tunnel modes of a pool whose IPIP routes BIRD programs.
+const (
+	TunnelAlways      = "always"
+	TunnelCrossSubnet = "crossSubnet"
+)
 
 // CommunityRule adds communities to exported routes within CIDR.
 type CommunityRule struct {
