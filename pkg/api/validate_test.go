@@ -358,6 +358,7 @@ func TestValidObjectsPass(t *testing.T) {
 		obj("BGPConfiguration", "node.a", `{"ignoredInterfaces":["eth*","docker0"]}`),
 		obj("BGPConfiguration", "default", `{"nodeMeshPassword":{"secretKeyRef":{"name":"s","key":"k"}}}`),
 		obj("BGPConfiguration", "any-name", `{"logSeverityScreen":"Debug"}`),
+		obj("BGPConfiguration", "default", `{"serviceClusterIPs":[{"cidr":"10.101.0.0/16"},{}],"serviceLoadBalancerIPs":[{}],"serviceExternalIPs":[{}]}`),
 		obj("FelixConfiguration", "any-name", `{"logSeverityScreen":"Debug"}`),
 		filter(`{"importV4":[{"action":"Reject","source":"RemotePeers","interface":"*"}],"exportV6":[{"action":"Accept","interface":"eth0.100"}]}`),
 		filter(`{"exportV4":[{"action":"Accept","cidr":"10.65.0.0/16","matchOperator":"In","prefixLength":{"min":16,"max":26},"peerType":"eBGP",

@@ -530,11 +530,14 @@ func TestRouterIDAndLogging(t *testing.T) {
 
 func TestServiceRoutes(t *testing.T) {
 	in := testInputs(testNode("a", "198.18.0.1/24", "", nil), bgpConfig("default", api.BGPConfigurationSpec{
-		ServiceClusterIPs:      []api.ServiceIPBlock{{CIDR: "10.96.0.0/12"}, {CIDR: "fd00:96::/108"}},
+		ServiceClusterIPs:      []api.ServiceIPBlock{{CIDR: "10.96.0.0/12"}, {}, {CIDR: "fd00:96::/108"}},
 		ServiceExternalIPs:     []api.ServiceIPBlock{{CIDR: "198.51.100.7/24"}},
 		ServiceLoadBalancerIPs: []api.ServiceIPBlock{{CIDR: "10.96.0.0/12"}},
 	}))
 	m := build(in, "a")
+	if len(m.Warnings) != 0 {
+		t.Errorf("warnings: %v", m.Warnings)
+	}
 	if diff := cmp.Diff([]string{"10.96.0.0/12", "198.51.100.0/24"}, strs(m.Families[0].StaticRoutes)); diff != "" {
 		t.Errorf("v4 (-want +got):\n%s", diff)
 	}

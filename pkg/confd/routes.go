@@ -97,8 +97,8 @@ func (b *builder) staticRoutes(fi int) []netip.Prefix {
 	}
 	for _, l := range lists {
 		for _, blk := range l.blocks {
-			if cidrFamily(blk.CIDR) != fi || !l.advertising {
-				continue
+			if blk.CIDR == "" || cidrFamily(blk.CIDR) != fi || !l.advertising {
+				continue // an entry without a CIDR is ignored, as Project Calico's confd does
 			}
 			p, ok := parseCIDR(blk.CIDR, fi)
 			if !ok {
