@@ -196,6 +196,14 @@ func (b *builder) listenPort(node string) uint16 {
 	return b.global.ListenPort
 }
 
+// excludeLabel on this node's Node (value "true") keeps it from advertising service addresses,
+// as Project Calico's confd (the routes to them are still kept out of its kernel).
+const excludeLabel = "node.kubernetes.io/exclude-from-external-load-balancers"
+
+func (b *builder) excludedFromServices() bool {
+	return b.local != nil && b.local.labels[excludeLabel] == "true"
+}
+
 // strictBind is bindMode NodeIP: BGP sessions listen on the node's address only.
 func (b *builder) strictBind() bool { return b.global.BindMode == "NodeIP" }
 
@@ -282,7 +290,10 @@ func (b *builder) family(fi int) *Family {
 		f.NodeIP = b.local.ip[fi]
 	}
 	f.Blocks = b.blocks(fi)
-	f.StaticRoutes = b.staticRoutes(fi)
+	f.ServiceRanges = b.staticRoutes(fi)
+	if !b.excludedFromServices() {
+		f.StaticRoutes = f.ServiceRanges
+	}
 	f.ReflectedServices = b.reflectedServices(fi)
 	f.Pools = b.pools(fi)
 	// Project Calico's confd writes the IPv4 pools' kernel rules only when it knows the node's

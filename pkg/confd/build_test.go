@@ -544,6 +544,16 @@ func TestServiceRoutes(t *testing.T) {
 	if diff := cmp.Diff([]string{"fd00:96::/108"}, strs(m.Families[1].StaticRoutes)); diff != "" {
 		t.Errorf("v6 (-want +got):\n%s", diff)
 	}
+	// A node excluded from load balancers advertises none of them, and still keeps routes to
+	// them out of its kernel.
+	excluded := testNode("a", "198.18.0.1/24", "", map[string]string{"node.kubernetes.io/exclude-from-external-load-balancers": "true"})
+	ex := build(testInputs(excluded, in.BGPConfigs["default"]), "a")
+	if len(ex.Families[0].StaticRoutes) != 0 || len(ex.Families[1].StaticRoutes) != 0 {
+		t.Errorf("an excluded node advertises %v %v", ex.Families[0].StaticRoutes, ex.Families[1].StaticRoutes)
+	}
+	if diff := cmp.Diff([]string{"10.96.0.0/12", "198.51.100.0/24"}, strs(ex.Families[0].ServiceRanges)); diff != "" {
+		t.Errorf("excluded node's service ranges (-want +got):\n%s", diff)
+	}
 	if len(m.Families[0].ReflectedServices) != 0 {
 		t.Errorf("a node that is not a route reflector passes on service routes: %v", m.Families[0].ReflectedServices)
 	}

@@ -56,7 +56,11 @@ type Family struct {
 	NodeIP netip.Addr
 	// Blocks are this host's IPAM blocks (blackhole routes, aggregated on export).
 	Blocks []Block
-	// StaticRoutes are service CIDRs to advertise (blackholes never programmed into the kernel).
+	// ServiceRanges are the service CIDRs of the global BGPConfiguration: BGP routes within
+	// them never go into the kernel.
+	ServiceRanges []netip.Prefix
+	// StaticRoutes are the service CIDRs this node advertises (blackholes never programmed into
+	// the kernel): ServiceRanges, unless the node is excluded from service advertisement.
 	StaticRoutes []netip.Prefix
 	// ReflectedServices are the service load balancer and external IP ranges whose routes a
 	// route reflector passes on (whatever their length; empty unless this node is a reflector).
