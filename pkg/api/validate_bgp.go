@@ -173,17 +173,14 @@ func validateBGPPeerTargets(e *errs, s *BGPPeerSpec) {
 		if !hasAS {
 			e.add("spec.asNumber", "asNumber is required with localWorkloadSelector")
 		}
-	case s.PeerIP == "" && s.PeerSelector == "":
-		e.add("spec.peerIP", "peerIP, peerSelector or localWorkloadSelector is required")
 	case s.PeerSelector != "" && hasAS:
 		e.add("spec.asNumber", "asNumber must be empty with peerSelector (the peer nodes' AS numbers are used)")
 	}
+	// As in Project Calico, a peerIP needs no asNumber (a node's address: that node's AS), and a
+	// BGPPeer may name no peer at all (it makes no session).
 	if s.PeerIP != "" {
 		if _, _, err := SplitPeerIP(s.PeerIP); err != nil {
 			e.add("spec.peerIP", "%v", err)
-		}
-		if s.ASNumber == nil {
-			e.add("spec.asNumber", "asNumber is required with peerIP")
 		}
 	}
 }

@@ -79,7 +79,6 @@ func TestValidationMessages(t *testing.T) {
 		{"preDNAT egress", gnp(GlobalNetworkPolicySpec{PreDNAT: true, ApplyOnForward: true, Egress: []Rule{{Action: ActionAllow}}}),
 			`invalid GlobalNetworkPolicy "pol": spec.egress: a preDNAT policy cannot have egress rules`},
 		{"preDNAT forward", gnp(GlobalNetworkPolicySpec{PreDNAT: true}), `invalid GlobalNetworkPolicy "pol": spec.applyOnForward: applyOnForward must be true when preDNAT or doNotTrack is true`},
-		{"AS number peer", &BGPPeer{ObjectMeta: ObjectMeta{Name: "p"}, Spec: BGPPeerSpec{PeerIP: "198.18.0.1"}}, `invalid BGPPeer "p": spec.asNumber: asNumber is required with peerIP`},
 		{"peer IP", &BGPPeer{ObjectMeta: ObjectMeta{Name: "p"}, Spec: BGPPeerSpec{PeerIP: "198.18.0.1:99999", ASNumber: asn(1)}}, `invalid BGPPeer "p": spec.peerIP: invalid peer IP "198.18.0.1:99999"`},
 		{"community", &BGPConfiguration{ObjectMeta: ObjectMeta{Name: "default"}, Spec: BGPConfigurationSpec{Communities: []Community{{Name: "c", Value: "70000:1"}}}},
 			`invalid BGPConfiguration "default": spec.communities[0].value: community "70000:1" has a part out of range`},
@@ -211,7 +210,6 @@ func TestValidationMessages(t *testing.T) {
 			`invalid BGPPeer "p": spec.reachableBy: reachableBy requires peerIP`},
 		{"peer reachableBy address", obj("BGPPeer", "p", `{"peerIP":"198.18.0.1","asNumber":64512,"reachableBy":"gw"}`),
 			`invalid BGPPeer "p": spec.reachableBy: invalid IP address "gw"`},
-		{"peer no target", obj("BGPPeer", "p", `{"node":"host-a"}`), `invalid BGPPeer "p": spec.peerIP: peerIP, peerSelector or localWorkloadSelector is required`},
 		{"peer asNumber with peerSelector", obj("BGPPeer", "p", `{"peerSelector":"all()","asNumber":64512}`),
 			`invalid BGPPeer "p": spec.asNumber: asNumber must be empty with peerSelector (the peer nodes' AS numbers are used)`},
 		{"peer localWorkloadSelector with peerSelector", obj("BGPPeer", "p", `{"localWorkloadSelector":"all()","peerSelector":"all()","asNumber":64512}`),
@@ -355,6 +353,11 @@ func TestValidObjectsPass(t *testing.T) {
 		obj("BGPPeer", "tor", `{"peerIP":"198.18.1.254","asNumber":64600,"reachableBy":"198.18.1.1","ttlSecurity":1,"reversePeering":"Manual"}`),
 		obj("BGPPeer", "secret", `{"peerIP":"198.18.1.254","asNumber":64600,"password":{"secretKeyRef":{"name":"bgp-secrets.v1","key":"tor_1.key-A"}}}`),
 		obj("BGPPeer", "secret-no-name", `{"peerIP":"198.18.1.254","asNumber":64600,"password":{"secretKeyRef":{"key":"k"}}}`),
+		// As in Project Calico: a peerIP without asNumber (a node's: that node's AS), with
+		// reachableBy too, and a BGPPeer that names no peer.
+		obj("BGPPeer", "node-by-ip", `{"peerIP":"fd5c:ff::2"}`),
+		obj("BGPPeer", "node-by-ip-via", `{"peerIP":"198.18.1.2","reachableBy":"198.18.1.1"}`),
+		obj("BGPPeer", "no-peer", `{"node":"host-a","ttlSecurity":1}`),
 		obj("BGPConfiguration", "node.a", `{"ignoredInterfaces":["eth*","docker0"]}`),
 		obj("BGPConfiguration", "default", `{"nodeMeshPassword":{"secretKeyRef":{"name":"s","key":"k"}}}`),
 		obj("BGPConfiguration", "any-name", `{"logSeverityScreen":"Debug"}`),

@@ -210,6 +210,39 @@ func TestRouteReflectorPeerings(t *testing.T) {
 	}
 }
 
+// TestPeerIPWithoutASNumber: a BGPPeer naming a node by address needs no asNumber (Project
+// Calico's route-reflector-by-IP peering): the reflector peers back with the other nodes over
+// that family only, and the other nodes peer with it in its AS. An address that is no node's
+// makes no session.
+func TestPeerIPWithoutASNumber(t *testing.T) {
+	in := testInputs(
+		bgpConfig("default", api.BGPConfigurationSpec{NodeToNodeMeshEnabled: api.Bool(false), ASNumber: asn(64532)}),
+		withCluster(testNode("rr", "198.18.1.1/24", "fd5c:ff::1/64", nil), "224.0.0.1"),
+		testNode("n1", "198.18.1.2/24", "fd5c:ff::2/64", nil),
+		withAS(testNode("n2", "198.18.1.3/24", "fd5c:ff::3/64", nil), 65009),
+		bgpPeer("to-rr", api.BGPPeerSpec{PeerIP: "fd5c:ff::1"}),
+		bgpPeer("nobody", api.BGPPeerSpec{PeerIP: "fd5c:ff::99"}),
+		bgpPeer("n1-to-n2", api.BGPPeerSpec{Node: "n1", PeerIP: "198.18.1.3"}),
+	)
+	for _, tc := range []struct {
+		node     string
+		v4, want []peerSummary
+	}{
+		{"rr", nil, []peerSummary{{Name: "Node_fd5c_ff__2", AS: "64532", RR: "224.0.0.1"}, {Name: "Node_fd5c_ff__3", AS: "65009"}}},
+		{"n1", []peerSummary{{Name: "Node_198_18_1_3", AS: "65009"}}, []peerSummary{{Name: "Global_fd5c_ff__1", AS: "64532"}}},
+		// n2's AS is not the global one, which the BGPPeer without asNumber names: no reverse peering.
+		{"n2", nil, []peerSummary{{Name: "Global_fd5c_ff__1", AS: "64532"}}},
+	} {
+		m := build(in, tc.node)
+		if diff := cmp.Diff(tc.v4, summarize(m.Families[0])); diff != "" {
+			t.Errorf("%s: IPv4 peers (-want +got):\n%s", tc.node, diff)
+		}
+		if diff := cmp.Diff(tc.want, summarize(m.Families[1])); diff != "" {
+			t.Errorf("%s: IPv6 peers (-want +got):\n%s", tc.node, diff)
+		}
+	}
+}
+
 func TestExplicitPeers(t *testing.T) {
 	base := []any{
 		bgpConfig("default", api.BGPConfigurationSpec{NodeToNodeMeshEnabled: api.Bool(false)}),

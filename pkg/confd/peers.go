@@ -221,9 +221,10 @@ func peerAddr(peerIP string) (netip.Addr, uint16, error) {
 	return addr.Unmap(), uint16(port), nil
 }
 
-// peerAS is a BGPPeer's AS number, the global one by default.
+// peerAS is a BGPPeer's AS number, the global one by default (as Project Calico matches the
+// nodes a peerIP names).
 func (b *builder) peerAS(p *api.BGPPeer) ASN {
-	if p.Spec.ASNumber != nil {
+	if p.Spec.ASNumber != nil && *p.Spec.ASNumber != 0 {
 		return ASN(*p.Spec.ASNumber)
 	}
 	return b.globalAS()
@@ -250,11 +251,20 @@ func (b *builder) targets(p *api.BGPPeer) []target {
 		return nil
 	}
 	t := target{ip: ip, port: port, as: b.peerAS(p)}
-	if n := b.nodeWithIP(t.ip); n != nil {
+	n := b.nodeWithIP(t.ip)
+	if n != nil {
 		t.byIP = true
 		if t.port == 0 && n.as == t.as {
 			t.port = n.port // peer with a Calico node on the port it listens on
 		}
+	}
+	if p.Spec.ASNumber == nil || *p.Spec.ASNumber == 0 {
+		if n == nil {
+			// Project Calico would write "as 0", which BIRD refuses (with every other session).
+			b.warn("BGPPeer %s: peer IP %s is no node's address and the BGPPeer has no asNumber; no session", p.Name, ip)
+			return nil
+		}
+		t.as = n.as // a node's address without asNumber: that node's AS
 	}
 	return []target{t}
 }
