@@ -208,6 +208,10 @@ type Peer struct {
 	GracefulRestartTime uint32
 	// NextHop is "", NextHopSelf or NextHopKeep.
 	NextHop string
+	// CapPriority: the LOCAL_PREF of the routes the peer sends is capped at the normal route
+	// priority's (ElevatedLocalPref), before any BGPFilter: a local workload cannot outrank the
+	// host's own routes (it could send 2147483647, metric 0, ahead of the host's DHCP default).
+	CapPriority bool
 	// Internal: iBGP (the peer's AS is the one this node uses on the session). Routes felix
 	// programs through tunnels (*.cali, *.calico, tunl0) are never exported to such a peer.
 	Internal bool
