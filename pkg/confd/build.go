@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"net/netip"
+	"slices"
 	"sort"
 	"strings"
 
@@ -48,6 +49,7 @@ type nodeBGP struct {
 	subnet    [2]netip.Prefix // the networks of those addresses (an address without a length: itself)
 	as        ASN
 	clusterID netip.Addr // route reflector cluster ID (invalid: not a reflector)
+	wireguard [2]bool    // the node has a WireGuard interface address, by family
 	port      uint16     // listen port (0: default)
 	labels    map[string]string
 }
@@ -125,6 +127,9 @@ func (b *builder) warn(format string, args ...any) {
 // nodeInfo extracts the BGP fields of a Node (addresses without their prefix length).
 func (b *builder) nodeInfo(n *api.Node) *nodeBGP {
 	info := &nodeBGP{name: n.Name, as: b.globalAS(), labels: n.Labels, port: b.listenPort(n.Name)}
+	if wg := n.Spec.Wireguard; wg != nil {
+		info.wireguard = [2]bool{wg.InterfaceIPv4Address != "", wg.InterfaceIPv6Address != ""}
+	}
 	bgp := n.Spec.BGP
 	if bgp == nil {
 		return info
@@ -305,6 +310,7 @@ func (b *builder) family(fi int) *Family {
 		f.Peers = b.peers(fi, f.Filters)
 	}
 	f.PeerRoutes = b.peerRoutes(f.Peers)
+	f.WireguardPeers = b.wireguardPeers(fi)
 	prio := b.global.IPv4NormalRoutePriority
 	if f.Version == 6 {
 		prio = b.global.IPv6NormalRoutePriority
@@ -312,6 +318,23 @@ func (b *builder) family(fi int) *Family {
 	f.NormalRoutePriority = routePriority(prio)
 	f.ElevatedLocalPref = maxRoutePriority - int64(f.NormalRoutePriority)
 	return f
+}
+
+// wireguardPeers are, when this node runs WireGuard in family fi, the BGP addresses of the other
+// nodes that do: felix routes their blocks through the WireGuard device, so BIRD programs no
+// route whose next hop is one of them (Project Calico's WireGuard peer kernel filter).
+func (b *builder) wireguardPeers(fi int) []netip.Addr {
+	if b.local == nil || !b.local.wireguard[fi] {
+		return nil
+	}
+	var out []netip.Addr
+	for _, name := range sortedKeys(b.nodes) {
+		if n := b.nodes[name]; name != b.local.name && n.wireguard[fi] && n.ip[fi].IsValid() {
+			out = append(out, n.ip[fi])
+		}
+	}
+	slices.SortFunc(out, netip.Addr.Compare)
+	return slices.Compact(out)
 }
 
 // peerRoutes are the routes to the peers that have a reachableBy gateway, one per peer address

@@ -1,6 +1,7 @@
 package confd
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/netip"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/rs/zerolog"
 
 	"github.com/calico-host/calico-host/pkg/api"
 )
@@ -624,5 +626,31 @@ func BenchmarkBuild(b *testing.B) {
 		if len(m.Families[0].Peers) != 499+5 {
 			b.Fatalf("%d peers", len(m.Families[0].Peers))
 		}
+	}
+}
+
+// TestWireguardPeers: a node running WireGuard leaves the routes via the other WireGuard nodes
+// to felix (BIRD does not program them), as Project Calico's kernel filter does; a node without
+// WireGuard programs them all. bird -p accepts the result.
+func TestWireguardPeers(t *testing.T) {
+	wg := func(n *api.Node) *api.Node {
+		n.Spec.Wireguard = &api.NodeWireguard{InterfaceIPv4Address: "10.65.0.1"}
+		return n
+	}
+	in := testInputs(wg(testNode("a", "198.18.0.1/24", "fd5c:ff::1/64", nil)), wg(testNode("b", "198.18.0.2/24", "fd5c:ff::2/64", nil)),
+		testNode("c", "198.18.0.3/24", "", nil))
+	for node, want := range map[string][]string{"a": {"198.18.0.2"}, "b": {"198.18.0.1"}, "c": nil} {
+		m := build(in, node)
+		var got []string
+		for _, ip := range m.Families[0].WireguardPeers {
+			got = append(got, ip.String())
+		}
+		if diff := cmp.Diff(want, got); diff != "" || len(m.Families[1].WireguardPeers) != 0 {
+			t.Errorf("%s: WireGuard peers (-want +got):\n%s (IPv6: %v)", node, diff, m.Families[1].WireguardPeers)
+		}
+	}
+	requireBIRD(t)
+	if _, err := NewEngine(testConfig(t.TempDir()), "a", ExecRunner, zerolog.Nop()).Sync(context.Background(), in); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -78,6 +78,9 @@ type Family struct {
 	Peers []Peer
 	// PeerRoutes are the static routes to peers through their BGPPeer's reachableBy gateway.
 	PeerRoutes []PeerRoute
+	// WireguardPeers are the BGP addresses of the nodes felix reaches through WireGuard (when
+	// this node runs it too): routes via them are not programmed by BIRD.
+	WireguardPeers []netip.Addr
 	// NormalRoutePriority is the kernel metric of a route at normal priority (BGPConfiguration
 	// default's ipv4/ipv6NormalRoutePriority, 1024 unless set). BGP routes go into the kernel at
 	// this metric (or the one their LOCAL_PREF carries), and routes of this host with a lower
