@@ -171,6 +171,7 @@ func TestCompatibilityTable(t *testing.T) {
 	for _, kind := range compat.Kinds {
 		writeSection(&b, kind, sections[kind])
 	}
+	writeDifferences(t, &b)
 	got := b.String()
 	if *update {
 		if err := os.WriteFile(docFile, []byte(got), 0o644); err != nil {
