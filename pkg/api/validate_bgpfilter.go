@@ -22,7 +22,7 @@ func validateBGPFilter(e *errs, s *BGPFilterSpec) {
 //     route); neither is a prefix-length match.
 func (r *BGPFilterRule) Unsupported() []FieldError {
 	if r.PrefixLength != nil && (r.MatchOperator == "Equal" || r.MatchOperator == "NotEqual") {
-		return []FieldError{{"prefixLength", "a prefix length range cannot be applied with matchOperator " + r.MatchOperator}}
+		return []FieldError{{Field: "prefixLength", Message: "a prefix length range cannot be applied with matchOperator " + r.MatchOperator}}
 	}
 	return nil
 }
@@ -32,8 +32,8 @@ func (r *BGPFilterRule) Unsupported() []FieldError {
 // nil. Writers (calicoctl) refuse such objects.
 func Unsupported(r Resource) error {
 	if c, ok := r.(*IPAMConfiguration); ok && c.Spec.IPCooldownSeconds != 0 {
-		return &ValidationError{Kind: "IPAMConfiguration", Name: c.Name, Errors: []FieldError{{"spec.ipCooldownSeconds",
-			"IP cooldown is not implemented by calico-host's IPAM, which would reuse released addresses at once (not supported by calico-host)"}}}
+		return &ValidationError{Kind: "IPAMConfiguration", Name: c.Name, Errors: []FieldError{{Field: "spec.ipCooldownSeconds",
+			Message: "IP cooldown is not implemented by calico-host's IPAM, which would reuse released addresses at once (not supported by calico-host)"}}}
 	}
 	f, ok := r.(*BGPFilter)
 	if !ok {
@@ -46,7 +46,7 @@ func Unsupported(r Resource) error {
 	}{{"spec.exportV4", f.Spec.ExportV4}, {"spec.importV4", f.Spec.ImportV4}, {"spec.exportV6", f.Spec.ExportV6}, {"spec.importV6", f.Spec.ImportV6}} {
 		for i := range d.rules {
 			for _, u := range d.rules[i].Unsupported() {
-				list = append(list, FieldError{fmt.Sprintf("%s[%d].%s", d.field, i, u.Field), u.Message + " (not supported by calico-host)"})
+				list = append(list, FieldError{Field: fmt.Sprintf("%s[%d].%s", d.field, i, u.Field), Message: u.Message + " (not supported by calico-host)"})
 			}
 		}
 	}

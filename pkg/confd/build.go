@@ -103,6 +103,9 @@ func newBuilder(in *Inputs, opts BuildOptions) *builder {
 	for _, name := range sortedKeys(in.InvalidFilters) {
 		b.warn("%s; the sessions that use it exchange no routes", in.InvalidFilters[name])
 	}
+	for _, name := range sortedKeys(in.InvalidPools) {
+		b.warn("%s; used as written", in.InvalidPools[name])
+	}
 	for _, name := range []string{"default", "node." + opts.NodeName} {
 		if msg, bad := in.InvalidConfigs[name]; bad {
 			b.warn("%s; no BGP sessions until it is valid", msg)
