@@ -242,9 +242,10 @@ is one of:
 - **no effect**: listed for completeness; it has no effect in Project Calico's Linux components
   either.
 
-Values that calico-host refuses where they are written are errors, not warnings: BGPFilter
-priority and setPriority (api.Unsupported), NetConf device_type netkit, datastore_type
-kubernetes and etcd_discovery_srv without etcd_endpoints, felix's DatastoreType kubernetes.
+Values that calico-host refuses where they are written are errors, not warnings: a BGPFilter
+prefixLength with matchOperator Equal or NotEqual (api.Unsupported), NetConf device_type
+netkit, datastore_type kubernetes and etcd_discovery_srv without etcd_endpoints, felix's
+DatastoreType kubernetes.
 `, header)
 }
 
