@@ -109,12 +109,17 @@ type Store struct {
 	// workloadPeers are the BGPPeers with a localWorkloadSelector (kept as BGPPeers arrive, so
 	// that a workload or profile update does not scan every BGPPeer).
 	workloadPeers map[string]bool
+	// snapshot: a snapshot was applied (the inputs are complete as of some revision).
+	snapshot bool
 }
 
 // NewStore returns an empty store for node nodeName.
 func NewStore(nodeName string) *Store {
 	return &Store{nodeName: nodeName, in: NewInputs(), workloadPeers: map[string]bool{}}
 }
+
+// HasSnapshot reports whether a snapshot was applied.
+func (s *Store) HasSnapshot() bool { return s.snapshot }
 
 // Inputs returns the current inputs (owned by the store: read them, do not keep them across Apply).
 func (s *Store) Inputs() *Inputs { return s.in }
@@ -124,7 +129,7 @@ func (s *Store) Inputs() *Inputs { return s.in }
 // profiles while no BGPPeer peers with local workloads).
 func (s *Store) Apply(m syncer.Message) bool {
 	if m.Snapshot {
-		s.in, s.workloadPeers = NewInputs(), map[string]bool{}
+		s.in, s.workloadPeers, s.snapshot = NewInputs(), map[string]bool{}, true
 	}
 	changed := m.Snapshot
 	for _, u := range m.Updates {
