@@ -1,10 +1,9 @@
 package calc
 
 import (
-	"strings"
-
 	"github.com/rs/zerolog"
 
+	"github.com/calico-host/calico-host/pkg/datastore"
 	"github.com/calico-host/calico-host/pkg/syncer"
 )
 
@@ -37,7 +36,7 @@ import (
 type Graph struct {
 	host string
 	log  zerolog.Logger
-	revs map[string]int64 // every key the model holds, with its revision (for snapshot diffs)
+	revs map[string]heldKey // every key the model holds (by its etcd key), with its revision (for snapshot diffs)
 	// kinds counts the resource keys held by plural ("policies" for both policy kinds), for
 	// the felix_cluster_num_* metrics.
 	kinds map[string]int
@@ -65,7 +64,7 @@ type Graph struct {
 
 // New returns an empty graph for the named host.
 func New(hostname string, log zerolog.Logger) *Graph {
-	g := &Graph{host: hostname, log: log, revs: map[string]int64{}, kinds: map[string]int{}}
+	g := &Graph{host: hostname, log: log, revs: map[string]heldKey{}, kinds: map[string]int{}}
 	g.ipsets = newIPSetCalc(func(id string) *item { return g.items.items[id] })
 	g.endpoints = newEndpointCalc()
 	g.policies = newPolicyCalc(log, g.ipsets, g.endpoints.markDirty)
@@ -104,16 +103,16 @@ func (g *Graph) applySnapshot(ups []syncer.Update) {
 	present := make(map[string]struct{}, len(ups))
 	for _, u := range ups {
 		if u.Value != nil {
-			present[u.Key] = struct{}{}
+			present[u.ID.Key()] = struct{}{}
 		}
 	}
 	for _, key := range sortedKeys(g.revs) {
 		if _, ok := present[key]; !ok {
-			g.apply(syncer.Update{Key: key})
+			g.apply(syncer.Update{ID: g.revs[key].id})
 		}
 	}
 	for _, u := range ups {
-		if rev, ok := g.revs[u.Key]; ok && rev != 0 && rev == u.Revision && u.Value != nil {
+		if held, ok := g.revs[u.ID.Key()]; ok && held.rev != 0 && held.rev == u.Revision && u.Value != nil {
 			continue
 		}
 		g.apply(u)
@@ -123,38 +122,43 @@ func (g *Graph) applySnapshot(ups []syncer.Update) {
 // apply applies one key's new value (nil: deleted).
 func (g *Graph) apply(u syncer.Update) {
 	var err error
-	switch {
-	case strings.HasPrefix(u.Key, resourcePrefix):
-		k, ok := parseResourceKey(u.Key)
-		if !ok {
-			g.log.Debug().Str("key", u.Key).Msg("Ignoring unknown resource key")
-			return
-		}
-		err = g.applyResource(k, u.Value)
-	case strings.HasPrefix(u.Key, blockPrefix):
-		err = g.applyBlock(u.Key, u.Value)
+	switch id := u.ID.(type) {
+	case datastore.ResourceID:
+		err = g.applyResource(id, u.Value)
+	case datastore.BlockID:
+		err = g.applyBlock(id, u.Value)
+	default:
+		g.log.Debug().Str("key", u.ID.Key()).Msg("Ignoring a key that names no resource or block")
+		return
 	}
+	key := u.ID.Key()
 	if err != nil {
-		g.log.Warn().Err(err).Str("key", u.Key).Msg("Treating a value that cannot be interpreted as absent")
+		g.log.Warn().Err(err).Str("key", key).Msg("Treating a value that cannot be interpreted as absent")
 	}
-	_, had := g.revs[u.Key]
+	_, had := g.revs[key]
 	if u.Value == nil {
-		delete(g.revs, u.Key)
+		delete(g.revs, key)
 	} else {
-		g.revs[u.Key] = u.Revision
+		g.revs[key] = heldKey{id: u.ID, rev: u.Revision}
 	}
-	if _, has := g.revs[u.Key]; has != had {
-		g.countKind(u.Key, has)
+	if _, has := g.revs[key]; has != had {
+		g.countKind(u.ID, has)
 	}
 }
 
+// heldKey is a key the model holds: what it names and its revision.
+type heldKey struct {
+	id  datastore.ID
+	rev int64
+}
+
 // countKind keeps kinds up to date as a resource key appears or disappears.
-func (g *Graph) countKind(key string, added bool) {
-	k, ok := parseResourceKey(key)
+func (g *Graph) countKind(id datastore.ID, added bool) {
+	k, ok := id.(datastore.ResourceID)
 	if !ok {
 		return
 	}
-	plural := k.plural
+	plural := k.Kind.Plural
 	if plural == "networkpolicies" || plural == "globalnetworkpolicies" {
 		plural = "policies"
 	}
