@@ -24,6 +24,7 @@ type IPSpec struct {
 	ICMPID       uint16 // echo identifier
 	TCPFlags     uint8  // 0: SYN
 	ID           uint16 // IPv4 identification, or IPv6 flow label
+	TOS          uint8  // IPv4 type of service, or IPv6 traffic class
 	TTL          uint8  // 0: 64
 	Payload      []byte
 }
@@ -53,7 +54,7 @@ func (s IPSpec) ttl() uint8 {
 
 func (s IPSpec) ipv4(l4 []byte) []byte {
 	h := make([]byte, 20, 20+len(l4))
-	h[0], h[8], h[9] = 0x45, s.ttl(), s.Proto
+	h[0], h[1], h[8], h[9] = 0x45, s.TOS, s.ttl(), s.Proto
 	binary.BigEndian.PutUint16(h[2:], uint16(20+len(l4)))
 	binary.BigEndian.PutUint16(h[4:], s.ID)
 	copy(h[12:], s.Src.AsSlice())
@@ -65,7 +66,7 @@ func (s IPSpec) ipv4(l4 []byte) []byte {
 
 func (s IPSpec) ipv6(l4 []byte) []byte {
 	h := make([]byte, 40, 40+len(l4))
-	binary.BigEndian.PutUint32(h, 6<<28|uint32(s.ID))
+	binary.BigEndian.PutUint32(h, 6<<28|uint32(s.TOS)<<20|uint32(s.ID))
 	binary.BigEndian.PutUint16(h[4:], uint16(len(l4)))
 	h[6], h[7] = s.Proto, s.ttl()
 	copy(h[8:], s.Src.AsSlice())

@@ -71,7 +71,7 @@ func (st *state) policy(base *chain, steps *[]Step) bool {
 	if base.base.EffectivePolicy() == nft.PolicyDrop {
 		v = nft.Drop()
 	}
-	*steps = append(*steps, Step{Kind: StepPolicy, Table: base.t.id, Chain: base.name, Rule: -1, Verdict: v})
+	*steps = append(*steps, Step{Kind: StepPolicy, Table: base.t.id, Chain: base.name, Rule: -1, Verdict: v, Mark: st.mark})
 	return v.Kind == nft.VerdictAccept
 }
 
@@ -89,19 +89,22 @@ func (st *state) runRules(c *chain, i int, steps *[]Step) (vm.Verdict, int, erro
 		if err != nil {
 			return vm.Verdict{}, i, fmt.Errorf("table %s chain %s rule %d: %w", c.t.id, c.name, i, err)
 		}
+		if step.Counters > 0 {
+			st.counted = append(st.counted, Count{Table: c.t.id, Chain: c.name, Rule: i, N: step.Counters})
+		}
 		if v.Code == verdictBreak {
 			continue
 		}
 		if v.Code == vm.VerdictReturn {
 			step.Kind = StepReturn
 		}
-		step.Verdict = verdictOf(v)
+		step.Verdict, step.Mark = verdictOf(v), st.mark
 		*steps = append(*steps, step)
 		if v.Code != vm.VerdictContinue {
 			return v, i, nil
 		}
 	}
-	*steps = append(*steps, Step{Kind: StepReturn, Table: c.t.id, Chain: c.name, Rule: -1, Verdict: nft.Continue()})
+	*steps = append(*steps, Step{Kind: StepReturn, Table: c.t.id, Chain: c.name, Rule: -1, Verdict: nft.Continue(), Mark: st.mark})
 	return vm.Verdict{Code: vm.VerdictContinue}, i, nil
 }
 

@@ -31,6 +31,9 @@ func (m *machine) fib(x vm.Fib) error {
 		}
 		return m.rg.store(x.DReg, binary.NativeEndian.AppendUint32(nil, uint32(st.fib.AddrType(a, dev))))
 	case vm.FibResultOIF, unix.NFT_FIB_RESULT_OIFNAME:
+		if err := st.checkFibOIF(x.Flags); err != nil {
+			return err
+		}
 		found := st.fibOIF(x.Flags, dev, src, dst)
 		if x.Result == vm.FibResultOIF {
 			var idx uint32
@@ -44,6 +47,19 @@ func (m *machine) fib(x vm.Fib) error {
 		return m.rg.store(x.DReg, name)
 	}
 	return fmt.Errorf("fib result %d is not simulated", x.Result)
+}
+
+// checkFibOIF refuses what the kernel refuses to load: an output
+// interface lookup outside prerouting, input and forward, or flagged oif
+// (nft_fib_validate, nft_fib_init).
+func (st *state) checkFibOIF(flags uint32) error {
+	switch {
+	case flags&vm.FibOIF != 0:
+		return fmt.Errorf("fib oif lookup flagged oif")
+	case st.hook != nft.HookPrerouting && st.hook != nft.HookInput && st.hook != nft.HookForward:
+		return fmt.Errorf("fib oif lookup in hook %s", st.hook)
+	}
+	return nil
 }
 
 // fibDev is the interface the iif or oif flag names. The kernel refuses

@@ -80,12 +80,14 @@ type FIB interface {
 type RouteQuery struct {
 	Dst, Src netip.Addr // Src may be unset
 	Mark     uint32
-	// IIF is the interface a received packet came in on, for the routing
-	// decision after prerouting (which fails for a destination that is not
-	// local when the host does not forward); nil for packets the host
-	// sends and for fib lookups (the kernel looks up as if from the
-	// loopback interface; in forward, fib's iif lookup gives the output
-	// interface here).
+	// Input is set for the routing decision of a received packet after
+	// prerouting (ip_route_input: it fails for a destination that is not
+	// local when the host does not forward); IIF is then the interface it
+	// came in on.
+	Input bool
+	// IIF is the input interface of the lookup: the packet's for Input; for
+	// fib's iif lookup in forward, the output interface (the kernel's
+	// flowi iif); nil otherwise (the kernel looks up as from loopback).
 	IIF *Iface
 	// OIF binds the lookup to an interface: an IPv6 link-local destination
 	// (RT6_LOOKUP_F_IFACE).

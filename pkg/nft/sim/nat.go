@@ -235,10 +235,13 @@ func (st *state) natPort(n *natSetup, off int) bool {
 	return true
 }
 
-// unknownChecksums marks the checksums a NAT rewrote as unknown.
+// unknownChecksums updates the IPv4 header checksum after a NAT (the
+// kernel keeps it right) and marks the transport checksum unknown (the
+// kernel updates it from what it held, which for a packet with checksum
+// offload is not the full checksum).
 func (st *state) unknownChecksums() {
 	if st.pkt.Proto == unix.ETH_P_IP {
-		st.unknown = append(st.unknown, [2]int{10, 12})
+		st.ipv4Checksum()
 	}
 	if !st.inf.l4 || st.inf.fragoff != 0 {
 		return

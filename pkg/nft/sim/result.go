@@ -38,6 +38,7 @@ type Step struct {
 	Comment string // the rule's comment
 	Text    string // the rule as nft lists it
 	Verdict nft.Verdict
+	Mark    uint32 // the packet's mark after the step
 	// What the rule's statements did before its verdict: counters bumped,
 	// log statements (prefix, NFLOG group), other effects in words (a mark
 	// set, a NAT, notrack, reject).
@@ -89,15 +90,28 @@ const (
 	FateDelivered                 // accepted by the input hook: delivered to the host
 	FateSent                      // accepted by postrouting: sent out of OIF
 	FateNoRoute                   // the host has no route for it (dropped by routing, not by a rule)
+	FateTTLExceeded               // not forwarded: its TTL or hop limit ran out
 )
 
 func (f Fate) String() string {
-	return [...]string{"", "dropped", "delivered", "sent", "no route"}[f]
+	return [...]string{"", "dropped", "delivered", "sent", "no route", "TTL exceeded"}[f]
+}
+
+// Count is a rule whose counter statements ran: N of them. A counter
+// before a match counts even when the match then fails (the rule then has
+// no Step).
+type Count struct {
+	Table nft.TableID
+	Chain string
+	Rule  int
+	N     int
 }
 
 // Result is a packet's path through the hooks, and its fate.
 type Result struct {
 	Hooks []HookRun
+	// Counters are the counters the packet bumped, in order.
+	Counters []Count
 	Fate  Fate
 	OIF   string // the interface it leaves by (FateSent)
 	// Packet is the packet as it was last seen (after any NAT).

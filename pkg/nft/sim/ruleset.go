@@ -15,6 +15,10 @@ import (
 // packets, concurrently.
 type Ruleset struct {
 	hooks map[hookKey][]stage
+	// natFamilies are the families with a nat chain: the kernel then runs
+	// its NAT core in the four NAT hooks of the family (nf_nat_register_fn
+	// registers them together), chains or not.
+	natFamilies map[uint8]bool
 }
 
 // table is a compiled table.
@@ -50,7 +54,7 @@ type rule struct {
 // runs them in the order they were registered); two in one table are
 // refused.
 func Compile(tables ...*nft.Table) (*Ruleset, error) {
-	rs := &Ruleset{hooks: map[hookKey][]stage{}}
+	rs := &Ruleset{hooks: map[hookKey][]stage{}, natFamilies: map[uint8]bool{}}
 	for order, nt := range tables {
 		t, err := compileTable(nt)
 		if err != nil {
@@ -60,15 +64,15 @@ func Compile(tables ...*nft.Table) (*Ruleset, error) {
 			return nil, fmt.Errorf("table %s: %w", nt.ID(), err)
 		}
 	}
-	for _, p := range []uint8{unix.NFPROTO_IPV4, unix.NFPROTO_IPV6} { // conntrack runs without chains too
-		for _, h := range []nft.Hook{nft.HookPrerouting, nft.HookOutput} {
+	for _, p := range []uint8{unix.NFPROTO_IPV4, unix.NFPROTO_IPV6} { // conntrack and the NAT core run without chains too
+		for _, h := range []nft.Hook{nft.HookPrerouting, nft.HookInput, nft.HookOutput, nft.HookPostrouting} {
 			if k := (hookKey{p, h}); rs.hooks[k] == nil {
 				rs.hooks[k] = []stage{}
 			}
 		}
 	}
 	for k, stages := range rs.hooks {
-		sorted, err := sortStages(k, stages)
+		sorted, err := sortStages(k, stages, rs.natFamilies[k.nfproto])
 		if err != nil {
 			return nil, err
 		}
@@ -162,8 +166,14 @@ func (rs *Ruleset) place(t *table, order int) error {
 		default:
 			return fmt.Errorf("base chain %s: hook %s is not simulated", c.name, c.base.Hook)
 		}
+		if c.base.Type == nft.ChainNAT && c.base.Priority <= prioConntrack {
+			return fmt.Errorf("nat chain %s at priority %d, not above conntrack's: the kernel refuses it", c.name, c.base.Priority)
+		}
 		for _, p := range nfprotos(t.id.Family) {
 			k := hookKey{p, c.base.Hook}
+			if c.base.Type == nft.ChainNAT {
+				rs.natFamilies[p] = true
+			}
 			rs.hooks[k] = append(rs.hooks[k], stage{kind: stageChain, prio: c.base.Priority, order: order, chains: []*chain{c}})
 		}
 	}

@@ -1,7 +1,9 @@
 package sim
 
 import (
+	"encoding/binary"
 	"fmt"
+	"net"
 
 	"golang.org/x/sys/unix"
 
@@ -44,7 +46,7 @@ func (rs *Ruleset) Run(in Input) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	p.res.Packet, p.res.Mark = st.pkt, st.mark
+	p.res.Packet, p.res.Mark, p.res.Counters = st.pkt, st.mark, st.counted
 	return p.res, nil
 }
 
@@ -161,7 +163,7 @@ func (p *path) received() error {
 	}
 	st := p.st
 	src, dst := st.pkt.addrs()
-	r, ok := st.fib.Route(RouteQuery{Dst: dst, Src: src, Mark: st.mark, IIF: st.iif})
+	r, ok := st.fib.Route(RouteQuery{Dst: dst, Src: src, Mark: st.mark, Input: true, IIF: st.iif})
 	switch {
 	case !ok || len(r.OIFs) == 0 && r.Type == nft.AddrTypeUnicast:
 		p.res.Fate = FateNoRoute
@@ -171,11 +173,43 @@ func (p *path) received() error {
 	case r.Type != nft.AddrTypeUnicast:
 		return fmt.Errorf("route of type %s to %s is not simulated", r.Type, dst)
 	}
+	if !st.decreaseTTL() {
+		p.res.Fate = FateTTLExceeded
+		return nil
+	}
 	st.oif = &r.OIFs[0]
 	if ok, err := p.hook(nft.HookForward); err != nil || !ok {
 		return err
 	}
-	return p.postrouting(st.iif)
+	return p.postrouting()
+}
+
+// decreaseTTL is what ip_forward and ip6_forward do before the forward
+// hook: a packet whose TTL (hop limit) is 1 or less is not forwarded; the
+// others lose one (and the IPv4 header its checksum updated).
+func (st *state) decreaseTTL() bool {
+	b := st.pkt.Network
+	if st.pkt.Proto == unix.ETH_P_IPV6 {
+		if b[7] <= 1 {
+			return false
+		}
+		b[7]--
+		return true
+	}
+	if b[8] <= 1 {
+		return false
+	}
+	b[8]--
+	st.ipv4Checksum()
+	return true
+}
+
+// ipv4Checksum recomputes the IPv4 header checksum.
+func (st *state) ipv4Checksum() {
+	b := st.pkt.Network
+	ihl := int(b[0]&0x0f) * 4
+	b[10], b[11] = 0, 0
+	binary.BigEndian.PutUint16(b[10:], checksum(b[:ihl], 0))
 }
 
 // deliver runs the input hook.
@@ -188,12 +222,15 @@ func (p *path) deliver() error {
 	return err
 }
 
-// postrouting runs the postrouting hook, which has no input interface.
-func (p *path) postrouting(iif *Iface) error {
+// postrouting runs the postrouting hook: its input interface is the one
+// a forwarded packet came in on (ip_output passes skb->dev), none for a
+// packet the host sends.
+func (p *path) postrouting() error {
 	st := p.st
-	st.iif = nil
 	ok, err := p.hook(nft.HookPostrouting)
-	st.iif = iif
+	if ok && st.conn.tracked { // conntrack's confirm hook, the last of postrouting
+		st.conn.status |= uint32(nft.CTStatusConfirmed)
+	}
 	if err == nil && ok {
 		p.res.Fate, p.res.OIF = FateSent, st.oif.name()
 	}
@@ -219,7 +256,7 @@ func (p *path) sent() error {
 		}
 		st.oif = &r.OIFs[0]
 	}
-	if err := p.postrouting(nil); err != nil || p.res.Fate != FateSent || r.Type != nft.AddrTypeLocal {
+	if err := p.postrouting(); err != nil || p.res.Fate != FateSent || r.Type != nft.AddrTypeLocal {
 		return err
 	}
 	return p.loopback()
@@ -240,6 +277,8 @@ func (p *path) loopback() error {
 		return fmt.Errorf("a route to a local address through %s, not a loopback interface", st.oif.name())
 	}
 	st.iif, st.oif = st.oif, nil
+	// The loopback device's header: zero addresses (eth_header).
+	st.pkt.Link = EthernetHeader(make(net.HardwareAddr, 6), make(net.HardwareAddr, 6), st.pkt.Proto)
 	if ok, err := p.hook(nft.HookPrerouting); err != nil || !ok {
 		return err
 	}

@@ -172,7 +172,7 @@ func TestVerdictMapAndInterfaces(t *testing.T) {
 		}},
 		{Name: "from-cali1", Rules: []nft.Rule{rule(nft.Drop())}},
 		{Name: "post", Base: base(nft.ChainFilter, nft.HookPostrouting, 0, ""), Rules: []nft.Rule{
-			rule(nft.IIFName("eth0"), nft.Drop()), // postrouting has no input interface
+			rule(nft.IIFName("eth0"), nft.Counter()), // a forwarded packet's input interface
 		}},
 	} {
 		must(t, tb.PutChain(c))
@@ -184,12 +184,16 @@ func TestVerdictMapAndInterfaces(t *testing.T) {
 		t.Errorf("from cali1: %q %s, want %q dropped", got, res.Fate, want)
 	}
 	res = run(t, rs, tcp(t, "198.18.0.9", "10.65.0.3", 1000, 80), &eth0)
-	want := "rule fwd#1 continue, return fwd#-1 continue, policy fwd#-1 accept, return post#-1 continue, policy post#-1 accept"
+	want := "rule fwd#1 continue, return fwd#-1 continue, policy fwd#-1 accept, rule post#0 continue, return post#-1 continue, policy post#-1 accept"
 	if got := path(res); got != want || res.Fate != sim.FateSent || res.OIF != "cali2" {
 		t.Errorf("from eth0: %q %s via %s, want %q sent via cali2", got, res.Fate, res.OIF, want)
 	}
-	if hs := res.Hooks; len(hs) != 3 || hs[1].IIF != "eth0" || hs[1].OIF != "cali2" || hs[2].IIF != "" {
-		t.Errorf("hooks %+v: want prerouting, forward (eth0 to cali2), postrouting (no input interface)", hs)
+	if hs := res.Hooks; len(hs) != 3 || hs[1].IIF != "eth0" || hs[1].OIF != "cali2" || hs[2].IIF != "eth0" {
+		t.Errorf("hooks %+v: want prerouting, forward and postrouting from eth0 to cali2", hs)
+	}
+	res = run(t, rs, tcp(t, "198.18.0.1", "10.65.0.3", 1000, 80), nil)
+	if hs := res.Hooks; len(hs) != 2 || hs[1].IIF != "" || strings.Contains(path(res), "post#0") {
+		t.Errorf("sent by the host: hooks %+v, want output and postrouting without an input interface", hs)
 	}
 }
 

@@ -50,10 +50,11 @@ func natPriority(h nft.Hook) int32 {
 }
 
 // sortStages orders a hook's entries as the kernel does: nat chains are
-// gathered into the NAT core's stage, conntrack joins prerouting and
-// output of the IP families, and equal priorities are refused unless they
+// gathered into the NAT core's stage (present when the family has nat
+// chains, in any hook but forward), conntrack joins prerouting and output
+// of the IP families, and equal priorities are refused unless they
 // are chains of different tables (then the argument order decides).
-func sortStages(k hookKey, in []stage) ([]stage, error) {
+func sortStages(k hookKey, in []stage, natCore bool) ([]stage, error) {
 	var out []stage
 	nat := stage{kind: stageNAT, prio: natPriority(k.hook)}
 	var natOrders []int
@@ -65,7 +66,7 @@ func sortStages(k hookKey, in []stage) ([]stage, error) {
 		}
 		out = append(out, s)
 	}
-	if len(nat.chains) > 0 {
+	if natCore && k.hook != nft.HookForward {
 		if err := sortNAT(k, &nat, natOrders); err != nil {
 			return nil, err
 		}

@@ -29,6 +29,8 @@ type state struct {
 	// nat chain set up.
 	chainType nft.ChainType
 	pending   *natSetup
+	// counted are the rules whose counters ran.
+	counted []Count
 	// reroute is set when the output hook changed what the route depends
 	// on (a NAT of the destination, a route chain changing the mark or
 	// addresses).
