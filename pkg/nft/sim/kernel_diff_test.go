@@ -69,8 +69,8 @@ func TestKernelDifferential(t *testing.T) {
 
 type diffStats struct {
 	rulesets, rules, probes, steps, counters, refused int
-	received, local, replies, arp                      int
-	fates                                              [8]int
+	received, local, replies, arp                     int
+	fates                                             [8]int
 }
 
 func envInt(t *testing.T, name string, def int) int {
@@ -101,7 +101,6 @@ type harness struct {
 	trace   *nftrace.Reader
 	fib     *kernelFIB
 	nextID  uint16
-	loaded  []nft.TableID
 }
 
 func newHarness(t *testing.T) *harness {

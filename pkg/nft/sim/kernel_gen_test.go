@@ -41,7 +41,7 @@ func newGen(rng *rand.Rand) *gen {
 
 func (g *gen) n(k int) int           { return g.rng.IntN(k) }
 func (g *gen) chance(p float64) bool { return g.rng.Float64() < p }
-func pick[T any](g *gen, xs []T) T    { return xs[g.rng.IntN(len(xs))] }
+func pick[T any](g *gen, xs []T) T   { return xs[g.rng.IntN(len(xs))] }
 
 // takePrio takes a free priority from pool.
 func (g *gen) takePrio(pool map[nft.Hook][]int32, h nft.Hook) (int32, bool) {
@@ -516,4 +516,6 @@ func (g *gen) arpTable() *nft.Table {
 }
 
 // arpMAC is the sender MAC address of the test's ARP probe id.
-func arpMAC(id uint16) net.HardwareAddr { return net.HardwareAddr{2, 0x5e, 0, 0, byte(id >> 8), byte(id)} }
+func arpMAC(id uint16) net.HardwareAddr {
+	return net.HardwareAddr{2, 0x5e, 0, 0, byte(id >> 8), byte(id)}
+}

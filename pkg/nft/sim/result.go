@@ -86,11 +86,11 @@ type Fate uint8
 
 // Fates.
 const (
-	FateDropped   Fate = iota + 1 // dropped by a rule or a base chain's policy
-	FateDelivered                 // accepted by the input hook: delivered to the host
-	FateSent                      // accepted by postrouting: sent out of OIF
-	FateNoRoute                   // the host has no route for it (dropped by routing, not by a rule)
-	FateTTLExceeded               // not forwarded: its TTL or hop limit ran out
+	FateDropped     Fate = iota + 1 // dropped by a rule or a base chain's policy
+	FateDelivered                   // accepted by the input hook: delivered to the host
+	FateSent                        // accepted by postrouting: sent out of OIF
+	FateNoRoute                     // the host has no route for it (dropped by routing, not by a rule)
+	FateTTLExceeded                 // not forwarded: its TTL or hop limit ran out
 )
 
 func (f Fate) String() string {
@@ -112,8 +112,8 @@ type Result struct {
 	Hooks []HookRun
 	// Counters are the counters the packet bumped, in order.
 	Counters []Count
-	Fate  Fate
-	OIF   string // the interface it leaves by (FateSent)
+	Fate     Fate
+	OIF      string // the interface it leaves by (FateSent)
 	// Packet is the packet as it was last seen (after any NAT).
 	Packet Packet
 	Mark   uint32
