@@ -147,8 +147,7 @@ type probe struct {
 // round sends a batch of probes, then replies to those forwarded without
 // NAT, and compares each with the simulator; then the counters.
 func (h *harness) round(t *testing.T, g *gen, rs *sim.Ruleset, st *diffStats, what string) {
-	used := map[string]bool{}
-	probes := h.probes(g, used)
+	probes := h.probes(g, rs, tuples{})
 	results := h.exchange(t, rs, probes, st, what)
 	var replies []*probe
 	for i, p := range probes {

@@ -35,24 +35,80 @@ func (h *harness) id() uint16 {
 
 // probes draws a round of probes: received on a0 or b0, sent by the dut,
 // ARP; each the first packet of its own connection.
-func (h *harness) probes(g *gen, used map[string]bool) []*probe {
+func (h *harness) probes(g *gen, rs *sim.Ruleset, used tuples) []*probe {
 	var out []*probe
 	for range probesPerRound {
 		switch n := g.n(10); {
 		case n == 0:
 			out = append(out, h.arpProbe(g))
 		case n <= 3:
-			out = append(out, h.ipProbe(g, "", used))
+			out = append(out, h.newConn(g, rs, "", used))
 		case n <= 4:
-			out = append(out, h.ipProbe(g, "b0", used))
+			out = append(out, h.newConn(g, rs, "b0", used))
 		default:
-			out = append(out, h.ipProbe(g, "a0", used))
+			out = append(out, h.newConn(g, rs, "a0", used))
 		}
 	}
 	return out
 }
 
-func (h *harness) ipProbe(g *gen, side string, used map[string]bool) *probe {
+// tuples are the conntrack tuples (both directions) of the round's
+// connections.
+type tuples map[string]bool
+
+// newConn draws a probe that starts a connection of its own: its tuple,
+// and its reply tuple after the NAT the simulator predicts, clash with no
+// other (conntrack would take it for a packet of that connection, or drop
+// it when it confirms it).
+func (h *harness) newConn(g *gen, rs *sim.Ruleset, side string, used tuples) *probe {
+	for {
+		p := h.ipProbe(g, side)
+		in := sim.Input{Packet: p.pk, Mark: p.mark, CT: sim.Conntrack{State: nft.CTStateNew}, FIB: h.fib}
+		if side != "" {
+			iif := h.ifaces[side]
+			in.IIF = &iif
+		}
+		res, err := rs.Run(in)
+		after := p.pk
+		if err == nil {
+			after = res.Packet
+		}
+		orig, reply := connTuple(p.pk, false), connTuple(after, true)
+		if !used[orig] && !used[reply] {
+			used[orig], used[reply] = true, true
+			return p
+		}
+	}
+}
+
+// connTuple is a packet's conntrack tuple (reversed for the reply
+// direction): addresses, protocol, and the ports or echo identifier of
+// the protocols that have them (generic protocols have none).
+func connTuple(pk sim.Packet, reverse bool) string {
+	src, dst := addrsOf(pk)
+	off := 20
+	if pk.Proto == unix.ETH_P_IPV6 {
+		off = 40
+	}
+	proto := pk.Network[9]
+	if pk.Proto == unix.ETH_P_IPV6 {
+		proto = pk.Network[6]
+	}
+	l4 := pk.Network[off:]
+	var sp, dp []byte
+	switch proto {
+	case nft.ProtoTCP, nft.ProtoUDP, nft.ProtoUDPLite, nft.ProtoSCTP:
+		sp, dp = l4[0:2], l4[2:4]
+	case nft.ProtoICMP, nft.ProtoICMPv6:
+		sp, dp = l4[4:6], l4[4:6]
+	}
+	if reverse {
+		src, dst, sp, dp = dst, src, dp, sp
+	}
+	return fmt.Sprint(src, dst, proto, sp, dp)
+}
+
+func (h *harness) ipProbe(g *gen, side string) *probe {
 	v := pick(g, []nft.IPVersion{nft.IPv4, nft.IPv6})
 	srcs, dsts := sources4[side], dests4
 	if v == nft.IPv6 {
@@ -72,15 +128,7 @@ func (h *harness) ipProbe(g *gen, side string, used map[string]bool) *probe {
 	case s.Proto == 253:
 		s.Payload = []byte{0, 53, 0, 80, 1, 2, 3, 4}
 	}
-	for used[tuple(s)] {
-		s.SPort, s.ICMPID = uint16(20000+g.n(40000)), uint16(g.n(65536))
-	}
-	used[tuple(s)] = true
 	return h.ipPacket(s, side, pick(g, []uint32{0, 0, 0x10, 0x10000}))
-}
-
-func tuple(s sim.IPSpec) string {
-	return fmt.Sprint(s.Src, s.Dst, s.Proto, s.SPort, s.DPort, s.ICMPID)
 }
 
 func (h *harness) ipPacket(s sim.IPSpec, side string, mark uint32) *probe {
