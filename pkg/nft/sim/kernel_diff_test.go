@@ -22,6 +22,7 @@ import (
 	"github.com/calico-host/calico-host/pkg/nft/internal/nstest"
 	"github.com/calico-host/calico-host/pkg/nft/kernel"
 	"github.com/calico-host/calico-host/pkg/nft/sim"
+	"github.com/calico-host/calico-host/pkg/nft/sim/hostfib"
 )
 
 // TestKernelDifferential loads random rulesets into a namespace, sends
@@ -99,7 +100,7 @@ type harness struct {
 	*topo
 	applier *apply.Applier
 	trace   *nftrace.Reader
-	fib     *kernelFIB
+	fib     *hostfib.FIB
 	nextID  uint16
 }
 
@@ -112,7 +113,12 @@ func newHarness(t *testing.T) *harness {
 	t.Cleanup(func() { k.Close() })
 	ids := []nft.TableID{{Family: nft.FamilyIP, Name: "t4"}, {Family: nft.FamilyIP6, Name: "t6"}, {Family: nft.FamilyInet, Name: "ti"}, {Family: nft.FamilyARP, Name: "ta"}}
 	a := apply.New(k, apply.Options{Tables: ids, Log: zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel)})
-	return &harness{topo: tp, applier: a, trace: startTrace(t, tp.dut), fib: newKernelFIB(t, tp)}
+	fib, err := hostfib.New(tp.dut.FD)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(fib.Close)
+	return &harness{topo: tp, applier: a, trace: startTrace(t, tp.dut), fib: fib}
 }
 
 func (h *harness) load(tables []*nft.Table) error {
@@ -194,8 +200,7 @@ func (h *harness) compare(t *testing.T, rs *sim.Ruleset, p *probe, evs []nftrace
 	}
 	in := sim.Input{Packet: p.pk, Mark: p.mark, CT: ctInput(ct), FIB: h.fib}
 	if p.side != "" {
-		iif := h.ifaces[p.side]
-		in.IIF = &iif
+		in.IIF = h.iface(p.side)
 	}
 	res, err := rs.Run(in)
 	if err != nil {
@@ -300,4 +305,13 @@ func dumpTables(tables []*nft.Table) string {
 		b.WriteString(tb.Dump())
 	}
 	return b.String()
+}
+
+// iface is the dut's interface called name.
+func (h *harness) iface(name string) *sim.Iface {
+	i, ok := h.fib.Iface(name)
+	if !ok {
+		panic("no interface " + name)
+	}
+	return &i
 }

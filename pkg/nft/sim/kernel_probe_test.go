@@ -65,8 +65,7 @@ func (h *harness) newConn(g *gen, rs *sim.Ruleset, side string, used tuples) *pr
 		p := h.ipProbe(g, side)
 		in := sim.Input{Packet: p.pk, Mark: p.mark, CT: sim.Conntrack{State: nft.CTStateNew}, FIB: h.fib}
 		if side != "" {
-			iif := h.ifaces[side]
-			in.IIF = &iif
+			in.IIF = h.iface(side)
 		}
 		res, err := rs.Run(in)
 		after := p.pk

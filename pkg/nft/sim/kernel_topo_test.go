@@ -6,11 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vishvananda/netlink"
-	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 
-	"github.com/calico-host/calico-host/pkg/nft"
 	"github.com/calico-host/calico-host/pkg/nft/internal/nstest"
 	"github.com/calico-host/calico-host/pkg/nft/kernel"
 	"github.com/calico-host/calico-host/pkg/nft/sim"
@@ -28,7 +25,6 @@ func init() { kernel.RefuseOwnNamespace() }
 type topo struct {
 	dut, peerA, peerB *nstest.NS
 	macs              map[string]net.HardwareAddr // by interface name (a0, a1, b0, b1)
-	ifaces            map[string]sim.Iface        // the dut's, by name
 }
 
 func newTopo(t *testing.T) *topo {
@@ -57,7 +53,6 @@ func newTopo(t *testing.T) *topo {
 		"net.ipv4.conf.default.rp_filter=0", "net.ipv4.conf.a0.rp_filter=0", "net.ipv4.conf.b0.rp_filter=0", "net.ipv6.auto_flowlabels=0"} {
 		tp.dut.Exec(t, "sysctl", "-qw", kv)
 	}
-	tp.ifaces = dutIfaces(t, tp.dut)
 	return tp
 }
 
@@ -82,25 +77,6 @@ func mac(t *testing.T, ns *nstest.NS, name string) net.HardwareAddr {
 		hw = ifc.HardwareAddr
 	})
 	return hw
-}
-
-// dutIfaces lists the dut's interfaces as the simulator sees them.
-func dutIfaces(t *testing.T, ns *nstest.NS) map[string]sim.Iface {
-	out := map[string]sim.Iface{}
-	ns.Do(t, func() {
-		ifcs, err := net.Interfaces()
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, ifc := range ifcs {
-			typ := uint16(unix.ARPHRD_ETHER)
-			if ifc.Flags&net.FlagLoopback != 0 {
-				typ = unix.ARPHRD_LOOPBACK
-			}
-			out[ifc.Name] = sim.Iface{Name: ifc.Name, Index: uint32(ifc.Index), Type: typ}
-		}
-	})
-	return out
 }
 
 // inject sends pk from the peer behind the dut's interface side (a0 or
@@ -179,119 +155,4 @@ func addrsOf(pk sim.Packet) (src, dst netip.Addr) {
 		return netip.AddrFrom16([16]byte(pk.Network[8:24])), netip.AddrFrom16([16]byte(pk.Network[24:40]))
 	}
 	return netip.AddrFrom4([4]byte(pk.Network[12:16])), netip.AddrFrom4([4]byte(pk.Network[16:20]))
-}
-
-// kernelFIB answers the simulator's routing questions from the dut's own
-// routing tables, over netlink.
-type kernelFIB struct {
-	h      *netlink.Handle
-	ifaces map[int]sim.Iface
-}
-
-func newKernelFIB(t *testing.T, tp *topo) *kernelFIB {
-	h, err := netlink.NewHandleAt(netns.NsHandle(tp.dut.FD))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(h.Close)
-	f := &kernelFIB{h: h, ifaces: map[int]sim.Iface{}}
-	for _, i := range tp.ifaces {
-		f.ifaces[int(i.Index)] = i
-	}
-	return f
-}
-
-// Route asks the kernel (`ip route get`): an input route for the routing
-// decision of a received packet, else an output route without a source
-// (the dut has no source-based rules).
-func (f *kernelFIB) Route(q sim.RouteQuery) (sim.Route, bool) {
-	opts := &netlink.RouteGetOptions{Mark: q.Mark}
-	if q.Input {
-		opts.IifIndex, opts.SrcAddr = int(q.IIF.Index), q.Src.AsSlice()
-	}
-	if q.OIF != nil {
-		opts.OifIndex = int(q.OIF.Index)
-	}
-	rs, err := f.h.RouteGetWithOptions(q.Dst.AsSlice(), opts)
-	if err != nil || len(rs) == 0 {
-		return sim.Route{}, false
-	}
-	r := rs[0]
-	switch r.Type {
-	case unix.RTN_UNICAST, unix.RTN_LOCAL, unix.RTN_BROADCAST, unix.RTN_MULTICAST:
-	default:
-		return sim.Route{}, false
-	}
-	out := sim.Route{Type: nft.AddrType(r.Type), OIFs: []sim.Iface{f.ifaces[r.LinkIndex]}}
-	if a, ok := netip.AddrFromSlice(r.Src); ok {
-		out.Src = a.Unmap()
-	}
-	return out, true
-}
-
-// AddrType gives the kernel's answer: for IPv4 the local table
-// (inet_dev_addr_type), for IPv6 the address's interface or route
-// (__nft_fib6_eval_type).
-func (f *kernelFIB) AddrType(a netip.Addr, dev *sim.Iface) nft.AddrType {
-	if a.Is4() {
-		return f.addrType4(a, dev)
-	}
-	if dev != nil && f.onDev(a, dev) {
-		return nft.AddrTypeLocal
-	}
-	r, err := f.h.RouteGetWithOptions(a.AsSlice(), &netlink.RouteGetOptions{})
-	switch {
-	case err != nil:
-		return nft.AddrTypeUnreach
-	case dev == nil && len(r) > 0 && r[0].Type == unix.RTN_LOCAL:
-		return nft.AddrTypeLocal
-	case a.IsMulticast():
-		return nft.AddrTypeMulticast
-	}
-	return nft.AddrTypeUnicast
-}
-
-func (f *kernelFIB) addrType4(a netip.Addr, dev *sim.Iface) nft.AddrType {
-	switch {
-	case a.IsUnspecified() || a == netip.AddrFrom4([4]byte{255, 255, 255, 255}):
-		return nft.AddrTypeBroadcast
-	case a.IsMulticast():
-		return nft.AddrTypeMulticast
-	}
-	rs, err := f.h.RouteListFiltered(netlink.FAMILY_V4, &netlink.Route{Table: unix.RT_TABLE_LOCAL}, netlink.RT_FILTER_TABLE)
-	if err != nil {
-		return nft.AddrTypeUnicast
-	}
-	best, bits := -1, -1
-	for i, r := range rs {
-		if r.Dst == nil {
-			continue
-		}
-		ones, _ := r.Dst.Mask.Size()
-		p, ok := netip.AddrFromSlice(r.Dst.IP)
-		if ok && netip.PrefixFrom(p.Unmap(), ones).Contains(a) && ones > bits {
-			best, bits = i, ones
-		}
-	}
-	if best < 0 || dev != nil && rs[best].LinkIndex != int(dev.Index) {
-		return nft.AddrTypeUnicast
-	}
-	return nft.AddrType(rs[best].Type)
-}
-
-func (f *kernelFIB) onDev(a netip.Addr, dev *sim.Iface) bool {
-	l, err := f.h.LinkByIndex(int(dev.Index))
-	if err != nil {
-		return false
-	}
-	addrs, err := f.h.AddrList(l, netlink.FAMILY_V6)
-	if err != nil {
-		return false
-	}
-	for _, ad := range addrs {
-		if x, ok := netip.AddrFromSlice(ad.IP); ok && x == a {
-			return true
-		}
-	}
-	return false
 }
