@@ -19,7 +19,8 @@
 //   - build.go: IPPacket and ARPPacket, packets built byte by byte with
 //     correct checksums.
 //   - input.go: Input, Iface, Conntrack, and FIB, the caller's answers
-//     to routing questions.
+//     to routing questions (package hostfib answers them from a live
+//     network namespace).
 //   - ruleset.go: Compile: tables lowered to instructions, sets indexed,
 //     base chains placed in their hooks.
 //   - stages.go: the order of a hook's entries: base chains, the NAT
@@ -32,7 +33,25 @@
 //   - nat.go: the nat and masq statements and the NAT they set up.
 //   - chain.go: nft_do_chain: rules, jump stack, returns, policies.
 //   - run.go: Run: the hooks a packet takes, routing between them.
-//   - result.go: Result, HookRun, Step.
+//   - result.go: Result, HookRun, Step, Count.
+//
+// A caller maps a Step to what wrote it through the rule's Comment or a
+// log statement's prefix (Step.Logs), which renderers fill with their own
+// identifiers (felix's tiers, policies and rules).
+//
+// # Proof
+//
+// TestKernelDifferential (kernel_*_test.go) loads random rulesets built
+// from pkg/nft's constructors (every match, set and statement kind felix's
+// rules use, in ip, ip6, inet and arp tables, filter and nat chains at
+// random priorities) into a fresh network namespace, sends random probes
+// through the real kernel (received on two interfaces, sent by the host,
+// replies of established connections, ARP) with nftrace on, reads the
+// kernel's trace events (NFT_MSG_TRACE, package nft/internal/nftrace) and
+// requires the simulator's steps (kind, table, chain, rule index, verdict,
+// mark) to equal them probe by probe, and the counters it predicts to
+// equal the kernel's. pkg/felix/dataplane's TestSimulatorAgreesWithPackets
+// runs it on felix's own ruleset and compares with real connections.
 //
 // # Kernel semantics followed
 //
@@ -45,9 +64,12 @@
 //     NFT_JUMP_STACK_SIZE (16), goto does not; return and the end of a
 //     chain pop it; at the base chain's end its policy applies. accept
 //     ends the base chain (the next base chain of the hook runs), drop
-//     ends the hook. The trace events (nf_tables_trace.c) are a rule
-//     event for every rule that matched, a return event (with no rule
-//     handle) at an implicit return, and a policy event.
+//     ends the hook. The trace (nf_tables_trace.c) has an event for every
+//     rule that matched, for every return (the end of a chain has no rule
+//     handle) and for the policy. Linux 6.x labels returns as rule events:
+//     __nft_trace_verdict compares the verdict code masked with
+//     NF_VERDICT_MASK to NFT_CONTINUE and NFT_RETURN, which never match;
+//     a Step's kind follows the meaning, not that label.
 //   - nft_payload.c: loads from the link-layer header need a MAC header
 //     (none for a packet the host sends), from the transport header the
 //     transport protocol found (NFT_PKTINFO_L4PROTO) and fragment offset
@@ -72,11 +94,12 @@
 //   - nft_fib_ipv4.c, nft_fib_ipv6.c: the type lookup asks FIB.AddrType
 //     (of the iif or oif when flagged); the oif lookup skips the FIB for a
 //     packet from a loopback interface in prerouting and input
-//     (nft_fib_can_skip), looks the destination (daddr) or the source
-//     (saddr, from the loopback interface, or in forward with iif from
-//     the output interface) up, finds nothing for a local route, and with
-//     iif or oif gives that interface only when the route's nexthops use
-//     it.
+//     (nft_fib_can_skip), for an IPv4 packet from 0.0.0.0 to a broadcast
+//     or local multicast address and an ICMPv6 one from :: to a link-local
+//     address; it looks the destination (daddr) or the source (saddr, from
+//     the loopback interface, or in forward with iif from the output
+//     interface) up, finds nothing for a local route, and with iif gives
+//     that interface only when the route's nexthops use it.
 //   - nf_nat_core.c (nf_nat_inet_fn, nf_nat_setup_info), nft_nat.c,
 //     nft_masq.c: nat chains run from the NAT core's hook (priority -100
 //     in prerouting and output, 100 in input and postrouting) in their own
@@ -88,11 +111,21 @@
 //   - nft_reject*.c: reject sends its error and drops.
 //   - Hooks (ip_input.c, ip_forward.c, ip_output.c and their IPv6
 //     twins): prerouting and input have an input interface only, forward
-//     both, output and postrouting an output interface only; conntrack
-//     attaches the connection at priority -200 in prerouting and output;
-//     a packet the host sends is routed before output and again after it
-//     when a NAT changed its destination or a route chain its mark or
-//     addresses.
+//     both; output has an output interface only, and postrouting the
+//     output interface and, for a forwarded packet, the input one
+//     (ip_output passes skb->dev). A forwarded packet loses one TTL (hop
+//     limit) before forward, and is not forwarded when it has 1 or less.
+//     Conntrack attaches the connection at priority -200 in prerouting and
+//     output and confirms it at the end of postrouting; a packet the host
+//     sends is routed before output and again after it when a NAT changed
+//     its destination or a route chain its mark or addresses; one to the
+//     host's own address comes back in on the loopback interface (with
+//     its zero Ethernet header) through prerouting and input.
+//   - The NAT core (nf_nat_register_fn) is registered in the four NAT
+//     hooks of a family as soon as one nat chain of that family exists,
+//     so a connection's NAT is set up (or left alone) in each of them even
+//     without chains there. The kernel refuses nat chains at or below
+//     conntrack's priority.
 //
 // # What it refuses
 //
@@ -105,10 +138,20 @@
 // choose, read afterwards; the NAT of an established connection; IPv6
 // extension headers; the link-layer header in postrouting; ARP packets the
 // host sends; base chains of one table with the same priority in a hook,
-// or with the priority of conntrack or of the NAT core.
+// or with the priority of conntrack or of the NAT core. What the kernel
+// refuses to load is refused too where the simulator meets it: NAT outside
+// a nat chain or in the wrong hook, nat chains at or below priority -200,
+// fib iif or oif flags in hooks without that interface, fib oif lookups
+// outside prerouting, input and forward, jumps nested deeper than 16.
 //
 // The simulator assumes that a NAT finds its tuple free (the kernel picks
-// another port when another connection holds it), and takes a packet of a
-// related connection for an ICMP error of a connection whose NAT is set
-// up.
+// another port when another connection holds it, or drops a new
+// connection whose tuple clashes with another's when it confirms it), and
+// takes a packet of a related connection for an ICMP error of a
+// connection whose NAT is set up. A received packet without Link has no
+// link-layer header (link-layer loads fail), as on a tunnel. Step.Counters
+// counts only the counters of rules that matched; Result.Counters has
+// every counter the packet bumped, also those before a match that then
+// failed. Sockets are not simulated: the kernel's fib skips its lookup for
+// a packet of an early-demuxed local socket (nft_fib_can_skip).
 package sim

@@ -409,13 +409,15 @@ func (c *cgen) nat(v nft.IPVersion) []nft.Expr {
 		}
 		return []nft.Expr{proto, nft.DNATToPort(c.natTarget(v), c.port())}
 	case nft.HookPostrouting:
-		switch c.n(4) {
+		switch c.n(6) {
 		case 0:
 			return []nft.Expr{nft.Masquerade()}
 		case 1:
-			return []nft.Expr{proto, nft.MasqueradeToPorts(nft.Ports(1000, 1020), false)}
+			return []nft.Expr{proto, nft.MasqueradeToPorts(nft.Ports(1000, 1020), c.chance(0.3))}
 		case 2:
 			return []nft.Expr{proto, nft.SNATToPorts(c.natTarget(v), nft.Ports(2000, 2000))}
+		case 3:
+			return []nft.Expr{nft.MasqueradeFullyRandom()}
 		}
 	}
 	return []nft.Expr{nft.SNAT(c.natTarget(v))}
