@@ -100,8 +100,11 @@ type Route struct {
 	// OIFs are the route's output interfaces: the one the packet takes
 	// first, then the other nexthops of a multipath route.
 	OIFs []Iface
-	// Src is the source address the host picks for this route (what
-	// masquerade uses).
+	// Src is the address masquerade gives a packet leaving by this route:
+	// the kernel's inet_select_addr(OIFs[0], gateway or destination,
+	// universe scope) for IPv4 (the first primary global address of the
+	// interface, one in the nexthop's subnet first, else of the first
+	// interface that has one), ipv6_dev_get_saddr for IPv6.
 	Src netip.Addr
 }
 

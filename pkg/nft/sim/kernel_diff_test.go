@@ -37,7 +37,7 @@ func TestKernelDifferential(t *testing.T) {
 	if testing.Short() {
 		t.Skip("kernel differential test")
 	}
-	seed, rulesets := envInt(t, "SIM_SEED", 1), envInt(t, "SIM_RULESETS", 25)
+	seed, rulesets := envInt(t, "SIM_SEED", 1), envInt(t, "SIM_RULESETS", 20)
 	h := newHarness(t)
 	g := newGen(rand.New(rand.NewPCG(uint64(seed), 2)))
 	var st diffStats
@@ -139,6 +139,24 @@ func (h *harness) flushConntrack(t *testing.T) {
 	}
 }
 
+// conntrackTable lists the dut's connections, for failure reports.
+func (h *harness) conntrackTable(t *testing.T) string {
+	c, err := conntrack.Dial(&netlink.Config{NetNS: h.dut.FD})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	flows, err := c.Dump(nil)
+	if err != nil {
+		return err.Error()
+	}
+	var b strings.Builder
+	for _, f := range flows {
+		fmt.Fprintf(&b, "  %v %v status %#x\n", f.TupleOrig, f.TupleReply, uint32(f.Status))
+	}
+	return b.String()
+}
+
 // probe is one packet the test sends.
 type probe struct {
 	key   packetKey
@@ -216,7 +234,8 @@ func (h *harness) compare(t *testing.T, rs *sim.Ruleset, p *probe, evs []nftrace
 		t.Errorf("%s: probe %s: the kernel had no route, the simulator's fate is %s", what, p.describe(), res.Fate)
 	}
 	if !slices.Equal(ks, ss) {
-		t.Errorf("%s: probe %s (ct %+v):\nkernel:\n%s\nsimulator:\n%s\n%s", what, p.describe(), in.CT, joinSteps(ks), joinSteps(ss), res)
+		t.Errorf("%s: probe %s (ct %+v):\nkernel:\n%s\nsimulator:\n%s\n%s\nconntrack:\n%s", what, p.describe(), in.CT,
+			joinSteps(ks), joinSteps(ss), res, h.conntrackTable(t))
 		return nil
 	}
 	st.count(p, res, len(ss))

@@ -145,6 +145,9 @@ func (tg *tgen) baseChain(nat bool) {
 		c.typ, pool, hooks = nft.ChainNAT, tg.nat, natHooks
 	}
 	c.hook = pick(tg.gen, hooks)
+	if !nat && c.hook == nft.HookOutput && tg.chance(0.3) {
+		c.typ = nft.ChainRoute // reroutes when it changes the mark
+	}
 	prio, ok := tg.takePrio(pool, c.hook)
 	if !ok {
 		return
@@ -389,7 +392,7 @@ func (c *cgen) statements(v nft.IPVersion) []nft.Expr {
 	if c.chance(0.25) {
 		x = append(x, pick(c.gen, []nft.Expr{nft.OrMark(0x10), nft.AndMark(0xffff00ff), nft.SetMark(0x10000), nft.SetMarkBits(0xff, 0x10010)}))
 	}
-	if c.typ == nft.ChainFilter && c.prio < -200 && (c.hook == nft.HookPrerouting || c.hook == nft.HookOutput) && c.chance(0.2) {
+	if c.typ != nft.ChainNAT && c.prio < -200 && (c.hook == nft.HookPrerouting || c.hook == nft.HookOutput) && c.chance(0.2) {
 		x = append(x, nft.Notrack())
 	}
 	if c.typ == nft.ChainNAT && c.chance(0.5) {
@@ -454,7 +457,7 @@ func (c *cgen) verdict(i int) nft.Expr {
 			return nft.IIFNameVmap(c.vmap)
 		}
 	case 7:
-		if c.typ == nft.ChainFilter && (c.hook == nft.HookInput || c.hook == nft.HookForward || c.hook == nft.HookOutput) {
+		if c.typ != nft.ChainNAT && (c.hook == nft.HookInput || c.hook == nft.HookForward || c.hook == nft.HookOutput) {
 			return nft.Reject()
 		}
 	}

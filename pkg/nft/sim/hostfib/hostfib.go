@@ -109,10 +109,65 @@ func (f *FIB) Route(q sim.RouteQuery) (sim.Route, bool) {
 		return sim.Route{}, false
 	}
 	out := sim.Route{Type: nft.AddrType(r.Type), OIFs: []sim.Iface{f.ifaces[r.LinkIndex]}}
-	if a, ok := netip.AddrFromSlice(r.Src); ok {
-		out.Src = a.Unmap()
+	if a, ok := netip.AddrFromSlice(r.Src); ok && q.Dst.Is6() {
+		out.Src = a
+	}
+	if q.Dst.Is4() {
+		nh := q.Dst
+		if gw, ok := netip.AddrFromSlice(r.Gw); ok {
+			nh = gw.Unmap()
+		}
+		out.Src = f.selectAddr(r.LinkIndex, nh)
 	}
 	return out, true
+}
+
+// selectAddr is inet_select_addr(dev, nh, RT_SCOPE_UNIVERSE): the first
+// primary global address of the interface, one whose subnet holds nh
+// first; without one, the first primary global address of the first
+// interface (in the kernel's order) that has one.
+func (f *FIB) selectAddr(index int, nh netip.Addr) netip.Addr {
+	if a := f.devAddr(index, nh); a.IsValid() {
+		return a
+	}
+	links, err := f.h.LinkList()
+	if err != nil {
+		return netip.Addr{}
+	}
+	for _, l := range links {
+		if a := f.devAddr(l.Attrs().Index, netip.Addr{}); a.IsValid() {
+			return a
+		}
+	}
+	return netip.Addr{}
+}
+
+// devAddr is the first primary global IPv4 address of interface index
+// (whose subnet holds nh, when one does).
+func (f *FIB) devAddr(index int, nh netip.Addr) netip.Addr {
+	l, err := f.h.LinkByIndex(index)
+	if err != nil {
+		return netip.Addr{}
+	}
+	addrs, err := f.h.AddrList(l, netlink.FAMILY_V4)
+	if err != nil {
+		return netip.Addr{}
+	}
+	var first netip.Addr
+	for _, ad := range addrs {
+		a, ok := netip.AddrFromSlice(ad.IP)
+		if !ok || ad.Flags&unix.IFA_F_SECONDARY != 0 || ad.Scope != unix.RT_SCOPE_UNIVERSE {
+			continue
+		}
+		ones, _ := ad.Mask.Size()
+		if nh.IsValid() && netip.PrefixFrom(a.Unmap(), ones).Contains(nh) {
+			return a.Unmap()
+		}
+		if !first.IsValid() {
+			first = a.Unmap()
+		}
+	}
+	return first
 }
 
 // AddrType is the type fib gives address a (on dev when not nil).
