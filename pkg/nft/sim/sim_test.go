@@ -438,3 +438,33 @@ func TestRefusals(t *testing.T) {
 		t.Error("an IPv6 packet with an extension header was simulated")
 	}
 }
+
+// A forwarded packet loses one TTL before forward (its header checksum
+// stays right); one with TTL 1 is not forwarded.
+func TestForwardDecreasesTTL(t *testing.T) {
+	fwd := &nft.Chain{Name: "fwd", Base: base(nft.ChainFilter, nft.HookForward, 0, ""), Rules: []nft.Rule{rule(nft.Counter())}}
+	rs := compile(t, newTable(t, nft.FamilyInet, []*nft.Chain{fwd}))
+	for _, c := range []struct {
+		src, dst string
+		ttl      uint8
+		fate     sim.Fate
+	}{
+		{"198.18.0.9", "10.65.0.2", 64, sim.FateSent}, {"198.18.0.9", "10.65.0.2", 1, sim.FateTTLExceeded},
+	} {
+		pk, err := sim.IPPacket(sim.IPSpec{Src: a(c.src), Dst: a(c.dst), Proto: nft.ProtoUDP, TTL: c.ttl})
+		must(t, err)
+		res, err := rs.Run(sim.Input{Packet: pk, IIF: &eth0, CT: sim.Conntrack{State: nft.CTStateNew}, FIB: testFIB()})
+		must(t, err)
+		if res.Fate != c.fate {
+			t.Errorf("TTL %d: %s, want %s", c.ttl, res.Fate, c.fate)
+		}
+		if c.fate != sim.FateSent {
+			continue
+		}
+		want, err := sim.IPPacket(sim.IPSpec{Src: a(c.src), Dst: a(c.dst), Proto: nft.ProtoUDP, TTL: c.ttl - 1})
+		must(t, err)
+		if got := res.Packet.Network; string(got) != string(want.Network) {
+			t.Errorf("forwarded packet % x, want % x", got[:20], want.Network[:20])
+		}
+	}
+}
