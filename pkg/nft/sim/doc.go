@@ -19,8 +19,10 @@
 //   - build.go: IPPacket and ARPPacket, packets built byte by byte with
 //     correct checksums.
 //   - input.go: Input, Iface, Conntrack, and FIB, the caller's answers
-//     to routing questions (package hostfib answers them from a live
-//     network namespace).
+//     to routing questions.
+//   - staticfib.go: StaticFIB, a FIB given as addresses and routes (for a
+//     host known from the datastore); package hostfib answers from a live
+//     network namespace instead.
 //   - ruleset.go: Compile: tables lowered to instructions, sets indexed,
 //     base chains placed in their hooks.
 //   - stages.go: the order of a hook's entries: base chains, the NAT

@@ -25,15 +25,14 @@ var (
 func a(s string) netip.Addr   { return netip.MustParseAddr(s) }
 func p(s string) netip.Prefix { return netip.MustParsePrefix(s) }
 
-func testFIB() *staticFIB {
-	return &staticFIB{
-		lo:    lo,
-		local: map[netip.Addr]sim.Iface{a("198.18.0.1"): eth0, a("127.0.0.1"): lo},
-		routes: []staticRoute{
-			{p("0.0.0.0/0"), eth0, a("198.18.0.1")},
-			{p("198.18.0.0/24"), eth0, a("198.18.0.1")},
-			{p("10.65.0.2/32"), cali1, a("198.18.0.1")},
-			{p("10.65.0.3/32"), cali2, a("198.18.0.1")},
+func testFIB() *sim.StaticFIB {
+	return &sim.StaticFIB{
+		Loopback: lo, Forward: true,
+		Addrs: []sim.IfaceAddr{{Iface: eth0, Prefix: p("198.18.0.1/24")}, {Iface: lo, Prefix: p("127.0.0.1/8")}},
+		Routes: []sim.StaticRoute{
+			{Dst: p("0.0.0.0/0"), Iface: eth0, Gateway: a("198.18.0.2")},
+			{Dst: p("10.65.0.2/32"), Iface: cali1},
+			{Dst: p("10.65.0.3/32"), Iface: cali2},
 		},
 	}
 }
@@ -383,7 +382,7 @@ func TestInetTablesAndIPv6(t *testing.T) {
 	}}
 	rs := compile(t, newTable(t, nft.FamilyInet, []*nft.Chain{in}))
 	fib := testFIB()
-	fib.local[a("fd5c::1")] = eth0
+	fib.Addrs = append(fib.Addrs, sim.IfaceAddr{Iface: eth0, Prefix: p("fd5c::1/64")})
 	for _, c := range []struct {
 		src, dst string
 		proto    uint8
@@ -466,5 +465,32 @@ func TestForwardDecreasesTTL(t *testing.T) {
 		if got := res.Packet.Network; string(got) != string(want.Network) {
 			t.Errorf("forwarded packet % x, want % x", got[:20], want.Network[:20])
 		}
+	}
+}
+
+func TestStaticFIB(t *testing.T) {
+	f := testFIB()
+	f.Addrs = append(f.Addrs, sim.IfaceAddr{Iface: eth0, Prefix: p("fd5c::1/64")})
+	for _, c := range []struct {
+		addr string
+		dev  *sim.Iface
+		want nft.AddrType
+	}{
+		{"198.18.0.1", nil, nft.AddrTypeLocal}, {"198.18.0.1", &cali1, nft.AddrTypeUnicast}, {"198.18.0.255", nil, nft.AddrTypeBroadcast},
+		{"10.65.0.2", nil, nft.AddrTypeUnicast}, {"fd5c::1", nil, nft.AddrTypeLocal}, {"fd5d::1", nil, nft.AddrTypeUnreach},
+	} {
+		if got := f.AddrType(a(c.addr), c.dev); got != c.want {
+			t.Errorf("AddrType(%s) = %s, want %s", c.addr, got, c.want)
+		}
+	}
+	if r, ok := f.Route(sim.RouteQuery{Dst: a("198.18.0.1")}); !ok || r.Type != nft.AddrTypeLocal || r.OIFs[0] != lo || r.Src != a("198.18.0.1") {
+		t.Errorf("local route %+v", r)
+	}
+	if r, ok := f.Route(sim.RouteQuery{Dst: a("8.8.8.8")}); !ok || r.OIFs[0] != eth0 || r.Src != a("198.18.0.1") {
+		t.Errorf("default route %+v", r)
+	}
+	f.Forward = false
+	if _, ok := f.Route(sim.RouteQuery{Dst: a("10.65.0.2"), Input: true, IIF: &eth0}); ok {
+		t.Error("a host that does not forward routed a received packet")
 	}
 }
