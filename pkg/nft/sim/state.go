@@ -186,9 +186,6 @@ func (m *machine) metaSet(x vm.Meta) error {
 	old := m.st.mark
 	m.st.mark = binary.NativeEndian.Uint32(v)
 	m.step.Effects = append(m.step.Effects, fmt.Sprintf("mark 0x%08x -> 0x%08x", old, m.st.mark))
-	if m.st.chainType == nft.ChainRoute && old != m.st.mark {
-		m.st.reroute = true
-	}
 	return nil
 }
 
