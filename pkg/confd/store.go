@@ -64,7 +64,10 @@ func Decode(id datastore.ID, value []byte, modRevision int64) (any, error) {
 	if err == nil {
 		return v, nil
 	}
-	rid, _ := id.(datastore.ResourceID)
+	rid, ok := id.(datastore.ResourceID)
+	if !ok {
+		return v, err
+	}
 	switch rid.Kind.Kind {
 	case "BGPFilter", "BGPConfiguration":
 		return &syncer.Invalid{Err: err}, nil

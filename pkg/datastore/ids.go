@@ -9,15 +9,14 @@ import (
 // ID identifies a stored object by what its key names, in Project Calico's etcdv3 layout: a v3
 // resource (ResourceID), an IPAM block (BlockID), a host's block affinity (AffinityID), an IPAM
 // handle (HandleID) or the IPAM configuration (IPAMConfigID); UnknownKey is any other key.
-// ParseKey is the one reader of the layout, Key its writer. A ResourceID is not comparable:
-// compare IDs by their Key.
+// ParseKey is the one reader of the layout, Key its writer. IDs compare with ==.
 type ID interface {
 	// Key is the etcd key of the object.
 	Key() string
 }
 
 // Key is the key of the object.
-func (r ResourceID) Key() string { return ResourceKey(r.Kind, r.Namespace, r.Name) }
+func (r ResourceID) Key() string { return ResourceKey(*r.Kind, r.Namespace, r.Name) }
 
 // BlockID names an IPAM block.
 type BlockID struct{ CIDR netip.Prefix }

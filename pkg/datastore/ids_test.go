@@ -19,8 +19,8 @@ func TestParseKey(t *testing.T) {
 		key  string
 		want datastore.ID
 	}{
-		{datastore.ResourcePrefix + "workloadendpoints/ns1/h1-k8s-a-eth0", datastore.ResourceID{Kind: wep, Namespace: "ns1", Name: "h1-k8s-a-eth0"}},
-		{datastore.ResourcePrefix + "ippools/p1", datastore.ResourceID{Kind: pool, Name: "p1"}},
+		{datastore.ResourcePrefix + "workloadendpoints/ns1/h1-k8s-a-eth0", datastore.NewResourceID(wep, "ns1", "h1-k8s-a-eth0")},
+		{datastore.ResourcePrefix + "ippools/p1", datastore.NewResourceID(pool, "", "p1")},
 		{datastore.BlockKey("10.65.0.0/26"), datastore.BlockID{CIDR: netip.MustParsePrefix("10.65.0.0/26")}},
 		{datastore.BlockKey("fd5c:1::/122"), datastore.BlockID{CIDR: netip.MustParsePrefix("fd5c:1::/122")}},
 		{datastore.AffinityKey("h1", "10.65.0.0/26"), datastore.AffinityID{Host: "h1", CIDR: netip.MustParsePrefix("10.65.0.0/26")}},
@@ -33,7 +33,7 @@ func TestParseKey(t *testing.T) {
 		{"/a/b", datastore.UnknownKey("/a/b")},
 	} {
 		got, err := datastore.ParseKey(tc.key)
-		if err != nil || got.Key() != tc.key || !sameID(got, tc.want) {
+		if err != nil || got.Key() != tc.key || got != tc.want {
 			t.Errorf("ParseKey(%q) = %#v, %v; want %#v", tc.key, got, err, tc.want)
 		}
 	}
@@ -47,14 +47,4 @@ func TestParseKey(t *testing.T) {
 			t.Errorf("ParseKey(%q) = %#v, %v; want an UnknownKey and an error about %s", key, got, err, why)
 		}
 	}
-}
-
-// sameID compares IDs: ResourceIDs by kind, namespace and name, the others with ==.
-func sameID(a, b datastore.ID) bool {
-	ra, okA := a.(datastore.ResourceID)
-	rb, okB := b.(datastore.ResourceID)
-	if okA || okB {
-		return okA && okB && ra.Kind.Kind == rb.Kind.Kind && ra.Namespace == rb.Namespace && ra.Name == rb.Name
-	}
-	return a == b
 }

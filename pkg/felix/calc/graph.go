@@ -2,6 +2,8 @@ package calc
 
 import (
 	"github.com/rs/zerolog"
+	"slices"
+	"strings"
 
 	"github.com/calico-host/calico-host/pkg/datastore"
 	"github.com/calico-host/calico-host/pkg/syncer"
@@ -36,7 +38,7 @@ import (
 type Graph struct {
 	host string
 	log  zerolog.Logger
-	revs map[string]heldKey // every key the model holds (by its etcd key), with its revision (for snapshot diffs)
+	revs map[datastore.ID]int64 // every key the model holds, with its revision (for snapshot diffs)
 	// kinds counts the resource keys held by plural ("policies" for both policy kinds), for
 	// the felix_cluster_num_* metrics.
 	kinds map[string]int
@@ -64,7 +66,7 @@ type Graph struct {
 
 // New returns an empty graph for the named host.
 func New(hostname string, log zerolog.Logger) *Graph {
-	g := &Graph{host: hostname, log: log, revs: map[string]heldKey{}, kinds: map[string]int{}}
+	g := &Graph{host: hostname, log: log, revs: map[datastore.ID]int64{}, kinds: map[string]int{}}
 	g.ipsets = newIPSetCalc(func(id string) *item { return g.items.items[id] })
 	g.endpoints = newEndpointCalc()
 	g.policies = newPolicyCalc(log, g.ipsets, g.endpoints.markDirty)
@@ -100,19 +102,24 @@ func (g *Graph) OnMessage(m syncer.Message) {
 }
 
 func (g *Graph) applySnapshot(ups []syncer.Update) {
-	present := make(map[string]struct{}, len(ups))
+	present := make(map[datastore.ID]struct{}, len(ups))
 	for _, u := range ups {
 		if u.Value != nil {
-			present[u.ID.Key()] = struct{}{}
+			present[u.ID] = struct{}{}
 		}
 	}
-	for _, key := range sortedKeys(g.revs) {
-		if _, ok := present[key]; !ok {
-			g.apply(syncer.Update{ID: g.revs[key].id})
+	var gone []datastore.ID
+	for id := range g.revs {
+		if _, ok := present[id]; !ok {
+			gone = append(gone, id)
 		}
+	}
+	slices.SortFunc(gone, func(a, b datastore.ID) int { return strings.Compare(a.Key(), b.Key()) })
+	for _, id := range gone {
+		g.apply(syncer.Update{ID: id})
 	}
 	for _, u := range ups {
-		if held, ok := g.revs[u.ID.Key()]; ok && held.rev != 0 && held.rev == u.Revision && u.Value != nil {
+		if rev, ok := g.revs[u.ID]; ok && rev != 0 && rev == u.Revision && u.Value != nil {
 			continue
 		}
 		g.apply(u)
@@ -131,25 +138,18 @@ func (g *Graph) apply(u syncer.Update) {
 		g.log.Debug().Str("key", u.ID.Key()).Msg("Ignoring a key that names no resource or block")
 		return
 	}
-	key := u.ID.Key()
 	if err != nil {
-		g.log.Warn().Err(err).Str("key", key).Msg("Treating a value that cannot be interpreted as absent")
+		g.log.Warn().Err(err).Str("key", u.ID.Key()).Msg("Treating a value that cannot be interpreted as absent")
 	}
-	_, had := g.revs[key]
+	_, had := g.revs[u.ID]
 	if u.Value == nil {
-		delete(g.revs, key)
+		delete(g.revs, u.ID)
 	} else {
-		g.revs[key] = heldKey{id: u.ID, rev: u.Revision}
+		g.revs[u.ID] = u.Revision
 	}
-	if _, has := g.revs[key]; has != had {
+	if _, has := g.revs[u.ID]; has != had {
 		g.countKind(u.ID, has)
 	}
-}
-
-// heldKey is a key the model holds: what it names and its revision.
-type heldKey struct {
-	id  datastore.ID
-	rev int64
 }
 
 // countKind keeps kinds up to date as a resource key appears or disappears.

@@ -122,7 +122,7 @@ func (b *builder) add(ns, name string, v api.Resource) syncer.Update {
 	k, _ := api.KindOf(v)
 	*v.GetTypeMeta() = api.TypeMeta{Kind: k.Kind, APIVersion: api.APIVersion}
 	api.SetDefaults(v)
-	u := syncer.Update{ID: datastore.ResourceID{Kind: k, Namespace: ns, Name: name}, Value: v, Revision: int64(len(b.ups) + 1)}
+	u := syncer.Update{ID: datastore.NewResourceID(k, ns, name), Value: v, Revision: int64(len(b.ups) + 1)}
 	b.ups = append(b.ups, u)
 	return u
 }
