@@ -157,7 +157,7 @@ var Params = []Param{
 	{Name: "InterfacePrefix", Kind: KindList, Default: "cali", Restart: true, Main: true,
 		Doc: "Comma-separated prefixes of workload interfaces (\"cali,tap\" for OpenStack)."},
 	{Name: "InterfaceExclude", Kind: KindIfaceRegexps, Default: "kube-ipvs0", Restart: true,
-		Doc: "Interfaces (names or /regex/) that are never host endpoints."},
+		Doc: "Interfaces (names or /regex/) that are never host endpoints; a value with an entry that is neither is ignored whole, as in Project Calico."},
 	{Name: "IPv6Support", V3: "ipv6Support", Kind: KindBool, Default: "true", Restart: true, Main: true, Doc: "Program IPv6 as well as IPv4. false leaves IPv6 alone, as Project Calico does: not policed, not NATed, no IPv6 routes, sysctls or VXLAN device."},
 	{Name: "DefaultEndpointToHostAction", Kind: KindOneOf, Choices: endpointToHostActions, Default: "DROP",
 		Restart: true, Main: true, Doc: "What happens to workload traffic to the host after workload egress policy."},
