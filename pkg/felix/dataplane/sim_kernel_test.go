@@ -141,7 +141,7 @@ func compileHostTables(t *testing.T, tp *topology) *sim.Ruleset {
 	defer k.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	tables, err := k.Read(ctx, ownedTables(Config{TableName: DefaultTable}))
+	tables, err := k.Read(ctx, ownedTables(Config{TableName: DefaultTable}), nft.ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
