@@ -59,6 +59,9 @@ func (s *session) addSteps() error {
 	if err := s.identityValid(); err != nil {
 		return err
 	}
+	if err := s.lockAttachment(); err != nil {
+		return err
+	}
 	if err := checkNetNS(s.args.Netns); err != nil {
 		return err
 	}
@@ -70,6 +73,9 @@ func (s *session) addSteps() error {
 	}
 	mtu, err := s.conf.ResolveMTU(s.opts.MTUFile)
 	if err != nil {
+		return err
+	}
+	if err := s.notNetworkedElsewhere(); err != nil {
 		return err
 	}
 	if err := s.ready(); err != nil {
@@ -93,6 +99,7 @@ func (s *session) addSteps() error {
 	if err != nil {
 		return err
 	}
+	s.recordNetNS(s.args.Netns)
 	s.log.Info().Str("endpoint", s.w.Name).Interface("ips", addrs.hosts()).Msg("container networked")
 	s.waitForPolicy()
 	return printResult(pluginResult(s.conf.CNIVersion, s.w, s.args.Netns, mtu, mac, addrs, s.conf.DNS), s.conf.CNIVersion, s.opts.Stdout)
@@ -159,6 +166,7 @@ func (s *session) repeatAdd(wep *api.WorkloadEndpoint, mtu MTU) error {
 	if err != nil {
 		return err
 	}
+	s.recordNetNS(s.args.Netns)
 	s.log.Info().Str("endpoint", wep.Name).Msg("endpoint exists; returning its result")
 	s.waitForPolicy()
 	return printResult(pluginResult(s.conf.CNIVersion, s.w, s.args.Netns, mtu, wep.Spec.MAC, addrs, s.conf.DNS), s.conf.CNIVersion, s.opts.Stdout)
@@ -199,14 +207,29 @@ func (p *calicoPlugin) del(args *skel.CmdArgs) error {
 		s.log.Warn().Err(err).Msg("DEL of a container identity that ADD refuses: nothing of it can exist, nothing is touched")
 		return nil
 	}
+	if err := s.lockAttachment(); err != nil {
+		return s.fail("DEL", err)
+	}
 	if err := s.delSteps(); err != nil {
 		return s.fail("DEL", err)
 	}
-	s.log.Info().Str("endpoint", s.w.Name).Msg("container removed")
 	return nil
 }
 
 func (s *session) delSteps() error {
+	if other, err := s.networkedInOtherNetNS(); other || err != nil {
+		return err
+	}
+	if err := s.deleteAttachment(); err != nil {
+		return err
+	}
+	s.recordNetNS("")
+	s.log.Info().Str("endpoint", s.w.Name).Msg("container removed")
+	return nil
+}
+
+// deleteAttachment deletes the endpoint, the veth pair and the addresses of this container.
+func (s *session) deleteAttachment() error {
 	if err := s.ready(); err != nil {
 		return err
 	}
@@ -239,6 +262,9 @@ func (p *calicoPlugin) check(args *skel.CmdArgs) error {
 
 func (s *session) checkSteps() error {
 	if err := s.identityValid(); err != nil {
+		return err
+	}
+	if err := s.lockAttachment(); err != nil {
 		return err
 	}
 	prev, err := s.prevResult()

@@ -16,6 +16,7 @@ import (
 	"github.com/calico-host/calico-host/pkg/compat"
 	"github.com/calico-host/calico-host/pkg/config"
 	"github.com/calico-host/calico-host/pkg/datastore"
+	"github.com/calico-host/calico-host/pkg/filelock"
 	"github.com/calico-host/calico-host/pkg/ipam"
 )
 
@@ -60,6 +61,8 @@ type session struct {
 	ds      *datastore.Client
 	ipam    *ipam.Client
 	closers []func()
+	// attachment is the held lock of this container's attachment (calico plugin; see lockAttachment).
+	attachment *filelock.Lock
 	// identityErr: the container identity is invalid (see NewWorkload); each command decides.
 	identityErr error
 }
