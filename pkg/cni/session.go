@@ -98,14 +98,16 @@ func newSession(args *skel.CmdArgs, opts Options, plugin string) (*session, erro
 }
 
 // reportUnimplemented logs the network configuration's Project Calico settings that calico-host
-// does not implement (see compat), once each.
+// does not implement (see compat).
 func reportUnimplemented(log zerolog.Logger, network string, stdin []byte) {
 	findings, err := compat.CheckJSON(compat.NetConf, "CNI network configuration "+network, stdin)
 	if err != nil {
 		log.Warn().Err(err).Msg("not checked for settings calico-host does not implement")
 		return
 	}
-	compat.NewReporter("cni", log).Replace(findings)
+	for _, f := range findings {
+		f.Log(log)
+	}
 }
 
 // identityValid is nil when the container identity is valid.
