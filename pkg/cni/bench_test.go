@@ -53,8 +53,8 @@ func BenchmarkCNIAddDel(b *testing.B) {
 	if ref != nil {
 		report(b, "ref-add", refAdds)
 		report(b, "ref-del", refDels)
-		b.ReportMetric(median(adds)/median(refAdds), "add-ratio")
-		b.ReportMetric(median(dels)/median(refDels), "del-ratio")
+		b.ReportMetric(quantile(adds, 0.5)/quantile(refAdds, 0.5), "add-ratio")
+		b.ReportMetric(quantile(dels, 0.5)/quantile(refDels, 0.5), "del-ratio")
 	}
 }
 
@@ -86,20 +86,16 @@ func (r *rig) addDelRound(b *testing.B, cni *libcni.CNIConfig, prefix string, co
 }
 
 func report(b *testing.B, name string, d []time.Duration) {
-	sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
-	ms := func(q float64) float64 {
-		i := int(q*float64(len(d))+0.5) - 1
-		i = max(0, min(i, len(d)-1))
-		return float64(d[i]) / float64(time.Millisecond)
-	}
-	b.ReportMetric(ms(0.5), name+"-p50-ms")
-	b.ReportMetric(ms(0.99), name+"-p99-ms")
-	b.ReportMetric(ms(1.0), name+"-max-ms")
+	b.ReportMetric(quantile(d, 0.5), name+"-p50-ms")
+	b.ReportMetric(quantile(d, 0.99), name+"-p99-ms")
+	b.ReportMetric(quantile(d, 1.0), name+"-max-ms")
 }
 
-// median of latencies, in ms.
-func median(d []time.Duration) float64 {
+// quantile q of latencies, in ms.
+func quantile(d []time.Duration, q float64) float64 {
 	s := append([]time.Duration(nil), d...)
 	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-	return float64(s[len(s)/2]) / float64(time.Millisecond)
+	i := int(q*float64(len(s))+0.5) - 1
+	i = max(0, min(i, len(s)-1))
+	return float64(s[i]) / float64(time.Millisecond)
 }
