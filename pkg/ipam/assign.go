@@ -39,6 +39,8 @@ type request struct {
 	use       string
 	cfg       api.IPAMConfig
 	maxBlocks int
+	view      *hostView
+	held      *handleRef // nil without a handle
 }
 
 // AutoAssign assigns Num4 IPv4 and Num6 IPv6 addresses to the host: from the host's own blocks
@@ -78,6 +80,11 @@ func (c *Client) AutoAssignInBlocks(ctx context.Context, a AutoAssignArgs) (v4, 
 	if use == "" {
 		use = api.UseWorkload
 	}
+	view, err := c.readHostView(ctx, a.Hostname)
+	if err != nil {
+		return nil, nil, err
+	}
+	held := newHandleRef(a.HandleID)
 	var taken []netip.Prefix
 	out := map[int][]netip.Prefix{}
 	for _, r := range []request{
@@ -87,7 +94,7 @@ func (c *Client) AutoAssignInBlocks(ctx context.Context, a AutoAssignArgs) (v4, 
 		if r.num == 0 {
 			continue
 		}
-		r.host, r.handle, r.attrs, r.use, r.cfg = a.Hostname, a.HandleID, a.Attrs, use, cfg
+		r.host, r.handle, r.attrs, r.use, r.cfg, r.view, r.held = a.Hostname, a.HandleID, a.Attrs, use, cfg, view, held
 		r.maxBlocks = blockLimit(a.MaxBlocksPerHost, cfg.MaxBlocksPerHost)
 		addrs, err := c.autoAssign(ctx, r)
 		taken = append(taken, addrs...)
@@ -133,18 +140,14 @@ func (c *Client) undo(taken []netip.Prefix) {
 // autoAssign assigns one family's addresses (with their block masks). It returns what it assigned
 // even on error.
 func (c *Client) autoAssign(ctx context.Context, r request) ([]netip.Prefix, error) {
-	pools, err := c.selectPools(ctx, r.fam, r.pools, r.host, r.use)
-	if err != nil {
-		return nil, err
-	}
-	affs, err := c.listAffinities(ctx, r.host, r.fam)
+	pools, err := c.selectPools(ctx, r.view, r.fam, r.pools, r.host, r.use)
 	if err != nil {
 		return nil, err
 	}
 	var got []netip.Prefix
 	owned := 0
-	for _, af := range affs {
-		if af.state != api.AffinityConfirmed || poolOf(pools, af.cidr.Addr()) == nil {
+	for _, af := range r.view.affs {
+		if familyOf(af.cidr.Addr()) != r.fam || af.state != api.AffinityConfirmed || poolOf(pools, af.cidr.Addr()) == nil {
 			continue // pending affinities count as absent, as in Project Calico
 		}
 		owned++
@@ -237,7 +240,7 @@ func (c *Client) assignFrom(ctx context.Context, r request, b *block, want int, 
 		if len(ords) == 0 {
 			return nil
 		}
-		if err := c.commitBlockAndHandle(ctx, cur, r.handle, len(ords)); err != nil {
+		if err := c.commitBlockAndHandle(ctx, cur, r.held, len(ords)); err != nil {
 			return err
 		}
 		for _, o := range ords {
@@ -249,22 +252,23 @@ func (c *Client) assignFrom(ctx context.Context, r request, b *block, want int, 
 }
 
 // commitBlockAndHandle writes an updated block together with the handle's new count for it in
-// one transaction (the handle is created on first use).
-func (c *Client) commitBlockAndHandle(ctx context.Context, b *block, handleID string, delta int) error {
+// one transaction (the handle is created on first use; held is nil without a handle).
+func (c *Client) commitBlockAndHandle(ctx context.Context, b *block, held *handleRef, delta int) error {
 	bw, err := blockWrite(b, false)
 	if err != nil {
 		return err
 	}
 	ws := []write{bw}
-	if handleID != "" {
-		h, err := c.getHandle(ctx, handleID)
+	if held != nil {
+		h, err := held.load(ctx, c)
 		if err != nil {
 			return err
 		}
 		h.adjust(b.cidr.String(), delta)
 		ws = append(ws, h.write())
 	}
-	_, err = c.commit(ctx, ws...)
+	rev, err := c.commit(ctx, ws...)
+	held.committed(rev, err)
 	return err
 }
 

@@ -69,14 +69,48 @@ func (c *Client) enabledPools(ctx context.Context, fam int) ([]*pool, error) {
 	return out, nil
 }
 
+// hostView is what an AutoAssign call reads once for both families: the enabled pools, the
+// host's affinities and, once a family selects pools by node, the host's Node labels.
+type hostView struct {
+	pools  []*pool
+	affs   []*affinity
+	labels map[string]string // nil until read
+}
+
+func (c *Client) readHostView(ctx context.Context, host string) (*hostView, error) {
+	pools, err := c.enabledPools(ctx, 0)
+	if err != nil {
+		return nil, err
+	}
+	affs, err := c.listAffinities(ctx, host, 0)
+	if err != nil {
+		return nil, err
+	}
+	return &hostView{pools: pools, affs: affs}, nil
+}
+
+// nodeLabels are the host's Node labels, read on first use.
+func (v *hostView) nodeLabels(ctx context.Context, c *Client, host string) (map[string]string, error) {
+	if v.labels == nil {
+		labels, err := c.nodeLabels(ctx, host)
+		if err != nil {
+			return nil, err
+		}
+		v.labels = labels
+	}
+	return v.labels, nil
+}
+
 // selectPools returns the pools to allocate from for a family. Requested pools (names or CIDRs)
 // are used as given, ignoring node selectors as Project Calico does, but must exist, be enabled
 // and be of the family; otherwise every enabled pool whose nodeSelector matches the host's Node
 // labels. Either way pools that do not allow the intended use are dropped.
-func (c *Client) selectPools(ctx context.Context, fam int, requested []string, host, use string) ([]*pool, error) {
-	all, err := c.enabledPools(ctx, fam)
-	if err != nil {
-		return nil, err
+func (c *Client) selectPools(ctx context.Context, v *hostView, fam int, requested []string, host, use string) ([]*pool, error) {
+	var all []*pool
+	for _, p := range v.pools {
+		if familyOf(p.cidr.Addr()) == fam {
+			all = append(all, p)
+		}
 	}
 	var chosen []*pool
 	if len(requested) > 0 {
@@ -88,7 +122,7 @@ func (c *Client) selectPools(ctx context.Context, fam int, requested []string, h
 			chosen = append(chosen, p)
 		}
 	} else {
-		labels, err := c.nodeLabels(ctx, host)
+		labels, err := v.nodeLabels(ctx, c, host)
 		if err != nil {
 			return nil, err
 		}

@@ -18,7 +18,8 @@ const cleanupTimeout = 30 * time.Second
 // ReleaseByHandle releases every address of a handle and deletes the handle. A handle that does
 // not exist is not an error.
 func (c *Client) ReleaseByHandle(ctx context.Context, handleID string) error {
-	h, err := c.getHandle(ctx, handleID)
+	held := newHandleRef(handleID)
+	h, err := held.load(ctx, c)
 	if err != nil {
 		return fmt.Errorf("releasing handle %s: %w", handleID, err)
 	}
@@ -30,7 +31,7 @@ func (c *Client) ReleaseByHandle(ctx context.Context, handleID string) error {
 		if err != nil {
 			c.log.Warn().Str("handle", handleID).Str("block", s).Msg("handle names an invalid block CIDR")
 		}
-		if err := c.releaseHandleInBlock(ctx, handleID, s, cidr); err != nil {
+		if err := c.releaseHandleInBlock(ctx, held, s, cidr); err != nil {
 			return fmt.Errorf("releasing handle %s in block %s: %w", handleID, s, err)
 		}
 	}
@@ -39,32 +40,43 @@ func (c *Client) ReleaseByHandle(ctx context.Context, handleID string) error {
 
 // releaseHandleInBlock frees the handle's addresses in one block and drops the block from the
 // handle (deleting the handle once empty) in one transaction.
-func (c *Client) releaseHandleInBlock(ctx context.Context, handleID, key string, cidr netip.Prefix) error {
-	return c.retry(ctx, "releasing "+handleID, func() error {
-		h, err := c.getHandle(ctx, handleID)
+func (c *Client) releaseHandleInBlock(ctx context.Context, held *handleRef, key string, cidr netip.Prefix) error {
+	return c.retry(ctx, "releasing "+held.id, func() error {
+		h, err := held.load(ctx, c)
 		if err != nil || !h.stored() {
 			return err
 		}
-		delete(h.h.Block, key)
-		ws := []write{h.write()}
+		var ws []write
 		if cidr.IsValid() {
-			b, err := c.getBlock(ctx, cidr)
-			if err != nil && !datastore.IsNotFound(err) {
+			if ws, err = c.freeHandleInBlock(ctx, cidr, held.id); err != nil {
 				return err
 			}
-			if b != nil {
-				if freed := release(b.b, ordinalsOfHandle(b.b, handleID)); len(freed) > 0 {
-					bw, err := blockWrite(b, false)
-					if err != nil {
-						return err
-					}
-					ws = append(ws, bw)
-				}
-			}
 		}
-		_, err = c.commit(ctx, ws...)
+		delete(h.h.Block, key)
+		rev, err := c.commit(ctx, append([]write{h.write()}, ws...)...)
+		held.committed(rev, err)
 		return err
 	})
+}
+
+// freeHandleInBlock is the write that frees a handle's addresses in a block (none when the block
+// is gone or holds none of them).
+func (c *Client) freeHandleInBlock(ctx context.Context, cidr netip.Prefix, handleID string) ([]write, error) {
+	b, err := c.getBlock(ctx, cidr)
+	if datastore.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if freed := release(b.b, ordinalsOfHandle(b.b, handleID)); len(freed) == 0 {
+		return nil, nil
+	}
+	bw, err := blockWrite(b, false)
+	if err != nil {
+		return nil, err
+	}
+	return []write{bw}, nil
 }
 
 // ReleaseIPs releases the given addresses and returns those that were not allocated. The handles

@@ -224,6 +224,48 @@ func (h *handle) write() write {
 	return w
 }
 
+// handleRef is the handle a call records its addresses in, carried from one of its transactions
+// to the next so that only the first reads it; after a failed transaction the next reads it again.
+type handleRef struct {
+	id string
+	h  *handle // as stored after the call's last transaction; nil: unknown
+}
+
+// newHandleRef is the reference to handle id (nil when id is "": no handle).
+func newHandleRef(id string) *handleRef {
+	if id == "" {
+		return nil
+	}
+	return &handleRef{id: id}
+}
+
+// load returns the handle as stored, reading it unless the last transaction wrote it.
+func (r *handleRef) load(ctx context.Context, c *Client) (*handle, error) {
+	if r.h != nil {
+		return r.h, nil
+	}
+	h, err := c.getHandle(ctx, r.id)
+	if err != nil {
+		return nil, err
+	}
+	r.h = h
+	return h, nil
+}
+
+// committed records the outcome of a transaction that wrote the loaded handle: on success the
+// handle is stored at rev (or deleted, once empty); on failure it must be read again.
+func (r *handleRef) committed(rev int64, err error) {
+	switch {
+	case r == nil:
+	case err != nil:
+		r.h = nil
+	case len(r.h.h.Block) == 0:
+		r.h.rev = 0
+	default:
+		r.h.rev = rev
+	}
+}
+
 // exists reports whether the handle is stored or will be stored by write().
 func (h *handle) stored() bool { return h.rev != 0 }
 
