@@ -78,15 +78,13 @@ func (s *session) addSteps() error {
 	if err := s.notNetworkedElsewhere(); err != nil {
 		return err
 	}
-	if err := s.ready(); err != nil {
-		return err
-	}
-	existing, err := getEndpoint(s.ctx, s.ds, s.w)
+	st, err := s.ready()
 	if err != nil {
 		return err
 	}
+	existing := st.endpoint
 	if existing != nil && existing.Spec.ContainerID == s.w.ContainerID && ContainerIfIsOurs(s.vethConfig(mtu, nil)) {
-		return s.repeatAdd(existing, mtu)
+		return s.repeatAdd(existing, mtu, st.profile)
 	}
 	if err := VethPreflight(s.vethConfig(mtu, nil)); err != nil {
 		return vethErr("checking the interfaces ADD would create", err)
@@ -95,7 +93,7 @@ func (s *session) addSteps() error {
 	if err != nil {
 		return err
 	}
-	mac, err := s.plumbAndRecord(addrs, mtu, existing, assigned)
+	mac, err := s.plumbAndRecord(addrs, mtu, st, assigned)
 	if err != nil {
 		return err
 	}
@@ -119,18 +117,19 @@ func vethErr(msg string, err error) error {
 	return cniErr(CodeNetworking, msg, err)
 }
 
-// plumbAndRecord sets up the veth and writes the profile and, last, the endpoint. On failure it
-// undoes what it did: the veth it created and, when this call assigned them, the addresses.
-func (s *session) plumbAndRecord(addrs addresses, mtu MTU, existing *api.WorkloadEndpoint, assigned bool) (string, error) {
+// plumbAndRecord sets up the veth and writes the profile and, last, the endpoint (st: as the
+// command found them). On failure it undoes what it did: the veth it created and, when this call
+// assigned them, the addresses.
+func (s *session) plumbAndRecord(addrs addresses, mtu MTU, st *startState, assigned bool) (string, error) {
 	vc := s.vethConfig(mtu, addrs.hosts())
 	mac, hostIdx, err := SetupVeth(s.ctx, vc)
 	if err != nil {
 		s.undoAdd(vc, 0, assigned)
 		return "", vethErr("setting up the container's veth", err)
 	}
-	err = ensureProfile(s.ctx, s.ds, s.conf.Name, s.w.Orchestrator == OrchestratorK8s)
+	err = ensureProfile(s.ctx, s.ds, s.conf.Name, s.w.Orchestrator == OrchestratorK8s, st.profile)
 	if err == nil {
-		err = writeEndpoint(s.ctx, s.ds, newEndpoint(s.w, addrs.hosts(), mac.String()), existing)
+		err = writeEndpoint(s.ctx, s.ds, newEndpoint(s.w, addrs.hosts(), mac.String()), st.endpoint)
 	}
 	if err != nil {
 		s.undoAdd(vc, hostIdx, assigned)
@@ -158,8 +157,8 @@ func (s *session) undoAdd(vc VethConfig, hostIdx int, assigned bool) {
 }
 
 // repeatAdd answers an ADD for a container that is already set up from what is stored.
-func (s *session) repeatAdd(wep *api.WorkloadEndpoint, mtu MTU) error {
-	if err := ensureProfile(s.ctx, s.ds, s.conf.Name, s.w.Orchestrator == OrchestratorK8s); err != nil {
+func (s *session) repeatAdd(wep *api.WorkloadEndpoint, mtu MTU, profile bool) error {
+	if err := ensureProfile(s.ctx, s.ds, s.conf.Name, s.w.Orchestrator == OrchestratorK8s, profile); err != nil {
 		return err
 	}
 	addrs, err := s.storedAddresses(wep)
@@ -230,11 +229,12 @@ func (s *session) delSteps() error {
 
 // deleteAttachment deletes the endpoint, the veth pair and the addresses of this container.
 func (s *session) deleteAttachment() error {
-	if err := s.ready(); err != nil {
+	st, err := s.ready()
+	if err != nil {
 		return err
 	}
 	// Without knowing whose the endpoint is, nothing is deleted (as Project Calico's plugin).
-	if err := deleteOwnEndpoint(s.ctx, s.ds, s.w, s.log); err != nil {
+	if err := deleteOwnEndpoint(s.ctx, s.ds, s.w, st.endpoint, s.log); err != nil {
 		return err
 	}
 	notes, err := DeleteVeth(s.vethConfig(0, nil))
@@ -272,16 +272,14 @@ func (s *session) checkSteps() error {
 		return err
 	}
 	ips := prevAddresses(prev)
-	if err := s.ready(); err != nil {
+	st, err := s.ready()
+	if err != nil {
 		return err
 	}
 	if err := CheckVeth(s.vethConfig(0, ips)); err != nil {
 		return cniErr(CodeCheck, "container networking differs from ADD", err)
 	}
-	wep, err := getEndpoint(s.ctx, s.ds, s.w)
-	if err != nil {
-		return err
-	}
+	wep := st.endpoint
 	if wep == nil {
 		return cniErrf(CodeCheck, "WorkloadEndpoint %s/%s does not exist", s.w.Namespace, s.w.Name)
 	}

@@ -129,14 +129,14 @@ func (s *session) connect() error {
 	return nil
 }
 
-// ready connects and checks that the datastore is ready, failing fast when etcd is unreachable.
-func (s *session) ready() error {
+// ready connects and reads the startState, failing fast (readyTimeout) when etcd is unreachable.
+func (s *session) ready() (*startState, error) {
 	if err := s.connect(); err != nil {
-		return err
+		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(s.ctx, readyTimeout)
 	defer cancel()
-	return checkDatastoreReady(ctx, s.ds)
+	return readStart(ctx, s.ds, s.w)
 }
 
 func (s *session) close() {

@@ -220,3 +220,28 @@ func TestTLS(t *testing.T) {
 		t.Fatal("a client without a certificate must be refused")
 	}
 }
+
+// TestGetKVs: several keys in one request, a missing one nil, each with its own revision.
+func TestGetKVs(t *testing.T) {
+	s := etcdtest.Start(t)
+	c := newClient(t, s)
+	first, err := c.CreateKV(ctx(t), "/calico/test/a", []byte("A"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := c.CreateKV(ctx(t), "/calico/test/c", []byte("C"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kvs, err := c.GetKVs(ctx(t), "/calico/test/a", "/calico/test/b", "/calico/test/c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(kvs) != 3 || kvs[1] != nil || kvs[0] == nil || kvs[2] == nil {
+		t.Fatalf("GetKVs = %v, want a, nil, c", kvs)
+	}
+	if string(kvs[0].Value) != "A" || kvs[0].ModRevision != first || kvs[0].Key != "/calico/test/a" ||
+		string(kvs[2].Value) != "C" || kvs[2].ModRevision != second {
+		t.Errorf("GetKVs = %+v, %+v", *kvs[0], *kvs[2])
+	}
+}

@@ -31,6 +31,27 @@ func (c *Client) GetKV(ctx context.Context, key string) (*KV, error) {
 	return &KV{Key: key, Value: kv.Value, ModRevision: kv.ModRevision, CreateRevision: kv.CreateRevision}, nil
 }
 
+// GetKVs reads several keys in one request (a read-only transaction: one revision for all); a
+// missing key is nil in the result.
+func (c *Client) GetKVs(ctx context.Context, keys ...string) ([]*KV, error) {
+	ops := make([]clientv3.Op, len(keys))
+	for i, k := range keys {
+		ops[i] = clientv3.OpGet(k)
+	}
+	resp, err := c.etcd.Txn(ctx).Then(ops...).Commit()
+	if err != nil {
+		return nil, fmt.Errorf("reading %v: %w", keys, err)
+	}
+	out := make([]*KV, len(keys))
+	for i, r := range resp.Responses {
+		if rr := r.GetResponseRange(); rr != nil && len(rr.Kvs) > 0 {
+			kv := rr.Kvs[0]
+			out[i] = &KV{Key: keys[i], Value: kv.Value, ModRevision: kv.ModRevision, CreateRevision: kv.CreateRevision}
+		}
+	}
+	return out, nil
+}
+
 // ListKV lists every key under prefix, page by page, all pages pinned to one revision (the
 // revision of the first page when rev is 0). It returns the keys and that revision.
 func (c *Client) ListKV(ctx context.Context, prefix string, rev int64) ([]KV, int64, error) {
