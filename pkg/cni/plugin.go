@@ -122,7 +122,7 @@ func vethErr(msg string, err error) error {
 // assigned them, the addresses.
 func (s *session) plumbAndRecord(addrs addresses, mtu MTU, st *startState, assigned bool) (string, error) {
 	vc := s.vethConfig(mtu, addrs.hosts())
-	mac, hostIdx, err := SetupVeth(s.ctx, vc)
+	mac, hostIdx, err := SetupVeth(vc)
 	if err != nil {
 		s.undoAdd(vc, 0, assigned)
 		return "", vethErr("setting up the container's veth", err)
