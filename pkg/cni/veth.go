@@ -80,7 +80,7 @@ func SetupVeth(c VethConfig) (net.HardwareAddr, int, error) {
 		return nil, 0, err
 	}
 	defer cont.Close()
-	host, err := netlink.NewHandle()
+	host, err := nlhandle.Open("")
 	if err != nil {
 		return nil, 0, fmt.Errorf("netlink socket: %w", err)
 	}

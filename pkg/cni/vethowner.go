@@ -93,7 +93,7 @@ func ContainerIfIsOurs(c VethConfig) bool {
 		return false
 	}
 	defer cont.Close()
-	host, err := netlink.NewHandle()
+	host, err := nlhandle.Open("")
 	if err != nil {
 		return false
 	}
@@ -112,7 +112,7 @@ func ContainerIfIsOurs(c VethConfig) bool {
 // marked for this container. Anything else is left alone and reported in the returned notes. A
 // missing namespace or interface is not an error.
 func DeleteVeth(c VethConfig) (notes []string, err error) {
-	host, err := netlink.NewHandle()
+	host, err := nlhandle.Open("")
 	if err != nil {
 		return nil, fmt.Errorf("netlink socket: %w", err)
 	}
@@ -170,7 +170,7 @@ func deleteContainerEnd(host *netlink.Handle, hostLink netlink.Link, c VethConfi
 // RemoveCreatedVeth undoes a SetupVeth of this call: it deletes the host veth with index idx if it
 // is still the one created (same name, this container's mark), and with it the container end.
 func RemoveCreatedVeth(c VethConfig, idx int) error {
-	host, err := netlink.NewHandle()
+	host, err := nlhandle.Open("")
 	if err != nil {
 		return fmt.Errorf("netlink socket: %w", err)
 	}
