@@ -245,3 +245,34 @@ func TestGetKVs(t *testing.T) {
 		t.Errorf("GetKVs = %+v, %+v", *kvs[0], *kvs[2])
 	}
 }
+
+// TestGetBatch: keys and prefixes in one request, each result in key order, a missing key empty.
+func TestGetBatch(t *testing.T) {
+	s := etcdtest.Start(t)
+	c := newClient(t, s)
+	for _, k := range []string{"/calico/t/p/b", "/calico/t/p/a", "/calico/t/pz", "/calico/t/k"} {
+		if _, err := c.CreateKV(ctx(t), k, []byte(k)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := c.GetBatch(ctx(t), datastore.BatchGet{Key: "/calico/t/p/", Prefix: true}, datastore.BatchGet{Key: "/calico/t/k"},
+		datastore.BatchGet{Key: "/calico/t/missing"}, datastore.BatchGet{Key: "/calico/t/none/", Prefix: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got [][]string
+	for _, kvs := range res {
+		var keys []string
+		for _, kv := range kvs {
+			if string(kv.Value) != kv.Key || kv.ModRevision == 0 {
+				t.Errorf("%s: value %q, revision %d", kv.Key, kv.Value, kv.ModRevision)
+			}
+			keys = append(keys, kv.Key)
+		}
+		got = append(got, keys)
+	}
+	want := [][]string{{"/calico/t/p/a", "/calico/t/p/b"}, {"/calico/t/k"}, nil, nil}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("GetBatch = %v, want %v", got, want)
+	}
+}

@@ -66,25 +66,58 @@ func hostPrefixes(ps []netip.Prefix) []netip.Prefix {
 // AutoAssignInBlocks is AutoAssign returning each address with the mask of its block (what
 // Project Calico's IPAM returns and the CNI plugin reports as a route).
 func (c *Client) AutoAssignInBlocks(ctx context.Context, a AutoAssignArgs) (v4, v6 []netip.Prefix, err error) {
-	if a.Hostname == "" {
-		return nil, nil, errors.New("auto-assign: hostname is required")
+	if err := a.check(); err != nil {
+		return nil, nil, err
 	}
-	if a.Num4 < 0 || a.Num6 < 0 {
-		return nil, nil, fmt.Errorf("auto-assign: negative address count (%d IPv4, %d IPv6)", a.Num4, a.Num6)
-	}
-	cfg, err := c.GetIPAMConfig(ctx)
+	view, err := c.readHostView(ctx, a.Hostname, a.HandleID)
 	if err != nil {
 		return nil, nil, err
 	}
+	return c.assign(ctx, a, view)
+}
+
+// AssignToHandle returns the addresses the handle a.HandleID already holds, each with its
+// block's mask (a repeated request gets what the first one assigned), or, when it holds none,
+// assigns as AutoAssignInBlocks; assigned tells which. The handle is read in the request that
+// reads the host's IPAM state, so a first assignment costs no request more.
+func (c *Client) AssignToHandle(ctx context.Context, a AutoAssignArgs) (addrs []netip.Prefix, assigned bool, err error) {
+	if a.HandleID == "" {
+		return nil, false, errors.New("assign to handle: a handle is required")
+	}
+	if err := a.check(); err != nil {
+		return nil, false, err
+	}
+	view, err := c.readHostView(ctx, a.Hostname, a.HandleID)
+	if err != nil {
+		return nil, false, err
+	}
+	if view.held.h.stored() {
+		held, err := c.prefixesOf(ctx, view.held.h)
+		if err != nil || len(held) > 0 {
+			return held, false, err
+		}
+	}
+	v4, v6, err := c.assign(ctx, a, view)
+	return append(v4, v6...), err == nil, err
+}
+
+func (a AutoAssignArgs) check() error {
+	if a.Hostname == "" {
+		return errors.New("auto-assign: hostname is required")
+	}
+	if a.Num4 < 0 || a.Num6 < 0 {
+		return fmt.Errorf("auto-assign: negative address count (%d IPv4, %d IPv6)", a.Num4, a.Num6)
+	}
+	return nil
+}
+
+// assign assigns each family's addresses from the state in view; on error it releases what it
+// took.
+func (c *Client) assign(ctx context.Context, a AutoAssignArgs, view *hostView) (v4, v6 []netip.Prefix, err error) {
 	use := a.IntendedUse
 	if use == "" {
 		use = api.UseWorkload
 	}
-	view, err := c.readHostView(ctx, a.Hostname)
-	if err != nil {
-		return nil, nil, err
-	}
-	held := newHandleRef(a.HandleID)
 	var taken []netip.Prefix
 	out := map[int][]netip.Prefix{}
 	for _, r := range []request{
@@ -94,8 +127,8 @@ func (c *Client) AutoAssignInBlocks(ctx context.Context, a AutoAssignArgs) (v4, 
 		if r.num == 0 {
 			continue
 		}
-		r.host, r.handle, r.attrs, r.use, r.cfg, r.view, r.held = a.Hostname, a.HandleID, a.Attrs, use, cfg, view, held
-		r.maxBlocks = blockLimit(a.MaxBlocksPerHost, cfg.MaxBlocksPerHost)
+		r.host, r.handle, r.attrs, r.use, r.cfg, r.view, r.held = a.Hostname, a.HandleID, a.Attrs, use, view.cfg, view, view.held
+		r.maxBlocks = blockLimit(a.MaxBlocksPerHost, view.cfg.MaxBlocksPerHost)
 		addrs, err := c.autoAssign(ctx, r)
 		taken = append(taken, addrs...)
 		if err != nil {
@@ -140,7 +173,7 @@ func (c *Client) undo(taken []netip.Prefix) {
 // autoAssign assigns one family's addresses (with their block masks). It returns what it assigned
 // even on error.
 func (c *Client) autoAssign(ctx context.Context, r request) ([]netip.Prefix, error) {
-	pools, err := c.selectPools(ctx, r.view, r.fam, r.pools, r.host, r.use)
+	pools, err := selectPools(r.view, r.fam, r.pools, r.host, r.use)
 	if err != nil {
 		return nil, err
 	}

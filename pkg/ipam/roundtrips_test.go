@@ -2,6 +2,7 @@ package ipam_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -51,10 +52,11 @@ func (e *env) countingClient(t *testing.T) (*ipam.Client, *rpcCounter) {
 }
 
 // TestRoundTripsOfAWorkload: a dual-stack assignment into the host's blocks reads the IPAM
-// configuration, the pools, the host's affinities and Node once for both families, each block
-// once and the handle once, and writes each block with the handle in one compare-and-swap
-// transaction (9 requests; 13 when every family read everything again). Releasing the handle
-// reads it once (5 requests, was 7).
+// configuration, the pools, the host's affinities and Node and the handle in one request for both
+// families, then each block once, and writes each block with the handle in one compare-and-swap
+// transaction: 5 requests (13 when every family read everything again, each in a request of its
+// own). A repeated assignment to the handle returns what it holds. Releasing the handle reads it
+// once (5 requests, was 7).
 func TestRoundTripsOfAWorkload(t *testing.T) {
 	e := newEnv(t)
 	e.pool(t, "v4", "10.65.0.0/16", 26, nil)
@@ -67,12 +69,19 @@ func TestRoundTripsOfAWorkload(t *testing.T) {
 		t.Fatal(err)
 	}
 	c, n := e.countingClient(t)
-	v4, v6, err := c.AutoAssign(ctx, args("net.second"))
-	if err != nil || len(v4) != 1 || len(v6) != 1 {
-		t.Fatalf("AutoAssign: %v %v %v", v4, v6, err)
+	addrs, assigned, err := c.AssignToHandle(ctx, args("net.second"))
+	if err != nil || !assigned || len(addrs) != 2 || !addrs[0].Addr().Is4() || addrs[0].Bits() != 26 || addrs[1].Bits() != 122 {
+		t.Fatalf("AssignToHandle: %v %v %v", addrs, assigned, err)
 	}
-	if got := n.take(); got["Range"] != 7 || got["Txn"] != 2 || len(got) != 2 {
-		t.Errorf("AutoAssign into the host's blocks made requests %v, want 7 Range and 2 Txn", got)
+	if got := n.take(); got["Range"] != 2 || got["Txn"] != 3 || len(got) != 2 {
+		t.Errorf("an assignment into the host's blocks made requests %v, want 2 Range (the blocks) and 3 Txn (the state, two CAS writes)", got)
+	}
+	again, assigned, err := c.AssignToHandle(ctx, args("net.second"))
+	if err != nil || assigned || !slices.Equal(again, addrs) {
+		t.Errorf("repeated AssignToHandle: %v %v %v, want %v and nothing assigned", again, assigned, err, addrs)
+	}
+	if got := n.take(); got["Txn"] != 1 || got["Range"] != 2 {
+		t.Errorf("a repeated assignment made requests %v, want 1 Txn (the state) and 2 Range (the blocks)", got)
 	}
 	if err := c.ReleaseByHandle(ctx, "net.second"); err != nil {
 		t.Fatal(err)
