@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/rs/zerolog"
@@ -59,6 +60,9 @@ func CheckJSON(kind, object string, doc []byte) ([]Finding, error) {
 	root, err := decodeJSON(doc)
 	if err != nil {
 		return nil, fmt.Errorf("checking %s for settings that are not implemented: %w", object, err)
+	}
+	if !slices.ContainsFunc(list.checkPaths(kind), func(p string) bool { _, ok := lookup(root, p); return ok }) {
+		return nil, nil // sets nothing on the list: no need to parse it
 	}
 	var out []Finding
 	for _, s := range objectSettings(kind) {

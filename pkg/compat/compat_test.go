@@ -159,3 +159,28 @@ func TestPartsParseAsTheWhole(t *testing.T) {
 		t.Errorf("the parts hold %d settings, the file %d", n, total)
 	}
 }
+
+// TestCheckPathsMatchTheList: the paths read from the list's text without parsing it are the
+// paths of the parsed settings CheckJSON looks up, for every kind (a felix parameter without a
+// FelixConfiguration field is never in a document).
+func TestCheckPathsMatchTheList(t *testing.T) {
+	for _, kind := range Kinds {
+		var want []string
+		for _, s := range objectSettings(kind) {
+			if s.Kind == Felix && s.Field != "" {
+				want = append(want, "spec."+s.Field)
+			} else if s.Kind != Felix {
+				want = append(want, s.Name)
+			}
+		}
+		got, err := checkPaths(listText, kind)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sort.Strings(got)
+		sort.Strings(want)
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: paths %v, want %v", kind, got, want)
+		}
+	}
+}

@@ -9,19 +9,36 @@ import (
 
 // The list is parsed a kind at a time, on first use: a command that checks one kind (the CNI
 // plugin, run once per container: NetConf) parses only that kind's part of the file, a few
-// percent of it. A kind's part is its array ("felix = [" or "<Kind> = [" up to the line "]"),
-// parsed together with the [reasons] table that ends the file. TestPartsParseAsTheWhole checks
-// that the parts hold every entry of the whole file, parsed alike.
+// percent of it, and only when the document it checks sets one of the kind's fields (checkPaths).
+// A kind's part is its array ("felix = [" or "<Kind> = [" up to the line "]"), parsed together
+// with the [reasons] table that ends the file. TestPartsParseAsTheWhole checks that the parts hold
+// every entry of the whole file, parsed alike.
 
 // kindCache holds the kinds parsed so far; it is safe for concurrent use.
 type kindCache struct {
 	text  string
 	mu    sync.Mutex
 	kinds map[string][]*Setting
+	paths map[string][]string
 }
 
 func newKindCache(text string) *kindCache {
-	return &kindCache{text: text, kinds: map[string][]*Setting{}}
+	return &kindCache{text: text, kinds: map[string][]*Setting{}, paths: map[string][]string{}}
+}
+
+// checkPaths returns the JSON paths CheckJSON looks up for a kind (see checkPaths).
+func (c *kindCache) checkPaths(kind string) []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if p, ok := c.paths[kind]; ok {
+		return p
+	}
+	p, err := checkPaths(c.text, kind)
+	if err != nil {
+		panic("compat: notimplemented.toml: " + err.Error())
+	}
+	c.paths[kind] = p
+	return p
 }
 
 // get returns the settings of a kind; it panics on a broken list (its tests load every kind).
@@ -41,8 +58,25 @@ func (c *kindCache) get(kind string) []*Setting {
 
 // parseKind parses the part of the list's text that holds kind (none for a kind not in Kinds).
 func parseKind(text, kind string) ([]*Setting, error) {
+	part, err := kindPart(text, kind)
+	if part == "" || err != nil {
+		return nil, err
+	}
+	reasons := strings.Index(text, "\n[reasons]\n")
+	if reasons < 0 {
+		return nil, fmt.Errorf("no [reasons] table")
+	}
+	l, err := parseList(part + text[reasons:])
+	if err != nil {
+		return nil, err
+	}
+	return l[kind], nil
+}
+
+// kindPart is the array of kind in the list's text ("" for a kind not in Kinds).
+func kindPart(text, kind string) (string, error) {
 	if !slices.Contains(Kinds, kind) {
-		return nil, nil
+		return "", nil
 	}
 	key := kind
 	if kind == Felix {
@@ -50,16 +84,42 @@ func parseKind(text, kind string) ([]*Setting, error) {
 	}
 	start := strings.Index(text, "\n"+key+" = [\n")
 	if start < 0 {
-		return nil, fmt.Errorf("no list %q", key)
+		return "", fmt.Errorf("no list %q", key)
 	}
 	end := strings.Index(text[start:], "\n]\n")
-	reasons := strings.Index(text, "\n[reasons]\n")
-	if end < 0 || reasons < 0 {
-		return nil, fmt.Errorf("list %q: no closing line \"]\" or no [reasons] table", key)
+	if end < 0 {
+		return "", fmt.Errorf("list %q: no closing line \"]\"", key)
 	}
-	l, err := parseList(text[start:start+end+3] + text[reasons:])
-	if err != nil {
-		return nil, err
+	return text[start : start+end+3], nil
+}
+
+// checkPaths lists the JSON paths CheckJSON looks up for a kind (objectSettings' paths), read from
+// the list's text without parsing it: each entry's `field = "..."` ("spec." and the field for a
+// felix parameter that is a FelixConfiguration field). A document that sets none of them is checked
+// without parsing the list; the CNI plugin's network configuration, checked on every call, sets
+// none in the common case. TestCheckPathsMatchTheList checks them against the parsed list.
+func checkPaths(text, kind string) ([]string, error) {
+	kinds := []string{kind}
+	if kind == FelixConfiguration {
+		kinds = []string{Felix, FelixConfiguration}
 	}
-	return l[kind], nil
+	var out []string
+	for _, k := range kinds {
+		part, err := kindPart(text, k)
+		if err != nil {
+			return nil, err
+		}
+		for line := range strings.Lines(part) {
+			_, rest, ok := strings.Cut(line, `field = "`)
+			field, _, closed := strings.Cut(rest, `"`)
+			switch {
+			case !ok || !closed || field == "":
+			case k == Felix:
+				out = append(out, "spec."+field)
+			default:
+				out = append(out, field)
+			}
+		}
+	}
+	return out, nil
 }
