@@ -16,10 +16,11 @@ import (
 
 // BenchmarkCNIAddDel runs ADD for CNI_BENCH_CONTAINERS containers (default 100) one after another
 // through libcni (each a fresh plugin process, as a runtime does), then DEL for each, and reports
-// median and p99 latencies. With CNI_BENCH_REFERENCE_DIR naming a directory that holds another
-// build of the calico and calico-ipam plugins (Project Calico's, say), each round runs the same
-// ADDs and DELs with those against the same etcd and reports theirs too (ref-*) and the ratios of
-// the medians. Run it with scripts/bench-cni.sh (or -bench CNIAddDel -benchtime 1x).
+// median and p99 latencies. CNI_BENCH_REFERENCE_DIR names directories (separated by ":") that
+// each hold another build of the calico and calico-ipam plugins (Project Calico's, an older
+// build of ours): each round runs the same ADDs and DELs with each against the same etcd, in
+// turn, and reports theirs too ("ref-", or "ref1-", "ref2-"... with several) and the ratios of
+// our medians to theirs. Run it with scripts/bench-cni.sh (or -bench CNIAddDel -benchtime 1x).
 func BenchmarkCNIAddDel(b *testing.B) {
 	containers := 100
 	if s := os.Getenv("CNI_BENCH_CONTAINERS"); s != "" {
@@ -34,28 +35,36 @@ func BenchmarkCNIAddDel(b *testing.B) {
 	// Project Calico's plugin wants the nodename file unless told otherwise, and the Node.
 	r.conf["nodename_file_optional"] = true
 	r.create(&api.Node{ObjectMeta: api.ObjectMeta{Name: "host-a"}})
-	ours := r.cni
-	var ref *libcni.CNIConfig
-	if dir := os.Getenv("CNI_BENCH_REFERENCE_DIR"); dir != "" {
-		ref = libcni.NewCNIConfigWithCacheDir([]string{dir}, filepath.Join(r.dir, "ref-cache"), nil)
+	runs := []*benchRun{{name: "", cni: r.cni}}
+	dirs := filepath.SplitList(os.Getenv("CNI_BENCH_REFERENCE_DIR"))
+	for i, dir := range dirs {
+		name := "ref-"
+		if len(dirs) > 1 {
+			name = fmt.Sprintf("ref%d-", i+1)
+		}
+		runs = append(runs, &benchRun{name: name, cni: libcni.NewCNIConfigWithCacheDir([]string{dir}, filepath.Join(r.dir, name+"cache"), nil)})
 	}
-	var adds, dels, refAdds, refDels []time.Duration
 	for n := 0; n < b.N; n++ {
-		a, d := r.addDelRound(b, ours, fmt.Sprintf("bench-%d", n), containers)
-		adds, dels = append(adds, a...), append(dels, d...)
-		if ref != nil {
-			a, d := r.addDelRound(b, ref, fmt.Sprintf("ref-%d", n), containers)
-			refAdds, refDels = append(refAdds, a...), append(refDels, d...)
+		for _, run := range runs {
+			a, d := r.addDelRound(b, run.cni, fmt.Sprintf("%sbench-%d", run.name, n), containers)
+			run.adds, run.dels = append(run.adds, a...), append(run.dels, d...)
 		}
 	}
-	report(b, "add", adds)
-	report(b, "del", dels)
-	if ref != nil {
-		report(b, "ref-add", refAdds)
-		report(b, "ref-del", refDels)
-		b.ReportMetric(quantile(adds, 0.5)/quantile(refAdds, 0.5), "add-ratio")
-		b.ReportMetric(quantile(dels, 0.5)/quantile(refDels, 0.5), "del-ratio")
+	for _, run := range runs {
+		report(b, run.name+"add", run.adds)
+		report(b, run.name+"del", run.dels)
+		if run.name != "" {
+			b.ReportMetric(quantile(runs[0].adds, 0.5)/quantile(run.adds, 0.5), run.name+"add-ratio")
+			b.ReportMetric(quantile(runs[0].dels, 0.5)/quantile(run.dels, 0.5), run.name+"del-ratio")
+		}
 	}
+}
+
+// benchRun is one set of plugins in BenchmarkCNIAddDel and its latencies.
+type benchRun struct {
+	name       string // metric prefix
+	cni        *libcni.CNIConfig
+	adds, dels []time.Duration
 }
 
 // addDelRound ADDs containers one after another with the plugins of cni, then DELs them, and
