@@ -46,7 +46,7 @@ func BenchmarkCNIAddDel(b *testing.B) {
 	}
 	for n := 0; n < b.N; n++ {
 		for _, run := range runs {
-			a, d := r.addDelRound(b, run.cni, fmt.Sprintf("%sbench-%d", run.name, n), containers)
+			a, d := r.addDelRound(b, run.cni, fmt.Sprintf("%sbench%d", run.name, n), containers)
 			run.adds, run.dels = append(run.adds, a...), append(run.dels, d...)
 		}
 	}
@@ -79,20 +79,24 @@ func (r *rig) addDelRound(b *testing.B, cni *libcni.CNIConfig, prefix string, co
 	b.StartTimer()
 	for i, p := range paths {
 		start := time.Now()
-		if _, err := r.add("1.0.0", rt(fmt.Sprintf("%s-%d", prefix, i), p)); err != nil {
-			b.Fatalf("ADD %s-%d: %v", prefix, i, err)
+		if _, err := r.add("1.0.0", rt(benchContainer(prefix, i), p)); err != nil {
+			b.Fatalf("ADD %s: %v", benchContainer(prefix, i), err)
 		}
 		adds = append(adds, time.Since(start))
 	}
 	for i, p := range paths {
 		start := time.Now()
-		if err := r.del("1.0.0", rt(fmt.Sprintf("%s-%d", prefix, i), p)); err != nil {
-			b.Fatalf("DEL %s-%d: %v", prefix, i, err)
+		if err := r.del("1.0.0", rt(benchContainer(prefix, i), p)); err != nil {
+			b.Fatalf("DEL %s: %v", benchContainer(prefix, i), err)
 		}
 		dels = append(dels, time.Since(start))
 	}
 	return adds, dels
 }
+
+// benchContainer is the ID of container i of a round: unique in its first 11 characters (the
+// host veth's name).
+func benchContainer(prefix string, i int) string { return fmt.Sprintf("b%d-%s", i, prefix) }
 
 func report(b *testing.B, name string, d []time.Duration) {
 	b.ReportMetric(quantile(d, 0.5), name+"-p50-ms")
