@@ -51,9 +51,13 @@ func (s *session) lockAttachment() error {
 		s.log.Info().Str("lock", path).Ints("holders", filelock.Holders(path)).
 			Msg("another CNI operation on this container and interface is running: waiting for it")
 	})
-	if err != nil {
+	var timeout *filelock.TimeoutError
+	switch {
+	case errors.As(err, &timeout):
 		return cniErr(types.ErrTryAgainLater, fmt.Sprintf("another CNI operation on container %q interface %s is still running",
 			s.w.ContainerID, s.w.Endpoint), err)
+	case err != nil:
+		return cniErr(types.ErrInternal, "taking the lock of container "+s.w.ContainerID, err)
 	}
 	s.attachment = l
 	s.closers = append(s.closers, s.releaseAttachment)

@@ -223,3 +223,19 @@ func (r *rig) awaitLog(from int64, text string, done <-chan error) (bool, error)
 		}
 	}
 }
+
+// TestAttachmentLockUnusable: a lock directory that cannot be made fails ADD before anything is
+// allocated, saying so (not "another operation is running").
+func TestAttachmentLockUnusable(t *testing.T) {
+	r := newRig(t)
+	file := filepath.Join(r.dir, "a-file")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r.conf["ipam_lock_file"] = filepath.Join(file, "ipam.lock") // cni/containers would be under a file
+	_, err := r.add("1.0.0", rt("unusable-lock", "/var/run/netns/"+r.netns("c")))
+	if code := cniCode(t, err); code != 999 || !strings.Contains(err.Error(), "taking the lock of container") {
+		t.Errorf("ADD with an unusable lock directory: code %d: %v", code, err)
+	}
+	r.assertClean()
+}
