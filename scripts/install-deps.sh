@@ -16,6 +16,7 @@ packages=(
   rpm               # packaging test: rpm -qip / --root installs
   lintian           # packaging test: .deb lint
   ca-certificates
+  protobuf-compiler # protoc: go generate ./pkg/flowlog/goldmane/goldmanepb (the plugins are go tools)
 )
 
 missing=()

@@ -10,12 +10,17 @@
 #   calico    Project Calico's felix ruleset for the same data, loaded with nft -f
 #   conntrack only a conntrack "established" rule (what any stateful ruleset costs)
 #   none      no ruleset at all
+#   calnflog  (FLOWLOGS=1) Project Calico's ruleset with flow logs on: the NFLOG statement felix
+#             puts on an allow rule, on the two rules these connections hit (pp-final egress and
+#             ingress; a log on a rule that does not match costs nothing), and a reader of NFLOG
+#             groups 1 and 2 (packetpath nflog) in that host
 # Then new TCP connections/s client -> server (connect + 1 byte + close with RST, 4 dialers) in
 # each, alternating, several rounds. Everything runs in namespaces pp<pid>-* removed at the end.
 #
 # Usage: sudo scripts/packet-path.sh [ROUNDS [SECONDS]]      (defaults 3 rounds of 5 s)
 # Environment: PACKET_PATH_DATA (default ../shared/reference/packet-path beside the clone, or
-# /work/shared/reference/packet-path), KEEP=1 keeps the temporary directory.
+# /work/shared/reference/packet-path), KEEP=1 keeps the temporary directory, FLOWLOGS=1 adds
+# the calnflog variant.
 set -euo pipefail
 ROUNDS=${1:-3}
 SECS=${2:-5}
@@ -42,6 +47,15 @@ trap "exit 1" INT TERM
 
 go build -o "$tmp/" ./cmd/calico-felix ./test/packetpath
 zcat "$data/project-calico-ruleset.nft.gz" >"$tmp/calico.nft"
+variants="ours calico conntrack none"
+if [ "${FLOWLOGS:-0}" = 1 ]; then
+  variants="$variants calnflog"
+  # felix's prefixes for rule 0 of pp-final: egress logs to group 2, ingress to group 1.
+  sed -e '/GlobalNetworkPolicy pp-final egress/s/tcp dport 5201 /&log prefix "API0|gnp\/pp-final" snaplen 80 group 2 /' \
+    -e '/GlobalNetworkPolicy pp-final ingress/s/tcp dport 5201 /&log prefix "API0|gnp\/pp-final" snaplen 80 group 1 /' \
+    "$tmp/calico.nft" >"$tmp/calnflog.nft"
+  [ "$(grep -c 'log prefix "API0|gnp/pp-final"' "$tmp/calnflog.nft")" = 4 ] || { echo "packet-path: pp-final rules not found" >&2; exit 1; }
+fi
 nsx() { local ns=$1; shift; ip netns exec "$tag-$ns" "$@"; }
 # Background processes are started with ip netns exec directly (not through nsx, which would add
 # a subshell): ip execs them, so $! is their pid.
@@ -124,9 +138,15 @@ program_ours() {
   wait "$felix" "$etcd" 2>/dev/null || true
 }
 
-for v in ours calico conntrack none; do host "$v"; done
-for v in calico conntrack none; do static_routes "$v"; done
+for v in $variants; do host "$v"; done
+for v in ${variants#ours }; do static_routes "$v"; done
 nsx calico nft -f "$tmp/calico.nft"
+if [[ " $variants " == *" calnflog "* ]]; then
+  nsx calnflog nft -f "$tmp/calnflog.nft"
+  ip netns exec "$tag-calnflog" "$tmp/packetpath" nflog >"$tmp/nflog.out" &
+  nflog_reader=$!
+  pids+=("$nflog_reader")
+fi
 nsx conntrack nft -f - <<'EOF'
 table inet ctonly {
 	chain forward {
@@ -142,15 +162,15 @@ if [ "${DEBUG:-0}" = 1 ]; then
 fi
 echo "ruleset lines: ours $(nsx ours nft list ruleset | wc -l), Project Calico $(nsx calico nft list ruleset | wc -l)"
 
-for v in ours calico conntrack none; do
+for v in $variants; do
   ip netns exec "$tag-srv-$v" "$tmp/packetpath" serve -addr 10.80.200.1:5201 >/dev/null &
   pids+=("$!")
 done
 sleep 0.5
 declare -A rates
 for r in $(seq "$ROUNDS"); do
-  order="ours calico conntrack none"
-  [ $((r % 2)) = 0 ] && order="none conntrack calico ours"
+  order=$variants
+  [ $((r % 2)) = 0 ] && order=$(tr ' ' '\n' <<<"$variants" | tac | tr '\n' ' ')
   for v in $order; do
     out=$(nsx "cli-$v" "$tmp/packetpath" dial -addr 10.80.200.1:5201 -c 4 -d "${SECS}s")
     rate=$(sed -n 's/.*rate=\([0-9]*\).*/\1/p' <<<"$out")
@@ -159,6 +179,10 @@ for r in $(seq "$ROUNDS"); do
   done
 done
 summary() { tr ' ' '\n' <<<"$1" | grep . | sort -n | awk '{ a[NR] = $1 } END { printf "min %d median %d max %d", a[1], a[int((NR + 1) / 2)], a[NR] }'; }
-for v in ours calico conntrack none; do echo "$v: $(summary "${rates[$v]}") conns/s"; done
+for v in $variants; do echo "$v: $(summary "${rates[$v]}") conns/s"; done
+if [ -n "${nflog_reader:-}" ]; then
+  kill "$nflog_reader"; wait "$nflog_reader" 2>/dev/null || true
+  echo "calnflog NFLOG reader: $(cat "$tmp/nflog.out")"
+fi
 med() { tr ' ' '\n' <<<"$1" | grep . | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 awk -v o="$(med "${rates[ours]}")" -v c="$(med "${rates[calico]}")" 'BEGIN { printf "ours / Project Calico (medians): %.2fx\n", o / c }'

@@ -3,6 +3,7 @@ package api
 import (
 	"fmt"
 	"net/netip"
+	"reflect"
 	"regexp"
 	"strings"
 )
@@ -224,4 +225,38 @@ func validateDSCP(e *errs, field string, d *DSCP) {
 	if _, ok := d.NumberValue(); !ok {
 		e.add(field, "%q is not a DSCP value (0-63, DF, EF, AF11-AF43 or CS0-CS6)", d.String())
 	}
+}
+
+// DropInvalidFelixFields zeroes each field of f's spec that fails validation on its own and
+// returns what was wrong with each, so that a FelixConfiguration another tool wrote with one
+// bad field keeps the others, as Project Calico's felix reads its configuration field by field.
+// It returns nil when no field fails alone (the spec is then unchanged).
+func (v Validator) DropInvalidFelixFields(f *FelixConfiguration) []FieldError {
+	spec := reflect.ValueOf(&f.Spec).Elem()
+	var dropped []FieldError
+	for i := range spec.NumField() {
+		field := spec.Field(i)
+		if field.IsZero() {
+			continue
+		}
+		one := &FelixConfiguration{ObjectMeta: f.ObjectMeta}
+		reflect.ValueOf(&one.Spec).Elem().Field(i).Set(field)
+		e := &errs{v: &v}
+		validateFelixConfiguration(e, one)
+		if len(e.list) > 0 {
+			dropped = append(dropped, e.list...)
+			field.SetZero()
+		}
+	}
+	return dropped
+}
+
+// ValidateFelixSpec checks the spec of a FelixConfiguration alone (not its metadata).
+func (v Validator) ValidateFelixSpec(f *FelixConfiguration) error {
+	e := &errs{v: &v}
+	validateFelixConfiguration(e, f)
+	if len(e.list) == 0 {
+		return nil
+	}
+	return &ValidationError{Kind: "FelixConfiguration", Name: f.Name, Errors: e.list}
 }

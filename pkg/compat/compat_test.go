@@ -92,7 +92,7 @@ func TestCheckOtherKinds(t *testing.T) {
 		{BGPPeer, `{"spec":{"localWorkloadSelector":"app == 'x'","asNumber":65001}}`, ""},
 		{BGPConfiguration, `{"spec":{"localWorkloadPeeringIPV4":"169.254.0.179","localWorkloadPeeringIPV6":"fe80::179"}}`, ""},
 		{BGPConfiguration, `{"spec":{"ipv6NormalRoutePriority":512}}`, ""},
-		{BGPConfiguration, `{"spec":{"programClusterRoutes":"Enabled","ipv4NormalRoutePriority":1024}}`, "spec.programClusterRoutes=Enabled"},
+		{BGPConfiguration, `{"spec":{"programClusterRoutes":"Enabled","ipv4NormalRoutePriority":1024}}`, ""},
 		{BGPConfiguration, `{"spec":{"programClusterRoutes":"Disabled"}}`, ""},
 		{IPPool, `{"spec":{"cidr":"10.65.0.0/16","ipipMode":"Always","assignmentMode":"Manual"}}`, "spec.assignmentMode=Manual"},
 		{Node, `{"spec":{"bgp":{"ipv4Address":"198.18.0.1/24","ipv4IPIPTunnelAddr":"10.65.0.1"}}}`, ""},

@@ -246,6 +246,29 @@ func TestRunOnce(t *testing.T) {
 	}
 }
 
+// TestRunOnceWaitsForInSync: a snapshot listed at an older revision (ResyncInProgress) is not
+// rendered; RunOnce renders once the changes since then arrived and the syncer says InSync.
+func TestRunOnceWaitsForInSync(t *testing.T) {
+	requireBIRD(t)
+	dir := t.TempDir()
+	src := make(chanSource, 3)
+	src <- syncer.Message{Status: syncer.ResyncInProgress, Snapshot: true, Updates: []syncer.Update{
+		nodeUpdate("host-a", "198.18.0.1/24"), nodeUpdate("host-b", "198.18.0.2/24")}}
+	src <- syncer.Message{Status: syncer.ResyncInProgress, Updates: []syncer.Update{nodeUpdate("host-c", "198.18.0.3/24")}}
+	src <- syncer.Message{Status: syncer.InSync}
+	log := zerolog.Nop()
+	d := NewDaemon(testConfig(dir), "host-a", src, ExecRunner, daemon.NewNotifier(log), log)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := d.RunOnce(ctx); err != nil {
+		t.Fatal(err)
+	}
+	peers, _ := os.ReadFile(filepath.Join(dir, "bird_peers.cfg"))
+	if !strings.Contains(string(peers), "Mesh_198_18_0_2") || !strings.Contains(string(peers), "Mesh_198_18_0_3") {
+		t.Errorf("rendered before the changes since the snapshot arrived; peers:\n%s", peers)
+	}
+}
+
 func containsPrefix(lines []string, prefix string) bool {
 	for _, l := range lines {
 		if strings.HasPrefix(l, prefix) {

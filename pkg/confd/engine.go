@@ -124,11 +124,20 @@ func Unimplemented(in *Inputs, nodeName string) []compat.Finding {
 			out = append(out, check(compat.BGPConfiguration, "BGPConfiguration "+name, c)...)
 		}
 	}
+	strict := in.BGPConfigs["default"] != nil && in.BGPConfigs["default"].Spec.BindMode == "NodeIP"
 	for _, name := range sortedKeys(in.Peers) {
 		out = append(out, check(compat.BGPPeer, "BGPPeer "+name, in.Peers[name])...)
+		if strict && in.Peers[name].Spec.SourceAddress == "None" {
+			out = append(out, compat.Finding{Object: "BGPPeer " + name, Field: "spec.sourceAddress", Value: "None", Setting: sourceUnderStrictBind})
+		}
 	}
 	return out
 }
+
+// sourceUnderStrictBind explains why sourceAddress None has no effect under bindMode NodeIP.
+var sourceUnderStrictBind = &compat.Setting{Kind: compat.BGPPeer, Name: "spec.sourceAddress", Type: compat.TypeEnum,
+	Why: "with BGPConfiguration bindMode NodeIP the session's source address is the node's: BIRD 2 binds a session's " +
+		"listening socket to its source address, where Project Calico's BIRD binds only the listening socket"}
 
 // check is compat.Check of an object that marshals (every datastore object does).
 func check(kind, object string, v any) []compat.Finding {

@@ -2,6 +2,7 @@ package confd
 
 import (
 	"fmt"
+	"net/netip"
 
 	"github.com/calico-host/calico-host/pkg/api"
 	"github.com/calico-host/calico-host/pkg/datastore"
@@ -11,9 +12,9 @@ import (
 // Inputs are the datastore objects the BGP model is computed from, by name. Affinities are
 // this host's block affinities, by block CIDR. Workloads are the WorkloadEndpoints on this node,
 // by namespace/name, and Profiles the profiles whose labelsToApply they inherit (both for BGP
-// peering with local workloads). InvalidConfigs and InvalidFilters are the
-// BGPConfigurations and BGPFilters stored under a key but not valid, by name: what went wrong,
-// with the key.
+// peering with local workloads). InvalidConfigs, InvalidFilters and InvalidPools are the
+// BGPConfigurations, BGPFilters and IPPools stored under a key but not valid, by name: what went
+// wrong, with the key (an invalid pool whose CIDR parses is in Pools too, as written).
 type Inputs struct {
 	BGPConfigs     map[string]*api.BGPConfiguration
 	InvalidConfigs map[string]string
@@ -22,6 +23,7 @@ type Inputs struct {
 	InvalidFilters map[string]string
 	Nodes          map[string]*api.Node
 	Pools          map[string]*api.IPPool
+	InvalidPools   map[string]string
 	Affinities     map[string]*api.BlockAffinity
 	Workloads      map[string]*api.WorkloadEndpoint
 	Profiles       map[string]*api.Profile
@@ -37,6 +39,7 @@ func NewInputs() *Inputs {
 		InvalidFilters: map[string]string{},
 		Nodes:          map[string]*api.Node{},
 		Pools:          map[string]*api.IPPool{},
+		InvalidPools:   map[string]string{},
 		Affinities:     map[string]*api.BlockAffinity{},
 		Workloads:      map[string]*api.WorkloadEndpoint{},
 		Profiles:       map[string]*api.Profile{},
@@ -49,24 +52,44 @@ func SyncerConfig(nodeName string) syncer.Config {
 }
 
 // Invalid is what Decode delivers for a BGPFilter or BGPConfiguration that does not decode or
-// validate.
+// validate, and for an IPPool that does not validate but whose CIDR parses (Value: the pool as
+// written).
 type Invalid struct {
-	Key string
-	Err error
+	Key   string
+	Err   error
+	Value *api.IPPool
 }
 
 // Decode is syncer.DefaultDecoder, except that a BGPFilter or BGPConfiguration that is not valid
 // is delivered as an *Invalid rather than as absent: the sessions using a filter must stop
 // exchanging routes rather than run without it, and a node whose BGP configuration is unknown
-// must not fall back to the defaults (a full mesh in AS 64512).
+// must not fall back to the defaults (a full mesh in AS 64512). An IPPool that does not validate
+// but whose CIDR parses is used as written, as felix does: absent, its export and kernel rules
+// would vanish (a pool with BGP export disabled would have this host's blocks in it exported).
 func Decode(key string, value []byte, modRevision int64) (any, error) {
 	v, err := syncer.DefaultDecoder(key, value, modRevision)
-	if err != nil {
-		if id, ok := datastore.ParseResourceKey(key); ok && (id.Kind.Kind == "BGPFilter" || id.Kind.Kind == "BGPConfiguration") {
-			return &Invalid{Key: key, Err: err}, nil
+	if err == nil {
+		return v, nil
+	}
+	id, ok := datastore.ParseResourceKey(key)
+	switch {
+	case !ok:
+	case id.Kind.Kind == "BGPFilter" || id.Kind.Kind == "BGPConfiguration":
+		return &Invalid{Key: key, Err: err}, nil
+	case id.Kind.Kind == "IPPool":
+		if inv, _ := syncer.FailClosedDecoder(key, value, modRevision); inv != nil {
+			if p, ok := inv.(*syncer.Invalid).Value.(*api.IPPool); ok && validCIDR(p.Spec.CIDR) {
+				return &Invalid{Key: key, Err: err, Value: p}, nil
+			}
 		}
 	}
 	return v, err
+}
+
+// validCIDR reports whether s parses as a CIDR.
+func validCIDR(s string) bool {
+	_, err := netip.ParsePrefix(s)
+	return err == nil
 }
 
 // SyncPrefixes are the etcd prefixes confd watches for node nodeName.
@@ -86,12 +109,17 @@ type Store struct {
 	// workloadPeers are the BGPPeers with a localWorkloadSelector (kept as BGPPeers arrive, so
 	// that a workload or profile update does not scan every BGPPeer).
 	workloadPeers map[string]bool
+	// snapshot: a snapshot was applied (the inputs are complete as of some revision).
+	snapshot bool
 }
 
 // NewStore returns an empty store for node nodeName.
 func NewStore(nodeName string) *Store {
 	return &Store{nodeName: nodeName, in: NewInputs(), workloadPeers: map[string]bool{}}
 }
+
+// HasSnapshot reports whether a snapshot was applied.
+func (s *Store) HasSnapshot() bool { return s.snapshot }
 
 // Inputs returns the current inputs (owned by the store: read them, do not keep them across Apply).
 func (s *Store) Inputs() *Inputs { return s.in }
@@ -101,7 +129,7 @@ func (s *Store) Inputs() *Inputs { return s.in }
 // profiles while no BGPPeer peers with local workloads).
 func (s *Store) Apply(m syncer.Message) bool {
 	if m.Snapshot {
-		s.in, s.workloadPeers = NewInputs(), map[string]bool{}
+		s.in, s.workloadPeers, s.snapshot = NewInputs(), map[string]bool{}, true
 	}
 	changed := m.Snapshot
 	for _, u := range m.Updates {
@@ -143,7 +171,12 @@ func (s *Store) apply(u syncer.Update) bool {
 	case "Node":
 		setOrDelete(s.in.Nodes, id.Name, u.Value)
 	case "IPPool":
-		setOrDelete(s.in.Pools, id.Name, u.Value)
+		v := u.Value
+		if bad, ok := v.(*Invalid); ok {
+			v = bad.Value
+		}
+		setOrDelete(s.in.Pools, id.Name, v)
+		setInvalid(s.in.InvalidPools, id, u.Value)
 	case "Profile":
 		setOrDelete(s.in.Profiles, id.Name, u.Value)
 		return s.workloadPeering()

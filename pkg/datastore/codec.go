@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"strconv"
 	"strings"
 
@@ -30,16 +31,39 @@ func DecodeResource(key string, value []byte, modRevision int64) (api.Resource, 
 	m := r.GetObjectMeta()
 	m.Name, m.Namespace = id.Name, id.Namespace
 	m.ResourceVersion = strconv.FormatInt(modRevision, 10)
+	if isPolicy(r) {
+		delete(m.Annotations, api.AnnotationMetadata)
+		if len(m.Annotations) == 0 {
+			m.Annotations = nil
+		}
+	}
 	return r, nil
 }
 
 // EncodeResource renders an object as the compact JSON stored in etcd (without resourceVersion).
+// A policy carries its name in the projectcalico.org/metadata annotation, as Project Calico's
+// etcd backend writes it on every write and removes it on every read.
 func EncodeResource(r api.Resource) ([]byte, error) {
 	m := r.GetObjectMeta()
-	rv := m.ResourceVersion
+	saved := *m
+	defer func() { *m = saved }()
 	m.ResourceVersion = ""
-	defer func() { m.ResourceVersion = rv }()
+	if isPolicy(r) {
+		m.Annotations = maps.Clone(m.Annotations)
+		if m.Annotations == nil {
+			m.Annotations = map[string]string{}
+		}
+		name, _ := json.Marshal(map[string]string{"name": m.Name})
+		m.Annotations[api.AnnotationMetadata] = string(name)
+	}
 	return json.Marshal(r)
+}
+
+// isPolicy reports whether r is one of the kinds whose stored form carries the metadata
+// annotation: (staged) network policies and global network policies.
+func isPolicy(r api.Resource) bool {
+	_, ok := r.(interface{ View() api.PolicySpecView })
+	return ok
 }
 
 // Decode decodes any value calico-host understands: v3 resources (api.Resource), IPAM blocks

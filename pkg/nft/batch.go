@@ -13,11 +13,26 @@ type Backend interface {
 	// into the typed model. Objects it cannot decode come back in a form
 	// that equals no desired object (an Undecoded rule, a set with an
 	// invalid type), so that a sync replaces them.
-	Read(ctx context.Context, ids []TableID) ([]*Table, error)
+	Read(ctx context.Context, ids []TableID, opts ReadOptions) ([]*Table, error)
 	// Commit applies the batch atomically: all of it or nothing. A batch
 	// that is refused, by the backend's encoder or by the kernel, returns a
 	// *CommitError naming the objects at fault; nothing of it was applied.
 	Commit(ctx context.Context, b *Batch) (CommitInfo, error)
+	// Generation is the ruleset generation: a number every committed
+	// batch changes, whoever commits it (the kernel's is per network
+	// namespace). While it stays the same, nothing changed.
+	Generation(ctx context.Context) (uint32, error)
+}
+
+// ReadOptions narrows a Read.
+type ReadOptions struct {
+	// SkipElements, when set, names the sets whose elements are not read:
+	// they come back with Unread set and no elements. Reading a set back
+	// costs what the kernel's dump costs (see Limits in the package doc).
+	SkipElements func(table TableID, set string) bool
+	// SetsOnly reads the sets' declarations alone (their handles, say):
+	// no elements, no chains, rules or maps.
+	SetsOnly bool
 }
 
 // CommitInfo describes a commit.
@@ -25,6 +40,10 @@ type CommitInfo struct {
 	Messages   int           // netlink messages sent (0 for the fake)
 	Bytes      int           // bytes sent
 	EncodeTime time.Duration // building the messages
+	// Generation is the ruleset generation this commit made, when no
+	// other commit came between it and the generation before it, so that
+	// the backend holds exactly what the committer knows; 0 when unknown.
+	Generation uint32
 }
 
 // OpKind is what one operation of a batch does.
@@ -47,6 +66,7 @@ const (
 	OpDeleteMap
 	OpAddMapElements
 	OpDeleteMapElements
+	OpFlushSet // remove every element of a set
 )
 
 var opNames = [...]string{
@@ -54,7 +74,7 @@ var opNames = [...]string{
 	OpFlushChain: "flush chain", OpDeleteChain: "delete chain", OpAddRule: "add rule",
 	OpAddSet: "add set", OpDeleteSet: "delete set", OpAddElements: "add element",
 	OpDeleteElements: "delete element", OpAddMap: "add map", OpDeleteMap: "delete map",
-	OpAddMapElements: "add element", OpDeleteMapElements: "delete element",
+	OpAddMapElements: "add element", OpDeleteMapElements: "delete element", OpFlushSet: "flush set",
 }
 
 func (k OpKind) String() string {
@@ -90,7 +110,7 @@ func (op *Op) Object() Object {
 		o.Kind = ObjectChain
 	case OpAddRule:
 		o.Kind, o.Rule = ObjectRule, op.Index
-	case OpAddSet, OpDeleteSet, OpAddElements, OpDeleteElements:
+	case OpAddSet, OpDeleteSet, OpAddElements, OpDeleteElements, OpFlushSet:
 		o.Kind = ObjectSet
 	default:
 		o.Kind = ObjectMap

@@ -32,7 +32,10 @@
 //   - Set{Name, Type, Interval, Elements}: Type is a DataType (TypeIPv4Addr,
 //     TypeInetService, Concat(...)); elements are built from typed values
 //     (AddrElem, PrefixElem, PortRangeElem, IfnameElem, IfnamePrefixElem,
-//     ConcatElem) and stored as the kernel's bytes.
+//     ConcatElem) and stored as the kernel's bytes. An interval set's (and
+//     a list's) elements are normalized as the kernel takes them: ranges
+//     merged, and a concatenation's boxes (one range per field) made
+//     disjoint, exactly (boxes.go).
 //   - Map{Name, Type, Elements map[Key]Verdict}: a verdict map.
 //
 // Values are typed end to end and text appears only in dumps: every
@@ -60,6 +63,11 @@
 // failure it cannot account for, or on request) reads the tables back into
 // this model, compares and repairs the drift in that same single batch; it
 // never deletes a table it keeps, so the rules stay in force throughout.
+// It reads nothing when the ruleset generation (Backend.Generation) has not
+// moved since the mirror was known exact, and it never reads a big set's
+// elements back: it trusts what it wrote while the set is the same one (its
+// handle), for a bounded number of full syncs, and otherwise writes the set
+// whole (a flush and every element, in the batch).
 //
 // # Failures
 //
@@ -72,22 +80,26 @@
 //	_, err := applier.Apply(ctx, tables...)
 //	var ce *nft.CommitError
 //	if errors.As(err, &ce) {
-//		for _, o := range ce.Owners() { // rules' chains, sets, maps
+//		for _, o := range ce.Causes() { // rules' chains, sets, maps
 //			// replace o (say, with a chain that drops) in its table
 //		}
 //		_, err = applier.Apply(ctx, tables...)
 //	}
 //
-// The kernel refuses a rule that closes a jump loop (EMLINK) while it
-// validates the whole table, and then refuses every rule added after it in
-// the batch as well: the first refusal is the cause.
+// The kernel goes on through a refused batch and reports every operation
+// it refuses, but some refusals follow from others: an operation referring
+// to an object that could not be created fails (ENOENT), and a rule that
+// makes the table invalid (a jump loop, EMLINK) makes every rule added
+// after it fail as well. Causes leaves those out, so that replacing the
+// causes of one refusal, however many, is enough for the retry to go
+// through (or to show the next cause first).
 //
 // # Limits
 //
 // Reading a set back costs what the kernel's dump costs: the rbtree and
-// hash backends restart their walk for every 32 KiB message, so a full
-// sync reads a set of a million interval elements in minutes (nft list is
-// slower still); applying it, and partial syncs of it, take seconds and
-// milliseconds. The fake does not check which statements a hook allows
+// hash backends restart their walk for every 32 KiB message, so reading a
+// set of a million interval elements takes minutes (nft list is slower
+// still); applying it, or writing it whole, takes seconds, and partial
+// syncs of it milliseconds. Hence full syncs do not read big sets back. The fake does not check which statements a hook allows
 // (nat outside nat chains, say) nor the kernel's limit of 16 nested jumps.
 package nft

@@ -1,9 +1,11 @@
 package nft
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
+	"syscall"
 )
 
 // ObjectKind is the kind of object an error is about.
@@ -62,6 +64,9 @@ type ObjectError struct {
 	Op     OpKind
 	Err    error  // from the kernel: a syscall.Errno
 	Detail string // the kernel's extended message or the element concerned, if any
+	// Key is the first key of the element the kernel refused, when it said
+	// which (the element of a set, or of a rule's anonymous set).
+	Key Key
 }
 
 func (e ObjectError) Error() string {
@@ -130,4 +135,43 @@ func (e *CommitError) Owners() []Object {
 		}
 	}
 	return out
+}
+
+// Causes lists the distinct objects to replace (as Owners) whose refusal
+// cannot be a consequence of another refusal of the batch: the first
+// refused operation, and every later one unless its error is one an earlier
+// refusal can cause. The kernel goes on through a batch after a refusal, so
+// that one commit reports every object it cannot take; but an object that
+// could not be created makes the operations referring to it fail (ENOENT),
+// or a delete of what still uses it fail (EBUSY); and a rule that makes the
+// table invalid (a jump loop, EMLINK or ELOOP; an expression its hook does
+// not allow, EOPNOTSUPP) makes every later rule of the table fail with the
+// same error. Those are left out: once the causes are replaced they go
+// through, or show up again as the first refusal. Refusals by the encoder
+// (not Kernel) are all causes.
+func (e *CommitError) Causes() []Object {
+	if !e.Kernel {
+		return e.Owners()
+	}
+	var out []Object
+	seen := map[Object]bool{}
+	validation := map[TableID]syscall.Errno{} // a table's first validation-class refusal
+	for i, o := range e.Objects {
+		var errno syscall.Errno
+		errors.As(o.Err, &errno)
+		consequence := i > 0 && (errno == syscall.ENOENT || errno == syscall.EBUSY ||
+			isValidationErrno(errno) && validation[o.Object.Table] == errno)
+		if isValidationErrno(errno) && validation[o.Object.Table] == 0 {
+			validation[o.Object.Table] = errno
+		}
+		if ow := o.Object.Owner(); !consequence && !seen[ow] {
+			seen[ow] = true
+			out = append(out, ow)
+		}
+	}
+	return out
+}
+
+func isValidationErrno(e syscall.Errno) bool {
+	return e == syscall.EMLINK || e == syscall.ELOOP || e == syscall.EOPNOTSUPP
 }

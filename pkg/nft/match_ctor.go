@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"net"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -181,7 +182,7 @@ func InList(fields []Field, elems ...Element) Match {
 		return bad("%s cannot be looked up in a set", fl)
 	}
 	interval := anyRange(elems)
-	norm, err := normalizeElements(t, interval, elems)
+	norm, err := normalizeElements(t, interval, slices.Clone(elems)) // sorted in place: not the caller's
 	if err != nil {
 		return bad("%s: %v", fl, err)
 	}

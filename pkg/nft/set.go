@@ -8,13 +8,19 @@ import (
 
 // Set is a named set: a key type, the interval flag and elements. An
 // interval set holds ranges (and single keys); the Table merges its
-// overlapping and adjacent ranges, as the kernel holds their union (for a
-// concatenated interval set it only removes duplicates).
+// overlapping and adjacent ranges, as the kernel holds their union (the
+// kernel refuses overlapping ones). A concatenated interval set holds
+// boxes, one range per field, normalized to disjoint boxes (boxes.go).
 type Set struct {
 	Name     string
 	Type     DataType
 	Interval bool
 	Elements []Element
+	// Handle and Unread describe a set read from a backend: its handle
+	// there (a new set gets a new one) and whether its elements were left
+	// unread (ReadOptions). Desired sets leave them zero.
+	Handle uint64
+	Unread bool
 }
 
 // Map is a named verdict map: `type KEY : verdict`.
@@ -31,9 +37,9 @@ type MapElement struct {
 }
 
 // normalizeElements checks elements against type t and returns them
-// sorted by first key, without duplicates and, for a non-concatenated
-// interval set, with overlapping and adjacent ranges merged. It reuses
-// elems' backing array.
+// sorted by first key, without duplicates and, for an interval set, as the
+// kernel takes them: ranges merged, boxes made disjoint (exactly the same
+// keys). It reuses elems' backing array (except for boxes).
 func normalizeElements(t DataType, interval bool, elems []Element) ([]Element, error) {
 	n := t.KeyLen()
 	for _, e := range elems {
@@ -47,7 +53,10 @@ func normalizeElements(t DataType, interval bool, elems []Element) ([]Element, e
 	if !slices.IsSortedFunc(elems, compareElems) {
 		slices.SortFunc(elems, compareElems)
 	}
-	if interval && !t.IsConcat() {
+	switch {
+	case interval && t.IsConcat():
+		return mergeBoxes(t, elems), nil
+	case interval:
 		return mergeRanges(elems), nil
 	}
 	return slices.CompactFunc(elems, func(a, b Element) bool { return a == b }), nil

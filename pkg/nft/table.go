@@ -151,10 +151,11 @@ func (t *Table) Set(name string) *Set { return t.sets[name] }
 func (t *Table) SetNames() []string { return slices.Sorted(maps.Keys(t.sets)) }
 
 // UpdateSet adds and removes elements of set name: it puts a new Set
-// holding the old elements, less del, plus add (add wins over del). In a
-// non-concatenated interval set, removing a range removes those keys even
-// when they were merged into a larger range. It costs one pass over the old
-// elements (they are sorted already; only add and del are sorted).
+// holding the old elements, less del, plus add (add wins over del). In an
+// interval set, removing a range (or box) removes those keys even when they
+// were merged into a larger one. It costs one pass over the old elements
+// (they are sorted already; only add and del are sorted), or for a
+// concatenated interval set a normalization of them all.
 func (t *Table) UpdateSet(name string, add, del []Element) error {
 	old := t.sets[name]
 	if old == nil {
@@ -168,7 +169,12 @@ func (t *Table) UpdateSet(name string, add, del []Element) error {
 	if err != nil {
 		return fmt.Errorf("set %s: %w", name, err)
 	}
-	ranges := old.Interval && !old.Type.IsConcat()
+	if old.Interval && old.Type.IsConcat() {
+		t.sets[name] = &Set{Name: old.Name, Type: old.Type, Interval: true, Elements: boxUpdate(old.Type, old.Elements, d, a)}
+		t.jr.Sets[name] = struct{}{}
+		return nil
+	}
+	ranges := old.Interval
 	var kept []Element
 	if ranges {
 		kept = subtractRanges(old.Elements, d, len(a))

@@ -148,21 +148,21 @@ func randomULA() (netip.Prefix, error) {
 }
 
 // ensureDefaultPools creates the default pool of each family that has no pool yet. It never
-// touches existing pools.
+// touches existing pools, and creates none while a stored pool cannot be read (undecodable, or
+// its CIDR does not parse): that pool's family is unknown, and a default pool beside it would
+// hand out addresses nobody chose.
 func (s *Startup) ensureDefaultPools(ctx context.Context, hostAddrs []netip.Prefix) error {
 	if s.cfg.NoDefaultPools {
 		s.log.Info().Msg("Skipping default IP pools (no_default_pools)")
 		return nil
 	}
-	pools, _, err := datastore.ListAs[*api.IPPool](ctx, s.ds, "")
+	present, unreadable, err := s.storedPoolFamilies(ctx)
 	if err != nil {
-		return fmt.Errorf("listing IP pools: %w", err)
+		return err
 	}
-	present := map[Family]bool{}
-	for _, p := range pools {
-		if c, err := netip.ParsePrefix(p.Spec.CIDR); err == nil {
-			present[familyOf(c.Addr())] = true
-		}
+	if len(unreadable) > 0 {
+		s.log.Warn().Strs("keys", unreadable).Msg("Stored IP pools cannot be read; creating no default pool until they are fixed or deleted")
+		return nil
 	}
 	for _, f := range Families {
 		if err := s.ensureDefaultPool(ctx, f, present[f], hostAddrs); err != nil {
@@ -170,6 +170,30 @@ func (s *Startup) ensureDefaultPools(ctx context.Context, hostAddrs []netip.Pref
 		}
 	}
 	return nil
+}
+
+// storedPoolFamilies lists the stored pools: the families they cover, and the keys of those
+// whose family cannot be known.
+func (s *Startup) storedPoolFamilies(ctx context.Context) (map[Family]bool, []string, error) {
+	k, _ := api.KindOf(&api.IPPool{})
+	res, err := s.ds.List(ctx, k, "")
+	if err != nil {
+		return nil, nil, fmt.Errorf("listing IP pools: %w", err)
+	}
+	present := map[Family]bool{}
+	var unreadable []string
+	for _, bad := range res.Invalid {
+		unreadable = append(unreadable, bad.Key)
+	}
+	for _, r := range res.Items {
+		p := r.(*api.IPPool)
+		if c, err := netip.ParsePrefix(p.Spec.CIDR); err == nil {
+			present[familyOf(c.Addr())] = true
+		} else {
+			unreadable = append(unreadable, datastore.ResourceKey(k, "", p.Name))
+		}
+	}
+	return present, unreadable, nil
 }
 
 func (s *Startup) ensureDefaultPool(ctx context.Context, f Family, present bool, hostAddrs []netip.Prefix) error {

@@ -231,6 +231,39 @@ func TestUserObjectsAreNeverOverwritten(t *testing.T) {
 	}
 }
 
+// TestUnreadablePoolBlocksDefaultPools: a stored pool that cannot be read (undecodable, or a
+// CIDR that does not parse), as etcdctl or another tool may leave one, is a pool of an unknown
+// family: startup creates no default pool beside it (which would hand out addresses nobody
+// chose), and leaves it as it is.
+func TestUnreadablePoolBlocksDefaultPools(t *testing.T) {
+	for name, value := range map[string]string{
+		"undecodable": `{"kind":"IPPool","apiVersion":"projectcalico.org/v3","metadata":{"name":"undecodable"},"spec":{"cidr":5}}`,
+		"bad-cidr":    `{"kind":"IPPool","apiVersion":"projectcalico.org/v3","metadata":{"name":"bad-cidr"},"spec":{"cidr":"10.65.0.0/99"}}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			h := newHarness(t, fixtureEnv(t), fixtureHost())
+			ctx := ctxT(t, 30*time.Second)
+			key := datastore.ResourcePrefix + "ippools/" + name
+			if _, err := h.raw.Put(ctx, key, value); err != nil {
+				t.Fatal(err)
+			}
+			before, _ := h.revisions()
+			if err := h.startup().Register(ctx); err != nil {
+				t.Fatal(err)
+			}
+			after, _ := h.revisions()
+			for k := range after {
+				if strings.Contains(k, "default-ipv") {
+					t.Errorf("%s created beside a pool that cannot be read", k)
+				}
+			}
+			if after[key] != before[key] {
+				t.Errorf("%s was rewritten", key)
+			}
+		})
+	}
+}
+
 // TestOpenStackKeepsAgentStatusOn: on an OpenStack cluster (networking-calico adds "openstack"
 // to clusterType) startup must not switch felix's agent status off (reportingInterval 0), or
 // Neutron can no longer bind ports; elsewhere it writes 0 as Project Calico does.

@@ -104,9 +104,11 @@ func settingsOf(t *testing.T, ctx context.Context, ds *datastore.Client, node st
 	sctx, stop := context.WithCancel(ctx)
 	defer stop()
 	go syncer.New(ds, syncer.Config{Prefixes: settingsPrefixes(node)}, zerolog.Nop()).Run(sctx, msgs)
+	snapshot := false
 	for m := range msgs {
 		w.apply(m)
-		if m.Snapshot && m.Status == syncer.InSync {
+		snapshot = snapshot || m.Snapshot
+		if snapshot && m.Status == syncer.InSync {
 			w.apply(m) // a repeat changes nothing and logs nothing
 			break
 		}

@@ -92,17 +92,25 @@ func DefaultDecoder(key string, value []byte, modRevision int64) (any, error) {
 }
 
 // Invalid is the value of a key that decoded but failed validation, as FailClosedDecoder
-// delivers it for the kinds whose absence could widen what is allowed (policies: their deny
-// rules would vanish). Value is the decoded resource (read defaults applied); Err says why it is
-// invalid. Consumers must not enforce Value as written.
+// delivers it for the kinds whose absence could widen what is allowed (see FailClosedDecoder).
+// Value is the decoded resource (read defaults applied); Err says why it is invalid. Consumers
+// must not enforce Value as written: they use only what they can check and fail closed on the
+// rest.
 type Invalid struct {
 	Value api.Resource
 	Err   error
 }
 
-// FailClosedDecoder is DefaultDecoder, except that a GlobalNetworkPolicy or NetworkPolicy that
-// decodes but fails validation comes back as an *Invalid (not as absent), so that the consumer
-// can fail closed where it applies.
+// FailClosedDecoder is DefaultDecoder, except that a resource of a kind whose absence could
+// widen what is allowed comes back as an *Invalid (not as absent) when it decodes but fails
+// validation, so that the consumer can use what it can check and fail closed on the rest:
+// policies and tiers (their deny rules would vanish), profiles (an endpoint would fall through
+// to its next profile), network sets (a deny rule selecting the set would match nothing), host
+// endpoints (the interface would be unprotected), IP pools (traffic to the pool would be
+// masqueraded, its routes unencapsulated) and Nodes (this host's labels select its
+// configuration). A FelixConfiguration comes back as an *Invalid without the fields that are
+// invalid on their own (see validFelixFields). Other kinds are absent when invalid, as with
+// DefaultDecoder.
 func FailClosedDecoder(key string, value []byte, modRevision int64) (any, error) {
 	v, err := datastore.Decode(key, value, modRevision)
 	if err != nil {
@@ -115,13 +123,37 @@ func FailClosedDecoder(key string, value []byte, modRevision int64) (any, error)
 	api.SetReadDefaults(r)
 	if err := datastore.Validate(r); err != nil {
 		err = fmt.Errorf("invalid %s: %w", r.GetTypeMeta().Kind, err)
-		switch r.(type) {
-		case *api.GlobalNetworkPolicy, *api.NetworkPolicy:
+		if fc, ok := r.(*api.FelixConfiguration); ok {
+			return validFelixFields(fc, err)
+		}
+		if failsClosed(r) {
 			return &Invalid{Value: r, Err: err}, nil
 		}
 		return nil, err
 	}
 	return v, nil
+}
+
+// validFelixFields is an invalid FelixConfiguration without the fields that are invalid on their
+// own, as an *Invalid (Project Calico's felix reads its configuration field by field: one bad
+// field does not reset the others to their defaults), or absent when what is left is still
+// invalid (fields that conflict).
+func validFelixFields(fc *api.FelixConfiguration, err error) (any, error) {
+	datastore.Validator.DropInvalidFelixFields(fc)
+	if datastore.Validator.ValidateFelixSpec(fc) != nil {
+		return nil, err
+	}
+	return &Invalid{Value: fc, Err: err}, nil
+}
+
+// failsClosed reports whether an invalid r is delivered as *Invalid by FailClosedDecoder.
+func failsClosed(r api.Resource) bool {
+	switch r.(type) {
+	case *api.GlobalNetworkPolicy, *api.NetworkPolicy, *api.Tier, *api.Profile, *api.GlobalNetworkSet,
+		*api.NetworkSet, *api.HostEndpoint, *api.IPPool, *api.Node:
+		return true
+	}
+	return false
 }
 
 // withDefaults fills in zero fields and normalises the prefixes.

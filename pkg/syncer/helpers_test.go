@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"sort"
 	"strings"
@@ -58,7 +59,11 @@ type consumer struct {
 	snapshots int
 	revision  int64
 	problems  []string
-	paused    bool
+	// catchingUp: the last snapshot was listed at a rounded revision and InSync has not come yet.
+	catchingUp bool
+	// firstInSync is the model when the stream first said InSync (nil before).
+	firstInSync map[string]syncer.Update
+	paused      bool
 }
 
 // startConsumer runs a syncer over cli with cfg until the test ends.
@@ -118,12 +123,16 @@ func (c *consumer) apply(m syncer.Message) {
 	if len(c.statuses) == 0 || c.statuses[len(c.statuses)-1] != m.Status {
 		c.statuses = append(c.statuses, m.Status)
 	}
+	defer c.noteInSync(m)
 	if m.Snapshot {
 		c.applySnapshot(m)
 		return
 	}
-	if len(m.Updates) > 0 && m.Status != syncer.InSync {
+	if len(m.Updates) > 0 && m.Status != syncer.InSync && !(c.catchingUp && m.Status == syncer.ResyncInProgress) {
 		c.problem("updates delivered with status %v", m.Status)
+	}
+	if m.Status == syncer.InSync {
+		c.catchingUp = false
 	}
 	for _, u := range m.Updates {
 		if old, ok := c.model[u.Key]; ok && u.Revision <= old.Revision {
@@ -142,9 +151,10 @@ func (c *consumer) apply(m syncer.Message) {
 }
 
 func (c *consumer) applySnapshot(m syncer.Message) {
-	if m.Status != syncer.InSync {
+	if m.Status != syncer.InSync && m.Status != syncer.ResyncInProgress {
 		c.problem("snapshot with status %v", m.Status)
 	}
+	c.catchingUp = m.Status == syncer.ResyncInProgress
 	c.snapshots++
 	c.model = make(map[string]syncer.Update, len(m.Updates))
 	for _, u := range m.Updates {
@@ -160,6 +170,13 @@ func (c *consumer) applySnapshot(m syncer.Message) {
 		c.model[u.Key] = u
 	}
 	c.revision = m.Revision
+}
+
+// noteInSync keeps a copy of the model the first time the stream says InSync after a snapshot.
+func (c *consumer) noteInSync(m syncer.Message) {
+	if c.firstInSync == nil && c.snapshots > 0 && m.Status == syncer.InSync {
+		c.firstInSync = maps.Clone(c.model)
+	}
 }
 
 // snapshotRev is the revision of the last snapshot received (callers hold mu).

@@ -16,6 +16,7 @@ import (
 // page is one list response. Workers decode pages while the next ones are fetched; the snapshot
 // is assembled in fetch order.
 type page struct {
+	prefix  string
 	kvs     []*mvccpb.KeyValue
 	total   int64 // on a prefix's first page: the number of keys under the prefix
 	updates []Update
@@ -24,9 +25,10 @@ type page struct {
 }
 
 // list reads every prefix at revision rev, page by page, and returns the decoded snapshot: every
-// key that is not filtered out and decodes to a non-nil value, in key order per prefix. Pages are
-// decoded in parallel with fetching (a few pages in flight at most).
-func (s *Syncer) list(ctx context.Context, rev int64) ([]Update, error) {
+// key that is not filtered out and decodes to a non-nil value, in key order per prefix; and the
+// number of keys under each prefix (filtered and undecodable ones too). Pages are decoded in
+// parallel with fetching (a few pages in flight at most).
+func (s *Syncer) list(ctx context.Context, rev int64) ([]Update, map[string]int64, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	defer func() { cancel(); wg.Wait() }()
@@ -41,15 +43,17 @@ func (s *Syncer) list(ctx context.Context, rev int64) ([]Update, error) {
 		})
 	}
 	var snap []Update
+	counts := make(map[string]int64, len(s.cfg.Prefixes))
 	for p := range ordered {
 		<-p.done
 		if p.err != nil {
-			return nil, p.err
+			return nil, nil, p.err
 		}
 		snap = slices.Grow(snap, int(p.total))
 		snap = append(snap, p.updates...)
+		counts[p.prefix] += p.total
 	}
-	return snap, ctx.Err()
+	return snap, counts, ctx.Err()
 }
 
 // fetchPages reads every prefix page by page, queueing each page for decoding and, in order, for
@@ -67,7 +71,7 @@ func (s *Syncer) fetchPages(ctx context.Context, rev int64, todo, ordered chan<-
 				sendPage(ctx, ordered, p)
 				return
 			}
-			p := &page{kvs: resp.Kvs, done: make(chan struct{})}
+			p := &page{prefix: prefix, kvs: resp.Kvs, done: make(chan struct{})}
 			if first {
 				p.total = resp.Count
 			}

@@ -62,7 +62,7 @@ func TestListIsPinnedToOneRevision(t *testing.T) {
 	must(raw.Put(ctx, "/b/2", "changed"))
 	must(raw.Put(ctx, "/a/9", "new"))
 
-	snap, err := sy.list(ctx, rev)
+	snap, _, err := sy.list(ctx, rev)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +94,7 @@ func TestListCompactedRevision(t *testing.T) {
 	if _, err := raw.Compact(ctx, r2.Header.Revision); err != nil {
 		t.Fatal(err)
 	}
-	_, err = sy.list(ctx, r1.Header.Revision)
+	_, _, err = sy.list(ctx, r1.Header.Revision)
 	if !errors.Is(err, rpctypes.ErrCompacted) {
 		t.Errorf("listing a compacted revision: %v, want an error matching ErrCompacted", err)
 	}
@@ -114,7 +114,7 @@ func TestEmptyPrefixListsEverything(t *testing.T) {
 	if err != nil {
 		t.Fatalf("probing with prefix \"\": %v", err)
 	}
-	snap, err := sy.list(ctx, rev)
+	snap, _, err := sy.list(ctx, rev)
 	if err != nil {
 		t.Fatal(err)
 	}

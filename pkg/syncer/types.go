@@ -1,7 +1,11 @@
 // Package syncer streams a consistent view of etcd key prefixes: a paginated list pinned to one
 // revision, then a watch from revision+1. Consumers receive one stream of Messages: a snapshot
 // (the complete state, replacing whatever they had) or a batch of incremental updates, plus the
-// syncer's status. When etcd is lost (no sign of life within Config.LivenessTimeout) it reports
+// syncer's status. InSync always means the consumer holds a state at least as new as etcd's
+// revision when the (re-)list started: a snapshot listed at an older, rounded revision (see
+// Config.ListQuantum) comes with ResyncInProgress, followed by the changes since, and InSync
+// only once those are delivered. Consumers act on their model (render, program, READY) only
+// while InSync. When etcd is lost (no sign of life within Config.LivenessTimeout) it reports
 // WaitingForDatastore, retries with capped backoff and, once etcd answers, resumes the watch from
 // the revision the consumer has (InSync again, no snapshot; the consumer keeps its model
 // throughout). Only when that history is gone (compaction) does it re-list and send a new
@@ -15,7 +19,7 @@ type Status int
 const (
 	WaitingForDatastore Status = iota // etcd unreachable (or not yet contacted); the consumer's model is as of the last message
 	ResyncInProgress                  // listing
-	InSync                            // the consumer has a snapshot and the watch is running
+	InSync                            // the consumer has a snapshot, the changes up to etcd's revision when it was listed, and the watch is running
 )
 
 func (s Status) String() string {
@@ -47,7 +51,10 @@ type Message struct {
 	// Status is the syncer's status after this message.
 	Status Status
 	// Snapshot means Updates is the complete state under the prefixes (nil values never appear in
-	// a snapshot); consumers replace their model with it, diffing to find what went away.
+	// a snapshot); consumers replace their model with it, diffing to find what went away. Its
+	// Status is InSync when it was listed at etcd's current revision, else ResyncInProgress: the
+	// updates that follow (with ResyncInProgress too) bring it up to that revision, and the
+	// first message after them says InSync.
 	Snapshot bool
 	// Updates are the changes, in revision order per prefix (each prefix has its own watch, so
 	// changes under different prefixes may interleave out of revision order; per key the order

@@ -5,11 +5,13 @@
 //	packetpath load -endpoints http://127.0.0.1:2379 -data etcd-data.json.gz
 //	packetpath serve -addr 10.80.200.1:5201
 //	packetpath dial -addr 10.80.200.1:5201 -c 4 -d 5s
+//	packetpath nflog
 //
 // load writes a JSON array of {"key", "value"} objects into etcd; serve accepts TCP connections,
 // reads one byte and closes; dial opens connections as fast as it can from c goroutines for d,
 // each one connect + 1 byte + close with RST (SO_LINGER 0, so no TIME_WAIT piles up), and prints
-// "conns=N seconds=S rate=R errors=E".
+// "conns=N seconds=S rate=R errors=E"; nflog reads NFLOG groups 1 and 2 (what felix's flow
+// log collector reads) until SIGTERM and prints "packets=N overruns=O".
 package main
 
 import (
@@ -22,17 +24,21 @@ import (
 	"io"
 	"net"
 	"os"
+	"os/signal"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/calico-host/calico-host/pkg/flowlog/nflog"
 )
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: packetpath load|serve|dial [flags]")
+		fmt.Fprintln(os.Stderr, "usage: packetpath load|serve|dial|nflog [flags]")
 		os.Exit(2)
 	}
 	var err error
@@ -43,6 +49,8 @@ func main() {
 		err = serve(os.Args[2:])
 	case "dial":
 		err = dial(os.Args[2:])
+	case "nflog":
+		err = readNFLOG()
 	default:
 		err = fmt.Errorf("unknown mode %q", os.Args[1])
 	}
@@ -174,4 +182,27 @@ func once(d *net.Dialer, addr string) error {
 	tc.SetLinger(0)
 	tc.Close()
 	return err
+}
+
+// readNFLOG subscribes to groups 1 and 2 in this namespace, counting what arrives, until SIGTERM.
+func readNFLOG() error {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	var packets atomic.Int64
+	var subs []*nflog.Subscriber
+	for _, g := range []uint16{1, 2} {
+		s, err := nflog.Subscribe(ctx, nflog.Config{Group: g, ReadBuffer: 4 << 20}, func(nflog.Packet) { packets.Add(1) })
+		if err != nil {
+			return err
+		}
+		subs = append(subs, s)
+	}
+	<-ctx.Done()
+	var overruns uint64
+	for _, s := range subs {
+		s.Close()
+		overruns += s.Stats().Overruns
+	}
+	fmt.Printf("packets=%d overruns=%d\n", packets.Load(), overruns)
+	return nil
 }

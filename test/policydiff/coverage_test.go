@@ -11,10 +11,12 @@ import (
 )
 
 // verdictClass names the step of the trace that decided a packet.
-var verdictClass = regexp.MustCompile(`(rule \d+: (Allow|Deny|Pass)|default action Pass|end of tier drop|no profile accepted|encapsulated)`)
+var verdictClass = regexp.MustCompile(`(rule \d+: (Allow|Deny|Pass)|default action Pass|end of tier drop|no profile accepted|encapsulated|` +
+	`no applyOnForward policy|passed out of the last tier)`)
 
 // TestGeneratorCoverage checks (without a dataplane) that the CI seed's scenarios exercise every
-// kind of decision, and that neither verdict dominates.
+// kind of decision, in the chains of workloads and in the forward chains of host endpoints
+// (classes prefixed "forward "), and that neither verdict dominates.
 func TestGeneratorCoverage(t *testing.T) {
 	classes := map[string]int{}
 	var packets, delivered int
@@ -37,11 +39,18 @@ func TestGeneratorCoverage(t *testing.T) {
 			if p.Want {
 				delivered++
 			}
+			chain := "" // "forward " in the chains of host endpoints
 			for _, line := range p.Trace {
+				if !strings.HasPrefix(line, " ") {
+					chain = ""
+					if strings.HasPrefix(line, "forward ") {
+						chain = "forward "
+					}
+				}
 				if strings.HasPrefix(line, "  profile ") {
 					classes["profile "+strings.Fields(line)[4]]++
 				} else if m := verdictClass.FindString(line); m != "" {
-					classes[regexp.MustCompile(`\d+`).ReplaceAllString(m, "N")]++
+					classes[chain+regexp.MustCompile(`\d+`).ReplaceAllString(m, "N")]++
 				}
 				if strings.Contains(line, "tier ") && strings.Contains(line, "Policy ") {
 					kinds[strings.Fields(line)[2]]++
@@ -58,12 +67,14 @@ func TestGeneratorCoverage(t *testing.T) {
 	}
 	sort.Strings(names)
 	for _, k := range names {
-		t.Logf("%-28s %d", k, classes[k])
+		t.Logf("%-40s %d", k, classes[k])
 	}
 	t.Logf("deciding objects: %v", kinds)
 	t.Logf("%d packets, %d delivered (%.0f%%)", packets, delivered, 100*float64(delivered)/float64(packets))
 	for _, want := range []string{"rule N: Allow", "rule N: Deny", "rule N: Pass", "default action Pass", "end of tier drop",
-		"no profile accepted", "encapsulated", "profile Allow", "profile Deny", "profile Pass"} {
+		"no profile accepted", "encapsulated", "profile Allow", "profile Deny", "profile Pass",
+		"forward rule N: Allow", "forward rule N: Deny", "forward rule N: Pass", "forward default action Pass",
+		"forward end of tier drop", "forward no applyOnForward policy", "forward passed out of the last tier"} {
 		if classes[want] == 0 {
 			t.Errorf("no packet decided by %q", want)
 		}

@@ -1,24 +1,26 @@
 // Package policydiff is a differential test of packet verdicts: random tiers, policies
-// (GlobalNetworkPolicy and NetworkPolicy), profiles, network sets (GlobalNetworkSet and
-// NetworkSet) and workload endpoints (IPv4 and IPv6) are written to etcd, our real calico-felix
-// programs a host network namespace from them, random packets cross that host between network
-// namespaces through the real kernel, and every packet's fate (delivered or not) must equal the
-// verdict of a reference evaluator of Project Calico's policy semantics.
+// (GlobalNetworkPolicy, some applyOnForward, and NetworkPolicy), profiles, network sets
+// (GlobalNetworkSet and NetworkSet), workload endpoints (IPv4 and IPv6) and host endpoints (on the
+// host's uplink and "*", whose forward chains the traffic crosses) are written to etcd, our real
+// calico-felix programs a host network namespace from them, random packets cross that host between
+// network namespaces through the real kernel, and every packet's fate (delivered or not) must
+// equal the verdict of a reference evaluator of Project Calico's policy semantics.
 //
-// The evaluator (eval.go, eval_rule.go) is written from the v3 API (pkg/api), the selector
-// language (pkg/selector) and Project Calico's own conversion and rendering rules as its
-// source states them (libcalico-go's update processors, felix's policy sorter and rule
-// renderer), never from our felix's renderer; its header comment lists the semantics it
-// implements, and TestEvaluator pins them on hand-written cases.
+// The evaluator (eval.go, eval_rule.go, eval_host.go) is written from the v3 API (pkg/api), the
+// selector language (pkg/selector) and Project Calico's own conversion and rendering rules as its
+// source states them (libcalico-go's update processors, felix's policy sorter and rule renderer),
+// never from our felix's renderer; its header comment lists the semantics it implements, and
+// TestEvaluator and TestEvaluatorHostEndpoints pin them on hand-written cases.
 //
-// The harness (harness.go, topology.go, sock.go) reuses test/e2e/topo for etcd, the host
-// namespace and cleanup, runs only calico-felix on the host (no startup, no IP pools, so no
-// NAT), and plumbs six workload namespaces and two sentinel namespaces the way the calico CNI
-// plugin does (/32 and /128 on eth0, default routes via 169.254.1.1 and fe80::ecee:eeff:feee:eeee,
-// host veth cali* with MAC ee:ee:ee:ee:ee:ee), plus an "outside" namespace behind the host's
-// ext0 that stands for remote workloads and other addresses. Packets are built byte by byte
-// (TCP SYN, UDP, ICMP/ICMPv6 queries, SCTP INIT, bare IP protocols 4 and 253) and sent and
-// captured with AF_PACKET sockets, each tagged and each a new conntrack connection.
+// The harness (harness.go, topology.go, sock.go) reuses test/e2e/topo for etcd, the host namespace
+// and cleanup, runs only calico-felix on the host (no startup, no IP pools, so no NAT), and plumbs
+// six workload namespaces and two sentinel namespaces the way the calico CNI plugin does (/32 and
+// /128 on eth0, default routes via 169.254.1.1 and fe80::ecee:eeff:feee:eeee, host veth cali* with
+// MAC ee:ee:ee:ee:ee:ee), plus an "outside" namespace behind the host's ext0 (the uplink;
+// permanent neighbours on both ends, so that a host endpoint's policy on the host's own traffic
+// cannot stop forwarding) that stands for remote workloads and other addresses. Packets are built
+// byte by byte (TCP SYN, UDP, ICMP/ICMPv6 queries, SCTP INIT, bare IP protocols 4 and 253) and
+// sent and captured with AF_PACKET sockets, each tagged and each a new conntrack connection.
 //
 // Each scenario is written in one etcd transaction; the sentinel policy (this scenario's UDP
 // port between the sentinels) follows in a later revision, and the probes are sent once a

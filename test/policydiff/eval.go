@@ -45,6 +45,14 @@ import (
 //     and IP-in-IP are dropped before any policy); a packet to a local workload then runs the
 //     destination's ingress chain. Anything else (the other end is not a local workload) only
 //     runs the local end's chain.
+//   - Forwarded traffic meets host endpoints (eval_host.go) in filter FORWARD: before the
+//     workload chains, the ingress forward chain of the host endpoint of the input interface,
+//     after them the egress forward chain of the output interface's (felix/rules/static.go
+//     StaticFilterForwardChains, dispatch.go). Only applyOnForward policy applies there, tiers
+//     as above, but without profiles and without a drop after the last tier: what no tier
+//     accepted or dropped goes on, and so does everything when no applyOnForward policy selects
+//     the endpoint (felix/rules/endpoints.go endpointIptablesChain, chainTypeForward). A packet
+//     is delivered when no chain drops it.
 
 // Packet is one IP packet as the evaluator sees it.
 type Packet struct {
@@ -103,6 +111,7 @@ type Universe struct {
 	GNSs     []*api.GlobalNetworkSet
 	NSs      []*api.NetworkSet
 	WEPs     []*api.WorkloadEndpoint
+	HEPs     []*api.HostEndpoint
 }
 
 // Verdict is the evaluator's answer with the path it took.
@@ -117,6 +126,7 @@ type Evaluator struct {
 	tiers    []*evalTier
 	profiles map[string]*api.Profile
 	eps      []*evalEndpoint
+	hosts    []*evalHost
 	sets     []*evalSet
 }
 
@@ -134,6 +144,7 @@ type evalPolicy struct {
 	sel            *selector.Selector
 	ingress        bool
 	egress         bool
+	forward        bool // applyOnForward
 	in, out        []api.Rule
 }
 
@@ -170,6 +181,9 @@ func NewEvaluator(u *Universe) (*Evaluator, error) {
 	if err := e.addEndpoints(u.WEPs); err != nil {
 		return nil, err
 	}
+	if err := e.addHosts(u.HEPs); err != nil {
+		return nil, err
+	}
 	if err := e.addSets(u); err != nil {
 		return nil, err
 	}
@@ -181,24 +195,43 @@ func NewEvaluator(u *Universe) (*Evaluator, error) {
 
 func (e *Evaluator) addEndpoints(weps []*api.WorkloadEndpoint) error {
 	for _, w := range weps {
-		ep := &evalEndpoint{wep: w, labels: inherited{w.Labels}}
-		for _, name := range w.Spec.Profiles {
-			p, ok := e.profiles[name]
-			if !ok {
-				return fmt.Errorf("endpoint %s names profile %s, which does not exist (not modelled)", w.Name, name)
-			}
-			ep.labels = append(ep.labels, p.Spec.LabelsToApply)
+		labels, err := e.inherit(w.Name, w.Labels, w.Spec.Profiles)
+		if err != nil {
+			return err
 		}
-		for _, n := range w.Spec.IPNetworks {
-			pfx, err := parseNet(n)
-			if err != nil {
-				return fmt.Errorf("endpoint %s: %w", w.Name, err)
-			}
-			ep.ips = append(ep.ips, pfx)
+		ep := &evalEndpoint{wep: w, labels: labels}
+		if ep.ips, err = parseNets(w.Name, w.Spec.IPNetworks); err != nil {
+			return err
 		}
 		e.eps = append(e.eps, ep)
 	}
 	return nil
+}
+
+// inherit is an endpoint's labels: its own, then its profiles' labelsToApply in order.
+func (e *Evaluator) inherit(name string, own map[string]string, profiles []string) (inherited, error) {
+	labels := inherited{own}
+	for _, pn := range profiles {
+		p, ok := e.profiles[pn]
+		if !ok {
+			return nil, fmt.Errorf("endpoint %s names profile %s, which does not exist (not modelled)", name, pn)
+		}
+		labels = append(labels, p.Spec.LabelsToApply)
+	}
+	return labels, nil
+}
+
+// parseNets parses an endpoint's addresses (CIDRs or plain addresses).
+func parseNets(name string, nets []string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, n := range nets {
+		pfx, err := parseNet(n)
+		if err != nil {
+			return nil, fmt.Errorf("endpoint %s: %w", name, err)
+		}
+		out = append(out, pfx)
+	}
+	return out, nil
 }
 
 func (e *Evaluator) addSets(u *Universe) error {
@@ -265,8 +298,8 @@ func (e *Evaluator) addPolicies(u *Universe) error {
 		return nil
 	}
 	for _, p := range u.GNPs {
-		if p.Spec.DoNotTrack || p.Spec.PreDNAT || p.Spec.ApplyOnForward || p.Spec.ServiceAccountSelector != "" {
-			return fmt.Errorf("policy %s: host-endpoint and service-account fields are not modelled", p.Name)
+		if p.Spec.DoNotTrack || p.Spec.PreDNAT || p.Spec.ServiceAccountSelector != "" {
+			return fmt.Errorf("policy %s: doNotTrack, preDNAT and service-account selectors are not modelled", p.Name)
 		}
 		if err := add("GlobalNetworkPolicy", "", p.Name, p.View(), p.Spec.NamespaceSelector); err != nil {
 			return err
@@ -320,7 +353,7 @@ func newEvalPolicy(kind, ns, name string, s api.PolicySpecView, nsSel string) (*
 	if nsSel != "" {
 		return nil, fmt.Errorf("policy %s: a policy-level namespaceSelector is not modelled", name)
 	}
-	p := &evalPolicy{kind: kind, ns: ns, name: name, order: math.Inf(1), in: s.Ingress, out: s.Egress}
+	p := &evalPolicy{kind: kind, ns: ns, name: name, order: math.Inf(1), forward: s.ApplyOnForward, in: s.Ingress, out: s.Egress}
 	if s.Order != nil {
 		p.order = *s.Order
 	}
@@ -352,20 +385,15 @@ func newEvalPolicy(kind, ns, name string, s api.PolicySpecView, nsSel string) (*
 	return p, nil
 }
 
-// Evaluate returns Project Calico's verdict for a packet forwarded by the host.
+// Evaluate returns Project Calico's verdict for a packet forwarded by the host: the chains of
+// filter FORWARD in their order, the first drop ends it.
 func (e *Evaluator) Evaluate(p Packet) Verdict {
-	v := Verdict{Delivered: true}
-	if src := e.localEndpoint(p.Src); src != nil {
-		if !e.endpointChain(src, false, p, &v) {
-			v.Delivered = false
-			return v
-		}
-	}
-	if dst := e.localEndpoint(p.Dst); dst != nil {
-		if !e.endpointChain(dst, true, p, &v) {
-			v.Delivered = false
-		}
-	}
+	v := Verdict{}
+	src, dst := e.localEndpoint(p.Src), e.localEndpoint(p.Dst)
+	v.Delivered = e.hostForward(ifaceOf(src), true, p, &v) &&
+		(src == nil || e.endpointChain(src, false, p, &v)) &&
+		(dst == nil || e.endpointChain(dst, true, p, &v)) &&
+		e.hostForward(ifaceOf(dst), false, p, &v)
 	return v
 }
 
@@ -403,24 +431,34 @@ func (e *Evaluator) endpointChain(ep *evalEndpoint, ingress bool, p Packet, v *V
 		v.tracef("  encapsulated packet from a workload: drop")
 		return false
 	}
+	switch e.tiersVerdict(ep.labels, ingress, nil, p, v) {
+	case api.ActionAllow:
+		return true
+	case api.ActionDeny:
+		return false
+	}
+	return e.profileChain(ep, ingress, p, v)
+}
+
+// tiersVerdict runs the tiers for an endpoint with these labels in one direction, over the
+// policies that keep admits (all when nil): Allow or Deny when a tier decides, "" when the
+// packet passes every tier that has a policy applying.
+func (e *Evaluator) tiersVerdict(labels inherited, ingress bool, keep func(*evalPolicy) bool, p Packet, v *Verdict) string {
 	for _, t := range e.tiers {
 		var pols []*evalPolicy
 		for _, pol := range t.policies {
-			if ((ingress && pol.ingress) || (!ingress && pol.egress)) && pol.sel.Evaluate(ep.labels) {
+			if ((ingress && pol.ingress) || (!ingress && pol.egress)) && (keep == nil || keep(pol)) && pol.sel.Evaluate(labels) {
 				pols = append(pols, pol)
 			}
 		}
 		if len(pols) == 0 {
 			continue
 		}
-		switch act := e.tier(t, pols, ingress, p, v); act {
-		case api.ActionAllow:
-			return true
-		case api.ActionDeny:
-			return false
+		if act := e.tier(t, pols, ingress, p, v); act != api.ActionPass {
+			return act
 		}
 	}
-	return e.profileChain(ep, ingress, p, v)
+	return ""
 }
 
 // tier returns Allow, Deny or Pass for one tier's applicable policies.

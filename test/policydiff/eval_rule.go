@@ -167,11 +167,16 @@ func positiveSelector(er *api.EntityRule, ns string) string {
 	return fmt.Sprintf("(%s) && (%s)", nsSel, sel)
 }
 
-// selected reports whether addr belongs to an endpoint (on any node) or network set that the
-// selector matches.
+// selected reports whether addr belongs to an endpoint (on any node; a host endpoint's
+// expected IPs) or network set that the selector matches.
 func (e *Evaluator) selected(sel *selector.Selector, addr netip.Addr) bool {
 	for _, ep := range e.eps {
 		if ep.owns(addr) && sel.Evaluate(ep.labels) {
+			return true
+		}
+	}
+	for _, h := range e.hosts {
+		if inPrefixes(h.ips, addr) && sel.Evaluate(h.labels) {
 			return true
 		}
 	}

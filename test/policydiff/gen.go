@@ -371,6 +371,45 @@ func (g *gen) endpoints(u *Universe) {
 	}
 }
 
+// hosts draws this node's host endpoints, one on the uplink and one for all interfaces, each
+// with a chance, and marks some global policies applyOnForward. It draws from a stream of its
+// own (hostStream), so that everything else in a scenario is what it was before host
+// endpoints were drawn.
+func (g *gen) hosts(u *Universe) {
+	for _, p := range u.GNPs {
+		p.Spec.ApplyOnForward = g.chance(0.5)
+	}
+	if g.chance(0.55) {
+		u.HEPs = append(u.HEPs, g.hostEndpoint(u, uplink, uplink))
+	}
+	if g.chance(0.35) {
+		u.HEPs = append(u.HEPs, g.hostEndpoint(u, "*", "all"))
+	}
+}
+
+// hostStream is xored into a scenario's index to seed the host endpoint stream.
+const hostStream = 0x686f73745f657073
+
+// hostEndpoint draws a host endpoint of this node on iface: random labels plus hep=<tag>,
+// sometimes profiles, sometimes the host's own uplink addresses as expected IPs (no probe uses
+// them).
+func (g *gen) hostEndpoint(u *Universe, iface, tag string) *api.HostEndpoint {
+	labels := g.labels()
+	labels["hep"] = tag
+	h := &api.HostEndpoint{TypeMeta: api.TypeMeta{Kind: "HostEndpoint", APIVersion: api.APIVersion},
+		ObjectMeta: api.ObjectMeta{Name: localNode + "-" + tag, Labels: labels},
+		Spec:       api.HostEndpointSpec{Node: localNode, InterfaceName: iface}}
+	for _, i := range g.r.Perm(len(u.Profiles)) {
+		if g.chance(0.3) {
+			h.Spec.Profiles = append(h.Spec.Profiles, u.Profiles[i].Name)
+		}
+	}
+	if g.chance(0.5) {
+		h.Spec.ExpectedIPs = []string{extGatewayV4.String(), extGatewayV6.String()}
+	}
+	return h
+}
+
 // Universe draws the random part of a scenario.
 func (g *gen) Universe() *Universe {
 	u := &Universe{Node: localNode}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -170,23 +171,25 @@ func (hs *harness) plumbWorkload(ctx context.Context, s slot) error {
 		"-6 route add default via fe80::ecee:eeff:feee:eeee dev eth0")
 }
 
-// plumbOutside creates the outside namespace behind the host's ext0 and routes the outside
-// prefixes to it.
+// plumbOutside creates the outside namespace behind the host's uplink and routes the outside
+// prefixes to it. The two ends know each other's addresses as permanent neighbours: a host
+// endpoint on the uplink (or "*") applies normal policy to the host's own traffic, IPv6
+// neighbour discovery included, which random policy may drop; forwarding must not depend on it.
 func (hs *harness) plumbOutside(ctx context.Context) error {
 	_, ns, err := hs.h.NewContainerNetns(ctx)
 	if err != nil {
 		return err
 	}
 	hs.ns[outside] = ns
-	if _, err := hs.h.Exec(ctx, "ip", "link", "add", "ext0", "type", "veth", "peer", "name", "eth0", "netns", ns.Name); err != nil {
+	if _, err := hs.h.Exec(ctx, "ip", "link", "add", uplink, "type", "veth", "peer", "name", "eth0", "netns", ns.Name); err != nil {
 		return err
 	}
 	if err := ipIn(ctx, ns, "addr add "+outsideV4.String()+"/24 dev eth0", "-6 addr add "+outsideV6.String()+"/64 dev eth0 nodad",
 		"link set eth0 up", "route add default via "+extGatewayV4.String(), "-6 route add default via "+extGatewayV6.String()); err != nil {
 		return err
 	}
-	lines := []string{"addr add " + extGatewayV4.String() + "/24 dev ext0", "-6 addr add " + extGatewayV6.String() + "/64 dev ext0 nodad",
-		"link set ext0 up"}
+	lines := []string{"addr add " + extGatewayV4.String() + "/24 dev " + uplink, "-6 addr add " + extGatewayV6.String() + "/64 dev " + uplink + " nodad",
+		"link set " + uplink + " up"}
 	for _, r := range outsideRoutes {
 		via := outsideV4
 		if strings.Contains(r, ":") {
@@ -197,14 +200,38 @@ func (hs *harness) plumbOutside(ctx context.Context) error {
 	if err := ipIn(ctx, hs.h.NS, lines...); err != nil {
 		return err
 	}
-	return hs.h.NS.Do(func() error {
-		ifi, err := net.InterfaceByName("ext0")
-		if err != nil {
-			return err
+	if hs.extMAC, err = macOf(hs.h.NS, uplink); err != nil {
+		return err
+	}
+	outMAC, err := macOf(ns, "eth0")
+	if err != nil {
+		return err
+	}
+	if err := ipIn(ctx, hs.h.NS, permanentNeighbours(uplink, outMAC, outsideV4, outsideV6)...); err != nil {
+		return err
+	}
+	return ipIn(ctx, ns, permanentNeighbours("eth0", hs.extMAC, extGatewayV4, extGatewayV6)...)
+}
+
+// macOf is the MAC address of an interface in a namespace.
+func macOf(ns *topo.Netns, iface string) (mac net.HardwareAddr, err error) {
+	err = ns.Do(func() error {
+		ifi, err := net.InterfaceByName(iface)
+		if err == nil {
+			mac = ifi.HardwareAddr
 		}
-		hs.extMAC = ifi.HardwareAddr
-		return nil
+		return err
 	})
+	return mac, err
+}
+
+// permanentNeighbours are the "ip" lines that make addrs neighbours at mac on dev.
+func permanentNeighbours(dev string, mac net.HardwareAddr, addrs ...netip.Addr) []string {
+	var out []string
+	for _, a := range addrs {
+		out = append(out, fmt.Sprintf("neigh replace %s lladdr %s dev %s nud permanent", a, mac, dev))
+	}
+	return out
 }
 
 // openSockets opens a sender and a receiver on eth0 of every namespace.

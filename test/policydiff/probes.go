@@ -18,11 +18,19 @@ type Probe struct {
 const outside = "outside"
 
 // Harness objects: a first tier (order 1, default Pass) with
+//
 //   - "control": allows UDP to port 9 (a port no random rule or probe uses) for every endpoint,
 //     or only for the sentinels; it gives every path a packet known to pass, sent after the
 //     probes, after which a probe still missing counts as dropped;
+//
 //   - "sentinel": lets the sentinel workloads exchange UDP to this scenario's sentinel port and
 //     nothing else, so that a sentinel packet arriving proves felix has applied the scenario.
+//
+//   - "hep", when this node has a "*" host endpoint, whose forward policy meets the traffic
+//     between the sentinels too: applyOnForward, for that endpoint only (hep == 'all'), it
+//     allows UDP between the sentinels' addresses and UDP to the control port. (Only then: an
+//     endpoint that no applyOnForward policy selects allows forwarded traffic, a case the
+//     uplink's endpoint keeps.)
 //
 // A tier whose policies do not decide passes on, so these objects change no random verdict;
 // the evaluator sees them like every other object anyway.
@@ -69,9 +77,30 @@ func addHarnessObjects(u *Universe, scenario int, controlAll bool) {
 	u.GNPs = append(u.GNPs,
 		gnp("control", 1, sel, allowUDP(controlPort), allowUDP(controlPort)),
 		gnp("sentinel", 2, "has(sentinel)", sentinelIngress(scenario), []api.Rule{{Action: api.ActionAllow}}))
+	if hasAllInterfacesEndpoint(u) {
+		var nets []string
+		for _, s := range sentinelSlots() {
+			nets = append(nets, s.V4.String()+"/32", s.V6.String()+"/128")
+		}
+		rules := append(allowUDP(controlPort), api.Rule{Action: api.ActionAllow, Protocol: protocolp("UDP"),
+			Source: api.EntityRule{Nets: nets}, Destination: api.EntityRule{Nets: nets}})
+		hep := gnp("hep", 3, "hep == 'all'", rules, rules)
+		hep.Spec.ApplyOnForward = true
+		u.GNPs = append(u.GNPs, hep)
+	}
 	for _, s := range sentinelSlots() {
 		u.WEPs = append(u.WEPs, s.wep("sentinel", map[string]string{"sentinel": "yes"}, nil, nil))
 	}
+}
+
+// hasAllInterfacesEndpoint reports whether this node has a "*" host endpoint.
+func hasAllInterfacesEndpoint(u *Universe) bool {
+	for _, h := range u.HEPs {
+		if h.Spec.Node == u.Node && h.Spec.InterfaceName == "*" {
+			return true
+		}
+	}
+	return false
 }
 
 // outsideAddrs are addresses the outside sends from and receives for: remote workloads, network

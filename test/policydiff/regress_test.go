@@ -10,14 +10,16 @@ import (
 // TestFormerMismatchesMatchCalico replays, through the real felix, the minimal scenarios that
 // TestDiff's random run once reported as mismatches (seed 1), and asserts Project Calico's
 // verdict for each packet (the evaluator must agree with the case, and the kernel with both).
-// Two were felix bugs (negated nets of the other family, notICMP with a type and a code); one
-// was the evaluator's (it did not fold the notSelector into a positive selector as felix does).
+// Three were felix bugs (negated nets of the other family, notICMP with a type and a code,
+// forwarded traffic passed out of a host endpoint's last tier); one was the evaluator's (it did
+// not fold the notSelector into a positive selector as felix does).
 func TestFormerMismatchesMatchCalico(t *testing.T) {
 	rn, ctx := startHarness(t)
 	c := &caseRunner{rn: rn, ctx: ctx}
 	t.Run("NegatedNetsOfTheOtherFamily", c.negatedNets)
 	t.Run("NotSelectorWithAndWithoutPositiveSelector", c.notSelector)
 	t.Run("NotICMPTypeAndCode", c.notICMP)
+	t.Run("ForwardPassOutOfLastTier", c.forwardPassOut)
 }
 
 // Project Calico renders a rule only into the ruleset of an IP family for which each of its

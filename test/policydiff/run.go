@@ -25,6 +25,7 @@ type scenario struct {
 func newScenario(seed uint64, idx, probes int) (*scenario, error) {
 	g := &gen{r: rand.New(rand.NewPCG(seed, uint64(idx)))}
 	u := g.Universe()
+	(&gen{r: rand.New(rand.NewPCG(seed, uint64(idx)^hostStream))}).hosts(u)
 	addHarnessObjects(u, idx, g.chance(0.75))
 	return newScenarioFrom(seed, idx, u, g, probes)
 }
@@ -71,6 +72,9 @@ func (u *Universe) Objects() []api.Resource {
 		out = append(out, o)
 	}
 	for _, o := range u.WEPs {
+		out = append(out, o)
+	}
+	for _, o := range u.HEPs {
 		out = append(out, o)
 	}
 	return out

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/calico-host/calico-host/pkg/api"
 )
@@ -59,8 +60,17 @@ func edits(u *Universe) []edit {
 			return true
 		})
 	}
+	for i := range u.HEPs {
+		out = append(out, func(u *Universe) bool { u.HEPs = remove(u.HEPs, i); return true })
+	}
+	for i := range u.GNPs {
+		out = append(out, func(u *Universe) bool {
+			return i < len(u.GNPs) && u.GNPs[i].Spec.Tier != controlTier && clearFlag(&u.GNPs[i].Spec.ApplyOnForward)
+		})
+	}
 	out = append(out, ruleEdits(u)...)
-	return append(out, endpointEdits(u)...)
+	out = append(out, endpointEdits(u)...)
+	return append(out, hostEndpointEdits(u)...)
 }
 
 func remove[T any](s []T, i int) []T {
@@ -157,6 +167,14 @@ func clear(s *string) bool {
 	return true
 }
 
+func clearFlag(b *bool) bool {
+	if !*b {
+		return false
+	}
+	*b = false
+	return true
+}
+
 func clearList[T any](l *[]T) bool {
 	if len(*l) == 0 {
 		return false
@@ -202,15 +220,41 @@ func endpointEdits(u *Universe) []edit {
 			}
 			name := u.Profiles[pi].Name
 			for _, w := range u.WEPs {
-				for _, p := range w.Spec.Profiles {
-					if p == name {
-						return false // still referenced
-					}
+				if slices.Contains(w.Spec.Profiles, name) {
+					return false // still referenced
+				}
+			}
+			for _, h := range u.HEPs {
+				if slices.Contains(h.Spec.Profiles, name) {
+					return false
 				}
 			}
 			u.Profiles = remove(u.Profiles, pi)
 			return true
 		})
+	}
+	return out
+}
+
+// hostEndpointEdits drop host endpoint labels (not hep, which the harness selects on),
+// profile references and expected IPs.
+func hostEndpointEdits(u *Universe) []edit {
+	var out []edit
+	for hi, h := range u.HEPs {
+		for _, k := range sortedLabelKeys(h.Labels) {
+			out = append(out, func(u *Universe) bool {
+				if hi >= len(u.HEPs) {
+					return false
+				}
+				if _, ok := u.HEPs[hi].Labels[k]; !ok {
+					return false
+				}
+				delete(u.HEPs[hi].Labels, k)
+				return true
+			})
+		}
+		out = append(out, func(u *Universe) bool { return hi < len(u.HEPs) && clearList(&u.HEPs[hi].Spec.Profiles) })
+		out = append(out, func(u *Universe) bool { return hi < len(u.HEPs) && clearList(&u.HEPs[hi].Spec.ExpectedIPs) })
 	}
 	return out
 }

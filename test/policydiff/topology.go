@@ -17,6 +17,7 @@ import (
 //	  10.65.200.0/24 (remote workloads), fd5c:e::/32 and fd5c:1:200::/64 to it
 //
 // Remote workloads (node host-9) exist only in etcd: the outside sends with their addresses.
+// Host endpoints of host-1 are on ext0 (hep=ext0) and "*" (hep=all), drawn per scenario.
 
 // slot is one workload: its endpoint's fixed identity and addresses.
 type slot struct {
@@ -26,6 +27,10 @@ type slot struct {
 	Node     string
 	Sentinel bool
 }
+
+// uplink is the host's interface to the outside namespace: every address that no local
+// workload owns is routed through it.
+const uplink = "ext0"
 
 const (
 	localNode  = "host-1" // topo names its first host so

@@ -1,6 +1,8 @@
 package calc
 
 import (
+	"cmp"
+	"errors"
 	"fmt"
 	"net/netip"
 
@@ -39,12 +41,7 @@ func (g *Graph) applyResource(k resourceKey, v any) error {
 	case "tiers":
 		return g.onTier(k, v)
 	case "profiles":
-		p, err := as[api.Profile](v)
-		if p == nil {
-			g.profiles.update(k.name, nil)
-			return err
-		}
-		g.profiles.update(k.name, &p.Spec)
+		return g.onProfile(k, v)
 	case "nodes":
 		return g.onNode(k, v)
 	case "ippools":
@@ -105,16 +102,31 @@ func (g *Graph) onLiveMigration(k resourceKey, v any) error {
 	return err
 }
 
+// onHostEndpoint records a host endpoint. One that failed validation is kept without its
+// profiles (see hostItem); its problems are logged with the key, once per change of the key.
 func (g *Graph) onHostEndpoint(k resourceKey, v any) error {
 	id := hostItemPrefix + k.name
+	v, invalid := unwrapInvalid(v)
 	h, err := as[api.HostEndpoint](v)
 	var it *item
 	var ep *localEndpoint
+	var skipped []error
 	if h != nil {
-		it, ep, err = hostItem(g.host, k.name, h)
+		it, ep, skipped = hostItem(g.host, k.name, h, invalid != nil)
 	}
 	g.setEndpoint(id, it, ep)
-	return err
+	if invalid == nil {
+		return cmp.Or(err, errors.Join(skipped...))
+	}
+	for _, e := range skipped {
+		g.log.Warn().Err(e).Str("key", k.String()).Msg("Skipping a host endpoint field that cannot be used")
+	}
+	if it == nil {
+		return invalid
+	}
+	g.log.Error().Err(invalid).Str("key", k.String()).Bool("local", ep != nil).
+		Msg("Host endpoint failed validation; its profiles do not apply: traffic its policies do not allow is dropped (fail closed)")
+	return nil
 }
 
 // setEndpoint registers an endpoint's item (nil: gone) and its local part (nil: not local).
@@ -129,28 +141,40 @@ func (g *Graph) setEndpoint(id string, it *item, ep *localEndpoint) {
 	}
 }
 
+// onNetworkSet records a network set. One that failed validation keeps its labels and the
+// entries of nets that parse (as in Project Calico): treated as absent, a deny rule selecting it
+// would match nothing. Each skipped entry is logged with the key, once per change of the key.
 func (g *Graph) onNetworkSet(k resourceKey, v any) error {
+	v, invalid := unwrapInvalid(v)
 	var it *item
+	var skipped []error
 	var err error
 	id := netSetItemPrefix + k.name
 	if k.plural == "networksets" {
 		id = nsNetSetItemPrefix + k.namespace + "/" + k.name
 		var ns *api.NetworkSet
 		if ns, err = as[api.NetworkSet](v); ns != nil {
-			it, err = netSetItem(k.namespace, ns.Labels, &ns.Spec)
+			it, skipped = netSetItem(k.namespace, ns.Labels, &ns.Spec)
 		}
 	} else {
 		var gns *api.GlobalNetworkSet
 		if gns, err = as[api.GlobalNetworkSet](v); gns != nil {
-			it, err = netSetItem("", gns.Labels, &gns.Spec)
+			it, skipped = netSetItem("", gns.Labels, &gns.Spec)
 		}
 	}
 	if it == nil {
 		g.items.remove(id)
-	} else {
-		g.items.update(id, it)
+		return err
 	}
-	return err
+	if invalid != nil {
+		g.log.Warn().Err(invalid).Str("key", k.String()).Int("nets", len(it.nets)).
+			Msg("Network set failed validation; keeping its labels and the entries that parse")
+	}
+	for _, e := range skipped {
+		g.log.Warn().Err(e).Str("key", k.String()).Msg("Skipping a network set entry that does not parse")
+	}
+	g.items.update(id, it)
+	return nil
 }
 
 func (g *Graph) onPolicy(k resourceKey, v any) error {
@@ -159,10 +183,7 @@ func (g *Graph) onPolicy(k resourceKey, v any) error {
 		kind, key = "np", "np/"+k.namespace+"/"+k.name
 	}
 	var view api.PolicySpecView
-	var invalid error
-	if inv, ok := v.(*syncer.Invalid); ok {
-		v, invalid = inv.Value, inv.Err
-	}
+	v, invalid := unwrapInvalid(v)
 	switch p := v.(type) {
 	case *api.GlobalNetworkPolicy:
 		view = p.View()
@@ -181,34 +202,90 @@ func (g *Graph) onPolicy(k resourceKey, v any) error {
 		return fmt.Errorf("network policy without namespace")
 	}
 	p, err := newPolicyInfo(kind, k.name, view)
-	if err != nil {
+	switch {
+	case err != nil && invalid == nil:
 		g.policies.remove(key)
-		if invalid != nil {
-			return fmt.Errorf("%w; its selector does not parse either (%w)", invalid, err)
-		}
 		return err
+	case err != nil:
+		p, err = newPolicyInfo(kind, k.name, widestScope(view))
+		if err != nil { // its tier or namespace is not usable either
+			g.policies.remove(key)
+			return fmt.Errorf("%w; it cannot be placed (%w)", invalid, err)
+		}
+		g.log.Error().Err(invalid).Str("key", k.String()).Str("policy", key).
+			Msg("Policy failed validation and its selector does not parse; every endpoint it could select drops the traffic it would decide (fail closed)")
+	case invalid != nil:
+		g.log.Error().Err(invalid).Str("key", k.String()).Str("policy", key).
+			Msg("Policy failed validation; the endpoints it selects drop the traffic it would decide (fail closed)")
 	}
 	if invalid != nil {
 		p.failClosed(invalid)
-		g.log.Error().Err(invalid).Str("key", k.String()).Str("policy", key).
-			Msg("Policy failed validation; the endpoints it selects drop the traffic it would decide (fail closed)")
 	}
 	g.policies.update(p)
 	return nil
 }
 
+// widestScope is a policy whose selectors do not parse, made to select every endpoint it could
+// select: all of them for a GlobalNetworkPolicy, those of its namespace for a NetworkPolicy.
+func widestScope(v api.PolicySpecView) api.PolicySpecView {
+	v.Selector, v.NamespaceSel, v.ServiceAcctSel = "all()", "", ""
+	return v
+}
+
+// onProfile records a profile. One that failed validation is kept as drop-all (its labels
+// still apply): treated as absent, the endpoints naming it would fall through to their next
+// profile.
+func (g *Graph) onProfile(k resourceKey, v any) error {
+	v, invalid := unwrapInvalid(v)
+	p, err := as[api.Profile](v)
+	if p == nil {
+		g.profiles.update(k.name, nil, nil)
+		return err
+	}
+	if invalid != nil {
+		g.log.Error().Err(invalid).Str("key", k.String()).Str("profile", k.name).
+			Msg("Profile failed validation; the endpoints that name it drop all traffic it would decide (fail closed)")
+	}
+	g.profiles.update(k.name, &p.Spec, invalid)
+	return nil
+}
+
+// unwrapInvalid returns the resource inside a *syncer.Invalid and why it is invalid, or v and
+// nil.
+func unwrapInvalid(v any) (any, error) {
+	if inv, ok := v.(*syncer.Invalid); ok {
+		return inv.Value, inv.Err
+	}
+	return v, nil
+}
+
+// onTier records a tier. One that failed validation keeps its order with default action Deny:
+// treated as absent, its policies (and their deny rules) would be inactive.
 func (g *Graph) onTier(k resourceKey, v any) error {
+	v, invalid := unwrapInvalid(v)
 	t, err := as[api.Tier](v)
 	if t == nil {
 		g.policies.updateTier(k.name, nil)
 		return err
 	}
 	ti := tierFromAPI(t)
+	if invalid != nil {
+		ti.defaultAction = api.ActionDeny
+		g.log.Error().Err(invalid).Str("key", k.String()).
+			Msg("Tier failed validation; its policies apply at its order, and what they do not decide is dropped (fail closed)")
+	}
 	g.policies.updateTier(k.name, &ti)
 	return nil
 }
 
+// onNode records a Node. One that failed validation is used as far as it parses (as Project
+// Calico's felix, which takes a Node's fields one by one): treated as absent, this host's Node
+// would stop selecting its selector-scoped FelixConfiguration.
 func (g *Graph) onNode(k resourceKey, v any) error {
+	v, invalid := unwrapInvalid(v)
+	if invalid != nil {
+		g.log.Warn().Err(invalid).Str("key", k.String()).Msg("Node failed validation; using the fields that parse")
+	}
 	n, err := as[api.Node](v)
 	var ni *nodeInfo
 	if n != nil {
@@ -228,7 +305,14 @@ func (g *Graph) onNode(k resourceKey, v any) error {
 	return err
 }
 
+// onPool records an IP pool. One that failed validation but whose CIDR parses is used as
+// written: treated as absent, traffic to it from natOutgoing pools would be masqueraded and
+// routes to its blocks would lose their encapsulation.
 func (g *Graph) onPool(k resourceKey, v any) error {
+	v, invalid := unwrapInvalid(v)
+	if invalid != nil {
+		g.log.Warn().Err(invalid).Str("key", k.String()).Msg("IP pool failed validation; using it as written where its CIDR parses")
+	}
 	p, err := as[api.IPPool](v)
 	var pool *IPPool
 	if p != nil {
@@ -239,7 +323,14 @@ func (g *Graph) onPool(k resourceKey, v any) error {
 	return err
 }
 
+// onFelixConfig records a FelixConfiguration. One that failed validation comes without the
+// fields that were invalid on their own (see syncer.FailClosedDecoder): the others apply.
 func (g *Graph) onFelixConfig(k resourceKey, v any) error {
+	v, invalid := unwrapInvalid(v)
+	if invalid != nil {
+		g.log.Warn().Err(invalid).Str("key", k.String()).
+			Msg("FelixConfiguration failed validation; ignoring the fields that are invalid, using the others")
+	}
 	fc, err := as[api.FelixConfiguration](v)
 	if fc == nil {
 		_ = g.config.setFelixConfig(k.name, nil)

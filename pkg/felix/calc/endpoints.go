@@ -145,15 +145,50 @@ func workloadPorts(in []api.WorkloadEndpointPort) []namedPort {
 	return out
 }
 
-// hostItem converts a HostEndpoint into its item and, if it is local, its endpoint.
-func hostItem(host, name string, h *api.HostEndpoint) (*item, *localEndpoint, error) {
+// hostItem converts a HostEndpoint into its item and, if it is local, its endpoint. A host
+// endpoint that failed validation (invalid) keeps what can be checked: its node, an interface
+// name that is one, its expected IPs that parse (the others are returned, for the caller to
+// log), its named ports and its labels as written, so that policies select it and IP sets hold it
+// as before; but its profiles do not apply (traffic no policy decides meets the endpoint's final
+// drop). Treated as absent, its interface would be unprotected.
+func hostItem(host, name string, h *api.HostEndpoint, invalid bool) (*item, *localEndpoint, []error) {
 	s := &h.Spec
 	hep := &HostEndpoint{Name: name, InterfaceName: s.InterfaceName, ProfileIDs: s.Profiles}
+	var skipped []error
+	if invalid && s.InterfaceName != "*" && s.InterfaceName != "" && !api.ValidInterfaceName(s.InterfaceName) {
+		hep.InterfaceName = ""
+		skipped = append(skipped, fmt.Errorf("spec.interfaceName: invalid interface name %q", s.InterfaceName))
+	}
+	nets, bad := hostAddrs(hep, s.ExpectedIPs)
+	skipped = append(skipped, bad...)
+	ports := endpointPorts(s.Ports)
+	if !invalid && len(skipped) > 0 {
+		return nil, nil, skipped[:1]
+	}
+	if invalid {
+		hep.ProfileIDs = nil
+	}
+	if hep.InterfaceName == "" && len(nets) == 0 {
+		return nil, nil, append(skipped, fmt.Errorf("host endpoint names neither an interface nor an address"))
+	}
+	it := &item{kind: itemHost, own: globalLabels(h.Labels), parents: s.Profiles, nets: nets, ports: ports,
+		local: s.Node == host}
+	if !it.local {
+		return it, nil, skipped
+	}
+	return it, &localEndpoint{hep: hep, profiles: hep.ProfileIDs}, skipped
+}
+
+// hostAddrs parses a host endpoint's expected IPs into hep and returns them as host prefixes,
+// with an error for each one that does not parse.
+func hostAddrs(hep *HostEndpoint, ips []string) ([]netip.Prefix, []error) {
 	var nets []netip.Prefix
-	for _, ip := range s.ExpectedIPs {
+	var bad []error
+	for i, ip := range ips {
 		a, err := netip.ParseAddr(ip)
-		if err != nil {
-			return nil, nil, fmt.Errorf("invalid expectedIP %q", ip)
+		if err != nil || a.Zone() != "" {
+			bad = append(bad, fmt.Errorf("spec.expectedIPs[%d]: invalid expectedIP %q", i, ip))
+			continue
 		}
 		a = a.Unmap()
 		nets = append(nets, netip.PrefixFrom(a, a.BitLen()))
@@ -163,32 +198,48 @@ func hostItem(host, name string, h *api.HostEndpoint) (*item, *localEndpoint, er
 			hep.ExpectedIPv6Addrs = append(hep.ExpectedIPv6Addrs, a)
 		}
 	}
+	return nets, bad
+}
+
+// endpointPorts returns a host endpoint's named ports (those whose protocol has a number).
+func endpointPorts(in []api.EndpointPort) []namedPort {
 	var ports []namedPort
-	for _, p := range s.Ports {
+	for _, p := range in {
 		if n, ok := p.Protocol.NumberValue(); ok && p.Name != "" {
 			ports = append(ports, namedPort{name: p.Name, proto: n, port: p.Port})
 		}
 	}
-	it := &item{kind: itemHost, own: globalLabels(h.Labels), parents: s.Profiles, nets: nets, ports: ports,
-		local: s.Node == host}
-	if !it.local {
-		return it, nil, nil
-	}
-	return it, &localEndpoint{hep: hep, profiles: s.Profiles}, nil
+	return ports
 }
 
-// netSetItem converts a GlobalNetworkSet (ns "") or NetworkSet into its item.
-func netSetItem(ns string, labels map[string]string, spec *api.NetworkSetSpec) (*item, error) {
-	nets, err := parseNets(spec.Nets)
-	if err != nil {
-		return nil, err
-	}
+// netSetItem converts a GlobalNetworkSet (ns "") or NetworkSet into its item. As in Project
+// Calico, an entry of nets that does not parse is skipped (returned, for the caller to log):
+// the set keeps its other entries and its labels, so that a rule selecting it still matches
+// them.
+func netSetItem(ns string, labels map[string]string, spec *api.NetworkSetSpec) (*item, []error) {
+	nets, skipped := parseNetsSkipping(spec.Nets)
 	if ns == "" {
-		return &item{kind: itemNetSet, own: globalLabels(labels), nets: nets}, nil
+		return &item{kind: itemNetSet, own: globalLabels(labels), nets: nets}, skipped
 	}
 	own := endpointLabels(labels)
 	own[labelNamespace] = ns
-	return &item{kind: itemNetSet, own: own, ns: ns, nets: nets}, nil
+	return &item{kind: itemNetSet, own: own, ns: ns, nets: nets}, skipped
+}
+
+// parseNetsSkipping parses what parseNets does, skipping the entries that do not parse: each
+// comes back as an error naming its index.
+func parseNetsSkipping(in []string) ([]netip.Prefix, []error) {
+	var out []netip.Prefix
+	var skipped []error
+	for i, s := range in {
+		p, err := parsePrefixOrAddr(s)
+		if err != nil {
+			skipped = append(skipped, fmt.Errorf("spec.nets[%d]: %w", i, err))
+			continue
+		}
+		out = append(out, p.Masked())
+	}
+	return out, skipped
 }
 
 // endpointCalc follows this host's endpoints and emits them with their resolved policy. It

@@ -21,18 +21,22 @@ func decoded(t *testing.T, key, value string) syncer.Update {
 // bad CIDR) but whose selector parses is not treated as absent (its deny rule would vanish,
 // widening what the endpoint accepts): the endpoints it selects get a policy in its place that
 // drops everything reaching it. Made valid again, it is enforced as written; with a selector
-// that does not parse either, it is absent.
+// that does not parse either, the drop applies to every endpoint it could have selected.
 func TestInvalidPolicyFailsClosed(t *testing.T) {
 	key := resKey("globalnetworkpolicies", "", "deny-bad")
 	bad := `{"kind":"GlobalNetworkPolicy","apiVersion":"projectcalico.org/v3","metadata":{"name":"deny-bad"},
 	  "spec":{"selector":"role == 'web'","types":["Ingress"],
 	  "ingress":[{"action":"Deny","source":{"nets":["10.1.0.0/99"]}},{"action":"Allow"}]}}`
 	g, m := newTestGraph("h1"), newModel()
-	snapshot(g, wep("ns1", "h1", "a", map[string]string{"role": "web"}, []string{"10.65.0.1/32"}), decoded(t, key, bad))
+	snapshot(g, wep("ns1", "h1", "a", map[string]string{"role": "web"}, []string{"10.65.0.1/32"}),
+		wep("ns2", "h1", "b", map[string]string{"role": "db"}, []string{"10.65.0.2/32"}), decoded(t, key, bad))
 	flushInto(t, g, m)
-	a := wepID("ns1", "a")
+	a, b := wepID("ns1", "a"), wepID("ns2", "b")
 	if got := ingressPolicies(m, a); len(got) != 1 || got[0] != "default:deny-bad" {
 		t.Fatalf("ingress policies of the selected endpoint = %v, want the invalid policy in place", got)
+	}
+	if got := ingressPolicies(m, b); len(got) != 0 {
+		t.Fatalf("an endpoint the policy does not select got it: %v", got)
 	}
 	p := m.Policies[gnpID("deny-bad")]
 	if p == nil || len(p.InboundRules) != 1 || p.InboundRules[0].Action != RuleDeny ||
@@ -50,7 +54,31 @@ func TestInvalidPolicyFailsClosed(t *testing.T) {
 	unparsable := strings.Replace(bad, "role == 'web'", "role == ", 1)
 	feed(g, decoded(t, key, unparsable))
 	flushInto(t, g, m)
-	if got := ingressPolicies(m, a); len(got) != 0 {
-		t.Fatalf("a policy whose selector does not parse still applies: %v", got)
+	for _, id := range []WorkloadEndpointID{a, b} {
+		if got := ingressPolicies(m, id); len(got) != 1 || got[0] != "default:deny-bad" {
+			t.Fatalf("policy with an unparsable selector: ingress policies of %v = %v, want the drop in place", id, got)
+		}
+	}
+	if p := m.Policies[gnpID("deny-bad")]; p == nil || len(p.InboundRules) != 1 || p.InboundRules[0].Invalid == "" {
+		t.Fatalf("the policy with an unparsable selector is not a drop: %+v", p)
+	}
+}
+
+// TestInvalidNetworkPolicyUnparsableSelector: a NetworkPolicy whose selector does not parse
+// drops at every endpoint of its namespace, and only there.
+func TestInvalidNetworkPolicyUnparsableSelector(t *testing.T) {
+	key := resKey("networkpolicies", "ns1", "np-bad")
+	bad := `{"kind":"NetworkPolicy","apiVersion":"projectcalico.org/v3","metadata":{"name":"np-bad","namespace":"ns1"},
+	  "spec":{"selector":"role == ","types":["Egress"],"egress":[{"action":"Allow"}]}}`
+	g, m := newTestGraph("h1"), newModel()
+	snapshot(g, wep("ns1", "h1", "a", nil, []string{"10.65.0.1/32"}),
+		wep("ns2", "h1", "b", nil, []string{"10.65.0.2/32"}), decoded(t, key, bad))
+	flushInto(t, g, m)
+	if w := m.WEPs[wepID("ns1", "a")]; w == nil || len(w.Tiers) != 1 || len(w.Tiers[0].IngressPolicies) != 1 ||
+		len(w.Tiers[0].EgressPolicies) != 1 {
+		t.Fatalf("endpoint of the policy's namespace: %+v, want the drop in both directions", w)
+	}
+	if w := m.WEPs[wepID("ns2", "b")]; w == nil || len(w.Tiers) != 0 {
+		t.Fatalf("endpoint of another namespace got the policy: %+v", w)
 	}
 }

@@ -31,13 +31,23 @@ func newNodeInfo(name string, n *api.Node) *nodeInfo {
 	}
 	ni.vxlan[0] = parseAddrFamily(n.Spec.IPv4VXLANTunnelAddr, 4)
 	ni.vxlan[1] = parseAddrFamily(n.Spec.IPv6VXLANTunnelAddr, 6)
-	ni.mac[0], ni.mac[1] = n.Spec.VXLANTunnelMACAddr, n.Spec.VXLANTunnelMACAddrV6
+	ni.mac[0], ni.mac[1] = parseMAC(n.Spec.VXLANTunnelMACAddr), parseMAC(n.Spec.VXLANTunnelMACAddrV6)
 	ni.wgKey[0], ni.wgKey[1] = n.Status.WireguardPublicKey, n.Status.WireguardPublicKeyV6
 	if w := n.Spec.Wireguard; w != nil {
 		ni.wgAddr[0] = parseAddrFamily(w.InterfaceIPv4Address, 4)
 		ni.wgAddr[1] = parseAddrFamily(w.InterfaceIPv6Address, 6)
 	}
 	return ni
+}
+
+// parseMAC returns a stored MAC in canonical form, or "" (computed instead) when it is not one
+// (only a Node that failed validation has such a MAC).
+func parseMAC(s string) string {
+	m, err := net.ParseMAC(s)
+	if err != nil || len(m) != 6 {
+		return ""
+	}
+	return m.String()
 }
 
 // parseHostPrefix parses "198.18.0.1/24" (keeping the address) or a bare address of a family.

@@ -89,13 +89,15 @@ func newPolicyCalc(log zerolog.Logger, ipsets *ipSetCalc, onEndpoint func(string
 	return c
 }
 
-// tier returns a tier's ordering data and whether it is valid (exists, or is implicit).
-func (c *policyCalc) tier(name string) (tierInfo, bool) {
+// tier returns a tier's ordering data: its Tier object's, an implicit tier's, or missingTier.
+func (c *policyCalc) tier(name string) tierInfo {
 	if t, ok := c.tiers[name]; ok {
-		return t, true
+		return t
 	}
-	t, ok := implicitTiers[name]
-	return t, ok
+	if t, ok := implicitTiers[name]; ok {
+		return t
+	}
+	return missingTier
 }
 
 // newPolicyInfo builds a policyInfo from a GlobalNetworkPolicy or NetworkPolicy view.
@@ -142,9 +144,7 @@ func (c *policyCalc) update(p *policyInfo) {
 	}
 	c.policies[p.key] = p
 	addToSet(c.byTier, p.id.Tier, p.key)
-	if _, ok := c.tier(p.id.Tier); ok {
-		c.index.UpdateSelector(p.key, p.sel)
-	}
+	c.index.UpdateSelector(p.key, p.sel)
 	if old != nil && !old.sameMeta(p) {
 		c.markMatchedEndpoints(p.key)
 	}
@@ -163,24 +163,19 @@ func (c *policyCalc) remove(key string) {
 	c.dirty[key] = true
 }
 
-// updateTier records a tier (nil when deleted).
+// updateTier records a tier (nil when deleted): the endpoints its policies match re-sort.
 func (c *policyCalc) updateTier(name string, t *tierInfo) {
-	oldT, wasValid := c.tier(name)
+	oldT := c.tier(name)
 	if t != nil {
 		c.tiers[name] = *t
 	} else {
 		delete(c.tiers, name)
 	}
-	newT, isValid := c.tier(name)
+	if c.tier(name).equal(oldT) {
+		return
+	}
 	for key := range c.byTier[name] {
-		switch {
-		case isValid && !wasValid:
-			c.index.UpdateSelector(key, c.policies[key].sel)
-		case wasValid && !isValid:
-			c.index.DeleteSelector(key)
-		case !oldT.equal(newT):
-			c.markMatchedEndpoints(key)
-		}
+		c.markMatchedEndpoints(key)
 	}
 }
 

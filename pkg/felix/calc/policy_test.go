@@ -116,9 +116,10 @@ func TestProfileLabelInheritance(t *testing.T) {
 			}
 		})
 	}
-	// The endpoint still lists the deleted profile: it is sent empty.
-	if p := m.Profiles["p1"]; p == nil || len(p.InboundRules)+len(p.OutboundRules) != 0 {
-		t.Errorf("deleted but referenced profile = %+v, want an empty profile", p)
+	// The endpoint still lists the deleted profile: it is sent as drop-all (Project Calico's
+	// default-drop profile).
+	if p := m.Profiles["p1"]; p == nil || !isDropAll(p, false) {
+		t.Errorf("deleted but referenced profile = %+v, want a deny rule in each direction", p)
 	}
 }
 
@@ -141,7 +142,7 @@ func TestTierOrderingWithPass(t *testing.T) {
 		pol("early.x", "early", ord(1), "Ingress"),
 		pol("late.y", "late", ord(1), "Ingress"),
 		pol("d", "default", ord(1), "Ingress"),
-		pol("orphan.o", "orphan", ord(1), "Ingress"), // no Tier object: inactive
+		pol("orphan.o", "orphan", ord(1), "Ingress"), // no Tier object: after every tier, default Deny
 		wep("ns1", "h1", "a", nil, []string{"10.65.0.1/32"}))
 	flushInto(t, g, m)
 	id := func(tierName, name string) PolicyID { return PolicyID{Tier: tierName, Kind: "gnp", Name: name} }
@@ -153,14 +154,12 @@ func TestTierOrderingWithPass(t *testing.T) {
 				id("security", "security.z")}},
 		{Name: "default", DefaultAction: "Deny", IngressPolicies: []PolicyID{id("default", "d")}},
 		{Name: "late", DefaultAction: "Deny", IngressPolicies: []PolicyID{id("late", "late.y")}},
+		{Name: "orphan", DefaultAction: "Deny", IngressPolicies: []PolicyID{id("orphan", "orphan.o")}},
 	}
 	if diff := cmp.Diff(want, m.WEPs[wepID("ns1", "a")].Tiers); diff != "" {
 		t.Errorf("tiers (-want +got):\n%s", diff)
 	}
-	if _, ok := m.Policies[id("orphan", "orphan.o")]; ok {
-		t.Error("a policy in a tier that does not exist is active")
-	}
-	// Creating the tier activates its policy; reordering tiers reorders the endpoint's tiers.
+	// Creating the tier puts it at its order; reordering tiers reorders the endpoint's tiers.
 	feed(g, tier("orphan", ord(1), "Deny"), tier("late", ord(0), "Deny"))
 	flushInto(t, g, m)
 	var names []string
@@ -170,11 +169,16 @@ func TestTierOrderingWithPass(t *testing.T) {
 	if wantNames := []string{"late", "orphan", "early", "security", "default"}; !slices.Equal(names, wantNames) {
 		t.Errorf("tier order = %v, want %v", names, wantNames)
 	}
-	// Deleting a tier deactivates its policies.
+	// Deleting a tier puts its policies after every tier again (left out, their deny rules
+	// would vanish).
 	feed(g, del(resKey("tiers", "", "orphan")))
 	flushInto(t, g, m)
-	if _, ok := m.Policies[id("orphan", "orphan.o")]; ok {
-		t.Error("policy of a deleted tier still active")
+	names = names[:0]
+	for _, ti := range m.WEPs[wepID("ns1", "a")].Tiers {
+		names = append(names, ti.Name)
+	}
+	if wantNames := []string{"late", "early", "security", "default", "orphan"}; !slices.Equal(names, wantNames) {
+		t.Errorf("tier order after deleting orphan = %v, want %v", names, wantNames)
 	}
 }
 

@@ -1,7 +1,6 @@
 package calc
 
 import (
-	"cmp"
 	"fmt"
 	"net/netip"
 
@@ -14,16 +13,25 @@ func newPool(name string, p *api.IPPool) (*IPPool, error) {
 	if err != nil {
 		return nil, fmt.Errorf("invalid cidr %q", p.Spec.CIDR)
 	}
-	mode, ipip := cmp.Or(p.Spec.VXLANMode, api.EncapNever), cmp.Or(p.Spec.IPIPMode, api.EncapNever)
 	return &IPPool{
 		Name:             name,
 		CIDR:             netip.PrefixFrom(cidr.Addr().Unmap(), cidr.Bits()).Masked(),
 		NATOutgoing:      p.Spec.NATOutgoing,
-		VXLANMode:        mode,
-		IPIPMode:         ipip,
+		VXLANMode:        encapMode(p.Spec.VXLANMode),
+		IPIPMode:         encapMode(p.Spec.IPIPMode),
 		Disabled:         p.Spec.Disabled,
 		DisableBGPExport: p.Spec.DisableBGPExport,
 	}, nil
+}
+
+// encapMode is a pool's encapsulation mode: Never when unset or not a mode (only a pool that
+// failed validation has one).
+func encapMode(m string) string {
+	switch m {
+	case api.EncapAlways, api.EncapCrossSubnet:
+		return m
+	}
+	return api.EncapNever
 }
 
 // poolCalc keeps the IP pools and emits their changes.

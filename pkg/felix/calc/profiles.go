@@ -10,14 +10,16 @@ import (
 )
 
 // profileCalc keeps every profile, starting with the built-in projectcalico-default-allow. A
-// profile is active while a local endpoint lists it; an
-// active profile that does not exist is sent with no rules (it matches nothing, so the endpoint
-// falls through to its final drop, as it would without the profile), which keeps every ID an
-// endpoint refers to defined in the dataplane. labelsToApply go to the item registry for
-// label inheritance.
+// profile is active while a local endpoint lists it. As in Project Calico, an active profile
+// that does not exist (not stored, or deleted while endpoints still name it) is sent with a
+// drop-all rule in each direction, and so is one that failed validation: either stops the
+// endpoint's profile walk there (a later profile never decides), which keeps every ID an
+// endpoint refers to defined in the dataplane. labelsToApply go to the item registry for label
+// inheritance (those of an invalid profile as written: they are plain strings to selectors).
 type profileCalc struct {
 	log      zerolog.Logger
 	profiles map[string]*api.ProfileSpec
+	invalid  map[string]string              // profile -> why it failed validation
 	refs     map[string]map[string]struct{} // profile -> local endpoint item IDs
 	dirty    map[string]struct{}
 	rendered map[string]*renderedRules
@@ -30,6 +32,7 @@ func newProfileCalc(log zerolog.Logger, ipsets *ipSetCalc, registry *itemRegistr
 	return &profileCalc{
 		log:      log,
 		profiles: map[string]*api.ProfileSpec{api.DefaultAllowProfileName: &builtin},
+		invalid:  map[string]string{},
 		refs:     map[string]map[string]struct{}{},
 		dirty:    map[string]struct{}{},
 		rendered: map[string]*renderedRules{},
@@ -38,20 +41,24 @@ func newProfileCalc(log zerolog.Logger, ipsets *ipSetCalc, registry *itemRegistr
 	}
 }
 
-// update records a profile (spec nil when deleted). Project Calico's built-in
-// projectcalico-default-allow (allow all, never stored in etcd) always exists: as Project
-// Calico's client, we ignore a key of that name.
-func (c *profileCalc) update(name string, spec *api.ProfileSpec) {
+// update records a profile (spec nil when deleted; invalid non-nil when it failed validation).
+// Project Calico's built-in projectcalico-default-allow (allow all, never stored in etcd)
+// always exists: as Project Calico's client, we ignore a key of that name.
+func (c *profileCalc) update(name string, spec *api.ProfileSpec, invalid error) {
 	if api.IsDefaultAllowProfile(name) {
 		c.log.Warn().Str("profile", name).Msg("Ignoring a stored profile with the name of the built-in allow-all profile")
 		return
 	}
+	delete(c.invalid, name)
 	if spec == nil {
 		delete(c.profiles, name)
 		c.registry.setProfileLabels(name, nil)
 	} else {
 		c.profiles[name] = spec
 		c.registry.setProfileLabels(name, spec.LabelsToApply)
+		if invalid != nil {
+			c.invalid[name] = "profile failed validation: " + invalid.Error()
+		}
 	}
 	if _, ok := c.refs[name]; ok {
 		c.dirty[name] = struct{}{}
@@ -96,10 +103,10 @@ func (c *profileCalc) flush() (updates, removes []Update) {
 
 func (c *profileCalc) render(name string, prev *renderedRules) *ActiveProfileUpdate {
 	r := &ruleRenderer{log: c.log.With().Str("profile", name).Logger(), sets: map[string]ipSetSpec{}}
-	prof := &Profile{}
-	if spec := c.profiles[name]; spec != nil {
-		prof.InboundRules = r.renderRules("ingress", spec.Ingress)
-		prof.OutboundRules = r.renderRules("egress", spec.Egress)
+	prof := c.dropAll(name)
+	if prof == nil {
+		spec := c.profiles[name]
+		prof = &Profile{InboundRules: r.renderRules("ingress", spec.Ingress), OutboundRules: r.renderRules("egress", spec.Egress)}
 	}
 	var prevSets map[string]ipSetSpec
 	if prev != nil {
@@ -111,4 +118,20 @@ func (c *profileCalc) render(name string, prev *renderedRules) *ActiveProfileUpd
 		return nil
 	}
 	return &ActiveProfileUpdate{Name: name, Profile: prof}
+}
+
+// dropAll returns the drop-all rules that stand for an active profile that does not exist
+// (logged here) or failed validation (logged with its key as it arrives), or nil for a valid
+// one. An invalid profile's rules carry the reason, so that the dataplane reports them.
+func (c *profileCalc) dropAll(name string) *Profile {
+	deny := Rule{Action: RuleDeny}
+	if why, bad := c.invalid[name]; bad {
+		deny.Invalid = why
+	} else if c.profiles[name] == nil {
+		c.log.Warn().Str("profile", name).
+			Msg("Endpoints name a profile that does not exist; it drops all traffic in both directions")
+	} else {
+		return nil
+	}
+	return &Profile{InboundRules: []Rule{deny}, OutboundRules: []Rule{deny}}
 }

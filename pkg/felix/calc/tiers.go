@@ -12,11 +12,18 @@ import (
 type tierInfo struct {
 	order         *float64
 	defaultAction string // "Deny" or "Pass"
+	missing       bool   // no Tier object (nor an implicit one): after every other tier
 }
+
+// missingTier is a tier whose policies exist without its Tier object (never written, deleted,
+// or undecodable). As in Project Calico's felix (its policy resolver applies the policies of
+// such a tier too, its sorter puts the tier after every known one), the policies apply, after
+// every other tier, and what they do not decide is dropped: left out, their deny rules would
+// vanish.
+var missingTier = tierInfo{defaultAction: api.ActionDeny, missing: true}
 
 // implicitTiers are used when their Tier object is absent: Project Calico's node startup creates
 // them, and policies written by tools that do not (networking-calico) still land in default.
-// Policies of any other tier without a Tier object are inactive, as in felix.
 var implicitTiers = map[string]tierInfo{
 	api.TierDefault: {order: ptr(1e6), defaultAction: api.ActionDeny},
 	"kube-admin":    {order: ptr(1e3), defaultAction: api.ActionPass},
@@ -35,13 +42,19 @@ func tierFromAPI(t *api.Tier) tierInfo {
 }
 
 func (a tierInfo) equal(b tierInfo) bool {
-	return a.defaultAction == b.defaultAction && (a.order == b.order ||
+	return a.defaultAction == b.defaultAction && a.missing == b.missing && (a.order == b.order ||
 		a.order != nil && b.order != nil && *a.order == *b.order)
 }
 
-// compareTiers orders tiers by order ascending (no order last), then by name.
+// compareTiers orders tiers by order ascending (no order last), then by name; missing tiers
+// come after all others.
 func compareTiers(an string, a tierInfo, bn string, b tierInfo) int {
 	switch {
+	case a.missing != b.missing:
+		if a.missing {
+			return 1
+		}
+		return -1
 	case a.order == nil && b.order != nil:
 		return 1
 	case a.order != nil && b.order == nil:
@@ -75,20 +88,18 @@ type tierLists struct {
 	normal, untracked, preDNAT, forward []TierInfo
 }
 
-// buildTierLists sorts the given policies (all in valid tiers) and groups them into tiers for
+// buildTierLists sorts the given policies and groups them into tiers for
 // each kind of policy.
 func (c *policyCalc) buildTierLists(pols []*policyInfo, host bool) tierLists {
 	slices.SortFunc(pols, func(a, b *policyInfo) int {
 		if a.id.Tier != b.id.Tier {
-			at, _ := c.tier(a.id.Tier)
-			bt, _ := c.tier(b.id.Tier)
-			return compareTiers(a.id.Tier, at, b.id.Tier, bt)
+			return compareTiers(a.id.Tier, c.tier(a.id.Tier), b.id.Tier, c.tier(b.id.Tier))
 		}
 		return comparePolicies(a, b)
 	})
 	var out tierLists
 	for _, p := range pols {
-		t, _ := c.tier(p.id.Tier)
+		t := c.tier(p.id.Tier)
 		switch {
 		case !host:
 			out.normal = appendToTier(out.normal, p, t, true)

@@ -103,7 +103,8 @@ type Profile struct {
 }
 
 // ActiveProfileUpdate adds or changes a profile referenced by a local endpoint. A profile that an
-// endpoint names but that does not exist is sent with no rules (it matches nothing).
+// endpoint names but that does not exist, or that failed validation, is sent with a single deny
+// rule in each direction (as Project Calico's felix does): it drops what reaches it.
 type ActiveProfileUpdate struct {
 	Name    string
 	Profile *Profile

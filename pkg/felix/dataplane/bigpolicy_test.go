@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/netip"
 	"testing"
+	"time"
 
 	"github.com/calico-host/calico-host/pkg/felix/calc"
 )
@@ -64,6 +65,8 @@ func sparseNets(n int, v6 bool) []netip.Prefix {
 // TestKernelLargeLists: rules with tens of thousands of ports and nets (v4 and v6, positive and
 // negated, source and destination) are accepted by the kernel.
 func TestKernelLargeLists(t *testing.T) {
+	applyTimeout = 2 * time.Minute // 20,000-element lists: seconds on a quiet machine, more on a loaded one
+	t.Cleanup(func() { applyTimeout = 10 * time.Second })
 	tp := newTopology(t)
 	tp.addWorkload(t, "b", ifB, ipB)
 	k := startDataplane(t, tp, Config{IPv6Support: true}, egressAll(), kwep("b", ifB, ipB))

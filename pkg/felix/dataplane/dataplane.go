@@ -139,7 +139,11 @@ func New(cfg Config, log zerolog.Logger, opts ...Option) (*Dataplane, error) {
 		status: newStatusTracker(), metrics: newMetrics(), firstApply: make(chan struct{}),
 	}
 	d.model.gates = newEndpointGates(cfg, log)
-	d.quar = newQuarantine(log, d.builder.describe)
+	d.quar = newQuarantine(log, d.builder.describe, sourceHooks{
+		of:      d.builder.sourcesOf,
+		current: func(key string) any { return d.builder.sourceCurrent(d.model, key) },
+	})
+	d.builder.sources.withheld = d.quar.withheld
 	if err := d.setKernel(o); err != nil {
 		d.close()
 		return nil, err
@@ -257,9 +261,9 @@ func (d *Dataplane) apply(ctx context.Context) ([]EndpointStatus, error) {
 	d.updateWorkloadMTU()
 	devs := vxlanDevices(d.cfg, d.model)
 	hosts, hepIfaces := resolveHostEndpoints(d.model, d.hostIfs)
-	d.quar.restore(d.builder.tables)
-	tables := d.builder.build(d.model, buildInput{hosts: hosts, vxlan: devs, ipip: ipipWanted(d.cfg, d.model)})
-	d.quar.enforce(tables, start)
+	in := buildInput{hosts: hosts, vxlan: devs, ipip: ipipWanted(d.cfg, d.model)}
+	d.quar.prepareSources(start)
+	tables := d.buildTables(in, start)
 	buildTime := time.Since(start)
 	var errs []error
 	if err := d.vxlan.Apply(ctx, devs); err != nil {
@@ -270,7 +274,7 @@ func (d *Dataplane) apply(ctx context.Context) ([]EndpointStatus, error) {
 		errs = append(errs, fmt.Errorf("applying WireGuard: %w", err))
 	}
 	defer d.tightenGC()()
-	st, err := d.applyTables(ctx, tables)
+	st, err := d.applyTables(ctx, tables, in)
 	d.metrics.observeQuarantine(d.quar.byKind())
 	if err != nil {
 		d.metrics.failed()
@@ -305,20 +309,36 @@ func (d *Dataplane) apply(ctx context.Context) ([]EndpointStatus, error) {
 	return statuses, nil
 }
 
+// buildTables brings the desired tables up to date (see rulesetBuilder.build), the quarantined
+// objects replaced and the quarantined user values left out.
+func (d *Dataplane) buildTables(in buildInput, now time.Time) []*nft.Table {
+	for _, key := range d.quar.takeChanged() {
+		d.builder.invalidateSource(d.model, key)
+	}
+	d.quar.restore(d.builder.tables)
+	tables := d.builder.build(d.model, in)
+	d.quar.enforce(tables, now)
+	return tables
+}
+
 // applyTables applies the tables; while the kernel refuses objects that may be quarantined,
-// it quarantines them and applies the rest again.
-func (d *Dataplane) applyTables(ctx context.Context, tables []*nft.Table) (apply.Stats, error) {
-	for range maxQuarantineRounds {
+// it quarantines them (building again when user values of the static chains are left out) and
+// applies the rest again.
+func (d *Dataplane) applyTables(ctx context.Context, tables []*nft.Table, in buildInput) (apply.Stats, error) {
+	for round := 0; ; round++ {
 		st, err := d.nft.Apply(ctx, tables...)
 		if err == nil {
 			d.quar.succeeded()
 			return st, nil
 		}
-		if !d.quar.refused(tables, err, time.Now()) {
+		now := time.Now()
+		if round == maxQuarantineRounds || !d.quar.refused(tables, err, now) {
 			return st, err
 		}
+		if len(d.quar.changed) > 0 {
+			tables = d.buildTables(in, now)
+		}
 	}
-	return d.nft.Apply(ctx, tables...)
 }
 
 // Quarantined counts the objects the kernel refused, now failing closed (for STATUS; the log

@@ -50,6 +50,7 @@ func TestMTUIfacePattern(t *testing.T) {
 	host.run(t, "ip", "link", "add", "fab0", "mtu", "1400", "type", "veth", "peer", "name", "fab1", "mtu", "1400")
 	host.run(t, "ip", "link", "set", "fab0", "up")
 	host.run(t, "ip", "link", "set", "fab1", "up")
+	waitLowerUp(t, host, "fab0") // the host MTU counts running interfaces only; a veth's carrier comes up shortly after
 	log := zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel)
 	for _, tc := range []struct{ pattern, want string }{{"^fab", "1400"}, {"", "1460"}} {
 		mtuFile := filepath.Join(t.TempDir(), "mtu")
@@ -65,4 +66,15 @@ func TestMTUIfacePattern(t *testing.T) {
 	if _, err := dataplane.New(dataplane.Config{Hostname: "host1", NetNS: host.path(), MTUIfacePattern: "("}, log); err == nil {
 		t.Errorf("an invalid MTUIfacePattern was accepted")
 	}
+}
+
+// waitLowerUp waits until iface in n has its carrier (LOWER_UP), up to 10 s.
+func waitLowerUp(t *testing.T, n *ns, iface string) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if strings.Contains(n.run(t, "ip", "link", "show", iface), "LOWER_UP") {
+			return
+		}
+	}
+	t.Fatalf("%s never got its carrier", iface)
 }

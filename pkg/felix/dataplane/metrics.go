@@ -61,7 +61,7 @@ func newMetrics() *metrics {
 		}, []string{"kind"}),
 		quarantined: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "calico_host_felix_quarantined_objects",
-			Help: "Policies, profiles, endpoints and IP sets the kernel refused, failing closed, by kind.",
+			Help: "Policies, profiles, endpoints, IP sets and failsafe entries the kernel refused, failing closed, by kind.",
 		}, []string{"kind"}),
 		ipipState: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "felix_ipip_device_state",
@@ -141,7 +141,7 @@ func (m *metrics) observeApply(st apply.Stats, seconds float64, chains, sets, we
 
 // observeQuarantine sets the quarantined objects gauge (every kind, zero included).
 func (m *metrics) observeQuarantine(byKind map[string]int) {
-	for _, k := range []string{"policy", "profile", "endpoint", "set"} {
+	for _, k := range []string{"policy", "profile", "endpoint", "set", "failsafe"} {
 		m.quarantined.WithLabelValues(k).Set(float64(byKind[k]))
 	}
 }

@@ -82,6 +82,22 @@ func TestKernelMillionNets(t *testing.T) {
 	check(t, "million nets",
 		expectation{"a (in the set) to b", func() bool { return canTCP(t, a, ipB, 8080) }, false},
 		expectation{"c (not in the set) to b", func() bool { return canTCP(t, c, ipB, 8080) }, true})
+	// The periodic full resync: with nothing else committed, then after another program's
+	// commits (the set's elements are not read back: trusted).
+	resync := func(what string) {
+		k.dp.nft.RequestFullSync()
+		start := time.Now()
+		k.send()
+		t.Logf("full resync with the million-net set, %s: %v", what, time.Since(start))
+	}
+	resync("nothing else committed")
+	for i, verb := range []string{"add", "delete"} {
+		tp.host.run(t, "nft", verb, "table", "ip", "other")
+		resync(fmt.Sprint("after another program's commit ", i+1))
+	}
+	check(t, "million nets after the resyncs",
+		expectation{"a (in the set) to b", func() bool { return canTCP(t, a, ipB, 8080) }, false},
+		expectation{"c (not in the set) to b", func() bool { return canTCP(t, c, ipB, 8080) }, true})
 	runtime.KeepAlive(g)
 	runtime.KeepAlive(k)
 }

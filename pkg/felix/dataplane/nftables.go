@@ -53,6 +53,7 @@ type rulesetBuilder struct {
 	recheckAllSets bool
 
 	policies map[calc.PolicyID]*calc.Policy // the model's, during a build (see repoint)
+	sources  sourceIndex                    // user values of the static chains (nftables_sources.go)
 }
 
 type wepEntry struct {
@@ -78,7 +79,7 @@ func newRulesetBuilder(cfg *rules.Config, table string, log zerolog.Logger) *rul
 		groupedBy: map[calc.PolicyID]groupedBy{},
 		calcSets:  map[string]bool{}, rendered: map[string]ipSetRev{},
 		volatile: map[tableObject]bool{}, missing: map[string]bool{}, setNames: map[string][2]string{},
-		setsToCheck: map[string]bool{},
+		setsToCheck: map[string]bool{}, sources: newSourceIndex(),
 	}
 	for _, v := range cfg.Families() {
 		t := nft.NewTable(rules.TableFamily(v), table)
@@ -158,15 +159,17 @@ func (b *rulesetBuilder) buildVolatile(m *model, in buildInput) {
 	for _, r := range hostEP.Refs {
 		b.addRef(r, true)
 	}
+	b.sources.rendered = b.sources.rendered[:0]
 	st := b.static(m, hd, in.vxlan)
 	st.IPIP = in.ipip
+	cfg := b.staticConfig(hd.Failsafes)
 	for i, v := range b.cfg.Families() {
 		t := b.tables[i]
 		for _, mp := range hostMaps {
 			must(t.PutMap(mp))
 			now[tableObject{i, mp.Name}] = true
 		}
-		for _, c := range rules.StaticChains(b.cfg, st, v) {
+		for _, c := range rules.StaticChains(cfg, st, v) {
 			must(t.PutChain(c))
 			now[tableObject{i, c.Name}] = true
 		}
@@ -223,10 +226,8 @@ func (b *rulesetBuilder) static(m *model, hd rules.HostDispatch, devs []VXLANDev
 		for _, n := range slices.Concat(ep.IPv4NAT, ep.IPv6NAT) {
 			st.FloatingIPs = append(st.FloatingIPs, rules.FloatingIP{Ext: n.ExtIP, Int: n.IntIP})
 		}
-		for _, p := range ep.AllowSpoofedSourcePrefixes {
-			st.SpoofAllowed = append(st.SpoofAllowed, rules.SpoofAllowed{Iface: ep.Name, Prefix: p})
-		}
 	}
+	st.SpoofAllowed = b.spoofAllowed(m)
 	slices.SortFunc(st.SpoofAllowed, func(a, c rules.SpoofAllowed) int {
 		return cmp.Or(cmp.Compare(a.Iface, c.Iface), cmp.Compare(a.Prefix.String(), c.Prefix.String()))
 	})

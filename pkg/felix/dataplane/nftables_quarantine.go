@@ -11,10 +11,13 @@ import (
 )
 
 // describe names the source of a chain or set of the tables for the quarantine: its metric
-// label (policy, profile, endpoint, set) and a description naming the objects (kind/name).
-// The label is empty for what may not be quarantined (the static chains, maps, internal sets).
+// label (policy, profile, endpoint, set; endpoint or failsafe for a user value of the static
+// chains) and a description naming the objects (kind/name). The label is empty for what may not
+// be quarantined (the static chains, maps, internal sets).
 func (b *rulesetBuilder) describe(kind nft.ObjectKind, name string) (label, what string) {
 	switch kind {
+	case objectSource:
+		return b.describeSource(name)
 	case nft.ObjectSet:
 		if !b.calcSets[name] {
 			return "", ""

@@ -93,13 +93,13 @@ func (b *rulesetBuilder) installOwner(iface string) {
 		}
 	}
 	if e := b.weps[owner]; found && !e.installed {
-		b.install(e)
+		b.install(owner, e)
 	}
 }
 
 // install adds an endpoint's dispatch map elements and, for each of its two chains that no
 // other endpoint uses already, the chain and its references.
-func (b *rulesetBuilder) install(e *wepEntry) {
+func (b *rulesetBuilder) install(id calc.WorkloadEndpointID, e *wepEntry) {
 	for _, wc := range e.ep {
 		if b.wlChains[wc.Chain.Name] == 0 {
 			b.putChain(wc.Chain)
@@ -109,8 +109,7 @@ func (b *rulesetBuilder) install(e *wepEntry) {
 		}
 		b.wlChains[wc.Chain.Name]++
 	}
-	key, from, to := rules.WorkloadDispatch(e.src.Name, e.ep)
-	b.dispatch.put(key, from, to)
+	b.dispatch.put(b.dispatchVerdicts(id, e))
 	e.installed = true
 }
 

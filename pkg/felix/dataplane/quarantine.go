@@ -26,12 +26,28 @@ import (
 // The builder keeps the true objects: before each build the quarantine puts them back (without
 // recording a change, so the builder's incremental updates apply to what it rendered), and after
 // the build it replaces those the builder left alone.
+//
+// A refused static chain cannot be replaced; the user values it holds can (objectSource
+// entries, see nftables_sources.go): the builder leaves a quarantined value out of the static
+// chains (withheld), and the quarantine tells it which values to render again (changed).
 type quarantine struct {
 	log      zerolog.Logger
 	entries  map[qKey]*qEntry
 	count    atomic.Int64 // len(entries), for status reports from other goroutines
 	describe func(kind nft.ObjectKind, name string) (kind2, what string)
+	sources  sourceHooks
+	changed  []string // user values quarantined or released since takeChanged
 }
+
+// sourceHooks are the builder's answers about the user values of the static chains.
+type sourceHooks struct {
+	of      func(o nft.Object, keys []nft.Key) []string // the values of refused chain o holding one of keys
+	current func(key string) any                        // a value's current version (nil: gone)
+}
+
+// objectSource is the kind of the entries of user values of the static chains: they are not
+// objects of the tables (their qKey.table is -1).
+const objectSource nft.ObjectKind = 0xff
 
 type qKey struct {
 	table int // index into the builder's tables
@@ -51,16 +67,19 @@ type qEntry struct {
 }
 
 // maxQuarantineRounds bounds the commits of one apply: each refused commit quarantines at
-// least one more object.
+// least one more object (usually every object at fault: see refused).
 const maxQuarantineRounds = 32
 
-func newQuarantine(log zerolog.Logger, describe func(nft.ObjectKind, string) (string, string)) *quarantine {
-	return &quarantine{log: log, entries: map[qKey]*qEntry{}, describe: describe}
+func newQuarantine(log zerolog.Logger, describe func(nft.ObjectKind, string) (string, string), sources sourceHooks) *quarantine {
+	return &quarantine{log: log, entries: map[qKey]*qEntry{}, describe: describe, sources: sources}
 }
 
 // restore puts the builder's objects back into the tables before a build.
 func (q *quarantine) restore(tables []*nft.Table) {
 	for k, e := range q.entries {
+		if k.kind == objectSource {
+			continue
+		}
 		t := tables[k.table]
 		switch o := e.original.(type) {
 		case *nft.Chain:
@@ -80,7 +99,7 @@ func (q *quarantine) restore(tables []*nft.Table) {
 func (q *quarantine) enforce(tables []*nft.Table, now time.Time) {
 	for _, k := range q.sortedKeys() {
 		e := q.entries[k]
-		if e.cause != nil {
+		if e.cause != nil || k.kind == objectSource {
 			continue
 		}
 		switch cur := current(tables[k.table], k); {
@@ -187,32 +206,33 @@ func dropChain(name, what string) *nft.Chain {
 	return &nft.Chain{Name: name, Rules: []nft.Rule{r}}
 }
 
-// refused quarantines the objects a refused commit names. It returns false when it cannot
-// (nothing new to quarantine, or an object that is not a policy, profile, endpoint or set
-// chain or set): the apply then fails as a whole.
+// refused quarantines the objects a refused commit names as causes (nft.CommitError.Causes:
+// every object the kernel refused on its own account, so that one round quarantines them all
+// whatever their number, and none refused only because of another). It returns false when it
+// cannot (nothing new to quarantine, or an object that is not a policy, profile, endpoint or
+// set chain or set): the apply then fails as a whole.
 func (q *quarantine) refused(tables []*nft.Table, err error, now time.Time) bool {
 	var ce *nft.CommitError
 	if !errors.As(err, &ce) || len(ce.Objects) == 0 {
 		return false
 	}
-	owners := ce.Owners()
-	if ce.Kernel {
-		// The kernel's table-wide checks refuse every rule after the first at fault.
-		owners = owners[:1]
-	}
-	added := false
-	for _, o := range owners {
-		k, ok := q.keyOf(tables, o)
-		if !ok {
-			return false
+	added, all := false, true
+	for _, o := range ce.Causes() {
+		if k, ok := q.keyOf(tables, o); ok {
+			added = q.add(tables[k.table], k, ce.Objects, now) || added
+			continue
 		}
-		added = q.add(tables[k.table], k, ce.Objects, now) || added
+		values := q.sources.of(o, refusedKeys(ce, o))
+		for _, v := range values {
+			added = q.addSource(v, o, ce.Objects, now) || added
+		}
+		all = all && len(values) > 0
 	}
 	if added {
 		q.enforceDependents(tables)
 		q.count.Store(int64(len(q.entries)))
 	}
-	return added
+	return added && all
 }
 
 // keyOf finds the table and key of a refused object, if it may be quarantined.
@@ -232,21 +252,56 @@ func (q *quarantine) keyOf(tables []*nft.Table, o nft.Object) (qKey, bool) {
 
 // add quarantines k (or, for an object being retried, doubles its delay).
 func (q *quarantine) add(t *nft.Table, k qKey, errs []nft.ObjectError, now time.Time) bool {
+	e := q.hold(k, current(t, k), objectErrors(k, errs), now)
+	if e == nil {
+		return false
+	}
+	q.replace(t, k, e)
+	q.log.Error().Str("kind", e.kind).Str("object", e.what).Str("error", e.err).Time("retryAt", e.retryAt).
+		Msg("The kernel refused an object; its endpoints fail closed (traffic reaching it is dropped) until it can be programmed")
+	return true
+}
+
+// addSource quarantines the user value key of static chain o (or, for a value being retried,
+// doubles its delay), for the next build to leave it out.
+func (q *quarantine) addSource(key string, o nft.Object, errs []nft.ObjectError, now time.Time) bool {
+	k := qKey{table: -1, kind: objectSource, name: key}
+	e := q.hold(k, q.sources.current(key), objectErrors(qKey{kind: o.Kind, name: o.Name}, errs), now)
+	if e == nil {
+		return false
+	}
+	q.changed = append(q.changed, key)
+	q.log.Error().Str("kind", e.kind).Str("object", e.what).Str("chain", o.Name).Str("error", e.err).Time("retryAt", e.retryAt).
+		Msg("The kernel refused a static chain holding this value; the value is left out (what it allowed is dropped; an endpoint's traffic is dropped) until it can be programmed")
+	return true
+}
+
+// hold makes or renews the entry of k, quarantined now with original as its true value; nil
+// when k is quarantined already (and not being retried).
+func (q *quarantine) hold(k qKey, original any, errText string, now time.Time) *qEntry {
 	e := q.entries[k]
 	if e != nil && !e.trying {
-		return false
+		return nil
 	}
 	if e == nil {
 		kind, what := q.describe(k.kind, k.name)
 		e = &qEntry{kind: kind, what: what, retry: backoff.Backoff{Min: 10 * time.Second, Max: 10 * time.Minute, Jitter: 0.2}}
 		q.entries[k] = e
 	}
-	e.original, e.trying, e.err = current(t, k), false, objectErrors(k, errs)
+	e.original, e.trying, e.err = original, false, errText
 	e.retryAt = now.Add(e.retry.Next())
-	q.replace(t, k, e)
-	q.log.Error().Str("kind", e.kind).Str("object", e.what).Str("error", e.err).Time("retryAt", e.retryAt).
-		Msg("The kernel refused an object; its endpoints fail closed (traffic reaching it is dropped) until it can be programmed")
-	return true
+	return e
+}
+
+// refusedKeys lists the keys of the elements the kernel named in its refusals of o.
+func refusedKeys(ce *nft.CommitError, o nft.Object) []nft.Key {
+	var out []nft.Key
+	for _, e := range ce.Objects {
+		if e.Object.Owner() == o && e.Key.Len() > 0 {
+			out = append(out, e.Key)
+		}
+	}
+	return out
 }
 
 // objectErrors joins the errors about k (or about rules of chain k).
@@ -258,6 +313,41 @@ func objectErrors(k qKey, errs []nft.ObjectError) string {
 		}
 	}
 	return strings.Join(out, "; ")
+}
+
+// prepareSources, before a build, releases the quarantined user values that changed or went
+// and lets those whose retry is due be tried; the builder renders them again (takeChanged).
+func (q *quarantine) prepareSources(now time.Time) {
+	for _, k := range q.sortedKeys() {
+		e := q.entries[k]
+		if k.kind != objectSource {
+			continue
+		}
+		switch cur := q.sources.current(k.name); {
+		case cur == nil || cur != e.original:
+			q.log.Info().Str("kind", e.kind).Str("object", e.what).Msg("Quarantined value changed; trying it again")
+			delete(q.entries, k)
+		case !e.trying && !now.Before(e.retryAt):
+			e.trying = true
+		default:
+			continue
+		}
+		q.changed = append(q.changed, k.name)
+	}
+	q.count.Store(int64(len(q.entries)))
+}
+
+// withheld reports whether user value key is quarantined (to be left out of the static chains).
+func (q *quarantine) withheld(key string) bool {
+	e := q.entries[qKey{table: -1, kind: objectSource, name: key}]
+	return e != nil && !e.trying
+}
+
+// takeChanged returns the user values quarantined, released or tried since the last call.
+func (q *quarantine) takeChanged() []string {
+	out := q.changed
+	q.changed = nil
+	return out
 }
 
 // succeeded forgets the objects tried in an apply that went through.

@@ -2,16 +2,19 @@ package dataplane
 
 import (
 	"errors"
-	"fmt"
 	"net"
 	"net/netip"
 	"os/exec"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
 )
 
 // Real traffic between the test namespaces, made with sockets opened inside them.
+
+// hostPort is addr:port, with an IPv6 address in brackets.
+func hostPort(addr string, port int) string { return net.JoinHostPort(addr, strconv.Itoa(port)) }
 
 // tcpServer accepts connections on addr:port in ns and remembers their peers; it echoes what
 // it reads.
@@ -26,7 +29,7 @@ func listenTCP(t *testing.T, ns *testNS, addr string, port int) *tcpServer {
 	var ln net.Listener
 	ns.do(t, func() {
 		var err error
-		if ln, err = net.Listen("tcp", fmt.Sprintf("%s:%d", addr, port)); err != nil {
+		if ln, err = net.Listen("tcp", hostPort(addr, port)); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -98,7 +101,7 @@ func dialTCP(t *testing.T, ns *testNS, addr string, port int) (net.Conn, error) 
 	var c net.Conn
 	var err error
 	ns.do(t, func() {
-		c, err = net.DialTimeout("tcp", fmt.Sprintf("%s:%d", addr, port), 400*time.Millisecond)
+		c, err = net.DialTimeout("tcp", hostPort(addr, port), 400*time.Millisecond)
 	})
 	return c, err
 }
@@ -141,7 +144,7 @@ func listenUDP(t *testing.T, ns *testNS, addr string, port int) *udpServer {
 	var pc net.PacketConn
 	ns.do(t, func() {
 		var err error
-		if pc, err = net.ListenPacket("udp", fmt.Sprintf("%s:%d", addr, port)); err != nil {
+		if pc, err = net.ListenPacket("udp", hostPort(addr, port)); err != nil {
 			t.Fatal(err)
 		}
 	})

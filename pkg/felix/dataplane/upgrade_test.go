@@ -151,7 +151,7 @@ func TestFirstSyncReplacesOldTables(t *testing.T) {
 	h := newHarness(t, Config{Hostname: "host1"})
 	inet := nft.TableID{Family: nft.FamilyInet, Name: "calico"}
 	for _, id := range old.fake.Tables() {
-		src, _ := old.fake.Read(t.Context(), []nft.TableID{id})
+		src, _ := old.fake.Read(t.Context(), []nft.TableID{id}, nft.ReadOptions{})
 		if id.Family == nft.FamilyIP {
 			id = inet // stands for the old layout: any content, as an older felix left it
 		}

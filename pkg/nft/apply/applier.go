@@ -3,6 +3,7 @@
 package apply
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -22,6 +23,13 @@ type Options struct {
 	// not given is deleted.
 	Tables []nft.TableID
 	Log    zerolog.Logger
+	// BigSet is the number of elements from which a set is big: a full
+	// sync does not read its elements back (default 16,384; see mirror.trust).
+	BigSet int
+	// TrustBigSets is how many full syncs in a row may trust a big set's
+	// elements without reading them; the next one writes it whole
+	// (default 10).
+	TrustBigSets int
 }
 
 // Applier makes a backend hold the desired tables. It keeps a mirror of
@@ -33,7 +41,13 @@ type Applier struct {
 	log     zerolog.Logger
 	owned   []nft.TableID
 
-	mirror   map[nft.TableID]*mirror // nil: unknown, the next sync reads the backend
+	mirror map[nft.TableID]*mirror // nil: unknown, the next sync reads the backend
+	// gen is the backend's ruleset generation when the mirror was last known
+	// exact (0: unknown). While it has not moved, nothing changed the
+	// backend and a full sync need not read it.
+	gen      uint32
+	bigSet   int
+	maxTrust int
 	needFull atomic.Bool
 	// compareAll: the mirror holds what a refused full sync read; the next
 	// sync compares every object with it (journals do not cover that).
@@ -51,7 +65,12 @@ type applied struct {
 
 // Stats describes one Apply.
 type Stats struct {
-	FullSync        bool
+	FullSync bool
+	// Unchanged: a full sync that read nothing, the ruleset generation not
+	// having moved since the mirror was known exact.
+	Unchanged       bool
+	SetsTrusted     int // big sets whose elements a full sync did not read, trusting the mirror
+	SetsRewritten   int // sets whose elements were not known, written whole
 	TablesAdded     int
 	TablesDeleted   int
 	ChainsAdded     int
@@ -77,9 +96,11 @@ type Stats struct {
 // sync.
 func New(b nft.Backend, opts Options) *Applier {
 	a := &Applier{
-		backend: b,
-		log:     opts.Log.With().Str("component", "nft-applier").Logger(),
-		owned:   slices.Clone(opts.Tables),
+		backend:  b,
+		log:      opts.Log.With().Str("component", "nft-applier").Logger(),
+		owned:    slices.Clone(opts.Tables),
+		bigSet:   cmp.Or(opts.BigSet, 1<<14),
+		maxTrust: cmp.Or(opts.TrustBigSets, 10),
 	}
 	a.needFull.Store(true)
 	return a
@@ -135,7 +156,7 @@ func (a *Applier) index(desired []*nft.Table) (map[nft.TableID]*nft.Table, error
 
 func (a *Applier) sync(ctx context.Context, want map[nft.TableID]*nft.Table, full bool) (Stats, error) {
 	var st Stats
-	cur, err := a.current(ctx, full, &st)
+	cur, read, err := a.current(ctx, want, full, &st)
 	if err != nil {
 		return st, err
 	}
@@ -144,10 +165,11 @@ func (a *Applier) sync(ctx context.Context, want map[nft.TableID]*nft.Table, ful
 	for _, id := range a.owned {
 		p.planTable(id, want[id], cur[id], a.scopeOf(id, want[id], cur[id], full))
 	}
-	p.stats.FullSync, p.stats.ReadTime, p.stats.PlanTime = full, st.ReadTime, time.Since(start)
+	p.stats.FullSync, p.stats.Unchanged, p.stats.SetsTrusted = full, st.Unchanged, st.SetsTrusted
+	p.stats.ReadTime, p.stats.PlanTime = st.ReadTime, time.Since(start)
 	st = p.stats
 	if len(p.errs) > 0 {
-		a.keepRead(cur, full)
+		a.keepRead(cur, read)
 		return st, &nft.CommitError{Objects: p.errs}
 	}
 	b := p.batch()
@@ -157,31 +179,19 @@ func (a *Applier) sync(ctx context.Context, want map[nft.TableID]*nft.Table, ful
 		info, err := a.backend.Commit(ctx, b)
 		st.CommitTime, st.Messages, st.Bytes, st.EncodeTime = time.Since(start), info.Messages, info.Bytes, info.EncodeTime
 		if err != nil {
-			a.keepRead(cur, full)
+			a.keepRead(cur, read)
+			if !errors.As(err, new(*nft.CommitError)) {
+				a.markStale(b)
+			}
 			return st, fmt.Errorf("committing a batch of %d operations: %w", len(b.Ops), err)
 		}
+		read = readAt{full: true, gen: info.Generation} // the mirror, once edited, is exact at this generation
 	}
-	a.committed(cur, p, want)
+	a.committed(cur, p, want, read)
+	if len(b.Ops) > 0 && read.gen != 0 {
+		a.learnHandles(ctx, p, read.gen)
+	}
 	return st, nil
-}
-
-// current returns what the backend holds: the mirror, or for a full sync
-// a fresh read.
-func (a *Applier) current(ctx context.Context, full bool, st *Stats) (map[nft.TableID]*mirror, error) {
-	if !full {
-		return a.mirror, nil
-	}
-	start := time.Now()
-	tables, err := a.backend.Read(ctx, a.owned)
-	st.ReadTime = time.Since(start)
-	if err != nil {
-		return nil, fmt.Errorf("reading tables: %w", err)
-	}
-	cur := map[nft.TableID]*mirror{}
-	for _, t := range tables {
-		cur[t.ID()] = mirrorOfRead(t)
-	}
-	return cur, nil
 }
 
 // scopeOf returns the names to plan for one table.
@@ -195,14 +205,22 @@ func (a *Applier) scopeOf(id nft.TableID, want *nft.Table, cur *mirror, full boo
 }
 
 // keepRead: after a refused full sync, the read is what the backend holds.
-func (a *Applier) keepRead(cur map[nft.TableID]*mirror, full bool) {
-	if full {
+func (a *Applier) keepRead(cur map[nft.TableID]*mirror, read readAt) {
+	if read.full {
 		a.mirror, a.compareAll = cur, true
+		a.setGeneration(read.gen)
 	}
 }
 
-// committed updates the mirror and the journals once a batch committed.
-func (a *Applier) committed(cur map[nft.TableID]*mirror, p *plan, want map[nft.TableID]*nft.Table) {
+// committed updates the mirror and the journals once a batch committed (or
+// there was nothing to commit): after a full read or a commit, the mirror
+// is exact at read.gen (see setGeneration).
+func (a *Applier) committed(cur map[nft.TableID]*mirror, p *plan, want map[nft.TableID]*nft.Table, read readAt) {
+	defer func() {
+		if read.full {
+			a.setGeneration(read.gen)
+		}
+	}()
 	next := map[nft.TableID]*mirror{}
 	for _, id := range a.owned {
 		if want[id] == nil {
@@ -225,6 +243,9 @@ func (a *Applier) committed(cur map[nft.TableID]*mirror, p *plan, want map[nft.T
 func (a *Applier) logStats(st Stats) {
 	a.log.Info().
 		Bool("full", st.FullSync).
+		Bool("unchanged", st.Unchanged).
+		Int("setsTrusted", st.SetsTrusted).
+		Int("setsRewritten", st.SetsRewritten).
 		Int("ops", st.Ops).
 		Int("chainsAdded", st.ChainsAdded).
 		Int("chainsRewritten", st.ChainsRewritten).

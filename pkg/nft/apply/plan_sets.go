@@ -51,12 +51,14 @@ func (tp *tablePlan) deleteOld(name string, cs *nft.Set, cm *nft.Map, setPhase, 
 
 func (tp *tablePlan) planSet(want, cs *nft.Set, cm *nft.Map) {
 	switch {
-	case cs == want:
 	case cs == nil && cm == nil:
 		tp.addSet(want, phAddSets, phAddSets)
 	case cs == nil || cs.Type != want.Type || cs.Interval != want.Interval:
 		tp.deleteOld(want.Name, cs, cm, phRecreate, phRecreate)
 		tp.addSet(want, phRecreate, phRecreateElems)
+	case tp.cur.stale[want.Name]:
+		tp.rewriteSet(want)
+	case cs == want:
 	default:
 		add, del := nft.DiffElements(cs.Elements, want.Elements)
 		tp.setElements(want, add, del)
@@ -64,12 +66,24 @@ func (tp *tablePlan) planSet(want, cs *nft.Set, cm *nft.Map) {
 	}
 }
 
+// rewriteSet writes the elements of a set whose elements are not known:
+// a flush and every element, in the batch (no moment without them).
+func (tp *tablePlan) rewriteSet(s *nft.Set) {
+	tp.emit(phElems, nft.Op{Kind: nft.OpFlushSet, Table: tp.id, Name: s.Name, Type: s.Type, Interval: s.Interval})
+	if len(s.Elements) > 0 {
+		tp.emit(phElems, nft.Op{Kind: nft.OpAddElements, Table: tp.id, Name: s.Name, Type: s.Type, Interval: s.Interval, Elements: s.Elements})
+	}
+	tp.ed.sets[s.Name], tp.ed.whole[s.Name] = s, false
+	tp.stats.SetsRewritten++
+	tp.stats.ElementsAdded += len(s.Elements)
+}
+
 func (tp *tablePlan) addSet(s *nft.Set, phase, elemPhase int) {
 	tp.emit(phase, nft.Op{Kind: nft.OpAddSet, Table: tp.id, Name: s.Name, Type: s.Type, Interval: s.Interval})
 	if len(s.Elements) > 0 {
 		tp.emit(elemPhase, nft.Op{Kind: nft.OpAddElements, Table: tp.id, Name: s.Name, Type: s.Type, Interval: s.Interval, Elements: s.Elements})
 	}
-	tp.ed.sets[s.Name] = s
+	tp.ed.sets[s.Name], tp.ed.whole[s.Name] = s, true
 	tp.stats.SetsAdded++
 	tp.stats.ElementsAdded += len(s.Elements)
 }

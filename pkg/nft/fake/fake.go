@@ -7,7 +7,8 @@
 // to the operations as the kernel attributes them, and it can be told to
 // refuse chosen objects. Rules are kept in canonical form (as they read back
 // from the kernel), so a dump of the fake equals a dump of the kernel
-// after the same batches.
+// after the same batches. Like the kernel, it gives each set a handle and
+// keeps a ruleset generation that every commit (and Tamper) changes.
 package fake
 
 import (
@@ -26,10 +27,13 @@ type Backend struct {
 	refuse  func(op *nft.Op) error
 	commits int
 	last    *nft.Batch
+	gen     uint32 // the ruleset generation: every commit and tamper changes it
+	handles uint64 // the last set handle given
+	reads   []nft.ReadOptions
 }
 
 // New returns an empty fake: no tables.
-func New() *Backend { return &Backend{tables: map[nft.TableID]*table{}} }
+func New() *Backend { return &Backend{tables: map[nft.TableID]*table{}, gen: 1} }
 
 // table is one table's content. Objects are replaced, never modified, once
 // a commit has kept them (copy on write: see tx).
@@ -48,6 +52,7 @@ type set struct {
 	typ      nft.DataType
 	interval bool
 	elems    map[nft.Element]struct{}
+	handle   uint64
 }
 
 type vmap struct {
@@ -83,31 +88,64 @@ func (b *Backend) LastBatch() *nft.Batch {
 }
 
 // Read returns the tables among ids that exist.
-func (b *Backend) Read(ctx context.Context, ids []nft.TableID) ([]*nft.Table, error) {
+func (b *Backend) Read(ctx context.Context, ids []nft.TableID, opts nft.ReadOptions) ([]*nft.Table, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	b.reads = append(b.reads, opts)
 	var out []*nft.Table
 	for _, id := range ids {
-		if t := b.tables[id]; t != nil {
-			out = append(out, t.export(id))
+		t := b.tables[id]
+		switch {
+		case t == nil:
+		case opts.SetsOnly:
+			out = append(out, (&table{sets: t.sets}).export(id, func(nft.TableID, string) bool { return true }))
+		default:
+			out = append(out, t.export(id, opts.SkipElements))
 		}
 	}
 	return out, nil
 }
 
-// export builds the typed table (objects copied).
-func (t *table) export(id nft.TableID) *nft.Table {
+// Generation is the ruleset generation.
+func (b *Backend) Generation(ctx context.Context) (uint32, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.gen, nil
+}
+
+// ElementsRead lists, for each Read so far, whether it read the elements
+// of set name of table id.
+func (b *Backend) ElementsRead(id nft.TableID, name string) []bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := make([]bool, len(b.reads))
+	for i, o := range b.reads {
+		out[i] = o.SkipElements == nil || !o.SkipElements(id, name)
+	}
+	return out
+}
+
+// export builds the typed table (objects copied), without the elements of
+// the sets skip names.
+func (t *table) export(id nft.TableID, skip func(nft.TableID, string) bool) *nft.Table {
 	out := nft.NewTable(id.Family, id.Name)
 	for name, c := range t.chains {
 		out.InsertChain(&nft.Chain{Name: name, Base: c.base, Rules: slices.Clone(c.rules)})
 	}
 	for name, s := range t.sets {
+		if skip != nil && skip(id, name) {
+			out.InsertSet(&nft.Set{Name: name, Type: s.typ, Interval: s.interval, Handle: s.handle, Unread: true})
+			continue
+		}
 		elems := slices.Collect(maps.Keys(s.elems))
 		slices.SortFunc(elems, compareElems)
-		out.InsertSet(&nft.Set{Name: name, Type: s.typ, Interval: s.interval, Elements: elems})
+		out.InsertSet(&nft.Set{Name: name, Type: s.typ, Interval: s.interval, Elements: elems, Handle: s.handle})
 	}
 	for name, m := range t.maps {
 		out.InsertMap(&nft.Map{Name: name, Type: m.typ, Elements: maps.Clone(m.elems)})
@@ -130,7 +168,7 @@ func (b *Backend) Dump() string {
 	defer b.mu.Unlock()
 	var tables []*nft.Table
 	for id, t := range b.tables {
-		tables = append(tables, t.export(id))
+		tables = append(tables, t.export(id, nil))
 	}
 	return nft.Dump(tables...)
 }
@@ -166,18 +204,26 @@ func (b *Backend) Tamper(id nft.TableID, fn func(t *nft.Table) *nft.Table) {
 	defer b.mu.Unlock()
 	var cur *nft.Table
 	if t := b.tables[id]; t != nil {
-		cur = t.export(id)
+		cur = t.export(id, nil)
 	}
+	b.gen++
 	next := fn(cur)
 	if next == nil {
 		delete(b.tables, id)
 		return
 	}
-	b.tables[id] = importTable(next)
+	b.tables[id] = importTable(next, b.nextHandle)
 }
 
-// importTable stores a typed table as fake state.
-func importTable(t *nft.Table) *table {
+// nextHandle gives a new set handle.
+func (b *Backend) nextHandle() uint64 {
+	b.handles++
+	return b.handles
+}
+
+// importTable stores a typed table as fake state (a set keeps its handle,
+// or gets a new one).
+func importTable(t *nft.Table, handle func() uint64) *table {
 	out := newTable()
 	for _, name := range t.ChainNames() {
 		c := t.Chain(name)
@@ -185,7 +231,10 @@ func importTable(t *nft.Table) *table {
 	}
 	for _, name := range t.SetNames() {
 		s := t.Set(name)
-		st := &set{typ: s.Type, interval: s.Interval, elems: map[nft.Element]struct{}{}}
+		st := &set{typ: s.Type, interval: s.Interval, elems: map[nft.Element]struct{}{}, handle: s.Handle}
+		if st.handle == 0 {
+			st.handle = handle()
+		}
 		for _, e := range s.Elements {
 			st.elems[e] = struct{}{}
 		}
@@ -209,7 +258,7 @@ func (b *Backend) Commit(ctx context.Context, batch *nft.Batch) (nft.CommitInfo,
 	if errs := encodeErrors(batch); len(errs) > 0 {
 		return nft.CommitInfo{}, &nft.CommitError{Objects: errs} // as the kernel backend's encoder
 	}
-	tx := newTx(b.tables, b.refuse)
+	tx := newTx(b.tables, b.refuse, b.nextHandle)
 	for i := range batch.Ops {
 		tx.apply(&batch.Ops[i])
 	}
@@ -218,7 +267,8 @@ func (b *Backend) Commit(ctx context.Context, batch *nft.Batch) (nft.CommitInfo,
 	}
 	b.tables = tx.tables
 	b.commits++
-	return nft.CommitInfo{}, nil
+	b.gen++
+	return nft.CommitInfo{Generation: b.gen}, nil
 }
 
 // encodeErrors lists the rules that cannot be encoded, which the kernel

@@ -82,7 +82,7 @@ func TestTamperAndRead(t *testing.T) {
 		tb.InsertChain(&nft.Chain{Name: "x", Rules: []nft.Rule{nft.NewRule(nft.Accept())}})
 		return tb
 	})
-	got, err := b.Read(context.Background(), []nft.TableID{id, {Family: nft.FamilyIP6, Name: "t"}})
+	got, err := b.Read(context.Background(), []nft.TableID{id, {Family: nft.FamilyIP6, Name: "t"}}, nft.ReadOptions{})
 	if err != nil || len(got) != 1 || got[0].Chain("x") == nil {
 		t.Fatalf("read %v %v", got, err)
 	}

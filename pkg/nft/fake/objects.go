@@ -1,7 +1,6 @@
 package fake
 
 import (
-	"bytes"
 	"slices"
 
 	"golang.org/x/sys/unix"
@@ -39,7 +38,7 @@ func (t *tx) addSet(tb *table, op *nft.Op, s *set, m *vmap) {
 		t.copied[nm] = true
 		tb.maps[op.Name] = nm
 	case s == nil && m == nil:
-		ns := &set{typ: op.Type, interval: op.Interval, elems: map[nft.Element]struct{}{}}
+		ns := &set{typ: op.Type, interval: op.Interval, elems: map[nft.Element]struct{}{}, handle: t.handle()}
 		t.copied[ns] = true
 		tb.sets[op.Name] = ns
 	case isMap && m != nil && m.typ == op.Type:
@@ -91,6 +90,10 @@ func (t *tx) elementOp(tb *table, op *nft.Op) {
 		return
 	}
 	s := t.set(tb, op.Name)
+	if op.Kind == nft.OpFlushSet {
+		clear(s.elems)
+		return
+	}
 	n := s.typ.KeyLen()
 	for _, e := range op.Elements {
 		switch _, ok := s.elems[e]; {
@@ -107,6 +110,7 @@ func (t *tx) elementOp(tb *table, op *nft.Op) {
 			delete(s.elems, e)
 		case !ok && s.interval && overlaps(s, e):
 			t.fail(op, unix.EEXIST, "element overlaps another")
+			t.errs[len(t.errs)-1].Key, _ = e.Bounds()
 			return
 		default:
 			s.elems[e] = struct{}{}
@@ -114,18 +118,34 @@ func (t *tx) elementOp(tb *table, op *nft.Op) {
 	}
 }
 
-// overlaps reports whether a range shares keys with an element of the set
-// (the kernel refuses overlapping intervals; concatenations are checked
-// field-blind, as ranges of their whole key).
+// overlaps reports whether an element shares keys with one of the set's
+// (the kernel refuses overlapping intervals). The elements of a
+// concatenated set are boxes, one range per field: two overlap when their
+// ranges overlap in every field.
 func overlaps(s *set, e nft.Element) bool {
-	lo, hi := e.Bounds()
 	for o := range s.elems {
-		olo, ohi := o.Bounds()
-		if bytes.Compare(lo.Bytes(), ohi.Bytes()) <= 0 && bytes.Compare(olo.Bytes(), hi.Bytes()) <= 0 {
+		if boxesOverlap(s.typ, e, o) {
 			return true
 		}
 	}
 	return false
+}
+
+func boxesOverlap(t nft.DataType, a, b nft.Element) bool {
+	alo, ahi := a.Bounds()
+	blo, bhi := b.Bounds()
+	off := 0
+	for _, n := range t.FieldLens() {
+		if t.NumFields() > 1 {
+			n = (n + 3) &^ 3 // the padding is zero in both
+		}
+		f := func(k nft.Key) string { return k.Raw()[off : off+n] }
+		if f(alo) > f(bhi) || f(blo) > f(ahi) {
+			return false
+		}
+		off += n
+	}
+	return true
 }
 
 func (t *tx) mapElementOp(tb *table, op *nft.Op) {

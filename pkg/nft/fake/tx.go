@@ -17,12 +17,13 @@ type tx struct {
 	tables   map[nft.TableID]*table
 	copied   map[any]bool // tables and objects this tx owns
 	refuse   func(op *nft.Op) error
+	handle   func() uint64 // a new set handle
 	errs     []nft.ObjectError
 	validErr error // the table failed validation: later rules fail too (kernel replay)
 }
 
-func newTx(tables map[nft.TableID]*table, refuse func(*nft.Op) error) *tx {
-	return &tx{tables: maps.Clone(tables), copied: map[any]bool{}, refuse: refuse}
+func newTx(tables map[nft.TableID]*table, refuse func(*nft.Op) error, handle func() uint64) *tx {
+	return &tx{tables: maps.Clone(tables), copied: map[any]bool{}, refuse: refuse, handle: handle}
 }
 
 func (t *tx) fail(op *nft.Op, err error, format string, args ...any) {
@@ -57,7 +58,7 @@ func (t *tx) set(tb *table, name string) *set {
 	if s == nil || t.copied[s] {
 		return s
 	}
-	s = &set{typ: s.typ, interval: s.interval, elems: maps.Clone(s.elems)}
+	s = &set{typ: s.typ, interval: s.interval, elems: maps.Clone(s.elems), handle: s.handle}
 	t.copied[s] = true
 	tb.sets[name] = s
 	return s
@@ -102,7 +103,7 @@ func (t *tx) apply(op *nft.Op) {
 		t.addRule(tb, op)
 	case nft.OpAddSet, nft.OpDeleteSet, nft.OpAddMap, nft.OpDeleteMap:
 		t.setOp(tb, op)
-	case nft.OpAddElements, nft.OpDeleteElements:
+	case nft.OpAddElements, nft.OpDeleteElements, nft.OpFlushSet:
 		t.elementOp(tb, op)
 	case nft.OpAddMapElements, nft.OpDeleteMapElements:
 		t.mapElementOp(tb, op)

@@ -19,7 +19,10 @@ import (
 // capture is a backend that holds nothing and keeps the last batch.
 type capture struct{ last *nft.Batch }
 
-func (c *capture) Read(context.Context, []nft.TableID) ([]*nft.Table, error) { return nil, nil }
+func (c *capture) Read(context.Context, []nft.TableID, nft.ReadOptions) ([]*nft.Table, error) {
+	return nil, nil
+}
+func (c *capture) Generation(context.Context) (uint32, error) { return 0, nil }
 func (c *capture) Commit(_ context.Context, b *nft.Batch) (nft.CommitInfo, error) {
 	c.last = b
 	return nft.CommitInfo{}, nil

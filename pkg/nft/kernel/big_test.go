@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/calico-host/calico-host/pkg/nft"
+	"github.com/calico-host/calico-host/pkg/nft/apply"
 	"github.com/calico-host/calico-host/pkg/nft/internal/nla"
 	"github.com/calico-host/calico-host/pkg/nft/internal/nstest"
 )
@@ -20,7 +21,7 @@ import (
 // readTable reads one table back from the kernel.
 func readTable(t *testing.T, k *Backend, id nft.TableID) *nft.Table {
 	t.Helper()
-	rd, err := k.Read(context.Background(), []nft.TableID{id})
+	rd, err := k.Read(context.Background(), []nft.TableID{id}, nft.ReadOptions{})
 	if err != nil || len(rd) != 1 {
 		t.Fatalf("read %s: %v (%d tables)", id, err, len(rd))
 	}
@@ -69,18 +70,63 @@ func TestKernelBigSet(t *testing.T) {
 		t.Errorf("partial sync of a big set: %+v", st)
 	}
 	// (`nft get element` would dump the whole set: minutes at this size.)
-	for key, want := range map[string]bool{"11.0.0.1": true, "10.0.0.4": true, "10.0.0.2": false, "10.0.0.3": false} {
-		if got := hasElement(t, k, tb.ID(), "big", nft.AddrKey(a4(key))); got != want {
-			t.Errorf("element %s present: %v, want %v", key, got, want)
+	checkBig := func(stage string) {
+		t.Helper()
+		for key, want := range map[string]bool{"11.0.0.1": true, "10.0.0.4": true, "10.0.0.2": false, "10.0.0.3": false} {
+			if got := hasElement(t, k, tb.ID(), "big", nft.AddrKey(a4(key))); got != want {
+				t.Errorf("%s: element %s present: %v, want %v", stage, key, got, want)
+			}
 		}
+	}
+	checkBig("partial sync")
+	bigSetResyncs(t, ns, k, a, tb)
+	checkBig("full syncs")
+}
+
+// bigSetResyncs measures the full syncs of a table holding a big set: none of them reads its
+// elements back. With the ruleset generation unchanged, nothing is read; after another
+// program's commits, the tables' structure is read and the set is trusted (the same set: the
+// handle read after the commit that made it); a restarted Applier writes it whole (flush and
+// add, in one batch).
+func bigSetResyncs(t *testing.T, ns *nstest.NS, k *Backend, a *apply.Applier, tb *nft.Table) {
+	resync := func(what string, a *apply.Applier) apply.Stats {
+		a.RequestFullSync()
+		start := time.Now()
+		st := applyOK(t, a, tb)
+		t.Logf("%s: %v (read %v, commit %v): unchanged %v, %d sets trusted, %d written whole", what, time.Since(start),
+			st.ReadTime, st.CommitTime, st.Unchanged, st.SetsTrusted, st.SetsRewritten)
+		return st
+	}
+	if st := resync("full sync, generation unchanged", a); !st.Unchanged || st.Ops != 0 {
+		t.Errorf("stats %+v", st)
+	}
+	for _, verb := range []string{"add", "delete"} {
+		ns.Exec(t, "nft", verb, "table", "ip", "other")
+		if st := resync("full sync after another commit", a); st.Unchanged || st.SetsTrusted != 1 || st.Ops != 0 {
+			t.Errorf("stats %+v", st)
+		}
+	}
+	if st := resync("restart", newApplier(t, k, tb)); st.SetsRewritten != 1 {
+		t.Errorf("stats %+v", st)
 	}
 }
 
 // hasElement asks the kernel for one element (GETSETELEM without a dump:
 // a lookup, not a walk of the set).
 func hasElement(t *testing.T, k *Backend, id nft.TableID, set string, key nft.Key) bool {
-	conn, err := k.dial()
+	err := hasElementErr(k, id, set, key)
+	if errors.Is(err, unix.ENOENT) || errors.Is(err, os.ErrNotExist) {
+		return false
+	}
 	must(t, err)
+	return true
+}
+
+func hasElementErr(k *Backend, id nft.TableID, set string, key nft.Key) error {
+	conn, err := k.dial()
+	if err != nil {
+		return err
+	}
 	defer conn.Close()
 	r := &reader{conn: conn}
 	_, err = r.request(unix.NFT_MSG_GETSETELEM, id.Family, false, func(b *nla.Builder) {
@@ -94,11 +140,7 @@ func hasElement(t *testing.T, k *Backend, id nft.TableID, set string, key nft.Ke
 		b.End(e)
 		b.End(l)
 	})
-	if errors.Is(err, unix.ENOENT) || errors.Is(err, os.ErrNotExist) {
-		return false
-	}
-	must(t, err)
-	return true
+	return err
 }
 
 // TestKernelBigRule: a rule matching 6,000 ports puts them into an

@@ -17,7 +17,8 @@ import (
 
 // Commit sends the batch as one netlink transaction. A batch the encoder
 // or the kernel refuses returns a *nft.CommitError; the kernel applied
-// nothing of it.
+// nothing of it. The ruleset generation is read before and after: when it
+// moved by one, no other commit came in between (CommitInfo.Generation).
 func (k *Backend) Commit(ctx context.Context, b *nft.Batch) (nft.CommitInfo, error) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
@@ -37,12 +38,20 @@ func (k *Backend) Commit(ctx context.Context, b *nft.Batch) (nft.CommitInfo, err
 		return info, err
 	}
 	dl, ok := ctx.Deadline()
+	gen := &reader{conn: conn}
+	before, _ := gen.generation() // 0 when unknown
 	replies, err := k.exchange(conn, enc, k.deadline(dl, ok))
 	if err != nil {
 		k.dropSocket()
 		return info, err
 	}
-	return info, replies.commitError(enc)
+	if err := replies.commitError(enc); err != nil {
+		return info, err
+	}
+	if after, err := gen.generation(); err == nil && before != 0 && after == before+1 {
+		info.Generation = after
+	}
+	return info, nil
 }
 
 // sizeHint guesses the batch's size in bytes.
@@ -174,8 +183,8 @@ func (r *replies) commitError(enc *encoder) error {
 		}
 		op := &enc.ops[msg.op]
 		oe := nft.ObjectError{Object: op.Object(), Op: op.Kind, Err: ke.errno, Detail: ke.msg}
-		if d := elementDetail(enc, op, msg, ke); d != "" {
-			oe.Detail = joinDetail(oe.Detail, d)
+		if d, key := elementDetail(enc, op, msg, ke); d != "" {
+			oe.Detail, oe.Key = joinDetail(oe.Detail, d), key
 		}
 		ce.Objects = append(ce.Objects, oe)
 	}

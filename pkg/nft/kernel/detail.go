@@ -10,18 +10,18 @@ import (
 	"github.com/calico-host/calico-host/pkg/nft/vm"
 )
 
-// elementDetail names the element an error is about, when the kernel
-// pointed at it (the extended acknowledgement's attribute offset) inside an
-// element message.
-func elementDetail(enc *encoder, op *nft.Op, msg message, ke kernelError) string {
+// elementDetail names the element an error is about, and returns its key,
+// when the kernel pointed at it (the extended acknowledgement's attribute
+// offset) inside an element message.
+func elementDetail(enc *encoder, op *nft.Op, msg message, ke kernelError) (string, nft.Key) {
 	if ke.off < 0 {
-		return ""
+		return "", nft.Key{}
 	}
 	buf := enc.b.Buf[msg.off:]
 	size := int(binary.NativeEndian.Uint32(buf))
 	typ := binary.NativeEndian.Uint16(buf[4:])
 	if typ != nftMsg(unix.NFT_MSG_NEWSETELEM) && typ != nftMsg(unix.NFT_MSG_DELSETELEM) || ke.off >= size {
-		return ""
+		return "", nft.Key{}
 	}
 	const attrs = unix.SizeofNlMsghdr + 4
 	pos := attrs
@@ -33,12 +33,12 @@ func elementDetail(enc *encoder, op *nft.Op, msg message, ke kernelError) string
 		}
 		return listElemAt(op, it.Data(), ke.off-start-nla.HdrLen)
 	}
-	return ""
+	return "", nft.Key{}
 }
 
 // listElemAt describes the list entry of an element list that holds offset
-// off.
-func listElemAt(op *nft.Op, list []byte, off int) string {
+// off, and returns its key.
+func listElemAt(op *nft.Op, list []byte, off int) (string, nft.Key) {
 	pos := 0
 	for it := nla.NewIter(list); it.Next(); {
 		start := pos
@@ -47,17 +47,17 @@ func listElemAt(op *nft.Op, list []byte, off int) string {
 			continue
 		}
 		key, end := elemKey(it.Data())
+		k := nft.KeyFromBytes(key)
 		t := op.Type
-		if !t.Valid() || len(key) != t.KeyLen() {
-			return "element " + hexBytes(key)
+		switch {
+		case !t.Valid() || len(key) != t.KeyLen():
+			return "element " + hexBytes(key), k
+		case end:
+			return "end of the range before " + t.FormatKey(k), nft.Key{}
 		}
-		s := "element " + t.FormatKey(nft.KeyFromBytes(key))
-		if end {
-			s = "end of the range before " + t.FormatKey(nft.KeyFromBytes(key))
-		}
-		return s
+		return "element " + t.FormatKey(k), k
 	}
-	return ""
+	return "", nft.Key{}
 }
 
 func elemKey(b []byte) (key []byte, end bool) {

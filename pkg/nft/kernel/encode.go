@@ -19,6 +19,7 @@ const (
 	attrSetDescConcat   = 2    // NFTA_SET_DESC_CONCAT
 	attrSetFieldLen     = 1    // NFTA_SET_FIELD_LEN
 	attrSetElemKeyEnd   = 10   // NFTA_SET_ELEM_KEY_END
+	attrSetHandle       = 16   // NFTA_SET_HANDLE
 	dataVerdict         = 0xffffff00
 	udataSetKeyByteord  = 0 // NFTNL_UDATA_SET_KEYBYTEORDER
 	udataRuleComment    = 0 // NFTNL_UDATA_RULE_COMMENT
@@ -135,6 +136,8 @@ func (e *encoder) op(op *nft.Op) error {
 		e.named(unix.NFT_MSG_DELSET, fam, unix.NFTA_SET_TABLE, op.Table.Name, unix.NFTA_SET_NAME, op.Name)
 	case nft.OpAddElements, nft.OpDeleteElements, nft.OpAddMapElements, nft.OpDeleteMapElements:
 		return e.elementOp(op)
+	case nft.OpFlushSet:
+		e.named(unix.NFT_MSG_DELSETELEM, fam, unix.NFTA_SET_ELEM_LIST_TABLE, op.Table.Name, unix.NFTA_SET_ELEM_LIST_SET, op.Name)
 	default:
 		return fmt.Errorf("unknown operation %d", op.Kind)
 	}

@@ -33,7 +33,7 @@ func TestKernelGolden(t *testing.T) {
 	for i, tb := range tables {
 		ids[i] = tb.ID()
 	}
-	read, err := k.Read(context.Background(), ids)
+	read, err := k.Read(context.Background(), ids, nft.ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

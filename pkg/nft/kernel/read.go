@@ -20,11 +20,11 @@ var errGenerationChanged = errors.New("the ruleset changed during the read")
 // typed model. The dumps are repeated when the ruleset generation changed
 // while they ran; after three tries the last read is used anyway (a full
 // sync repairs from it and the next one corrects what it missed).
-func (k *Backend) Read(ctx context.Context, ids []nft.TableID) ([]*nft.Table, error) {
+func (k *Backend) Read(ctx context.Context, ids []nft.TableID, opts nft.ReadOptions) ([]*nft.Table, error) {
 	var tables []*nft.Table
 	var err error
 	for range 3 {
-		tables, err = k.readOnce(ctx, ids)
+		tables, err = k.readOnce(ctx, ids, opts)
 		if !errors.Is(err, errGenerationChanged) {
 			return tables, err
 		}
@@ -32,7 +32,21 @@ func (k *Backend) Read(ctx context.Context, ids []nft.TableID) ([]*nft.Table, er
 	return tables, nil
 }
 
-func (k *Backend) readOnce(ctx context.Context, ids []nft.TableID) ([]*nft.Table, error) {
+// Generation reads the ruleset generation of the namespace.
+func (k *Backend) Generation(ctx context.Context) (uint32, error) {
+	conn, err := k.dial()
+	if err != nil {
+		return 0, err
+	}
+	defer conn.Close()
+	dl, ok := ctx.Deadline()
+	if err := conn.SetDeadline(k.deadline(dl, ok)); err != nil {
+		return 0, err
+	}
+	return (&reader{conn: conn}).generation()
+}
+
+func (k *Backend) readOnce(ctx context.Context, ids []nft.TableID, opts nft.ReadOptions) ([]*nft.Table, error) {
 	conn, err := k.dial()
 	if err != nil {
 		return nil, err
@@ -42,7 +56,10 @@ func (k *Backend) readOnce(ctx context.Context, ids []nft.TableID) ([]*nft.Table
 	if err := conn.SetDeadline(k.deadline(dl, ok)); err != nil {
 		return nil, err
 	}
-	r := &reader{conn: conn}
+	r := &reader{conn: conn, skip: opts.SkipElements, setsOnly: opts.SetsOnly}
+	if opts.SetsOnly {
+		r.skip = func(nft.TableID, string) bool { return true }
+	}
 	gen, err := r.generation()
 	if err != nil {
 		return nil, err
@@ -69,7 +86,9 @@ type reader struct {
 	conn        *netlink.Conn
 	interrupted bool // a dump was interrupted by a concurrent change
 	seq         uint32
-	buf         []byte // dump receive buffer
+	buf         []byte                                   // dump receive buffer
+	skip        func(table nft.TableID, set string) bool // sets whose elements are not read (nil: none)
+	setsOnly    bool                                     // read the sets' declarations only
 }
 
 func (r *reader) request(m int, fam nft.Family, dump bool, attrs func(b *nla.Builder)) ([]netlink.Message, error) {
@@ -128,8 +147,8 @@ func (r *reader) table(id nft.TableID) (*nft.Table, error) {
 	}
 	t := nft.NewTable(id.Family, id.Name)
 	anon, err := r.sets(t)
-	if err != nil {
-		return nil, err
+	if err != nil || r.setsOnly {
+		return t, err
 	}
 	chains, err := r.chains(t)
 	if err != nil {

@@ -2,6 +2,7 @@ package kernel
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"slices"
 
@@ -19,6 +20,7 @@ type setInfo struct {
 	keyType, keyLen  uint32
 	dataType         uint32
 	hasData, anonSet bool
+	handle           uint64
 }
 
 func decodeSet(b []byte) setInfo {
@@ -37,6 +39,10 @@ func decodeSet(b []byte) setInfo {
 			s.keyLen = it.U32()
 		case unix.NFTA_SET_DATA_TYPE:
 			s.dataType, s.hasData = it.U32(), true
+		case attrSetHandle:
+			if d := it.Data(); len(d) == 8 {
+				s.handle = binary.BigEndian.Uint64(d)
+			}
 		}
 	}
 	s.anonSet = s.flags&unix.NFT_SET_ANONYMOUS != 0
@@ -60,6 +66,13 @@ func (r *reader) sets(t *nft.Table) (map[string]nft.AnonSet, error) {
 	}
 	anon := map[string]nft.AnonSet{}
 	for _, info := range infos {
+		if r.setsOnly && (info.anonSet || info.flags&unix.NFT_SET_MAP != 0) {
+			continue
+		}
+		if r.skip != nil && !info.anonSet && info.flags&unix.NFT_SET_MAP == 0 && r.skip(t.ID(), info.name) {
+			r.storeUnread(t, info)
+			continue
+		}
 		raw, err := r.elements(t, info.name)
 		if err != nil {
 			return nil, fmt.Errorf("reading set %s: %w", info.name, err)
@@ -90,13 +103,23 @@ func (r *reader) store(t *nft.Table, info setInfo, raw []rawElement, anon map[st
 			anon[info.name] = nft.AnonSet{Type: typ, Interval: interval, Elements: elems}
 			return
 		default:
-			t.InsertSet(&nft.Set{Name: info.name, Type: typ, Interval: interval, Elements: elems})
+			t.InsertSet(&nft.Set{Name: info.name, Type: typ, Interval: interval, Elements: elems, Handle: info.handle})
 			return
 		}
 	}
 	if !info.anonSet {
-		t.InsertSet(&nft.Set{Name: info.name}) // unusable: invalid type
+		t.InsertSet(&nft.Set{Name: info.name, Handle: info.handle}) // unusable: invalid type
 	}
+}
+
+// storeUnread stores a set whose elements are not read: its declaration.
+func (r *reader) storeUnread(t *nft.Table, info setInfo) {
+	typ, err := nft.DataTypeFromMagic(info.keyType, int(info.keyLen))
+	if err != nil || info.hasData {
+		t.InsertSet(&nft.Set{Name: info.name, Handle: info.handle}) // unusable: invalid type
+		return
+	}
+	t.InsertSet(&nft.Set{Name: info.name, Type: typ, Interval: info.flags&unix.NFT_SET_INTERVAL != 0, Handle: info.handle, Unread: true})
 }
 
 // rawElement is one kernel set element.

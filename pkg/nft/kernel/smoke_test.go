@@ -77,7 +77,7 @@ func TestKernelSmoke(t *testing.T) {
 	if got != want {
 		t.Errorf("nft list:\n%s\nwant:\n%s", got, want)
 	}
-	rd, err := k.Read(context.Background(), []nft.TableID{tb.ID()})
+	rd, err := k.Read(context.Background(), []nft.TableID{tb.ID()}, nft.ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

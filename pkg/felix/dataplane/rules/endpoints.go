@@ -42,7 +42,7 @@ type chainKind uint8
 
 const (
 	kindNormal    chainKind = iota // conntrack, tiers with end-of-tier drops, profiles, final drop
-	kindForward                    // applyOnForward: no profiles; no tiers means allow
+	kindForward                    // applyOnForward: tiers with end-of-tier drops, no profiles, no final drop; no tiers means allow
 	kindUntracked                  // raw doNotTrack: notrack on allow; no drops of its own
 	kindPreDNAT                    // mangle preDNAT: no drops of its own
 )
@@ -62,6 +62,13 @@ type chainSpec struct {
 
 // endpointChain renders an endpoint chain (Calico's endpointIptablesChain): conntrack, mark
 // reset, then each tier's policy groups, then the profiles, then the final drop.
+//
+// A forward chain (applyOnForward policy of a host endpoint) has neither profiles nor the final
+// drop, as in Project Calico: what no tier accepted or dropped (passed out of the last tier by a
+// Pass rule or a Pass default action) returns to filter FORWARD without a verdict and goes on,
+// and filter FORWARD accepts it. Without any policy in its direction it allows (Calico allows
+// when the endpoint has no forward tier at all, and returns without a verdict when its forward
+// tiers only have policies of the other direction: both end in filter FORWARD's accept).
 func endpointChain(cfg *Config, s chainSpec) (*nft.Chain, []Ref) {
 	a, p := cfg.Marks.Accept, cfg.Marks.Pass
 	var rs []nft.Rule
@@ -89,8 +96,6 @@ func endpointChain(cfg *Config, s chainSpec) (*nft.Chain, []Ref) {
 			refs = append(refs, ref)
 			rs = append(rs, rule(nft.Jump(ref.Chain())), rule(isSet(a), nft.Return()))
 		}
-		fallthrough
-	case s.kind == kindForward:
 		rs = append(rs, rule(nft.Counter(), cfg.deny(s.layer)).WithComment("Drop if no profiles matched"))
 	}
 	return &nft.Chain{Name: s.name, Rules: rs}, refs

@@ -176,3 +176,7 @@ func ProfileChain(l Layer, name string, egress bool) string {
 func DispatchMaps() (from, to string) {
 	return Filter.Name(chainFromWorkload), Filter.Name(chainToWorkload)
 }
+
+// WorkloadRPFChain is the static chain that drops spoofed workload packets, except the
+// prefixes endpoints may spoof (allowSpoofedSourcePrefixes).
+func WorkloadRPFChain() string { return Raw.Name(chainWorkloadRPF) }

@@ -1,0 +1,103 @@
+package ruleid
+
+import (
+	"fmt"
+
+	"github.com/calico-host/calico-host/pkg/flowlog"
+)
+
+// Path is the rules one packet met in one direction, in the order NFLOG
+// reported them: the passes of the tiers it left, the ends of tiers whose
+// policies were all staged, then the verdict.
+type Path []RuleID
+
+// IsVerdict says whether the rule decides the packet: an allow or deny of
+// an enforced policy or profile, a tier's default deny, or "no profile
+// matched". Passes and staged policies' rules do not.
+func (r RuleID) IsVerdict() bool {
+	return !r.Kind.Staged() && (r.Action == flowlog.Allow || r.Action == flowlog.Deny)
+}
+
+// Verdict returns the path's deciding rule, if it got that far.
+func (p Path) Verdict() (RuleID, bool) {
+	if len(p) == 0 || !p[len(p)-1].IsVerdict() {
+		return RuleID{}, false
+	}
+	return p[len(p)-1], true
+}
+
+// Enforced returns the policy hits a flow reports for a complete path: every
+// rule except an end of tier that passed (felix's bookkeeping for tiers with
+// only staged policies), numbered from 0. An end of tier names the policy
+// that triggered it: trigger returns the last policy of the tier that
+// applied to the endpoint in this direction.
+func (p Path) Enforced(trigger func(tier string) (Policy, bool)) ([]flowlog.PolicyHit, error) {
+	if _, ok := p.Verdict(); !ok {
+		return nil, fmt.Errorf("path %v has no verdict", p)
+	}
+	hits := make([]flowlog.PolicyHit, 0, len(p))
+	for _, r := range p {
+		if r.Kind == flowlog.KindEndOfTier && r.Action == flowlog.Pass {
+			continue
+		}
+		var by Policy
+		if r.Kind == flowlog.KindEndOfTier {
+			var ok bool
+			if by, ok = trigger(r.Tier); !ok {
+				return nil, fmt.Errorf("end of tier %q: no policy of the tier applies", r.Tier)
+			}
+		}
+		h, err := r.Hit(len(hits), by)
+		if err != nil {
+			return nil, err
+		}
+		hits = append(hits, h)
+	}
+	return hits, nil
+}
+
+type pathKey struct {
+	tuple flowlog.Tuple
+	dir   Direction
+}
+
+// Assembler gathers the NFLOG hits of packets into paths, by tuple and
+// direction: the hits of one packet arrive in order on its direction's
+// group, those of other connections may come between them. Not safe for
+// concurrent use.
+type Assembler struct {
+	open map[pathKey]Path
+	max  int
+}
+
+// NewAssembler holds at most maxOpen unfinished paths (a packet's path
+// stays unfinished when NFLOG lost its verdict; Forget drops it); past that
+// the hits of new paths are dropped.
+func NewAssembler(maxOpen int) *Assembler {
+	return &Assembler{open: map[pathKey]Path{}, max: maxOpen}
+}
+
+// Add records that a packet of t met r. When r is the verdict it returns
+// the packet's complete path.
+func (a *Assembler) Add(t flowlog.Tuple, r RuleID) (Path, bool) {
+	k := pathKey{t, r.Direction}
+	p, open := a.open[k]
+	p = append(p, r)
+	if r.IsVerdict() {
+		delete(a.open, k)
+		return p, true
+	}
+	if open || len(a.open) < a.max {
+		a.open[k] = p
+	}
+	return nil, false
+}
+
+// Open returns the number of unfinished paths.
+func (a *Assembler) Open() int { return len(a.open) }
+
+// Forget drops the unfinished paths of t (its conntrack entry went).
+func (a *Assembler) Forget(t flowlog.Tuple) {
+	delete(a.open, pathKey{t, Ingress})
+	delete(a.open, pathKey{t, Egress})
+}

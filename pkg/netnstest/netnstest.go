@@ -1,0 +1,127 @@
+// Package netnstest is a privileged test kit: fresh network namespaces
+// (random names, deleted when the test ends), veth pairs between them,
+// commands and Go code run inside them. Tests that use it skip when not
+// root, and never touch the namespace they run in.
+//
+// It is meant to be the one kit for kernel tests outside pkg/nft (whose
+// internal nstest predates it).
+package netnstest
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/vishvananda/netns"
+)
+
+// Require skips the test unless it runs as root with the given commands
+// (ip is always needed).
+func Require(t testing.TB, cmds ...string) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root")
+	}
+	for _, c := range append([]string{"ip"}, cmds...) {
+		if _, err := exec.LookPath(c); err != nil {
+			t.Skipf("needs %s: %v", c, err)
+		}
+	}
+}
+
+// NS is a named network namespace.
+type NS struct {
+	Name string
+	// FD is an open descriptor of the namespace, valid until the test ends.
+	FD int
+}
+
+// New creates a namespace with lo up; role goes into its name.
+func New(t testing.TB, role string) *NS {
+	t.Helper()
+	Require(t)
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	name := "nst-" + role + "-" + hex.EncodeToString(b)
+	Run(t, "ip", "netns", "add", name)
+	f, err := os.Open("/run/netns/" + name)
+	if err != nil {
+		t.Fatalf("opening netns %s: %v", name, err)
+	}
+	ns := &NS{Name: name, FD: int(f.Fd())}
+	t.Cleanup(func() {
+		_ = f.Close()
+		_ = exec.Command("ip", "netns", "del", name).Run()
+	})
+	ns.Exec(t, "ip", "link", "set", "lo", "up")
+	return ns
+}
+
+// Link joins a and b with a veth pair named ifname on both sides, up, with
+// the given addresses ("10.65.0.1/24", "fd5c::1/64"; IPv6 without duplicate
+// address detection, so usable at once).
+func Link(t testing.TB, a, b *NS, ifname string, addrsA, addrsB []string) {
+	t.Helper()
+	Run(t, "ip", "link", "add", ifname, "netns", a.Name, "type", "veth", "peer", "name", ifname, "netns", b.Name)
+	for _, side := range []struct {
+		ns    *NS
+		addrs []string
+	}{{a, addrsA}, {b, addrsB}} {
+		for _, ad := range side.addrs {
+			args := []string{"ip", "addr", "add", ad, "dev", ifname}
+			if strings.Contains(ad, ":") {
+				args = append(args, "nodad")
+			}
+			side.ns.Exec(t, args...)
+		}
+		side.ns.Exec(t, "ip", "link", "set", ifname, "up")
+	}
+}
+
+// Run runs a command and fails the test if it fails.
+func Run(t testing.TB, args ...string) string {
+	t.Helper()
+	out, err := exec.Command(args[0], args[1:]...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// Exec runs a command inside the namespace and fails the test if it fails.
+func (ns *NS) Exec(t testing.TB, args ...string) string {
+	t.Helper()
+	return Run(t, append([]string{"ip", "netns", "exec", ns.Name}, args...)...)
+}
+
+// Try runs a command inside the namespace and returns its output and error.
+func (ns *NS) Try(args ...string) (string, error) {
+	out, err := exec.Command("ip", append([]string{"netns", "exec", ns.Name}, args...)...).CombinedOutput()
+	return string(out), err
+}
+
+// Do runs fn on a thread switched into the namespace; sockets made there
+// stay in it.
+func (ns *NS) Do(t testing.TB, fn func()) {
+	t.Helper()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	orig, err := netns.Get()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer orig.Close()
+	if err := netns.Set(netns.NsHandle(ns.FD)); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := netns.Set(orig); err != nil {
+			panic(err) // never leave a thread in the wrong namespace
+		}
+	}()
+	fn()
+}
