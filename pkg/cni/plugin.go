@@ -22,7 +22,7 @@ func CalicoPlugin(opts Options) skel.CNIFuncs {
 type calicoPlugin struct{ opts Options }
 
 // open starts a command of the calico plugin: it refuses a CNI_NETNS that is the plugin's own
-// network namespace (the host's) before anything is touched.
+// network namespace (the host's) before anything is touched, then starts connecting to etcd.
 func (p *calicoPlugin) open(args *skel.CmdArgs, op string) (*session, error) {
 	s, err := newSession(args, p.opts, "calico")
 	if err != nil {
@@ -37,6 +37,7 @@ func (p *calicoPlugin) open(args *skel.CmdArgs, op string) (*session, error) {
 		s.close()
 		return nil, s.fail(op, err)
 	}
+	s.connectEarly()
 	return s, nil
 }
 

@@ -61,6 +61,8 @@ type session struct {
 	ds      *datastore.Client
 	ipam    *ipam.Client
 	closers []func()
+	// connectErr is why the datastore connection could not be opened (see connect).
+	connectErr error
 	// attachment is the held lock of this container's attachment (calico plugin; see lockAttachment).
 	attachment *filelock.Lock
 	// identityErr: the container identity is invalid (see NewWorkload); each command decides.
@@ -113,20 +115,34 @@ func reportUnimplemented(log zerolog.Logger, network string, stdin []byte) {
 // identityValid is nil when the container identity is valid.
 func (s *session) identityValid() error { return s.identityErr }
 
-// connect opens the datastore connection.
+// connect opens the datastore connection (once: a failure is kept and returned again).
 func (s *session) connect() error {
+	if s.ds != nil || s.connectErr != nil {
+		return s.connectErr
+	}
 	cfg, err := s.conf.Datastore(s.opts.Env, s.opts.DatastoreFile)
 	if err != nil {
+		s.connectErr = err
 		return err
 	}
 	ds, err := datastore.New(cfg)
 	if err != nil {
-		return cniErr(CodeDatastore, "connecting to etcd", err)
+		s.connectErr = cniErr(CodeDatastore, "connecting to etcd", err)
+		return s.connectErr
 	}
 	s.ds = ds
 	s.ipam = ipam.New(ds, s.log)
 	s.closers = append(s.closers, func() { ds.Close() })
 	return nil
+}
+
+// connectEarly opens the datastore connection when a command starts, so that the client connects
+// to etcd (TCP, TLS, HTTP/2) in the background while the command checks its input. An error is
+// reported only when the command needs the datastore (connect).
+func (s *session) connectEarly() {
+	if s.connect() == nil {
+		s.ds.Etcd().ActiveConnection().Connect()
+	}
 }
 
 // ready connects and reads the startState, failing fast (readyTimeout) when etcd is unreachable.
