@@ -3,7 +3,8 @@
 # another, through libcni, in network namespaces the benchmark creates (root only). Prints median,
 # p99 and max in ms. REFERENCE_DIR=<dir>[:<dir>...], each dir holding another build of calico and
 # calico-ipam (Project Calico's, an older one of ours), runs the same ADDs and DELs with each
-# against the same etcd, in turn, and prints their latencies and the ratios of the medians.
+# against the same etcd, taking turns container by container, and prints their latencies and the
+# ratios of the medians.
 set -eu
 cd "$(dirname "$0")/.."
 export GOFLAGS="${GOFLAGS:--mod=mod}"

@@ -18,9 +18,9 @@ import (
 // through libcni (each a fresh plugin process, as a runtime does), then DEL for each, and reports
 // median and p99 latencies. CNI_BENCH_REFERENCE_DIR names directories (separated by ":") that
 // each hold another build of the calico and calico-ipam plugins (Project Calico's, an older
-// build of ours): each round runs the same ADDs and DELs with each against the same etcd, in
-// turn, and reports theirs too ("ref-", or "ref1-", "ref2-"... with several) and the ratios of
-// our medians to theirs. Run it with scripts/bench-cni.sh (or -bench CNIAddDel -benchtime 1x).
+// build of ours): each round runs the same ADDs and DELs with each against the same etcd, taking
+// turns container by container, and reports theirs too ("ref-", or "ref1-", "ref2-"... with
+// several) and the ratios of our medians to theirs. Run it with scripts/bench-cni.sh (or -bench CNIAddDel -benchtime 1x).
 func BenchmarkCNIAddDel(b *testing.B) {
 	containers := 100
 	if s := os.Getenv("CNI_BENCH_CONTAINERS"); s != "" {
@@ -45,10 +45,7 @@ func BenchmarkCNIAddDel(b *testing.B) {
 		runs = append(runs, &benchRun{name: name, cni: libcni.NewCNIConfigWithCacheDir([]string{dir}, filepath.Join(r.dir, name+"cache"), nil)})
 	}
 	for n := 0; n < b.N; n++ {
-		for _, run := range runs {
-			a, d := r.addDelRound(b, run.cni, fmt.Sprintf("%sbench%d", run.name, n), containers)
-			run.adds, run.dels = append(run.adds, a...), append(run.dels, d...)
-		}
+		r.addDelRound(b, runs, n, containers)
 	}
 	for _, run := range runs {
 		report(b, run.name+"add", run.adds)
@@ -67,36 +64,46 @@ type benchRun struct {
 	adds, dels []time.Duration
 }
 
-// addDelRound ADDs containers one after another with the plugins of cni, then DELs them, and
-// returns the latency of each (the namespaces are made before the clock starts).
-func (r *rig) addDelRound(b *testing.B, cni *libcni.CNIConfig, prefix string, containers int) (adds, dels []time.Duration) {
+// addDelRound ADDs containers one after another, then DELs them, recording the latency of each.
+// With several sets of plugins it takes turns: container i of each set, then container i+1, so
+// that a passing load on the machine falls on every set alike. The namespaces are made before the
+// clock starts.
+func (r *rig) addDelRound(b *testing.B, runs []*benchRun, round, containers int) {
 	b.StopTimer()
-	r.cni = cni
-	paths := make([]string, containers)
-	for i := range paths {
-		paths[i] = "/var/run/netns/" + r.netns("b")
+	paths := make([][]string, len(runs))
+	for k := range runs {
+		for range containers {
+			paths[k] = append(paths[k], "/var/run/netns/"+r.netns("b"))
+		}
 	}
 	b.StartTimer()
-	for i, p := range paths {
-		start := time.Now()
-		if _, err := r.add("1.0.0", rt(benchContainer(prefix, i), p)); err != nil {
-			b.Fatalf("ADD %s: %v", benchContainer(prefix, i), err)
+	for i := range containers {
+		for k, run := range runs {
+			r.cni = run.cni
+			id := benchContainer(round, k, i)
+			start := time.Now()
+			if _, err := r.add("1.0.0", rt(id, paths[k][i])); err != nil {
+				b.Fatalf("ADD %s: %v", id, err)
+			}
+			run.adds = append(run.adds, time.Since(start))
 		}
-		adds = append(adds, time.Since(start))
 	}
-	for i, p := range paths {
-		start := time.Now()
-		if err := r.del("1.0.0", rt(benchContainer(prefix, i), p)); err != nil {
-			b.Fatalf("DEL %s: %v", benchContainer(prefix, i), err)
+	for i := range containers {
+		for k, run := range runs {
+			r.cni = run.cni
+			id := benchContainer(round, k, i)
+			start := time.Now()
+			if err := r.del("1.0.0", rt(id, paths[k][i])); err != nil {
+				b.Fatalf("DEL %s: %v", id, err)
+			}
+			run.dels = append(run.dels, time.Since(start))
 		}
-		dels = append(dels, time.Since(start))
 	}
-	return adds, dels
 }
 
-// benchContainer is the ID of container i of a round: unique in its first 11 characters (the
-// host veth's name).
-func benchContainer(prefix string, i int) string { return fmt.Sprintf("b%d-%s", i, prefix) }
+// benchContainer is the ID of container i of a set of plugins in a round: unique in its first 11
+// characters (the host veth's name) among the containers that exist together.
+func benchContainer(round, set, i int) string { return fmt.Sprintf("b%ds%d-%d", i, set, round) }
 
 func report(b *testing.B, name string, d []time.Duration) {
 	b.ReportMetric(quantile(d, 0.5), name+"-p50-ms")
