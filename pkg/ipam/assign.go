@@ -118,6 +118,9 @@ func (c *Client) assign(ctx context.Context, a AutoAssignArgs, view *hostView) (
 	if use == "" {
 		use = api.UseWorkload
 	}
+	if v4, v6, ok, err := c.assignFromOwnBlocks(ctx, a, view, use); ok || err != nil {
+		return v4, v6, err
+	}
 	var taken []netip.Prefix
 	out := map[int][]netip.Prefix{}
 	for _, r := range []request{

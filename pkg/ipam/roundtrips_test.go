@@ -2,6 +2,8 @@ package ipam_test
 
 import (
 	"context"
+	"fmt"
+	"net/netip"
 	"slices"
 	"strings"
 	"sync"
@@ -52,11 +54,11 @@ func (e *env) countingClient(t *testing.T) (*ipam.Client, *rpcCounter) {
 }
 
 // TestRoundTripsOfAWorkload: a dual-stack assignment into the host's blocks reads the IPAM
-// configuration, the pools, the host's affinities and Node and the handle in one request for both
-// families, then each block once, and writes each block with the handle in one compare-and-swap
-// transaction: 5 requests (13 when every family read everything again, each in a request of its
-// own). A repeated assignment to the handle returns what it holds. Releasing the handle reads it
-// once (5 requests, was 7).
+// configuration, the pools, the host's affinities and Node and the handle in one request, both
+// blocks in another, and writes both blocks with the handle in one compare-and-swap transaction:
+// 3 requests (13 when every family read everything again, each in a request of its own, and
+// wrote its block with the handle). A repeated assignment to the handle returns what it holds.
+// Releasing the handle reads it once (5 requests, was 7).
 func TestRoundTripsOfAWorkload(t *testing.T) {
 	e := newEnv(t)
 	e.pool(t, "v4", "10.65.0.0/16", 26, nil)
@@ -73,8 +75,8 @@ func TestRoundTripsOfAWorkload(t *testing.T) {
 	if err != nil || !assigned || len(addrs) != 2 || !addrs[0].Addr().Is4() || addrs[0].Bits() != 26 || addrs[1].Bits() != 122 {
 		t.Fatalf("AssignToHandle: %v %v %v", addrs, assigned, err)
 	}
-	if got := n.take(); got["Range"] != 2 || got["Txn"] != 3 || len(got) != 2 {
-		t.Errorf("an assignment into the host's blocks made requests %v, want 2 Range (the blocks) and 3 Txn (the state, two CAS writes)", got)
+	if got := n.take(); got["Txn"] != 3 || len(got) != 1 {
+		t.Errorf("an assignment into the host's blocks made requests %v, want 3 Txn (the state, the blocks, one CAS write)", got)
 	}
 	again, assigned, err := c.AssignToHandle(ctx, args("net.second"))
 	if err != nil || assigned || !slices.Equal(again, addrs) {
@@ -91,6 +93,36 @@ func TestRoundTripsOfAWorkload(t *testing.T) {
 	}
 	if ips, err := e.c.IPsByHandle(ctx, "net.second"); err != nil || len(ips) != 0 {
 		t.Errorf("released handle still holds %v (%v)", ips, err)
+	}
+	e.assertConsistent(t)
+}
+
+// TestFullOwnBlockGoesTheGeneralWay: when the host's first block of a family has no room, the
+// one-transaction assignment does not apply and writes nothing; the general way claims a new block
+// for that family, and the other family still comes from the host's block.
+func TestFullOwnBlockGoesTheGeneralWay(t *testing.T) {
+	e := newEnv(t)
+	e.pool(t, "v4", "10.65.0.0/16", 30, nil)
+	e.pool(t, "v6", "fd5c:1::/64", 122, nil)
+	ctx := tctx(t)
+	var first netip.Prefix
+	for i := range 4 { // fills the host's /30
+		v4, _, err := e.c.AutoAssignInBlocks(ctx, ipam.AutoAssignArgs{Num4: 1, Num6: 1, HandleID: fmt.Sprintf("net.fill%d", i), Hostname: "host-a"})
+		if err != nil || len(v4) != 1 {
+			t.Fatalf("filling: %v %v", v4, err)
+		}
+		first = v4[0].Masked()
+	}
+	addrs, assigned, err := e.c.AssignToHandle(ctx, ipam.AutoAssignArgs{Num4: 1, Num6: 1, HandleID: "net.next", Hostname: "host-a"})
+	if err != nil || !assigned || len(addrs) != 2 {
+		t.Fatalf("AssignToHandle with a full block: %v %v %v", addrs, assigned, err)
+	}
+	if addrs[0].Masked() == first || !addrs[1].Addr().Is6() {
+		t.Errorf("assigned %v: want an IPv4 address outside the full block %s and an IPv6 one", addrs, first)
+	}
+	ips, err := e.c.IPsByHandle(ctx, "net.next")
+	if err != nil || len(ips) != 2 {
+		t.Errorf("handle holds %v (%v)", ips, err)
 	}
 	e.assertConsistent(t)
 }
