@@ -2,7 +2,6 @@ package cni
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/netip"
 	"path/filepath"
@@ -177,13 +176,7 @@ func (s *session) calicoIPAMDel(ctx context.Context) error {
 		return err
 	}
 	defer unlock()
-	var errs []error
-	for _, h := range []string{s.w.Handle, s.w.LegacyHandle} {
-		if err := s.ipam.ReleaseByHandle(ctx, h); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	if err := errors.Join(errs...); err != nil {
+	if err := s.ipam.ReleaseByHandles(ctx, s.w.Handle, s.w.LegacyHandle); err != nil {
 		return ipamErr(err)
 	}
 	s.log.Info().Str("handle", s.w.Handle).Msg("released addresses")

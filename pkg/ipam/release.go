@@ -18,24 +18,98 @@ const cleanupTimeout = 30 * time.Second
 // ReleaseByHandle releases every address of a handle and deletes the handle. A handle that does
 // not exist is not an error.
 func (c *Client) ReleaseByHandle(ctx context.Context, handleID string) error {
-	held := newHandleRef(handleID)
-	h, err := held.load(ctx, c)
-	if err != nil {
-		return fmt.Errorf("releasing handle %s: %w", handleID, err)
+	return c.ReleaseByHandles(ctx, handleID)
+}
+
+// ReleaseByHandles is ReleaseByHandle of several handles, read in one request. Each handle's
+// blocks are read in one more and written with the handle's deletion in one compare-and-swap
+// transaction; after a conflict (or with a block that cannot be read) the handle is released one
+// block at a time.
+func (c *Client) ReleaseByHandles(ctx context.Context, handleIDs ...string) error {
+	keys := make([]string, len(handleIDs))
+	for i, id := range handleIDs {
+		keys[i] = datastore.HandleKey(id)
 	}
-	if !h.stored() {
-		return nil
+	kvs, err := c.ds.GetKVs(ctx, keys...)
+	if err != nil {
+		return fmt.Errorf("releasing handles %v: %w", handleIDs, err)
+	}
+	var errs []error
+	for i, id := range handleIDs {
+		h, err := decodeHandle(id, kvs[i])
+		if err == nil && h.stored() {
+			err = c.releaseHandle(ctx, &handleRef{id: id, h: h})
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("releasing handle %s: %w", id, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// releaseHandle releases a stored handle: all its blocks in one transaction, else block by block.
+func (c *Client) releaseHandle(ctx context.Context, held *handleRef) error {
+	if done, err := c.releaseInOneCommit(ctx, held); done || err != nil {
+		return err
+	}
+	h, err := held.load(ctx, c)
+	if err != nil || !h.stored() {
+		return err
 	}
 	for _, s := range sortedKeys(h.h.Block) {
 		cidr, err := netip.ParsePrefix(s)
 		if err != nil {
-			c.log.Warn().Str("handle", handleID).Str("block", s).Msg("handle names an invalid block CIDR")
+			c.log.Warn().Str("handle", held.id).Str("block", s).Msg("handle names an invalid block CIDR")
 		}
 		if err := c.releaseHandleInBlock(ctx, held, s, cidr); err != nil {
-			return fmt.Errorf("releasing handle %s in block %s: %w", handleID, s, err)
+			return fmt.Errorf("in block %s: %w", s, err)
 		}
 	}
 	return nil
+}
+
+// releaseInOneCommit reads the handle's blocks in one request and frees its addresses in all of
+// them and deletes the handle in one compare-and-swap transaction; done is false (nothing written,
+// the handle to be read again) after a conflict, or when a block name or value cannot be used.
+func (c *Client) releaseInOneCommit(ctx context.Context, held *handleRef) (done bool, err error) {
+	names := sortedKeys(held.h.h.Block)
+	gets := make([]datastore.BatchGet, len(names))
+	cidrs := make([]netip.Prefix, len(names))
+	for i, s := range names {
+		if cidrs[i], err = netip.ParsePrefix(s); err != nil {
+			return false, nil
+		}
+		gets[i] = datastore.BatchGet{Key: datastore.BlockKey(s)}
+	}
+	res, err := c.ds.GetBatch(ctx, gets...)
+	if err != nil {
+		return false, err
+	}
+	var ws []write
+	for i, cidr := range cidrs {
+		kv := first(res[i])
+		if kv == nil {
+			continue // the block is gone: nothing to free in it
+		}
+		b, err := decodeBlock(cidr, kv)
+		if err != nil {
+			return false, nil
+		}
+		if len(release(b.b, ordinalsOfHandle(b.b, held.id))) > 0 {
+			w, err := blockWrite(b, false)
+			if err != nil {
+				return false, err
+			}
+			ws = append(ws, w)
+		}
+	}
+	clear(held.h.h.Block)
+	rev, err := c.commit(ctx, append([]write{held.h.write()}, ws...)...)
+	held.committed(rev, err)
+	if errors.Is(err, errConflict) {
+		return false, nil
+	}
+	return err == nil, err
 }
 
 // releaseHandleInBlock frees the handle's addresses in one block and drops the block from the

@@ -2,6 +2,8 @@ package ipam_test
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"net/netip"
 	"slices"
@@ -58,7 +60,9 @@ func (e *env) countingClient(t *testing.T) (*ipam.Client, *rpcCounter) {
 // blocks in another, and writes both blocks with the handle in one compare-and-swap transaction:
 // 3 requests (13 when every family read everything again, each in a request of its own, and
 // wrote its block with the handle). A repeated assignment to the handle returns what it holds.
-// Releasing the handle reads it once (5 requests, was 7).
+// Releasing the handle (and a legacy handle that does not exist) reads the handles in one request,
+// the blocks in another, and deletes the handle and frees its addresses in one transaction (3
+// requests; 8 when each handle and block was read and written on its own).
 func TestRoundTripsOfAWorkload(t *testing.T) {
 	e := newEnv(t)
 	e.pool(t, "v4", "10.65.0.0/16", 26, nil)
@@ -85,11 +89,11 @@ func TestRoundTripsOfAWorkload(t *testing.T) {
 	if got := n.take(); got["Txn"] != 1 || got["Range"] != 2 {
 		t.Errorf("a repeated assignment made requests %v, want 1 Txn (the state) and 2 Range (the blocks)", got)
 	}
-	if err := c.ReleaseByHandle(ctx, "net.second"); err != nil {
+	if err := c.ReleaseByHandles(ctx, "net.second", "second"); err != nil {
 		t.Fatal(err)
 	}
-	if got := n.take(); got["Range"] != 3 || got["Txn"] != 2 || len(got) != 2 {
-		t.Errorf("ReleaseByHandle made requests %v, want 3 Range and 2 Txn", got)
+	if got := n.take(); got["Txn"] != 3 || len(got) != 1 {
+		t.Errorf("ReleaseByHandles made requests %v, want 3 Txn (the handles, the blocks, one CAS write)", got)
 	}
 	if ips, err := e.c.IPsByHandle(ctx, "net.second"); err != nil || len(ips) != 0 {
 		t.Errorf("released handle still holds %v (%v)", ips, err)
@@ -125,4 +129,38 @@ func TestFullOwnBlockGoesTheGeneralWay(t *testing.T) {
 		t.Errorf("handle holds %v (%v)", ips, err)
 	}
 	e.assertConsistent(t)
+}
+
+// TestReleaseWithABadBlockName: a handle naming a block that is not a CIDR is released block by
+// block (not in one transaction): its addresses are freed and it is deleted.
+func TestReleaseWithABadBlockName(t *testing.T) {
+	e := newEnv(t)
+	e.pool(t, "v4", "10.65.0.0/16", 26, nil)
+	ctx := tctx(t)
+	v4, _, err := e.c.AutoAssign(ctx, ipam.AutoAssignArgs{Num4: 1, HandleID: "net.bad", Hostname: "host-a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kv, err := e.ds.GetKV(ctx, datastore.HandleKey("net.bad"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var h map[string]any
+	if err := json.Unmarshal(kv.Value, &h); err != nil {
+		t.Fatal(err)
+	}
+	h["block"].(map[string]any)["not-a-cidr"] = 1
+	b, _ := json.Marshal(h)
+	if _, err := e.ds.UpdateKV(ctx, kv.Key, b, kv.ModRevision); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.c.ReleaseByHandle(ctx, "net.bad"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.ds.GetKV(ctx, kv.Key); !datastore.IsNotFound(err) {
+		t.Errorf("handle still stored: %v", err)
+	}
+	if _, _, err := e.c.GetAssignmentAttributes(ctx, v4[0].Addr()); !errors.Is(err, ipam.ErrNotAssigned) {
+		t.Errorf("%s still assigned: %v", v4[0].Addr(), err)
+	}
 }
