@@ -13,6 +13,7 @@ import (
 
 	"github.com/calico-host/calico-host/pkg/api"
 	"github.com/calico-host/calico-host/pkg/compat"
+	"github.com/calico-host/calico-host/pkg/compat/report"
 )
 
 // Engine turns datastore inputs into applied BIRD configuration: Build, Render, stage and check,
@@ -25,7 +26,7 @@ type Engine struct {
 	reloader *Reloader
 	log      zerolog.Logger
 	// unimplemented logs the Project Calico settings calico-host does not implement, once each.
-	unimplemented *compat.Reporter
+	unimplemented *report.Reporter
 	// reloadPending: BIRD has not confirmed the files on disk (first run, or a failed reload).
 	reloadPending bool
 }
@@ -49,7 +50,7 @@ func NewEngine(cfg *Config, nodeName string, run Runner, log zerolog.Logger) *En
 		stager:        &Stager{Dir: filepath.Join(cfg.OutputDir, ".staging"), Run: run},
 		reloader:      &Reloader{Socket: cfg.BIRDSocket, Run: run},
 		log:           log,
-		unimplemented: compat.NewReporter("confd", log),
+		unimplemented: report.New("confd", log),
 		reloadPending: true,
 	}
 }
