@@ -39,11 +39,11 @@ func (s chanSource) Run(ctx context.Context, out chan<- syncer.Message) {
 }
 
 func nodeUpdate(name, v4 string) syncer.Update {
-	return syncer.Update{Key: datastore.ResourcePrefix + "nodes/" + name, Value: testNode(name, v4, "", nil)}
+	return syncer.Update{ID: datastore.IDOf(datastore.ResourcePrefix + "nodes/" + name), Value: testNode(name, v4, "", nil)}
 }
 
 func poolUpdate(name, cidr string) syncer.Update {
-	return syncer.Update{Key: datastore.ResourcePrefix + "ippools/" + name, Value: &api.IPPool{
+	return syncer.Update{ID: datastore.IDOf(datastore.ResourcePrefix + "ippools/" + name), Value: &api.IPPool{
 		ObjectMeta: api.ObjectMeta{Name: name}, Spec: api.IPPoolSpec{CIDR: cidr}}}
 }
 

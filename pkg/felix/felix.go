@@ -118,9 +118,10 @@ func New(o Options) (*Daemon, error) {
 	}
 	local, _ := o.Local.Resolve(nil) // FelixHostname is local-only: the datastore cannot change it
 	graph := calc.New(local.FelixHostname, o.Log.With().Str("loop", LoopCalc).Logger())
-	if local.Sources["RouteSource"] >= config.SourceFile { // else FelixConfiguration decides, in calc
-		graph.SetLocalRouteSource(local.RouteSource)
-	}
+	graph.SetRouteSource(func(dc calc.DatastoreConfig) calc.RouteSource {
+		c, _ := o.Local.Resolve(datastoreConfig(dc)) // its problems are logged when felix resolves it
+		return c.RouteSource
+	})
 	return &Daemon{
 		o: o, log: o.Log, notifier: o.Notifier, metrics: newMetrics(), reg: prometheus.NewRegistry(),
 		graph: graph, problems: map[string]bool{}, unimplemented: report.New("felix", o.Log),

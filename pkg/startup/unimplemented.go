@@ -27,9 +27,10 @@ func (w *settingsWatch) apply(m syncer.Message) {
 		w.byKey = map[string][]compat.Finding{}
 	}
 	for _, u := range m.Updates {
-		delete(w.byKey, u.Key)
+		key := u.ID.Key()
+		delete(w.byKey, key)
 		if f := unimplemented(u.Value); len(f) > 0 {
-			w.byKey[u.Key] = f
+			w.byKey[key] = f
 		}
 	}
 	keys := make([]string, 0, len(w.byKey))

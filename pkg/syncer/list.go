@@ -11,6 +11,8 @@ import (
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/calico-host/calico-host/pkg/datastore"
 )
 
 // page is one list response. Workers decode pages while the next ones are fetched; the snapshot
@@ -133,20 +135,24 @@ func (s *Syncer) listRevision(cur int64) int64 {
 	return q
 }
 
-// decodeKV turns a stored key into an Update. ok is false for filtered keys; a value that fails
-// to decode is logged and returned with a nil Value (absent).
+// decodeKV turns a stored key into an Update: the key is parsed here, once. ok is false for
+// filtered keys; a key that names no object and a value that fails to decode are logged and
+// returned with a nil Value (absent).
 func (s *Syncer) decodeKV(kv *mvccpb.KeyValue) (u Update, ok bool) {
-	key := string(kv.Key)
-	if s.cfg.ignored(key) {
+	id, err := datastore.ParseKey(string(kv.Key))
+	if s.cfg.ignored(id) {
 		return Update{}, false
 	}
-	v, err := s.cfg.Decoder(key, kv.Value, kv.ModRevision)
+	var v any
+	if err == nil {
+		v, err = s.cfg.Decoder(id, kv.Value, kv.ModRevision)
+	}
 	if err != nil {
-		s.log.Warn().Str("key", key).Int64("revision", kv.ModRevision).Err(err).
+		s.log.Warn().Str("key", string(kv.Key)).Int64("revision", kv.ModRevision).Err(err).
 			Msg("ignoring bad value in datastore (treated as absent)")
 		v = nil
 	}
-	return Update{Key: key, Value: v, Revision: kv.ModRevision}, true
+	return Update{ID: id, Value: v, Revision: kv.ModRevision}, true
 }
 
 // prefixRange is the [start, end) key range of a prefix ("" means every key).

@@ -16,7 +16,7 @@ import (
 )
 
 // rawDecoder keeps values as strings, so list results are easy to compare.
-func rawDecoder(_ string, v []byte, _ int64) (any, error) {
+func rawDecoder(_ datastore.ID, v []byte, _ int64) (any, error) {
 	if string(v) == "bad" {
 		return nil, errors.New("bad value")
 	}
@@ -31,7 +31,7 @@ func newTestSyncer(t *testing.T, prefixes ...string) (*Syncer, *clientv3.Client)
 	}
 	t.Cleanup(func() { cli.Close() })
 	cfg := Config{Prefixes: prefixes, Decoder: rawDecoder, PageSize: 2,
-		Filter: func(k string) bool { return k == "/b/ignored" }}
+		Filter: func(id datastore.ID) bool { return id.Key() == "/b/ignored" }}
 	return New(cli, cfg, zerolog.Nop()), s.Client()
 }
 
@@ -68,9 +68,9 @@ func TestListIsPinnedToOneRevision(t *testing.T) {
 	}
 	var got []string
 	for _, u := range snap {
-		got = append(got, fmt.Sprintf("%s=%v", u.Key, u.Value))
+		got = append(got, fmt.Sprintf("%s=%v", u.ID.Key(), u.Value))
 		if u.Revision > rev {
-			t.Errorf("%s at revision %d, after the list revision %d", u.Key, u.Revision, rev)
+			t.Errorf("%s at revision %d, after the list revision %d", u.ID.Key(), u.Revision, rev)
 		}
 	}
 	want := "[/a/0=a0 /a/1=a1 /a/2=a2 /a/3=a3 /a/4=a4 /b/0=b0 /b/1=b1 /b/2=b2 /b/3=b3 /b/4=b4]"
@@ -118,7 +118,7 @@ func TestEmptyPrefixListsEverything(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(snap) != 3 || snap[0].Key != "/x" || snap[2].Key != "a" {
+	if len(snap) != 3 || snap[0].ID.Key() != "/x" || snap[2].ID.Key() != "a" {
 		t.Errorf("list of everything: %+v", snap)
 	}
 }

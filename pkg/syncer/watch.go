@@ -9,6 +9,8 @@ import (
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/calico-host/calico-host/pkg/datastore"
 )
 
 // maxPending is how many updates the syncer buffers for a busy consumer before it stops reading
@@ -251,11 +253,11 @@ func (s *Syncer) eventUpdate(ev *clientv3.Event, have int64) (Update, bool) {
 	if ev.Type == mvccpb.PUT {
 		return s.decodeKV(ev.Kv)
 	}
-	key := string(ev.Kv.Key)
-	if s.cfg.ignored(key) {
+	id := datastore.IDOf(string(ev.Kv.Key))
+	if s.cfg.ignored(id) {
 		return Update{}, false
 	}
-	return Update{Key: key, Revision: ev.Kv.ModRevision}, true
+	return Update{ID: id, Revision: ev.Kv.ModRevision}, true
 }
 
 // onIdle runs when nothing arrived for a tick. It requests progress from etcd; after idleTicks

@@ -37,7 +37,7 @@ const (
 // placeholder is what a Light agent's decoder delivers for every key.
 type placeholder struct{}
 
-func lightDecoder(string, []byte, int64) (any, error) { return placeholder{}, nil }
+func lightDecoder(datastore.ID, []byte, int64) (any, error) { return placeholder{}, nil }
 
 // Agent is one host's felix (syncer + calc graph, no dataplane) and confd syncer, each on its own
 // etcd connection as on a real host.

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/calico-host/calico-host/pkg/felix/calc"
+	"github.com/calico-host/calico-host/pkg/felix/dataplane/rules"
 	"github.com/calico-host/calico-host/pkg/nft"
 	"github.com/calico-host/calico-host/pkg/nft/kernel"
 	"github.com/calico-host/calico-host/pkg/nft/sim"
@@ -36,8 +37,10 @@ func TestSimulatorAgreesWithPackets(t *testing.T) {
 	tp := newTopology(t)
 	tp.fabric.run(t, "ip", "route", "add", "10.65.0.0/16", "via", "198.18.0.1")
 	ends := simEnds(t, tp)
-	action := []string{"Drop", "Return", "Accept"}[rng.IntN(3)]
-	k := startDataplane(t, tp, Config{DefaultEndpointToHostAction: action}, randomScenario(rng)...)
+	i := rng.IntN(3)
+	action := []string{"Drop", "Return", "Accept"}[i]
+	k := startDataplane(t, tp, Config{DefaultEndpointToHostAction: []rules.Action{rules.ActionDrop, rules.ActionReturn, rules.ActionAccept}[i]},
+		randomScenario(rng)...)
 	for _, w := range simWorkloads {
 		k.waitUp(w.name)
 	}
