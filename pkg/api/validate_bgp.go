@@ -54,7 +54,9 @@ func validateBGPConfiguration(e *errs, b *BGPConfiguration) {
 	}{{"spec.serviceLoadBalancerIPs", s.ServiceLoadBalancerIPs}, {"spec.serviceExternalIPs", s.ServiceExternalIPs},
 		{"spec.serviceClusterIPs", s.ServiceClusterIPs}} {
 		for i, blk := range list.blocks {
-			validateNets(e, fmt.Sprintf("%s[%d].cidr", list.field, i), []string{blk.CIDR}, 0)
+			if blk.CIDR != "" { // optional in Project Calico's API: an entry without one is ignored
+				validateNets(e, fmt.Sprintf("%s[%d].cidr", list.field, i), []string{blk.CIDR}, 0)
+			}
 		}
 	}
 	if s.LocalWorkloadPeeringIPV4 != "" {

@@ -17,28 +17,14 @@ func validateBGPFilter(e *errs, s *BGPFilterSpec) {
 // the rule. calicoctl refuses to write them; calico-confd applies no part of a filter direction
 // that has them, and the sessions using it exchange nothing in that direction.
 //
-//   - priority and setPriority: route priorities (FelixConfiguration's ...RoutePriority, carried
-//     between nodes in bgp_local_pref) are not implemented: felix does not program them and BIRD 2
-//     installs every route at its kernel protocol's one metric, so "routes with priority N" and
-//     "set the priority to N" have no meaning here.
 //   - prefixLength with matchOperator Equal or NotEqual: BIRD 2 compares a prefix and a prefix set
 //     as never equal, where Project Calico's BIRD stops the filter with an error (rejecting the
 //     route); neither is a prefix-length match.
 func (r *BGPFilterRule) Unsupported() []FieldError {
-	const noPriorities = "route priorities are not implemented by calico-host"
-	var out []FieldError
-	if r.Priority != nil {
-		out = append(out, FieldError{Field: "priority", Message: noPriorities})
-	}
 	if r.PrefixLength != nil && (r.MatchOperator == "Equal" || r.MatchOperator == "NotEqual") {
-		out = append(out, FieldError{Field: "prefixLength", Message: "a prefix length range cannot be applied with matchOperator " + r.MatchOperator})
+		return []FieldError{{Field: "prefixLength", Message: "a prefix length range cannot be applied with matchOperator " + r.MatchOperator}}
 	}
-	for j, op := range r.Operations {
-		if op.SetPriority != nil {
-			out = append(out, FieldError{Field: fmt.Sprintf("operations[%d].setPriority", j), Message: noPriorities})
-		}
-	}
-	return out
+	return nil
 }
 
 // Unsupported returns a *ValidationError listing the settings of r that are valid but that

@@ -365,9 +365,15 @@ func TestValidObjectsPass(t *testing.T) {
 		obj("BGPPeer", "no-as", `{"peerIP":"198.18.1.254","reachableBy":"198.18.1.1"}`),
 		obj("BGPPeer", "gtsm", `{"node":"host-a","ttlSecurity":1}`),
 		obj("BGPPeer", "secret-no-name", `{"peerIP":"198.18.1.254","asNumber":64600,"password":{"secretKeyRef":{"key":"k"}}}`),
+		// As in Project Calico: a peerIP without asNumber (a node's: that node's AS), with
+		// reachableBy too, and a BGPPeer that names no peer.
+		obj("BGPPeer", "node-by-ip", `{"peerIP":"fd5c:ff::2"}`),
+		obj("BGPPeer", "node-by-ip-via", `{"peerIP":"198.18.1.2","reachableBy":"198.18.1.1"}`),
+		obj("BGPPeer", "no-peer", `{"node":"host-a","ttlSecurity":1}`),
 		obj("BGPConfiguration", "node.a", `{"ignoredInterfaces":["eth*","docker0"]}`),
 		obj("BGPConfiguration", "default", `{"nodeMeshPassword":{"secretKeyRef":{"name":"s","key":"k"}}}`),
 		obj("BGPConfiguration", "any-name", `{"logSeverityScreen":"Debug"}`),
+		obj("BGPConfiguration", "default", `{"serviceClusterIPs":[{"cidr":"10.101.0.0/16"},{}],"serviceLoadBalancerIPs":[{}],"serviceExternalIPs":[{}]}`),
 		obj("FelixConfiguration", "any-name", `{"logSeverityScreen":"Debug"}`),
 		filter(`{"importV4":[{"action":"Reject","source":"RemotePeers","interface":"*"}],"exportV6":[{"action":"Accept","interface":"eth0.100"}]}`),
 		filter(`{"exportV4":[{"action":"Accept","cidr":"10.65.0.0/16","matchOperator":"In","prefixLength":{"min":16,"max":26},"peerType":"eBGP",
@@ -392,14 +398,12 @@ func TestUnsupported(t *testing.T) {
 	if err := testValidator.Validate(f); err != nil {
 		t.Fatalf("valid for Project Calico, so valid on read: %v", err)
 	}
-	want := `invalid BGPFilter "f": spec.exportV4[0].priority: route priorities are not implemented by calico-host (not supported by calico-host); ` +
-		`spec.importV6[0].prefixLength: a prefix length range cannot be applied with matchOperator NotEqual (not supported by calico-host); ` +
-		`spec.importV6[1].operations[1].setPriority: route priorities are not implemented by calico-host (not supported by calico-host)`
+	want := `invalid BGPFilter "f": spec.importV6[0].prefixLength: a prefix length range cannot be applied with matchOperator NotEqual (not supported by calico-host)`
 	if err := Unsupported(f); err == nil || err.Error() != want {
 		t.Errorf("got  %v\nwant %s", err, want)
 	}
 	supported := filter(`{"exportV4":[{"action":"Accept","cidr":"10.65.0.0/16","matchOperator":"Equal","peerType":"iBGP","communities":{"values":["1:2"]},
-		"asPathPrefix":[65000],"operations":[{"addCommunity":{"value":"1:2:3"}},{"prependASPath":{"prefix":[65000]}}]}]}`)
+		"asPathPrefix":[65000],"priority":512,"operations":[{"addCommunity":{"value":"1:2:3"}},{"prependASPath":{"prefix":[65000]}},{"setPriority":{"value":1024}}]}]}`)
 	for _, r := range []Resource{supported, pool("10.65.0.0/16", 26)} {
 		if err := Unsupported(r); err != nil {
 			t.Errorf("%v", err)

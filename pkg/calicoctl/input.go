@@ -259,10 +259,11 @@ func decodeResource(obj json.RawMessage, index int) (*document, error) {
 		return nil, fmt.Errorf("unknown resource type (%s) and/or version (%s)", h.Kind, h.APIVersion)
 	}
 	r := k.New()
-	dec := json.NewDecoder(bytes.NewReader(obj))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(r); err != nil {
-		return nil, jsonDecodeError(err)
+	// Decoded as YAML against the resource's type, as Project Calico's calicoctl decodes: a
+	// scalar written where a string belongs is that string (labels {x: yes} and {x: true} store
+	// "true", {x: 5} stores "5").
+	if err := yaml.UnmarshalStrict(obj, r); err != nil {
+		return nil, err
 	}
 	return &document{index: index, kind: k, res: r}, nil
 }

@@ -213,3 +213,22 @@ items:
 		}
 	}
 }
+
+// TestScalarsWhereStringsBelong: a YAML scalar written where the resource has a string (a label
+// value "yes", true or 5) is stored as that scalar's string, as Project Calico's calicoctl decodes
+// YAML against the resource's type (YAML 1.1: yes is true).
+func TestScalarsWhereStringsBelong(t *testing.T) {
+	input := "apiVersion: projectcalico.org/v3\nkind: BGPPeer\nmetadata:\n  name: p\n  labels: {a: yes, b: true, c: 5, d: x}\n" +
+		"spec: {peerIP: 198.18.0.9, asNumber: 64512}\n---\n" +
+		`{"apiVersion":"projectcalico.org/v3","kind":"Profile","metadata":{"name":"q","labels":{"n":1.5}}}`
+	docs, err := decodeStream([]byte(input), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []map[string]string{{"a": "true", "b": "true", "c": "5", "d": "x"}, {"n": "1.5"}}
+	for i, d := range docs {
+		if got := d.meta().Labels; !reflect.DeepEqual(got, want[i]) {
+			t.Errorf("document %d: labels %v, want %v", i+1, got, want[i])
+		}
+	}
+}

@@ -174,11 +174,7 @@ spec:
   importV4:
   - {action: Accept, operations: [{setPriority: {value: 1024}}]}
 `,
-		want: `failed to apply 'BGPFilter' resource: [error with the following fields:
--  spec.exportV4[0].priority (route priorities are not implemented by calico-host (not supported by calico-host))
--  spec.exportV4[1].prefixLength (a prefix length range cannot be applied with matchOperator Equal (not supported by calico-host))
--  spec.importV4[0].operations[0].setPriority (route priorities are not implemented by calico-host (not supported by calico-host))
-]
+		want: `failed to apply 'BGPFilter' resource: [error with field spec.exportV4[1].prefixLength (a prefix length range cannot be applied with matchOperator Equal (not supported by calico-host))]
 `,
 	}, {
 		name:  "unknown kind",

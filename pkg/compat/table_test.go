@@ -108,6 +108,7 @@ var implementedPaths = map[string]map[string]bool{
 type row struct {
 	name, field, def string
 	setting          *compat.Setting // nil: implemented
+	param            *config.Param   // the felix parameter that implements it
 	dropped          bool            // not in Project Calico's current source
 }
 
@@ -121,6 +122,9 @@ func rows(t *testing.T, kind string, calico []*calicoSetting) []row {
 	var out []row
 	for _, c := range calico {
 		r := row{name: c.name, field: c.field, def: c.def, setting: listed[strings.ToLower(c.name)]}
+		if p, ok := config.Lookup(c.name); ok && kind == compat.Felix {
+			r.param = p
+		}
 		delete(listed, strings.ToLower(c.name))
 		checkRow(t, kind, c, r)
 		out = append(out, r)
@@ -233,7 +237,9 @@ Every setting of Project Calico's felix, CNI plugin, BGPConfiguration, BGPPeer, 
 is one of:
 
 - **implemented**: calico-host does what Project Calico does with it (a few only with the values
-  it can enforce, refusing the others where they are written: see below);
+  it can enforce, refusing the others where they are written: see below); for a felix parameter,
+  with what its entry in calico-felix's parameter table says: whether a change applies live or
+  restarts felix, and whether it may be set in the datastore;
 - **reported**: accepted and stored, but not implemented. calico-felix, calico-confd,
   calico-startup and the CNI plugin log it once (object or file, field, value) when it is set to
   a value other than those listed (Project Calico's default first; a default never warns), and
@@ -242,9 +248,10 @@ is one of:
 - **no effect**: listed for completeness; it has no effect in Project Calico's Linux components
   either.
 
-Values that calico-host refuses where they are written are errors, not warnings: BGPFilter
-priority and setPriority (api.Unsupported), NetConf device_type netkit, datastore_type
-kubernetes and etcd_discovery_srv without etcd_endpoints, felix's DatastoreType kubernetes.
+Values that calico-host refuses where they are written are errors, not warnings: a BGPFilter
+prefixLength with matchOperator Equal or NotEqual (api.Unsupported), NetConf device_type
+netkit, datastore_type kubernetes and etcd_discovery_srv without etcd_endpoints, felix's
+DatastoreType kubernetes.
 `, header)
 }
 
@@ -296,6 +303,8 @@ func writeSection(b *strings.Builder, kind string, rs []row) {
 func status(r row) string {
 	s := r.setting
 	switch {
+	case s == nil && r.param != nil:
+		return "implemented" + paramNote(r.param)
 	case s == nil:
 		return "implemented"
 	case s.AnyOK:
@@ -314,6 +323,19 @@ func status(r row) string {
 		what = "dropped by Project Calico; " + what
 	}
 	return what + ": " + s.Why
+}
+
+// paramNote says, from felix's parameter table, how a change applies and where the parameter
+// may be set.
+func paramNote(p *config.Param) string {
+	note := "; a change restarts felix"
+	if !p.Restart {
+		note = "; a change applies live"
+	}
+	if p.LocalOnly {
+		note += "; environment and felix.toml only"
+	}
+	return note
 }
 
 func values(vs []string, sep string) string {

@@ -7,7 +7,6 @@ import (
 	"io"
 	"maps"
 	"strconv"
-	"strings"
 
 	"github.com/calico-host/calico-host/pkg/api"
 )
@@ -19,6 +18,10 @@ func DecodeResource(key string, value []byte, modRevision int64) (api.Resource, 
 	if !ok {
 		return nil, fmt.Errorf("not a v3 resource key")
 	}
+	return decodeResource(id, value, modRevision)
+}
+
+func decodeResource(id ResourceID, value []byte, modRevision int64) (api.Resource, error) {
 	r := id.Kind.New()
 	if err := json.Unmarshal(value, r); err != nil {
 		return nil, fmt.Errorf("decoding %s: %w", id.Kind.Kind, err)
@@ -66,27 +69,31 @@ func isPolicy(r api.Resource) bool {
 	return ok
 }
 
-// Decode decodes any value calico-host understands: v3 resources (api.Resource), IPAM blocks
-// (*api.AllocationBlock), affinities (*api.BlockAffinity), handles (*api.IPAMHandle) and the IPAM
-// config (*api.IPAMConfig). Other keys return (nil, nil).
+// Decode decodes the value stored under key (see DecodeID); a key of a known layout that names
+// no object (see ParseKey) is an error.
 func Decode(key string, value []byte, modRevision int64) (any, error) {
+	id, err := ParseKey(key)
+	if err != nil {
+		return nil, err
+	}
+	return DecodeID(id, value, modRevision)
+}
+
+// DecodeID decodes any value calico-host understands, by what its key names: v3 resources
+// (api.Resource), IPAM blocks (*api.AllocationBlock), affinities (*api.BlockAffinity), handles
+// (*api.IPAMHandle) and the IPAM config (*api.IPAMConfig). An UnknownKey gives (nil, nil).
+func DecodeID(id ID, value []byte, modRevision int64) (any, error) {
 	var v any
-	switch {
-	case strings.HasPrefix(key, ResourcePrefix):
-		if _, ok := ParseResourceKey(key); !ok {
-			return nil, nil
-		}
-		return DecodeResource(key, value, modRevision)
-	case strings.HasPrefix(key, BlockPrefix):
+	switch id := id.(type) {
+	case ResourceID:
+		return decodeResource(id, value, modRevision)
+	case BlockID:
 		v = &api.AllocationBlock{}
-	case strings.HasPrefix(key, HostPrefix):
-		if _, _, ok := ParseAffinityKey(key); !ok {
-			return nil, nil
-		}
-		return decodeAffinity(key, value)
-	case strings.HasPrefix(key, HandlePrefix):
+	case AffinityID:
+		return decodeAffinity(value)
+	case HandleID:
 		v = &api.IPAMHandle{}
-	case key == IPAMConfigKey:
+	case IPAMConfigID:
 		v = &api.IPAMConfig{}
 	default:
 		return nil, nil
@@ -97,12 +104,9 @@ func Decode(key string, value []byte, modRevision int64) (any, error) {
 	return v, nil
 }
 
-// decodeAffinity decodes a block affinity: its key must name a block by its canonical CIDR, and
-// its state must be one Project Calico writes.
-func decodeAffinity(key string, value []byte) (*api.BlockAffinity, error) {
-	if _, err := AffinityBlock(key); err != nil {
-		return nil, err
-	}
+// decodeAffinity decodes a block affinity (its key names a block by its canonical CIDR, see
+// ParseKey): its state must be one Project Calico writes.
+func decodeAffinity(value []byte) (*api.BlockAffinity, error) {
 	a := &api.BlockAffinity{}
 	if err := strictJSON(value, a); err != nil {
 		return nil, err

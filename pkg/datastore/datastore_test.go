@@ -278,3 +278,59 @@ func TestTLS(t *testing.T) {
 		t.Fatal("a client without a certificate must be refused")
 	}
 }
+
+// TestGetKVs: several keys in one request, a missing one nil, each with its own revision.
+func TestGetKVs(t *testing.T) {
+	s := etcdtest.Start(t)
+	c := newClient(t, s)
+	first, err := c.CreateKV(ctx(t), "/calico/test/a", []byte("A"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := c.CreateKV(ctx(t), "/calico/test/c", []byte("C"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kvs, err := c.GetKVs(ctx(t), "/calico/test/a", "/calico/test/b", "/calico/test/c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(kvs) != 3 || kvs[1] != nil || kvs[0] == nil || kvs[2] == nil {
+		t.Fatalf("GetKVs = %v, want a, nil, c", kvs)
+	}
+	if string(kvs[0].Value) != "A" || kvs[0].ModRevision != first || kvs[0].Key != "/calico/test/a" ||
+		string(kvs[2].Value) != "C" || kvs[2].ModRevision != second {
+		t.Errorf("GetKVs = %+v, %+v", *kvs[0], *kvs[2])
+	}
+}
+
+// TestGetBatch: keys and prefixes in one request, each result in key order, a missing key empty.
+func TestGetBatch(t *testing.T) {
+	s := etcdtest.Start(t)
+	c := newClient(t, s)
+	for _, k := range []string{"/calico/t/p/b", "/calico/t/p/a", "/calico/t/pz", "/calico/t/k"} {
+		if _, err := c.CreateKV(ctx(t), k, []byte(k)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := c.GetBatch(ctx(t), datastore.BatchGet{Key: "/calico/t/p/", Prefix: true}, datastore.BatchGet{Key: "/calico/t/k"},
+		datastore.BatchGet{Key: "/calico/t/missing"}, datastore.BatchGet{Key: "/calico/t/none/", Prefix: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got [][]string
+	for _, kvs := range res {
+		var keys []string
+		for _, kv := range kvs {
+			if string(kv.Value) != kv.Key || kv.ModRevision == 0 {
+				t.Errorf("%s: value %q, revision %d", kv.Key, kv.Value, kv.ModRevision)
+			}
+			keys = append(keys, kv.Key)
+		}
+		got = append(got, keys)
+	}
+	want := [][]string{{"/calico/t/p/a", "/calico/t/p/b"}, {"/calico/t/k"}, nil, nil}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("GetBatch = %v, want %v", got, want)
+	}
+}

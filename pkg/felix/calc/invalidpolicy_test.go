@@ -4,17 +4,19 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/calico-host/calico-host/pkg/datastore"
 	"github.com/calico-host/calico-host/pkg/syncer"
 )
 
 // decoded runs raw etcd bytes through felix's decoder, as the syncer does.
 func decoded(t *testing.T, key, value string) syncer.Update {
 	t.Helper()
-	v, err := syncer.FailClosedDecoder(key, []byte(value), 7)
+	id := datastore.IDOf(key)
+	v, err := syncer.FailClosedDecoder(id, []byte(value), 7)
 	if err != nil {
 		t.Fatalf("decode: %v", err)
 	}
-	return syncer.Update{Key: key, Value: v, Revision: 7}
+	return syncer.Update{ID: id, Value: v, Revision: 7}
 }
 
 // TestInvalidPolicyFailsClosed: a policy that fails validation on read (here a deny rule with a
