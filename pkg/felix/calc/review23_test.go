@@ -3,17 +3,19 @@ package calc
 import (
 	"testing"
 
+	"github.com/calico-host/calico-host/pkg/datastore"
+
 	"github.com/calico-host/calico-host/pkg/syncer"
 )
 
 // asSyncerDelivers is what the syncer delivers for a raw value: the decoded value, or nil
 // (absent) when felix's decoder fails (syncer.decodeKV).
 func asSyncerDelivers(key, value string) syncer.Update {
-	v, err := syncer.FailClosedDecoder(key, []byte(value), 7)
+	v, err := syncer.FailClosedDecoder(datastore.IDOf(key), []byte(value), 7)
 	if err != nil {
 		v = nil
 	}
-	return syncer.Update{Key: key, Value: v, Revision: 7}
+	return syncer.Update{ID: datastore.IDOf(key), Value: v, Revision: 7}
 }
 
 // TestUndecodableFelixConfigurationKeepsFailsafe (review of issue 23, point 1): a

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/calico-host/calico-host/pkg/felix/calc"
+	"github.com/calico-host/calico-host/pkg/felix/dataplane/rules"
+	"github.com/calico-host/calico-host/pkg/nft"
 )
 
 // TestKernelNATOutgoingMappedAddress (review of issue 23, point 2): NATOutgoingAddress
@@ -48,8 +50,8 @@ func TestKernelFailsafeMappedNetOnlyItself(t *testing.T) {
 		listenTCP(t, tp.host, "0.0.0.0", port)
 	}
 	hep := calc.HostEndpointUpdate{Endpoint: &calc.HostEndpoint{Name: "host1-eth0", InterfaceName: "eth0"}}
-	cfg := Config{FailsafeInbound: []ProtoPort{{Protocol: "tcp", Port: 22},
-		{Protocol: "tcp", Port: 7001, Net: netip.MustParsePrefix("::ffff:198.18.0.0/120")}}, FailsafeOutbound: []ProtoPort{}}
+	cfg := Config{FailsafeInbound: []rules.ProtoPort{{Protocol: nft.ProtoTCP, Port: 22},
+		{Protocol: nft.ProtoTCP, Port: 7001, Net: netip.MustParsePrefix("::ffff:198.18.0.0/120")}}, FailsafeOutbound: []rules.ProtoPort{}}
 	startDataplane(t, tp, cfg, hep)
 	check(t, "a failsafe entry with an IPv4-mapped network",
 		expectation{"in 22 (another failsafe entry)", func() bool { return canTCP(t, tp.fabric, "198.18.0.1", 22) }, true})

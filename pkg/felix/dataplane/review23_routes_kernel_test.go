@@ -22,7 +22,7 @@ func TestKernelDuplicateWorkloadIPDoesNotStallApplies(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(rh.Close)
-	rs := routes.New(rh, Config{}.WithDefaults().routeOwnership(), testLogger(t))
+	rs := routes.New(rh, felixDefaults().routeOwnership(), testLogger(t))
 	startDataplaneWith(t, tp, Config{}, []Option{WithRoutes(rs)}, egressAll(), kwep("a", ifA, ipA), kwep("b", ifB, ipA))
 }
 
@@ -39,7 +39,7 @@ func TestKernelWorkloadCannotTakeHostGateway(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(rh.Close)
-	rs := routes.New(rh, Config{}.WithDefaults().routeOwnership(), testLogger(t))
+	rs := routes.New(rh, felixDefaults().routeOwnership(), testLogger(t))
 	startDataplaneWith(t, tp, Config{}, []Option{WithRoutes(rs)}, egressAll(), kwep("a", ifA, "198.18.0.2"))
 	if got := tp.host.run(t, "ip", "route", "get", "198.18.0.2"); !strings.Contains(got, "dev eth0") {
 		t.Errorf("the host's route to its default gateway: %s (want dev eth0)", strings.TrimSpace(got))
