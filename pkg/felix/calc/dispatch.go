@@ -208,13 +208,7 @@ func (g *Graph) onPolicy(k datastore.ResourceID, v any) error {
 		g.policies.remove(key)
 		return err
 	case err != nil:
-		p, err = newPolicyInfo(kind, k.Name, widestScope(view))
-		if err != nil { // its tier or namespace is not usable either
-			g.policies.remove(key)
-			return fmt.Errorf("%w; it cannot be placed (%w)", invalid, err)
-		}
-		g.log.Error().Err(invalid).Str("key", k.Key()).Str("policy", key).
-			Msg("Policy failed validation and its selector does not parse; every endpoint it could select drops the traffic it would decide (fail closed)")
+		return g.onUnscopedPolicy(k, kind, key, view, invalid)
 	case invalid != nil:
 		g.log.Error().Err(invalid).Str("key", k.Key()).Str("policy", key).
 			Msg("Policy failed validation; the endpoints it selects drop the traffic it would decide (fail closed)")
@@ -226,11 +220,29 @@ func (g *Graph) onPolicy(k datastore.ResourceID, v any) error {
 	return nil
 }
 
-// widestScope is a policy whose selectors do not parse, made to select every endpoint it could
-// select: all of them for a GlobalNetworkPolicy, those of its namespace for a NetworkPolicy.
-func widestScope(v api.PolicySpecView) api.PolicySpecView {
-	v.Selector, v.NamespaceSel, v.ServiceAcctSel = "all()", "", ""
-	return v
+// onUnscopedPolicy handles a policy that failed validation and whose selectors do not parse
+// either, so the endpoints it means cannot be known. If an earlier version of it was enforced,
+// it keeps that version's scope as a drop (its verdicts there are never widened). A policy never
+// enforced selects nothing, as in Project Calico (absent): one bad object must not block the
+// traffic of every endpoint of the host.
+func (g *Graph) onUnscopedPolicy(k datastore.ResourceID, kind, key string, view api.PolicySpecView, invalid error) error {
+	prev := g.policies.policies[key]
+	if prev == nil {
+		g.log.Error().Err(invalid).Str("key", k.Key()).Str("policy", key).
+			Msg("Policy failed validation and its selector does not parse; it was never enforced, so it selects no endpoint")
+		return nil
+	}
+	view.Selector, view.NamespaceSel, view.ServiceAcctSel = prev.view.Selector, prev.view.NamespaceSel, prev.view.ServiceAcctSel
+	p, err := newPolicyInfo(kind, k.Name, view)
+	if err != nil { // its tier or namespace is not usable either: its last placement stands
+		kept := *prev
+		p = &kept
+	}
+	g.log.Error().Err(invalid).Str("key", k.Key()).Str("policy", key).
+		Msg("Policy failed validation and its selector does not parse; the endpoints its last enforced version selected drop the traffic it would decide (fail closed)")
+	p.failClosed(invalid)
+	g.policies.update(p)
+	return nil
 }
 
 // onProfile records a profile. One that failed validation is kept as drop-all (its labels
