@@ -184,6 +184,7 @@ func (g *Graph) onPolicy(k datastore.ResourceID, v any) error {
 		kind, key = "np", "np/"+k.Namespace+"/"+k.Name
 	}
 	var view api.PolicySpecView
+	scopeUndecoded := undecoded(v, "spec.selector", "spec.namespaceSelector", "spec.serviceAccountSelector")
 	v, invalid := unwrapInvalid(v)
 	switch p := v.(type) {
 	case *api.GlobalNetworkPolicy:
@@ -207,7 +208,7 @@ func (g *Graph) onPolicy(k datastore.ResourceID, v any) error {
 	case err != nil && invalid == nil:
 		g.policies.remove(key)
 		return err
-	case err != nil:
+	case err != nil || scopeUndecoded:
 		return g.onUnscopedPolicy(k, kind, key, view, invalid)
 	case invalid != nil:
 		g.log.Error().Err(invalid).Str("key", k.Key()).Str("policy", key).
@@ -221,7 +222,7 @@ func (g *Graph) onPolicy(k datastore.ResourceID, v any) error {
 }
 
 // onUnscopedPolicy handles a policy that failed validation and whose selectors do not parse
-// either, so the endpoints it means cannot be known. If an earlier version of it was enforced,
+// (or did not decode) either, so the endpoints it means cannot be known. If an earlier version of it was enforced,
 // it keeps that version's scope as a drop (its verdicts there are never widened). A policy never
 // enforced selects nothing, as in Project Calico (absent): one bad object must not block the
 // traffic of every endpoint of the host.
@@ -272,9 +273,17 @@ func unwrapInvalid(v any) (any, error) {
 	return v, nil
 }
 
+// undecoded reports whether v is a *syncer.Invalid one of whose values at paths did not decode.
+func undecoded(v any, paths ...string) bool {
+	inv, _ := v.(*syncer.Invalid)
+	return inv.Undecoded(paths...)
+}
+
 // onTier records a tier. One that failed validation keeps its order with default action Deny:
-// treated as absent, its policies (and their deny rules) would be inactive.
+// treated as absent, its policies (and their deny rules) would be inactive. When its order did
+// not decode, it keeps the order of its last version (none: it is last, as a tier without order).
 func (g *Graph) onTier(k datastore.ResourceID, v any) error {
+	orderUndecoded := undecoded(v, "spec.order")
 	v, invalid := unwrapInvalid(v)
 	t, err := as[api.Tier](v)
 	if t == nil {
@@ -282,6 +291,9 @@ func (g *Graph) onTier(k datastore.ResourceID, v any) error {
 		return err
 	}
 	ti := tierFromAPI(t)
+	if prev := g.policies.tier(k.Name); orderUndecoded && !prev.missing {
+		ti.order = prev.order
+	}
 	if invalid != nil {
 		ti.defaultAction = api.ActionDeny
 		g.log.Error().Err(invalid).Str("key", k.Key()).

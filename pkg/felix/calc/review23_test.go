@@ -33,3 +33,67 @@ func TestUndecodableFelixConfigurationKeepsFailsafe(t *testing.T) {
 		t.Fatalf("node.h1 = %+v, want failsafeInboundHostPorts [] kept", n)
 	}
 }
+
+// TestUndecodablePolicyScope: a policy whose selector does not decode (a number) is scoped as one
+// whose selector does not parse: never enforced, it selects nothing (an empty selector would be
+// all(): a drop at every endpoint of the host); enforced before, it drops at that version's
+// endpoints. A policy with another undecodable value keeps its selector and drops there.
+func TestUndecodablePolicyScope(t *testing.T) {
+	key := resKey("globalnetworkpolicies", "", "p")
+	pol := func(selector, ports string) string {
+		return `{"kind":"GlobalNetworkPolicy",` + v3 + `,"metadata":{"name":"p"},"spec":{"selector":` + selector + `,
+		  "types":["Ingress"],"ingress":[{"action":"Deny","protocol":"TCP","destination":{"ports":[` + ports + `]}}]}}`
+	}
+	g, m := newTestGraph("h1"), newModel()
+	snapshot(g, wep("ns1", "h1", "a", map[string]string{"role": "web"}, []string{"10.65.0.1/32"}),
+		wep("ns1", "h1", "b", nil, []string{"10.65.0.2/32"}), decoded(t, key, pol(`5`, `22`)))
+	flushInto(t, g, m)
+	a, b := wepID("ns1", "a"), wepID("ns1", "b")
+	if pa, pb := ingressPolicies(m, a), ingressPolicies(m, b); len(pa)+len(pb) != 0 {
+		t.Fatalf("a never enforced policy whose selector does not decode selects %v and %v, want nothing", pa, pb)
+	}
+	feed(g, decoded(t, key, pol(`"role == 'web'"`, `"9000:8000"`)))
+	flushInto(t, g, m)
+	if p := m.Policies[gnpID("p")]; p == nil || len(p.InboundRules) != 1 || p.InboundRules[0].Invalid == "" ||
+		len(ingressPolicies(m, a)) != 1 || len(ingressPolicies(m, b)) != 0 {
+		t.Fatalf("a policy with a reversed port range: %+v at a %v, b %v; want a drop at a only", p,
+			ingressPolicies(m, a), ingressPolicies(m, b))
+	}
+	feed(g, decoded(t, key, pol(`true`, `22`)))
+	flushInto(t, g, m)
+	if p := m.Policies[gnpID("p")]; p == nil || p.InboundRules[0].Invalid == "" ||
+		len(ingressPolicies(m, a)) != 1 || len(ingressPolicies(m, b)) != 0 {
+		t.Fatalf("selector not decoding after an enforced version: %+v at a %v, b %v; want a drop at a only", p,
+			ingressPolicies(m, a), ingressPolicies(m, b))
+	}
+}
+
+// TestUndecodableTierOrder: a tier whose order does not decode keeps the order of its last
+// version (its deny still decides before the default tier); one never seen is last.
+func TestUndecodableTierOrder(t *testing.T) {
+	tier := func(order string) syncer.Update {
+		return asSyncerDelivers(resKey("tiers", "", "sec"), `{"kind":"Tier",`+v3+`,"metadata":{"name":"sec"},
+		  "spec":{"order":`+order+`,"defaultAction":"Pass"}}`)
+	}
+	pols := []syncer.Update{
+		asSyncerDelivers(resKey("globalnetworkpolicies", "", "sec.deny"), `{"kind":"GlobalNetworkPolicy",`+v3+`,
+		  "metadata":{"name":"sec.deny"},"spec":{"tier":"sec","selector":"all()","ingress":[{"action":"Deny"}]}}`),
+		asSyncerDelivers(resKey("globalnetworkpolicies", "", "default.allow"), `{"kind":"GlobalNetworkPolicy",`+v3+`,
+		  "metadata":{"name":"default.allow"},"spec":{"selector":"all()","ingress":[{"action":"Allow"}]}}`),
+	}
+	a := wepID("ns1", "a")
+	g, m := newTestGraph("h1"), newModel()
+	snapshot(g, append(pols, wep("ns1", "h1", "a", nil, []string{"10.65.0.1/32"}), tier(`10`))...)
+	flushInto(t, g, m)
+	feed(g, tier(`"10"`))
+	flushInto(t, g, m)
+	if got := ingressPolicies(m, a); len(got) != 2 || got[0] != "sec:sec.deny" {
+		t.Fatalf("tier with an order that does not decode after order 10: %v, want sec first", got)
+	}
+	g, m = newTestGraph("h1"), newModel()
+	snapshot(g, append(pols, wep("ns1", "h1", "a", nil, []string{"10.65.0.1/32"}), tier(`"10"`))...)
+	flushInto(t, g, m)
+	if got := ingressPolicies(m, a); len(got) != 2 || got[1] != "sec:sec.deny" {
+		t.Fatalf("never seen tier with an order that does not decode: %v, want sec last", got)
+	}
+}
