@@ -198,7 +198,7 @@ func (w *workloadConfigurer) configureOne(ep *calc.WorkloadEndpoint) error {
 
 // sortedEndpoints lists the workload endpoints in a stable order.
 func sortedEndpoints(m *model) []*calc.WorkloadEndpoint {
-	ids := slices.SortedFunc(maps.Keys(m.weps), compareWEPIDs)
+	ids := slices.SortedFunc(maps.Keys(m.weps), calc.WorkloadEndpointID.Compare)
 	out := make([]*calc.WorkloadEndpoint, len(ids))
 	for i, id := range ids {
 		out[i] = m.weps[id]
