@@ -55,7 +55,7 @@ type Dataplane struct {
 	quar           *quarantine
 	firstApply     chan struct{}
 	firstApplyDone bool
-	bigCommit      bool // the last apply committed a big nftables transaction (see bigCommitOps)
+	bigCommit      bool // a big nftables transaction was committed since memory was last released (see bigCommitOps)
 	ipipReport     ipipReport
 	migrations     *migrations // live-migration state per local workload endpoint
 }
@@ -277,6 +277,9 @@ func (d *Dataplane) apply(ctx context.Context) ([]EndpointStatus, error) {
 	defer d.tightenGC()()
 	st, err := d.applyTables(ctx, tables, in)
 	d.metrics.observeQuarantine(d.quar.byKind())
+	if err == nil && st.Ops >= bigCommitOps {
+		d.bigCommit = true // released after the next successful apply, this one or a retry
+	}
 	if err != nil {
 		d.metrics.failed()
 		if !errors.As(err, new(*nft.CommitError)) { // after a refused batch the mirror is still exact
@@ -306,7 +309,6 @@ func (d *Dataplane) apply(ctx context.Context) ([]EndpointStatus, error) {
 	}
 	chains, sets := d.ruleset.Counts()
 	d.metrics.observeApply(st, time.Since(start).Seconds(), chains, sets, len(d.model.weps), len(d.model.heps))
-	d.bigCommit = st.Ops >= bigCommitOps
 	return statuses, nil
 }
 
