@@ -22,22 +22,31 @@ type workloads struct {
 
 	weps     map[calc.WorkloadEndpointID]*wepEntry
 	byIface  map[string]map[calc.WorkloadEndpointID]bool // endpoints by interface
-	chains   map[string]int                              // installed endpoints per workload chain
+	chains   map[string]*sharedChain                     // the workload chains, by name
 	dispatch dispatchEdits                               // dispatch map changes of this sync
 	stale    map[calc.WorkloadEndpointID]bool            // to render again, though unchanged
 }
 
 type wepEntry struct {
 	src       *calc.WorkloadEndpoint
-	ep        rules.Workload
+	chains    [2]*sharedChain // to it (ingress policy), from it (egress policy)
 	installed bool
+}
+
+// sharedChain is a workload chain and the chains it jumps to, held once for every endpoint
+// rendered to it (they are named by their content), and in the tables while an installed
+// endpoint uses it.
+type sharedChain struct {
+	rules.WorkloadChain
+	held      int // endpoints rendered to it
+	installed int // installed endpoints using it
 }
 
 func newWorkloads(cfg *rules.Config, t tables, g *groups, v *values) *workloads {
 	return &workloads{
 		cfg: cfg, tables: t, groups: g, values: v,
 		weps: map[calc.WorkloadEndpointID]*wepEntry{}, byIface: map[string]map[calc.WorkloadEndpointID]bool{},
-		chains: map[string]int{}, stale: map[calc.WorkloadEndpointID]bool{},
+		chains: map[string]*sharedChain{}, stale: map[calc.WorkloadEndpointID]bool{},
 	}
 }
 
@@ -111,13 +120,39 @@ func (w *workloads) update(id calc.WorkloadEndpointID, ep *calc.WorkloadEndpoint
 	if e != nil {
 		w.uninstall(id)
 		w.unindex(id, e.src.Name)
+		w.release(e)
 		delete(w.weps, id)
 		touched[e.src.Name] = true
 	}
 	if ep != nil {
-		w.weps[id] = &wepEntry{src: ep, ep: rules.WorkloadEndpoint(w.cfg, ep, g)}
+		e := &wepEntry{src: ep}
+		for i, wc := range rules.WorkloadEndpoint(w.cfg, ep, g) {
+			e.chains[i] = w.hold(wc)
+		}
+		w.weps[id] = e
 		w.index(id, ep.Name)
 		touched[ep.Name] = true
+	}
+}
+
+// hold is the shared chain of a rendered workload chain: the one held already under its name
+// (the rendering is dropped), or this one.
+func (w *workloads) hold(wc rules.WorkloadChain) *sharedChain {
+	sc := w.chains[wc.Chain.Name]
+	if sc == nil {
+		sc = &sharedChain{WorkloadChain: wc}
+		w.chains[wc.Chain.Name] = sc
+	}
+	sc.held++
+	return sc
+}
+
+// release lets go of an endpoint's chains (it is not installed).
+func (w *workloads) release(e *wepEntry) {
+	for _, sc := range e.chains {
+		if sc.held--; sc.held == 0 {
+			delete(w.chains, sc.Chain.Name)
+		}
 	}
 }
 
@@ -159,14 +194,14 @@ func (w *workloads) installOwner(iface string) {
 // install adds an endpoint's dispatch map elements and, for each of its two chains that no
 // other endpoint uses already, the chain and its references.
 func (w *workloads) install(id calc.WorkloadEndpointID, e *wepEntry) {
-	for _, wc := range e.ep {
-		if w.chains[wc.Chain.Name] == 0 {
-			w.tables.putChain(wc.Chain)
-			for _, r := range wc.Refs {
+	for _, sc := range e.chains {
+		if sc.installed == 0 {
+			w.tables.putChain(sc.Chain)
+			for _, r := range sc.Refs {
 				w.groups.addRef(r, false)
 			}
 		}
-		w.chains[wc.Chain.Name]++
+		sc.installed++
 	}
 	w.dispatch.put(w.dispatchVerdicts(id, e))
 	e.installed = true
@@ -179,13 +214,12 @@ func (w *workloads) uninstall(id calc.WorkloadEndpointID) {
 	if e == nil || !e.installed {
 		return
 	}
-	for _, wc := range e.ep {
-		if w.chains[wc.Chain.Name]--; w.chains[wc.Chain.Name] > 0 {
+	for _, sc := range e.chains {
+		if sc.installed--; sc.installed > 0 {
 			continue
 		}
-		delete(w.chains, wc.Chain.Name)
-		w.tables.deleteChain(wc.Chain.Name)
-		for _, r := range wc.Refs {
+		w.tables.deleteChain(sc.Chain.Name)
+		for _, r := range sc.Refs {
 			w.groups.dropRef(r.Chain())
 		}
 	}
@@ -196,7 +230,7 @@ func (w *workloads) uninstall(id calc.WorkloadEndpointID) {
 // dispatchVerdicts are an installed endpoint's dispatch verdicts: drops while it is
 // quarantined.
 func (w *workloads) dispatchVerdicts(id calc.WorkloadEndpointID, e *wepEntry) (nft.Key, nft.Verdict, nft.Verdict) {
-	key, from, to := rules.WorkloadDispatch(e.src.Name, e.ep)
+	key, from, to := rules.WorkloadDispatch(e.src.Name, rules.Workload{e.chains[0].WorkloadChain, e.chains[1].WorkloadChain})
 	if w.values.withheld(endpointKey(id)) {
 		return key, nft.Drop(), nft.Drop()
 	}
@@ -223,19 +257,14 @@ func (w *workloads) flushDispatch() {
 
 // describeChain names the installed endpoints whose chains include name (for the quarantine).
 func (w *workloads) describeChain(name string) (label, what string) {
-	if w.chains[name] == 0 {
+	sc := w.chains[name]
+	if sc == nil || sc.installed == 0 {
 		return "", ""
 	}
 	var out []string
 	for id, e := range w.weps {
-		if !e.installed {
-			continue
-		}
-		for _, wc := range e.ep {
-			if wc.Chain != nil && wc.Chain.Name == name {
-				out = append(out, id.WorkloadID+"/"+id.EndpointID)
-				break
-			}
+		if e.installed && (e.chains[0] == sc || e.chains[1] == sc) {
+			out = append(out, id.WorkloadID+"/"+id.EndpointID)
 		}
 	}
 	sort.Strings(out)
