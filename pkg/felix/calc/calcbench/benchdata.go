@@ -11,11 +11,13 @@
 package calcbench
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/netip"
 	"time"
 
 	"github.com/calico-host/calico-host/pkg/api"
+	"github.com/calico-host/calico-host/pkg/datastore"
 	"github.com/calico-host/calico-host/pkg/syncer"
 )
 
@@ -231,4 +233,19 @@ func (b *builder) block(host string, seq int) {
 	blk := &api.AllocationBlock{CIDR: cidr.String(), Affinity: &aff, Allocations: make([]*int, 1<<(a.BitLen()-bits))}
 	b.ups = append(b.ups, syncer.Update{Key: fmt.Sprintf("/calico/ipam/v2/assignment/%s/block/%s-%d", fam, cidr.Addr(), bits),
 		Value: blk, Revision: int64(len(b.ups) + 1)})
+}
+
+// Encode is a generated value as Project Calico's tools store it in etcd (a resource with its
+// kind, API version and a creation timestamp).
+func Encode(v any) ([]byte, error) {
+	if r, ok := v.(api.Resource); ok {
+		if r.GetObjectMeta().CreationTimestamp == "" {
+			r.GetObjectMeta().CreationTimestamp = "2026-01-01T00:00:00Z"
+		}
+		if k, ok := api.KindOf(r); ok {
+			*r.GetTypeMeta() = api.TypeMeta{Kind: k.Kind, APIVersion: api.APIVersion}
+		}
+		return datastore.EncodeResource(r)
+	}
+	return json.Marshal(v)
 }
