@@ -28,7 +28,7 @@ import (
 // the build it replaces those the builder left alone.
 //
 // A refused static chain cannot be replaced; the user values it holds can (objectSource
-// entries, see ruleset/sources.go): the builder leaves a quarantined value out of the static
+// entries, see ruleset/values.go): the builder leaves a quarantined value out of the static
 // chains (withheld), and the quarantine tells it which values to render again (changed).
 type quarantine struct {
 	log     zerolog.Logger
