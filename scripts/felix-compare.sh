@@ -9,8 +9,13 @@
 #        + 10,000 remote endpoints, 1,000 policies, 100 network sets)
 #        scripts/felix-compare.sh -data ../shared/reference/packet-path/etcd-data.json.gz -prefix calb
 # Environment: CALICO_FELIX is Project Calico's calico-felix binary, or CALICO_SRC a source tree of
-# projectcalico/calico to build it from (GOFLAGS=-mod=mod; modules from the proxy); without
-# either only ours is measured. BENCH_FELIX uses a prebuilt calico-felix of ours.
+# projectcalico/calico to build it from; without either only ours is measured. BENCH_FELIX uses
+# a prebuilt calico-felix of ours.
+# Project Calico's felix needs, even in nftables mode: the iptables and ipset commands (it
+# cleans up their state at start; apt install iptables ipset), and a build with cgo and libbpf
+# (without, it panics in its BPF cleanup): libbpf's source of the version in its metadata.mk
+# (v1.6.2) built in felix/bpf-gpl/libbpf/src (make BUILD_STATIC_ONLY=y OBJDIR=amd64), with
+# libelf-dev, zlib1g-dev and libpcap-dev installed; CALICO_SRC builds with CGO_ENABLED=1.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ "$(id -u)" = 0 ] || { echo "felix-compare: needs root (network namespaces)" >&2; exit 1; }
@@ -27,6 +32,11 @@ fi
 theirs=${CALICO_FELIX:-}
 if [ -z "$theirs" ] && [ -n "${CALICO_SRC:-}" ]; then
   theirs=$bin/project-calico-felix
-  (cd "$CALICO_SRC" && go build -o "$theirs" ./felix/cmd/calico-felix)
+  (cd "$CALICO_SRC" && CGO_ENABLED=1 go build -o "$theirs" ./felix/cmd/calico-felix)
+fi
+if [ -n "$theirs" ]; then
+  for c in iptables-nft-save ipset; do
+    command -v "$c" >/dev/null || { echo "felix-compare: Project Calico's felix needs $c (apt install iptables ipset)" >&2; exit 1; }
+  done
 fi
 "$bin/felixcompare" -ours "$ours" -theirs "$theirs" "$@"
