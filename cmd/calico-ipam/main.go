@@ -8,5 +8,6 @@ import (
 )
 
 func main() {
+	cni.RunWithoutGC()
 	skel.PluginMainFuncs(cni.IPAMPlugin(cni.DefaultOptions()), cni.SupportedVersions, "calico-host CNI IPAM plugin (calico-ipam)")
 }

@@ -8,5 +8,6 @@ import (
 )
 
 func main() {
+	cni.RunWithoutGC()
 	skel.PluginMainFuncs(cni.CalicoPlugin(cni.DefaultOptions()), cni.SupportedVersions, "calico-host CNI plugin (calico)")
 }

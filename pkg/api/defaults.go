@@ -1,7 +1,6 @@
 package api
 
 import (
-	"encoding/json"
 	"net"
 	"time"
 )
@@ -158,9 +157,9 @@ func defaultIPPool(s *IPPoolSpec) {
 }
 
 // defaultPolicy does what Project Calico does to a policy it writes: the tier defaults to
-// "default" and is recorded in the tier label, the name (kept as given: a policy in another tier
-// needs no tier prefix) is recorded in the metadata annotation, and the types are derived from
-// the rule lists.
+// "default" and is recorded in the tier label (the name is kept as given: a policy in another
+// tier needs no tier prefix), and the types are derived from the rule lists. The metadata
+// annotation is the datastore's: pkg/datastore adds it on write and removes it on read.
 func defaultPolicy(m *ObjectMeta, tier *string, types *[]string, ingress, egress []Rule) {
 	if *tier == "" {
 		*tier = TierDefault
@@ -169,11 +168,6 @@ func defaultPolicy(m *ObjectMeta, tier *string, types *[]string, ingress, egress
 		m.Labels = map[string]string{}
 	}
 	m.Labels[LabelTier] = *tier
-	if m.Annotations == nil {
-		m.Annotations = map[string]string{}
-	}
-	b, _ := json.Marshal(map[string]string{"name": m.Name})
-	m.Annotations[AnnotationMetadata] = string(b)
 	if len(*types) == 0 {
 		*types = DefaultPolicyTypes(ingress, egress)
 	}

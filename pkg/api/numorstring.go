@@ -1,9 +1,9 @@
 package api
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -23,27 +23,38 @@ func SinglePort(p uint16) Port { return Port{MinPort: p, MaxPort: p} }
 // NamedPort returns a Port that refers to an endpoint's named port.
 func NamedPort(name string) Port { return Port{PortName: name} }
 
-// ParsePort parses "80", "8000:8080" or a port name.
+var (
+	allDigits     = regexp.MustCompile(`^\d+$`)
+	portRange     = regexp.MustCompile(`^(\d+):(\d+)$`)
+	portNameChars = regexp.MustCompile(`^[a-zA-Z0-9_.-]{1,128}$`)
+)
+
+// ParsePort parses "80", "8000:8080" or a port name, with Project Calico's grammar and messages
+// (numorstring.PortFromString). Port 0 parses; writers refuse it (see writePortNumbers).
 func ParsePort(s string) (Port, error) {
-	if s == "" {
-		return Port{}, fmt.Errorf("empty port")
-	}
-	if lo, hi, ok := strings.Cut(s, ":"); ok {
-		min, err1 := strconv.ParseUint(lo, 10, 16)
-		max, err2 := strconv.ParseUint(hi, 10, 16)
-		if err1 != nil || err2 != nil {
-			return Port{}, fmt.Errorf("invalid port range %q", s)
-		}
-		return Port{MinPort: uint16(min), MaxPort: uint16(max)}, nil
-	}
-	if n, err := strconv.ParseUint(s, 10, 64); err == nil {
-		if n > 65535 {
-			return Port{}, fmt.Errorf("port %d out of range 0-65535", n)
+	if allDigits.MatchString(s) {
+		n, err := strconv.ParseUint(s, 10, 16)
+		if err != nil {
+			return Port{}, fmt.Errorf("invalid port format (%s)", s)
 		}
 		return SinglePort(uint16(n)), nil
 	}
-	if s[0] >= '0' && s[0] <= '9' {
-		return Port{}, fmt.Errorf("invalid port %q", s)
+	if m := portRange.FindStringSubmatch(s); m != nil {
+		lo, err := strconv.ParseUint(m[1], 10, 16)
+		if err != nil {
+			return Port{}, fmt.Errorf("invalid minimum port number in range (%s)", s)
+		}
+		hi, err := strconv.ParseUint(m[2], 10, 16)
+		if err != nil {
+			return Port{}, fmt.Errorf("invalid maximum port number in range (%s)", s)
+		}
+		if lo > hi {
+			return Port{}, fmt.Errorf("minimum port number (%d) is greater than maximum port number (%d) in port range", lo, hi)
+		}
+		return Port{MinPort: uint16(lo), MaxPort: uint16(hi)}, nil
+	}
+	if !portNameChars.MatchString(s) {
+		return Port{}, fmt.Errorf("invalid name for named port (%s)", s)
 	}
 	return NamedPort(s), nil
 }
@@ -68,7 +79,8 @@ func (p Port) MarshalJSON() ([]byte, error) {
 	return json.Marshal(p.String())
 }
 
-// UnmarshalJSON accepts a number or a string.
+// UnmarshalJSON accepts a number (a uint16, with encoding/json's error otherwise, as Project
+// Calico) or a string (see ParsePort).
 func (p *Port) UnmarshalJSON(b []byte) error {
 	if len(b) > 0 && b[0] == '"' {
 		var s string
@@ -82,14 +94,11 @@ func (p *Port) UnmarshalJSON(b []byte) error {
 		*p = v
 		return nil
 	}
-	var n int64
+	var n uint16
 	if err := json.Unmarshal(b, &n); err != nil {
-		return fmt.Errorf("port must be a number or a string: %s", b)
+		return err
 	}
-	if n < 0 || n > 65535 {
-		return fmt.Errorf("port %d out of range 0-65535", n)
-	}
-	*p = SinglePort(uint16(n))
+	*p = SinglePort(n)
 	return nil
 }
 
@@ -186,24 +195,29 @@ type ASNumber uint32
 
 // ParseASNumber parses "64512" or asdot "1.10".
 func ParseASNumber(s string) (ASNumber, error) {
-	if hi, lo, ok := strings.Cut(s, "."); ok {
-		h, err1 := strconv.ParseUint(hi, 10, 16)
-		l, err2 := strconv.ParseUint(lo, 10, 16)
-		if err1 != nil || err2 != nil {
-			return 0, fmt.Errorf("invalid AS number %q", s)
-		}
-		return ASNumber(h<<16 | l), nil
+	if n, err := strconv.ParseUint(s, 10, 32); err == nil {
+		return ASNumber(n), nil
 	}
-	n, err := strconv.ParseUint(s, 10, 32)
-	if err != nil {
-		return 0, fmt.Errorf("invalid AS number %q", s)
+	hi, lo, ok := strings.Cut(s, ".")
+	h, err1 := strconv.ParseUint(hi, 10, 16)
+	l, err2 := strconv.ParseUint(lo, 10, 16)
+	if !ok || err1 != nil || err2 != nil {
+		return 0, fmt.Errorf("invalid AS Number format (%s)", s)
 	}
-	return ASNumber(n), nil
+	return ASNumber(h<<16 | l), nil
 }
 
-// UnmarshalJSON accepts a number or a string.
+// UnmarshalJSON accepts a number (a uint32) or a string (see ParseASNumber). Anything else fails
+// as it does in Project Calico, as a value that is not a string ("cannot unmarshal number into Go
+// struct field BGPPeerSpec.spec.asNumber of type string").
 func (a *ASNumber) UnmarshalJSON(b []byte) error {
-	s := string(bytes.Trim(b, `"`))
+	if err := json.Unmarshal(b, (*uint32)(a)); err == nil {
+		return nil
+	}
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
 	v, err := ParseASNumber(s)
 	if err != nil {
 		return err

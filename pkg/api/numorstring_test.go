@@ -17,11 +17,28 @@ func TestPortJSON(t *testing.T) {
 			t.Errorf("%s -> %s, want %s", in, b, out)
 		}
 	}
-	for _, bad := range []string{`70000`, `"1:x"`, `"9x"`, `true`} {
+	// Project Calico's messages (numorstring.Port); a number that is not a uint16 fails as
+	// encoding/json fails it, with the field named when decoding a resource.
+	for bad, want := range map[string]string{
+		`70000`:         "json: cannot unmarshal number 70000 into Go value of type uint16",
+		`-1`:            "json: cannot unmarshal number -1 into Go value of type uint16",
+		`true`:          "json: cannot unmarshal bool into Go value of type uint16",
+		`"70000"`:       "invalid port format (70000)",
+		`"70000:70001"`: "invalid minimum port number in range (70000:70001)",
+		`"1:70000"`:     "invalid maximum port number in range (1:70000)",
+		`"9000:80"`:     "minimum port number (9000) is greater than maximum port number (80) in port range",
+		`"1:x"`:         "invalid name for named port (1:x)",
+		`""`:            "invalid name for named port ()",
+	} {
 		var p Port
-		if err := json.Unmarshal([]byte(bad), &p); err == nil {
-			t.Errorf("%s: want error, got %+v", bad, p)
+		if err := json.Unmarshal([]byte(bad), &p); err == nil || err.Error() != want {
+			t.Errorf("%s: got %v, want %s", bad, err, want)
 		}
+	}
+	var r Rule
+	err := json.Unmarshal([]byte(`{"action":"Allow","source":{"ports":[22,65536]}}`), &r)
+	if want := "json: cannot unmarshal number 65536 into Go struct field EntityRule.source.ports of type uint16"; err == nil || err.Error() != want {
+		t.Errorf("rule: got %v, want %s", err, want)
 	}
 }
 
@@ -52,9 +69,23 @@ func TestProtocolJSON(t *testing.T) {
 }
 
 func TestASNumberAndDuration(t *testing.T) {
-	var a ASNumber
-	if err := json.Unmarshal([]byte(`"1.10"`), &a); err != nil || a != 65546 {
-		t.Errorf("asdot: %d %v", a, err)
+	for in, want := range map[string]ASNumber{`"1.10"`: 65546, `64512`: 64512, `"4294967295"`: 4294967295} {
+		var a ASNumber
+		if err := json.Unmarshal([]byte(in), &a); err != nil || a != want {
+			t.Errorf("%s: %d %v, want %d", in, a, err, want)
+		}
+	}
+	// Project Calico's messages: a number out of range fails as a value that is not a string.
+	for in, want := range map[string]string{
+		`4294967296`: "json: cannot unmarshal number into Go struct field BGPPeerSpec.asNumber of type string",
+		`-1`:         "json: cannot unmarshal number into Go struct field BGPPeerSpec.asNumber of type string",
+		`"1.2.3"`:    "invalid AS Number format (1.2.3)",
+		`"65536.1"`:  "invalid AS Number format (65536.1)",
+	} {
+		var spec BGPPeerSpec
+		if err := json.Unmarshal([]byte(`{"asNumber":`+in+`}`), &spec); err == nil || err.Error() != want {
+			t.Errorf("%s: got %v, want %s", in, err, want)
+		}
 	}
 	var d Duration
 	if err := json.Unmarshal([]byte(`"2m"`), &d); err != nil || d.Duration != 2*time.Minute {
@@ -84,9 +115,6 @@ func TestPolicyDefaults(t *testing.T) {
 	SetDefaults(p)
 	if p.Name != "block" || p.Labels[LabelTier] != "security" || len(p.Spec.Types) != 1 || p.Spec.Types[0] != PolicyTypeEgress {
 		t.Errorf("defaults: %+v", p)
-	}
-	if p.Annotations[AnnotationMetadata] != `{"name":"block"}` {
-		t.Errorf("annotation %q", p.Annotations[AnnotationMetadata])
 	}
 }
 

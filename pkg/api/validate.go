@@ -12,9 +12,24 @@ import (
 type FieldError struct {
 	Field   string
 	Message string
+	// Value, when not nil, is the offending value: calicoctl shows it as Project Calico's
+	// validator does ("PeerIP = 'x' (...)").
+	Value any
+	// Name, when set, is what Project Calico's messages call the field, where that is not the Go
+	// name of Field's last element ("IPPool.Spec.CIDR", "Port", "spec").
+	Name string
 }
 
-func (e FieldError) String() string { return e.Field + ": " + e.Message }
+// String is "field: message", with the value in parentheses when the message does not show it.
+func (e FieldError) String() string {
+	s := e.Field + ": " + e.Message
+	if e.Value != nil {
+		if v := fmt.Sprint(e.Value); !strings.Contains(e.Message, v) {
+			s += " (" + v + ")"
+		}
+	}
+	return s
+}
 
 // ValidationError lists every problem found in one object.
 type ValidationError struct {
@@ -48,6 +63,16 @@ type errs struct {
 
 func (e *errs) add(field, format string, args ...any) {
 	e.list = append(e.list, FieldError{Field: field, Message: fmt.Sprintf(format, args...)})
+}
+
+// addValue is add for a failure that is about the field's value.
+func (e *errs) addValue(field string, value any, format string, args ...any) {
+	e.list = append(e.list, FieldError{Field: field, Message: fmt.Sprintf(format, args...), Value: value})
+}
+
+// addNamed is addValue with the name Project Calico's message gives the field (value may be nil).
+func (e *errs) addNamed(field, name string, value any, format string, args ...any) {
+	e.list = append(e.list, FieldError{Field: field, Message: fmt.Sprintf(format, args...), Value: value, Name: name})
 }
 
 // Validate checks one object and returns a *ValidationError listing every problem, or nil. It
@@ -145,7 +170,7 @@ func validateMeta(e *errs, k KindInfo, m *ObjectMeta) {
 	case len(m.Name) > 253:
 		e.add("metadata.name", "name %q is longer than 253 characters", m.Name)
 	case !dns1123Subdomain.MatchString(m.Name):
-		e.add("metadata.name", "name %q must consist of lower case alphanumeric characters, '-' or '.', and start and end with an alphanumeric character", m.Name)
+		e.addNamed("metadata.name", "Metadata.Name", m.Name, "name %q must consist of lower case alphanumeric characters, '-' or '.', and start and end with an alphanumeric character", m.Name)
 	}
 	if k.Namespaced {
 		if m.Namespace == "" {
@@ -205,7 +230,7 @@ func (e *errs) selector(field, sel string) {
 		return
 	}
 	if err := e.v.CheckSelector(sel); err != nil {
-		e.add(field, "invalid selector %q: %v", sel, err)
+		e.addValue(field, sel, "invalid selector %q: %v", sel, err)
 	}
 }
 
@@ -244,7 +269,7 @@ func validateNets(e *errs, field string, nets []string, version int) {
 		v := IPVersionOf(s)
 		switch {
 		case v == 0:
-			e.add(f, "invalid CIDR %q", s)
+			e.addValue(f, s, "invalid CIDR %q", s)
 		case version != 0 && v != version:
 			e.add(f, "%q is not an IPv%d network (ipVersion is %d)", s, version, version)
 		}
@@ -255,7 +280,7 @@ func validateIP(e *errs, field, s string, version int) {
 	ip := net.ParseIP(s)
 	switch {
 	case ip == nil:
-		e.add(field, "invalid IP address %q", s)
+		e.addValue(field, s, "invalid IP address %q", s)
 	case version == 4 && ip.To4() == nil:
 		e.add(field, "%q is not an IPv4 address", s)
 	case version == 6 && ip.To4() != nil:
@@ -269,7 +294,16 @@ func validateOneOf(e *errs, field, value string, allowed ...string) {
 			return
 		}
 	}
-	e.add(field, "%q is not one of %s", value, strings.Join(allowed, ", "))
+	e.add(field, "unsupported value %q: supported values: %s", value, quoteAll(allowed))
+}
+
+// quoteAll lists values as Kubernetes' "supported values" do: "a", "b".
+func quoteAll(values []string) string {
+	q := make([]string, len(values))
+	for i, v := range values {
+		q[i] = strconv.Quote(v)
+	}
+	return strings.Join(q, ", ")
 }
 
 // validateOneOfFold is validateOneOf ignoring case, for fields that Project Calico matches
@@ -280,7 +314,7 @@ func validateOneOfFold(e *errs, field, value string, allowed ...string) {
 			return
 		}
 	}
-	e.add(field, "%q is not one of %s", value, strings.Join(allowed, ", "))
+	e.add(field, "unsupported value %q: supported values: %s", value, quoteAll(allowed))
 }
 
 // enumCheck is one enum-valued field: its path, its value ("" when unset) and allowed values.

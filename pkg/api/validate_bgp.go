@@ -13,19 +13,20 @@ import (
 // "node.<name>" take effect.
 func validateDefaultOnlyBGP(e *errs, s *BGPConfigurationSpec) {
 	for _, f := range []struct {
-		field string
-		set   bool
+		field, name string
+		set         bool
 	}{
-		{"spec.nodeToNodeMeshEnabled", s.NodeToNodeMeshEnabled != nil},
-		{"spec.asNumber", s.ASNumber != nil},
-		{"spec.serviceLoadBalancerIPs", len(s.ServiceLoadBalancerIPs) > 0},
-		{"spec.serviceExternalIPs", len(s.ServiceExternalIPs) > 0},
-		{"spec.serviceClusterIPs", len(s.ServiceClusterIPs) > 0},
-		{"spec.nodeMeshPassword", s.NodeMeshPassword != nil},
-		{"spec.nodeMeshMaxRestartTime", s.NodeMeshMaxRestartTime != nil},
+		{"spec.nodeToNodeMeshEnabled", "nodeToNodeMeshEnabled", s.NodeToNodeMeshEnabled != nil},
+		{"spec.asNumber", "ASNumber", s.ASNumber != nil},
+		{"spec.serviceLoadBalancerIPs", "ServiceLoadBalancerIPs", len(s.ServiceLoadBalancerIPs) > 0},
+		{"spec.serviceExternalIPs", "ServiceExternalIPs", len(s.ServiceExternalIPs) > 0},
+		{"spec.serviceClusterIPs", "ServiceClusterIPs", len(s.ServiceClusterIPs) > 0},
+		{"spec.nodeMeshPassword", "nodeMeshPassword", s.NodeMeshPassword != nil},
+		{"spec.nodeMeshMaxRestartTime", "nodeMeshMaxRestartTime", s.NodeMeshMaxRestartTime != nil},
 	} {
 		if f.set {
-			e.add(f.field, "cannot be set on a BGPConfiguration other than \"default\"")
+			e.addNamed(f.field, "BGPConfiguration.Spec."+strings.ToUpper(f.name[:1])+f.name[1:], nil,
+				"Cannot set %s on a non default BGP Configuration.", f.name)
 		}
 	}
 }
@@ -53,7 +54,9 @@ func validateBGPConfiguration(e *errs, b *BGPConfiguration) {
 	}{{"spec.serviceLoadBalancerIPs", s.ServiceLoadBalancerIPs}, {"spec.serviceExternalIPs", s.ServiceExternalIPs},
 		{"spec.serviceClusterIPs", s.ServiceClusterIPs}} {
 		for i, blk := range list.blocks {
-			validateNets(e, fmt.Sprintf("%s[%d].cidr", list.field, i), []string{blk.CIDR}, 0)
+			if blk.CIDR != "" { // optional in Project Calico's API: an entry without one is ignored
+				validateNets(e, fmt.Sprintf("%s[%d].cidr", list.field, i), []string{blk.CIDR}, 0)
+			}
 		}
 	}
 	if s.LocalWorkloadPeeringIPV4 != "" {
@@ -154,10 +157,15 @@ func validateBGPPeer(e *errs, s *BGPPeerSpec) {
 }
 
 // validateBGPPeerTargets checks which of node/nodeSelector and peerIP/peerSelector/
-// localWorkloadSelector may be combined, and when asNumber is required or forbidden.
+// localWorkloadSelector may be combined, and when asNumber is required or forbidden. As in
+// Project Calico's CRD, none of them is required (calico-confd decides what a peer without a
+// target or without asNumber renders); a node must be a node name.
 func validateBGPPeerTargets(e *errs, s *BGPPeerSpec) {
 	if s.Node != "" && s.NodeSelector != "" {
 		e.add("spec.node", "node and nodeSelector cannot both be set")
+	}
+	if s.Node != "" && !dns1123Subdomain.MatchString(s.Node) {
+		e.addValue("spec.node", s.Node, "invalid node name %q", s.Node)
 	}
 	if s.PeerIP != "" && s.PeerSelector != "" {
 		e.add("spec.peerIP", "peerIP and peerSelector cannot both be set")
@@ -171,17 +179,12 @@ func validateBGPPeerTargets(e *errs, s *BGPPeerSpec) {
 		if !hasAS {
 			e.add("spec.asNumber", "asNumber is required with localWorkloadSelector")
 		}
-	case s.PeerIP == "" && s.PeerSelector == "":
-		e.add("spec.peerIP", "peerIP, peerSelector or localWorkloadSelector is required")
 	case s.PeerSelector != "" && hasAS:
 		e.add("spec.asNumber", "asNumber must be empty with peerSelector (the peer nodes' AS numbers are used)")
 	}
 	if s.PeerIP != "" {
 		if _, _, err := SplitPeerIP(s.PeerIP); err != nil {
-			e.add("spec.peerIP", "%v", err)
-		}
-		if s.ASNumber == nil {
-			e.add("spec.asNumber", "asNumber is required with peerIP")
+			e.addValue("spec.peerIP", s.PeerIP, "%v", err)
 		}
 	}
 }

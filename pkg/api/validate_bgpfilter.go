@@ -17,28 +17,14 @@ func validateBGPFilter(e *errs, s *BGPFilterSpec) {
 // the rule. calicoctl refuses to write them; calico-confd applies no part of a filter direction
 // that has them, and the sessions using it exchange nothing in that direction.
 //
-//   - priority and setPriority: route priorities (FelixConfiguration's ...RoutePriority, carried
-//     between nodes in bgp_local_pref) are not implemented: felix does not program them and BIRD 2
-//     installs every route at its kernel protocol's one metric, so "routes with priority N" and
-//     "set the priority to N" have no meaning here.
 //   - prefixLength with matchOperator Equal or NotEqual: BIRD 2 compares a prefix and a prefix set
 //     as never equal, where Project Calico's BIRD stops the filter with an error (rejecting the
 //     route); neither is a prefix-length match.
 func (r *BGPFilterRule) Unsupported() []FieldError {
-	const noPriorities = "route priorities are not implemented by calico-host"
-	var out []FieldError
-	if r.Priority != nil {
-		out = append(out, FieldError{"priority", noPriorities})
-	}
 	if r.PrefixLength != nil && (r.MatchOperator == "Equal" || r.MatchOperator == "NotEqual") {
-		out = append(out, FieldError{"prefixLength", "a prefix length range cannot be applied with matchOperator " + r.MatchOperator})
+		return []FieldError{{Field: "prefixLength", Message: "a prefix length range cannot be applied with matchOperator " + r.MatchOperator}}
 	}
-	for j, op := range r.Operations {
-		if op.SetPriority != nil {
-			out = append(out, FieldError{fmt.Sprintf("operations[%d].setPriority", j), noPriorities})
-		}
-	}
-	return out
+	return nil
 }
 
 // Unsupported returns a *ValidationError listing the settings of r that are valid but that
@@ -46,8 +32,8 @@ func (r *BGPFilterRule) Unsupported() []FieldError {
 // nil. Writers (calicoctl) refuse such objects.
 func Unsupported(r Resource) error {
 	if c, ok := r.(*IPAMConfiguration); ok && c.Spec.IPCooldownSeconds != 0 {
-		return &ValidationError{Kind: "IPAMConfiguration", Name: c.Name, Errors: []FieldError{{"spec.ipCooldownSeconds",
-			"IP cooldown is not implemented by calico-host's IPAM, which would reuse released addresses at once (not supported by calico-host)"}}}
+		return &ValidationError{Kind: "IPAMConfiguration", Name: c.Name, Errors: []FieldError{{Field: "spec.ipCooldownSeconds",
+			Message: "IP cooldown is not implemented by calico-host's IPAM, which would reuse released addresses at once (not supported by calico-host)"}}}
 	}
 	f, ok := r.(*BGPFilter)
 	if !ok {
@@ -60,7 +46,7 @@ func Unsupported(r Resource) error {
 	}{{"spec.exportV4", f.Spec.ExportV4}, {"spec.importV4", f.Spec.ImportV4}, {"spec.exportV6", f.Spec.ExportV6}, {"spec.importV6", f.Spec.ImportV6}} {
 		for i := range d.rules {
 			for _, u := range d.rules[i].Unsupported() {
-				list = append(list, FieldError{fmt.Sprintf("%s[%d].%s", d.field, i, u.Field), u.Message + " (not supported by calico-host)"})
+				list = append(list, FieldError{Field: fmt.Sprintf("%s[%d].%s", d.field, i, u.Field), Message: u.Message + " (not supported by calico-host)"})
 			}
 		}
 	}

@@ -9,13 +9,17 @@ import (
 
 func validateIPPool(e *errs, s *IPPoolSpec) {
 	ip, n, err := net.ParseCIDR(s.CIDR)
-	if err != nil {
-		e.add("spec.cidr", "invalid CIDR %q", s.CIDR)
+	switch {
+	case s.CIDR == "":
+		e.addNamed("spec.cidr", poolCIDRName, nil, "IPPool CIDR must be specified")
+		return
+	case err != nil:
+		e.addNamed("spec.cidr", poolCIDRName, s.CIDR, "IPPool CIDR must be a valid subnet")
 		return
 	}
 	ones, bits := n.Mask.Size()
 	if !ip.Equal(n.IP) {
-		e.add("spec.cidr", "%q is not a network address (did you mean %s?)", s.CIDR, n)
+		e.addNamed("spec.cidr", poolCIDRName, n.String(), "IPPool CIDR is not strictly masked")
 	}
 	lo, hi := 20, 32
 	if bits == 128 {
@@ -24,8 +28,9 @@ func validateIPPool(e *errs, s *IPPoolSpec) {
 	switch {
 	case s.BlockSize < lo || s.BlockSize > hi:
 		e.add("spec.blockSize", "block size %d must be between %d and %d for an IPv%d pool", s.BlockSize, lo, hi, ipv(bits))
-	case s.BlockSize < ones:
-		e.add("spec.blockSize", "block size %d is larger than the pool (/%d)", s.BlockSize, ones)
+	case s.BlockSize < ones && !s.Disabled:
+		// Project Calico's CRD rule; a disabled pool allocates no block.
+		e.addNamed("spec.blockSize", "spec", nil, "IP pool size is too small for use with Calico IPAM. It must be equal to or greater than the block size.")
 	}
 	validateOneOf(e, "spec.vxlanMode", s.VXLANMode, EncapNever, EncapAlways, EncapCrossSubnet)
 	validateOneOf(e, "spec.ipipMode", s.IPIPMode, EncapNever, EncapAlways, EncapCrossSubnet)
@@ -47,6 +52,9 @@ func validateIPPool(e *errs, s *IPPoolSpec) {
 	}
 	validateOneOf(e, "spec.assignmentMode", s.AssignmentMode, "Automatic", "Manual")
 }
+
+// poolCIDRName is what Project Calico's messages call an IP pool's CIDR.
+const poolCIDRName = "IPPool.Spec.CIDR"
 
 // linkLocalNets are the ranges Project Calico refuses IP pools in: their addresses are not
 // routed, and felix uses 169.254.1.1 and fe80::/64 addresses on workload interfaces.
@@ -77,8 +85,8 @@ func PoolOverlapError(p *IPPool, others []*IPPool) error {
 		}
 		_, on, err := net.ParseCIDR(o.Spec.CIDR)
 		if err == nil && (n.Contains(on.IP) || on.Contains(n.IP)) {
-			return &ValidationError{Kind: "IPPool", Name: p.Name, Errors: []FieldError{{Field: "spec.cidr",
-				Message: fmt.Sprintf("%s overlaps with enabled IPPool %q (%s)", p.Spec.CIDR, o.Name, o.Spec.CIDR)}}}
+			return &ValidationError{Kind: "IPPool", Name: p.Name, Errors: []FieldError{{Field: "spec.cidr", Name: poolCIDRName, Value: p.Spec.CIDR,
+				Message: fmt.Sprintf("IPPool(%s) CIDR overlaps with IPPool(%s) CIDR %s", p.Name, o.Name, o.Spec.CIDR)}}}
 		}
 	}
 	return nil
@@ -143,7 +151,7 @@ func validateHostEndpoint(e *errs, s *HostEndpointSpec) {
 		e.add("spec.interfaceName", "interfaceName or expectedIPs is required")
 	}
 	if s.InterfaceName != "" && s.InterfaceName != "*" && !interfaceName.MatchString(s.InterfaceName) {
-		e.add("spec.interfaceName", "invalid interface name %q", s.InterfaceName)
+		e.addValue("spec.interfaceName", s.InterfaceName, "invalid interface name %q", s.InterfaceName)
 	}
 	for i, ip := range s.ExpectedIPs {
 		validateIP(e, fmt.Sprintf("spec.expectedIPs[%d]", i), ip, 0)
@@ -159,7 +167,7 @@ func validateWorkloadEndpoint(e *errs, s *WorkloadEndpointSpec) {
 	}
 	validateWorkloadProfiles(e, s)
 	if s.InterfaceName != "" && !interfaceName.MatchString(s.InterfaceName) {
-		e.add("spec.interfaceName", "invalid interface name %q", s.InterfaceName)
+		e.addValue("spec.interfaceName", s.InterfaceName, "invalid interface name %q", s.InterfaceName)
 	}
 	validateNets(e, "spec.ipNetworks", s.IPNetworks, 0)
 	validateNets(e, "spec.allowSpoofedSourcePrefixes", s.AllowSpoofedSourcePrefixes, 0)

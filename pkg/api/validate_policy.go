@@ -93,13 +93,13 @@ func validateICMP(e *errs, field string, icmp *ICMPFields, proto *Protocol, vers
 		e.add(field, "protocol %s does not match ipVersion %d", proto, version)
 	}
 	if icmp.Type != nil && (*icmp.Type < 0 || *icmp.Type > 254) {
-		e.add(field+".type", "ICMP type %d must be between 0 and 254", *icmp.Type)
+		e.addValue(field+".type", *icmp.Type, "ICMP type %d must be between 0 and 254", *icmp.Type)
 	}
 	if icmp.Code != nil {
 		if icmp.Type == nil {
 			e.add(field+".code", "ICMP code requires a type")
 		} else if *icmp.Code < 0 || *icmp.Code > 255 {
-			e.add(field+".code", "ICMP code %d must be between 0 and 255", *icmp.Code)
+			e.addValue(field+".code", *icmp.Code, "ICMP code %d must be between 0 and 255", *icmp.Code)
 		}
 	}
 }
@@ -126,10 +126,10 @@ func validatePorts(e *errs, field string, ports []Port, proto *Protocol) {
 	}
 	for i, p := range ports {
 		if p.PortName == "" && p.MinPort > p.MaxPort {
-			e.add(fmt.Sprintf("%s[%d]", field, i), "port range %s has min greater than max", p)
+			e.addNamed(fmt.Sprintf("%s[%d]", field, i), "Port", p.MaxPort, "port range invalid")
 		}
 		if p.PortName != "" && !validPortName(p.PortName) {
-			e.add(fmt.Sprintf("%s[%d]", field, i), "invalid named port %q", p.PortName)
+			e.addNamed(fmt.Sprintf("%s[%d]", field, i), "Port", p.PortName, "invalid named port %q", p.PortName)
 		}
 	}
 }

@@ -256,6 +256,8 @@ func writeRuleNets(e *errs, f string, r *Rule) {
 // writeEntity: global() in a namespaceSelector must be all of it, and not in a selector; a
 // service match excludes the other match fields and needs a name.
 func writeEntity(e *errs, f string, er *EntityRule) {
+	writePortNumbers(e, f+".ports", er.Ports)
+	writePortNumbers(e, f+".notPorts", er.NotPorts)
 	if strings.Contains(er.Selector, "global(") {
 		e.add(f+".selector", "global() can only be used in an EntityRule namespaceSelector")
 	}
@@ -272,6 +274,17 @@ func writeEntity(e *errs, f string, er *EntityRule) {
 	if er.NamespaceSelector != "" || er.ServiceAccounts != nil || er.Selector != "" || er.NotSelector != "" ||
 		len(er.Nets)+len(er.NotNets)+len(er.Ports)+len(er.NotPorts) > 0 {
 		e.add(f+".services", "services cannot be combined with selectors, service accounts, nets or ports")
+	}
+}
+
+// writePortNumbers: a port number, and each end of a range, is 1-65535 (Project Calico's
+// validator). Readers take port 0 as written: it matches no packet, whereas dropping the policy
+// could widen what it allows.
+func writePortNumbers(e *errs, field string, ports []Port) {
+	for i, p := range ports {
+		if p.PortName == "" && p.MinPort < 1 {
+			e.addNamed(fmt.Sprintf("%s[%d]", field, i), "Port", p.MinPort, "port range invalid, port number must be between 1 and 65535")
+		}
 	}
 }
 

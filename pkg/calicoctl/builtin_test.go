@@ -81,13 +81,13 @@ func TestBuiltinProfileReadOnly(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"create", "-f", "-"}, "Failed to create 'Profile' resource: [" + exists + "]"},
-		{[]string{"apply", "-f", "-"}, "Failed to apply 'Profile' resource: [" + update + "]"},
-		{[]string{"replace", "-f", "-"}, "Failed to replace 'Profile' resource: " + update},
+		{[]string{"create", "-f", "-"}, "failed to create 'Profile' resource: [" + exists + "]"},
+		{[]string{"apply", "-f", "-"}, "failed to apply 'Profile' resource: [" + update + "]"},
+		{[]string{"replace", "-f", "-"}, "hit error: " + update},
 		{[]string{"delete", "-f", "-"}, "Failed to delete 'Profile' resource: " + del},
 		{[]string{"delete", "profile", api.DefaultAllowProfileName}, "Failed to delete 'Profile' resource: " + del},
 		{[]string{"label", "profile", api.DefaultAllowProfileName, "a=b"}, "failed to update profile projectcalico-default-allow, label not changed: " + update},
-		{[]string{"patch", "profile", api.DefaultAllowProfileName, "-p", `{"spec":{"egress":[]}}`}, "Hit error: updating existing resource: " + update},
+		{[]string{"patch", "profile", api.DefaultAllowProfileName, "-p", `{"spec":{"egress":[]}}`}, "hit error: updating existing resource: " + update},
 	} {
 		r := h.fail(doc, tc.args...)
 		if !strings.Contains(r.stderr, tc.want) {

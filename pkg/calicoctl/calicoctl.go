@@ -17,6 +17,8 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/spf13/pflag"
+
 	"github.com/calico-host/calico-host/pkg/config"
 )
 
@@ -93,7 +95,7 @@ func (c *cli) main(args []string) int {
 	}
 	cmd, ok := commands[rest[0]]
 	if !ok {
-		fmt.Fprintf(stderr, "unknown command: %q\n%s", rest[0], mainUsage())
+		fmt.Fprintf(stderr, "unknown command %q for \"calicoctl\"\n", rest[0])
 		return exitError
 	}
 	err = cmd.run(c, rest[1:])
@@ -110,29 +112,21 @@ func (c *cli) main(args []string) int {
 // parseGlobalOptions consumes the options Project Calico accepts before the command name:
 // -h/--help, -l/--log-level=<level> (validated, otherwise ignored: we only print errors),
 // --context (Kubernetes only; ignored) and --allow-version-mismatch (we never check versions).
+// Anything else is refused with the flag parser's message, as Project Calico's.
 func parseGlobalOptions(args []string) ([]string, error) {
-	for len(args) > 0 && strings.HasPrefix(args[0], "-") {
-		name, value, hasValue := strings.Cut(args[0], "=")
-		args = args[1:]
-		switch name {
-		case "-h", "--help":
-			return nil, errHelp
-		case "--allow-version-mismatch":
-		case "-l", "--log-level", "--context":
-			if !hasValue {
-				if len(args) == 0 {
-					return nil, fmt.Errorf("option %s needs a value", name)
-				}
-				value, args = args[0], args[1:]
-			}
-			if name != "--context" && !validLogLevel(value) {
-				return nil, logLevelError(value)
-			}
-		default:
-			return nil, failf("Invalid option: '%s'. Use flag '--help' to read about a specific subcommand.", name)
-		}
+	f := newFlags("calicoctl", "")
+	f.fs.SetInterspersed(false)
+	err := f.fs.Parse(args)
+	if errors.Is(err, pflag.ErrHelp) {
+		return nil, errHelp
 	}
-	return args, nil
+	if err != nil {
+		return nil, err
+	}
+	if f.logLevel != "" && !validLogLevel(f.logLevel) {
+		return nil, logLevelError(f.logLevel)
+	}
+	return f.fs.Args(), nil
 }
 
 // logLevelError is Project Calico's refusal of a log level logrus does not know.
@@ -174,11 +168,4 @@ Description:
   See 'calicoctl <command> --help' to read about a specific subcommand.
 `)
 	return b.String()
-}
-
-// massageError tidies an error for display as Project Calico does: it names unknown fields in
-// a document plainly.
-func massageError(err error) string {
-	msg := strings.TrimPrefix(err.Error(), "json: ")
-	return msg
 }

@@ -76,18 +76,20 @@ func TestCreateSemantics(t *testing.T) {
 	first := h.get(poolKey + "p1")
 
 	r := h.fail(poolYAML("p1", "10.65.0.0/24"), "create", "-f", "-")
-	if want := "Failed to create 'IPPool' resource: [resource already exists: IPPool(p1)]\n"; r.stderr != want {
+	if want := "failed to create 'IPPool' resource: [resource already exists: IPPool(p1) with error: <nil>]\n"; r.stderr != want {
 		t.Errorf("stderr = %q, want %q", r.stderr, want)
 	}
 	r = h.ok(poolYAML("p1", "10.65.0.0/24"), "create", "-f", "-", "--skip-exists")
 	if want := "Successfully created 1 'IPPool' resource(s)\n"; r.stdout != want {
 		t.Errorf("stdout = %q, want %q", r.stdout, want)
 	}
+	// Project Calico prints the partial success line only when more resources were created than
+	// failed.
 	r = h.fail(poolYAML("p1", "10.65.0.0/24")+"---\n"+poolYAML("p2", "10.65.1.0/24"), "create", "-f", "-")
-	if want := "Partial success: created the first 1 out of 2 'IPPool' resources:\n"; r.stdout != want {
-		t.Errorf("stdout = %q, want %q", r.stdout, want)
+	if r.stdout != "" {
+		t.Errorf("stdout = %q, want none", r.stdout)
 	}
-	if want := "Hit error: [resource already exists: IPPool(p1)]\n"; r.stderr != want {
+	if want := "hit error: [resource already exists: IPPool(p1) with error: <nil>]\n"; r.stderr != want {
 		t.Errorf("stderr = %q, want %q", r.stderr, want)
 	}
 	if d := diffJSON(first, h.get(poolKey+"p1")); d != "" {
@@ -96,13 +98,21 @@ func TestCreateSemantics(t *testing.T) {
 	if h.get(poolKey+"p2") == nil {
 		t.Error("p2 was not created")
 	}
+	r = h.fail(poolYAML("p1", "10.65.0.0/24")+"---\n"+poolYAML("p3", "10.65.2.0/24")+"---\n"+poolYAML("p4", "10.65.3.0/24"), "create", "-f", "-")
+	if want := "Partial success: created the first 2 out of 3 'IPPool' resources:\n"; r.stdout != want {
+		t.Errorf("stdout = %q, want %q", r.stdout, want)
+	}
 }
 
 func TestReplaceSemantics(t *testing.T) {
 	h := newHarness(t)
+	// Project Calico counts a resource it failed to replace as handled.
 	r := h.fail(poolYAML("p1", "10.65.0.0/24"), "replace", "-f", "-")
-	if want := "Failed to replace 'IPPool' resource: resource does not exist: IPPool(p1) with error: <nil>\n"; r.stderr != want {
+	if want := "hit error: resource does not exist: IPPool(p1) with error: <nil>\n"; r.stderr != want {
 		t.Errorf("stderr = %q, want %q", r.stderr, want)
+	}
+	if want := "Partial success: replaced the first 1 out of 1 'IPPool' resources:\n"; r.stdout != want {
+		t.Errorf("stdout = %q, want %q", r.stdout, want)
 	}
 	h.ok(poolYAML("p1", "10.65.0.0/24"), "create", "-f", "-")
 	created := h.get(poolKey + "p1")
@@ -125,8 +135,7 @@ func TestReplaceSemantics(t *testing.T) {
 	// The same YAML again carries a resourceVersion that is no longer current.
 	rev := h.revision()
 	r = h.fail(changed, "replace", "-f", "-")
-	if !strings.HasPrefix(r.stderr, "Failed to replace 'IPPool' resource: update conflict: IPPool(p1): resource version '") ||
-		h.revision() != rev {
+	if r.stderr != "hit error: update conflict: IPPool(p1)\n" || h.revision() != rev {
 		t.Errorf("stale replace: stderr %q, revision %d -> %d", r.stderr, rev, h.revision())
 	}
 }
@@ -172,7 +181,7 @@ func TestDeleteSemantics(t *testing.T) {
 		t.Errorf("stdout = %q (want %q); p1 = %v", r.stdout, want, h.get(poolKey+"p1"))
 	}
 	r = h.fail("", "delete", "ippool", "p1")
-	if want := "Failed to delete 'IPPool' resource: resource does not exist: IPPool(p1) with error: <nil>\n"; r.stderr != want {
+	if want := "Failed to delete 'IPPool' resource: resource does not exist: IPPool(p1) with error: <nil>\n\n"; r.stderr != want {
 		t.Errorf("stderr = %q, want %q", r.stderr, want)
 	}
 	r = h.ok("", "delete", "pools", "p1", "p2", "--skip-not-exists")
@@ -183,7 +192,7 @@ func TestDeleteSemantics(t *testing.T) {
 	out := h.ok("", "get", "ippool", "p3", "-o", "yaml").stdout
 	h.ok(poolYAML("p3", "10.65.2.0/24"), "apply", "-f", "-")
 	r = h.fail(out, "delete", "-f", "-")
-	if want := "Failed to delete 'IPPool' resource: update conflict: IPPool(p3)\n"; r.stderr != want || h.get(poolKey+"p3") == nil {
+	if want := "Failed to delete 'IPPool' resource: update conflict: IPPool(p3)\n\n"; r.stderr != want || h.get(poolKey+"p3") == nil {
 		t.Errorf("stale delete: stderr %q, want %q", r.stderr, want)
 	}
 	h.ok(h.ok("", "get", "ippool", "p3", "-o", "yaml").stdout, "delete", "-f", "-")
@@ -191,7 +200,7 @@ func TestDeleteSemantics(t *testing.T) {
 		t.Error("p3 not deleted")
 	}
 	r = h.fail("", "delete", "clusterinfo", "default")
-	if want := "operation delete is not supported on ClusterInformation\n"; r.stderr != want {
+	if want := "Failed to delete 'ClusterInformation' resource: operation delete is not supported on ClusterInformation\n\n"; r.stderr != want {
 		t.Errorf("stderr = %q, want %q", r.stderr, want)
 	}
 }
@@ -226,7 +235,7 @@ func TestLabel(t *testing.T) {
 	}{
 		{[]string{"nodes", "host-a", "zone=z1"}, 0, "Successfully set label zone on nodes host-a\n",
 			map[string]any{"rack": "r1", "route-reflector": "true", "zone": "z1"}},
-		{[]string{"nodes", "host-a", "zone=z2"}, 1, "failed to update label of nodes host-a, key zone is already present. please use '--overwrite' to set a new value.\n", nil},
+		{[]string{"nodes", "host-a", "zone=z2"}, 1, "failed to update label of nodes host-a, key zone is already present. please use '--overwrite' to set a new value\n", nil},
 		{[]string{"node", "host-a", "zone=z2", "--overwrite"}, 0, "Successfully updated label zone on node host-a\n",
 			map[string]any{"rack": "r1", "route-reflector": "true", "zone": "z2"}},
 		{[]string{"node", "host-a", "zone", "--remove"}, 0, "Successfully removed label zone from node host-a\n",
@@ -282,10 +291,10 @@ func TestNamespacesAndOutputs(t *testing.T) {
 		{[]string{"get", "ippools"},
 			"NAME            CIDR            SELECTOR       \npool-disabled   10.66.0.0/24    all()          \npool-v4         10.65.0.0/16    rack == 'r1'   \npool-v6         fd5c:1:2::/48   all()          \n\n"},
 		{[]string{"get", "ippools", "-o", "wide"},
-			"NAME            CIDR            NAT     IPIPMODE   VXLANMODE     DISABLED   DISABLEBGPEXPORT   SELECTOR       \n" +
-				"pool-disabled   10.66.0.0/24    false   Never      Never         true       false              all()          \n" +
-				"pool-v4         10.65.0.0/16    true    Never      CrossSubnet   false      false              rack == 'r1'   \n" +
-				"pool-v6         fd5c:1:2::/48   false   Never      Never         false      true               all()          \n\n"},
+			"NAME            CIDR            NAT     IPIPMODE   VXLANMODE     DISABLED   DISABLEBGPEXPORT   SELECTOR       ASSIGNMENTMODE   \n" +
+				"pool-disabled   10.66.0.0/24    false   Never      Never         true       false              all()          Automatic        \n" +
+				"pool-v4         10.65.0.0/16    true    Never      CrossSubnet   false      false              rack == 'r1'   Automatic        \n" +
+				"pool-v6         fd5c:1:2::/48   false   Never      Never         false      true               all()          Automatic        \n\n"},
 		{[]string{"get", "ippool", "pool-v4", "-o", "custom-columns=NAME,NAT"}, "NAME      NAT    \npool-v4   true   \n\n"},
 		{[]string{"get", "nodes", "-o", "wide"},
 			"NAME     ASN       IPV4            IPV6                \nhost-a   64512     198.18.0.1/24   fd00:198:18::1/64   \nhost-b   (64512)   198.18.1.1/24                       \n\n"},
@@ -309,9 +318,10 @@ func TestNamespacesAndOutputs(t *testing.T) {
 		{[]string{"get", "ippools", "-A"}, "IPPool is not namespaced\n"},
 		{[]string{"get", "netsets", "partners", "-A"}, "cannot use --all-namespace flag for getting a single resource\n"},
 		{[]string{"get", "netsets", "-A", "-n", "x"}, "cannot use both --namespace and --all-namespaces flags at the same time\n"},
-		{[]string{"get", "gadgets"}, "resource type 'gadgets' is not supported\n"},
+		{[]string{"get", "gadgets"}, "failed to get resources: resource type 'gadgets' is not supported\n"},
+		{[]string{"get", "ippools", ""}, "failed to get resources: resource name may not be empty\n"},
 		{[]string{"get", "ippools", "-o", "table"}, "unrecognized output format 'table'\n"},
-		{[]string{"get", "ippools", "-o", "custom-columns=NAME,SIZE"}, "Unknown heading SIZE, valid values are: CIDR, DISABLEBGPEXPORT, DISABLED, IPIPMODE, NAME, NAT, SELECTOR, VXLANMODE\n"},
+		{[]string{"get", "ippools", "-o", "custom-columns=NAME,SIZE"}, "Unknown heading SIZE, valid values are: ASSIGNMENTMODE, CIDR, DISABLEBGPEXPORT, DISABLED, IPIPMODE, NAME, NAT, SELECTOR, VXLANMODE\n"},
 		{[]string{"get", "ippool", "pool-v4", "nope"}, "resource does not exist: IPPool(nope) with error: <nil>\n"},
 	}
 	for _, tc := range errs {
@@ -407,10 +417,10 @@ func TestUsageAndBadOptions(t *testing.T) {
 	if r := h.fail("", "apply"); !strings.HasPrefix(r.stderr, "Invalid option: 'calicoctl apply'.") {
 		t.Errorf("apply without -f: %q", r.stderr)
 	}
-	if r := h.fail("", "get", "ippools", "--bogus"); !strings.HasPrefix(r.stderr, "Invalid option: 'calicoctl get ippools --bogus") {
+	if r := h.fail("", "get", "ippools", "--bogus"); r.stderr != "unknown flag: --bogus\n" {
 		t.Errorf("unknown option: %q", r.stderr)
 	}
-	if r := h.fail("", "frobnicate"); !strings.HasPrefix(r.stderr, `unknown command: "frobnicate"`) {
+	if r := h.fail("", "frobnicate"); r.stderr != `unknown command "frobnicate" for "calicoctl"`+"\n" {
 		t.Errorf("unknown command: %q", r.stderr)
 	}
 	if r := h.ok("", "--log-level=debug", "get", "ippools", "-o", "name"); r.stdout != "" {

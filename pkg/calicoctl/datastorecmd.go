@@ -1,6 +1,7 @@
 package calicoctl
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -25,8 +26,22 @@ func init() {
 		run:     func(c *cli, args []string) error { return c.runLock(args, false) }})
 	registerSub("datastore migrate", migrateSummary, refusedCommand("datastore migrate export",
 		"Export the etcdv3 datastore for Kubernetes (refused by calico-host).", kubernetesOnly))
-	registerSub("datastore migrate", migrateSummary, refusedCommand("datastore migrate import",
-		"Import into a Kubernetes datastore (refused by calico-host).", kubernetesOnly, strOpt("f", "filename")))
+	registerSub("datastore migrate", migrateSummary, &command{name: "import",
+		summary: "Import into a Kubernetes datastore (refused by calico-host).", refused: kubernetesOnly, run: runImport})
+}
+
+// runImport refuses as Project Calico's calicoctl does against an etcd datastore, which is the
+// only kind calico-host has: it imports into Kubernetes only.
+func runImport(c *cli, args []string) error {
+	f := newFlags("datastore migrate import", "Usage:\n  calicoctl datastore migrate import --filename=<FILENAME> [--config=<CONFIG>]\n\n"+
+		"Not supported by calico-host: "+kubernetesOnly+".\n")
+	var cfg, file string
+	f.common(&cfg)
+	f.str(&file, "", "f", "filename")
+	if _, err := c.parseFlags(f, args); err != nil {
+		return err
+	}
+	return errors.New("invalid datastore type: etcdv3 to import to for datastore migration. Datastore type must be kubernetes")
 }
 
 const kubernetesOnly = "calico-host keeps its state in etcd only; migrating to a Kubernetes datastore is done with Project Calico's calicoctl"

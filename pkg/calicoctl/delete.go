@@ -1,9 +1,9 @@
 package calicoctl
 
 import (
+	"errors"
 	"fmt"
-	"io"
-	"strings"
+	"slices"
 
 	"github.com/calico-host/calico-host/pkg/api"
 	"github.com/calico-host/calico-host/pkg/datastore"
@@ -54,10 +54,12 @@ Description:
   has its leftovers cleaned up.
 `
 
-// deletion is one object to delete; revision 0 deletes whatever is stored.
+// deletion is one object to delete; revision 0 deletes whatever is stored. refusal, when set,
+// is why it is not deleted (reported in its turn, as Project Calico reports it).
 type deletion struct {
 	target
 	revision int64
+	refusal  error
 }
 
 func (c *cli) runDelete(args []string) error {
@@ -85,7 +87,10 @@ func (c *cli) runDelete(args []string) error {
 	defer s.close()
 	o := &outcome{total: len(dels), kind: kind}
 	for _, d := range dels {
-		err := s.deleteOne(d)
+		err := d.refusal
+		if err == nil {
+			err = s.deleteOne(d)
+		}
 		if skipNotExists && datastore.IsNotFound(err) {
 			err = nil
 		}
@@ -102,22 +107,7 @@ func (c *cli) runDelete(args []string) error {
 // prints why) when there is nothing to do.
 func (c *cli) deletions(pos []string, in inputOptions, ns namespaceOptions) ([]deletion, string, error) {
 	if in.filename == "" {
-		if len(pos) < 2 {
-			return nil, "", failf("Invalid option: 'calicoctl delete'. Use flag '--help' to read about a specific subcommand.")
-		}
-		k, ok := lookupKind(pos[0])
-		if !ok {
-			return nil, "", fmt.Errorf("resource type '%s' is not supported", pos[0])
-		}
-		var out []deletion
-		for _, name := range pos[1:] {
-			m := api.ObjectMeta{Name: name}
-			if err := checkDeletable(k, &m, ns); err != nil {
-				return nil, "", err
-			}
-			out = append(out, deletion{target: target{kind: k, namespace: m.Namespace, name: name}})
-		}
-		return out, k.Kind, nil
+		return namedDeletions(pos, ns)
 	}
 	if len(pos) > 0 {
 		return nil, "", failf("Invalid option: 'calicoctl delete': give either -f or <KIND> <NAME>.... Use flag '--help' to read about a specific subcommand.")
@@ -131,31 +121,54 @@ func (c *cli) deletions(pos []string, in inputOptions, ns namespaceOptions) ([]d
 		return nil, "", nil
 	}
 	var out []deletion
-	var errs docErrors
 	for _, d := range docs {
 		m := d.meta()
-		if err := checkDeletable(d.kind, m, ns); err != nil {
-			errs = append(errs, docError{index: d.index, kind: d.kind.Kind, name: m.Name, msg: err.Error()})
-			continue
+		if m.Name == "" {
+			return nil, "", errEmptyName
 		}
+		del := newDeletion(d.kind, m, ns)
 		api.SetDefaults(d.res)
-		out = append(out, deletion{target: target{kind: d.kind, namespace: m.Namespace, name: m.Name},
-			revision: datastore.Revision(d.res)})
-	}
-	if len(errs) > 0 {
-		return nil, "", errs
+		del.revision = datastore.Revision(d.res)
+		out = append(out, del)
 	}
 	return out, singleKind(docs), nil
 }
 
-func checkDeletable(k api.KindInfo, m *api.ObjectMeta, ns namespaceOptions) error {
+// errEmptyName is Project Calico's refusal of an empty name, before anything is done.
+var errEmptyName = errors.New("resource name may not be empty")
+
+// namedDeletions lists the objects of `KIND NAME...`.
+func namedDeletions(pos []string, ns namespaceOptions) ([]deletion, string, error) {
+	if len(pos) < 2 {
+		return nil, "", failf("Invalid option: 'calicoctl delete'. Use flag '--help' to read about a specific subcommand.")
+	}
+	k, ok := lookupKind(pos[0])
+	if !ok {
+		return nil, "", fmt.Errorf("resource type '%s' is not supported", pos[0])
+	}
+	if slices.Contains(pos[1:], "") {
+		return nil, "", errEmptyName
+	}
+	var out []deletion
+	for _, name := range pos[1:] {
+		out = append(out, newDeletion(k, &api.ObjectMeta{Name: name}, ns))
+	}
+	return out, k.Kind, nil
+}
+
+// newDeletion resolves the object's namespace and says why it may not be deleted, if so.
+func newDeletion(k api.KindInfo, m *api.ObjectMeta, ns namespaceOptions) deletion {
+	d := deletion{target: target{kind: k, name: m.Name}}
 	if k.Kind == "ClusterInformation" {
-		return fmt.Errorf("%s", clusterInfoReadOnly(actDelete))
+		d.refusal = errors.New(clusterInfoReadOnly(actDelete))
+		return d
 	}
-	if m.Name == "" {
-		return fmt.Errorf("resource name may not be empty")
+	d.refusal = ns.resolve(k, m)
+	d.namespace = m.Namespace
+	if d.refusal == nil && isKubernetesPolicyName(k, m.Name) {
+		d.refusal = kubernetesPolicyDelete(k, m.Namespace, m.Name)
 	}
-	return ns.resolve(k, m)
+	return d
 }
 
 // deleteOne deletes one object; a Node takes what belongs to it along (see deleteNode).
@@ -164,27 +177,4 @@ func (s *session) deleteOne(d deletion) error {
 		return s.deleteNode(d)
 	}
 	return s.deleteResource(d.kind, d.namespace, d.name, d.revision)
-}
-
-// reportDelete prints the result of delete as Project Calico does.
-func (o *outcome) reportDelete(out io.Writer) error {
-	if o.handled > 0 {
-		if o.kind != "" {
-			fmt.Fprintf(out, "Successfully deleted %d '%s' resource(s)\n", o.handled, o.kind)
-		} else {
-			fmt.Fprintf(out, "Successfully deleted %d resource(s)\n", o.handled)
-		}
-	}
-	if len(o.errs) == 0 {
-		return nil
-	}
-	lines := make([]string, len(o.errs))
-	for i, err := range o.errs {
-		if o.kind != "" {
-			lines[i] = fmt.Sprintf("Failed to delete '%s' resource: %v", o.kind, err)
-		} else {
-			lines[i] = fmt.Sprintf("Failed to delete resource: %v", err)
-		}
-	}
-	return fmt.Errorf("%s", strings.Join(lines, "\n"))
 }

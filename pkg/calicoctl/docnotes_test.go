@@ -37,7 +37,7 @@ var optionNotes = map[string]note{
 	globalPath + " --context":                {noEffect, "Kubernetes only: calico-host keeps its state in etcd."},
 	globalPath + " --allow-version-mismatch": {noEffect, "calico-host's calicoctl never compares its version with the cluster's."},
 
-	"validate --config":      {extended, "Project Calico's validate is offline and ignores it; calico-host adds the checks against the datastore that apply makes (pool overlaps, immutable pool fields, tiers, BGP filters), writing nothing."},
+	"validate --config":      {noEffect, "Accepted and ignored, as in Project Calico: validation works offline and never reads the datastore configuration."},
 	"get --all-namespaces-a": {supported, "Project Calico's hidden alias of -A (its shorthand -a)."},
 
 	"ipam check --kubeconfig":                  {noEffect, "Project Calico asks Kubernetes which pods hold addresses; calico-host checks blocks against handles and affinities in etcd, so no Kubernetes configuration is used."},
@@ -61,7 +61,8 @@ var commandNotes = map[string]string{
 	"node status":              "BIRD 2 answers for both families on one control socket.",
 	"datastore migrate lock":   "Sets ClusterInformation datastoreReady to false, as Project Calico: calico-host's CNI plugin then refuses new workloads and felix does not start programming.",
 	"datastore migrate unlock": "Sets datastoreReady back to true.",
-	"apply":                    "Every document is validated (also against the others and the datastore) before anything is written. Progress is drawn on stderr for 50 documents or more when it is a terminal; settings calico-host accepts but does not implement are warned about.",
+	"apply":                    "Every document is validated (also against the others and the datastore) before anything is written: if any is refused, none is written (Project Calico writes the others), and the error lists the refused ones in Project Calico's words (\"failed to apply any 'BGPPeer' resources: [error with field PeerIP = ...]\"). Progress is drawn on stderr for 50 documents or more when it is a terminal; settings calico-host accepts but does not implement are warned about.",
+	"validate":                 "As Project Calico's: offline, each document on its own; the IP pools of the input are also checked against each other.",
 	"create":                   "As apply.",
 	"replace":                  "As apply.",
 }

@@ -24,13 +24,22 @@ func calicoError(err error, k api.KindInfo, namespace, name string) error {
 	case err == nil:
 		return nil
 	case datastore.IsNotFound(err):
-		return fmt.Errorf("resource does not exist: %s with error: <nil>", id)
+		return notExist(k.Kind, namespace, name)
 	case datastore.IsAlreadyExists(err):
-		return fmt.Errorf("resource already exists: %s", id)
+		return fmt.Errorf("resource already exists: %s with error: <nil>", id)
 	case datastore.IsConflict(err):
 		return fmt.Errorf("update conflict: %s", id)
 	}
 	return err
+}
+
+// notExist is Project Calico's ErrorResourceDoesNotExist.
+func notExist(kind, namespace, name string) error {
+	id := kind + "(" + name + ")"
+	if namespace != "" {
+		id = kind + "(" + namespace + "/" + name + ")"
+	}
+	return fmt.Errorf("resource does not exist: %s with error: <nil>", id)
 }
 
 // notSupported is Project Calico's ErrorOperationNotSupported message.

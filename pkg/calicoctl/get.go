@@ -3,6 +3,7 @@ package calicoctl
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -54,11 +55,13 @@ Description:
   datastore that cannot be decoded are skipped with a warning on stderr naming their key.
 `
 
-// target is one thing to get: a named object, or (name "") a listing of a kind.
+// target is one thing to get: a named object, or (name "") a listing of a kind. refusal, when
+// set, is why it cannot be got (reported after what could be, as Project Calico does).
 type target struct {
 	kind      api.KindInfo
 	namespace string
 	name      string
+	refusal   error
 }
 
 // printer prints the results of `get`.
@@ -84,8 +87,12 @@ func (c *cli) runGet(args []string) error {
 		return err
 	}
 	targets, err := c.getTargets(pos, in, ns)
-	if err != nil {
+	var fe fileError
+	if errors.As(err, &fe) {
 		return err
+	}
+	if err != nil {
+		return fmt.Errorf("failed to get resources: %w", err)
 	}
 	s, err := c.connect(cfg)
 	if err != nil {
@@ -159,19 +166,21 @@ func (c *cli) getTargets(pos []string, in inputOptions, ns namespaceOptions) ([]
 		return nil, fmt.Errorf("resource type '%s' is not supported", pos[0])
 	}
 	names := pos[1:]
+	if slices.Contains(names, "") {
+		return nil, errEmptyName
+	}
 	if len(names) == 0 {
 		names = []string{""}
 	}
 	var out []target
 	for _, name := range names {
 		m := api.ObjectMeta{Name: name}
-		if err := ns.resolve(k, &m); err != nil {
-			return nil, err
+		t := target{kind: k, name: name, refusal: ns.resolve(k, &m)}
+		t.namespace = m.Namespace
+		if t.refusal == nil && name != "" && k.Namespaced && m.Namespace == "" {
+			t.refusal = fmt.Errorf("cannot use --all-namespace flag for getting a single resource")
 		}
-		if name != "" && k.Namespaced && m.Namespace == "" {
-			return nil, fmt.Errorf("cannot use --all-namespace flag for getting a single resource")
-		}
-		out = append(out, target{kind: k, namespace: m.Namespace, name: name})
+		out = append(out, t)
 	}
 	return out, nil
 }
@@ -181,11 +190,13 @@ func documentTargets(docs []*document, ns namespaceOptions) ([]target, error) {
 	var out []target
 	for _, d := range docs {
 		m := d.meta()
-		if err := ns.resolve(d.kind, m); err != nil {
-			return nil, fmt.Errorf("document %d: %w", d.index, err)
+		if m.Name == "" {
+			return nil, errEmptyName
 		}
+		t := target{kind: d.kind, name: m.Name, refusal: ns.resolve(d.kind, m)}
 		api.SetDefaults(d.res)
-		out = append(out, target{kind: d.kind, namespace: m.Namespace, name: m.Name})
+		t.namespace = m.Namespace
+		out = append(out, t)
 	}
 	return out, nil
 }
@@ -196,6 +207,10 @@ func (s *session) fetch(targets []target, export bool) ([]result, []error) {
 	var rs []result
 	var errs []error
 	for _, t := range targets {
+		if t.refusal != nil {
+			errs = append(errs, t.refusal)
+			continue
+		}
 		r, err := s.fetchOne(t)
 		if err != nil {
 			errs = append(errs, err)

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -27,31 +26,12 @@ type document struct {
 
 func (d *document) meta() *api.ObjectMeta { return d.res.GetObjectMeta() }
 
-// docError is a problem with one document of the input.
-type docError struct {
-	index int
-	kind  string
-	name  string
-	msg   string
-}
+// fileError is a problem reading or decoding the input, which Project Calico's calicoctl reports
+// as "failed to execute command: <problem>" before touching the datastore.
+type fileError struct{ err error }
 
-func (e docError) Error() string {
-	if e.kind == "" {
-		return fmt.Sprintf("document %d: %s", e.index, e.msg)
-	}
-	return fmt.Sprintf("document %d (%s %q): %s", e.index, e.kind, e.name, e.msg)
-}
-
-// docErrors lists every problem found in the input; nothing is written when it is not empty.
-type docErrors []docError
-
-func (es docErrors) Error() string {
-	lines := make([]string, len(es))
-	for i, e := range es {
-		lines[i] = e.Error()
-	}
-	return strings.Join(lines, "\n")
-}
+func (e fileError) Error() string { return "failed to execute command: " + e.err.Error() }
+func (e fileError) Unwrap() error { return e.err }
 
 // inputOptions are the -f/--filename, -R/--recursive and --skip-empty options.
 type inputOptions struct {
@@ -67,28 +47,27 @@ func (o *inputOptions) define(f *flags) {
 }
 
 // readDocuments reads every resource from the file, directory or stdin ("-") named by -f. All
-// documents are decoded before anything is returned: any decoding problem fails the whole input.
+// documents are decoded before anything is returned: the first problem fails the whole input, as
+// in Project Calico.
 func (c *cli) readDocuments(o inputOptions) ([]*document, error) {
 	files, err := inputFiles(o.filename, o.recursive)
 	if err != nil {
 		return nil, err
 	}
 	var docs []*document
-	var errs docErrors
 	for _, f := range files {
 		data, err := c.readInput(f)
 		if err != nil {
 			return nil, err
 		}
-		n := len(docs) + len(errs)
-		got, bad := decodeStream(data, n)
-		if len(got)+len(bad) == 0 && !o.skipEmpty {
-			return nil, failf("No resources specified in file %s", f)
+		got, err := decodeStream(data, len(docs))
+		if err != nil {
+			return nil, fileError{err}
 		}
-		docs, errs = append(docs, got...), append(errs, bad...)
-	}
-	if len(errs) > 0 {
-		return nil, errs
+		if len(got) == 0 && !o.skipEmpty {
+			return nil, fmt.Errorf("no resources specified in file %s", f)
+		}
+		docs = append(docs, got...)
 	}
 	return docs, nil
 }
@@ -99,7 +78,7 @@ func (c *cli) readInput(name string) ([]byte, error) {
 	}
 	data, err := os.ReadFile(name)
 	if err != nil {
-		return nil, failf("Failed to execute command: %w", err)
+		return nil, fileError{err}
 	}
 	return data, nil
 }
@@ -111,7 +90,7 @@ func inputFiles(name string, recursive bool) ([]string, error) {
 	}
 	st, err := os.Stat(name)
 	if err != nil {
-		return nil, failf("Failed to execute command: %w", err)
+		return nil, fileError{err}
 	}
 	if !st.IsDir() {
 		return []string{name}, nil
@@ -158,58 +137,106 @@ func splitYAML(data []byte) [][]byte {
 }
 
 // decodeStream decodes every resource of one file. Each YAML document may hold one resource, a
-// JSON/YAML list of resources, or a list object ("kind: List" or "kind: IPPoolList") with items.
-// before is the number of resources already read from earlier files.
-func decodeStream(data []byte, before int) ([]*document, docErrors) {
+// JSON/YAML list of resources, or a list object ("kind: List" or "kind: IPPoolList") with items,
+// also as an element of a list. before is the number of resources already read from earlier files.
+func decodeStream(data []byte, before int) ([]*document, error) {
 	var docs []*document
-	var errs docErrors
-	next := func() int { return before + len(docs) + len(errs) + 1 }
 	for _, raw := range splitYAML(data) {
 		objs, err := splitObjects(raw)
 		if err != nil {
-			errs = append(errs, docError{index: next(), msg: err.Error()})
-			continue
+			return nil, err
 		}
 		for _, obj := range objs {
-			d, err := decodeResource(obj, next())
+			d, err := decodeResource(obj, before+len(docs)+1)
 			if err != nil {
-				errs = append(errs, *err)
-				continue
+				return nil, err
 			}
 			docs = append(docs, d)
 		}
 	}
-	return docs, errs
+	return docs, nil
+}
+
+// jsonDecodeError words a decoding error of a document as Project Calico's (Kubernetes') YAML
+// decoder does.
+func jsonDecodeError(err error) error {
+	return fmt.Errorf("error unmarshaling JSON: while decoding JSON: %w", err)
 }
 
 // splitObjects converts one YAML (or JSON) document into the JSON of each resource in it.
 func splitObjects(raw []byte) ([]json.RawMessage, error) {
 	j, err := yaml.YAMLToJSON(raw)
 	if err != nil {
-		return nil, fmt.Errorf("invalid YAML or JSON: %v", err)
+		return nil, fmt.Errorf("error converting YAML to JSON: %w", err)
 	}
 	j = bytes.TrimSpace(j)
-	switch {
-	case bytes.Equal(j, []byte("null")):
+	if bytes.Equal(j, []byte("null")) {
 		return nil, nil
-	case len(j) > 0 && j[0] == '[':
-		var items []json.RawMessage
-		if err := json.Unmarshal(j, &items); err != nil {
-			return nil, fmt.Errorf("invalid list of resources: %v", err)
+	}
+	if len(j) > 0 && j[0] == '[' {
+		var elems []json.RawMessage
+		if err := json.Unmarshal(j, &elems); err != nil {
+			return nil, jsonDecodeError(err)
 		}
-		return items, nil
+		var out []json.RawMessage
+		for _, e := range elems {
+			items, err := expandList(e)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, items...)
+		}
+		return out, nil
 	}
-	var list struct {
-		Kind  string            `json:"kind"`
-		Items []json.RawMessage `json:"items"`
+	return expandList(j)
+}
+
+// listHeader is what a document says of itself: its kind and apiVersion, and its items if it is
+// a list.
+type listHeader struct {
+	Kind       string            `json:"kind"`
+	APIVersion string            `json:"apiVersion"`
+	Items      []json.RawMessage `json:"items"`
+}
+
+// expandList returns the items of a list object ("List", or "<Kind>List" of a kind we know), or
+// the object itself. An item of a "<Kind>List" without kind and apiVersion is of that kind.
+func expandList(obj json.RawMessage) ([]json.RawMessage, error) {
+	if t := bytes.TrimSpace(obj); len(t) == 0 || t[0] != '{' {
+		return nil, fmt.Errorf("a resource must be an object, not %s", abbreviate(t))
 	}
-	if err := json.Unmarshal(j, &list); err != nil {
-		return nil, fmt.Errorf("a resource must be an object: %v", err)
+	var h listHeader
+	if err := json.Unmarshal(obj, &h); err != nil {
+		return nil, jsonDecodeError(err)
 	}
-	if list.Kind == "List" || (strings.HasSuffix(list.Kind, "List") && isKindName(strings.TrimSuffix(list.Kind, "List"))) {
-		return list.Items, nil
+	if h.Kind == "List" {
+		return h.Items, nil
 	}
-	return []json.RawMessage{j}, nil
+	elem, isList := strings.CutSuffix(h.Kind, "List")
+	if !isList || !isKindName(elem) {
+		return []json.RawMessage{obj}, nil
+	}
+	out := make([]json.RawMessage, len(h.Items))
+	for i, it := range h.Items {
+		out[i] = withDefaultKind(it, elem, h.APIVersion)
+	}
+	return out, nil
+}
+
+// withDefaultKind sets kind and apiVersion on an object that has neither.
+func withDefaultKind(obj json.RawMessage, kind, apiVersion string) json.RawMessage {
+	var h listHeader
+	if json.Unmarshal(obj, &h) != nil || h.Kind != "" || h.APIVersion != "" {
+		return obj
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(obj, &m) != nil {
+		return obj
+	}
+	m["kind"], _ = json.Marshal(kind)
+	m["apiVersion"], _ = json.Marshal(apiVersion)
+	out, _ := json.Marshal(m)
+	return out
 }
 
 func isKindName(s string) bool {
@@ -217,46 +244,28 @@ func isKindName(s string) bool {
 	return ok && strings.EqualFold(k.Kind, s)
 }
 
-// decodeResource decodes one resource strictly: unknown fields are errors, as in Project Calico.
-func decodeResource(obj json.RawMessage, index int) (*document, *docError) {
-	var probe struct {
-		Kind       string `json:"kind"`
-		APIVersion string `json:"apiVersion"`
-		Metadata   struct {
-			Name string `json:"name"`
-		} `json:"metadata"`
-	}
+// decodeResource decodes one resource strictly: unknown fields are errors, as in Project Calico
+// (see massageError for how they are worded).
+func decodeResource(obj json.RawMessage, index int) (*document, error) {
 	if t := bytes.TrimSpace(obj); len(t) == 0 || t[0] != '{' {
-		return nil, &docError{index: index, msg: fmt.Sprintf("a resource must be an object, not %s", abbreviate(t))}
+		return nil, fmt.Errorf("a resource must be an object, not %s", abbreviate(t))
 	}
-	if err := json.Unmarshal(obj, &probe); err != nil {
-		return nil, &docError{index: index, msg: decodeMessage(err)}
+	var h listHeader
+	if err := json.Unmarshal(obj, &h); err != nil {
+		return nil, jsonDecodeError(err)
 	}
-	k, ok := api.LookupKind(probe.Kind)
-	if !ok || k.Kind != probe.Kind || probe.APIVersion != api.APIVersion {
-		return nil, &docError{index: index, msg: fmt.Sprintf("Unknown resource type (%s) and/or version (%s)", probe.Kind, probe.APIVersion)}
+	k, ok := api.LookupKind(h.Kind)
+	if !ok || k.Kind != h.Kind || h.APIVersion != api.APIVersion {
+		return nil, fmt.Errorf("unknown resource type (%s) and/or version (%s)", h.Kind, h.APIVersion)
 	}
 	r := k.New()
-	dec := json.NewDecoder(bytes.NewReader(obj))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(r); err != nil {
-		return nil, &docError{index: index, kind: k.Kind, name: probe.Metadata.Name, msg: decodeMessage(err)}
+	// Decoded as YAML against the resource's type, as Project Calico's calicoctl decodes: a
+	// scalar written where a string belongs is that string (labels {x: yes} and {x: true} store
+	// "true", {x: 5} stores "5").
+	if err := yaml.UnmarshalStrict(obj, r); err != nil {
+		return nil, err
 	}
 	return &document{index: index, kind: k, res: r}, nil
-}
-
-var unknownField = regexp.MustCompile(`unknown field "([^"]+)"`)
-
-// decodeMessage words a decoding error as Project Calico does.
-func decodeMessage(err error) string {
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) && te.Field != "" {
-		return fmt.Sprintf("%s: cannot decode a JSON %s as %s", te.Field, te.Value, te.Type)
-	}
-	if m := unknownField.FindStringSubmatch(err.Error()); m != nil {
-		return "field in document is not recognized or is in the wrong location: " + m[1]
-	}
-	return strings.TrimPrefix(err.Error(), "json: ")
 }
 
 func abbreviate(b []byte) string {

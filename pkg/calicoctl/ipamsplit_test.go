@@ -68,7 +68,6 @@ func TestRefusedCommands(t *testing.T) {
 		{"node", "run", "--ip", "198.18.0.1", "--dryrun"},
 		{"cluster", "diags", "--since", "1h", "--skip-temp-dir-cleanup"},
 		{"datastore", "migrate", "export"},
-		{"datastore", "migrate", "import", "-f", "x.yaml"},
 		{"datastore", "migrate-policy-names"},
 	} {
 		r := h.fail("", args...)
@@ -79,6 +78,11 @@ func TestRefusedCommands(t *testing.T) {
 		if r := h.ok("", append(args, "--help")...); !strings.Contains(r.stdout, "Not supported by calico-host") {
 			t.Errorf("%v --help: %q", args, r.stdout)
 		}
+	}
+	// Project Calico's calicoctl imports into Kubernetes only, and calico-host's datastore is etcd.
+	r := h.fail("", "datastore", "migrate", "import", "-f", "x.yaml")
+	if want := "invalid datastore type: etcdv3 to import to for datastore migration. Datastore type must be kubernetes\n"; r.stderr != want {
+		t.Errorf("datastore migrate import: %q, want %q", r.stderr, want)
 	}
 	if d := h.dump(); len(d) != 0 {
 		t.Errorf("refused commands wrote %v", d)

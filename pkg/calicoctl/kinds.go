@@ -15,6 +15,7 @@ var calicoctlAliases = map[string]string{
 	"bgpfs": "BGPFilter", "bf": "BGPFilter", "bfs": "BGPFilter",
 	"pol": "NetworkPolicy", "pols": "NetworkPolicy", "gnetsets": "GlobalNetworkSet",
 	"ipamconfigs": "IPAMConfiguration", "kubecontrollersconfig": "KubeControllersConfiguration",
+	"kubecontrollersconfigs": "KubeControllersConfiguration", "reservation": "IPReservation", "reservations": "IPReservation",
 }
 
 // lookupKind resolves a kind as typed on the command line.

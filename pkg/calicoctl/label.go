@@ -74,6 +74,9 @@ func (c *cli) runLabel(args []string) error {
 	if !ok {
 		return fmt.Errorf("resource type '%s' is not supported", pos[0])
 	}
+	if pos[1] == "" {
+		return fmt.Errorf("failed to get %s %s, error %v", pos[0], pos[1], errEmptyName)
+	}
 	m := api.ObjectMeta{Name: pos[1]}
 	if err := ns.resolve(k, &m); err != nil {
 		return err
@@ -145,7 +148,7 @@ func (ch labelChange) apply(m *api.ObjectMeta, typed string) (string, error) {
 		delete(m.Labels, ch.key)
 		return fmt.Sprintf("Successfully removed label %s from %s %s", ch.key, typed, m.Name), nil
 	case present && !ch.overwrite && old != ch.value:
-		return "", failf("failed to update label of %s %s, key %s is already present. please use '--overwrite' to set a new value.", typed, m.Name, ch.key)
+		return "", failf("failed to update label of %s %s, key %s is already present. please use '--overwrite' to set a new value", typed, m.Name, ch.key)
 	}
 	m.Labels[ch.key] = ch.value
 	if present {

@@ -125,7 +125,7 @@ func TestDeleteNodeCleansUp(t *testing.T) {
 	}
 
 	r = h.fail("", "delete", "node", "host-a")
-	if want := "Failed to delete 'Node' resource: resource does not exist: Node(host-a) with error: <nil>\n"; r.stderr != want || r.stdout != "" {
+	if want := "Failed to delete 'Node' resource: resource does not exist: Node(host-a) with error: <nil>\n\n"; r.stderr != want || r.stdout != "" {
 		t.Errorf("second delete: stdout %q, stderr %q (want %q)", r.stdout, r.stderr, want)
 	}
 	if r := h.ok("", "delete", "node", "host-a", "--skip-not-exists"); r.stdout != "Successfully deleted 1 'Node' resource(s)\n" {
@@ -185,7 +185,7 @@ func TestDeleteNodeFromFile(t *testing.T) {
 	before := h.dump()
 
 	r := h.fail(stale, "delete", "-f", "-")
-	if want := "Failed to delete 'Node' resource: update conflict: Node(host-c)\n"; r.stderr != want || r.stdout != "" {
+	if want := "Failed to delete 'Node' resource: update conflict: Node(host-c)\n\n"; r.stderr != want || r.stdout != "" {
 		t.Errorf("stale delete: stdout %q, stderr %q (want %q)", r.stdout, r.stderr, want)
 	}
 	if d := diffJSON(before, h.dump()); d != "" {
@@ -218,7 +218,7 @@ func TestDeleteMissingNodeCleansLeftovers(t *testing.T) {
 	h.ok(wepYAML("ghost", "default", "g1", h.assign("ghost", "net.g1", 2, 0, "")), "apply", "-f", "-")
 	r := h.fail("", "delete", "node", "ghost")
 	want := "Cleaned up Node(ghost): released 2 IP addresses, deleted 1 WorkloadEndpoint, deleted 1 empty IPAM block, released 1 IPAM block affinity\n"
-	if r.stdout != want || r.stderr != "Failed to delete 'Node' resource: resource does not exist: Node(ghost) with error: <nil>\n" {
+	if r.stdout != want || r.stderr != "Failed to delete 'Node' resource: resource does not exist: Node(ghost) with error: <nil>\n\n" {
 		t.Errorf("stdout %q (want %q), stderr %q", r.stdout, want, r.stderr)
 	}
 	for key := range h.dump() {

@@ -30,13 +30,13 @@ spec:
   asNumber: 65001
   keepaliveTime: 10s
 `
-	bgpConfig := `apiVersion: projectcalico.org/v3
-kind: BGPConfiguration
+	pool := `apiVersion: projectcalico.org/v3
+kind: IPPool
 metadata:
-  name: default
+  name: manual
 spec:
-  localWorkloadPeeringIPV4: 169.254.0.179
-  programClusterRoutes: Enabled
+  cidr: 10.65.0.0/16
+  assignmentMode: Manual
 `
 	for _, tc := range []struct {
 		cmd, doc string
@@ -45,7 +45,7 @@ spec:
 		{"create", fc, []string{"FelixConfiguration default: spec.bpfEnabled", "FelixConfiguration default: spec.netlinkTimeout"}},
 		{"replace", strings.Replace(fc, "bpfEnabled: true", "bpfEnabled: false", 1), []string{"FelixConfiguration default: spec.netlinkTimeout"}},
 		{"apply", peer, nil},
-		{"apply", bgpConfig, []string{"BGPConfiguration default: spec.programClusterRoutes"}},
+		{"apply", pool, []string{"IPPool manual: spec.assignmentMode"}},
 	} {
 		r := h.ok(tc.doc, tc.cmd, "-f", "-")
 		var got []string

@@ -123,9 +123,13 @@ func writeJSONArray(b *bytes.Buffer, items []api.Resource) error {
 	return nil
 }
 
-// resultsJSON renders what `get` printed: one result alone, several as a JSON array.
+// resultsJSON renders what `get` printed: one result alone, several as a JSON array, none (every
+// one failed) as null.
 func resultsJSON(rs []result) ([]byte, error) {
-	if len(rs) == 1 {
+	switch len(rs) {
+	case 0:
+		return []byte("null"), nil
+	case 1:
 		return resultJSON(rs[0])
 	}
 	var b bytes.Buffer

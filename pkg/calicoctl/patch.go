@@ -78,7 +78,7 @@ func (c *cli) runPatch(args []string) error {
 	}
 	pt, err := parsePatchTarget(pos[0], pos[1], patch, typ, ns)
 	if err != nil {
-		return failf("Hit error: %v", err)
+		return fmt.Errorf("hit error: %w", err)
 	}
 	s, err := c.connect(cfg)
 	if err != nil {
@@ -86,7 +86,7 @@ func (c *cli) runPatch(args []string) error {
 	}
 	defer s.close()
 	if err := s.patch(pt); err != nil {
-		return failf("Hit error: %v", calicoError(err, pt.kind, pt.namespace, pt.name))
+		return fmt.Errorf("hit error: %w", calicoError(err, pt.kind, pt.namespace, pt.name))
 	}
 	fmt.Fprintf(c.stdout, "Successfully patched 1 '%s' resource\n", pt.kind.Kind)
 	return nil
@@ -133,10 +133,31 @@ func parsePatch(text string) (map[string]any, error) {
 	if err := json.Unmarshal(j, &p); err != nil || p == nil {
 		return nil, fmt.Errorf("invalid patch: it must be a JSON or YAML object")
 	}
+	if unknown := unknownTopLevelField(p); unknown != "" {
+		return nil, fmt.Errorf("creating resource from patched data: %w", jsonDecodeError(fmt.Errorf("json: unknown field %q", unknown)))
+	}
 	if bad := disallowedPatchFields(p); len(bad) > 0 {
 		return nil, fmt.Errorf("a patch may only change spec, metadata.labels and metadata.annotations, not %s", strings.Join(bad, ", "))
 	}
 	return p, nil
+}
+
+// unknownTopLevelField is the first (sorted) key of the patch that no resource has; Project
+// Calico fails decoding the patched resource on it.
+func unknownTopLevelField(p map[string]any) string {
+	var unknown []string
+	for k := range p {
+		switch k {
+		case "kind", "apiVersion", "metadata", "spec", "status":
+		default:
+			unknown = append(unknown, k)
+		}
+	}
+	sort.Strings(unknown)
+	if len(unknown) == 0 {
+		return ""
+	}
+	return unknown[0]
 }
 
 // disallowedPatchFields lists the fields of the patch outside spec, metadata.labels and
@@ -219,9 +240,9 @@ func (s *session) patched(pt *patchTarget) (*document, error) {
 	if err != nil {
 		return nil, err
 	}
-	d, derr := decodeResource(merged, 1)
-	if derr != nil {
-		return nil, fmt.Errorf("the patched %s cannot be decoded: %s", identifier(pt.kind, pt.namespace, pt.name), derr.msg)
+	d, err := decodeResource(merged, 1)
+	if err != nil {
+		return nil, fmt.Errorf("creating resource from patched data: %w", err)
 	}
 	d.meta().ResourceVersion = strconv.FormatInt(kv.ModRevision, 10)
 	return d, nil
@@ -277,21 +298,20 @@ func mergePatch(target any, patch any) any {
 }
 
 // checkPatched defaults and validates the patched object as apply would (the datastore checks
-// included) and returns every problem as one error.
+// included); a refusal is worded as Project Calico's update of the patched resource fails.
 func (s *session) checkPatched(d *document) error {
-	msgs := checkContent(d, namespaceOptions{}, actReplace)
-	if len(msgs) == 0 {
-		cross, err := s.crossCheck([]*document{d}, actReplace)
-		if err != nil {
-			return err
+	err := checkContent(d, namespaceOptions{}, actReplace)
+	if err == nil {
+		cross, cerr := s.crossCheck([]*document{d}, actReplace)
+		if cerr != nil {
+			return cerr
 		}
-		for _, c := range cross {
-			msgs = append(msgs, c.msg)
+		if rs := crossRefusals([]*document{d}, cross); len(rs) > 0 {
+			err = rs[0].err
 		}
 	}
-	if len(msgs) > 0 {
-		m := d.meta()
-		return fmt.Errorf("the patched %s is invalid: %s", identifier(d.kind, m.Namespace, m.Name), strings.Join(msgs, "; "))
+	if err != nil {
+		return fmt.Errorf("updating existing resource: %w", err)
 	}
 	return nil
 }

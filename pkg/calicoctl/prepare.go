@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"net"
-	"strings"
 
 	"github.com/calico-host/calico-host/pkg/api"
 	"github.com/calico-host/calico-host/pkg/datastore"
@@ -19,11 +18,12 @@ const (
 	actCreate
 	actReplace
 	actDelete
+	actValidate
 )
 
 // op is the action's name, as in messages and command names ("apply", ...).
 func (a action) op() string {
-	return [...]string{"apply", "create", "replace", "delete"}[a]
+	return [...]string{"apply", "create", "replace", "delete", "validate"}[a]
 }
 
 // namespaceOptions are -n/--namespace and -A/--all-namespaces.
@@ -70,52 +70,47 @@ func (o namespaceOptions) resolve(k api.KindInfo, m *api.ObjectMeta) error {
 
 // prepareWrites resolves namespaces, applies calicoctl's defaults and validates every document,
 // then checks them against each other and the datastore: IP pools must not overlap enabled pools
-// and may not change CIDR or block size, and a policy's tier must exist. It returns every problem
-// found; the caller writes nothing unless it returns nil.
-func (s *session) prepareWrites(docs []*document, ns namespaceOptions, act action) error {
-	var errs docErrors
-	add := func(d *document, msg string) {
-		errs = append(errs, docError{index: d.index, kind: d.kind.Kind, name: d.meta().Name, msg: msg})
-	}
+// and may not change CIDR or block size, a policy's tier and a peer's filters must exist. It
+// returns why each refused document is refused; the caller writes nothing unless there is none.
+func (s *session) prepareWrites(docs []*document, ns namespaceOptions, act action) ([]rejection, error) {
+	var rs []rejection
 	for _, d := range docs {
-		for _, msg := range checkDocument(d, ns, act) {
-			add(d, msg)
+		if err := checkDocument(d, ns, act); err != nil {
+			rs = append(rs, rejection{d, err})
 		}
 	}
-	if len(errs) > 0 {
-		return errs
+	if len(rs) > 0 {
+		return rs, nil
 	}
 	cross, err := s.crossCheck(docs, act)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	for _, c := range cross {
-		add(c.doc, c.msg)
-	}
-	if len(errs) > 0 {
-		return errs
-	}
-	return nil
+	return crossRefusals(docs, cross), nil
 }
 
-// checkDocument checks one document on its own and returns its problems.
-func checkDocument(d *document, ns namespaceOptions, act action) []string {
+// checkDocument checks one document on its own and returns why it is refused, or nil.
+func checkDocument(d *document, ns namespaceOptions, act action) error {
 	if d.kind.Kind == "ClusterInformation" {
-		return []string{clusterInfoReadOnly(act)}
+		return errors.New(clusterInfoReadOnly(act))
 	}
 	if isBuiltin(d.kind, d.meta().Name) {
-		return nil // refused when written, as Project Calico's client refuses it before validating
+		return nil // refused when written, as Project Calico refuses it before validating
+	}
+	if isKubernetesPolicy(d.res) {
+		return ns.resolve(d.kind, d.meta()) // likewise
 	}
 	return checkContent(d, ns, act)
 }
 
 // checkContent resolves the document's namespace, fills in calicoctl's defaults and validates it.
-func checkContent(d *document, ns namespaceOptions, act action) []string {
+func checkContent(d *document, ns namespaceOptions, act action) error {
 	if err := ns.resolve(d.kind, d.meta()); err != nil {
-		return []string{err.Error()}
+		return err
 	}
-	if act == actCreate && d.meta().ResourceVersion != "" {
-		return []string{"metadata.resourceVersion: field must not be set for a Create request"}
+	if rv := d.meta().ResourceVersion; act == actCreate && rv != "" {
+		return validationError{{Field: "metadata.resourceVersion", Name: "Metadata.ResourceVersion", Value: rv,
+			Message: "field must not be set for a Create request"}}
 	}
 	api.SetDefaults(d.res)
 	err := datastore.ValidateWrite(d.res)
@@ -124,15 +119,9 @@ func checkContent(d *document, ns namespaceOptions, act action) []string {
 	}
 	var ve *api.ValidationError
 	if errors.As(err, &ve) {
-		msgs := make([]string, len(ve.Errors))
-		for i, fe := range ve.Errors {
-			msgs[i] = fe.String()
-		}
-		return msgs
-	} else if err != nil {
-		return []string{err.Error()}
+		return validationError(ve.Errors)
 	}
-	return nil
+	return err
 }
 
 // clusterInfoReadOnly is Project Calico's refusal to write ClusterInformation, which calico/node
@@ -149,10 +138,37 @@ func clusterInfoReadOnly(act action) string {
 	return notSupported("apply or replace", "ClusterInformation", "")
 }
 
-// crossProblem is a problem found by comparing a document with others or with the datastore.
+// crossProblem is a problem found by comparing a document with others or with the datastore:
+// a field failure, or another error (a missing tier).
 type crossProblem struct {
-	doc *document
-	msg string
+	doc   *document
+	field api.FieldError
+	err   error
+}
+
+// crossRefusals gathers the problems of each document into one refusal, in document order.
+func crossRefusals(docs []*document, problems []crossProblem) []rejection {
+	var rs []rejection
+	for _, d := range docs {
+		var fields validationError
+		var other error
+		for _, p := range problems {
+			switch {
+			case p.doc != d:
+			case p.err != nil:
+				other = p.err
+			default:
+				fields = append(fields, p.field)
+			}
+		}
+		switch {
+		case other != nil:
+			rs = append(rs, rejection{d, other})
+		case len(fields) > 0:
+			rs = append(rs, rejection{d, fields})
+		}
+	}
+	return rs
 }
 
 // crossCheck runs the checks that need the other documents and the datastore.
@@ -208,7 +224,8 @@ func (s *session) filterChecks(docs []*document) ([]crossProblem, error) {
 			}
 		}
 		if len(missing) > 0 {
-			out = append(out, crossProblem{d, fmt.Sprintf("spec.filters: BGPFilter(s) not found: %s", strings.Join(missing, ", "))})
+			out = append(out, crossProblem{doc: d, field: api.FieldError{Field: "spec.filters", Name: "BGPPeer.Spec.Filters",
+				Value: fmt.Sprint(d.res.(*api.BGPPeer).Spec.Filters), Message: "BGPFilter(s) not found"}})
 		}
 	}
 	return out, nil
@@ -247,8 +264,9 @@ func poolProblems(stored []*api.IPPool, docs []*document, act action) []crossPro
 	var out []crossProblem
 	for _, d := range mine {
 		p := d.res.(*api.IPPool)
-		if err := api.PoolOverlapError(p, all); err != nil {
-			out = append(out, crossProblem{d, poolMessage(err)})
+		var ve *api.ValidationError
+		if errors.As(api.PoolOverlapError(p, all), &ve) {
+			out = append(out, crossProblem{doc: d, field: ve.Errors[0]})
 		}
 		if old, ok := storedByName[p.Name]; ok && act != actCreate {
 			out = append(out, immutablePoolFields(d, old, p)...)
@@ -281,22 +299,16 @@ func poolView(stored []*api.IPPool, mine []*document) (map[string]*api.IPPool, [
 	return storedByName, all
 }
 
-func poolMessage(err error) string {
-	var ve *api.ValidationError
-	if errors.As(err, &ve) && len(ve.Errors) > 0 {
-		return ve.Errors[0].String()
-	}
-	return err.Error()
-}
-
 // immutablePoolFields reports changes Project Calico refuses on an existing pool.
 func immutablePoolFields(d *document, old, p *api.IPPool) []crossProblem {
 	var out []crossProblem
 	if normalCIDR(old.Spec.CIDR) != normalCIDR(p.Spec.CIDR) {
-		out = append(out, crossProblem{d, fmt.Sprintf("spec.cidr: IPPool CIDR cannot be modified (stored: %s)", old.Spec.CIDR)})
+		out = append(out, crossProblem{doc: d, field: api.FieldError{Field: "spec.cidr", Name: "IPPool.Spec.CIDR",
+			Value: p.Spec.CIDR, Message: "IPPool CIDR cannot be modified"}})
 	}
 	if old.Spec.BlockSize != 0 && old.Spec.BlockSize != p.Spec.BlockSize {
-		out = append(out, crossProblem{d, fmt.Sprintf("spec.blockSize: IPPool BlockSize cannot be modified (stored: %d)", old.Spec.BlockSize)})
+		out = append(out, crossProblem{doc: d, field: api.FieldError{Field: "spec.blockSize", Name: "IPPool.Spec.BlockSize",
+			Value: p.Spec.BlockSize, Message: "IPPool BlockSize cannot be modified"}})
 	}
 	return out
 }
@@ -345,7 +357,7 @@ func (s *session) tierChecks(docs []*document) ([]crossProblem, error) {
 			checked[tier] = exists
 		}
 		if !checked[tier] {
-			out = append(out, crossProblem{d, fmt.Sprintf("spec.tier: tier %q does not exist", tier)})
+			out = append(out, crossProblem{doc: d, err: notExist("Tier", "", tier)})
 		}
 	}
 	return out, nil

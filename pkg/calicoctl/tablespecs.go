@@ -12,7 +12,7 @@ import (
 var tableSpecs = map[string]tableSpec{
 	"IPPool": {
 		normal: []string{"NAME", "CIDR", "SELECTOR"},
-		wide:   []string{"NAME", "CIDR", "NAT", "IPIPMODE", "VXLANMODE", "DISABLED", "DISABLEBGPEXPORT", "SELECTOR"},
+		wide:   []string{"NAME", "CIDR", "NAT", "IPIPMODE", "VXLANMODE", "DISABLED", "DISABLEBGPEXPORT", "SELECTOR", "ASSIGNMENTMODE"},
 		cols: map[string]column{
 			"CIDR":             pool(func(s *api.IPPoolSpec) string { return s.CIDR }),
 			"NAT":              pool(func(s *api.IPPoolSpec) string { return boolStr(s.NATOutgoing) }),
@@ -21,6 +21,16 @@ var tableSpecs = map[string]tableSpec{
 			"DISABLED":         pool(func(s *api.IPPoolSpec) string { return boolStr(s.Disabled) }),
 			"DISABLEBGPEXPORT": pool(func(s *api.IPPoolSpec) string { return boolStr(s.DisableBGPExport) }),
 			"SELECTOR":         pool(func(s *api.IPPoolSpec) string { return s.NodeSelector }),
+			"ASSIGNMENTMODE":   pool(func(s *api.IPPoolSpec) string { return orDefault(s.AssignmentMode, "<nil>") }),
+		},
+	},
+	"IPReservation": {
+		normal: []string{"NAME"},
+		wide:   []string{"NAME", "CIDRS"},
+		cols: map[string]column{
+			"CIDRS": func(r api.Resource, _ *tableContext) string {
+				return joinTruncate(r.(*api.IPReservation).Spec.ReservedCIDRs, 80)
+			},
 		},
 	},
 	"Node": {
@@ -88,11 +98,13 @@ var tableSpecs = map[string]tableSpec{
 		},
 	},
 	"BGPFilter": {
-		normal: []string{"NAME", "NUMEXPORT", "NUMIMPORT"},
-		wide:   []string{"NAME", "NUMEXPORT", "NUMIMPORT"},
+		normal: []string{"NAME", "NUMEXPORTV4", "NUMIMPORTV4", "NUMEXPORTV6", "NUMIMPORTV6"},
+		wide:   []string{"NAME", "NUMEXPORTV4", "NUMIMPORTV4", "NUMEXPORTV6", "NUMIMPORTV6"},
 		cols: map[string]column{
-			"NUMEXPORT": bgpFilter(func(s *api.BGPFilterSpec) int { return len(s.ExportV4) + len(s.ExportV6) }),
-			"NUMIMPORT": bgpFilter(func(s *api.BGPFilterSpec) int { return len(s.ImportV4) + len(s.ImportV6) }),
+			"NUMEXPORTV4": bgpFilter(func(s *api.BGPFilterSpec) int { return len(s.ExportV4) }),
+			"NUMIMPORTV4": bgpFilter(func(s *api.BGPFilterSpec) int { return len(s.ImportV4) }),
+			"NUMEXPORTV6": bgpFilter(func(s *api.BGPFilterSpec) int { return len(s.ExportV6) }),
+			"NUMIMPORTV6": bgpFilter(func(s *api.BGPFilterSpec) int { return len(s.ImportV6) }),
 		},
 	},
 	"Tier": {

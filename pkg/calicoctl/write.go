@@ -3,7 +3,6 @@ package calicoctl
 import (
 	"errors"
 	"fmt"
-	"io"
 	"strconv"
 	"time"
 
@@ -106,21 +105,21 @@ func (c *cli) runWrite(act action, args []string) error {
 		return err
 	}
 	defer s.close()
-	if err := s.prepareWrites(docs, ns, act); err != nil {
+	refusals, err := s.prepareWrites(docs, ns, act)
+	if err != nil {
 		return err
+	}
+	if len(refusals) > 0 {
+		return rejected(act, len(docs), singleKind(docs), refusals)
 	}
 	warnNotImplemented(c.stderr, docs)
 	warnStaged(c.stderr, docs)
 	s.ensureInitialized()
-	return s.writeAll(docs, act, skipExists).report(c.stdout, act)
-}
-
-// outcome counts what a resource command did.
-type outcome struct {
-	total   int
-	handled int
-	kind    string // the single kind of every document, or ""
-	errs    []error
+	o := s.writeAll(docs, act, skipExists)
+	if act == actReplace {
+		return o.reportReplace(c.stdout)
+	}
+	return o.report(c.stdout, act)
 }
 
 func singleKind(docs []*document) string {
@@ -156,6 +155,9 @@ func (s *session) writeAll(docs []*document, act action, skipExists bool) *outco
 }
 
 func (s *session) writeOne(d *document, act action, skipExists bool) error {
+	if isKubernetesPolicy(d.res) {
+		return s.kubernetesPolicyWrite(d, act)
+	}
 	var err error
 	switch act {
 	case actCreate:
@@ -216,8 +218,7 @@ func (s *session) update(r api.Resource) error {
 			return err
 		}
 		if rv != "" && rv != cur.ResourceVersion {
-			return failf("update conflict: %s: resource version '%s' is out of date (latest: %s). Update the resource YAML/JSON in order to make changes.",
-				identifier(k, m.Namespace, m.Name), rv, cur.ResourceVersion)
+			return fmt.Errorf("update conflict: %s", identifier(k, m.Namespace, m.Name))
 		}
 		mergeMetadata(cur, m)
 		err = s.write(r)
@@ -263,40 +264,4 @@ func mergeMetadata(stored, m *api.ObjectMeta) {
 	labels, annotations := m.Labels, m.Annotations
 	*m = *stored
 	m.Labels, m.Annotations = labels, annotations
-}
-
-// report prints the result as Project Calico does and returns the error to print, if any.
-func (o *outcome) report(out io.Writer, act action) error {
-	past := map[action]string{actApply: "applied", actCreate: "created", actReplace: "replaced"}[act]
-	verb := act.op()
-	var errs any = o.errs
-	if act == actReplace && len(o.errs) > 0 {
-		errs = o.errs[len(o.errs)-1] // Project Calico reports the last error of a replace
-	}
-	switch {
-	case o.handled == 0:
-		switch {
-		case o.total == 1:
-			return failf("Failed to %s '%s' resource: %v", verb, o.kind, errs)
-		case o.kind != "":
-			return failf("Failed to %s any '%s' resources: %v", verb, o.kind, errs)
-		}
-		return failf("Failed to %s any resources: %v", verb, errs)
-	case len(o.errs) == 0:
-		if o.kind != "" {
-			fmt.Fprintf(out, "Successfully %s %d '%s' resource(s)\n", past, o.handled, o.kind)
-		} else {
-			fmt.Fprintf(out, "Successfully %s %d resource(s)\n", past, o.handled)
-		}
-		return nil
-	}
-	if o.kind != "" {
-		fmt.Fprintf(out, "Partial success: %s the first %d out of %d '%s' resources:\n", past, o.handled, o.total, o.kind)
-	} else {
-		fmt.Fprintf(out, "Partial success: %s the first %d out of %d resources:\n", past, o.handled, o.total)
-	}
-	if act == actApply {
-		return failf("Hit error(s): %v", errs)
-	}
-	return failf("Hit error: %v", errs)
 }

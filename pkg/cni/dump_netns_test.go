@@ -15,12 +15,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// TestHostLookupsWhileAddressesChurn reads a host veth's link-local address and checks a host
-// route while links, addresses and routes of the namespace come and go. Both read netlink dumps of
-// the whole namespace, which the kernel may interrupt when the table changes meanwhile (before
-// Linux 6.9 any link change interrupts an IPv6 address dump; links come and go on a host where
-// containers start in parallel): they must repeat the dump, not fail the ADD.
-func TestHostLookupsWhileAddressesChurn(t *testing.T) {
+// TestHostRouteLookupWhileAddressesChurn checks a host route while links, addresses and routes of
+// the namespace come and go. The lookup reads a netlink dump of the whole namespace, which the
+// kernel may interrupt when the table changes meanwhile (links come and go on a host where
+// containers start in parallel): it must repeat the dump, not fail the ADD.
+func TestHostRouteLookupWhileAddressesChurn(t *testing.T) {
 	ns, h := newDumpTestNS(t)
 	var links []netlink.Link
 	for i := range 40 {
@@ -47,10 +46,6 @@ func TestHostLookupsWhileAddressesChurn(t *testing.T) {
 	defer cancel()
 	wg.Go(func() { churnAddrsAndRoutes(ctx, t, ns, links[1].Attrs().Name) })
 	for i := range 300 {
-		ll, err := hostLinkLocal(ctx, h, links[0])
-		if err != nil || ll != netip.MustParseAddr("fe80::1") {
-			t.Fatalf("lookup %d: link-local %s, %v", i, ll, err)
-		}
 		if !routeVia(h, target, links[0].Attrs().Index) {
 			t.Fatalf("lookup %d: the route to %s through %s was not found", i, target, links[0].Attrs().Name)
 		}

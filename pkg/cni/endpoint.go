@@ -14,17 +14,52 @@ import (
 	"github.com/calico-host/calico-host/pkg/datastore"
 )
 
-// checkDatastoreReady requires ClusterInformation "default" with datastoreReady true, as Project
-// Calico's plugin does before ADD and DEL.
-func checkDatastoreReady(ctx context.Context, ds *datastore.Client) error {
-	ci, err := datastore.GetAs[*api.ClusterInformation](ctx, ds, "", "default")
-	if datastore.IsNotFound(err) {
+// startState is what every command reads first, in one etcd request: whether the datastore is
+// ready, the container's WorkloadEndpoint and whether the network's Profile exists.
+type startState struct {
+	endpoint *api.WorkloadEndpoint // nil when it does not exist
+	profile  bool
+}
+
+// readStart reads the startState. It requires ClusterInformation "default" with datastoreReady
+// true, as Project Calico's plugin does before ADD and DEL.
+func readStart(ctx context.Context, ds *datastore.Client, w Workload) (*startState, error) {
+	keys := []string{resourceKey("ClusterInformation", "", "default"), resourceKey("WorkloadEndpoint", w.Namespace, w.Name),
+		resourceKey("Profile", "", w.Network)}
+	kvs, err := ds.GetKVs(ctx, keys...)
+	if err != nil {
+		return nil, cniErr(types.ErrTryAgainLater, "etcd is unreachable", err)
+	}
+	if err := datastoreReady(kvs[0]); err != nil {
+		return nil, err
+	}
+	st := &startState{profile: kvs[2] != nil}
+	if kvs[1] != nil {
+		r, err := datastore.DecodeResource(kvs[1].Key, kvs[1].Value, kvs[1].ModRevision)
+		if err != nil {
+			return nil, cniErr(CodeEndpoint, "reading the WorkloadEndpoint", fmt.Errorf("%s: %w", kvs[1].Key, err))
+		}
+		st.endpoint = r.(*api.WorkloadEndpoint)
+	}
+	return st, nil
+}
+
+// resourceKey is the etcd key of a resource of a kind the api package registers.
+func resourceKey(kind, namespace, name string) string {
+	k, _ := api.LookupKind(kind)
+	return datastore.ResourceKey(k, namespace, name)
+}
+
+// datastoreReady checks the stored ClusterInformation "default" (nil: missing).
+func datastoreReady(kv *datastore.KV) error {
+	if kv == nil {
 		return cniErrf(CodeDatastore, "ClusterInformation \"default\" does not exist: the datastore is not initialised (run calico-startup)")
 	}
+	r, err := datastore.DecodeResource(kv.Key, kv.Value, kv.ModRevision)
 	if err != nil {
-		return cniErr(types.ErrTryAgainLater, "etcd is unreachable", err)
+		return cniErr(CodeDatastore, "ClusterInformation \"default\" cannot be read", fmt.Errorf("%s: %w", kv.Key, err))
 	}
-	if ci.Spec.DatastoreReady == nil || !*ci.Spec.DatastoreReady {
+	if ready := r.(*api.ClusterInformation).Spec.DatastoreReady; ready == nil || !*ready {
 		return cniErrf(types.ErrTryAgainLater, "the datastore is not ready (ClusterInformation datastoreReady is not true)")
 	}
 	return nil
@@ -85,16 +120,16 @@ func writeEndpoint(ctx context.Context, ds *datastore.Client, wep *api.WorkloadE
 // endpointDeleteAttempts bounds the compare-and-swap deletes of an endpoint that keeps changing.
 const endpointDeleteAttempts = 5
 
-// deleteOwnEndpoint deletes the workload's endpoint when it is this container's. An endpoint that
-// names another container ID (Kubernetes: a newer sandbox of the same pod, the endpoint name being
-// per pod) is left alone, as Project Calico's plugin does. The delete is a compare-and-swap on the
-// revision read, so an endpoint rewritten meanwhile is read again.
-func deleteOwnEndpoint(ctx context.Context, ds *datastore.Client, w Workload, log zerolog.Logger) error {
-	k, _ := api.LookupKind("WorkloadEndpoint")
+// deleteOwnEndpoint deletes the workload's endpoint (wep, as read; nil: none) when it is this
+// container's. An endpoint that names another container ID (Kubernetes: a newer sandbox of the
+// same pod, the endpoint name being per pod) is left alone, as Project Calico's plugin does. The
+// delete is a compare-and-swap on the revision read, so an endpoint rewritten meanwhile is read
+// again.
+func deleteOwnEndpoint(ctx context.Context, ds *datastore.Client, w Workload, wep *api.WorkloadEndpoint, log zerolog.Logger) error {
+	key := resourceKey("WorkloadEndpoint", w.Namespace, w.Name)
 	for attempt := 1; ; attempt++ {
-		wep, err := getEndpoint(ctx, ds, w)
-		if err != nil || wep == nil {
-			return err
+		if wep == nil {
+			return nil
 		}
 		if wep.Spec.ContainerID != "" && wep.Spec.ContainerID != w.ContainerID {
 			log.Warn().Str("endpoint", w.Name).Str("endpoint_container", wep.Spec.ContainerID).
@@ -102,14 +137,16 @@ func deleteOwnEndpoint(ctx context.Context, ds *datastore.Client, w Workload, lo
 			return nil
 		}
 		rev, _ := strconv.ParseInt(wep.ResourceVersion, 10, 64)
-		_, err = ds.Delete(ctx, k, w.Namespace, w.Name, rev)
+		err := ds.DeleteKV(ctx, key, rev)
 		switch {
 		case err == nil, datastore.IsNotFound(err):
 			return nil
-		case datastore.IsConflict(err) && attempt < endpointDeleteAttempts:
-			continue
+		case !datastore.IsConflict(err) || attempt >= endpointDeleteAttempts:
+			return cniErr(CodeEndpoint, fmt.Sprintf("deleting WorkloadEndpoint %s/%s", w.Namespace, w.Name), err)
 		}
-		return cniErr(CodeEndpoint, fmt.Sprintf("deleting WorkloadEndpoint %s/%s", w.Namespace, w.Name), err)
+		if wep, err = getEndpoint(ctx, ds, w); err != nil {
+			return err
+		}
 	}
 }
 
@@ -145,14 +182,11 @@ func validateObjects(w Workload) error {
 	return nil
 }
 
-// ensureProfile creates the network's Profile when it is missing (never updates it).
-func ensureProfile(ctx context.Context, ds *datastore.Client, network string, k8s bool) error {
-	_, err := datastore.GetAs[*api.Profile](ctx, ds, "", network)
-	if err == nil {
+// ensureProfile creates the network's Profile when it is missing (exists: it was there when the
+// command started; never updated).
+func ensureProfile(ctx context.Context, ds *datastore.Client, network string, k8s, exists bool) error {
+	if exists {
 		return nil
-	}
-	if !datastore.IsNotFound(err) {
-		return cniErr(CodeEndpoint, "reading Profile "+network, err)
 	}
 	p := newProfile(network, k8s)
 	if err := datastore.ValidateWrite(p); err != nil {

@@ -2,7 +2,6 @@ package cni
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/netip"
 	"path/filepath"
@@ -110,22 +109,13 @@ func (s *session) calicoIPAMAdd() (addresses, bool, error) {
 		return nil, false, err
 	}
 	defer unlock()
-	held, err := s.ipam.PrefixesByHandle(s.ctx, s.w.Handle)
-	if err != nil {
-		return nil, false, ipamErr(err)
-	}
-	if len(held) > 0 {
-		s.log.Info().Str("handle", s.w.Handle).Interface("ips", held).Msg("handle already holds addresses; reusing them")
-		return held, false, nil
-	}
 	requested, err := s.cniArgs.RequestedIPs()
 	if err != nil {
 		return nil, false, err
 	}
 	attrs := s.w.Attrs(time.Now().UTC().String())
 	if len(requested) > 0 {
-		a, err := s.assignRequested(requested, attrs)
-		return a, err == nil, err
+		return s.assignRequested(requested, attrs)
 	}
 	args := ipam.AutoAssignArgs{HandleID: s.w.Handle, Attrs: attrs, Hostname: s.node,
 		IPv4Pools: s.conf.IPAM.IPv4Pools, IPv6Pools: s.conf.IPAM.IPv6Pools}
@@ -135,30 +125,48 @@ func (s *session) calicoIPAMAdd() (addresses, bool, error) {
 	if s.conf.IPAM.WantIPv6() {
 		args.Num6 = 1
 	}
-	v4, v6, err := s.ipam.AutoAssignInBlocks(s.ctx, args)
+	addrs, assigned, err := s.ipam.AssignToHandle(s.ctx, args)
 	if err != nil {
 		return nil, false, ipamErr(err)
 	}
-	s.log.Info().Str("handle", s.w.Handle).Interface("ipv4", v4).Interface("ipv6", v6).Msg("assigned addresses")
-	return append(v4, v6...), true, nil
+	s.logAssigned(addrs, assigned)
+	return addrs, assigned, nil
 }
 
-// assignRequested assigns the IP= addresses of CNI_ARGS; on failure none stays assigned.
-func (s *session) assignRequested(ips []netip.Addr, attrs map[string]string) (addresses, error) {
+func (s *session) logAssigned(addrs addresses, assigned bool) {
+	if assigned {
+		s.log.Info().Str("handle", s.w.Handle).Interface("ips", addrs).Msg("assigned addresses")
+		return
+	}
+	s.log.Info().Str("handle", s.w.Handle).Interface("ips", addrs).Msg("handle already holds addresses; reusing them")
+}
+
+// assignRequested returns what the handle already holds, else assigns the IP= addresses of
+// CNI_ARGS; on failure none stays assigned. assigned tells which.
+func (s *session) assignRequested(ips []netip.Addr, attrs map[string]string) (addresses, bool, error) {
+	held, err := s.ipam.PrefixesByHandle(s.ctx, s.w.Handle)
+	if err != nil {
+		return nil, false, ipamErr(err)
+	}
+	if len(held) > 0 {
+		s.logAssigned(held, false)
+		return held, false, nil
+	}
 	for _, ip := range ips {
 		err := s.ipam.AssignIP(s.ctx, ipam.AssignIPArgs{IP: ip, HandleID: s.w.Handle, Attrs: attrs, Hostname: s.node})
 		if err != nil {
 			if relErr := s.ipam.ReleaseByHandle(context.WithoutCancel(s.ctx), s.w.Handle); relErr != nil {
 				s.log.Error().Err(relErr).Msg("releasing requested addresses after a failure")
 			}
-			return nil, ipamErr(fmt.Errorf("assigning requested address %s: %w", ip, err))
+			return nil, false, ipamErr(fmt.Errorf("assigning requested address %s: %w", ip, err))
 		}
 	}
-	held, err := s.ipam.PrefixesByHandle(s.ctx, s.w.Handle)
+	held, err = s.ipam.PrefixesByHandle(s.ctx, s.w.Handle)
 	if err != nil {
-		return nil, ipamErr(err)
+		return nil, false, ipamErr(err)
 	}
-	return held, nil
+	s.logAssigned(held, true)
+	return held, true, nil
 }
 
 // calicoIPAMDel releases by the handle and by the legacy workload handle, under the lock.
@@ -168,13 +176,7 @@ func (s *session) calicoIPAMDel(ctx context.Context) error {
 		return err
 	}
 	defer unlock()
-	var errs []error
-	for _, h := range []string{s.w.Handle, s.w.LegacyHandle} {
-		if err := s.ipam.ReleaseByHandle(ctx, h); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	if err := errors.Join(errs...); err != nil {
+	if err := s.ipam.ReleaseByHandles(ctx, s.w.Handle, s.w.LegacyHandle); err != nil {
 		return ipamErr(err)
 	}
 	s.log.Info().Str("handle", s.w.Handle).Msg("released addresses")

@@ -54,6 +54,16 @@ func TestLibcniAddPingCheckDel(t *testing.T) {
 		t.Fatalf("result shape: %s", b)
 	}
 
+	// The IPv6 gateway is ready when ADD returns: the host side holds the EUI-64 link-local address
+	// of EE:EE:EE:EE:EE:EE (past duplicate address detection) and the container routes through it.
+	if out := r.ip("-n", r.hostNS, "-6", "-o", "addr", "show", "dev", "calictr-one-012"); !strings.Contains(out, "fe80::ecee:eeff:feee:eeee/64") ||
+		strings.Contains(out, "tentative") {
+		t.Errorf("host side's link-local address: %q", out)
+	}
+	if out := r.ip("-n", c1, "-6", "route", "show", "default"); !strings.Contains(out, "via fe80::ecee:eeff:feee:eeee dev eth0") {
+		t.Errorf("container's IPv6 default route: %q", out)
+	}
+
 	// The test route: the host answers ARP for 169.254.1.1 only when it has a route to it
 	// elsewhere (on a real host: the default route), and IPv6 needs global forwarding.
 	r.ip("-n", r.hostNS, "link", "add", "uplink0", "type", "veth", "peer", "name", "uplink1")

@@ -22,7 +22,7 @@ func CalicoPlugin(opts Options) skel.CNIFuncs {
 type calicoPlugin struct{ opts Options }
 
 // open starts a command of the calico plugin: it refuses a CNI_NETNS that is the plugin's own
-// network namespace (the host's) before anything is touched.
+// network namespace (the host's) before anything is touched, then starts connecting to etcd.
 func (p *calicoPlugin) open(args *skel.CmdArgs, op string) (*session, error) {
 	s, err := newSession(args, p.opts, "calico")
 	if err != nil {
@@ -37,6 +37,7 @@ func (p *calicoPlugin) open(args *skel.CmdArgs, op string) (*session, error) {
 		s.close()
 		return nil, s.fail(op, err)
 	}
+	s.connectEarly()
 	return s, nil
 }
 
@@ -59,6 +60,9 @@ func (s *session) addSteps() error {
 	if err := s.identityValid(); err != nil {
 		return err
 	}
+	if err := s.lockAttachment(); err != nil {
+		return err
+	}
 	if err := checkNetNS(s.args.Netns); err != nil {
 		return err
 	}
@@ -72,15 +76,16 @@ func (s *session) addSteps() error {
 	if err != nil {
 		return err
 	}
-	if err := s.ready(); err != nil {
+	if err := s.notNetworkedElsewhere(); err != nil {
 		return err
 	}
-	existing, err := getEndpoint(s.ctx, s.ds, s.w)
+	st, err := s.ready()
 	if err != nil {
 		return err
 	}
+	existing := st.endpoint
 	if existing != nil && existing.Spec.ContainerID == s.w.ContainerID && ContainerIfIsOurs(s.vethConfig(mtu, nil)) {
-		return s.repeatAdd(existing, mtu)
+		return s.repeatAdd(existing, mtu, st.profile)
 	}
 	if err := VethPreflight(s.vethConfig(mtu, nil)); err != nil {
 		return vethErr("checking the interfaces ADD would create", err)
@@ -89,10 +94,11 @@ func (s *session) addSteps() error {
 	if err != nil {
 		return err
 	}
-	mac, err := s.plumbAndRecord(addrs, mtu, existing, assigned)
+	mac, err := s.plumbAndRecord(addrs, mtu, st, assigned)
 	if err != nil {
 		return err
 	}
+	s.recordNetNS(s.args.Netns)
 	s.log.Info().Str("endpoint", s.w.Name).Interface("ips", addrs.hosts()).Msg("container networked")
 	s.waitForPolicy()
 	return printResult(pluginResult(s.conf.CNIVersion, s.w, s.args.Netns, mtu, mac, addrs, s.conf.DNS), s.conf.CNIVersion, s.opts.Stdout)
@@ -112,18 +118,19 @@ func vethErr(msg string, err error) error {
 	return cniErr(CodeNetworking, msg, err)
 }
 
-// plumbAndRecord sets up the veth and writes the profile and, last, the endpoint. On failure it
-// undoes what it did: the veth it created and, when this call assigned them, the addresses.
-func (s *session) plumbAndRecord(addrs addresses, mtu MTU, existing *api.WorkloadEndpoint, assigned bool) (string, error) {
+// plumbAndRecord sets up the veth and writes the profile and, last, the endpoint (st: as the
+// command found them). On failure it undoes what it did: the veth it created and, when this call
+// assigned them, the addresses.
+func (s *session) plumbAndRecord(addrs addresses, mtu MTU, st *startState, assigned bool) (string, error) {
 	vc := s.vethConfig(mtu, addrs.hosts())
-	mac, hostIdx, err := SetupVeth(s.ctx, vc)
+	mac, hostIdx, err := SetupVeth(vc)
 	if err != nil {
 		s.undoAdd(vc, 0, assigned)
 		return "", vethErr("setting up the container's veth", err)
 	}
-	err = ensureProfile(s.ctx, s.ds, s.conf.Name, s.w.Orchestrator == OrchestratorK8s)
+	err = ensureProfile(s.ctx, s.ds, s.conf.Name, s.w.Orchestrator == OrchestratorK8s, st.profile)
 	if err == nil {
-		err = writeEndpoint(s.ctx, s.ds, newEndpoint(s.w, addrs.hosts(), mac.String()), existing)
+		err = writeEndpoint(s.ctx, s.ds, newEndpoint(s.w, addrs.hosts(), mac.String()), st.endpoint)
 	}
 	if err != nil {
 		s.undoAdd(vc, hostIdx, assigned)
@@ -151,14 +158,15 @@ func (s *session) undoAdd(vc VethConfig, hostIdx int, assigned bool) {
 }
 
 // repeatAdd answers an ADD for a container that is already set up from what is stored.
-func (s *session) repeatAdd(wep *api.WorkloadEndpoint, mtu MTU) error {
-	if err := ensureProfile(s.ctx, s.ds, s.conf.Name, s.w.Orchestrator == OrchestratorK8s); err != nil {
+func (s *session) repeatAdd(wep *api.WorkloadEndpoint, mtu MTU, profile bool) error {
+	if err := ensureProfile(s.ctx, s.ds, s.conf.Name, s.w.Orchestrator == OrchestratorK8s, profile); err != nil {
 		return err
 	}
 	addrs, err := s.storedAddresses(wep)
 	if err != nil {
 		return err
 	}
+	s.recordNetNS(s.args.Netns)
 	s.log.Info().Str("endpoint", wep.Name).Msg("endpoint exists; returning its result")
 	s.waitForPolicy()
 	return printResult(pluginResult(s.conf.CNIVersion, s.w, s.args.Netns, mtu, wep.Spec.MAC, addrs, s.conf.DNS), s.conf.CNIVersion, s.opts.Stdout)
@@ -199,19 +207,35 @@ func (p *calicoPlugin) del(args *skel.CmdArgs) error {
 		s.log.Warn().Err(err).Msg("DEL of a container identity that ADD refuses: nothing of it can exist, nothing is touched")
 		return nil
 	}
+	if err := s.lockAttachment(); err != nil {
+		return s.fail("DEL", err)
+	}
 	if err := s.delSteps(); err != nil {
 		return s.fail("DEL", err)
 	}
-	s.log.Info().Str("endpoint", s.w.Name).Msg("container removed")
 	return nil
 }
 
 func (s *session) delSteps() error {
-	if err := s.ready(); err != nil {
+	if other, err := s.networkedInOtherNetNS(); other || err != nil {
+		return err
+	}
+	if err := s.deleteAttachment(); err != nil {
+		return err
+	}
+	s.recordNetNS("")
+	s.log.Info().Str("endpoint", s.w.Name).Msg("container removed")
+	return nil
+}
+
+// deleteAttachment deletes the endpoint, the veth pair and the addresses of this container.
+func (s *session) deleteAttachment() error {
+	st, err := s.ready()
+	if err != nil {
 		return err
 	}
 	// Without knowing whose the endpoint is, nothing is deleted (as Project Calico's plugin).
-	if err := deleteOwnEndpoint(s.ctx, s.ds, s.w, s.log); err != nil {
+	if err := deleteOwnEndpoint(s.ctx, s.ds, s.w, st.endpoint, s.log); err != nil {
 		return err
 	}
 	notes, err := DeleteVeth(s.vethConfig(0, nil))
@@ -241,21 +265,22 @@ func (s *session) checkSteps() error {
 	if err := s.identityValid(); err != nil {
 		return err
 	}
+	if err := s.lockAttachment(); err != nil {
+		return err
+	}
 	prev, err := s.prevResult()
 	if err != nil {
 		return err
 	}
 	ips := prevAddresses(prev)
-	if err := s.ready(); err != nil {
+	st, err := s.ready()
+	if err != nil {
 		return err
 	}
 	if err := CheckVeth(s.vethConfig(0, ips)); err != nil {
 		return cniErr(CodeCheck, "container networking differs from ADD", err)
 	}
-	wep, err := getEndpoint(s.ctx, s.ds, s.w)
-	if err != nil {
-		return err
-	}
+	wep := st.endpoint
 	if wep == nil {
 		return cniErrf(CodeCheck, "WorkloadEndpoint %s/%s does not exist", s.w.Namespace, s.w.Name)
 	}

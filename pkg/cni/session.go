@@ -16,6 +16,7 @@ import (
 	"github.com/calico-host/calico-host/pkg/compat"
 	"github.com/calico-host/calico-host/pkg/config"
 	"github.com/calico-host/calico-host/pkg/datastore"
+	"github.com/calico-host/calico-host/pkg/filelock"
 	"github.com/calico-host/calico-host/pkg/ipam"
 )
 
@@ -60,6 +61,10 @@ type session struct {
 	ds      *datastore.Client
 	ipam    *ipam.Client
 	closers []func()
+	// connectErr is why the datastore connection could not be opened (see connect).
+	connectErr error
+	// attachment is the held lock of this container's attachment (calico plugin; see lockAttachment).
+	attachment *filelock.Lock
 	// identityErr: the container identity is invalid (see NewWorkload); each command decides.
 	identityErr error
 }
@@ -95,28 +100,35 @@ func newSession(args *skel.CmdArgs, opts Options, plugin string) (*session, erro
 }
 
 // reportUnimplemented logs the network configuration's Project Calico settings that calico-host
-// does not implement (see compat), once each.
+// does not implement (see compat).
 func reportUnimplemented(log zerolog.Logger, network string, stdin []byte) {
 	findings, err := compat.CheckJSON(compat.NetConf, "CNI network configuration "+network, stdin)
 	if err != nil {
 		log.Warn().Err(err).Msg("not checked for settings calico-host does not implement")
 		return
 	}
-	compat.NewReporter("cni", log).Replace(findings)
+	for _, f := range findings {
+		f.Log(log)
+	}
 }
 
 // identityValid is nil when the container identity is valid.
 func (s *session) identityValid() error { return s.identityErr }
 
-// connect opens the datastore connection.
+// connect opens the datastore connection (once: a failure is kept and returned again).
 func (s *session) connect() error {
+	if s.ds != nil || s.connectErr != nil {
+		return s.connectErr
+	}
 	cfg, err := s.conf.Datastore(s.opts.Env, s.opts.DatastoreFile)
 	if err != nil {
+		s.connectErr = err
 		return err
 	}
 	ds, err := datastore.New(cfg)
 	if err != nil {
-		return cniErr(CodeDatastore, "connecting to etcd", err)
+		s.connectErr = cniErr(CodeDatastore, "connecting to etcd", err)
+		return s.connectErr
 	}
 	s.ds = ds
 	s.ipam = ipam.New(ds, s.log)
@@ -124,14 +136,23 @@ func (s *session) connect() error {
 	return nil
 }
 
-// ready connects and checks that the datastore is ready, failing fast when etcd is unreachable.
-func (s *session) ready() error {
+// connectEarly opens the datastore connection when a command starts, so that the client connects
+// to etcd (TCP, TLS, HTTP/2) in the background while the command checks its input. An error is
+// reported only when the command needs the datastore (connect).
+func (s *session) connectEarly() {
+	if s.connect() == nil {
+		s.ds.Etcd().ActiveConnection().Connect()
+	}
+}
+
+// ready connects and reads the startState, failing fast (readyTimeout) when etcd is unreachable.
+func (s *session) ready() (*startState, error) {
 	if err := s.connect(); err != nil {
-		return err
+		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(s.ctx, readyTimeout)
 	defer cancel()
-	return checkDatastoreReady(ctx, s.ds)
+	return readStart(ctx, s.ds, s.w)
 }
 
 func (s *session) close() {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
-	"time"
 
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
@@ -19,6 +18,12 @@ var HostVethMAC = net.HardwareAddr{0xee, 0xee, 0xee, 0xee, 0xee, 0xee}
 
 // gatewayV4 is the fake next hop containers route through; the host side answers ARP for it.
 var gatewayV4 = netip.MustParseAddr("169.254.1.1")
+
+// gatewayV6 is the IPv6 next hop of containers: the host side's link-local address, the EUI-64
+// address of HostVethMAC (what the kernel gives it in its default address generation mode). The
+// plugin adds it itself, so the container's route works as soon as ADD returns, whatever the host's
+// address generation mode and without waiting for the kernel.
+var gatewayV6 = netip.MustParseAddr("fe80::ecee:eeff:feee:eeee")
 
 // VethConfig describes the veth pair of one container.
 type VethConfig struct {
@@ -69,13 +74,13 @@ func VethPreflight(c VethConfig) error {
 // SetupVeth creates the veth pair, marks the host end with its owner, configures both ends
 // (sysctls, addresses, routes) and the host route to each address, and returns the container
 // side's MAC and the host end's index. On failure the pair it created is removed; nothing else is.
-func SetupVeth(ctx context.Context, c VethConfig) (net.HardwareAddr, int, error) {
+func SetupVeth(c VethConfig) (net.HardwareAddr, int, error) {
 	cont, err := openNetNS(c.NetNS)
 	if err != nil {
 		return nil, 0, err
 	}
 	defer cont.Close()
-	host, err := netlink.NewHandle()
+	host, err := nlhandle.Open("")
 	if err != nil {
 		return nil, 0, fmt.Errorf("netlink socket: %w", err)
 	}
@@ -84,7 +89,7 @@ func SetupVeth(ctx context.Context, c VethConfig) (net.HardwareAddr, int, error)
 	if err != nil {
 		return nil, 0, err
 	}
-	mac, err := configureVeth(ctx, host, hostLink, cont, c)
+	mac, err := configureVeth(host, hostLink, cont, c)
 	if err != nil {
 		if delErr := host.LinkDel(hostLink); delErr != nil && !nlhandle.IsLinkNotFound(delErr) {
 			err = errors.Join(err, fmt.Errorf("removing veth %s: %w", c.HostIf, delErr))
@@ -145,8 +150,11 @@ func markVeth(host *netlink.Handle, link netlink.Link, c VethConfig) error {
 }
 
 // configureVeth sets sysctls on both ends, brings them up, and adds addresses and routes.
-func configureVeth(ctx context.Context, host *netlink.Handle, hostLink netlink.Link, cont *netNS, c VethConfig) (net.HardwareAddr, error) {
+func configureVeth(host *netlink.Handle, hostLink netlink.Link, cont *netNS, c VethConfig) (net.HardwareAddr, error) {
 	if err := writeSysctls(hostSysctls(c)); err != nil {
+		return nil, err
+	}
+	if err := hostGatewayV6(host, hostLink, c); err != nil {
 		return nil, err
 	}
 	if err := host.LinkSetUp(hostLink); err != nil {
@@ -162,7 +170,7 @@ func configureVeth(ctx context.Context, host *netlink.Handle, hostLink netlink.L
 	if err := cont.nl.LinkSetUp(contLink); err != nil {
 		return nil, fmt.Errorf("bringing up %s: %w", c.ContainerIf, err)
 	}
-	if err := containerRoutes(ctx, host, hostLink, cont, contLink, c); err != nil {
+	if err := containerRoutes(cont, contLink, c); err != nil {
 		return nil, err
 	}
 	if err := hostRoutes(host, hostLink, c.IPs); err != nil {
@@ -203,9 +211,22 @@ func containerSysctls(c VethConfig) []sysctl {
 	return s
 }
 
+// hostGatewayV6 gives the host side its link-local address gatewayV6 (no duplicate address
+// detection) when the container has IPv6.
+func hostGatewayV6(host *netlink.Handle, hostLink netlink.Link, c VethConfig) error {
+	if !c.has(6) {
+		return nil
+	}
+	a := &netlink.Addr{IPNet: prefixNet(netip.PrefixFrom(gatewayV6, 64)), Flags: unix.IFA_F_NODAD, Scope: unix.RT_SCOPE_LINK}
+	if err := host.AddrAdd(hostLink, a); err != nil && !errors.Is(err, unix.EEXIST) {
+		return fmt.Errorf("adding %s to %s: %w", gatewayV6, c.HostIf, err)
+	}
+	return nil
+}
+
 // containerRoutes adds the container's addresses and default routes: IPv4 via 169.254.1.1 (a
 // link-scope route makes it reachable), IPv6 via the host side's link-local address.
-func containerRoutes(ctx context.Context, host *netlink.Handle, hostLink netlink.Link, cont *netNS, contLink netlink.Link, c VethConfig) error {
+func containerRoutes(cont *netNS, contLink netlink.Link, c VethConfig) error {
 	idx := contLink.Attrs().Index
 	if c.has(4) {
 		gw := &net.IPNet{IP: gatewayV4.AsSlice(), Mask: net.CIDRMask(32, 32)}
@@ -226,12 +247,8 @@ func containerRoutes(ctx context.Context, host *netlink.Handle, hostLink netlink
 		}
 	}
 	if c.has(6) {
-		ll, err := hostLinkLocal(ctx, host, hostLink)
-		if err != nil {
-			return err
-		}
-		if err := cont.nl.RouteAdd(&netlink.Route{LinkIndex: idx, Gw: ll.AsSlice(), Dst: defaultDst(6)}); err != nil {
-			return fmt.Errorf("adding the IPv6 default route via %s in the container: %w", ll, err)
+		if err := cont.nl.RouteAdd(&netlink.Route{LinkIndex: idx, Gw: gatewayV6.AsSlice(), Dst: defaultDst(6)}); err != nil {
+			return fmt.Errorf("adding the IPv6 default route via %s in the container: %w", gatewayV6, err)
 		}
 	}
 	return nil
@@ -246,33 +263,6 @@ func defaultDst(fam int) *net.IPNet {
 
 func prefixNet(p netip.Prefix) *net.IPNet {
 	return &net.IPNet{IP: p.Addr().AsSlice(), Mask: net.CIDRMask(p.Bits(), p.Addr().BitLen())}
-}
-
-// hostLinkLocal waits (up to a second) for the host side's link-local address; without one it
-// falls back to the EUI-64 address of EE:EE:EE:EE:EE:EE.
-func hostLinkLocal(ctx context.Context, host *netlink.Handle, link netlink.Link) (netip.Addr, error) {
-	deadline := time.NewTimer(time.Second)
-	defer deadline.Stop()
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		addrs, err := nlhandle.RetryDump(ctx, func() ([]netlink.Addr, error) { return host.AddrList(link, netlink.FAMILY_V6) })
-		if err != nil {
-			return netip.Addr{}, fmt.Errorf("reading addresses of %s: %w", link.Attrs().Name, err)
-		}
-		for _, a := range addrs {
-			if ip, ok := netip.AddrFromSlice(a.IP); ok && ip.IsLinkLocalUnicast() {
-				return ip, nil
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return netip.Addr{}, ctx.Err()
-		case <-deadline.C:
-			return netip.MustParseAddr("fe80::ecee:eeff:feee:eeee"), nil
-		case <-tick.C:
-		}
-	}
 }
 
 // hostRoutes adds "<ip> dev <host veth> scope link" for every address. A route that already

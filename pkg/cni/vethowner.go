@@ -93,7 +93,7 @@ func ContainerIfIsOurs(c VethConfig) bool {
 		return false
 	}
 	defer cont.Close()
-	host, err := netlink.NewHandle()
+	host, err := nlhandle.Open("")
 	if err != nil {
 		return false
 	}
@@ -112,7 +112,7 @@ func ContainerIfIsOurs(c VethConfig) bool {
 // marked for this container. Anything else is left alone and reported in the returned notes. A
 // missing namespace or interface is not an error.
 func DeleteVeth(c VethConfig) (notes []string, err error) {
-	host, err := netlink.NewHandle()
+	host, err := nlhandle.Open("")
 	if err != nil {
 		return nil, fmt.Errorf("netlink socket: %w", err)
 	}
@@ -170,7 +170,7 @@ func deleteContainerEnd(host *netlink.Handle, hostLink netlink.Link, c VethConfi
 // RemoveCreatedVeth undoes a SetupVeth of this call: it deletes the host veth with index idx if it
 // is still the one created (same name, this container's mark), and with it the container end.
 func RemoveCreatedVeth(c VethConfig, idx int) error {
-	host, err := netlink.NewHandle()
+	host, err := nlhandle.Open("")
 	if err != nil {
 		return fmt.Errorf("netlink socket: %w", err)
 	}
@@ -189,4 +189,52 @@ func RemoveCreatedVeth(c VethConfig, idx int) error {
 		return fmt.Errorf("deleting host veth %s: %w", c.HostIf, err)
 	}
 	return nil
+}
+
+// networkedElsewhere reports whether this container's host veth (marked for c.Owner) is paired
+// with an interface outside c.NetNS, and the id the host gives that interface's namespace (-1:
+// the host's own). A c.NetNS that does not exist is errNoNetNS.
+func networkedElsewhere(c VethConfig) (int, bool, error) {
+	cont, err := openNetNS(c.NetNS)
+	if err != nil {
+		return 0, false, err
+	}
+	defer cont.Close()
+	host, err := nlhandle.Open("")
+	if err != nil {
+		return 0, false, fmt.Errorf("netlink socket: %w", err)
+	}
+	defer host.Close()
+	link, err := host.LinkByName(string(c.HostIf))
+	if nlhandle.IsLinkNotFound(err) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, fmt.Errorf("looking for host interface %s: %w", c.HostIf, err)
+	}
+	if link.Type() != "veth" || vethOwner(link) != c.Owner {
+		return 0, false, nil
+	}
+	peer := link.Attrs().NetNsID
+	id, err := host.GetNetNsIdByFd(int(cont.ns))
+	if err != nil {
+		return 0, false, fmt.Errorf("reading the id of %s: %w", c.NetNS, err)
+	}
+	return peer, id < 0 || peer != id, nil
+}
+
+// isNetNSWithID reports whether path is the network namespace the host knows by id nsid.
+func isNetNSWithID(path string, nsid int) bool {
+	n, err := openNetNS(path)
+	if err != nil {
+		return false
+	}
+	defer n.Close()
+	host, err := nlhandle.Open("")
+	if err != nil {
+		return false
+	}
+	defer host.Close()
+	id, err := host.GetNetNsIdByFd(int(n.ns))
+	return err == nil && id >= 0 && id == nsid
 }

@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
+
+	"github.com/rs/zerolog"
 )
 
 // Finding is a setting set to a value calico-host does not implement.
@@ -26,6 +29,12 @@ const maxValue = 200
 func (f Finding) String() string {
 	return fmt.Sprintf("%s: %s is set to %q, which calico-host does not implement (%s); it has no effect",
 		f.Object, f.Field, shorten(f.Value), f.Setting.Why)
+}
+
+// Log logs the finding: a warning naming the object, field, value and reason.
+func (f Finding) Log(log zerolog.Logger) {
+	log.Warn().Str("object", f.Object).Str("field", f.Field).Str("value", shorten(f.Value)).
+		Str("reason", f.Setting.Why).Msg("Setting not implemented by calico-host; it has no effect")
 }
 
 func shorten(s string) string {
@@ -52,6 +61,9 @@ func CheckJSON(kind, object string, doc []byte) ([]Finding, error) {
 	if err != nil {
 		return nil, fmt.Errorf("checking %s for settings that are not implemented: %w", object, err)
 	}
+	if !slices.ContainsFunc(list.checkPaths(kind), func(p string) bool { _, ok := lookup(root, p); return ok }) {
+		return nil, nil // sets nothing on the list: no need to parse it
+	}
 	var out []Finding
 	for _, s := range objectSettings(kind) {
 		path := s.Name
@@ -73,15 +85,15 @@ func CheckJSON(kind, object string, doc []byte) ([]Finding, error) {
 // FelixConfiguration fields for FelixConfiguration).
 func objectSettings(kind string) []*Setting {
 	if kind != FelixConfiguration {
-		return list[kind]
+		return list.get(kind)
 	}
 	var out []*Setting
-	for _, s := range list[Felix] {
+	for _, s := range list.get(Felix) {
 		if s.Field != "" {
 			out = append(out, s)
 		}
 	}
-	return append(out, list[FelixConfiguration]...)
+	return append(out, list.get(FelixConfiguration)...)
 }
 
 func decodeJSON(doc []byte) (any, error) {
@@ -126,7 +138,7 @@ func FelixSpecValues(spec any) (values, fields map[string]string, err error) {
 		return nil, nil, fmt.Errorf("reading a FelixConfiguration spec: %w", err)
 	}
 	values, fields = map[string]string{}, map[string]string{}
-	for _, s := range list[Felix] {
+	for _, s := range list.get(Felix) {
 		if s.Field == "" {
 			continue
 		}

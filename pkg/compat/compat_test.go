@@ -1,14 +1,10 @@
 package compat
 
 import (
-	"bytes"
-	"encoding/json"
+	"reflect"
 	"sort"
 	"strings"
 	"testing"
-
-	"github.com/prometheus/client_golang/prometheus/testutil"
-	"github.com/rs/zerolog"
 )
 
 func TestListParses(t *testing.T) {
@@ -96,7 +92,7 @@ func TestCheckOtherKinds(t *testing.T) {
 		{BGPPeer, `{"spec":{"localWorkloadSelector":"app == 'x'","asNumber":65001}}`, ""},
 		{BGPConfiguration, `{"spec":{"localWorkloadPeeringIPV4":"169.254.0.179","localWorkloadPeeringIPV6":"fe80::179"}}`, ""},
 		{BGPConfiguration, `{"spec":{"ipv6NormalRoutePriority":512}}`, ""},
-		{BGPConfiguration, `{"spec":{"programClusterRoutes":"Enabled","ipv4NormalRoutePriority":1024}}`, "spec.programClusterRoutes=Enabled"},
+		{BGPConfiguration, `{"spec":{"programClusterRoutes":"Enabled","ipv4NormalRoutePriority":1024}}`, ""},
 		{BGPConfiguration, `{"spec":{"programClusterRoutes":"Disabled"}}`, ""},
 		{IPPool, `{"spec":{"cidr":"10.65.0.0/16","ipipMode":"Always","assignmentMode":"Manual"}}`, "spec.assignmentMode=Manual"},
 		{Node, `{"spec":{"bgp":{"ipv4Address":"198.18.0.1/24","ipv4IPIPTunnelAddr":"10.65.0.1"}}}`, ""},
@@ -137,37 +133,54 @@ func TestFelixSpecValues(t *testing.T) {
 	}
 }
 
-func TestReporterLogsOnceAndKeepsTheGauge(t *testing.T) {
-	var buf bytes.Buffer
-	r := NewReporter("felix", zerolog.New(&buf))
-	bpf, _ := FelixParam("bpfenabled")
-	f := Finding{Object: "FelixConfiguration default", Field: "spec.bpfEnabled", Value: "true", Setting: bpf}
-	g := Finding{Object: "environment", Field: "FELIX_NETLINKTIMEOUTSECS", Value: "20", Setting: bpf}
-	if n := len(r.Replace([]Finding{f, g})); n != 2 {
-		t.Fatalf("logged %d, want 2", n)
-	}
-	if n := len(r.Replace([]Finding{f, g})); n != 0 {
-		t.Fatalf("logged %d again", n)
-	}
-	if got := testutil.CollectAndCount(r.Collector()); got != 2 {
-		t.Fatalf("gauge has %d series, want 2", got)
-	}
-	g.Value = "30"
-	if n := len(r.Replace([]Finding{g})); n != 1 {
-		t.Fatalf("a changed value logged %d times, want 1", n)
-	}
-	if got := testutil.CollectAndCount(r.Collector()); got != 1 {
-		t.Fatalf("gauge has %d series after one went away, want 1", got)
-	}
-	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
-	if len(lines) != 3 {
-		t.Fatalf("%d log lines, want 3:\n%s", len(lines), buf.String())
-	}
-	var rec map[string]string
-	if err := json.Unmarshal([]byte(lines[0]), &rec); err != nil {
+// TestPartsParseAsTheWhole: each kind parsed from its part of notimplemented.toml is what the
+// whole file gives for it, and no entry of the file is in no part.
+func TestPartsParseAsTheWhole(t *testing.T) {
+	whole, err := parseList(listText)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if rec["object"] != "FelixConfiguration default" || rec["field"] != "spec.bpfEnabled" || rec["value"] != "true" || rec["reason"] == "" {
-		t.Errorf("log line %v", rec)
+	n := 0
+	for _, kind := range Kinds {
+		part, err := parseKind(listText, kind)
+		if err != nil {
+			t.Fatalf("%s: %v", kind, err)
+		}
+		if !reflect.DeepEqual(part, whole[kind]) {
+			t.Errorf("%s: its part parses to %d settings, the whole file has %d (or they differ)", kind, len(part), len(whole[kind]))
+		}
+		n += len(part)
+	}
+	total := 0
+	for _, s := range whole {
+		total += len(s)
+	}
+	if n != total || n == 0 {
+		t.Errorf("the parts hold %d settings, the file %d", n, total)
+	}
+}
+
+// TestCheckPathsMatchTheList: the paths read from the list's text without parsing it are the
+// paths of the parsed settings CheckJSON looks up, for every kind (a felix parameter without a
+// FelixConfiguration field is never in a document).
+func TestCheckPathsMatchTheList(t *testing.T) {
+	for _, kind := range Kinds {
+		var want []string
+		for _, s := range objectSettings(kind) {
+			if s.Kind == Felix && s.Field != "" {
+				want = append(want, "spec."+s.Field)
+			} else if s.Kind != Felix {
+				want = append(want, s.Name)
+			}
+		}
+		got, err := checkPaths(listText, kind)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sort.Strings(got)
+		sort.Strings(want)
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: paths %v, want %v", kind, got, want)
+		}
 	}
 }

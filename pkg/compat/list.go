@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/BurntSushi/toml"
 )
@@ -72,16 +73,8 @@ type entry struct {
 	Why    string   `toml:"why"`
 }
 
-// list is the parsed list, by kind in file order; it panics on a broken list (its tests load it).
-var list = mustParse(listText)
-
-func mustParse(text string) map[string][]*Setting {
-	l, err := parseList(text)
-	if err != nil {
-		panic("compat: notimplemented.toml: " + err.Error())
-	}
-	return l
-}
+// list is the parsed list, by kind in file order, each kind parsed on first use (see parts.go).
+var list = newKindCache(listText)
 
 func parseList(text string) (map[string][]*Setting, error) {
 	var raw map[string]toml.Primitive
@@ -148,18 +141,18 @@ func (e entry) setting(kind string, reasons map[string]string) (*Setting, error)
 }
 
 // Settings returns the list's settings of a kind, in the list's order.
-func Settings(kind string) []*Setting { return list[kind] }
+func Settings(kind string) []*Setting { return list.get(kind) }
 
 // FelixParam finds a felix parameter on the list by name, case-insensitively.
 func FelixParam(name string) (*Setting, bool) {
-	s, ok := felixByName[strings.ToLower(name)]
+	s, ok := felixByName()[strings.ToLower(name)]
 	return s, ok
 }
 
-var felixByName = func() map[string]*Setting {
+var felixByName = sync.OnceValue(func() map[string]*Setting {
 	m := map[string]*Setting{}
-	for _, s := range list[Felix] {
+	for _, s := range list.get(Felix) {
 		m[strings.ToLower(s.Name)] = s
 	}
 	return m
-}()
+})

@@ -79,8 +79,14 @@ func TestRealBGPLocalWorkload(t *testing.T) {
 
 // workloadNamespace makes a workload namespace on a veth from host h (cali1wl on the node,
 // eth0 in the workload), routed as felix routes workloads, with the peering address on the
-// node's side, and writes the workload's BIRD configuration.
+// node's side, and writes the workload's BIRD configuration: AS 65010, announcing wlPrefix.
 func workloadNamespace(t *testing.T, h *testHost) *testHost {
+	return workloadWithBIRD(t, h, 65010, wlPrefix, "where source = RTS_STATIC")
+}
+
+// workloadWithBIRD is workloadNamespace with the workload's AS, the prefix it announces and
+// its export filter.
+func workloadWithBIRD(t *testing.T, h *testHost, as uint32, prefix, export string) *testHost {
 	t.Helper()
 	wl := &testHost{name: "workload", ns: h.ns + "-wl", dir: t.TempDir()}
 	sh(t, "ip", "netns", "add", wl.ns)
@@ -98,15 +104,15 @@ protocol device { scan time 2; }
 protocol kernel { ipv4 { import all; export filter { if source = RTS_BGP then accept; reject; }; }; learn; scan time 2; }
 protocol static { ipv4; route %s blackhole; }
 protocol bgp node {
-  local %s as 65010;
+  local %s as %d;
   neighbor %s as 64512;
   multihop;
   connect retry time 1;
   error wait time 1,2;
   hold time 3;
-  ipv4 { import all; export where source = RTS_STATIC; };
+  ipv4 { import all; export %s; };
 }
-`, wlAddr, wlPrefix, wlAddr, peeringIP)
+`, wlAddr, prefix, wlAddr, as, peeringIP, export)
 	writeFile(t, filepath.Join(wl.dir, "bird.cfg"), cfg)
 	return wl
 }

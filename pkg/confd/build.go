@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"net/netip"
+	"slices"
 	"sort"
 	"strings"
 
@@ -44,9 +45,11 @@ type builder struct {
 // nodeBGP is the BGP view of one Node.
 type nodeBGP struct {
 	name      string
-	ip        [2]netip.Addr // by family index: IPv4, IPv6 (invalid: none)
+	ip        [2]netip.Addr   // by family index: IPv4, IPv6 (invalid: none)
+	subnet    [2]netip.Prefix // the networks of those addresses (an address without a length: itself)
 	as        ASN
 	clusterID netip.Addr // route reflector cluster ID (invalid: not a reflector)
+	wireguard [2]bool    // the node has a WireGuard interface address, by family
 	port      uint16     // listen port (0: default)
 	labels    map[string]string
 }
@@ -68,7 +71,8 @@ func Build(in *Inputs, opts BuildOptions) *Model {
 		ASNumber:         b.globalAS(),
 		ListenPort:       b.listenPort(opts.NodeName),
 		MeshEnabled:      b.meshEnabled(),
-		StrictBind:       b.global.BindMode == "NodeIP",
+		StrictBind:       b.strictBind(),
+		BIRDProgramsIPIP: b.clusterRoutePolicy().ipip,
 		DirectInterfaces: b.directInterfaces(),
 		Vars:             opts.Vars,
 	}
@@ -126,6 +130,9 @@ func (b *builder) warn(format string, args ...any) {
 // nodeInfo extracts the BGP fields of a Node (addresses without their prefix length).
 func (b *builder) nodeInfo(n *api.Node) *nodeBGP {
 	info := &nodeBGP{name: n.Name, as: b.globalAS(), labels: n.Labels, port: b.listenPort(n.Name)}
+	if wg := n.Spec.Wireguard; wg != nil {
+		info.wireguard = [2]bool{wg.InterfaceIPv4Address != "", wg.InterfaceIPv6Address != ""}
+	}
 	bgp := n.Spec.BGP
 	if bgp == nil {
 		return info
@@ -139,7 +146,10 @@ func (b *builder) nodeInfo(n *api.Node) *nodeBGP {
 			b.warn("node %s: ignoring bad BGP address %q", n.Name, addr)
 			continue
 		}
-		info.ip[fi] = ip
+		info.ip[fi], info.subnet[fi] = ip, netip.PrefixFrom(ip, ip.BitLen())
+		if p, err := netip.ParsePrefix(addr); err == nil {
+			info.subnet[fi] = p.Masked()
+		}
 	}
 	if bgp.ASNumber != nil {
 		info.as = ASN(*bgp.ASNumber)
@@ -193,6 +203,17 @@ func (b *builder) listenPort(node string) uint16 {
 	}
 	return b.global.ListenPort
 }
+
+// excludeLabel on this node's Node (value "true") keeps it from advertising service addresses,
+// as Project Calico's confd (the routes to them are still kept out of its kernel).
+const excludeLabel = "node.kubernetes.io/exclude-from-external-load-balancers"
+
+func (b *builder) excludedFromServices() bool {
+	return b.local != nil && b.local.labels[excludeLabel] == "true"
+}
+
+// strictBind is bindMode NodeIP: BGP sessions listen on the node's address only.
+func (b *builder) strictBind() bool { return b.global.BindMode == "NodeIP" }
 
 func (b *builder) meshEnabled() bool {
 	return b.global.NodeToNodeMeshEnabled == nil || *b.global.NodeToNodeMeshEnabled
@@ -277,14 +298,22 @@ func (b *builder) family(fi int) *Family {
 		f.NodeIP = b.local.ip[fi]
 	}
 	f.Blocks = b.blocks(fi)
-	f.StaticRoutes = b.staticRoutes(fi)
+	f.ServiceRanges = b.staticRoutes(fi)
+	if !b.excludedFromServices() {
+		f.StaticRoutes = f.ServiceRanges
+	}
+	f.ReflectedServices = b.reflectedServices(fi)
 	f.Pools = b.pools(fi)
+	// Project Calico's confd writes the IPv4 pools' kernel rules only when it knows the node's
+	// IPv4 network (IPIP CrossSubnet needs it): a node without an IPv4 address has none.
+	f.KernelPoolRules = fi == 1 || (b.local != nil && b.local.ip[0].IsValid())
 	f.Communities = b.communities(fi)
 	f.Filters = b.filterFuncs(fi)
 	if f.NodeIP.IsValid() && !b.noSessions {
 		f.Peers = b.peers(fi, f.Filters)
 	}
 	f.PeerRoutes = b.peerRoutes(f.Peers)
+	f.WireguardPeers = b.wireguardPeers(fi)
 	prio := b.global.IPv4NormalRoutePriority
 	if f.Version == 6 {
 		prio = b.global.IPv6NormalRoutePriority
@@ -292,6 +321,23 @@ func (b *builder) family(fi int) *Family {
 	f.NormalRoutePriority = routePriority(prio)
 	f.ElevatedLocalPref = maxRoutePriority - int64(f.NormalRoutePriority)
 	return f
+}
+
+// wireguardPeers are, when this node runs WireGuard in family fi, the BGP addresses of the other
+// nodes that do: felix routes their blocks through the WireGuard device, so BIRD programs no
+// route whose next hop is one of them (Project Calico's WireGuard peer kernel filter).
+func (b *builder) wireguardPeers(fi int) []netip.Addr {
+	if b.local == nil || !b.local.wireguard[fi] {
+		return nil
+	}
+	var out []netip.Addr
+	for _, name := range sortedKeys(b.nodes) {
+		if n := b.nodes[name]; name != b.local.name && n.wireguard[fi] && n.ip[fi].IsValid() {
+			out = append(out, n.ip[fi])
+		}
+	}
+	slices.SortFunc(out, netip.Addr.Compare)
+	return slices.Compact(out)
 }
 
 // peerRoutes are the routes to the peers that have a reachableBy gateway, one per peer address

@@ -1,6 +1,7 @@
 package confd
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/netip"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/rs/zerolog"
 
 	"github.com/calico-host/calico-host/pkg/api"
 )
@@ -210,6 +212,39 @@ func TestRouteReflectorPeerings(t *testing.T) {
 	}
 }
 
+// TestPeerIPWithoutASNumber: a BGPPeer naming a node by address needs no asNumber (Project
+// Calico's route-reflector-by-IP peering): the reflector peers back with the other nodes over
+// that family only, and the other nodes peer with it in its AS. An address that is no node's
+// makes no session.
+func TestPeerIPWithoutASNumber(t *testing.T) {
+	in := testInputs(
+		bgpConfig("default", api.BGPConfigurationSpec{NodeToNodeMeshEnabled: api.Bool(false), ASNumber: asn(64532)}),
+		withCluster(testNode("rr", "198.18.1.1/24", "fd5c:ff::1/64", nil), "224.0.0.1"),
+		testNode("n1", "198.18.1.2/24", "fd5c:ff::2/64", nil),
+		withAS(testNode("n2", "198.18.1.3/24", "fd5c:ff::3/64", nil), 65009),
+		bgpPeer("to-rr", api.BGPPeerSpec{PeerIP: "fd5c:ff::1"}),
+		bgpPeer("nobody", api.BGPPeerSpec{PeerIP: "fd5c:ff::99"}),
+		bgpPeer("n1-to-n2", api.BGPPeerSpec{Node: "n1", PeerIP: "198.18.1.3"}),
+	)
+	for _, tc := range []struct {
+		node     string
+		v4, want []peerSummary
+	}{
+		{"rr", nil, []peerSummary{{Name: "Node_fd5c_ff__2", AS: "64532", RR: "224.0.0.1"}, {Name: "Node_fd5c_ff__3", AS: "65009"}}},
+		{"n1", []peerSummary{{Name: "Node_198_18_1_3", AS: "65009"}}, []peerSummary{{Name: "Global_fd5c_ff__1", AS: "64532"}}},
+		// n2's AS is not the global one, which the BGPPeer without asNumber names: no reverse peering.
+		{"n2", nil, []peerSummary{{Name: "Global_fd5c_ff__1", AS: "64532"}}},
+	} {
+		m := build(in, tc.node)
+		if diff := cmp.Diff(tc.v4, summarize(m.Families[0])); diff != "" {
+			t.Errorf("%s: IPv4 peers (-want +got):\n%s", tc.node, diff)
+		}
+		if diff := cmp.Diff(tc.want, summarize(m.Families[1])); diff != "" {
+			t.Errorf("%s: IPv6 peers (-want +got):\n%s", tc.node, diff)
+		}
+	}
+}
+
 func TestExplicitPeers(t *testing.T) {
 	base := []any{
 		bgpConfig("default", api.BGPConfigurationSpec{NodeToNodeMeshEnabled: api.Bool(false)}),
@@ -236,6 +271,9 @@ func TestExplicitPeers(t *testing.T) {
 		{"global peering to a Calico node is one-way, and reversed on the other node", []any{
 			bgpPeer("to-b", api.BGPPeerSpec{PeerIP: "198.18.2.2", ASNumber: asn(64512)})}, "a",
 			[]peerSummary{{Name: "Global_198_18_2_2", AS: "64512", Passive: true}}},
+		{"a global peering by peerSelector connects from both ends", []any{
+			bgpPeer("racks", api.BGPPeerSpec{PeerSelector: "has(rack)"})}, "a",
+			[]peerSummary{{Name: "Global_198_18_2_2", AS: "64512"}}},
 		{"the remote node peers back", []any{bgpPeer("to-b", api.BGPPeerSpec{PeerIP: "198.18.2.2", ASNumber: asn(64512)})}, "b",
 			[]peerSummary{{Name: "Node_198_18_2_1", AS: "64512"}}},
 		{"no reverse peering when the AS differs", []any{bgpPeer("to-b", api.BGPPeerSpec{PeerIP: "198.18.2.2", ASNumber: asn(65000)})}, "b", nil},
@@ -342,9 +380,15 @@ func TestFilterRule(t *testing.T) {
 		{"operations without a match", api.BGPFilterRule{Action: "Accept", PeerType: "eBGP", Operations: []api.BGPFilterOperation{
 			{PrependASPath: &api.BGPFilterPrependASPath{Prefix: []api.ASNumber{65001}}}}}, 0,
 			"if (!is_same_as) then { bgp_path.prepend(65001); accept; }"},
+		{"priority: the LOCAL_PREF that carries it", api.BGPFilterRule{Action: "Reject", Priority: api.Int(512)}, 1,
+			"if ((defined(bgp_local_pref)&&(bgp_local_pref = 2147483135))) then { reject; }"},
+		{"priority after every other match", api.BGPFilterRule{Action: "Accept", ASPathPrefix: []api.ASNumber{65001}, Priority: api.Int(1024)}, 0,
+			"if ((bgp_path ~ [= 65001 * =])&&(defined(bgp_local_pref)&&(bgp_local_pref = 2147482623))) then { accept; }"},
+		{"setPriority", api.BGPFilterRule{Action: "Accept", Operations: []api.BGPFilterOperation{{SetPriority: &api.BGPFilterSetPriority{Value: 5}}}}, 0,
+			"bgp_local_pref = 2147483642; accept;"},
 		// Refused: never written wider.
-		{"priority", api.BGPFilterRule{Action: "Reject", Priority: api.Int(512)}, 0, ""},
-		{"setPriority", api.BGPFilterRule{Action: "Accept", Operations: []api.BGPFilterOperation{{SetPriority: &api.BGPFilterSetPriority{Value: 5}}}}, 0, ""},
+		{"priority out of range", api.BGPFilterRule{Action: "Reject", Priority: api.Int(0)}, 0, ""},
+		{"setPriority out of range", api.BGPFilterRule{Action: "Accept", Operations: []api.BGPFilterOperation{{SetPriority: &api.BGPFilterSetPriority{Value: 2147483647}}}}, 0, ""},
 		{"prefix length with Equal", api.BGPFilterRule{Action: "Accept", MatchOperator: "Equal", CIDR: "10.65.0.0/16",
 			PrefixLength: &api.BGPFilterPrefixLength{Max: api.Int(24)}}, 0, ""},
 		{"empty prefix length range", api.BGPFilterRule{Action: "Accept", MatchOperator: "In", CIDR: "10.65.0.0/16",
@@ -437,7 +481,6 @@ func TestPoolsAndBlocks(t *testing.T) {
 	wantBlocks := []Block{
 		{CIDR: pfx("10.65.0.0/26"), State: "confirmed", Aggregate: true, Blackhole: true},
 		{CIDR: pfx("10.65.1.0/26"), State: "confirmed", Aggregate: true, Blackhole: true},
-		{CIDR: pfx("10.65.2.0/26"), State: "pending", Blackhole: true},
 		{CIDR: pfx("10.65.3.7/32"), State: "confirmed", Aggregate: true},
 	}
 	if diff := cmp.Diff(wantBlocks, m.Families[0].Blocks, modelOpts); diff != "" {
@@ -522,16 +565,40 @@ func TestRouterIDAndLogging(t *testing.T) {
 
 func TestServiceRoutes(t *testing.T) {
 	in := testInputs(testNode("a", "198.18.0.1/24", "", nil), bgpConfig("default", api.BGPConfigurationSpec{
-		ServiceClusterIPs:      []api.ServiceIPBlock{{CIDR: "10.96.0.0/12"}, {CIDR: "fd00:96::/108"}},
+		ServiceClusterIPs:      []api.ServiceIPBlock{{CIDR: "10.96.0.0/12"}, {}, {CIDR: "fd00:96::/108"}},
 		ServiceExternalIPs:     []api.ServiceIPBlock{{CIDR: "198.51.100.7/24"}},
 		ServiceLoadBalancerIPs: []api.ServiceIPBlock{{CIDR: "10.96.0.0/12"}},
 	}))
 	m := build(in, "a")
+	if len(m.Warnings) != 0 {
+		t.Errorf("warnings: %v", m.Warnings)
+	}
 	if diff := cmp.Diff([]string{"10.96.0.0/12", "198.51.100.0/24"}, strs(m.Families[0].StaticRoutes)); diff != "" {
 		t.Errorf("v4 (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff([]string{"fd00:96::/108"}, strs(m.Families[1].StaticRoutes)); diff != "" {
 		t.Errorf("v6 (-want +got):\n%s", diff)
+	}
+	// A node excluded from load balancers advertises none of them, and still keeps routes to
+	// them out of its kernel.
+	excluded := testNode("a", "198.18.0.1/24", "", map[string]string{"node.kubernetes.io/exclude-from-external-load-balancers": "true"})
+	ex := build(testInputs(excluded, in.BGPConfigs["default"]), "a")
+	if len(ex.Families[0].StaticRoutes) != 0 || len(ex.Families[1].StaticRoutes) != 0 {
+		t.Errorf("an excluded node advertises %v %v", ex.Families[0].StaticRoutes, ex.Families[1].StaticRoutes)
+	}
+	if diff := cmp.Diff([]string{"10.96.0.0/12", "198.51.100.0/24"}, strs(ex.Families[0].ServiceRanges)); diff != "" {
+		t.Errorf("excluded node's service ranges (-want +got):\n%s", diff)
+	}
+	if len(m.Families[0].ReflectedServices) != 0 {
+		t.Errorf("a node that is not a route reflector passes on service routes: %v", m.Families[0].ReflectedServices)
+	}
+	// A route reflector passes on routes within the load balancer and external IP ranges.
+	rr := testNode("a", "198.18.0.1/24", "", nil)
+	rr.Spec.BGP.RouteReflectorClusterID = "224.0.0.1"
+	in.Nodes["a"] = rr
+	m = build(in, "a")
+	if diff := cmp.Diff([]string{"10.96.0.0/12", "198.51.100.0/24"}, strs(m.Families[0].ReflectedServices)); diff != "" {
+		t.Errorf("reflected v4 service ranges (-want +got):\n%s", diff)
 	}
 }
 
@@ -559,5 +626,31 @@ func BenchmarkBuild(b *testing.B) {
 		if len(m.Families[0].Peers) != 499+5 {
 			b.Fatalf("%d peers", len(m.Families[0].Peers))
 		}
+	}
+}
+
+// TestWireguardPeers: a node running WireGuard leaves the routes via the other WireGuard nodes
+// to felix (BIRD does not program them), as Project Calico's kernel filter does; a node without
+// WireGuard programs them all. bird -p accepts the result.
+func TestWireguardPeers(t *testing.T) {
+	wg := func(n *api.Node) *api.Node {
+		n.Spec.Wireguard = &api.NodeWireguard{InterfaceIPv4Address: "10.65.0.1"}
+		return n
+	}
+	in := testInputs(wg(testNode("a", "198.18.0.1/24", "fd5c:ff::1/64", nil)), wg(testNode("b", "198.18.0.2/24", "fd5c:ff::2/64", nil)),
+		testNode("c", "198.18.0.3/24", "", nil))
+	for node, want := range map[string][]string{"a": {"198.18.0.2"}, "b": {"198.18.0.1"}, "c": nil} {
+		m := build(in, node)
+		var got []string
+		for _, ip := range m.Families[0].WireguardPeers {
+			got = append(got, ip.String())
+		}
+		if diff := cmp.Diff(want, got); diff != "" || len(m.Families[1].WireguardPeers) != 0 {
+			t.Errorf("%s: WireGuard peers (-want +got):\n%s (IPv6: %v)", node, diff, m.Families[1].WireguardPeers)
+		}
+	}
+	requireBIRD(t)
+	if _, err := NewEngine(testConfig(t.TempDir()), "a", ExecRunner, zerolog.Nop()).Sync(context.Background(), in); err != nil {
+		t.Fatal(err)
 	}
 }

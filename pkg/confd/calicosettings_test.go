@@ -3,6 +3,7 @@ package confd
 import (
 	"bytes"
 	"context"
+	"net/netip"
 	"strings"
 	"testing"
 	"time"
@@ -174,8 +175,10 @@ func TestServiceLoadBalancerAggregation(t *testing.T) {
 }
 
 // TestProgramClusterRoutes: BIRD programs the routes of unencapsulated pools unless the global
-// programClusterRoutes leaves them to felix (Disabled, EnabledIPIPOnly); VXLAN and IPIP pools'
-// routes never, whatever it says; export is unchanged.
+// programClusterRoutes leaves them to felix (Disabled, EnabledIPIPOnly), and those of IPIP pools
+// (through tunl0; CrossSubnet: unless the next hop is in the node's network) when it says so
+// (Enabled, EnabledIPIPOnly); VXLAN pools' routes never; export is unchanged; routes through
+// tunl0 are felix's (never exported to iBGP peers) unless BIRD programs them.
 func TestProgramClusterRoutes(t *testing.T) {
 	pools := []any{
 		ipPool("plain", api.IPPoolSpec{CIDR: "10.65.0.0/16"}),
@@ -183,10 +186,10 @@ func TestProgramClusterRoutes(t *testing.T) {
 		ipPool("ipip", api.IPPoolSpec{CIDR: "10.67.0.0/16", IPIPMode: "CrossSubnet"}),
 	}
 	for _, tc := range []struct {
-		value *string
-		plain bool
-	}{{nil, true}, {api.Str("EnabledNoEncapOnly"), true}, {api.Str("Enabled"), true},
-		{api.Str("Disabled"), false}, {api.Str("EnabledIPIPOnly"), false}} {
+		value       *string
+		plain, ipip bool
+	}{{nil, true, false}, {api.Str("EnabledNoEncapOnly"), true, false}, {api.Str("Enabled"), true, true},
+		{api.Str("Disabled"), false, false}, {api.Str("EnabledIPIPOnly"), false, true}} {
 		objs := append([]any{testNode("a", "198.18.0.1/24", "", nil),
 			bgpConfig("default", api.BGPConfigurationSpec{ProgramClusterRoutes: tc.value})}, pools...)
 		m := build(testInputs(objs...), "a")
@@ -196,9 +199,18 @@ func TestProgramClusterRoutes(t *testing.T) {
 			if !p.Export {
 				t.Errorf("%v: pool %s not exported", tc.value, p.Name)
 			}
+			if tunnel := p.Tunnel != ""; tunnel != (p.Name.String() == "ipip" && tc.ipip) {
+				t.Errorf("%v: pool %s tunnel %q", tc.value, p.Name, p.Tunnel)
+			}
+			if p.Tunnel != "" && (p.Tunnel != TunnelCrossSubnet || p.LocalSubnet != netip.MustParsePrefix("198.18.0.0/24")) {
+				t.Errorf("%v: pool %s tunnel %q unless within %v", tc.value, p.Name, p.Tunnel, p.LocalSubnet)
+			}
 		}
-		if want := map[string]bool{"plain": tc.plain, "vxlan": false, "ipip": false}; !cmp.Equal(want, got) {
+		if want := map[string]bool{"plain": tc.plain, "vxlan": false, "ipip": tc.ipip}; !cmp.Equal(want, got) {
 			t.Errorf("programClusterRoutes %v: kernel programming %v, want %v", tc.value, got, want)
+		}
+		if m.BIRDProgramsIPIP != tc.ipip {
+			t.Errorf("programClusterRoutes %v: BIRD programs IPIP %v", tc.value, m.BIRDProgramsIPIP)
 		}
 	}
 }
@@ -209,20 +221,16 @@ func TestSyncReportsUnimplementedSettingsOnce(t *testing.T) {
 	requireBIRD(t)
 	var buf bytes.Buffer
 	in := testInputs(testNode("a", "198.18.2.1/24", "", nil),
-		bgpConfig("default", api.BGPConfigurationSpec{ProgramClusterRoutes: new("Enabled")}),
-		bgpConfig("node.a", api.BGPConfigurationSpec{ProgramClusterRoutes: new("EnabledIPIPOnly")}))
+		bgpConfig("default", api.BGPConfigurationSpec{BindMode: "NodeIP"}),
+		bgpPeer("tor", api.BGPPeerSpec{PeerIP: "198.18.2.254", ASNumber: asn(65001), SourceAddress: "None"}))
 	e := NewEngine(testConfig(t.TempDir()), "a", ExecRunner, zerolog.New(&buf))
 	for range 2 {
 		if _, err := e.Sync(context.Background(), in); err != nil {
 			t.Fatal(err)
 		}
 	}
-	for _, want := range []string{
-		`"object":"BGPConfiguration default","field":"spec.programClusterRoutes","value":"Enabled"`,
-		`"object":"BGPConfiguration node.a","field":"spec.programClusterRoutes","value":"EnabledIPIPOnly"`,
-	} {
-		if n := strings.Count(buf.String(), want); n != 1 {
-			t.Errorf("%s logged %d times, want once:\n%s", want, n, buf.String())
-		}
+	want := `"object":"BGPPeer tor","field":"spec.sourceAddress","value":"None"`
+	if n := strings.Count(buf.String(), want); n != 1 {
+		t.Errorf("%s logged %d times, want once:\n%s", want, n, buf.String())
 	}
 }

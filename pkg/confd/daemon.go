@@ -82,7 +82,9 @@ func (d *Daemon) Readiness() (bool, string) {
 
 // loop is the state of Run's select loop.
 type loop struct {
-	synced   bool // a snapshot arrived
+	// synced: a snapshot arrived and the syncer said InSync since (a snapshot listed at an
+	// older revision is followed by the changes since, then InSync: see syncer.Message).
+	synced   bool
 	dirty    bool // inputs changed since the last successful sync
 	timer    *time.Timer
 	deadline time.Time // when the armed timer fires (zero: not armed)
@@ -143,8 +145,11 @@ func (d *Daemon) resyncTicker() *time.Ticker {
 func (d *Daemon) onMessage(l *loop, m syncer.Message) {
 	changed := d.store.Apply(m)
 	if m.Snapshot {
-		l.synced = true
+		l.synced = false
 		d.log.Info().Int("keys", len(m.Updates)).Int64("revision", m.Revision).Msg("Datastore snapshot received")
+	}
+	if m.Status == syncer.InSync && d.store.HasSnapshot() {
+		l.synced = true
 	}
 	d.metrics.onStatus(m.Status)
 	if prev := syncer.Status(d.dsStatus.Swap(int32(m.Status))); prev != m.Status {
@@ -240,8 +245,9 @@ func (d *Daemon) logResult(res Result, err error, took time.Duration) {
 		Bool("bird_not_running", res.BIRDNotRunning).Str("bird", res.ReloadMessage).Msg("BGP configuration sync")
 }
 
-// RunOnce waits for the first snapshot, renders and applies it once, and returns (--onetime).
-// BIRD not running is not an error.
+// RunOnce waits until the datastore is in sync (a snapshot, and the changes since it was listed:
+// what etcd held when RunOnce started, or newer), renders and applies it once, and returns
+// (--onetime). BIRD not running is not an error.
 func (d *Daemon) RunOnce(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
@@ -255,7 +261,7 @@ func (d *Daemon) RunOnce(ctx context.Context) error {
 			return fmt.Errorf("waiting for the datastore: %w", context.Cause(ctx))
 		case m := <-msgs:
 			d.store.Apply(m)
-			if !m.Snapshot {
+			if m.Status != syncer.InSync || !d.store.HasSnapshot() {
 				continue
 			}
 			start := d.now()

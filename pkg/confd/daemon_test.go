@@ -39,11 +39,11 @@ func (s chanSource) Run(ctx context.Context, out chan<- syncer.Message) {
 }
 
 func nodeUpdate(name, v4 string) syncer.Update {
-	return syncer.Update{Key: datastore.ResourcePrefix + "nodes/" + name, Value: testNode(name, v4, "", nil)}
+	return syncer.Update{ID: datastore.IDOf(datastore.ResourcePrefix + "nodes/" + name), Value: testNode(name, v4, "", nil)}
 }
 
 func poolUpdate(name, cidr string) syncer.Update {
-	return syncer.Update{Key: datastore.ResourcePrefix + "ippools/" + name, Value: &api.IPPool{
+	return syncer.Update{ID: datastore.IDOf(datastore.ResourcePrefix + "ippools/" + name), Value: &api.IPPool{
 		ObjectMeta: api.ObjectMeta{Name: name}, Spec: api.IPPoolSpec{CIDR: cidr}}}
 }
 
@@ -243,6 +243,29 @@ func TestRunOnce(t *testing.T) {
 	defer cancel2()
 	if err := NewDaemon(cfg, "host-a", make(chanSource), ExecRunner, daemon.NewNotifier(log), log).RunOnce(ctx2); err == nil {
 		t.Error("RunOnce without a snapshot returned nil")
+	}
+}
+
+// TestRunOnceWaitsForInSync: a snapshot listed at an older revision (ResyncInProgress) is not
+// rendered; RunOnce renders once the changes since then arrived and the syncer says InSync.
+func TestRunOnceWaitsForInSync(t *testing.T) {
+	requireBIRD(t)
+	dir := t.TempDir()
+	src := make(chanSource, 3)
+	src <- syncer.Message{Status: syncer.ResyncInProgress, Snapshot: true, Updates: []syncer.Update{
+		nodeUpdate("host-a", "198.18.0.1/24"), nodeUpdate("host-b", "198.18.0.2/24")}}
+	src <- syncer.Message{Status: syncer.ResyncInProgress, Updates: []syncer.Update{nodeUpdate("host-c", "198.18.0.3/24")}}
+	src <- syncer.Message{Status: syncer.InSync}
+	log := zerolog.Nop()
+	d := NewDaemon(testConfig(dir), "host-a", src, ExecRunner, daemon.NewNotifier(log), log)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := d.RunOnce(ctx); err != nil {
+		t.Fatal(err)
+	}
+	peers, _ := os.ReadFile(filepath.Join(dir, "bird_peers.cfg"))
+	if !strings.Contains(string(peers), "Mesh_198_18_0_2") || !strings.Contains(string(peers), "Mesh_198_18_0_3") {
+		t.Errorf("rendered before the changes since the snapshot arrived; peers:\n%s", peers)
 	}
 }
 

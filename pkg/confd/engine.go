@@ -13,6 +13,7 @@ import (
 
 	"github.com/calico-host/calico-host/pkg/api"
 	"github.com/calico-host/calico-host/pkg/compat"
+	"github.com/calico-host/calico-host/pkg/compat/report"
 )
 
 // Engine turns datastore inputs into applied BIRD configuration: Build, Render, stage and check,
@@ -25,7 +26,7 @@ type Engine struct {
 	reloader *Reloader
 	log      zerolog.Logger
 	// unimplemented logs the Project Calico settings calico-host does not implement, once each.
-	unimplemented *compat.Reporter
+	unimplemented *report.Reporter
 	// reloadPending: BIRD has not confirmed the files on disk (first run, or a failed reload).
 	reloadPending bool
 }
@@ -49,7 +50,7 @@ func NewEngine(cfg *Config, nodeName string, run Runner, log zerolog.Logger) *En
 		stager:        &Stager{Dir: filepath.Join(cfg.OutputDir, ".staging"), Run: run},
 		reloader:      &Reloader{Socket: cfg.BIRDSocket, Run: run},
 		log:           log,
-		unimplemented: compat.NewReporter("confd", log),
+		unimplemented: report.New("confd", log),
 		reloadPending: true,
 	}
 }
@@ -123,11 +124,20 @@ func Unimplemented(in *Inputs, nodeName string) []compat.Finding {
 			out = append(out, check(compat.BGPConfiguration, "BGPConfiguration "+name, c)...)
 		}
 	}
+	strict := in.BGPConfigs["default"] != nil && in.BGPConfigs["default"].Spec.BindMode == "NodeIP"
 	for _, name := range sortedKeys(in.Peers) {
 		out = append(out, check(compat.BGPPeer, "BGPPeer "+name, in.Peers[name])...)
+		if strict && in.Peers[name].Spec.SourceAddress == "None" {
+			out = append(out, compat.Finding{Object: "BGPPeer " + name, Field: "spec.sourceAddress", Value: "None", Setting: sourceUnderStrictBind})
+		}
 	}
 	return out
 }
+
+// sourceUnderStrictBind explains why sourceAddress None has no effect under bindMode NodeIP.
+var sourceUnderStrictBind = &compat.Setting{Kind: compat.BGPPeer, Name: "spec.sourceAddress", Type: compat.TypeEnum,
+	Why: "with BGPConfiguration bindMode NodeIP the session's source address is the node's: BIRD 2 binds a session's " +
+		"listening socket to its source address, where Project Calico's BIRD binds only the listening socket"}
 
 // check is compat.Check of an object that marshals (every datastore object does).
 func check(kind, object string, v any) []compat.Finding {

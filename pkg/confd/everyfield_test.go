@@ -129,7 +129,7 @@ func everyFieldInputs(t *testing.T) *Inputs {
 			t.Fatal("no snapshot from the syncer")
 		case m := <-msgs:
 			s.Apply(m)
-			if m.Snapshot && m.Status == syncer.InSync {
+			if s.HasSnapshot() && m.Status == syncer.InSync {
 				if len(s.Inputs().InvalidConfigs) > 0 {
 					t.Fatalf("invalid: %v", s.Inputs().InvalidConfigs)
 				}

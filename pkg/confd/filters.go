@@ -137,7 +137,7 @@ func filterStatement(r api.BGPFilterRule, fi int) (Syntax, error) {
 }
 
 // filterConditions are the matches of a rule, in Project Calico's order: CIDR (with prefix
-// length), source, interface, community, AS path prefix.
+// length), source, interface, community, AS path prefix, priority.
 func filterConditions(r api.BGPFilterRule, fi int) ([]Syntax, error) {
 	var conds []Syntax
 	if r.CIDR != "" || r.MatchOperator != "" {
@@ -174,7 +174,25 @@ func filterConditions(r api.BGPFilterRule, fi int) ([]Syntax, error) {
 	if len(r.ASPathPrefix) > 0 {
 		conds = append(conds, syntaxf("(bgp_path ~ [= %s * =])", asList(r.ASPathPrefix)))
 	}
+	if r.Priority != nil {
+		lp, err := priorityLocalPref(*r.Priority)
+		if err != nil {
+			return nil, fmt.Errorf("priority: %w", err)
+		}
+		conds = append(conds, syntaxf("(defined(bgp_local_pref)&&(bgp_local_pref = %d))", lp))
+	}
 	return conds, nil
+}
+
+// priorityLocalPref is the LOCAL_PREF that carries a route priority (a kernel metric, in the
+// units of BGPConfiguration's ...NormalRoutePriority): 2147483647 - priority, as Project
+// Calico's BIRD converts them (the export filter sets it from the route's metric, the kernel
+// filter turns it back into one).
+func priorityLocalPref(priority int) (int64, error) {
+	if priority < 1 || priority >= maxRoutePriority {
+		return 0, fmt.Errorf("%d is out of range 1-%d", priority, maxRoutePriority-1)
+	}
+	return maxRoutePriority - int64(priority), nil
 }
 
 func interfacePattern(s string) (Text, error) {
@@ -212,6 +230,12 @@ func filterOperations(r api.BGPFilterRule) ([]Syntax, error) {
 			for _, a := range slices.Backward(op.PrependASPath.Prefix) {
 				out = append(out, syntaxf("bgp_path.prepend(%d);", uint32(a)))
 			}
+		case op.SetPriority != nil && op.AddCommunity == nil && op.PrependASPath == nil:
+			lp, err := priorityLocalPref(op.SetPriority.Value)
+			if err != nil {
+				return nil, fmt.Errorf("operation %d: setPriority: %w", j+1, err)
+			}
+			out = append(out, syntaxf("bgp_local_pref = %d;", lp))
 		default:
 			return nil, fmt.Errorf("operation %d: not exactly one supported operation", j+1)
 		}

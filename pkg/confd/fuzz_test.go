@@ -93,14 +93,14 @@ func FuzzRender(f *testing.F) {
 
 // checkFuzzedRender renders node with and without the fuzzed key and checks the properties.
 func checkFuzzedRender(t *testing.T, cfg *Config, node string, snap syncer.Message, key string, value []byte) {
-	v, err := Decode(key, value, 100000)
-	_, invalid := v.(*Invalid)
+	v, err := Decode(datastore.IDOf(key), value, 100000)
+	_, invalid := v.(*syncer.Invalid)
 	accepted := err == nil && v != nil && !invalid
 	if err != nil {
 		v = nil
 	}
 	baseText, baseModel, _ := renderInputs(t, cfg, node, snap, nil)
-	text, m, files := renderInputs(t, cfg, node, snap, &syncer.Update{Key: key, Value: v, Revision: 100000})
+	text, m, files := renderInputs(t, cfg, node, snap, &syncer.Update{ID: datastore.IDOf(key), Value: v, Revision: 100000})
 	got := parseDeclarations(text)
 	if diff := cmp.Diff(modelDeclarations(m), got); diff != "" {
 		t.Fatalf("node %s, %s = %q: declarations differ from the model's (-model +text):\n%s", node, key, value, diff)

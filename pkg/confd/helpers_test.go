@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/calico-host/calico-host/pkg/datastore"
 	"github.com/calico-host/calico-host/pkg/datastore/etcdtest"
 	"github.com/calico-host/calico-host/pkg/syncer"
 )
@@ -38,12 +39,12 @@ func messageFrom(t testing.TB, kvs []kv) syncer.Message {
 	t.Helper()
 	m := syncer.Message{Status: syncer.InSync, Snapshot: true}
 	for i, e := range kvs {
-		v, err := Decode(e.Key, e.Value, int64(i+1))
+		v, err := Decode(datastore.IDOf(e.Key), e.Value, int64(i+1))
 		if err != nil {
 			t.Fatalf("fixture key %s: %v", e.Key, err)
 		}
 		if v != nil {
-			m.Updates = append(m.Updates, syncer.Update{Key: e.Key, Value: v, Revision: int64(i + 1)})
+			m.Updates = append(m.Updates, syncer.Update{ID: datastore.IDOf(e.Key), Value: v, Revision: int64(i + 1)})
 		}
 	}
 	return m

@@ -186,14 +186,16 @@ func TestInvalidFilterFailsClosed(t *testing.T) {
 	}
 }
 
-// TestUnsupportedFilterFailsClosed: a valid BGPFilter with a setting calico-host does not
-// implement (here a priority match, which used to be dropped so that the Reject rule rejected
-// every route) stops that direction of the sessions using it; the other direction still applies.
+// TestUnsupportedFilterFailsClosed: a valid BGPFilter with a setting calico-host cannot write
+// exactly (here a prefix length range with matchOperator Equal, which would otherwise match
+// nothing, so that a following Reject rule rejected every route) stops that direction of the
+// sessions using it; the other direction still applies.
 func TestUnsupportedFilterFailsClosed(t *testing.T) {
 	in := testInputs(testNode("a", "198.18.0.1/24", "", nil),
 		bgpPeer("tor", api.BGPPeerSpec{PeerIP: "198.18.0.254", ASNumber: asn(65001), Filters: []string{"f"}}),
 		&api.BGPFilter{ObjectMeta: api.ObjectMeta{Name: "f"}, Spec: api.BGPFilterSpec{
-			ExportV4: []api.BGPFilterRule{{Action: "Accept", Priority: api.Int(512)}},
+			ExportV4: []api.BGPFilterRule{{Action: "Accept", MatchOperator: "Equal", CIDR: "10.65.0.0/16",
+				PrefixLength: &api.BGPFilterPrefixLength{Max: api.Int(24)}}},
 			ImportV4: []api.BGPFilterRule{{Action: "Reject", MatchOperator: "In", CIDR: "10.0.0.0/8"}}}})
 	decls, m := syncDecls(t, "a", in)
 	p := m.Families[0].Peers[0]

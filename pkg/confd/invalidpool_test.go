@@ -37,7 +37,7 @@ func inputsFromKVs(t *testing.T, node string, kvs []kv) *Inputs {
 	t.Helper()
 	var ok []kv
 	for _, e := range kvs {
-		if v, err := Decode(e.Key, e.Value, 1); err == nil && v != nil {
+		if v, err := Decode(datastore.IDOf(e.Key), e.Value, 1); err == nil && v != nil {
 			ok = append(ok, e)
 		}
 	}

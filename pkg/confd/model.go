@@ -30,7 +30,12 @@ type Model struct {
 	ClusterID netip.Addr
 	// MeshEnabled reports whether the node-to-node mesh applies to this node.
 	MeshEnabled bool
-	// StrictBind binds BGP sockets to the node address (BGPConfiguration bindMode NodeIP).
+	// BIRDProgramsIPIP: BGPConfiguration programClusterRoutes makes BIRD program IPIP pools'
+	// routes through tunl0 (Enabled, EnabledIPIPOnly); otherwise felix programs them, and routes
+	// through tunl0 are felix's tunnel routes, never exported to iBGP peers.
+	BIRDProgramsIPIP bool
+	// StrictBind binds BGP sockets to the node address (BGPConfiguration bindMode NodeIP): each
+	// session's listening socket is bound to its source address, which is then always set.
 	StrictBind bool
 	// Families are IPv4 then IPv6.
 	Families []*Family
@@ -51,10 +56,20 @@ type Family struct {
 	NodeIP netip.Addr
 	// Blocks are this host's IPAM blocks (blackhole routes, aggregated on export).
 	Blocks []Block
-	// StaticRoutes are service CIDRs to advertise (blackholes never programmed into the kernel).
+	// ServiceRanges are the service CIDRs of the global BGPConfiguration: BGP routes within
+	// them never go into the kernel.
+	ServiceRanges []netip.Prefix
+	// StaticRoutes are the service CIDRs this node advertises (blackholes never programmed into
+	// the kernel): ServiceRanges, unless the node is excluded from service advertisement.
 	StaticRoutes []netip.Prefix
+	// ReflectedServices are the service load balancer and external IP ranges whose routes a
+	// route reflector passes on (whatever their length; empty unless this node is a reflector).
+	ReflectedServices []netip.Prefix
 	// Pools are the IP pools of this family.
 	Pools []Pool
+	// KernelPoolRules: the kernel filter has the pools' rules (see Build: not for IPv4 on a
+	// node without an IPv4 address, as Project Calico's confd).
+	KernelPoolRules bool
 	// Communities are the BGP communities added to exported prefixes.
 	Communities []CommunityRule
 	// Filters are the BIRD functions of the BGPFilters that have rules for this family.
@@ -63,6 +78,9 @@ type Family struct {
 	Peers []Peer
 	// PeerRoutes are the static routes to peers through their BGPPeer's reachableBy gateway.
 	PeerRoutes []PeerRoute
+	// WireguardPeers are the BGP addresses of the nodes felix reaches through WireGuard (when
+	// this node runs it too): routes via them are not programmed by BIRD.
+	WireguardPeers []netip.Addr
 	// NormalRoutePriority is the kernel metric of a route at normal priority (BGPConfiguration
 	// default's ipv4/ipv6NormalRoutePriority, 1024 unless set). BGP routes go into the kernel at
 	// this metric (or the one their LOCAL_PREF carries), and routes of this host with a lower
@@ -98,8 +116,8 @@ type PeerRoute struct {
 // Block is one of this host's IPAM blocks.
 type Block struct {
 	CIDR netip.Prefix
-	// State is the affinity state: "confirmed" (also for affinities without a state), "pending"
-	// or "pendingDeletion".
+	// State is the affinity state: "confirmed" (also for affinities without a state) or
+	// "pendingDeletion" (pending affinities are not this host's blocks yet).
 	State AffinityState
 	// Aggregate: export the block and nothing beneath it (confirmed affinities).
 	Aggregate bool
@@ -116,12 +134,23 @@ type Pool struct {
 	CIDR netip.Prefix
 	// Export: routes in the pool are exported to BGP peers (false: disableBGPExport).
 	Export bool
-	// ProgramKernel: BIRD programs routes in the pool into the kernel (false for VXLAN and IPIP
-	// pools, whose routes felix programs).
+	// ProgramKernel: BIRD programs routes in the pool into the kernel (false for VXLAN pools,
+	// and for the others that programClusterRoutes leaves to felix).
 	ProgramKernel bool
+	// Tunnel is how BIRD programs the BGP routes of an IPIP pool: TunnelAlways (through tunl0),
+	// TunnelCrossSubnet (through tunl0 unless the next hop is in LocalSubnet, this node's IPv4
+	// network) or "" (directly).
+	Tunnel      string
+	LocalSubnet netip.Prefix
 	// Reason explains the choices, for a comment.
 	Reason Comment
 }
+
+// Tunnel modes of a pool whose IPIP routes BIRD programs.
+const (
+	TunnelAlways      = "always"
+	TunnelCrossSubnet = "crossSubnet"
+)
 
 // CommunityRule adds communities to exported routes within CIDR.
 type CommunityRule struct {
@@ -182,6 +211,13 @@ type Peer struct {
 	GracefulRestartTime uint32
 	// NextHop is "", NextHopSelf or NextHopKeep.
 	NextHop string
+	// CapPriority: the LOCAL_PREF of the routes the peer sends is capped at the normal route
+	// priority's (ElevatedLocalPref), before any BGPFilter: a local workload cannot outrank the
+	// host's own routes (it could send 2147483647, metric 0, ahead of the host's DHCP default).
+	CapPriority bool
+	// Internal: iBGP (the peer's AS is the one this node uses on the session). Routes felix
+	// programs through tunnels (*.cali, *.calico, tunl0) are never exported to such a peer.
+	Internal bool
 	// AllowLocalAS is BIRD's "allow local as N" (0: off).
 	AllowLocalAS uint32
 	// TTLSecurity is the hop count of GTSM (0: off).

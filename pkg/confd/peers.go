@@ -25,8 +25,10 @@ type target struct {
 	port        uint16
 	as          ASN
 	rrClusterID netip.Addr
-	calicoNode  bool   // the remote end is one of our nodes
-	workload    string // the remote end is this local workload (namespace/name)
+	// byIP: a peerIP that is one of our nodes' addresses (Project Calico's "Calico node" peer:
+	// a global one is made unidirectional, as the mesh; selector peerings are not).
+	byIP     bool
+	workload string // the remote end is this local workload (namespace/name)
 }
 
 // candidate is an explicit peering before it becomes a Peer.
@@ -52,6 +54,14 @@ func (b *builder) peers(fi int, funcs []FilterFunc) []Peer {
 			return
 		}
 		names[p.Name.Name()] = p.Comment.String()
+		p.Internal = p.AS == p.localAS(b.local.as)
+		if b.strictBind() && !p.SourceAddress.IsValid() {
+			// BIRD 2 binds a session's listening socket to its local address, which is also
+			// the source of the connections it makes: under bindMode NodeIP every session
+			// listens (and so connects) on the node's address, as Project Calico's BIRD
+			// listens on it (sourceAddress None cannot leave the source to the kernel then).
+			p.SourceAddress = b.local.ip[fi]
+		}
 		out = append(out, p)
 	}
 	for _, p := range b.meshPeers(fi) {
@@ -211,9 +221,10 @@ func peerAddr(peerIP string) (netip.Addr, uint16, error) {
 	return addr.Unmap(), uint16(port), nil
 }
 
-// peerAS is a BGPPeer's AS number, the global one by default.
+// peerAS is a BGPPeer's AS number, the global one by default (as Project Calico matches the
+// nodes a peerIP names).
 func (b *builder) peerAS(p *api.BGPPeer) ASN {
-	if p.Spec.ASNumber != nil {
+	if p.Spec.ASNumber != nil && *p.Spec.ASNumber != 0 {
 		return ASN(*p.Spec.ASNumber)
 	}
 	return b.globalAS()
@@ -240,11 +251,20 @@ func (b *builder) targets(p *api.BGPPeer) []target {
 		return nil
 	}
 	t := target{ip: ip, port: port, as: b.peerAS(p)}
-	if n := b.nodeWithIP(t.ip); n != nil {
-		t.calicoNode = true
+	n := b.nodeWithIP(t.ip)
+	if n != nil {
+		t.byIP = true
 		if t.port == 0 && n.as == t.as {
 			t.port = n.port // peer with a Calico node on the port it listens on
 		}
+	}
+	if p.Spec.ASNumber == nil || *p.Spec.ASNumber == 0 {
+		if n == nil {
+			// Project Calico would write "as 0", which BIRD refuses (with every other session).
+			b.warn("BGPPeer %s: peer IP %s is no node's address and the BGPPeer has no asNumber; no session", p.Name, ip)
+			return nil
+		}
+		t.as = n.as // a node's address without asNumber: that node's AS
 	}
 	return []target{t}
 }
@@ -254,7 +274,7 @@ func nodeTargets(n *nodeBGP, fams ...int) []target {
 	var out []target
 	for _, fi := range fams {
 		if n.ip[fi].IsValid() {
-			out = append(out, target{ip: n.ip[fi], port: n.port, as: n.as, rrClusterID: n.clusterID, calicoNode: true})
+			out = append(out, target{ip: n.ip[fi], port: n.port, as: n.as, rrClusterID: n.clusterID})
 		}
 	}
 	return out
@@ -335,8 +355,9 @@ func (b *builder) explicitPeer(c candidate, fi int, funcs []FilterFunc) (Peer, b
 		p.LocalAS = ASN(*spec.LocalASNumber)
 	}
 	localAS := p.localAS(b.local.as)
-	// Project Calico makes global peerings between Calico nodes unidirectional, like the mesh.
-	p.Passive = c.typ == PeerGlobal && c.t.calicoNode && c.t.ip.String() > localIP.String()
+	// Project Calico makes a global peering with a node's address unidirectional, like the mesh
+	// (a peering by peerSelector connects from both ends).
+	p.Passive = c.typ == PeerGlobal && c.t.byIP && c.t.ip.String() > localIP.String()
 	if p.AS == localAS && b.local.clusterID.IsValid() && c.t.rrClusterID != b.local.clusterID {
 		p.RRClient, p.RRClusterID = true, b.local.clusterID
 	}

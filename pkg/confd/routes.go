@@ -33,8 +33,11 @@ func comparePrefixes(a, b netip.Prefix) int {
 	return a.Bits() - b.Bits()
 }
 
-// blocks are this host's affinity blocks of family fi. Every block gets a blackhole route (single
-// addresses excepted); confirmed ones (or ones with no state) are aggregated on export.
+// blocks are this host's affinity blocks of family fi, as Project Calico's confd takes them: a
+// pending affinity is not this host's block yet (another host may still own it: a blackhole
+// here would outrank the owner's route), so it is left out; every other block gets a blackhole
+// route (single addresses excepted); confirmed ones (or ones with no state) are aggregated on
+// export, a block pending deletion is not.
 func (b *builder) blocks(fi int) []Block {
 	var out []Block
 	for _, cidr := range sortedKeys(b.in.Affinities) {
@@ -50,6 +53,9 @@ func (b *builder) blocks(fi int) []Block {
 		state, ok := affinityStates[aff.State]
 		if !ok {
 			b.warn("block %s: ignoring affinity with unknown state %q", cidr, aff.State)
+			continue
+		}
+		if state == api.AffinityPending {
 			continue
 		}
 		out = append(out, Block{
@@ -91,8 +97,8 @@ func (b *builder) staticRoutes(fi int) []netip.Prefix {
 	}
 	for _, l := range lists {
 		for _, blk := range l.blocks {
-			if cidrFamily(blk.CIDR) != fi || !l.advertising {
-				continue
+			if blk.CIDR == "" || cidrFamily(blk.CIDR) != fi || !l.advertising {
+				continue // an entry without a CIDR is ignored, as Project Calico's confd does
 			}
 			p, ok := parseCIDR(blk.CIDR, fi)
 			if !ok {
@@ -109,6 +115,24 @@ func (b *builder) staticRoutes(fi int) []netip.Prefix {
 	return out
 }
 
+// reflectedServices are, on a route reflector, the global BGPConfiguration's load balancer and
+// external IP ranges of family fi: Project Calico's reflectors pass on any route within them
+// (the per-service routes of the nodes running a service).
+func (b *builder) reflectedServices(fi int) []netip.Prefix {
+	if b.local == nil || !b.local.clusterID.IsValid() {
+		return nil
+	}
+	var out []netip.Prefix
+	for _, blocks := range [][]api.ServiceIPBlock{b.global.ServiceLoadBalancerIPs, b.global.ServiceExternalIPs} {
+		for _, blk := range blocks {
+			if p, ok := parseCIDR(blk.CIDR, fi); ok && !slices.Contains(out, p) {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
 // aggregateLoadBalancers is the global serviceLoadBalancerAggregation: Enabled unless Disabled.
 func (b *builder) aggregateLoadBalancers() bool {
 	a := b.global.ServiceLoadBalancerAggregation
@@ -118,7 +142,11 @@ func (b *builder) aggregateLoadBalancers() bool {
 // pools are the IP pools of family fi, sorted by CIDR.
 func (b *builder) pools(fi int) []Pool {
 	var out []Pool
-	noEncap := b.programsNoEncapRoutes()
+	policy := b.clusterRoutePolicy()
+	var subnet netip.Prefix
+	if b.local != nil && fi == 0 {
+		subnet = b.local.subnet[0]
+	}
 	for _, name := range sortedKeys(b.in.Pools) {
 		spec := &b.in.Pools[name].Spec
 		if cidrFamily(spec.CIDR) != fi {
@@ -129,37 +157,45 @@ func (b *builder) pools(fi int) []Pool {
 			b.warn("IPPool %s: ignoring bad CIDR %q", name, spec.CIDR)
 			continue
 		}
-		out = append(out, poolModel(name, p, spec, noEncap))
+		out = append(out, poolModel(name, p, spec, policy, subnet))
 	}
 	slices.SortStableFunc(out, func(x, y Pool) int { return comparePrefixes(x.CIDR, y.CIDR) })
 	return out
 }
 
-// programsNoEncapRoutes is the global programClusterRoutes' choice for unencapsulated pools:
-// BIRD programs their routes unless it is Disabled or EnabledIPIPOnly (felix is then expected
-// to). Its IPIP half (Enabled, EnabledIPIPOnly) cannot be done by BIRD 2: compat reports it and
-// IPIP pools' routes stay unprogrammed, as without it. An unknown value is the default, as in
-// Project Calico.
-func (b *builder) programsNoEncapRoutes() string {
-	v := b.global.ProgramClusterRoutes
-	if v == nil {
-		return ""
-	}
-	switch *v {
-	case "Disabled", "EnabledIPIPOnly":
-		return *v
-	case "Enabled", "EnabledNoEncapOnly":
-		return ""
-	}
-	b.warn("BGPConfiguration default: unknown programClusterRoutes %q; using the default, EnabledNoEncapOnly", *v)
-	return ""
+// clusterRoutes is which pools' routes BIRD programs into the kernel (BGPConfiguration default's
+// programClusterRoutes); felix is expected to program the others, as FelixConfiguration's
+// programClusterRoutes says (Project Calico asks the two to be kept consistent).
+type clusterRoutes struct {
+	ipip    bool // IPIP pools, through tunl0: Enabled, EnabledIPIPOnly
+	noEncap bool // unencapsulated pools: Enabled, EnabledNoEncapOnly (the default)
+	setting string
 }
 
-// poolModel decides export and kernel programming for one pool, as Project Calico's templates
-// do; BIRD 2 cannot program IPIP tunnels (no krt_tunnel), so IPIP pools are left to felix too.
-// notNoEncap names the programClusterRoutes value that leaves unencapsulated pools to felix ("":
-// BIRD programs them).
-func poolModel(name string, cidr netip.Prefix, spec *api.IPPoolSpec, notNoEncap string) Pool {
+// clusterRoutePolicy reads programClusterRoutes; an unknown value is the default, as in
+// Project Calico.
+func (b *builder) clusterRoutePolicy() clusterRoutes {
+	v := b.global.ProgramClusterRoutes
+	if v == nil {
+		return clusterRoutes{noEncap: true}
+	}
+	switch *v {
+	case "Disabled":
+		return clusterRoutes{setting: *v}
+	case "EnabledIPIPOnly":
+		return clusterRoutes{ipip: true, setting: *v}
+	case "Enabled":
+		return clusterRoutes{ipip: true, noEncap: true, setting: *v}
+	case "EnabledNoEncapOnly":
+		return clusterRoutes{noEncap: true, setting: *v}
+	}
+	b.warn("BGPConfiguration default: unknown programClusterRoutes %q; using the default, EnabledNoEncapOnly", *v)
+	return clusterRoutes{noEncap: true}
+}
+
+// poolModel decides export and kernel programming for one pool, as Project Calico's confd does.
+// subnet is this node's IPv4 network (IPIP CrossSubnet).
+func poolModel(name string, cidr netip.Prefix, spec *api.IPPoolSpec, policy clusterRoutes, subnet netip.Prefix) Pool {
 	p := Pool{Name: newComment(name), CIDR: cidr, Export: !spec.DisableBGPExport, ProgramKernel: true}
 	var why []string
 	if spec.DisableBGPExport {
@@ -169,12 +205,18 @@ func poolModel(name string, cidr netip.Prefix, spec *api.IPPoolSpec, notNoEncap 
 	case isEncap(spec.VXLANMode):
 		p.ProgramKernel = false
 		why = append(why, "VXLAN routes are programmed by felix")
-	case isEncap(spec.IPIPMode):
+	case isEncap(spec.IPIPMode) && !policy.ipip:
 		p.ProgramKernel = false
 		why = append(why, "IPIP routes are programmed by felix")
-	case notNoEncap != "":
+	case isEncap(spec.IPIPMode) && cidr.Addr().Is4():
+		p.Tunnel, p.LocalSubnet = TunnelAlways, subnet
+		if spec.IPIPMode == api.EncapCrossSubnet {
+			p.Tunnel = TunnelCrossSubnet
+		}
+		why = append(why, "IPIP routes are programmed through tunl0 (programClusterRoutes "+policy.setting+")")
+	case !isEncap(spec.IPIPMode) && !policy.noEncap:
 		p.ProgramKernel = false
-		why = append(why, "cluster routes are left to felix (programClusterRoutes "+notNoEncap+")")
+		why = append(why, "cluster routes are left to felix (programClusterRoutes "+policy.setting+")")
 	}
 	p.Reason = newComment(strings.Join(why, "; "))
 	return p

@@ -51,35 +51,30 @@ func SyncerConfig(nodeName string) syncer.Config {
 	return syncer.Config{Prefixes: SyncPrefixes(nodeName), Decoder: Decode}
 }
 
-// Invalid is what Decode delivers for a BGPFilter or BGPConfiguration that does not decode or
-// validate, and for an IPPool that does not validate but whose CIDR parses (Value: the pool as
-// written).
-type Invalid struct {
-	Key   string
-	Err   error
-	Value *api.IPPool
-}
-
 // Decode is syncer.DefaultDecoder, except that a BGPFilter or BGPConfiguration that is not valid
-// is delivered as an *Invalid rather than as absent: the sessions using a filter must stop
-// exchanging routes rather than run without it, and a node whose BGP configuration is unknown
-// must not fall back to the defaults (a full mesh in AS 64512). An IPPool that does not validate
-// but whose CIDR parses is used as written, as felix does: absent, its export and kernel rules
-// would vanish (a pool with BGP export disabled would have this host's blocks in it exported).
-func Decode(key string, value []byte, modRevision int64) (any, error) {
-	v, err := syncer.DefaultDecoder(key, value, modRevision)
+// is delivered as a *syncer.Invalid (without a Value: it is not used) rather than as absent: the
+// sessions using a filter must stop exchanging routes rather than run without it, and a node
+// whose BGP configuration is unknown must not fall back to the defaults (a full mesh in AS
+// 64512). An IPPool that does not validate but whose CIDR parses is delivered as a
+// *syncer.Invalid holding the pool as written, and used as written, as felix does: absent, its
+// export and kernel rules would vanish (a pool with BGP export disabled would have this host's
+// blocks in it exported).
+func Decode(id datastore.ID, value []byte, modRevision int64) (any, error) {
+	v, err := syncer.DefaultDecoder(id, value, modRevision)
 	if err == nil {
 		return v, nil
 	}
-	id, ok := datastore.ParseResourceKey(key)
-	switch {
-	case !ok:
-	case id.Kind.Kind == "BGPFilter" || id.Kind.Kind == "BGPConfiguration":
-		return &Invalid{Key: key, Err: err}, nil
-	case id.Kind.Kind == "IPPool":
-		if inv, _ := syncer.FailClosedDecoder(key, value, modRevision); inv != nil {
+	rid, ok := id.(datastore.ResourceID)
+	if !ok {
+		return v, err
+	}
+	switch rid.Kind.Kind {
+	case "BGPFilter", "BGPConfiguration":
+		return &syncer.Invalid{Err: err}, nil
+	case "IPPool":
+		if inv, _ := syncer.FailClosedDecoder(id, value, modRevision); inv != nil {
 			if p, ok := inv.(*syncer.Invalid).Value.(*api.IPPool); ok && validCIDR(p.Spec.CIDR) {
-				return &Invalid{Key: key, Err: err, Value: p}, nil
+				return &syncer.Invalid{Value: p, Err: err}, nil
 			}
 		}
 	}
@@ -109,12 +104,17 @@ type Store struct {
 	// workloadPeers are the BGPPeers with a localWorkloadSelector (kept as BGPPeers arrive, so
 	// that a workload or profile update does not scan every BGPPeer).
 	workloadPeers map[string]bool
+	// snapshot: a snapshot was applied (the inputs are complete as of some revision).
+	snapshot bool
 }
 
 // NewStore returns an empty store for node nodeName.
 func NewStore(nodeName string) *Store {
 	return &Store{nodeName: nodeName, in: NewInputs(), workloadPeers: map[string]bool{}}
 }
+
+// HasSnapshot reports whether a snapshot was applied.
+func (s *Store) HasSnapshot() bool { return s.snapshot }
 
 // Inputs returns the current inputs (owned by the store: read them, do not keep them across Apply).
 func (s *Store) Inputs() *Inputs { return s.in }
@@ -124,7 +124,7 @@ func (s *Store) Inputs() *Inputs { return s.in }
 // profiles while no BGPPeer peers with local workloads).
 func (s *Store) Apply(m syncer.Message) bool {
 	if m.Snapshot {
-		s.in, s.workloadPeers = NewInputs(), map[string]bool{}
+		s.in, s.workloadPeers, s.snapshot = NewInputs(), map[string]bool{}, true
 	}
 	changed := m.Snapshot
 	for _, u := range m.Updates {
@@ -138,45 +138,48 @@ func (s *Store) Apply(m syncer.Message) bool {
 // apply stores (or, for a nil value, deletes) one key; false: the key is not one of this node's
 // inputs.
 func (s *Store) apply(u syncer.Update) bool {
-	if host, cidr, ok := datastore.ParseAffinityKey(u.Key); ok {
-		if host != s.nodeName {
-			return true // as before: other hosts' affinities are delivered but not kept
+	switch id := u.ID.(type) {
+	case datastore.AffinityID:
+		if id.Host == s.nodeName { // other hosts' affinities are delivered but not kept
+			setOrDelete(s.in.Affinities, id.CIDR.String(), u.Value)
 		}
-		setOrDelete(s.in.Affinities, cidr, u.Value)
 		return true
+	case datastore.ResourceID:
+		return s.applyResource(id, u.Value)
 	}
-	id, ok := datastore.ParseResourceKey(u.Key)
-	if !ok {
-		return true
-	}
+	return true
+}
+
+// applyResource stores (or deletes) one of the v3 resources the model is computed from.
+func (s *Store) applyResource(id datastore.ResourceID, v any) bool {
 	switch id.Kind.Kind {
 	case "BGPConfiguration":
-		setOrDelete(s.in.BGPConfigs, id.Name, u.Value)
-		setInvalid(s.in.InvalidConfigs, id, u.Value)
+		setOrDelete(s.in.BGPConfigs, id.Name, v)
+		setInvalid(s.in.InvalidConfigs, id, v)
 	case "BGPPeer":
-		setOrDelete(s.in.Peers, id.Name, u.Value)
+		setOrDelete(s.in.Peers, id.Name, v)
 		if p := s.in.Peers[id.Name]; p != nil && p.Spec.LocalWorkloadSelector != "" {
 			s.workloadPeers[id.Name] = true
 		} else {
 			delete(s.workloadPeers, id.Name)
 		}
 	case "BGPFilter":
-		setOrDelete(s.in.Filters, id.Name, u.Value)
-		setInvalid(s.in.InvalidFilters, id, u.Value)
+		setOrDelete(s.in.Filters, id.Name, v)
+		setInvalid(s.in.InvalidFilters, id, v)
 	case "Node":
-		setOrDelete(s.in.Nodes, id.Name, u.Value)
+		setOrDelete(s.in.Nodes, id.Name, v)
 	case "IPPool":
-		v := u.Value
-		if bad, ok := v.(*Invalid); ok {
-			v = bad.Value
+		pool := v
+		if bad, ok := v.(*syncer.Invalid); ok {
+			pool = bad.Value
 		}
-		setOrDelete(s.in.Pools, id.Name, v)
-		setInvalid(s.in.InvalidPools, id, u.Value)
+		setOrDelete(s.in.Pools, id.Name, pool)
+		setInvalid(s.in.InvalidPools, id, v)
 	case "Profile":
-		setOrDelete(s.in.Profiles, id.Name, u.Value)
+		setOrDelete(s.in.Profiles, id.Name, v)
 		return s.workloadPeering()
 	case "WorkloadEndpoint":
-		return s.applyWorkload(id, u.Value) && s.workloadPeering()
+		return s.applyWorkload(id, v) && s.workloadPeering()
 	}
 	return true
 }
@@ -201,8 +204,8 @@ func (s *Store) applyWorkload(id datastore.ResourceID, v any) bool {
 // setInvalid records (or forgets) that the object named id is stored but not valid.
 func setInvalid(m map[string]string, id datastore.ResourceID, v any) {
 	delete(m, id.Name)
-	if bad, ok := v.(*Invalid); ok {
-		m[id.Name] = fmt.Sprintf("%s %s (key %s) is invalid: %v", id.Kind.Kind, id.Name, bad.Key, bad.Err)
+	if bad, ok := v.(*syncer.Invalid); ok {
+		m[id.Name] = fmt.Sprintf("%s %s (key %s) is invalid: %v", id.Kind.Kind, id.Name, id.Key(), bad.Err)
 	}
 }
 

@@ -19,10 +19,10 @@ func TestStoreApply(t *testing.T) {
 	pool := &api.IPPool{ObjectMeta: api.ObjectMeta{Name: "p"}, Spec: api.IPPoolSpec{CIDR: "10.65.0.0/16"}}
 	node := testNode("host-a", "198.18.0.1/24", "", nil)
 	snap := syncer.Message{Snapshot: true, Status: syncer.InSync, Updates: []syncer.Update{
-		{Key: datastore.ResourcePrefix + "ippools/p", Value: pool},
-		{Key: datastore.ResourcePrefix + "nodes/host-a", Value: node},
-		{Key: datastore.AffinityKey("host-a", "10.65.1.0/26"), Value: &api.BlockAffinity{State: "confirmed"}},
-		{Key: datastore.AffinityKey("host-b", "10.65.2.0/26"), Value: &api.BlockAffinity{State: "confirmed"}},
+		{ID: datastore.IDOf(datastore.ResourcePrefix + "ippools/p"), Value: pool},
+		{ID: datastore.IDOf(datastore.ResourcePrefix + "nodes/host-a"), Value: node},
+		{ID: datastore.IDOf(datastore.AffinityKey("host-a", "10.65.1.0/26")), Value: &api.BlockAffinity{State: "confirmed"}},
+		{ID: datastore.IDOf(datastore.AffinityKey("host-b", "10.65.2.0/26")), Value: &api.BlockAffinity{State: "confirmed"}},
 	}}
 	if !s.Apply(snap) {
 		t.Fatal("snapshot reported no change")
@@ -33,9 +33,9 @@ func TestStoreApply(t *testing.T) {
 	}
 	// Deletion, and an invalid value (delivered as nil) both remove the key.
 	s.Apply(syncer.Message{Status: syncer.InSync, Updates: []syncer.Update{
-		{Key: datastore.ResourcePrefix + "ippools/p"},
-		{Key: datastore.AffinityKey("host-a", "10.65.1.0/26"), Value: nil},
-		{Key: datastore.ResourcePrefix + "bgpfilters/f", Value: &api.BGPFilter{ObjectMeta: api.ObjectMeta{Name: "f"}}},
+		{ID: datastore.IDOf(datastore.ResourcePrefix + "ippools/p")},
+		{ID: datastore.IDOf(datastore.AffinityKey("host-a", "10.65.1.0/26")), Value: nil},
+		{ID: datastore.IDOf(datastore.ResourcePrefix + "bgpfilters/f"), Value: &api.BGPFilter{ObjectMeta: api.ObjectMeta{Name: "f"}}},
 	}})
 	in = s.Inputs()
 	if len(in.Pools) != 0 || len(in.Affinities) != 0 || in.Filters["f"] == nil {

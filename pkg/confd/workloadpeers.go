@@ -144,7 +144,8 @@ func (b *builder) workloadTargets(p *api.BGPPeer, fi int) []target {
 // workloadPeer is the session with a local workload. As in Project Calico, it takes from the
 // BGPPeer only asNumber, localASNumber and filters: the workload connects (BIRD is passive)
 // to this node's peering address, so no source address is set, and the BGPPeer's other
-// session settings (password, timers, next hop, TTL security) do not apply.
+// session settings (password, timers, next hop, TTL security) do not apply. Unlike Project
+// Calico's, the routes a workload sends never get a priority above the normal one (CapPriority).
 func (b *builder) workloadPeer(c candidate, funcs []FilterFunc) (Peer, bool) {
 	what := fmt.Sprintf("BGPPeer %s: local workload %s", c.peer.Name, c.t.workload)
 	name, err := peerName(PeerLocalWorkload, c.t.ip, 0)
@@ -152,7 +153,7 @@ func (b *builder) workloadPeer(c candidate, funcs []FilterFunc) (Peer, bool) {
 		b.warn("%s: no session with %s: %v", what, c.t.ip, err)
 		return Peer{}, false
 	}
-	p := Peer{Name: name, Type: PeerLocalWorkload, Comment: newComment(what), IP: c.t.ip, AS: c.t.as, Passive: true}
+	p := Peer{Name: name, Type: PeerLocalWorkload, Comment: newComment(what), IP: c.t.ip, AS: c.t.as, Passive: true, CapPriority: true}
 	if n := c.peer.Spec.LocalASNumber; n != nil {
 		p.LocalAS = ASN(*n)
 	}

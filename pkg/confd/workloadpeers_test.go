@@ -157,38 +157,38 @@ func TestStoreKeepsLocalWorkloads(t *testing.T) {
 	}
 	s := NewStore("a")
 	local, other := testWorkload("a", "w1", nil, nil, "10.65.0.5/32"), testWorkload("b", "w2", nil, nil, "10.65.1.5/32")
-	profile := syncer.Update{Key: datastore.ResourcePrefix + "profiles/p", Value: &api.Profile{ObjectMeta: api.ObjectMeta{Name: "p"}}}
-	if s.Apply(syncer.Message{Updates: []syncer.Update{{Key: key("w1"), Value: local}, profile}}) {
+	profile := syncer.Update{ID: datastore.IDOf(datastore.ResourcePrefix + "profiles/p"), Value: &api.Profile{ObjectMeta: api.ObjectMeta{Name: "p"}}}
+	if s.Apply(syncer.Message{Updates: []syncer.Update{{ID: datastore.IDOf(key("w1")), Value: local}, profile}}) {
 		t.Error("a workload and a profile asked for a render without a BGPPeer peering with workloads")
 	}
 	if len(s.Inputs().Workloads) != 1 || len(s.Inputs().Profiles) != 1 {
 		t.Fatalf("not kept: %v %v", s.Inputs().Workloads, s.Inputs().Profiles)
 	}
-	s.Apply(syncer.Message{Updates: []syncer.Update{{Key: datastore.ResourcePrefix + "bgppeers/w",
+	s.Apply(syncer.Message{Updates: []syncer.Update{{ID: datastore.IDOf(datastore.ResourcePrefix + "bgppeers/w"),
 		Value: bgpPeer("w", api.BGPPeerSpec{LocalWorkloadSelector: "all()", ASNumber: asn(65010)})}}})
-	if !s.Apply(syncer.Message{Updates: []syncer.Update{{Key: key("w1"), Value: local}}}) {
+	if !s.Apply(syncer.Message{Updates: []syncer.Update{{ID: datastore.IDOf(key("w1")), Value: local}}}) {
 		t.Error("a local workload did not ask for a render")
 	}
 	if !s.Apply(syncer.Message{Updates: []syncer.Update{profile}}) {
 		t.Error("a profile did not ask for a render")
 	}
-	if s.Apply(syncer.Message{Updates: []syncer.Update{{Key: key("w2"), Value: other}}}) {
+	if s.Apply(syncer.Message{Updates: []syncer.Update{{ID: datastore.IDOf(key("w2")), Value: other}}}) {
 		t.Error("another node's workload asked for a render")
 	}
 	if got := len(s.Inputs().Workloads); got != 1 {
 		t.Errorf("%d workloads kept, want 1", got)
 	}
 	moved := testWorkload("b", "w1", nil, nil, "10.65.0.5/32")
-	if !s.Apply(syncer.Message{Updates: []syncer.Update{{Key: key("w1"), Value: moved}}}) || len(s.Inputs().Workloads) != 0 {
+	if !s.Apply(syncer.Message{Updates: []syncer.Update{{ID: datastore.IDOf(key("w1")), Value: moved}}}) || len(s.Inputs().Workloads) != 0 {
 		t.Errorf("a workload that moved away is still kept: %v", s.Inputs().Workloads)
 	}
-	if s.Apply(syncer.Message{Updates: []syncer.Update{{Key: key("w1")}}}) {
+	if s.Apply(syncer.Message{Updates: []syncer.Update{{ID: datastore.IDOf(key("w1"))}}}) {
 		t.Error("deleting a workload that is not kept asked for a render")
 	}
 	// The BGPPeer stops selecting workloads: workloads and profiles no longer ask for renders.
-	s.Apply(syncer.Message{Updates: []syncer.Update{{Key: datastore.ResourcePrefix + "bgppeers/w",
+	s.Apply(syncer.Message{Updates: []syncer.Update{{ID: datastore.IDOf(datastore.ResourcePrefix + "bgppeers/w"),
 		Value: bgpPeer("w", api.BGPPeerSpec{ASNumber: asn(65010), PeerIP: "198.18.2.9"})}}})
-	if s.Apply(syncer.Message{Updates: []syncer.Update{{Key: key("w1"), Value: local}, profile}}) {
+	if s.Apply(syncer.Message{Updates: []syncer.Update{{ID: datastore.IDOf(key("w1")), Value: local}, profile}}) {
 		t.Error("a workload asked for a render after the last workload-selecting BGPPeer changed")
 	}
 }

@@ -14,22 +14,15 @@ import (
 	"github.com/rs/zerolog"
 )
 
-// ClientAuthTypes are the values of Project Calico's PrometheusMetricsClientAuth, in its spelling.
-var ClientAuthTypes = map[string]tls.ClientAuthType{
-	"RequireAndVerifyClientCert": tls.RequireAndVerifyClientCert,
-	"RequireAnyClientCert":       tls.RequireAnyClientCert,
-	"VerifyClientCertIfGiven":    tls.VerifyClientCertIfGiven,
-	"NoClientCert":               tls.NoClientCert,
-}
-
 // ServerTLS is the TLS of a metrics server, as Project Calico's felix configures it: a server
 // certificate and key, the CA that client certificates are checked against, and how clients
-// authenticate (PrometheusMetricsClientAuth; "" means NoClientCert). As in Project Calico, the
+// authenticate (PrometheusMetricsClientAuth, as felix's configuration parsed it; the zero value
+// is NoClientCert). As in Project Calico, the
 // three files are all required, and they are read again for every connection, so that renewed
 // certificates apply without a restart.
 type ServerTLS struct {
 	CertFile, KeyFile, CAFile string
-	ClientAuth                string
+	ClientAuth                tls.ClientAuthType
 }
 
 // Enabled reports whether TLS is asked for (a certificate or a key is set).
@@ -37,12 +30,8 @@ func (s ServerTLS) Enabled() bool { return s.CertFile != "" || s.KeyFile != "" }
 
 // Config loads the files into a TLS configuration (TLS 1.2 or newer).
 func (s ServerTLS) Config() (*tls.Config, error) {
-	auth, ok := ClientAuthTypes[s.ClientAuth]
-	if s.ClientAuth == "" {
-		auth, ok = tls.NoClientCert, true
-	}
-	if !ok {
-		return nil, fmt.Errorf("invalid client authentication type %q", s.ClientAuth)
+	if s.ClientAuth < tls.NoClientCert || s.ClientAuth > tls.RequireAndVerifyClientCert {
+		return nil, fmt.Errorf("invalid client authentication type %d", s.ClientAuth)
 	}
 	cert, err := tls.LoadX509KeyPair(s.CertFile, s.KeyFile)
 	if err != nil {
@@ -57,7 +46,7 @@ func (s ServerTLS) Config() (*tls.Config, error) {
 		return nil, fmt.Errorf("no certificate in the CA file %s", s.CAFile)
 	}
 	return &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{cert},
-		ClientCAs: pool, ClientAuth: auth}, nil
+		ClientCAs: pool, ClientAuth: s.ClientAuth}, nil
 }
 
 // ServeTLS is Serve over TLS. The files are checked once before listening (an error is
@@ -86,7 +75,7 @@ func ServeTLS(ctx context.Context, addr string, h http.Handler, st ServerTLS, lo
 		}
 	}()
 	go shutdownOnDone(ctx, srv)
-	log.Info().Str("addr", l.Addr().String()).Str("client_auth", st.ClientAuth).Msg("Serving HTTPS")
+	log.Info().Str("addr", l.Addr().String()).Stringer("client_auth", st.ClientAuth).Msg("Serving HTTPS")
 	return l.Addr(), nil
 }
 

@@ -89,7 +89,7 @@ func TestMetricsTLS(t *testing.T) {
 		}
 	}
 
-	st.ClientAuth = "RequireAndVerifyClientCert"
+	st.ClientAuth = tls.RequireAndVerifyClientCert
 	url = serveMetricsTLS(t, st)
 	if _, err := scrape(client(t, good.CA, "", ""), url); err == nil {
 		t.Errorf("RequireAndVerifyClientCert: a client without a certificate was served")
@@ -121,7 +121,7 @@ func TestMetricsTLSRefusesBadSettings(t *testing.T) {
 	for name, st := range map[string]ServerTLS{
 		"no CA file":       {CertFile: f.ServerCert, KeyFile: f.ServerKey},
 		"no key":           {CertFile: f.ServerCert, CAFile: f.CA},
-		"bad client auth":  {CertFile: f.ServerCert, KeyFile: f.ServerKey, CAFile: f.CA, ClientAuth: "Sometimes"},
+		"bad client auth":  {CertFile: f.ServerCert, KeyFile: f.ServerKey, CAFile: f.CA, ClientAuth: tls.ClientAuthType(9)},
 		"CA file not a CA": {CertFile: f.ServerCert, KeyFile: f.ServerKey, CAFile: filepath.Join(t.TempDir(), "x")},
 	} {
 		if _, err := ServeTLS(context.Background(), "127.0.0.1:0", http.NotFoundHandler(), st, zerolog.Nop()); err == nil {

@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"strconv"
-	"strings"
 
 	"github.com/calico-host/calico-host/pkg/api"
 )
@@ -18,6 +18,10 @@ func DecodeResource(key string, value []byte, modRevision int64) (api.Resource, 
 	if !ok {
 		return nil, fmt.Errorf("not a v3 resource key")
 	}
+	return decodeResource(id, value, modRevision)
+}
+
+func decodeResource(id ResourceID, value []byte, modRevision int64) (api.Resource, error) {
 	r := id.Kind.New()
 	if err := json.Unmarshal(value, r); err != nil {
 		return nil, fmt.Errorf("decoding %s: %w", id.Kind.Kind, err)
@@ -30,39 +34,66 @@ func DecodeResource(key string, value []byte, modRevision int64) (api.Resource, 
 	m := r.GetObjectMeta()
 	m.Name, m.Namespace = id.Name, id.Namespace
 	m.ResourceVersion = strconv.FormatInt(modRevision, 10)
+	if isPolicy(r) {
+		delete(m.Annotations, api.AnnotationMetadata)
+		if len(m.Annotations) == 0 {
+			m.Annotations = nil
+		}
+	}
 	return r, nil
 }
 
 // EncodeResource renders an object as the compact JSON stored in etcd (without resourceVersion).
+// A policy carries its name in the projectcalico.org/metadata annotation, as Project Calico's
+// etcd backend writes it on every write and removes it on every read.
 func EncodeResource(r api.Resource) ([]byte, error) {
 	m := r.GetObjectMeta()
-	rv := m.ResourceVersion
+	saved := *m
+	defer func() { *m = saved }()
 	m.ResourceVersion = ""
-	defer func() { m.ResourceVersion = rv }()
+	if isPolicy(r) {
+		m.Annotations = maps.Clone(m.Annotations)
+		if m.Annotations == nil {
+			m.Annotations = map[string]string{}
+		}
+		name, _ := json.Marshal(map[string]string{"name": m.Name})
+		m.Annotations[api.AnnotationMetadata] = string(name)
+	}
 	return json.Marshal(r)
 }
 
-// Decode decodes any value calico-host understands: v3 resources (api.Resource), IPAM blocks
-// (*api.AllocationBlock), affinities (*api.BlockAffinity), handles (*api.IPAMHandle) and the IPAM
-// config (*api.IPAMConfig). Other keys return (nil, nil).
+// isPolicy reports whether r is one of the kinds whose stored form carries the metadata
+// annotation: (staged) network policies and global network policies.
+func isPolicy(r api.Resource) bool {
+	_, ok := r.(interface{ View() api.PolicySpecView })
+	return ok
+}
+
+// Decode decodes the value stored under key (see DecodeID); a key of a known layout that names
+// no object (see ParseKey) is an error.
 func Decode(key string, value []byte, modRevision int64) (any, error) {
+	id, err := ParseKey(key)
+	if err != nil {
+		return nil, err
+	}
+	return DecodeID(id, value, modRevision)
+}
+
+// DecodeID decodes any value calico-host understands, by what its key names: v3 resources
+// (api.Resource), IPAM blocks (*api.AllocationBlock), affinities (*api.BlockAffinity), handles
+// (*api.IPAMHandle) and the IPAM config (*api.IPAMConfig). An UnknownKey gives (nil, nil).
+func DecodeID(id ID, value []byte, modRevision int64) (any, error) {
 	var v any
-	switch {
-	case strings.HasPrefix(key, ResourcePrefix):
-		if _, ok := ParseResourceKey(key); !ok {
-			return nil, nil
-		}
-		return DecodeResource(key, value, modRevision)
-	case strings.HasPrefix(key, BlockPrefix):
+	switch id := id.(type) {
+	case ResourceID:
+		return decodeResource(id, value, modRevision)
+	case BlockID:
 		v = &api.AllocationBlock{}
-	case strings.HasPrefix(key, HostPrefix):
-		if _, _, ok := ParseAffinityKey(key); !ok {
-			return nil, nil
-		}
-		return decodeAffinity(key, value)
-	case strings.HasPrefix(key, HandlePrefix):
+	case AffinityID:
+		return decodeAffinity(value)
+	case HandleID:
 		v = &api.IPAMHandle{}
-	case key == IPAMConfigKey:
+	case IPAMConfigID:
 		v = &api.IPAMConfig{}
 	default:
 		return nil, nil
@@ -73,12 +104,9 @@ func Decode(key string, value []byte, modRevision int64) (any, error) {
 	return v, nil
 }
 
-// decodeAffinity decodes a block affinity: its key must name a block by its canonical CIDR, and
-// its state must be one Project Calico writes.
-func decodeAffinity(key string, value []byte) (*api.BlockAffinity, error) {
-	if _, err := AffinityBlock(key); err != nil {
-		return nil, err
-	}
+// decodeAffinity decodes a block affinity (its key names a block by its canonical CIDR, see
+// ParseKey): its state must be one Project Calico writes.
+func decodeAffinity(value []byte) (*api.BlockAffinity, error) {
 	a := &api.BlockAffinity{}
 	if err := strictJSON(value, a); err != nil {
 		return nil, err

@@ -50,16 +50,74 @@ func TestFixtureRoundTrip(t *testing.T) {
 				if v == nil {
 					continue // felix status keys: plain JSON handled by felix's status package
 				}
+				got, _ := json.Marshal(v)
 				if r, ok := v.(api.Resource); ok {
 					if r.GetObjectMeta().ResourceVersion == "" {
 						t.Errorf("%s: resourceVersion not filled in", kv.Key)
 					}
-					r.GetObjectMeta().ResourceVersion = ""
+					got, _ = datastore.EncodeResource(r)
 				}
-				got, _ := json.Marshal(v)
 				assertJSONEqual(t, want.Key, want.Value, got)
 			}
 		})
+	}
+}
+
+// TestPolicyMetadataAnnotation: a policy is stored with its name in the projectcalico.org/metadata
+// annotation, as Project Calico's etcd backend writes it, and read without it (Project Calico's
+// backend removes it, so no reader shows it); other annotations and other kinds are kept as given.
+func TestPolicyMetadataAnnotation(t *testing.T) {
+	s := etcdtest.Start(t)
+	c := newClient(t, s)
+	cases := []struct {
+		obj      api.Resource
+		key      string
+		stored   map[string]string
+		readBack map[string]string
+	}{
+		{&api.NetworkPolicy{ObjectMeta: api.ObjectMeta{Name: "web", Namespace: "prod"}},
+			"/calico/resources/v3/projectcalico.org/networkpolicies/prod/web",
+			map[string]string{api.AnnotationMetadata: `{"name":"web"}`}, nil},
+		{&api.GlobalNetworkPolicy{ObjectMeta: api.ObjectMeta{Name: "deny-all", Annotations: map[string]string{"owner": "net-team"}}},
+			"/calico/resources/v3/projectcalico.org/globalnetworkpolicies/deny-all",
+			map[string]string{"owner": "net-team", api.AnnotationMetadata: `{"name":"deny-all"}`}, map[string]string{"owner": "net-team"}},
+		{&api.StagedGlobalNetworkPolicy{ObjectMeta: api.ObjectMeta{Name: "trial", Annotations: map[string]string{api.AnnotationMetadata: `{"name":"other"}`}}},
+			"/calico/resources/v3/projectcalico.org/stagedglobalnetworkpolicies/trial",
+			map[string]string{api.AnnotationMetadata: `{"name":"trial"}`}, nil},
+		{&api.HostEndpoint{ObjectMeta: api.ObjectMeta{Name: "eth0", Annotations: map[string]string{api.AnnotationMetadata: "kept"}}, Spec: api.HostEndpointSpec{Node: "n", InterfaceName: "eth0"}},
+			"/calico/resources/v3/projectcalico.org/hostendpoints/eth0",
+			map[string]string{api.AnnotationMetadata: "kept"}, map[string]string{api.AnnotationMetadata: "kept"}},
+	}
+	for _, tc := range cases {
+		k, _ := api.KindOf(tc.obj)
+		m := tc.obj.GetObjectMeta()
+		before := m.Annotations
+		if _, err := c.Create(ctx(t), tc.obj); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(m.Annotations, before) {
+			t.Errorf("%s: Create changed the caller's annotations to %v", k.Kind, m.Annotations)
+		}
+		kv, err := c.GetKV(ctx(t), tc.key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var stored struct {
+			Metadata struct{ Annotations map[string]string } `json:"metadata"`
+		}
+		if err := json.Unmarshal(kv.Value, &stored); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(stored.Metadata.Annotations, tc.stored) {
+			t.Errorf("%s: stored annotations %v, want %v", k.Kind, stored.Metadata.Annotations, tc.stored)
+		}
+		got, err := c.Get(ctx(t), k, m.Namespace, m.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a := got.GetObjectMeta().Annotations; !reflect.DeepEqual(a, tc.readBack) {
+			t.Errorf("%s: read annotations %v, want %v", k.Kind, a, tc.readBack)
+		}
 	}
 }
 
@@ -218,5 +276,61 @@ func TestTLS(t *testing.T) {
 	defer cancel()
 	if err := noCert.Ping(short); err == nil {
 		t.Fatal("a client without a certificate must be refused")
+	}
+}
+
+// TestGetKVs: several keys in one request, a missing one nil, each with its own revision.
+func TestGetKVs(t *testing.T) {
+	s := etcdtest.Start(t)
+	c := newClient(t, s)
+	first, err := c.CreateKV(ctx(t), "/calico/test/a", []byte("A"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := c.CreateKV(ctx(t), "/calico/test/c", []byte("C"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kvs, err := c.GetKVs(ctx(t), "/calico/test/a", "/calico/test/b", "/calico/test/c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(kvs) != 3 || kvs[1] != nil || kvs[0] == nil || kvs[2] == nil {
+		t.Fatalf("GetKVs = %v, want a, nil, c", kvs)
+	}
+	if string(kvs[0].Value) != "A" || kvs[0].ModRevision != first || kvs[0].Key != "/calico/test/a" ||
+		string(kvs[2].Value) != "C" || kvs[2].ModRevision != second {
+		t.Errorf("GetKVs = %+v, %+v", *kvs[0], *kvs[2])
+	}
+}
+
+// TestGetBatch: keys and prefixes in one request, each result in key order, a missing key empty.
+func TestGetBatch(t *testing.T) {
+	s := etcdtest.Start(t)
+	c := newClient(t, s)
+	for _, k := range []string{"/calico/t/p/b", "/calico/t/p/a", "/calico/t/pz", "/calico/t/k"} {
+		if _, err := c.CreateKV(ctx(t), k, []byte(k)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := c.GetBatch(ctx(t), datastore.BatchGet{Key: "/calico/t/p/", Prefix: true}, datastore.BatchGet{Key: "/calico/t/k"},
+		datastore.BatchGet{Key: "/calico/t/missing"}, datastore.BatchGet{Key: "/calico/t/none/", Prefix: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got [][]string
+	for _, kvs := range res {
+		var keys []string
+		for _, kv := range kvs {
+			if string(kv.Value) != kv.Key || kv.ModRevision == 0 {
+				t.Errorf("%s: value %q, revision %d", kv.Key, kv.Value, kv.ModRevision)
+			}
+			keys = append(keys, kv.Key)
+		}
+		got = append(got, keys)
+	}
+	want := [][]string{{"/calico/t/p/a", "/calico/t/p/b"}, {"/calico/t/k"}, nil, nil}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("GetBatch = %v, want %v", got, want)
 	}
 }

@@ -44,11 +44,26 @@ func KeyOf(r api.Resource) (string, error) {
 	return ResourceKey(k, m.Namespace, m.Name), nil
 }
 
-// ResourceID identifies one v3 object by its key parts.
+// ResourceID identifies one v3 object by its key parts. Kind points to the one KindInfo of its
+// kind (see NewResourceID), so ResourceIDs compare with ==.
 type ResourceID struct {
-	Kind      api.KindInfo
+	Kind      *api.KindInfo
 	Namespace string
 	Name      string
+}
+
+// kindsByPlural holds one KindInfo per kind, by the plural of its keys.
+var kindsByPlural = func() map[string]*api.KindInfo {
+	m := map[string]*api.KindInfo{}
+	for _, k := range api.Kinds() {
+		m[k.Plural] = &k
+	}
+	return m
+}()
+
+// NewResourceID is the ID of the object of kind k named namespace/name.
+func NewResourceID(k api.KindInfo, namespace, name string) ResourceID {
+	return ResourceID{Kind: kindsByPlural[k.Plural], Namespace: namespace, Name: name}
 }
 
 // ParseResourceKey splits a v3 resource key into kind, namespace and name.
@@ -58,7 +73,7 @@ func ParseResourceKey(key string) (ResourceID, bool) {
 		return ResourceID{}, false
 	}
 	parts := strings.Split(rest, "/")
-	k, ok := api.KindByPlural(parts[0])
+	k, ok := kindsByPlural[parts[0]]
 	if !ok {
 		return ResourceID{}, false
 	}

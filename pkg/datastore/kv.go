@@ -31,6 +31,56 @@ func (c *Client) GetKV(ctx context.Context, key string) (*KV, error) {
 	return &KV{Key: key, Value: kv.Value, ModRevision: kv.ModRevision, CreateRevision: kv.CreateRevision}, nil
 }
 
+// BatchGet is one read of GetBatch: the key, or with Prefix every key under it.
+type BatchGet struct {
+	Key    string
+	Prefix bool
+}
+
+// GetBatch reads keys and prefixes in one request, a read-only transaction: every result is of
+// one revision. Each result lists the keys found, in key order (none for a missing key). It does
+// not page, so it is for small prefixes (the IP pools, one host's affinities).
+func (c *Client) GetBatch(ctx context.Context, gets ...BatchGet) ([][]KV, error) {
+	ops := make([]clientv3.Op, len(gets))
+	for i, g := range gets {
+		var opts []clientv3.OpOption
+		if g.Prefix {
+			opts = append(opts, clientv3.WithPrefix())
+		}
+		ops[i] = clientv3.OpGet(g.Key, opts...)
+	}
+	resp, err := c.etcd.Txn(ctx).Then(ops...).Commit()
+	if err != nil {
+		return nil, fmt.Errorf("reading %v: %w", gets, err)
+	}
+	out := make([][]KV, len(gets))
+	for i, r := range resp.Responses {
+		for _, kv := range r.GetResponseRange().GetKvs() {
+			out[i] = append(out[i], KV{Key: string(kv.Key), Value: kv.Value, ModRevision: kv.ModRevision, CreateRevision: kv.CreateRevision})
+		}
+	}
+	return out, nil
+}
+
+// GetKVs reads several keys in one request (GetBatch); a missing key is nil in the result.
+func (c *Client) GetKVs(ctx context.Context, keys ...string) ([]*KV, error) {
+	gets := make([]BatchGet, len(keys))
+	for i, k := range keys {
+		gets[i] = BatchGet{Key: k}
+	}
+	res, err := c.GetBatch(ctx, gets...)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*KV, len(keys))
+	for i, kvs := range res {
+		if len(kvs) > 0 {
+			out[i] = &kvs[0]
+		}
+	}
+	return out, nil
+}
+
 // ListKV lists every key under prefix, page by page, all pages pinned to one revision (the
 // revision of the first page when rev is 0). It returns the keys and that revision.
 func (c *Client) ListKV(ctx context.Context, prefix string, rev int64) ([]KV, int64, error) {

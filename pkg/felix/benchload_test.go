@@ -40,9 +40,9 @@ func TestLoadBenchData(t *testing.T) {
 	for _, u := range calcbench.BenchData(host, local, remote, policies, netsets) {
 		val, err := calcbench.Encode(u.Value)
 		if err != nil {
-			t.Fatalf("%s: %v", u.Key, err)
+			t.Fatalf("%s: %v", u.ID.Key(), err)
 		}
-		ops = append(ops, clientv3.OpPut(u.Key, string(val)))
+		ops = append(ops, clientv3.OpPut(u.ID.Key(), string(val)))
 		if w, ok := u.Value.(*api.WorkloadEndpoint); ok && w.Spec.Node == host {
 			ifaces = append(ifaces, w.Spec.InterfaceName)
 		}

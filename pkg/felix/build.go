@@ -26,9 +26,7 @@ func Build(configFile string, stderr io.Writer, version string) (*Daemon, zerolo
 		return nil, log, daemon.ConfigError(err)
 	}
 	cfg, _ := local.Resolve(nil) // problems are logged once the datastore's part is known
-	if l, err := daemon.ParseLevel(cfg.LogSeverityScreen); err == nil {
-		zerolog.SetGlobalLevel(l)
-	}
+	zerolog.SetGlobalLevel(cfg.LogSeverityScreen)
 	dsCfg, err := local.Datastore(cfg)
 	if err != nil {
 		return nil, log, daemon.ConfigError(err)

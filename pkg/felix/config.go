@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/calico-host/calico-host/pkg/felix/calc"
+	"github.com/calico-host/calico-host/pkg/felix/dataplane"
 )
 
 // checkConfig applies live configuration changes and returns a restart error for the others:
@@ -28,7 +29,7 @@ func (d *Daemon) checkConfig(f calc.Facts) error {
 			d.log.Info().Strs("params", live).Msg("Applying configuration change")
 		}
 	}
-	if dp := next.Dataplane(f.PoolsUseVXLAN); !reflect.DeepEqual(dp, d.dpCfg) {
+	if dp := dataplane.NewConfig(next, f.PoolsUseVXLAN); !reflect.DeepEqual(dp, d.dpCfg) {
 		return d.restart(fmt.Sprintf("dataplane configuration changed (VXLAN %t -> %t, OpenStack %t -> %t)",
 			d.dpCfg.VXLANEnabled, dp.VXLANEnabled, d.dpCfg.OpenStack, dp.OpenStack))
 	}

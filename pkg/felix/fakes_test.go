@@ -303,7 +303,7 @@ func (h *harness) ready(spec *api.FelixConfigurationSpec, more ...syncer.Update)
 // ---- datastore objects, as the syncer delivers them ----
 
 func resource(plural, name string, v any) syncer.Update {
-	return syncer.Update{Key: datastore.ResourcePrefix + plural + "/" + name, Value: v}
+	return syncer.Update{ID: datastore.IDOf(datastore.ResourcePrefix + plural + "/" + name), Value: v}
 }
 
 func clusterInfo(ready bool, clusterType string) syncer.Update {

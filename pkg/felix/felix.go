@@ -11,7 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
-	"github.com/calico-host/calico-host/pkg/compat"
+	"github.com/calico-host/calico-host/pkg/compat/report"
 	"github.com/calico-host/calico-host/pkg/daemon"
 	"github.com/calico-host/calico-host/pkg/datastore"
 	"github.com/calico-host/calico-host/pkg/felix/calc"
@@ -67,7 +67,7 @@ type Daemon struct {
 	metrics  *metrics
 	reg      *prometheus.Registry
 	// unimplemented reports the Project Calico settings calico-host does not implement.
-	unimplemented *compat.Reporter
+	unimplemented *report.Reporter
 	graph         *calc.Graph
 	calc          *calc.Loop // on graph, built by Run
 	dp            Dataplane  // set by start before the status goroutines run
@@ -118,12 +118,13 @@ func New(o Options) (*Daemon, error) {
 	}
 	local, _ := o.Local.Resolve(nil) // FelixHostname is local-only: the datastore cannot change it
 	graph := calc.New(local.FelixHostname, o.Log.With().Str("loop", LoopCalc).Logger())
-	if local.Sources["RouteSource"] >= config.SourceFile { // else FelixConfiguration decides, in calc
-		graph.SetLocalRouteSource(local.RouteSource)
-	}
+	graph.SetRouteSource(func(dc calc.DatastoreConfig) calc.RouteSource {
+		c, _ := o.Local.Resolve(datastoreConfig(dc)) // its problems are logged when felix resolves it
+		return c.RouteSource
+	})
 	return &Daemon{
 		o: o, log: o.Log, notifier: o.Notifier, metrics: newMetrics(), reg: prometheus.NewRegistry(),
-		graph: graph, problems: map[string]bool{}, unimplemented: compat.NewReporter("felix", o.Log),
+		graph: graph, problems: map[string]bool{}, unimplemented: report.New("felix", o.Log),
 	}, nil
 }
 

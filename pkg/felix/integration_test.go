@@ -16,6 +16,7 @@ import (
 	"github.com/calico-host/calico-host/pkg/datastore/etcdtest"
 	"github.com/calico-host/calico-host/pkg/felix/calc"
 	"github.com/calico-host/calico-host/pkg/felix/dataplane"
+	"github.com/calico-host/calico-host/pkg/felix/dataplane/rules"
 	"github.com/calico-host/calico-host/pkg/syncer"
 )
 
@@ -71,7 +72,7 @@ func TestWithRealSyncer(t *testing.T) {
 	put(t, cli, "clusterinformations", "default", `{"clusterGUID":"abc","calicoVersion":"v3.30","datastoreReady":true}`)
 	dp := h.dataplane()
 	c := dp.cfg
-	if !slices.Equal(c.InterfacePrefixes, []string{"cali", "tap"}) || c.DefaultEndpointToHostAction != "Return" ||
+	if !slices.Equal(c.InterfacePrefixes, []string{"cali", "tap"}) || c.DefaultEndpointToHostAction != rules.ActionReturn ||
 		!c.VXLANEnabled || !c.OpenStack || len(c.FailsafeInbound) != 2 || c.FailsafeInbound[1].Net.String() != "fd5c::/16" {
 		t.Errorf("dataplane config from etcd: %+v", c)
 	}

@@ -5,7 +5,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/rs/zerolog"
 
-	"github.com/calico-host/calico-host/pkg/compat"
+	"github.com/calico-host/calico-host/pkg/compat/report"
 	"github.com/calico-host/calico-host/pkg/felix/calc"
 	"github.com/calico-host/calico-host/pkg/felix/config"
 	"github.com/calico-host/calico-host/pkg/felix/dataplane"
@@ -67,7 +67,7 @@ func hostGauge(hostname string) prometheus.Gauge {
 // reporters' and the unimplemented-settings gauge (to list them, e.g. for the Grafana
 // dashboard's test).
 func MetricCollectors() []prometheus.Collector {
-	cs := append(newMetrics().collectors(), hostGauge("host"), compat.NewReporter("felix", zerolog.Nop()).Collector())
+	cs := append(newMetrics().collectors(), hostGauge("host"), report.New("felix", zerolog.Nop()).Collector())
 	cs = append(cs, calc.NewLoop(calc.New("host", zerolog.Nop()), calc.RunConfig{}).Collectors()...)
 	cs = append(cs, dataplane.MetricCollectors()...)
 	return append(cs, status.NewMetrics().Collectors()...)

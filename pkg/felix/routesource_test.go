@@ -17,7 +17,7 @@ import (
 func TestLocalRouteSource(t *testing.T) {
 	h := newHarness(t, "FELIX_ROUTESOURCE=WorkloadIPs")
 	owner := "host:host-b"
-	blk := syncer.Update{Key: datastore.BlockPrefix + "ipv4/block/10.65.1.0-26",
+	blk := syncer.Update{ID: datastore.IDOf(datastore.BlockPrefix + "ipv4/block/10.65.1.0-26"),
 		Value: &api.AllocationBlock{CIDR: "10.65.1.0/26", Affinity: &owner, Allocations: make([]*int, 64)}}
 	name := api.WorkloadEndpointName("host-b", "cni", "b", "eth0")
 	wep := resource("workloadendpoints", "ns/"+name, &api.WorkloadEndpoint{ObjectMeta: api.ObjectMeta{Name: name, Namespace: "ns"},
@@ -40,7 +40,7 @@ func TestLocalRouteSource(t *testing.T) {
 	if dp.has(routeTo("10.65.1.0/26")) {
 		t.Error("a route to the IPAM block was sent")
 	}
-	if h.daemon.cfg.RouteSource != "WorkloadIPs" {
-		t.Errorf("resolved RouteSource %q", h.daemon.cfg.RouteSource)
+	if h.daemon.cfg.RouteSource != calc.RouteSourceWorkloadIPs {
+		t.Errorf("resolved RouteSource %v", h.daemon.cfg.RouteSource)
 	}
 }

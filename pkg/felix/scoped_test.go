@@ -12,6 +12,7 @@ import (
 	"github.com/calico-host/calico-host/pkg/datastore"
 	"github.com/calico-host/calico-host/pkg/datastore/etcdtest"
 	"github.com/calico-host/calico-host/pkg/felix/calc"
+	"github.com/calico-host/calico-host/pkg/felix/dataplane/rules"
 	"github.com/calico-host/calico-host/pkg/syncer"
 )
 
@@ -59,8 +60,8 @@ func TestSelectorScopedConfigWithRealEtcd(t *testing.T) {
 	h := &harness{t: t, etcd: srv}
 	h.run(s, []string{"FELIX_FELIXHOSTNAME=host-a"})
 	dp := h.dataplane()
-	if c := dp.cfg; c.ServiceLoopPrevention != "Reject" || !c.NATOutgoingExcludeHosts || c.DefaultEndpointToHostAction != "Drop" {
-		t.Errorf("dataplane config: service loop %q, exclude hosts %v, endpoint to host %q; want Reject, true, Drop (node.host-a over gpu over default)",
+	if c := dp.cfg; c.ServiceLoopPrevention != rules.LoopReject || !c.NATOutgoingExcludeHosts || c.DefaultEndpointToHostAction != rules.ActionDrop {
+		t.Errorf("dataplane config: service loop %v, exclude hosts %v, endpoint to host %v; want Reject, true, Drop (node.host-a over gpu over default)",
 			c.ServiceLoopPrevention, c.NATOutgoingExcludeHosts, c.DefaultEndpointToHostAction)
 	}
 	deadline := time.Now().Add(5 * time.Second)

@@ -90,7 +90,7 @@ func (d *Daemon) start(ctx context.Context, dpIn <-chan []calc.Update) error {
 	d.dsCfg = f.Config
 	d.cfg = d.resolve(datastoreConfig(f.Config))
 	d.applyLogLevel()
-	d.dpCfg = d.cfg.Dataplane(f.PoolsUseVXLAN)
+	d.dpCfg = dataplane.NewConfig(d.cfg, f.PoolsUseVXLAN)
 	d.log.Info().Str("hostname", d.cfg.FelixHostname).Strs("interface_prefix", d.cfg.InterfacePrefix).
 		Bool("vxlan", d.dpCfg.VXLANEnabled).Bool("openstack", d.dpCfg.OpenStack).Msg("Configuration resolved; starting the dataplane")
 	if err := d.prepareWireguard(ctx); err != nil {
@@ -245,11 +245,7 @@ func (d *Daemon) dataplaneProblems() string {
 
 // applyLogLevel applies LogSeverityScreen.
 func (d *Daemon) applyLogLevel() {
-	if d.o.SetLogLevel == nil {
-		return
-	}
-	level, err := daemon.ParseLevel(d.cfg.LogSeverityScreen)
-	if err == nil {
-		d.o.SetLogLevel(level)
+	if d.o.SetLogLevel != nil {
+		d.o.SetLogLevel(d.cfg.LogSeverityScreen)
 	}
 }

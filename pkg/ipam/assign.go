@@ -39,6 +39,8 @@ type request struct {
 	use       string
 	cfg       api.IPAMConfig
 	maxBlocks int
+	view      *hostView
+	held      *handleRef // nil without a handle
 }
 
 // AutoAssign assigns Num4 IPv4 and Num6 IPv6 addresses to the host: from the host's own blocks
@@ -64,19 +66,60 @@ func hostPrefixes(ps []netip.Prefix) []netip.Prefix {
 // AutoAssignInBlocks is AutoAssign returning each address with the mask of its block (what
 // Project Calico's IPAM returns and the CNI plugin reports as a route).
 func (c *Client) AutoAssignInBlocks(ctx context.Context, a AutoAssignArgs) (v4, v6 []netip.Prefix, err error) {
-	if a.Hostname == "" {
-		return nil, nil, errors.New("auto-assign: hostname is required")
+	if err := a.check(); err != nil {
+		return nil, nil, err
 	}
-	if a.Num4 < 0 || a.Num6 < 0 {
-		return nil, nil, fmt.Errorf("auto-assign: negative address count (%d IPv4, %d IPv6)", a.Num4, a.Num6)
-	}
-	cfg, err := c.GetIPAMConfig(ctx)
+	view, err := c.readHostView(ctx, a.Hostname, a.HandleID)
 	if err != nil {
 		return nil, nil, err
 	}
+	return c.assign(ctx, a, view)
+}
+
+// AssignToHandle returns the addresses the handle a.HandleID already holds, each with its
+// block's mask (a repeated request gets what the first one assigned), or, when it holds none,
+// assigns as AutoAssignInBlocks; assigned tells which. The handle is read in the request that
+// reads the host's IPAM state, so a first assignment costs no request more.
+func (c *Client) AssignToHandle(ctx context.Context, a AutoAssignArgs) (addrs []netip.Prefix, assigned bool, err error) {
+	if a.HandleID == "" {
+		return nil, false, errors.New("assign to handle: a handle is required")
+	}
+	if err := a.check(); err != nil {
+		return nil, false, err
+	}
+	view, err := c.readHostView(ctx, a.Hostname, a.HandleID)
+	if err != nil {
+		return nil, false, err
+	}
+	if view.held.h.stored() {
+		held, err := c.prefixesOf(ctx, view.held.h)
+		if err != nil || len(held) > 0 {
+			return held, false, err
+		}
+	}
+	v4, v6, err := c.assign(ctx, a, view)
+	return append(v4, v6...), err == nil, err
+}
+
+func (a AutoAssignArgs) check() error {
+	if a.Hostname == "" {
+		return errors.New("auto-assign: hostname is required")
+	}
+	if a.Num4 < 0 || a.Num6 < 0 {
+		return fmt.Errorf("auto-assign: negative address count (%d IPv4, %d IPv6)", a.Num4, a.Num6)
+	}
+	return nil
+}
+
+// assign assigns each family's addresses from the state in view; on error it releases what it
+// took.
+func (c *Client) assign(ctx context.Context, a AutoAssignArgs, view *hostView) (v4, v6 []netip.Prefix, err error) {
 	use := a.IntendedUse
 	if use == "" {
 		use = api.UseWorkload
+	}
+	if v4, v6, ok, err := c.assignFromOwnBlocks(ctx, a, view, use); ok || err != nil {
+		return v4, v6, err
 	}
 	var taken []netip.Prefix
 	out := map[int][]netip.Prefix{}
@@ -87,8 +130,8 @@ func (c *Client) AutoAssignInBlocks(ctx context.Context, a AutoAssignArgs) (v4, 
 		if r.num == 0 {
 			continue
 		}
-		r.host, r.handle, r.attrs, r.use, r.cfg = a.Hostname, a.HandleID, a.Attrs, use, cfg
-		r.maxBlocks = blockLimit(a.MaxBlocksPerHost, cfg.MaxBlocksPerHost)
+		r.host, r.handle, r.attrs, r.use, r.cfg, r.view, r.held = a.Hostname, a.HandleID, a.Attrs, use, view.cfg, view, view.held
+		r.maxBlocks = blockLimit(a.MaxBlocksPerHost, view.cfg.MaxBlocksPerHost)
 		addrs, err := c.autoAssign(ctx, r)
 		taken = append(taken, addrs...)
 		if err != nil {
@@ -133,18 +176,14 @@ func (c *Client) undo(taken []netip.Prefix) {
 // autoAssign assigns one family's addresses (with their block masks). It returns what it assigned
 // even on error.
 func (c *Client) autoAssign(ctx context.Context, r request) ([]netip.Prefix, error) {
-	pools, err := c.selectPools(ctx, r.fam, r.pools, r.host, r.use)
-	if err != nil {
-		return nil, err
-	}
-	affs, err := c.listAffinities(ctx, r.host, r.fam)
+	pools, err := selectPools(r.view, r.fam, r.pools, r.host, r.use)
 	if err != nil {
 		return nil, err
 	}
 	var got []netip.Prefix
 	owned := 0
-	for _, af := range affs {
-		if af.state != api.AffinityConfirmed || poolOf(pools, af.cidr.Addr()) == nil {
+	for _, af := range r.view.affs {
+		if familyOf(af.cidr.Addr()) != r.fam || af.state != api.AffinityConfirmed || poolOf(pools, af.cidr.Addr()) == nil {
 			continue // pending affinities count as absent, as in Project Calico
 		}
 		owned++
@@ -237,7 +276,7 @@ func (c *Client) assignFrom(ctx context.Context, r request, b *block, want int, 
 		if len(ords) == 0 {
 			return nil
 		}
-		if err := c.commitBlockAndHandle(ctx, cur, r.handle, len(ords)); err != nil {
+		if err := c.commitBlockAndHandle(ctx, cur, r.held, len(ords)); err != nil {
 			return err
 		}
 		for _, o := range ords {
@@ -249,22 +288,23 @@ func (c *Client) assignFrom(ctx context.Context, r request, b *block, want int, 
 }
 
 // commitBlockAndHandle writes an updated block together with the handle's new count for it in
-// one transaction (the handle is created on first use).
-func (c *Client) commitBlockAndHandle(ctx context.Context, b *block, handleID string, delta int) error {
+// one transaction (the handle is created on first use; held is nil without a handle).
+func (c *Client) commitBlockAndHandle(ctx context.Context, b *block, held *handleRef, delta int) error {
 	bw, err := blockWrite(b, false)
 	if err != nil {
 		return err
 	}
 	ws := []write{bw}
-	if handleID != "" {
-		h, err := c.getHandle(ctx, handleID)
+	if held != nil {
+		h, err := held.load(ctx, c)
 		if err != nil {
 			return err
 		}
 		h.adjust(b.cidr.String(), delta)
 		ws = append(ws, h.write())
 	}
-	_, err = c.commit(ctx, ws...)
+	rev, err := c.commit(ctx, ws...)
+	held.committed(rev, err)
 	return err
 }
 

@@ -38,6 +38,7 @@ func (c *Client) AssignIP(ctx context.Context, a AssignIPArgs) error {
 		return err
 	}
 	cidr := p.blockFor(ip)
+	held := newHandleRef(a.HandleID)
 	return c.retry(ctx, "assigning "+ip.String(), func() error {
 		b, err := c.getBlock(ctx, cidr)
 		if datastore.IsNotFound(err) {
@@ -56,6 +57,6 @@ func (c *Client) AssignIP(ctx context.Context, a AssignIPArgs) error {
 		if err := assignOrdinal(b.b, ord, a.HandleID, a.Attrs); err != nil {
 			return fmt.Errorf("assign %s: %w", ip, err)
 		}
-		return c.commitBlockAndHandle(ctx, b, a.HandleID, 1)
+		return c.commitBlockAndHandle(ctx, b, held, 1)
 	})
 }

@@ -62,17 +62,27 @@ func (c *Client) GetIPAMConfig(ctx context.Context) (api.IPAMConfig, error) {
 func (c *Client) getConfig(ctx context.Context) (api.IPAMConfig, int64, error) {
 	kv, err := c.ds.GetKV(ctx, datastore.IPAMConfigKey)
 	if datastore.IsNotFound(err) {
-		return api.IPAMConfig{AutoAllocateBlocks: true}, 0, nil
+		return c.decodeConfig(nil), 0, nil
 	}
 	if err != nil {
 		return api.IPAMConfig{}, 0, fmt.Errorf("reading IPAM config: %w", err)
 	}
+	return c.decodeConfig(kv), kv.ModRevision, nil
+}
+
+// decodeConfig is the stored IPAM config (kv nil: absent); Project Calico's defaults when it is
+// absent or cannot be decoded.
+func (c *Client) decodeConfig(kv *datastore.KV) api.IPAMConfig {
+	defaults := api.IPAMConfig{AutoAllocateBlocks: true}
+	if kv == nil {
+		return defaults
+	}
 	var cfg api.IPAMConfig
 	if err := json.Unmarshal(kv.Value, &cfg); err != nil {
 		c.log.Warn().Err(err).Str("key", kv.Key).Msg("undecodable IPAM config, using defaults")
-		return api.IPAMConfig{AutoAllocateBlocks: true}, kv.ModRevision, nil
+		return defaults
 	}
-	return cfg, kv.ModRevision, nil
+	return cfg
 }
 
 // SetIPAMConfig writes /calico/ipam/v2/config (compare-and-swap against what it read).

@@ -48,12 +48,32 @@ func toPool(ip *api.IPPool) (*pool, error) {
 
 // enabledPools lists the enabled, valid pools of a family (0 = both), in name order.
 func (c *Client) enabledPools(ctx context.Context, fam int) ([]*pool, error) {
-	items, _, err := datastore.ListAs[*api.IPPool](ctx, c.ds, "")
+	kvs, _, err := c.ds.ListKV(ctx, poolPrefix(), 0)
 	if err != nil {
 		return nil, fmt.Errorf("listing IP pools: %w", err)
 	}
+	return c.poolsOf(kvs, fam), nil
+}
+
+func poolPrefix() string {
+	k, _ := api.LookupKind("IPPool")
+	return datastore.KindPrefix(k)
+}
+
+// poolsOf decodes the enabled, valid pools of a family (0 = both) among kvs, in key (name)
+// order; invalid ones are logged and skipped.
+func (c *Client) poolsOf(kvs []datastore.KV, fam int) []*pool {
 	var out []*pool
-	for _, ip := range items {
+	for _, kv := range kvs {
+		if _, ok := datastore.ParseResourceKey(kv.Key); !ok {
+			continue
+		}
+		r, err := datastore.DecodeResource(kv.Key, kv.Value, kv.ModRevision)
+		ip, isPool := r.(*api.IPPool)
+		if err != nil || !isPool {
+			c.log.Warn().Err(err).Str("key", kv.Key).Msg("skipping undecodable IP pool")
+			continue
+		}
 		if ip.Spec.Disabled {
 			continue
 		}
@@ -66,17 +86,63 @@ func (c *Client) enabledPools(ctx context.Context, fam int) ([]*pool, error) {
 			out = append(out, p)
 		}
 	}
-	return out, nil
+	return out
+}
+
+// hostView is the IPAM state an assignment reads first, in one request, for both families: the
+// IPAM configuration, the enabled pools, the host's affinities and Node labels and, for a call
+// with a handle, the handle.
+type hostView struct {
+	cfg    api.IPAMConfig
+	pools  []*pool
+	affs   []*affinity
+	labels map[string]string
+	held   *handleRef // nil without a handle
+}
+
+func (c *Client) readHostView(ctx context.Context, host, handleID string) (*hostView, error) {
+	k, _ := api.LookupKind("Node")
+	gets := []datastore.BatchGet{{Key: datastore.IPAMConfigKey}, {Key: poolPrefix(), Prefix: true},
+		{Key: affinityPrefix(host), Prefix: true}, {Key: datastore.ResourceKey(k, "", host)}}
+	if handleID != "" {
+		gets = append(gets, datastore.BatchGet{Key: datastore.HandleKey(handleID)})
+	}
+	res, err := c.ds.GetBatch(ctx, gets...)
+	if err != nil {
+		return nil, fmt.Errorf("reading the IPAM state of host %s: %w", host, err)
+	}
+	v := &hostView{cfg: c.decodeConfig(first(res[0])), pools: c.poolsOf(res[1], 0), affs: c.affinitiesOf(res[2], host, 0)}
+	if v.labels, err = c.nodeLabelsOf(host, first(res[3])); err != nil {
+		return nil, err
+	}
+	if handleID != "" {
+		h, err := decodeHandle(handleID, first(res[4]))
+		if err != nil {
+			return nil, err
+		}
+		v.held = &handleRef{id: handleID, h: h}
+	}
+	return v, nil
+}
+
+// first is the first of a batch result's keys (nil when none).
+func first(kvs []datastore.KV) *datastore.KV {
+	if len(kvs) == 0 {
+		return nil
+	}
+	return &kvs[0]
 }
 
 // selectPools returns the pools to allocate from for a family. Requested pools (names or CIDRs)
 // are used as given, ignoring node selectors as Project Calico does, but must exist, be enabled
 // and be of the family; otherwise every enabled pool whose nodeSelector matches the host's Node
 // labels. Either way pools that do not allow the intended use are dropped.
-func (c *Client) selectPools(ctx context.Context, fam int, requested []string, host, use string) ([]*pool, error) {
-	all, err := c.enabledPools(ctx, fam)
-	if err != nil {
-		return nil, err
+func selectPools(v *hostView, fam int, requested []string, host, use string) ([]*pool, error) {
+	var all []*pool
+	for _, p := range v.pools {
+		if familyOf(p.cidr.Addr()) == fam {
+			all = append(all, p)
+		}
 	}
 	var chosen []*pool
 	if len(requested) > 0 {
@@ -88,12 +154,8 @@ func (c *Client) selectPools(ctx context.Context, fam int, requested []string, h
 			chosen = append(chosen, p)
 		}
 	} else {
-		labels, err := c.nodeLabels(ctx, host)
-		if err != nil {
-			return nil, err
-		}
 		for _, p := range all {
-			if selectsNode(p, labels) {
+			if selectsNode(p, v.labels) {
 				chosen = append(chosen, p)
 			}
 		}
@@ -131,16 +193,18 @@ func selectsNode(p *pool, labels map[string]string) bool {
 	return sel.EvaluateMap(labels)
 }
 
-// nodeLabels reads the labels of the host's Node. A host without a Node object (a machine where
-// only the CNI plugin runs) has no labels, so only pools selecting all() or !has(...) match.
-func (c *Client) nodeLabels(ctx context.Context, host string) (map[string]string, error) {
-	n, err := datastore.GetAs[*api.Node](ctx, c.ds, "", host)
-	if datastore.IsNotFound(err) {
+// nodeLabelsOf are the labels of the host's stored Node (kv nil: absent). A host without a Node
+// object (a machine where only the CNI plugin runs) has no labels, so only pools selecting all()
+// or !has(...) match.
+func (c *Client) nodeLabelsOf(host string, kv *datastore.KV) (map[string]string, error) {
+	if kv == nil {
 		c.log.Debug().Str("node", host).Msg("no Node object; evaluating pool selectors against no labels")
 		return map[string]string{}, nil
 	}
-	if err != nil {
-		return nil, fmt.Errorf("reading node %s: %w", host, err)
+	r, err := datastore.DecodeResource(kv.Key, kv.Value, kv.ModRevision)
+	n, isNode := r.(*api.Node)
+	if err != nil || !isNode {
+		return nil, fmt.Errorf("reading node %s: %s: %w", host, kv.Key, err)
 	}
 	if n.Labels == nil {
 		return map[string]string{}, nil

@@ -33,6 +33,11 @@ func (c *Client) PrefixesByHandle(ctx context.Context, handleID string) ([]netip
 	if err != nil {
 		return nil, fmt.Errorf("reading handle %s: %w", handleID, err)
 	}
+	return c.prefixesOf(ctx, h)
+}
+
+// prefixesOf lists the addresses handle h holds, each with the mask of its block.
+func (c *Client) prefixesOf(ctx context.Context, h *handle) ([]netip.Prefix, error) {
 	var out []netip.Prefix
 	for _, s := range sortedKeys(h.h.Block) {
 		cidr, err := netip.ParsePrefix(s)
@@ -46,7 +51,7 @@ func (c *Client) PrefixesByHandle(ctx context.Context, handleID string) ([]netip
 		if err != nil {
 			return nil, err
 		}
-		for _, o := range ordinalsOfHandle(b.b, handleID) {
+		for _, o := range ordinalsOfHandle(b.b, h.id) {
 			out = append(out, netip.PrefixFrom(ordinalAddr(cidr, o), cidr.Bits()))
 		}
 	}

@@ -18,53 +18,139 @@ const cleanupTimeout = 30 * time.Second
 // ReleaseByHandle releases every address of a handle and deletes the handle. A handle that does
 // not exist is not an error.
 func (c *Client) ReleaseByHandle(ctx context.Context, handleID string) error {
-	h, err := c.getHandle(ctx, handleID)
-	if err != nil {
-		return fmt.Errorf("releasing handle %s: %w", handleID, err)
+	return c.ReleaseByHandles(ctx, handleID)
+}
+
+// ReleaseByHandles is ReleaseByHandle of several handles, read in one request. Each handle's
+// blocks are read in one more and written with the handle's deletion in one compare-and-swap
+// transaction; after a conflict (or with a block that cannot be read) the handle is released one
+// block at a time.
+func (c *Client) ReleaseByHandles(ctx context.Context, handleIDs ...string) error {
+	keys := make([]string, len(handleIDs))
+	for i, id := range handleIDs {
+		keys[i] = datastore.HandleKey(id)
 	}
-	if !h.stored() {
-		return nil
+	kvs, err := c.ds.GetKVs(ctx, keys...)
+	if err != nil {
+		return fmt.Errorf("releasing handles %v: %w", handleIDs, err)
+	}
+	var errs []error
+	for i, id := range handleIDs {
+		h, err := decodeHandle(id, kvs[i])
+		if err == nil && h.stored() {
+			err = c.releaseHandle(ctx, &handleRef{id: id, h: h})
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("releasing handle %s: %w", id, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// releaseHandle releases a stored handle: all its blocks in one transaction, else block by block.
+func (c *Client) releaseHandle(ctx context.Context, held *handleRef) error {
+	if done, err := c.releaseInOneCommit(ctx, held); done || err != nil {
+		return err
+	}
+	h, err := held.load(ctx, c)
+	if err != nil || !h.stored() {
+		return err
 	}
 	for _, s := range sortedKeys(h.h.Block) {
 		cidr, err := netip.ParsePrefix(s)
 		if err != nil {
-			c.log.Warn().Str("handle", handleID).Str("block", s).Msg("handle names an invalid block CIDR")
+			c.log.Warn().Str("handle", held.id).Str("block", s).Msg("handle names an invalid block CIDR")
 		}
-		if err := c.releaseHandleInBlock(ctx, handleID, s, cidr); err != nil {
-			return fmt.Errorf("releasing handle %s in block %s: %w", handleID, s, err)
+		if err := c.releaseHandleInBlock(ctx, held, s, cidr); err != nil {
+			return fmt.Errorf("in block %s: %w", s, err)
 		}
 	}
 	return nil
 }
 
+// releaseInOneCommit reads the handle's blocks in one request and frees its addresses in all of
+// them and deletes the handle in one compare-and-swap transaction; done is false (nothing written,
+// the handle to be read again) after a conflict, or when a block name or value cannot be used.
+func (c *Client) releaseInOneCommit(ctx context.Context, held *handleRef) (done bool, err error) {
+	names := sortedKeys(held.h.h.Block)
+	gets := make([]datastore.BatchGet, len(names))
+	cidrs := make([]netip.Prefix, len(names))
+	for i, s := range names {
+		if cidrs[i], err = netip.ParsePrefix(s); err != nil {
+			return false, nil
+		}
+		gets[i] = datastore.BatchGet{Key: datastore.BlockKey(s)}
+	}
+	res, err := c.ds.GetBatch(ctx, gets...)
+	if err != nil {
+		return false, err
+	}
+	var ws []write
+	for i, cidr := range cidrs {
+		kv := first(res[i])
+		if kv == nil {
+			continue // the block is gone: nothing to free in it
+		}
+		b, err := decodeBlock(cidr, kv)
+		if err != nil {
+			return false, nil
+		}
+		if len(release(b.b, ordinalsOfHandle(b.b, held.id))) > 0 {
+			w, err := blockWrite(b, false)
+			if err != nil {
+				return false, err
+			}
+			ws = append(ws, w)
+		}
+	}
+	clear(held.h.h.Block)
+	rev, err := c.commit(ctx, append([]write{held.h.write()}, ws...)...)
+	held.committed(rev, err)
+	if errors.Is(err, errConflict) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
 // releaseHandleInBlock frees the handle's addresses in one block and drops the block from the
 // handle (deleting the handle once empty) in one transaction.
-func (c *Client) releaseHandleInBlock(ctx context.Context, handleID, key string, cidr netip.Prefix) error {
-	return c.retry(ctx, "releasing "+handleID, func() error {
-		h, err := c.getHandle(ctx, handleID)
+func (c *Client) releaseHandleInBlock(ctx context.Context, held *handleRef, key string, cidr netip.Prefix) error {
+	return c.retry(ctx, "releasing "+held.id, func() error {
+		h, err := held.load(ctx, c)
 		if err != nil || !h.stored() {
 			return err
 		}
-		delete(h.h.Block, key)
-		ws := []write{h.write()}
+		var ws []write
 		if cidr.IsValid() {
-			b, err := c.getBlock(ctx, cidr)
-			if err != nil && !datastore.IsNotFound(err) {
+			if ws, err = c.freeHandleInBlock(ctx, cidr, held.id); err != nil {
 				return err
 			}
-			if b != nil {
-				if freed := release(b.b, ordinalsOfHandle(b.b, handleID)); len(freed) > 0 {
-					bw, err := blockWrite(b, false)
-					if err != nil {
-						return err
-					}
-					ws = append(ws, bw)
-				}
-			}
 		}
-		_, err = c.commit(ctx, ws...)
+		delete(h.h.Block, key)
+		rev, err := c.commit(ctx, append([]write{h.write()}, ws...)...)
+		held.committed(rev, err)
 		return err
 	})
+}
+
+// freeHandleInBlock is the write that frees a handle's addresses in a block (none when the block
+// is gone or holds none of them).
+func (c *Client) freeHandleInBlock(ctx context.Context, cidr netip.Prefix, handleID string) ([]write, error) {
+	b, err := c.getBlock(ctx, cidr)
+	if datastore.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if freed := release(b.b, ordinalsOfHandle(b.b, handleID)); len(freed) == 0 {
+		return nil, nil
+	}
+	bw, err := blockWrite(b, false)
+	if err != nil {
+		return nil, err
+	}
+	return []write{bw}, nil
 }
 
 // ReleaseIPs releases the given addresses and returns those that were not allocated. The handles

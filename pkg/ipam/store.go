@@ -150,14 +150,25 @@ func (c *Client) getAffinity(ctx context.Context, host string, cidr netip.Prefix
 // listAffinities reads the affinities of one host (or of every host when host is "") for a
 // family (0 = both).
 func (c *Client) listAffinities(ctx context.Context, host string, fam int) ([]*affinity, error) {
-	prefix := datastore.HostPrefix
-	if host != "" {
-		prefix += host + "/"
-	}
+	prefix := affinityPrefix(host)
 	kvs, _, err := c.ds.ListKV(ctx, prefix, 0)
 	if err != nil {
 		return nil, fmt.Errorf("listing affinities under %s: %w", prefix, err)
 	}
+	return c.affinitiesOf(kvs, host, fam), nil
+}
+
+// affinityPrefix is the prefix of one host's affinities (of every host's when host is "").
+func affinityPrefix(host string) string {
+	if host == "" {
+		return datastore.HostPrefix
+	}
+	return datastore.HostPrefix + host + "/"
+}
+
+// affinitiesOf decodes the affinities of one host (every host: "") and family (0 = both) among
+// kvs; undecodable ones are logged and skipped.
+func (c *Client) affinitiesOf(kvs []datastore.KV, host string, fam int) []*affinity {
 	var out []*affinity
 	for _, kv := range kvs {
 		h, s, ok := datastore.ParseAffinityKey(kv.Key)
@@ -175,7 +186,7 @@ func (c *Client) listAffinities(ctx context.Context, host string, fam int) ([]*a
 		}
 		out = append(out, &affinity{host: h, cidr: cidr, state: v.State, rev: kv.ModRevision})
 	}
-	return out, nil
+	return out
 }
 
 // handle is an IPAM handle with its mod revision (0 = not stored).
@@ -187,13 +198,21 @@ type handle struct {
 
 // getHandle reads a handle; a missing one comes back empty with rev 0.
 func (c *Client) getHandle(ctx context.Context, id string) (*handle, error) {
-	h := &handle{id: id, h: api.IPAMHandle{Block: map[string]int{}}}
 	kv, err := c.ds.GetKV(ctx, datastore.HandleKey(id))
 	if datastore.IsNotFound(err) {
-		return h, nil
+		return decodeHandle(id, nil)
 	}
 	if err != nil {
 		return nil, err
+	}
+	return decodeHandle(id, kv)
+}
+
+// decodeHandle is the stored handle id (kv nil: absent, empty with rev 0).
+func decodeHandle(id string, kv *datastore.KV) (*handle, error) {
+	h := &handle{id: id, h: api.IPAMHandle{Block: map[string]int{}}}
+	if kv == nil {
+		return h, nil
 	}
 	if err := json.Unmarshal(kv.Value, &h.h); err != nil {
 		return nil, fmt.Errorf("decoding handle %s: %w", kv.Key, err)
@@ -222,6 +241,48 @@ func (h *handle) write() write {
 		w.value, _ = json.Marshal(h.h)
 	}
 	return w
+}
+
+// handleRef is the handle a call records its addresses in, carried from one of its transactions
+// to the next so that only the first reads it; after a failed transaction the next reads it again.
+type handleRef struct {
+	id string
+	h  *handle // as stored after the call's last transaction; nil: unknown
+}
+
+// newHandleRef is the reference to handle id (nil when id is "": no handle).
+func newHandleRef(id string) *handleRef {
+	if id == "" {
+		return nil
+	}
+	return &handleRef{id: id}
+}
+
+// load returns the handle as stored, reading it unless the last transaction wrote it.
+func (r *handleRef) load(ctx context.Context, c *Client) (*handle, error) {
+	if r.h != nil {
+		return r.h, nil
+	}
+	h, err := c.getHandle(ctx, r.id)
+	if err != nil {
+		return nil, err
+	}
+	r.h = h
+	return h, nil
+}
+
+// committed records the outcome of a transaction that wrote the loaded handle: on success the
+// handle is stored at rev (or deleted, once empty); on failure it must be read again.
+func (r *handleRef) committed(rev int64, err error) {
+	switch {
+	case r == nil:
+	case err != nil:
+		r.h = nil
+	case len(r.h.h.Block) == 0:
+		r.h.rev = 0
+	default:
+		r.h.rev = rev
+	}
 }
 
 // exists reports whether the handle is stored or will be stored by write().

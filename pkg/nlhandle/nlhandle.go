@@ -59,9 +59,12 @@ func OpenNS(nsPath string) (*netlink.Handle, netns.NsHandle, error) {
 	return h, ns, nil
 }
 
-// OpenAt opens a netlink handle in an open namespace (netns.None(): the current one).
+// OpenAt opens a netlink handle in an open namespace (netns.None(): the current one). It speaks
+// rtnetlink only (links, addresses, routes, rules, neighbours, namespace ids): the library's
+// default also opens XFRM and netfilter sockets, which nothing here uses, each a socket and, in
+// another namespace, two setns calls.
 func OpenAt(ns netns.NsHandle) (*netlink.Handle, error) {
-	h, err := netlink.NewHandleAt(ns)
+	h, err := netlink.NewHandleAt(ns, unix.NETLINK_ROUTE)
 	if err != nil {
 		return nil, fmt.Errorf("opening netlink: %w", err)
 	}

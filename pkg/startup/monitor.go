@@ -172,13 +172,13 @@ func (s *Startup) reconcileWithTimeout(ctx context.Context) error {
 // tunnelTrigger remembers the inputs of the tunnel decision (pool specs, this Node's labels and
 // tunnel fields) and says whether a syncer message changed them.
 type tunnelTrigger struct {
-	nodeKey string
-	seen    bool
-	inputs  map[string]any
+	node   string
+	seen   bool
+	inputs map[string]any // by key
 }
 
 func newTunnelTrigger(node string) *tunnelTrigger {
-	return &tunnelTrigger{nodeKey: datastore.ResourcePrefix + "nodes/" + node, inputs: map[string]any{}}
+	return &tunnelTrigger{node: node, inputs: map[string]any{}}
 }
 
 type nodeTunnelInputs struct {
@@ -198,9 +198,9 @@ func (t *tunnelTrigger) apply(m syncer.Message) bool {
 	}
 	for _, u := range m.Updates {
 		if in, ok := t.relevant(u); ok {
-			next[u.Key] = in
+			next[u.ID.Key()] = in
 		} else {
-			delete(next, u.Key)
+			delete(next, u.ID.Key())
 		}
 	}
 	changed := !reflect.DeepEqual(next, t.inputs) || (m.Snapshot && !t.seen)
@@ -215,7 +215,7 @@ func (t *tunnelTrigger) relevant(u syncer.Update) (any, bool) {
 	case *api.IPPool:
 		return v.Spec, true
 	case *api.Node:
-		if u.Key != t.nodeKey {
+		if id, ok := u.ID.(datastore.ResourceID); !ok || id.Name != t.node {
 			return nil, false
 		}
 		in := nodeTunnelInputs{labels: v.Labels, addr4: v.Spec.IPv4VXLANTunnelAddr, mac4: v.Spec.VXLANTunnelMACAddr,

@@ -12,7 +12,7 @@ import (
 
 	"github.com/calico-host/calico-host/pkg/backoff"
 	"github.com/calico-host/calico-host/pkg/buildinfo"
-	"github.com/calico-host/calico-host/pkg/compat"
+	"github.com/calico-host/calico-host/pkg/compat/report"
 	"github.com/calico-host/calico-host/pkg/config"
 	"github.com/calico-host/calico-host/pkg/daemon"
 	"github.com/calico-host/calico-host/pkg/datastore"
@@ -55,7 +55,7 @@ type Startup struct {
 	log     zerolog.Logger
 	// unimplemented logs the pools' and the Node's Project Calico settings that calico-host
 	// does not implement, once each.
-	unimplemented *compat.Reporter
+	unimplemented *report.Reporter
 	// ipipLogged is the IPIP device state and pools last logged (see checkIPIP).
 	ipipLogged string
 
@@ -90,7 +90,7 @@ func New(cfg Config, d Deps) (*Startup, error) {
 	s := &Startup{cfg: cfg, name: name, ds: d.Datastore, kernel: d.Kernel, ipam: d.IPAM, notify: d.Notifier,
 		watch: d.Watch, log: d.Log.With().Str("node", name).Logger(),
 		retry: backoff.Backoff{Min: time.Second, Max: 30 * time.Second}, tunnelResync: 5 * time.Minute, debounce: 250 * time.Millisecond,
-		pingTimeout: 5 * time.Second, loopTimeout: opTimeout, unimplemented: compat.NewReporter("startup", d.Log), metrics: newMetrics()}
+		pingTimeout: 5 * time.Second, loopTimeout: opTimeout, unimplemented: report.New("startup", d.Log), metrics: newMetrics()}
 	if s.watch == nil {
 		s.watch = func(ctx context.Context, prefixes []string, out chan<- syncer.Message) {
 			syncer.New(d.Datastore, syncer.Config{Prefixes: prefixes}, d.Log.With().Str("syncer", "startup").Logger()).Run(ctx, out)

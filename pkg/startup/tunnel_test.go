@@ -75,7 +75,7 @@ func TestTunnelTrigger(t *testing.T) {
 		}
 		return n
 	}
-	up := func(key string, v any) syncer.Update { return syncer.Update{Key: key, Value: v} }
+	up := func(key string, v any) syncer.Update { return syncer.Update{ID: datastore.IDOf(key), Value: v} }
 	steps := []struct {
 		name string
 		msg  syncer.Message

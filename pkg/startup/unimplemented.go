@@ -5,6 +5,7 @@ import (
 
 	"github.com/calico-host/calico-host/pkg/api"
 	"github.com/calico-host/calico-host/pkg/compat"
+	"github.com/calico-host/calico-host/pkg/compat/report"
 	"github.com/calico-host/calico-host/pkg/datastore"
 	"github.com/calico-host/calico-host/pkg/syncer"
 )
@@ -12,11 +13,11 @@ import (
 // settingsWatch follows the IP pools and this host's Node (the tunnel loop's syncer messages)
 // and reports their settings that calico-host does not implement (see compat), each once.
 type settingsWatch struct {
-	reporter *compat.Reporter
+	reporter *report.Reporter
 	byKey    map[string][]compat.Finding
 }
 
-func newSettingsWatch(r *compat.Reporter) *settingsWatch {
+func newSettingsWatch(r *report.Reporter) *settingsWatch {
 	return &settingsWatch{reporter: r, byKey: map[string][]compat.Finding{}}
 }
 
@@ -26,9 +27,10 @@ func (w *settingsWatch) apply(m syncer.Message) {
 		w.byKey = map[string][]compat.Finding{}
 	}
 	for _, u := range m.Updates {
-		delete(w.byKey, u.Key)
+		key := u.ID.Key()
+		delete(w.byKey, key)
 		if f := unimplemented(u.Value); len(f) > 0 {
-			w.byKey[u.Key] = f
+			w.byKey[key] = f
 		}
 	}
 	keys := make([]string, 0, len(w.byKey))

@@ -13,6 +13,7 @@ import (
 
 	"github.com/calico-host/calico-host/pkg/api"
 	"github.com/calico-host/calico-host/pkg/compat"
+	"github.com/calico-host/calico-host/pkg/compat/report"
 	"github.com/calico-host/calico-host/pkg/datastore"
 	"github.com/calico-host/calico-host/pkg/datastore/etcdtest"
 	"github.com/calico-host/calico-host/pkg/syncer"
@@ -98,14 +99,16 @@ func createRaw(t *testing.T, ctx context.Context, ds *datastore.Client, doc stri
 // and counts the logged findings by "object field".
 func settingsOf(t *testing.T, ctx context.Context, ds *datastore.Client, node string) map[string]int {
 	var buf strings.Builder
-	w := newSettingsWatch(compat.NewReporter("startup", zerolog.New(&buf)))
+	w := newSettingsWatch(report.New("startup", zerolog.New(&buf)))
 	msgs := make(chan syncer.Message, 16)
 	sctx, stop := context.WithCancel(ctx)
 	defer stop()
 	go syncer.New(ds, syncer.Config{Prefixes: settingsPrefixes(node)}, zerolog.Nop()).Run(sctx, msgs)
+	snapshot := false
 	for m := range msgs {
 		w.apply(m)
-		if m.Snapshot && m.Status == syncer.InSync {
+		snapshot = snapshot || m.Snapshot
+		if snapshot && m.Status == syncer.InSync {
 			w.apply(m) // a repeat changes nothing and logs nothing
 			break
 		}

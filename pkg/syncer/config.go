@@ -10,10 +10,10 @@ import (
 	"github.com/calico-host/calico-host/pkg/datastore"
 )
 
-// Decoder turns one stored value into what consumers receive in Update.Value. An error means the
-// value is bad: the syncer logs it with the key and treats the key as absent. Returning (nil, nil)
-// also means absent (for example a key whose layout the decoder does not know).
-type Decoder func(key string, value []byte, modRevision int64) (any, error)
+// Decoder turns one stored value into what consumers receive in Update.Value, by what its key
+// names. An error means the value is bad: the syncer logs it with the key and treats the key as
+// absent. Returning (nil, nil) also means absent (for example a datastore.UnknownKey).
+type Decoder func(id datastore.ID, value []byte, modRevision int64) (any, error)
 
 // Config says what to sync and how. Decoder and Filter are called from several goroutines at once
 // while a snapshot is listed, so they must be safe for concurrent use.
@@ -26,7 +26,7 @@ type Config struct {
 	// Filter, if set, returns true for the keys the syncer must IGNORE entirely (never decoded,
 	// never delivered; for example other hosts' block affinities). Keys for which it returns false
 	// are synced.
-	Filter func(key string) bool
+	Filter func(id datastore.ID) bool
 	// PageSize is the number of keys per list request; default 500.
 	PageSize int64
 	// MinBackoff and MaxBackoff bound the exponential retry delay; defaults 100ms and 5s.
@@ -71,14 +71,14 @@ const (
 	DefaultResyncSpread    = 2 * time.Second
 )
 
-// DefaultDecoder is datastore.Decode followed, for v3 resources, by api.SetReadDefaults and
+// DefaultDecoder is datastore.DecodeID followed, for v3 resources, by api.SetReadDefaults and
 // datastore.Validate: a resource that does not validate is bad input, treated as absent.
 // Read defaults are applied first because objects written by other tools (older Project Calico
 // releases, networking-calico) may lack fields that calicoctl fills in today, such as an IPPool's
 // assignmentMode; those objects are valid. They never change meaning: a policy without types
 // keeps none (it applies to both directions).
-func DefaultDecoder(key string, value []byte, modRevision int64) (any, error) {
-	v, err := datastore.Decode(key, value, modRevision)
+func DefaultDecoder(id datastore.ID, value []byte, modRevision int64) (any, error) {
+	v, err := datastore.DecodeID(id, value, modRevision)
 	if err != nil {
 		return nil, err
 	}
@@ -91,11 +91,12 @@ func DefaultDecoder(key string, value []byte, modRevision int64) (any, error) {
 	return v, nil
 }
 
-// Invalid is the value of a key that decoded but failed validation, as FailClosedDecoder
-// delivers it for the kinds whose absence could widen what is allowed (see FailClosedDecoder).
-// Value is the decoded resource (read defaults applied); Err says why it is invalid. Consumers
-// must not enforce Value as written: they use only what they can check and fail closed on the
-// rest.
+// Invalid is the value of a key whose object is stored but not valid, for consumers that must
+// not treat it as absent: FailClosedDecoder delivers it for the kinds whose absence could widen
+// what is allowed, calico-confd's decoder for the BGP objects whose absence would change its
+// sessions. Value is the decoded resource (read defaults applied), or nil when the value did not
+// decode; Err says why it is invalid (the key is the Update's). Consumers must not enforce Value
+// as written: they use only what they can check and fail closed on the rest.
 type Invalid struct {
 	Value api.Resource
 	Err   error
@@ -111,8 +112,8 @@ type Invalid struct {
 // configuration). A FelixConfiguration comes back as an *Invalid without the fields that are
 // invalid on their own (see validFelixFields). Other kinds are absent when invalid, as with
 // DefaultDecoder.
-func FailClosedDecoder(key string, value []byte, modRevision int64) (any, error) {
-	v, err := datastore.Decode(key, value, modRevision)
+func FailClosedDecoder(id datastore.ID, value []byte, modRevision int64) (any, error) {
+	v, err := datastore.DecodeID(id, value, modRevision)
 	if err != nil {
 		return nil, err
 	}
@@ -205,5 +206,5 @@ func normalizePrefixes(in []string) []string {
 	return out
 }
 
-// ignored reports whether the filter excludes key.
-func (c *Config) ignored(key string) bool { return c.Filter != nil && c.Filter(key) }
+// ignored reports whether the filter excludes id.
+func (c *Config) ignored(id datastore.ID) bool { return c.Filter != nil && c.Filter(id) }

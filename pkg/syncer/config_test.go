@@ -109,7 +109,7 @@ func TestDefaultDecoder(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			v, err := DefaultDecoder(tt.key, []byte(tt.value), 42)
+			v, err := DefaultDecoder(datastore.IDOf(tt.key), []byte(tt.value), 42)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("error %v, want one containing %q", err, tt.wantErr)
@@ -130,7 +130,7 @@ func TestDefaultDecoderKeepsPolicyTypesEmpty(t *testing.T) {
 	key := datastore.ResourcePrefix + "networkpolicies/openstack/ossg.default.sg1"
 	value := `{"kind":"NetworkPolicy","apiVersion":"projectcalico.org/v3","metadata":{"name":"ossg.default.sg1","namespace":"openstack"},` +
 		`"spec":{"selector":"has(sg.projectcalico.org/openstack-sg1)","ingress":[{"action":"Allow","protocol":6}]}}`
-	v, err := DefaultDecoder(key, []byte(value), 7)
+	v, err := DefaultDecoder(datastore.IDOf(key), []byte(value), 7)
 	if err != nil {
 		t.Fatal(err)
 	}

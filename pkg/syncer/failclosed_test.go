@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/calico-host/calico-host/pkg/api"
+	"github.com/calico-host/calico-host/pkg/datastore"
 )
 
 // TestFailClosedDecoder: an invalid policy, tier, profile, network set, host endpoint, pool or
@@ -13,7 +14,7 @@ func TestFailClosedDecoder(t *testing.T) {
 	const pre = "/calico/resources/v3/projectcalico.org/"
 	badGNP := `{"kind":"GlobalNetworkPolicy","apiVersion":"projectcalico.org/v3","metadata":{"name":"p"},
 	  "spec":{"selector":"all()","ingress":[{"action":"Deny","source":{"nets":["10.0.0.0/99"]}}]}}`
-	v, err := FailClosedDecoder(pre+"globalnetworkpolicies/p", []byte(badGNP), 3)
+	v, err := FailClosedDecoder(datastore.IDOf(pre+"globalnetworkpolicies/p"), []byte(badGNP), 3)
 	inv, ok := v.(*Invalid)
 	if err != nil || !ok {
 		t.Fatalf("invalid policy: %T %v, want *Invalid", v, err)
@@ -21,7 +22,7 @@ func TestFailClosedDecoder(t *testing.T) {
 	if _, ok := inv.Value.(*api.GlobalNetworkPolicy); !ok || inv.Err == nil {
 		t.Fatalf("Invalid = %+v", inv)
 	}
-	if _, err := DefaultDecoder(pre+"globalnetworkpolicies/p", []byte(badGNP), 3); err == nil {
+	if _, err := DefaultDecoder(datastore.IDOf(pre+"globalnetworkpolicies/p"), []byte(badGNP), 3); err == nil {
 		t.Fatal("DefaultDecoder accepted the invalid policy")
 	}
 	for _, kv := range []struct{ plural, value string }{
@@ -33,18 +34,18 @@ func TestFailClosedDecoder(t *testing.T) {
 		{"ippools/x", `{"kind":"IPPool","apiVersion":"projectcalico.org/v3","metadata":{"name":"x"},"spec":{"cidr":"10.0.0.0/99"}}`},
 		{"nodes/n", `{"kind":"Node","apiVersion":"projectcalico.org/v3","metadata":{"name":"n"},"spec":{"ipv4VXLANTunnelAddr":"x"}}`},
 	} {
-		if v, err := FailClosedDecoder(pre+kv.plural, []byte(kv.value), 3); err != nil {
+		if v, err := FailClosedDecoder(datastore.IDOf(pre+kv.plural), []byte(kv.value), 3); err != nil {
 			t.Errorf("invalid %s: %v, want *Invalid", kv.plural, err)
 		} else if _, ok := v.(*Invalid); !ok {
 			t.Errorf("invalid %s decoded as %T, want *Invalid", kv.plural, v)
 		}
 	}
 	badPeer := `{"kind":"BGPPeer","apiVersion":"projectcalico.org/v3","metadata":{"name":"x"},"spec":{"peerIP":"not-an-ip"}}`
-	if v, err := FailClosedDecoder(pre+"bgppeers/x", []byte(badPeer), 3); err == nil || v != nil {
+	if v, err := FailClosedDecoder(datastore.IDOf(pre+"bgppeers/x"), []byte(badPeer), 3); err == nil || v != nil {
 		t.Fatalf("invalid BGP peer: %v %v, want an error", v, err)
 	}
 	good := `{"kind":"GlobalNetworkPolicy","apiVersion":"projectcalico.org/v3","metadata":{"name":"p"},"spec":{"selector":"all()"}}`
-	if v, err := FailClosedDecoder(pre+"globalnetworkpolicies/p", []byte(good), 3); err != nil {
+	if v, err := FailClosedDecoder(datastore.IDOf(pre+"globalnetworkpolicies/p"), []byte(good), 3); err != nil {
 		t.Fatalf("valid policy: %v", err)
 	} else if _, ok := v.(*api.GlobalNetworkPolicy); !ok {
 		t.Fatalf("valid policy decoded as %T", v)
@@ -58,7 +59,7 @@ func TestFailClosedDecoderFelixConfiguration(t *testing.T) {
 	const key = "/calico/resources/v3/projectcalico.org/felixconfigurations/default"
 	bad := `{"kind":"FelixConfiguration","apiVersion":"projectcalico.org/v3","metadata":{"name":"default"},
 	  "spec":{"logSeverityScreen":"Debug","vxlanPort":70000,"failsafeInboundHostPorts":[{"protocol":"ICMP","port":1}]}}`
-	v, err := FailClosedDecoder(key, []byte(bad), 3)
+	v, err := FailClosedDecoder(datastore.IDOf(key), []byte(bad), 3)
 	inv, ok := v.(*Invalid)
 	if err != nil || !ok {
 		t.Fatalf("decoded %T %v, want *Invalid", v, err)
@@ -69,7 +70,7 @@ func TestFailClosedDecoderFelixConfiguration(t *testing.T) {
 	}
 	conflict := `{"kind":"FelixConfiguration","apiVersion":"projectcalico.org/v3","metadata":{"name":"default"},
 	  "spec":{"routeTableRange":{"min":1,"max":250},"routeTableRanges":[{"min":1,"max":250}]}}`
-	if v, err := FailClosedDecoder(key, []byte(conflict), 3); err == nil || v != nil {
+	if v, err := FailClosedDecoder(datastore.IDOf(key), []byte(conflict), 3); err == nil || v != nil {
 		t.Errorf("conflicting fields: %v %v, want absent", v, err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"sort"
 	"strings"
@@ -58,7 +59,11 @@ type consumer struct {
 	snapshots int
 	revision  int64
 	problems  []string
-	paused    bool
+	// catchingUp: the last snapshot was listed at a rounded revision and InSync has not come yet.
+	catchingUp bool
+	// firstInSync is the model when the stream first said InSync (nil before).
+	firstInSync map[string]syncer.Update
+	paused      bool
 }
 
 // startConsumer runs a syncer over cli with cfg until the test ends.
@@ -118,48 +123,60 @@ func (c *consumer) apply(m syncer.Message) {
 	if len(c.statuses) == 0 || c.statuses[len(c.statuses)-1] != m.Status {
 		c.statuses = append(c.statuses, m.Status)
 	}
+	defer c.noteInSync(m)
 	if m.Snapshot {
 		c.applySnapshot(m)
 		return
 	}
-	if len(m.Updates) > 0 && m.Status != syncer.InSync {
+	if len(m.Updates) > 0 && m.Status != syncer.InSync && !(c.catchingUp && m.Status == syncer.ResyncInProgress) {
 		c.problem("updates delivered with status %v", m.Status)
 	}
+	if m.Status == syncer.InSync {
+		c.catchingUp = false
+	}
 	for _, u := range m.Updates {
-		if old, ok := c.model[u.Key]; ok && u.Revision <= old.Revision {
-			c.problem("%s: revision went from %d to %d", u.Key, old.Revision, u.Revision)
+		if old, ok := c.model[u.ID.Key()]; ok && u.Revision <= old.Revision {
+			c.problem("%s: revision went from %d to %d", u.ID.Key(), old.Revision, u.Revision)
 		}
 		if u.Revision <= c.snapshotRev() {
-			c.problem("%s: update at revision %d not after the snapshot at %d", u.Key, u.Revision, c.snapshotRev())
+			c.problem("%s: update at revision %d not after the snapshot at %d", u.ID.Key(), u.Revision, c.snapshotRev())
 		}
 		if u.Value == nil {
-			delete(c.model, u.Key)
+			delete(c.model, u.ID.Key())
 		} else {
-			c.model[u.Key] = u
+			c.model[u.ID.Key()] = u
 		}
 	}
 	c.revision = max(c.revision, m.Revision)
 }
 
 func (c *consumer) applySnapshot(m syncer.Message) {
-	if m.Status != syncer.InSync {
+	if m.Status != syncer.InSync && m.Status != syncer.ResyncInProgress {
 		c.problem("snapshot with status %v", m.Status)
 	}
+	c.catchingUp = m.Status == syncer.ResyncInProgress
 	c.snapshots++
 	c.model = make(map[string]syncer.Update, len(m.Updates))
 	for _, u := range m.Updates {
 		if u.Value == nil {
-			c.problem("snapshot contains nil value for %s", u.Key)
+			c.problem("snapshot contains nil value for %s", u.ID.Key())
 		}
-		if _, dup := c.model[u.Key]; dup {
-			c.problem("snapshot contains %s twice", u.Key)
+		if _, dup := c.model[u.ID.Key()]; dup {
+			c.problem("snapshot contains %s twice", u.ID.Key())
 		}
 		if u.Revision > m.Revision {
-			c.problem("snapshot at %d contains %s at later revision %d", m.Revision, u.Key, u.Revision)
+			c.problem("snapshot at %d contains %s at later revision %d", m.Revision, u.ID.Key(), u.Revision)
 		}
-		c.model[u.Key] = u
+		c.model[u.ID.Key()] = u
 	}
 	c.revision = m.Revision
+}
+
+// noteInSync keeps a copy of the model the first time the stream says InSync after a snapshot.
+func (c *consumer) noteInSync(m syncer.Message) {
+	if c.firstInSync == nil && c.snapshots > 0 && m.Status == syncer.InSync {
+		c.firstInSync = maps.Clone(c.model)
+	}
 }
 
 // snapshotRev is the revision of the last snapshot received (callers hold mu).
@@ -281,12 +298,12 @@ func etcdState(t testing.TB, raw *clientv3.Client, cfg syncer.Config) map[string
 			t.Fatalf("listing %s: %v", p, err)
 		}
 		for _, kv := range resp.Kvs {
-			if cfg.Filter != nil && cfg.Filter(string(kv.Key)) {
+			if cfg.Filter != nil && cfg.Filter(datastore.IDOf(string(kv.Key))) {
 				continue
 			}
-			v, err := syncer.DefaultDecoder(string(kv.Key), kv.Value, kv.ModRevision)
+			v, err := syncer.DefaultDecoder(datastore.IDOf(string(kv.Key)), kv.Value, kv.ModRevision)
 			if err == nil && v != nil {
-				state[string(kv.Key)] = syncer.Update{Key: string(kv.Key), Value: v, Revision: kv.ModRevision}
+				state[string(kv.Key)] = syncer.Update{ID: datastore.IDOf(string(kv.Key)), Value: v, Revision: kv.ModRevision}
 			}
 		}
 	}

@@ -11,11 +11,14 @@ import (
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/calico-host/calico-host/pkg/datastore"
 )
 
 // page is one list response. Workers decode pages while the next ones are fetched; the snapshot
 // is assembled in fetch order.
 type page struct {
+	prefix  string
 	kvs     []*mvccpb.KeyValue
 	total   int64 // on a prefix's first page: the number of keys under the prefix
 	updates []Update
@@ -24,9 +27,10 @@ type page struct {
 }
 
 // list reads every prefix at revision rev, page by page, and returns the decoded snapshot: every
-// key that is not filtered out and decodes to a non-nil value, in key order per prefix. Pages are
-// decoded in parallel with fetching (a few pages in flight at most).
-func (s *Syncer) list(ctx context.Context, rev int64) ([]Update, error) {
+// key that is not filtered out and decodes to a non-nil value, in key order per prefix; and the
+// number of keys under each prefix (filtered and undecodable ones too). Pages are decoded in
+// parallel with fetching (a few pages in flight at most).
+func (s *Syncer) list(ctx context.Context, rev int64) ([]Update, map[string]int64, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	defer func() { cancel(); wg.Wait() }()
@@ -41,15 +45,17 @@ func (s *Syncer) list(ctx context.Context, rev int64) ([]Update, error) {
 		})
 	}
 	var snap []Update
+	counts := make(map[string]int64, len(s.cfg.Prefixes))
 	for p := range ordered {
 		<-p.done
 		if p.err != nil {
-			return nil, p.err
+			return nil, nil, p.err
 		}
 		snap = slices.Grow(snap, int(p.total))
 		snap = append(snap, p.updates...)
+		counts[p.prefix] += p.total
 	}
-	return snap, ctx.Err()
+	return snap, counts, ctx.Err()
 }
 
 // fetchPages reads every prefix page by page, queueing each page for decoding and, in order, for
@@ -67,7 +73,7 @@ func (s *Syncer) fetchPages(ctx context.Context, rev int64, todo, ordered chan<-
 				sendPage(ctx, ordered, p)
 				return
 			}
-			p := &page{kvs: resp.Kvs, done: make(chan struct{})}
+			p := &page{prefix: prefix, kvs: resp.Kvs, done: make(chan struct{})}
 			if first {
 				p.total = resp.Count
 			}
@@ -129,20 +135,24 @@ func (s *Syncer) listRevision(cur int64) int64 {
 	return q
 }
 
-// decodeKV turns a stored key into an Update. ok is false for filtered keys; a value that fails
-// to decode is logged and returned with a nil Value (absent).
+// decodeKV turns a stored key into an Update: the key is parsed here, once. ok is false for
+// filtered keys; a key that names no object and a value that fails to decode are logged and
+// returned with a nil Value (absent).
 func (s *Syncer) decodeKV(kv *mvccpb.KeyValue) (u Update, ok bool) {
-	key := string(kv.Key)
-	if s.cfg.ignored(key) {
+	id, err := datastore.ParseKey(string(kv.Key))
+	if s.cfg.ignored(id) {
 		return Update{}, false
 	}
-	v, err := s.cfg.Decoder(key, kv.Value, kv.ModRevision)
+	var v any
+	if err == nil {
+		v, err = s.cfg.Decoder(id, kv.Value, kv.ModRevision)
+	}
 	if err != nil {
-		s.log.Warn().Str("key", key).Int64("revision", kv.ModRevision).Err(err).
+		s.log.Warn().Str("key", string(kv.Key)).Int64("revision", kv.ModRevision).Err(err).
 			Msg("ignoring bad value in datastore (treated as absent)")
 		v = nil
 	}
-	return Update{Key: key, Value: v, Revision: kv.ModRevision}, true
+	return Update{ID: id, Value: v, Revision: kv.ModRevision}, true
 }
 
 // prefixRange is the [start, end) key range of a prefix ("" means every key).

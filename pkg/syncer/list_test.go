@@ -16,7 +16,7 @@ import (
 )
 
 // rawDecoder keeps values as strings, so list results are easy to compare.
-func rawDecoder(_ string, v []byte, _ int64) (any, error) {
+func rawDecoder(_ datastore.ID, v []byte, _ int64) (any, error) {
 	if string(v) == "bad" {
 		return nil, errors.New("bad value")
 	}
@@ -31,7 +31,7 @@ func newTestSyncer(t *testing.T, prefixes ...string) (*Syncer, *clientv3.Client)
 	}
 	t.Cleanup(func() { cli.Close() })
 	cfg := Config{Prefixes: prefixes, Decoder: rawDecoder, PageSize: 2,
-		Filter: func(k string) bool { return k == "/b/ignored" }}
+		Filter: func(id datastore.ID) bool { return id.Key() == "/b/ignored" }}
 	return New(cli, cfg, zerolog.Nop()), s.Client()
 }
 
@@ -62,15 +62,15 @@ func TestListIsPinnedToOneRevision(t *testing.T) {
 	must(raw.Put(ctx, "/b/2", "changed"))
 	must(raw.Put(ctx, "/a/9", "new"))
 
-	snap, err := sy.list(ctx, rev)
+	snap, _, err := sy.list(ctx, rev)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var got []string
 	for _, u := range snap {
-		got = append(got, fmt.Sprintf("%s=%v", u.Key, u.Value))
+		got = append(got, fmt.Sprintf("%s=%v", u.ID.Key(), u.Value))
 		if u.Revision > rev {
-			t.Errorf("%s at revision %d, after the list revision %d", u.Key, u.Revision, rev)
+			t.Errorf("%s at revision %d, after the list revision %d", u.ID.Key(), u.Revision, rev)
 		}
 	}
 	want := "[/a/0=a0 /a/1=a1 /a/2=a2 /a/3=a3 /a/4=a4 /b/0=b0 /b/1=b1 /b/2=b2 /b/3=b3 /b/4=b4]"
@@ -94,7 +94,7 @@ func TestListCompactedRevision(t *testing.T) {
 	if _, err := raw.Compact(ctx, r2.Header.Revision); err != nil {
 		t.Fatal(err)
 	}
-	_, err = sy.list(ctx, r1.Header.Revision)
+	_, _, err = sy.list(ctx, r1.Header.Revision)
 	if !errors.Is(err, rpctypes.ErrCompacted) {
 		t.Errorf("listing a compacted revision: %v, want an error matching ErrCompacted", err)
 	}
@@ -114,11 +114,11 @@ func TestEmptyPrefixListsEverything(t *testing.T) {
 	if err != nil {
 		t.Fatalf("probing with prefix \"\": %v", err)
 	}
-	snap, err := sy.list(ctx, rev)
+	snap, _, err := sy.list(ctx, rev)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(snap) != 3 || snap[0].Key != "/x" || snap[2].Key != "a" {
+	if len(snap) != 3 || snap[0].ID.Key() != "/x" || snap[2].ID.Key() != "a" {
 		t.Errorf("list of everything: %+v", snap)
 	}
 }

@@ -38,7 +38,7 @@ func TestPropertyConvergesToEtcd(t *testing.T) {
 	ds.Etcd.Endpoints = []string{proxy.URL()}
 	cfg := syncer.Config{
 		Prefixes:       []string{poolPrefix, wepPrefix, datastore.BlockPrefix},
-		Filter:         func(k string) bool { return strings.HasSuffix(k, "/ignored") },
+		Filter:         func(id datastore.ID) bool { return strings.HasSuffix(id.Key(), "/ignored") },
 		PageSize:       3,
 		MinBackoff:     5 * time.Millisecond,
 		MaxBackoff:     100 * time.Millisecond,

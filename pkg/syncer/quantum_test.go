@@ -70,7 +70,7 @@ func TestSyncersListAtTheSameRevision(t *testing.T) {
 		}
 		for _, u := range m.Updates {
 			if u.Revision > m.Revision {
-				t.Errorf("snapshot at %d holds %s at %d", m.Revision, u.Key, u.Revision)
+				t.Errorf("snapshot at %d holds %s at %d", m.Revision, u.ID.Key(), u.Revision)
 			}
 		}
 	}

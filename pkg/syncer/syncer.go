@@ -50,6 +50,9 @@ type Syncer struct {
 	// resume is, per prefix, the revision up to which the consumer has every change: the next
 	// watch of the prefix starts after it. nil while the consumer needs a snapshot.
 	resume map[string]int64
+	// catch is what the consumer still needs after a snapshot listed at a rounded revision
+	// before it is InSync (nil: nothing).
+	catch *catchUp
 }
 
 var syncerIDs atomic.Int64
@@ -131,21 +134,20 @@ func (s *Syncer) syncOnce(ctx context.Context, out chan<- Message) (healthy bool
 	}
 	s.setStatus(ctx, out, ResyncInProgress)
 	start := time.Now()
-	rev := s.listRevision(cur)
-	snap, err := s.list(ctx, rev)
-	if errors.Is(err, rpctypes.ErrCompacted) && rev < cur { // the rounded revision is gone: list at the current one
-		rev = cur
-		snap, err = s.list(ctx, rev)
-	}
+	snap, rev, err := s.listAt(ctx, cur)
 	if err != nil {
 		if !errors.Is(err, rpctypes.ErrCompacted) { // compacted while listing: just list again
 			s.setStatus(ctx, out, WaitingForDatastore)
 		}
 		return false, err
 	}
-	s.log.Info().Int("keys", len(snap)).Int64("revision", rev).Dur("duration", time.Since(start)).
-		Strs("prefixes", s.cfg.Prefixes).Msg("resync: listed datastore")
-	if !s.send(ctx, out, Message{Status: InSync, Snapshot: true, Updates: snap, Revision: rev}) {
+	s.log.Info().Int("keys", len(snap)).Int64("revision", rev).Int64("current_revision", cur).
+		Dur("duration", time.Since(start)).Strs("prefixes", s.cfg.Prefixes).Msg("resync: listed datastore")
+	status := InSync
+	if s.catch != nil {
+		status = ResyncInProgress // until the watch delivered every change up to cur
+	}
+	if !s.send(ctx, out, Message{Status: status, Snapshot: true, Updates: snap, Revision: rev}) {
 		return false, ctx.Err()
 	}
 	s.listed, s.listedAt = true, cur
@@ -154,6 +156,31 @@ func (s *Syncer) syncOnce(ctx context.Context, out chan<- Message) (healthy bool
 		s.resume[p] = rev
 	}
 	return s.watchAndReport(ctx, out)
+}
+
+// listAt lists every prefix at the revision listRevision chooses for cur (at cur itself when
+// that one is compacted). Listed before cur, the consumer is not in sync until the watch has
+// delivered every change up to cur: listAt reads what that takes (s.catch; nil when the list is
+// current already).
+func (s *Syncer) listAt(ctx context.Context, cur int64) ([]Update, int64, error) {
+	s.catch = nil
+	rev := s.listRevision(cur)
+	snap, counts, err := s.list(ctx, rev)
+	if errors.Is(err, rpctypes.ErrCompacted) && rev < cur { // the rounded revision is gone: list at the current one
+		rev = cur
+		snap, counts, err = s.list(ctx, rev)
+	}
+	if err != nil || rev == cur {
+		return snap, rev, err
+	}
+	c, err := s.readCatchUp(ctx, rev, cur, counts)
+	if err != nil {
+		return nil, 0, err
+	}
+	if !c.caughtUp() {
+		s.catch = c
+	}
+	return snap, rev, nil
 }
 
 // spreadResync waits a random time up to ResyncSpread before a re-list (see Config.ResyncSpread);
@@ -175,6 +202,9 @@ func (s *Syncer) watchAndReport(ctx context.Context, out chan<- Message) (bool, 
 	case ctx.Err() != nil:
 	case needsResync(err):
 		s.resume = nil
+	case s.catch != nil:
+		// The catch-up counted changes the next watch would deliver again: list again.
+		s.resume, s.catch = nil, nil
 	case errors.Is(err, errUnreachable):
 		s.setStatus(ctx, out, WaitingForDatastore)
 	}

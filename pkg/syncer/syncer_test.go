@@ -67,7 +67,7 @@ func TestEventsInOrder(t *testing.T) {
 	put(t, raw, poolPrefix+"existing", poolJSON("10.65.0.0/16"))
 	cfg := syncer.Config{
 		Prefixes: []string{poolPrefix, wepPrefix},
-		Filter:   func(key string) bool { return strings.HasSuffix(key, "-ignored") },
+		Filter:   func(id datastore.ID) bool { return strings.HasSuffix(id.Key(), "-ignored") },
 	}
 	c := startConsumer(t, newClient(t, s.Datastore()), cfg)
 	c.waitFor(t, "first snapshot", func() bool { return c.snapshots == 1 })
@@ -98,9 +98,9 @@ func TestEventsInOrder(t *testing.T) {
 		if strings.HasSuffix(st.key, "-ignored") {
 			continue
 		}
-		u := syncer.Update{Key: st.key, Revision: rev}
+		u := syncer.Update{ID: datastore.IDOf(st.key), Revision: rev}
 		if st.value != "" {
-			u.Value, _ = syncer.DefaultDecoder(st.key, []byte(st.value), rev)
+			u.Value, _ = syncer.DefaultDecoder(datastore.IDOf(st.key), []byte(st.value), rev)
 		}
 		want = append(want, u)
 	}
@@ -111,9 +111,9 @@ func TestEventsInOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ := syncer.DefaultDecoder(poolPrefix+"b", []byte(poolJSON("10.65.5.0/24")), tx.Header.Revision)
-	want = append(want, syncer.Update{Key: poolPrefix + "b", Value: b, Revision: tx.Header.Revision},
-		syncer.Update{Key: wepKey("ns1", "wep1"), Revision: tx.Header.Revision})
+	b, _ := syncer.DefaultDecoder(datastore.IDOf(poolPrefix+"b"), []byte(poolJSON("10.65.5.0/24")), tx.Header.Revision)
+	want = append(want, syncer.Update{ID: datastore.IDOf(poolPrefix + "b"), Value: b, Revision: tx.Header.Revision},
+		syncer.Update{ID: datastore.IDOf(wepKey("ns1", "wep1")), Revision: tx.Header.Revision})
 
 	var got []syncer.Update
 	c.waitFor(t, "all events", func() bool {
@@ -133,9 +133,9 @@ func TestEventsInOrder(t *testing.T) {
 			t.Fatalf("under %s: got %d updates, want %d", p, len(g), len(w))
 		}
 		for i := range w {
-			if g[i].Key != w[i].Key || diffModels(map[string]syncer.Update{"u": w[i]}, map[string]syncer.Update{"u": g[i]}) != "" {
-				t.Errorf("under %s, update %d: got %s@%d %+v, want %s@%d %+v", p, i, g[i].Key, g[i].Revision, g[i].Value,
-					w[i].Key, w[i].Revision, w[i].Value)
+			if g[i].ID.Key() != w[i].ID.Key() || diffModels(map[string]syncer.Update{"u": w[i]}, map[string]syncer.Update{"u": g[i]}) != "" {
+				t.Errorf("under %s, update %d: got %s@%d %+v, want %s@%d %+v", p, i, g[i].ID.Key(), g[i].Revision, g[i].Value,
+					w[i].ID.Key(), w[i].Revision, w[i].Value)
 			}
 		}
 	}
@@ -311,7 +311,7 @@ func TestIdleWatchIsNotRestarted(t *testing.T) {
 func underPrefix(us []syncer.Update, prefix string) []syncer.Update {
 	var out []syncer.Update
 	for _, u := range us {
-		if strings.HasPrefix(u.Key, prefix) {
+		if strings.HasPrefix(u.ID.Key(), prefix) {
 			out = append(out, u)
 		}
 	}
@@ -350,7 +350,7 @@ func lastUpdate(c *consumer, key string) syncer.Update {
 func lastUpdateLocked(c *consumer, key string) syncer.Update {
 	for i := len(c.messages) - 1; i >= 0; i-- {
 		for j := len(c.messages[i].Updates) - 1; j >= 0; j-- {
-			if u := c.messages[i].Updates[j]; u.Key == key {
+			if u := c.messages[i].Updates[j]; u.ID.Key() == key {
 				return u
 			}
 		}

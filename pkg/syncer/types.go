@@ -1,12 +1,19 @@
 // Package syncer streams a consistent view of etcd key prefixes: a paginated list pinned to one
-// revision, then a watch from revision+1. Consumers receive one stream of Messages: a snapshot
-// (the complete state, replacing whatever they had) or a batch of incremental updates, plus the
-// syncer's status. When etcd is lost (no sign of life within Config.LivenessTimeout) it reports
+// revision, then a watch from revision+1. Each key is parsed once, here, into what it names (a
+// datastore.ID): consumers never read the key layout. Consumers receive one stream of Messages: a
+// snapshot (the complete state, replacing whatever they had) or a batch of incremental updates,
+// plus the syncer's status. InSync always means the consumer holds a state at least as new as
+// etcd's revision when the (re-)list started: a snapshot listed at an older, rounded revision (see
+// Config.ListQuantum) comes with ResyncInProgress, followed by the changes since, and InSync only
+// once those are delivered. Consumers act on their model (render, program, READY) only while
+// InSync. When etcd is lost (no sign of life within Config.LivenessTimeout) it reports
 // WaitingForDatastore, retries with capped backoff and, once etcd answers, resumes the watch from
 // the revision the consumer has (InSync again, no snapshot; the consumer keeps its model
-// throughout). Only when that history is gone (compaction) does it re-list and send a new
-// snapshot. It never exits on its own.
+// throughout). Only when that history is gone (compaction) does it re-list and send a new snapshot.
+// It never exits on its own.
 package syncer
+
+import "github.com/calico-host/calico-host/pkg/datastore"
 
 // Status is the syncer's view of the datastore.
 type Status int
@@ -15,7 +22,7 @@ type Status int
 const (
 	WaitingForDatastore Status = iota // etcd unreachable (or not yet contacted); the consumer's model is as of the last message
 	ResyncInProgress                  // listing
-	InSync                            // the consumer has a snapshot and the watch is running
+	InSync                            // the consumer has a snapshot, the changes up to etcd's revision when it was listed, and the watch is running
 )
 
 func (s Status) String() string {
@@ -30,14 +37,16 @@ func (s Status) String() string {
 	return "Unknown"
 }
 
-// Update is the new value of one key. Value is what the syncer's decoder produced (by default
-// datastore.Decode, so an api.Resource, *api.AllocationBlock, *api.BlockAffinity, *api.IPAMHandle
-// or *api.IPAMConfig); nil means the key was deleted, or its value was undecodable or invalid
-// (logged with the key) and is treated as absent. A deletion may name a key the consumer never
-// had (for example one whose previous value was bad too): consumers ignore those.
-// Each Value is freshly decoded and belongs to the consumer.
+// Update is the new value of one key. ID is what the key names, parsed once by the syncer
+// (datastore.ParseKey; a key outside Project Calico's layout is a datastore.UnknownKey). Value
+// is what the syncer's decoder produced (by default datastore.DecodeID, so an api.Resource,
+// *api.AllocationBlock, *api.BlockAffinity, *api.IPAMHandle or *api.IPAMConfig); nil means the
+// key was deleted, or its value was undecodable or invalid (logged with the key) and is treated
+// as absent. A deletion may name a key the consumer never had (for example one whose previous
+// value was bad too): consumers ignore those. Each Value is freshly decoded and belongs to the
+// consumer.
 type Update struct {
-	Key      string
+	ID       datastore.ID
 	Value    any
 	Revision int64 // the key's mod revision (for a deletion, the revision of the delete)
 }
@@ -47,7 +56,10 @@ type Message struct {
 	// Status is the syncer's status after this message.
 	Status Status
 	// Snapshot means Updates is the complete state under the prefixes (nil values never appear in
-	// a snapshot); consumers replace their model with it, diffing to find what went away.
+	// a snapshot); consumers replace their model with it, diffing to find what went away. Its
+	// Status is InSync when it was listed at etcd's current revision, else ResyncInProgress: the
+	// updates that follow (with ResyncInProgress too) bring it up to that revision, and the
+	// first message after them says InSync.
 	Snapshot bool
 	// Updates are the changes, in revision order per prefix (each prefix has its own watch, so
 	// changes under different prefixes may interleave out of revision order; per key the order

@@ -9,6 +9,8 @@ import (
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/calico-host/calico-host/pkg/datastore"
 )
 
 // maxPending is how many updates the syncer buffers for a busy consumer before it stops reading
@@ -114,7 +116,7 @@ func (w *watchLoop) run(ctx context.Context, merged <-chan watchResult) (bool, e
 		case <-ctx.Done():
 			return w.healthy, ctx.Err()
 		case sendCh <- w.pending:
-			w.s.delivered(w.pending)
+			w.sent(w.pending)
 			w.pending = Message{Status: InSync, Revision: w.s.rev}
 			w.commit()
 		case r := <-recv:
@@ -156,10 +158,30 @@ func (w *watchLoop) channels(merged <-chan watchResult) (<-chan watchResult, cha
 		recv = nil
 	}
 	var sendCh chan<- Message
-	if w.confirmed && (len(w.pending.Updates) > 0 || w.s.sent != InSync) {
+	w.pending.Status = w.status()
+	if w.confirmed && (len(w.pending.Updates) > 0 || w.s.sent != w.pending.Status) {
 		sendCh = w.out
 	}
 	return recv, sendCh
+}
+
+// status is the status the next message reports: InSync unless the consumer of a snapshot
+// listed at a rounded revision still lacks changes up to the revision etcd had then.
+func (w *watchLoop) status() Status {
+	if w.s.catch.caughtUp() {
+		return InSync
+	}
+	return ResyncInProgress
+}
+
+// sent records a delivered message; the first one in sync ends the catch-up.
+func (w *watchLoop) sent(m Message) {
+	w.s.delivered(m)
+	if m.Status == InSync && w.s.catch != nil {
+		w.s.log.Info().Int64("revision", w.s.rev).Int64("listed_before", w.s.catch.target).
+			Msg("caught up with the changes since the list; in sync")
+		w.s.catch = nil
+	}
 }
 
 // handle adds one watch response to the pending batch, or returns why the watch is over.
@@ -177,9 +199,11 @@ func (w *watchLoop) handle(r watchResult) error {
 	w.healthy = true
 	if r.resp.IsProgressNotify() {
 		w.next[r.prefix] = max(w.next[r.prefix], r.resp.Header.Revision)
+		w.s.catch.progress(r.prefix, r.resp.Header.Revision)
 	}
 	for _, ev := range r.resp.Events {
 		w.next[r.prefix] = max(w.next[r.prefix], ev.Kv.ModRevision)
+		w.s.catch.observe(r.prefix, ev)
 		if u, ok := w.s.eventUpdate(ev, w.from[r.prefix]); ok {
 			w.pending.Updates = append(w.pending.Updates, u)
 			w.pending.Revision = max(w.pending.Revision, u.Revision)
@@ -200,10 +224,14 @@ func (w *watchLoop) onCreated() {
 		return
 	}
 	w.confirmed, w.healthy = true, true
-	if w.s.Status() != InSync {
-		w.s.log.Info().Int64("revision", w.base).Msg("datastore watch resumed; in sync")
+	// After a list at a rounded revision, InSync waits until the watch delivered the changes
+	// since (see catchUp).
+	if w.s.catch.caughtUp() {
+		if w.s.Status() != InSync {
+			w.s.log.Info().Int64("revision", w.base).Msg("datastore watch resumed; in sync")
+		}
+		w.s.status.Store(int32(InSync))
 	}
-	w.s.status.Store(int32(InSync))
 	if len(w.pending.Updates) == 0 {
 		w.commit()
 	}
@@ -225,11 +253,11 @@ func (s *Syncer) eventUpdate(ev *clientv3.Event, have int64) (Update, bool) {
 	if ev.Type == mvccpb.PUT {
 		return s.decodeKV(ev.Kv)
 	}
-	key := string(ev.Kv.Key)
-	if s.cfg.ignored(key) {
+	id := datastore.IDOf(string(ev.Kv.Key))
+	if s.cfg.ignored(id) {
 		return Update{}, false
 	}
-	return Update{Key: key, Revision: ev.Kv.ModRevision}, true
+	return Update{ID: id, Revision: ev.Kv.ModRevision}, true
 }
 
 // onIdle runs when nothing arrived for a tick. It requests progress from etcd; after idleTicks
@@ -277,7 +305,11 @@ func (w *watchLoop) requestProgress() {
 // consumer's revisions do not include them, so the next watch delivers them again.
 func (w *watchLoop) flush(ctx context.Context, cause error) error {
 	if w.confirmed && len(w.pending.Updates) > 0 {
-		if !w.s.send(ctx, w.out, w.pending) {
+		w.pending.Status = w.status()
+		select {
+		case w.out <- w.pending:
+			w.sent(w.pending)
+		case <-ctx.Done():
 			return ctx.Err()
 		}
 		w.commit()

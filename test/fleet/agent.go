@@ -37,7 +37,7 @@ const (
 // placeholder is what a Light agent's decoder delivers for every key.
 type placeholder struct{}
 
-func lightDecoder(string, []byte, int64) (any, error) { return placeholder{}, nil }
+func lightDecoder(datastore.ID, []byte, int64) (any, error) { return placeholder{}, nil }
 
 // Agent is one host's felix (syncer + calc graph, no dataplane) and confd syncer, each on its own
 // etcd connection as on a real host.
@@ -51,7 +51,7 @@ type Agent struct {
 	log      zerolog.Logger
 
 	// Felix side (the calc side only in Full mode).
-	felixSync  time.Duration // until felix's first InSync snapshot was processed (0: not yet)
+	felixSync  time.Duration // until felix's syncer was first InSync after a snapshot (0: not yet)
 	status     atomic.Int32
 	rev        atomic.Int64
 	snapshots  atomic.Int64
@@ -129,7 +129,9 @@ func (a *Agent) onFelix(m syncer.Message) {
 	now := time.Now()
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.felixSync == 0 && m.Snapshot && m.Status == syncer.InSync {
+	// The first InSync after a snapshot (a snapshot listed at a rounded revision is followed by
+	// the changes since, then InSync).
+	if a.felixSync == 0 && a.snapshots.Load() > 0 && m.Status == syncer.InSync {
 		a.felixSync = now.Sub(a.started)
 	}
 	if a.rec && m.Revision > a.rev.Load() {
@@ -152,7 +154,7 @@ func (a *Agent) onConfd(m syncer.Message) {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.confdSync == 0 && m.Snapshot && m.Status == syncer.InSync {
+	if a.confdSync == 0 && a.confdSnaps.Load() > 0 && m.Status == syncer.InSync {
 		a.confdSync = time.Since(a.started)
 	}
 }

@@ -51,9 +51,9 @@ func Load(ctx context.Context, cli *clientv3.Client, s Shape) (int, error) {
 	for _, u := range s.bench().Updates() {
 		val, err := encode(u.Value)
 		if err != nil {
-			return 0, fmt.Errorf("%s: %w", u.Key, err)
+			return 0, fmt.Errorf("%s: %w", u.ID.Key(), err)
 		}
-		ops = append(ops, clientv3.OpPut(u.Key, string(val)))
+		ops = append(ops, clientv3.OpPut(u.ID.Key(), string(val)))
 		if b, ok := u.Value.(*api.AllocationBlock); ok && b.Affinity != nil {
 			host := (*b.Affinity)[len("host:"):]
 			ops = append(ops, clientv3.OpPut(datastore.AffinityKey(host, b.CIDR), `{"state":"confirmed","deleted":false}`))
@@ -84,5 +84,5 @@ func (s Shape) Change(i int) (string, string, error) {
 	role := calcbench.Roles[(i/remote+j+1)%len(calcbench.Roles)]
 	u := b.RemoteEndpoint(j, role)
 	val, err := encode(u.Value)
-	return u.Key, string(val), err
+	return u.ID.Key(), string(val), err
 }

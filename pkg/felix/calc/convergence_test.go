@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/calico-host/calico-host/pkg/api"
+	"github.com/calico-host/calico-host/pkg/datastore"
 	"github.com/calico-host/calico-host/pkg/syncer"
 )
 
@@ -80,7 +81,7 @@ func (g gen) workload(ns, ctr string) syncer.Update {
 	}
 	u := wep(ns, g.pick("h1", "h1", "h2", "h3"), ctr, g.labels(), g.ips(1+g.r.IntN(2)),
 		withProfiles(g.subset("p1", "p2", "missing")...), withPorts(ports...), withSA(g.pick("", "sa1", "sa2")))
-	u.Key = wepKey(ns, "h1", ctr) // one key per slot, whatever the node
+	u.ID = datastore.IDOf(wepKey(ns, "h1", ctr)) // one key per slot, whatever the node
 	return u
 }
 
@@ -179,7 +180,7 @@ type slot struct {
 func slots() []slot {
 	var out []slot
 	add := func(u func(gen) syncer.Update) {
-		out = append(out, slot{key: u(gen{rand.New(rand.NewPCG(0, 0))}).Key, gen: u})
+		out = append(out, slot{key: u(gen{rand.New(rand.NewPCG(0, 0))}).ID.Key(), gen: u})
 	}
 	for i := 0; i < 8; i++ {
 		ns, ctr := []string{"ns1", "ns2"}[i%2], fmt.Sprintf("c%d", i)
@@ -221,7 +222,7 @@ func slots() []slot {
 			return up(resKey("globalnetworkpolicies", "", "odd"), &api.Node{})
 		}
 		u := g.policy(101)
-		u.Key = resKey("globalnetworkpolicies", "", "odd")
+		u.ID = datastore.IDOf(resKey("globalnetworkpolicies", "", "odd"))
 		return u
 	})
 	add(func(g gen) syncer.Update {
@@ -233,7 +234,7 @@ func slots() []slot {
 func networkSlots() []slot {
 	var out []slot
 	add := func(u func(gen) syncer.Update) {
-		out = append(out, slot{key: u(gen{rand.New(rand.NewPCG(0, 0))}).Key, gen: u})
+		out = append(out, slot{key: u(gen{rand.New(rand.NewPCG(0, 0))}).ID.Key(), gen: u})
 	}
 	for _, n := range []string{"h1", "h2", "h3"} {
 		add(func(g gen) syncer.Update {
@@ -278,9 +279,9 @@ func (s *store) set(u syncer.Update) syncer.Update {
 	s.rev++
 	u.Revision = s.rev
 	if u.Value == nil {
-		delete(s.vals, u.Key)
+		delete(s.vals, u.ID.Key())
 	} else {
-		s.vals[u.Key] = u
+		s.vals[u.ID.Key()] = u
 	}
 	return u
 }

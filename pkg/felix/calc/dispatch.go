@@ -7,6 +7,7 @@ import (
 	"net/netip"
 
 	"github.com/calico-host/calico-host/pkg/api"
+	"github.com/calico-host/calico-host/pkg/datastore"
 	"github.com/calico-host/calico-host/pkg/syncer"
 )
 
@@ -26,8 +27,8 @@ func as[T any](v any) (*T, error) {
 
 // applyResource routes a v3 resource to the calculators that use it. On error the object has
 // been treated as absent.
-func (g *Graph) applyResource(k resourceKey, v any) error {
-	switch k.plural {
+func (g *Graph) applyResource(k datastore.ResourceID, v any) error {
+	switch k.Kind.Plural {
 	case "workloadendpoints":
 		return g.onWorkloadEndpoint(k, v)
 	case "hostendpoints":
@@ -52,26 +53,26 @@ func (g *Graph) applyResource(k resourceKey, v any) error {
 		return g.onBGPConfig(k, v)
 	case "bgppeers":
 		p, err := as[api.BGPPeer](v)
-		g.peers.setPeer(k.name, p)
+		g.peers.setPeer(k.Name, p)
 		return err
 	case "clusterinformations":
 		ci, err := as[api.ClusterInformation](v)
 		if ci == nil {
-			g.config.setCluster(k.name, nil)
+			g.config.setCluster(k.Name, nil)
 			return err
 		}
-		g.config.setCluster(k.name, &ci.Spec)
+		g.config.setCluster(k.Name, &ci.Spec)
 	}
 	return nil
 }
 
-func (g *Graph) onWorkloadEndpoint(k resourceKey, v any) error {
-	id := workloadItemPrefix + k.namespace + "/" + k.name
+func (g *Graph) onWorkloadEndpoint(k datastore.ResourceID, v any) error {
+	id := workloadItemPrefix + k.Namespace + "/" + k.Name
 	w, err := as[api.WorkloadEndpoint](v)
 	var it *item
 	var ep *localEndpoint
 	if w != nil {
-		it, ep, err = workloadItem(g.host, k.namespace, k.name, w)
+		it, ep, err = workloadItem(g.host, k.Namespace, k.Name, w)
 	}
 	g.setEndpoint(id, it, ep)
 	var node string
@@ -79,15 +80,15 @@ func (g *Graph) onWorkloadEndpoint(k resourceKey, v any) error {
 	if w != nil && err == nil {
 		node, nets = w.Spec.Node, it.nets
 	}
-	g.routes.updateWorkload(k.namespace, k.name, node, nets)
+	g.routes.updateWorkload(k.Namespace, k.Name, node, nets)
 	return err
 }
 
 // onLiveMigration records a LiveMigration and re-resolves the local workload endpoints it
 // named before or names now.
-func (g *Graph) onLiveMigration(k resourceKey, v any) error {
+func (g *Graph) onLiveMigration(k datastore.ResourceID, v any) error {
 	lm, err := as[api.LiveMigration](v)
-	owners := g.migration.update(k.String(), lm)
+	owners := g.migration.update(k.Key(), lm)
 	for id, ep := range g.endpoints.local {
 		if ep.wep == nil {
 			continue
@@ -104,27 +105,27 @@ func (g *Graph) onLiveMigration(k resourceKey, v any) error {
 
 // onHostEndpoint records a host endpoint. One that failed validation is kept without its
 // profiles (see hostItem); its problems are logged with the key, once per change of the key.
-func (g *Graph) onHostEndpoint(k resourceKey, v any) error {
-	id := hostItemPrefix + k.name
+func (g *Graph) onHostEndpoint(k datastore.ResourceID, v any) error {
+	id := hostItemPrefix + k.Name
 	v, invalid := unwrapInvalid(v)
 	h, err := as[api.HostEndpoint](v)
 	var it *item
 	var ep *localEndpoint
 	var skipped []error
 	if h != nil {
-		it, ep, skipped = hostItem(g.host, k.name, h, invalid != nil)
+		it, ep, skipped = hostItem(g.host, k.Name, h, invalid != nil)
 	}
 	g.setEndpoint(id, it, ep)
 	if invalid == nil {
 		return cmp.Or(err, errors.Join(skipped...))
 	}
 	for _, e := range skipped {
-		g.log.Warn().Err(e).Str("key", k.String()).Msg("Skipping a host endpoint field that cannot be used")
+		g.log.Warn().Err(e).Str("key", k.Key()).Msg("Skipping a host endpoint field that cannot be used")
 	}
 	if it == nil {
 		return invalid
 	}
-	g.log.Error().Err(invalid).Str("key", k.String()).Bool("local", ep != nil).
+	g.log.Error().Err(invalid).Str("key", k.Key()).Bool("local", ep != nil).
 		Msg("Host endpoint failed validation; its profiles do not apply: traffic its policies do not allow is dropped (fail closed)")
 	return nil
 }
@@ -144,17 +145,17 @@ func (g *Graph) setEndpoint(id string, it *item, ep *localEndpoint) {
 // onNetworkSet records a network set. One that failed validation keeps its labels and the
 // entries of nets that parse (as in Project Calico): treated as absent, a deny rule selecting it
 // would match nothing. Each skipped entry is logged with the key, once per change of the key.
-func (g *Graph) onNetworkSet(k resourceKey, v any) error {
+func (g *Graph) onNetworkSet(k datastore.ResourceID, v any) error {
 	v, invalid := unwrapInvalid(v)
 	var it *item
 	var skipped []error
 	var err error
-	id := netSetItemPrefix + k.name
-	if k.plural == "networksets" {
-		id = nsNetSetItemPrefix + k.namespace + "/" + k.name
+	id := netSetItemPrefix + k.Name
+	if k.Kind.Plural == "networksets" {
+		id = nsNetSetItemPrefix + k.Namespace + "/" + k.Name
 		var ns *api.NetworkSet
 		if ns, err = as[api.NetworkSet](v); ns != nil {
-			it, skipped = netSetItem(k.namespace, ns.Labels, &ns.Spec)
+			it, skipped = netSetItem(k.Namespace, ns.Labels, &ns.Spec)
 		}
 	} else {
 		var gns *api.GlobalNetworkSet
@@ -167,20 +168,20 @@ func (g *Graph) onNetworkSet(k resourceKey, v any) error {
 		return err
 	}
 	if invalid != nil {
-		g.log.Warn().Err(invalid).Str("key", k.String()).Int("nets", len(it.nets)).
+		g.log.Warn().Err(invalid).Str("key", k.Key()).Int("nets", len(it.nets)).
 			Msg("Network set failed validation; keeping its labels and the entries that parse")
 	}
 	for _, e := range skipped {
-		g.log.Warn().Err(e).Str("key", k.String()).Msg("Skipping a network set entry that does not parse")
+		g.log.Warn().Err(e).Str("key", k.Key()).Msg("Skipping a network set entry that does not parse")
 	}
 	g.items.update(id, it)
 	return nil
 }
 
-func (g *Graph) onPolicy(k resourceKey, v any) error {
-	kind, key := "gnp", "gnp/"+k.name
-	if k.plural == "networkpolicies" {
-		kind, key = "np", "np/"+k.namespace+"/"+k.name
+func (g *Graph) onPolicy(k datastore.ResourceID, v any) error {
+	kind, key := "gnp", "gnp/"+k.Name
+	if k.Kind.Plural == "networkpolicies" {
+		kind, key = "np", "np/"+k.Namespace+"/"+k.Name
 	}
 	var view api.PolicySpecView
 	v, invalid := unwrapInvalid(v)
@@ -189,7 +190,7 @@ func (g *Graph) onPolicy(k resourceKey, v any) error {
 		view = p.View()
 	case *api.NetworkPolicy:
 		view = p.View()
-		view.Namespace = k.namespace
+		view.Namespace = k.Namespace
 	case nil:
 		g.policies.remove(key)
 		return nil
@@ -201,21 +202,15 @@ func (g *Graph) onPolicy(k resourceKey, v any) error {
 		g.policies.remove(key)
 		return fmt.Errorf("network policy without namespace")
 	}
-	p, err := newPolicyInfo(kind, k.name, view)
+	p, err := newPolicyInfo(kind, k.Name, view)
 	switch {
 	case err != nil && invalid == nil:
 		g.policies.remove(key)
 		return err
 	case err != nil:
-		p, err = newPolicyInfo(kind, k.name, widestScope(view))
-		if err != nil { // its tier or namespace is not usable either
-			g.policies.remove(key)
-			return fmt.Errorf("%w; it cannot be placed (%w)", invalid, err)
-		}
-		g.log.Error().Err(invalid).Str("key", k.String()).Str("policy", key).
-			Msg("Policy failed validation and its selector does not parse; every endpoint it could select drops the traffic it would decide (fail closed)")
+		return g.onUnscopedPolicy(k, kind, key, view, invalid)
 	case invalid != nil:
-		g.log.Error().Err(invalid).Str("key", k.String()).Str("policy", key).
+		g.log.Error().Err(invalid).Str("key", k.Key()).Str("policy", key).
 			Msg("Policy failed validation; the endpoints it selects drop the traffic it would decide (fail closed)")
 	}
 	if invalid != nil {
@@ -225,28 +220,46 @@ func (g *Graph) onPolicy(k resourceKey, v any) error {
 	return nil
 }
 
-// widestScope is a policy whose selectors do not parse, made to select every endpoint it could
-// select: all of them for a GlobalNetworkPolicy, those of its namespace for a NetworkPolicy.
-func widestScope(v api.PolicySpecView) api.PolicySpecView {
-	v.Selector, v.NamespaceSel, v.ServiceAcctSel = "all()", "", ""
-	return v
+// onUnscopedPolicy handles a policy that failed validation and whose selectors do not parse
+// either, so the endpoints it means cannot be known. If an earlier version of it was enforced,
+// it keeps that version's scope as a drop (its verdicts there are never widened). A policy never
+// enforced selects nothing, as in Project Calico (absent): one bad object must not block the
+// traffic of every endpoint of the host.
+func (g *Graph) onUnscopedPolicy(k datastore.ResourceID, kind, key string, view api.PolicySpecView, invalid error) error {
+	prev := g.policies.policies[key]
+	if prev == nil {
+		g.log.Error().Err(invalid).Str("key", k.Key()).Str("policy", key).
+			Msg("Policy failed validation and its selector does not parse; it was never enforced, so it selects no endpoint")
+		return nil
+	}
+	view.Selector, view.NamespaceSel, view.ServiceAcctSel = prev.view.Selector, prev.view.NamespaceSel, prev.view.ServiceAcctSel
+	p, err := newPolicyInfo(kind, k.Name, view)
+	if err != nil { // its tier or namespace is not usable either: its last placement stands
+		kept := *prev
+		p = &kept
+	}
+	g.log.Error().Err(invalid).Str("key", k.Key()).Str("policy", key).
+		Msg("Policy failed validation and its selector does not parse; the endpoints its last enforced version selected drop the traffic it would decide (fail closed)")
+	p.failClosed(invalid)
+	g.policies.update(p)
+	return nil
 }
 
 // onProfile records a profile. One that failed validation is kept as drop-all (its labels
 // still apply): treated as absent, the endpoints naming it would fall through to their next
 // profile.
-func (g *Graph) onProfile(k resourceKey, v any) error {
+func (g *Graph) onProfile(k datastore.ResourceID, v any) error {
 	v, invalid := unwrapInvalid(v)
 	p, err := as[api.Profile](v)
 	if p == nil {
-		g.profiles.update(k.name, nil, nil)
+		g.profiles.update(k.Name, nil, nil)
 		return err
 	}
 	if invalid != nil {
-		g.log.Error().Err(invalid).Str("key", k.String()).Str("profile", k.name).
+		g.log.Error().Err(invalid).Str("key", k.Key()).Str("profile", k.Name).
 			Msg("Profile failed validation; the endpoints that name it drop all traffic it would decide (fail closed)")
 	}
-	g.profiles.update(k.name, &p.Spec, invalid)
+	g.profiles.update(k.Name, &p.Spec, invalid)
 	return nil
 }
 
@@ -261,39 +274,39 @@ func unwrapInvalid(v any) (any, error) {
 
 // onTier records a tier. One that failed validation keeps its order with default action Deny:
 // treated as absent, its policies (and their deny rules) would be inactive.
-func (g *Graph) onTier(k resourceKey, v any) error {
+func (g *Graph) onTier(k datastore.ResourceID, v any) error {
 	v, invalid := unwrapInvalid(v)
 	t, err := as[api.Tier](v)
 	if t == nil {
-		g.policies.updateTier(k.name, nil)
+		g.policies.updateTier(k.Name, nil)
 		return err
 	}
 	ti := tierFromAPI(t)
 	if invalid != nil {
 		ti.defaultAction = api.ActionDeny
-		g.log.Error().Err(invalid).Str("key", k.String()).
+		g.log.Error().Err(invalid).Str("key", k.Key()).
 			Msg("Tier failed validation; its policies apply at its order, and what they do not decide is dropped (fail closed)")
 	}
-	g.policies.updateTier(k.name, &ti)
+	g.policies.updateTier(k.Name, &ti)
 	return nil
 }
 
 // onNode records a Node. One that failed validation is used as far as it parses (as Project
 // Calico's felix, which takes a Node's fields one by one): treated as absent, this host's Node
 // would stop selecting its selector-scoped FelixConfiguration.
-func (g *Graph) onNode(k resourceKey, v any) error {
+func (g *Graph) onNode(k datastore.ResourceID, v any) error {
 	v, invalid := unwrapInvalid(v)
 	if invalid != nil {
-		g.log.Warn().Err(invalid).Str("key", k.String()).Msg("Node failed validation; using the fields that parse")
+		g.log.Warn().Err(invalid).Str("key", k.Key()).Msg("Node failed validation; using the fields that parse")
 	}
 	n, err := as[api.Node](v)
 	var ni *nodeInfo
 	if n != nil {
-		ni = newNodeInfo(k.name, n)
+		ni = newNodeInfo(k.Name, n)
 	}
-	g.nodes.update(k.name, ni)
-	g.routes.onNode(k.name, ni)
-	if k.name == g.host {
+	g.nodes.update(k.Name, ni)
+	g.routes.onNode(k.Name, ni)
+	if k.Name == g.host {
 		g.config.setNode(ni)
 		var labels map[string]string
 		if ni != nil {
@@ -308,60 +321,60 @@ func (g *Graph) onNode(k resourceKey, v any) error {
 // onPool records an IP pool. One that failed validation but whose CIDR parses is used as
 // written: treated as absent, traffic to it from natOutgoing pools would be masqueraded and
 // routes to its blocks would lose their encapsulation.
-func (g *Graph) onPool(k resourceKey, v any) error {
+func (g *Graph) onPool(k datastore.ResourceID, v any) error {
 	v, invalid := unwrapInvalid(v)
 	if invalid != nil {
-		g.log.Warn().Err(invalid).Str("key", k.String()).Msg("IP pool failed validation; using it as written where its CIDR parses")
+		g.log.Warn().Err(invalid).Str("key", k.Key()).Msg("IP pool failed validation; using it as written where its CIDR parses")
 	}
 	p, err := as[api.IPPool](v)
 	var pool *IPPool
 	if p != nil {
-		pool, err = newPool(k.name, p)
+		pool, err = newPool(k.Name, p)
 	}
-	g.pools.update(k.name, pool)
+	g.pools.update(k.Name, pool)
 	g.routes.markAll()
 	return err
 }
 
 // onFelixConfig records a FelixConfiguration. One that failed validation comes without the
 // fields that were invalid on their own (see syncer.FailClosedDecoder): the others apply.
-func (g *Graph) onFelixConfig(k resourceKey, v any) error {
+func (g *Graph) onFelixConfig(k datastore.ResourceID, v any) error {
 	v, invalid := unwrapInvalid(v)
 	if invalid != nil {
-		g.log.Warn().Err(invalid).Str("key", k.String()).
+		g.log.Warn().Err(invalid).Str("key", k.Key()).
 			Msg("FelixConfiguration failed validation; ignoring the fields that are invalid, using the others")
 	}
 	fc, err := as[api.FelixConfiguration](v)
 	if fc == nil {
-		_ = g.config.setFelixConfig(k.name, nil)
+		_ = g.config.setFelixConfig(k.Name, nil)
 		g.updateRouteSource()
 		return err
 	}
-	err = g.config.setFelixConfig(k.name, fc)
+	err = g.config.setFelixConfig(k.Name, fc)
 	g.updateRouteSource()
 	return err
 }
 
-func (g *Graph) onBGPConfig(k resourceKey, v any) error {
+func (g *Graph) onBGPConfig(k datastore.ResourceID, v any) error {
 	bc, err := as[api.BGPConfiguration](v)
 	var spec *api.BGPConfigurationSpec
 	if bc != nil {
 		spec = &bc.Spec
 	}
-	g.config.setBGPConfig(k.name, spec)
-	g.peers.setBGPConfig(k.name, spec)
+	g.config.setBGPConfig(k.Name, spec)
+	g.peers.setBGPConfig(k.Name, spec)
 	return err
 }
 
 // applyBlock handles an IPAM block key.
-func (g *Graph) applyBlock(key string, v any) error {
+func (g *Graph) applyBlock(id datastore.BlockID, v any) error {
 	b, err := as[api.AllocationBlock](v)
 	if err != nil {
-		g.routes.updateBlock(key, nil)
+		g.routes.updateBlock(id.Key(), nil)
 		return err
 	}
 	if b != nil && b.Deleted {
 		b = nil
 	}
-	return g.routes.updateBlock(key, b)
+	return g.routes.updateBlock(id.Key(), b)
 }

@@ -41,7 +41,7 @@ func loadFixture(t *testing.T, path string) []syncer.Update {
 			api.SetDefaults(r)
 		}
 		if v != nil {
-			out = append(out, syncer.Update{Key: e.Key, Value: v, Revision: int64(i + 1)})
+			out = append(out, syncer.Update{ID: datastore.IDOf(e.Key), Value: v, Revision: int64(i + 1)})
 		}
 	}
 	return out

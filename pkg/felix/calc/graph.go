@@ -1,10 +1,11 @@
 package calc
 
 import (
+	"github.com/rs/zerolog"
+	"slices"
 	"strings"
 
-	"github.com/rs/zerolog"
-
+	"github.com/calico-host/calico-host/pkg/datastore"
 	"github.com/calico-host/calico-host/pkg/syncer"
 )
 
@@ -37,7 +38,7 @@ import (
 type Graph struct {
 	host string
 	log  zerolog.Logger
-	revs map[string]int64 // every key the model holds, with its revision (for snapshot diffs)
+	revs map[datastore.ID]int64 // every key the model holds, with its revision (for snapshot diffs)
 	// kinds counts the resource keys held by plural ("policies" for both policy kinds), for
 	// the felix_cluster_num_* metrics.
 	kinds map[string]int
@@ -54,7 +55,8 @@ type Graph struct {
 	migration *migrationCalc
 	peers     *bgpPeerCalc
 
-	localRouteSource string // RouteSource from felix's environment or config file
+	// routeSource resolves felix's RouteSource from the datastore's configuration (nil: CalicoIPAM).
+	routeSource func(DatastoreConfig) RouteSource
 
 	haveSnapshot  bool
 	inSyncPending bool
@@ -64,7 +66,7 @@ type Graph struct {
 
 // New returns an empty graph for the named host.
 func New(hostname string, log zerolog.Logger) *Graph {
-	g := &Graph{host: hostname, log: log, revs: map[string]int64{}, kinds: map[string]int{}}
+	g := &Graph{host: hostname, log: log, revs: map[datastore.ID]int64{}, kinds: map[string]int{}}
 	g.ipsets = newIPSetCalc(func(id string) *item { return g.items.items[id] })
 	g.endpoints = newEndpointCalc()
 	g.policies = newPolicyCalc(log, g.ipsets, g.endpoints.markDirty)
@@ -100,19 +102,24 @@ func (g *Graph) OnMessage(m syncer.Message) {
 }
 
 func (g *Graph) applySnapshot(ups []syncer.Update) {
-	present := make(map[string]struct{}, len(ups))
+	present := make(map[datastore.ID]struct{}, len(ups))
 	for _, u := range ups {
 		if u.Value != nil {
-			present[u.Key] = struct{}{}
+			present[u.ID] = struct{}{}
 		}
 	}
-	for _, key := range sortedKeys(g.revs) {
-		if _, ok := present[key]; !ok {
-			g.apply(syncer.Update{Key: key})
+	var gone []datastore.ID
+	for id := range g.revs {
+		if _, ok := present[id]; !ok {
+			gone = append(gone, id)
 		}
+	}
+	slices.SortFunc(gone, func(a, b datastore.ID) int { return strings.Compare(a.Key(), b.Key()) })
+	for _, id := range gone {
+		g.apply(syncer.Update{ID: id})
 	}
 	for _, u := range ups {
-		if rev, ok := g.revs[u.Key]; ok && rev != 0 && rev == u.Revision && u.Value != nil {
+		if rev, ok := g.revs[u.ID]; ok && rev != 0 && rev == u.Revision && u.Value != nil {
 			continue
 		}
 		g.apply(u)
@@ -122,38 +129,36 @@ func (g *Graph) applySnapshot(ups []syncer.Update) {
 // apply applies one key's new value (nil: deleted).
 func (g *Graph) apply(u syncer.Update) {
 	var err error
-	switch {
-	case strings.HasPrefix(u.Key, resourcePrefix):
-		k, ok := parseResourceKey(u.Key)
-		if !ok {
-			g.log.Debug().Str("key", u.Key).Msg("Ignoring unknown resource key")
-			return
-		}
-		err = g.applyResource(k, u.Value)
-	case strings.HasPrefix(u.Key, blockPrefix):
-		err = g.applyBlock(u.Key, u.Value)
+	switch id := u.ID.(type) {
+	case datastore.ResourceID:
+		err = g.applyResource(id, u.Value)
+	case datastore.BlockID:
+		err = g.applyBlock(id, u.Value)
+	default:
+		g.log.Debug().Str("key", u.ID.Key()).Msg("Ignoring a key that names no resource or block")
+		return
 	}
 	if err != nil {
-		g.log.Warn().Err(err).Str("key", u.Key).Msg("Treating a value that cannot be interpreted as absent")
+		g.log.Warn().Err(err).Str("key", u.ID.Key()).Msg("Treating a value that cannot be interpreted as absent")
 	}
-	_, had := g.revs[u.Key]
+	_, had := g.revs[u.ID]
 	if u.Value == nil {
-		delete(g.revs, u.Key)
+		delete(g.revs, u.ID)
 	} else {
-		g.revs[u.Key] = u.Revision
+		g.revs[u.ID] = u.Revision
 	}
-	if _, has := g.revs[u.Key]; has != had {
-		g.countKind(u.Key, has)
+	if _, has := g.revs[u.ID]; has != had {
+		g.countKind(u.ID, has)
 	}
 }
 
 // countKind keeps kinds up to date as a resource key appears or disappears.
-func (g *Graph) countKind(key string, added bool) {
-	k, ok := parseResourceKey(key)
+func (g *Graph) countKind(id datastore.ID, added bool) {
+	k, ok := id.(datastore.ResourceID)
 	if !ok {
 		return
 	}
-	plural := k.plural
+	plural := k.Kind.Plural
 	if plural == "networkpolicies" || plural == "globalnetworkpolicies" {
 		plural = "policies"
 	}

@@ -79,7 +79,7 @@ func TestUninterpretableValuesAreAbsentAndLogged(t *testing.T) {
 	if rules := m.Policies[gnpID("all")].InboundRules; len(rules) != 2 || rules[0].Invalid != "" || rules[1].Invalid == "" {
 		t.Errorf("rules = %+v, want the valid one, then an Invalid one", rules)
 	}
-	for _, key := range []string{badIP.Key, noIP.Key, wrongType.Key, badSel.Key, badPool.Key} {
+	for _, key := range []string{badIP.ID.Key(), noIP.ID.Key(), wrongType.ID.Key(), badSel.ID.Key(), badPool.ID.Key()} {
 		if !strings.Contains(logs.String(), key) {
 			t.Errorf("no log line names %s", key)
 		}

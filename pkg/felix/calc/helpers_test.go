@@ -10,6 +10,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/calico-host/calico-host/pkg/api"
+	"github.com/calico-host/calico-host/pkg/datastore"
 	"github.com/calico-host/calico-host/pkg/selector"
 	"github.com/calico-host/calico-host/pkg/syncer"
 )
@@ -18,13 +19,13 @@ import (
 
 func resKey(plural, ns, name string) string {
 	if ns != "" {
-		return resourcePrefix + plural + "/" + ns + "/" + name
+		return datastore.ResourcePrefix + plural + "/" + ns + "/" + name
 	}
-	return resourcePrefix + plural + "/" + name
+	return datastore.ResourcePrefix + plural + "/" + name
 }
 
-func up(key string, v any) syncer.Update { return syncer.Update{Key: key, Value: v} }
-func del(key string) syncer.Update       { return syncer.Update{Key: key} }
+func up(key string, v any) syncer.Update { return syncer.Update{ID: datastore.IDOf(key), Value: v} }
+func del(key string) syncer.Update       { return syncer.Update{ID: datastore.IDOf(key)} }
 
 type wepOpt func(*api.WorkloadEndpoint)
 
@@ -124,7 +125,7 @@ func block(cidr, owner string, held map[int]string) syncer.Update {
 	if p.Addr().Is6() {
 		fam = "ipv6"
 	}
-	return up(blockPrefix+fam+"/block/"+fmt.Sprintf("%s-%d", p.Addr(), p.Bits()), b)
+	return up(datastore.BlockPrefix+fam+"/block/"+fmt.Sprintf("%s-%d", p.Addr(), p.Bits()), b)
 }
 
 func rule(action string, mods ...func(*api.Rule)) api.Rule {

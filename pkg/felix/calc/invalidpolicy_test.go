@@ -4,24 +4,27 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/calico-host/calico-host/pkg/datastore"
 	"github.com/calico-host/calico-host/pkg/syncer"
 )
 
 // decoded runs raw etcd bytes through felix's decoder, as the syncer does.
 func decoded(t *testing.T, key, value string) syncer.Update {
 	t.Helper()
-	v, err := syncer.FailClosedDecoder(key, []byte(value), 7)
+	id := datastore.IDOf(key)
+	v, err := syncer.FailClosedDecoder(id, []byte(value), 7)
 	if err != nil {
 		t.Fatalf("decode: %v", err)
 	}
-	return syncer.Update{Key: key, Value: v, Revision: 7}
+	return syncer.Update{ID: id, Value: v, Revision: 7}
 }
 
 // TestInvalidPolicyFailsClosed: a policy that fails validation on read (here a deny rule with a
 // bad CIDR) but whose selector parses is not treated as absent (its deny rule would vanish,
 // widening what the endpoint accepts): the endpoints it selects get a policy in its place that
 // drops everything reaching it. Made valid again, it is enforced as written; with a selector
-// that does not parse either, the drop applies to every endpoint it could have selected.
+// that does not parse either, the drop stays at the endpoints its last enforced version
+// selected, and only there.
 func TestInvalidPolicyFailsClosed(t *testing.T) {
 	key := resKey("globalnetworkpolicies", "", "deny-bad")
 	bad := `{"kind":"GlobalNetworkPolicy","apiVersion":"projectcalico.org/v3","metadata":{"name":"deny-bad"},
@@ -54,18 +57,20 @@ func TestInvalidPolicyFailsClosed(t *testing.T) {
 	unparsable := strings.Replace(bad, "role == 'web'", "role == ", 1)
 	feed(g, decoded(t, key, unparsable))
 	flushInto(t, g, m)
-	for _, id := range []WorkloadEndpointID{a, b} {
-		if got := ingressPolicies(m, id); len(got) != 1 || got[0] != "default:deny-bad" {
-			t.Fatalf("policy with an unparsable selector: ingress policies of %v = %v, want the drop in place", id, got)
-		}
+	if got := ingressPolicies(m, a); len(got) != 1 || got[0] != "default:deny-bad" {
+		t.Fatalf("policy with an unparsable selector: ingress policies of %v = %v, want the drop in place", a, got)
+	}
+	if got := ingressPolicies(m, b); len(got) != 0 {
+		t.Fatalf("policy with an unparsable selector reached an endpoint its enforced version did not select: %v", got)
 	}
 	if p := m.Policies[gnpID("deny-bad")]; p == nil || len(p.InboundRules) != 1 || p.InboundRules[0].Invalid == "" {
 		t.Fatalf("the policy with an unparsable selector is not a drop: %+v", p)
 	}
 }
 
-// TestInvalidNetworkPolicyUnparsableSelector: a NetworkPolicy whose selector does not parse
-// drops at every endpoint of its namespace, and only there.
+// TestInvalidNetworkPolicyUnparsableSelector: a NetworkPolicy that was never enforced and whose
+// selector does not parse selects no endpoint (one bad object does not block its whole
+// namespace); once a valid version is enforced, a later unparsable one keeps that scope.
 func TestInvalidNetworkPolicyUnparsableSelector(t *testing.T) {
 	key := resKey("networkpolicies", "ns1", "np-bad")
 	bad := `{"kind":"NetworkPolicy","apiVersion":"projectcalico.org/v3","metadata":{"name":"np-bad","namespace":"ns1"},
@@ -74,9 +79,18 @@ func TestInvalidNetworkPolicyUnparsableSelector(t *testing.T) {
 	snapshot(g, wep("ns1", "h1", "a", nil, []string{"10.65.0.1/32"}),
 		wep("ns2", "h1", "b", nil, []string{"10.65.0.2/32"}), decoded(t, key, bad))
 	flushInto(t, g, m)
+	for _, id := range []WorkloadEndpointID{wepID("ns1", "a"), wepID("ns2", "b")} {
+		if w := m.WEPs[id]; w == nil || len(w.Tiers) != 0 {
+			t.Fatalf("a never-enforced policy with an unparsable selector reached %v: %+v", id, w)
+		}
+	}
+	feed(g, decoded(t, key, strings.Replace(bad, "role == ", "all()", 1)))
+	flushInto(t, g, m)
+	feed(g, decoded(t, key, bad))
+	flushInto(t, g, m)
 	if w := m.WEPs[wepID("ns1", "a")]; w == nil || len(w.Tiers) != 1 || len(w.Tiers[0].IngressPolicies) != 1 ||
 		len(w.Tiers[0].EgressPolicies) != 1 {
-		t.Fatalf("endpoint of the policy's namespace: %+v, want the drop in both directions", w)
+		t.Fatalf("endpoint the enforced version selected: %+v, want the drop in both directions", w)
 	}
 	if w := m.WEPs[wepID("ns2", "b")]; w == nil || len(w.Tiers) != 0 {
 		t.Fatalf("endpoint of another namespace got the policy: %+v", w)

@@ -59,8 +59,8 @@ func TestLiveMigrationRoles(t *testing.T) {
 	}
 
 	// Deleting the migration clears both roles; the endpoints are re-sent.
-	feed(target, del(lm.Key))
-	feed(source, del(lm.Key))
+	feed(target, del(lm.ID.Key()))
+	feed(source, del(lm.ID.Key()))
 	if len(flushInto(t, target, tm)) == 0 || len(flushInto(t, source, sm)) == 0 {
 		t.Fatal("deleting the LiveMigration sent nothing")
 	}
@@ -75,7 +75,7 @@ func TestLiveMigrationRoles(t *testing.T) {
 	if got := tm.WEPs[id].LiveMigration; got != MigrationTarget {
 		t.Errorf("re-created migration: role %s", got)
 	}
-	feed(target, syncer.Update{Key: lm.Key})
+	feed(target, syncer.Update{ID: lm.ID})
 	flushInto(t, target, tm)
 	if got := tm.WEPs[id].LiveMigration; got != MigrationNone {
 		t.Errorf("migration now absent: role %s", got)

@@ -66,7 +66,7 @@ func TestRoutesFromBlocks(t *testing.T) {
 				t.Error("route to released IP remains")
 			}
 		}},
-		{"block holding the tunnel address deleted", []syncer.Update{del(block("10.65.1.0/26", "h2", nil).Key)}, func(t *testing.T) {
+		{"block holding the tunnel address deleted", []syncer.Update{del(block("10.65.1.0/26", "h2", nil).ID.Key())}, func(t *testing.T) {
 			if rt := m.Routes[netip.MustParsePrefix("10.65.1.0/32")]; rt == nil || rt.Type != RouteRemoteTunnel {
 				t.Errorf("tunnel route without its block = %+v", rt)
 			}
@@ -87,12 +87,12 @@ func TestRoutesFromBlocks(t *testing.T) {
 				t.Errorf("route after pool update = %+v", rt)
 			}
 		}},
-		{"block deleted", []syncer.Update{del(block("10.65.2.0/26", "h3", nil).Key)}, func(t *testing.T) {
+		{"block deleted", []syncer.Update{del(block("10.65.2.0/26", "h3", nil).ID.Key())}, func(t *testing.T) {
 			if _, ok := m.Routes[netip.MustParsePrefix("10.65.2.0/26")]; ok {
 				t.Error("route of deleted block remains")
 			}
 		}},
-		{"tunnel address removed", []syncer.Update{node("h2", "198.18.0.2/24", ""), del(block("10.65.1.0/26", "h2", nil).Key)}, func(t *testing.T) {
+		{"tunnel address removed", []syncer.Update{node("h2", "198.18.0.2/24", ""), del(block("10.65.1.0/26", "h2", nil).ID.Key())}, func(t *testing.T) {
 			if _, ok := m.Routes[netip.MustParsePrefix("10.65.1.0/32")]; ok {
 				t.Error("tunnel route remains")
 			}

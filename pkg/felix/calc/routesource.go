@@ -1,49 +1,28 @@
 package calc
 
-import (
-	"strings"
+// RouteSource says where the routes to other hosts' workloads come from (felix's RouteSource).
+type RouteSource uint8
 
-	"github.com/calico-host/calico-host/pkg/api"
-)
-
-// Route sources (FelixConfiguration routeSource).
+// Route sources; the zero value is Project Calico's default, CalicoIPAM.
 const (
-	RouteSourceCalicoIPAM  = "CalicoIPAM"
-	RouteSourceWorkloadIPs = "WorkloadIPs"
+	RouteSourceCalicoIPAM  RouteSource = iota // their IPAM blocks (and borrowed addresses)
+	RouteSourceWorkloadIPs                    // the addresses of their workload endpoints
 )
 
-// SetLocalRouteSource sets RouteSource as felix's environment or config file gives it ("": not
-// set there), which takes precedence over FelixConfiguration as in felix's configuration. Call it
-// before the graph receives messages.
-func (g *Graph) SetLocalRouteSource(s string) {
-	g.localRouteSource = s
+// SetRouteSource gives the graph felix's RouteSource as its configuration resolves it from the
+// datastore's part (and the local sources): the graph calls resolve whenever that part changes,
+// so the parameter is parsed and ranked in felix's configuration only. Without it routes come
+// from IPAM. Call it before the graph receives messages.
+func (g *Graph) SetRouteSource(resolve func(DatastoreConfig) RouteSource) {
+	g.routeSource = resolve
 	g.updateRouteSource()
 }
 
-// updateRouteSource applies the route source of the local setting, else of FelixConfiguration
-// node.<host>, else of the selector-scoped one that applies to this host, else of default. A
-// value that is not a route source is skipped, as felix's configuration ignores it, and none
-// means the default, CalicoIPAM.
+// updateRouteSource applies the route source for the current datastore configuration.
 func (g *Graph) updateRouteSource() {
-	v := parseRouteSource(g.localRouteSource)
-	var scoped *api.FelixConfigurationSpec
-	if sc, _ := matchScoped(g.config.scoped, g.config.node); sc != nil {
-		scoped = sc.spec
+	src := RouteSourceCalicoIPAM
+	if g.routeSource != nil {
+		src = g.routeSource(g.config.datastoreConfig())
 	}
-	for _, spec := range []*api.FelixConfigurationSpec{g.config.perHost, scoped, g.config.global} {
-		if v == "" && spec != nil {
-			v = parseRouteSource(spec.RouteSource)
-		}
-	}
-	g.routes.setWorkloadIPs(v == RouteSourceWorkloadIPs)
-}
-
-// parseRouteSource is s as one of the route sources, or "" when it is not one.
-func parseRouteSource(s string) string {
-	for _, rs := range []string{RouteSourceCalicoIPAM, RouteSourceWorkloadIPs} {
-		if strings.EqualFold(strings.TrimSpace(s), rs) {
-			return rs
-		}
-	}
-	return ""
+	g.routes.setWorkloadIPs(src == RouteSourceWorkloadIPs)
 }

@@ -23,12 +23,26 @@ func routeSummary(m *dpModel) []string {
 
 func sortedCopy(s []string) []string { return slices.Sorted(slices.Values(s)) }
 
-// TestRouteSourceWorkloadIPs: with RouteSource WorkloadIPs (FelixConfiguration, case-insensitive,
-// node.<host> over default), as Project Calico's route resolver, routes come from every workload
-// endpoint's addresses (to its node) instead of IPAM blocks; tunnel addresses keep their routes;
-// switching back restores the block routes; a local setting overrides FelixConfiguration.
+// specRouteSource stands in for felix's configuration, which resolves RouteSource (package
+// config; its tests cover the spellings and the precedence of every source): the routeSource of
+// the highest-ranking FelixConfiguration that sets it, node.<host>, the scoped one, default.
+func specRouteSource(dc DatastoreConfig) RouteSource {
+	for _, s := range []*api.FelixConfigurationSpec{dc.Node, dc.Scoped, dc.Global} {
+		if s != nil && s.RouteSource != "" {
+			return map[string]RouteSource{"WorkloadIPs": RouteSourceWorkloadIPs}[s.RouteSource]
+		}
+	}
+	return RouteSourceCalicoIPAM
+}
+
+// TestRouteSourceWorkloadIPs: with RouteSource WorkloadIPs, as Project Calico's route resolver,
+// routes come from every workload endpoint's addresses (to its node) instead of IPAM blocks;
+// tunnel addresses keep their routes; switching back restores the block routes. The graph asks
+// felix's configuration for the route source whenever a FelixConfiguration changes, and applies
+// its answer whatever the FelixConfigurations say.
 func TestRouteSourceWorkloadIPs(t *testing.T) {
 	g, m := newTestGraph("h1"), newModel()
+	g.SetRouteSource(specRouteSource)
 	blocks := []string{
 		"10.65.0.0/26 local h1", "10.65.0.5/32 remote h2", "10.65.1.0/26 remote h2", "10.65.9.0/26 remote h3",
 	}
@@ -61,7 +75,7 @@ func TestRouteSourceWorkloadIPs(t *testing.T) {
 		ups  []syncer.Update
 		want []string
 	}{
-		{"default says workloadips", []syncer.Update{fc("default", "workloadips")}, workloads},
+		{"default says WorkloadIPs", []syncer.Update{fc("default", "WorkloadIPs")}, workloads},
 		{"a workload moves and another goes", []syncer.Update{
 			wep("ns", "h3", "b", nil, []string{"10.65.1.2/32"}), del(wepKey("ns", "h2", "b"))},
 			[]string{"10.65.0.1/32 local h1", "10.65.1.0/32 tunnel h2", "10.65.1.2/32 remote h3",
@@ -70,7 +84,7 @@ func TestRouteSourceWorkloadIPs(t *testing.T) {
 		{"node.h1 is deleted", []syncer.Update{del(resKey("felixconfigurations", "", "node.h1"))},
 			[]string{"10.65.0.1/32 local h1", "10.65.1.0/32 tunnel h2", "10.65.1.2/32 remote h3",
 				"10.65.200.1/32 tunnel h3", "10.65.77.3/32 remote h3", "10.65.77.4/32 remote h3"}},
-		{"an invalid value counts as the default", []syncer.Update{fc("default", "BGP")}, slices.Concat(blocks, tunnel)},
+		{"default says CalicoIPAM", []syncer.Update{fc("default", "CalicoIPAM")}, slices.Concat(blocks, tunnel)},
 	}
 	for _, s := range steps {
 		feed(g, s.ups...)
@@ -80,9 +94,9 @@ func TestRouteSourceWorkloadIPs(t *testing.T) {
 		}
 	}
 
-	// The local setting (environment, felix.toml) wins over FelixConfiguration.
+	// The configuration's answer wins over what FelixConfiguration says (a local setting).
 	g2, m2 := newTestGraph("h1"), newModel()
-	g2.SetLocalRouteSource("WorkloadIPs")
+	g2.SetRouteSource(func(DatastoreConfig) RouteSource { return RouteSourceWorkloadIPs })
 	snapshot(g2, node("h2", "198.18.0.2/24", ""), fc("default", "CalicoIPAM"),
 		block("10.65.1.0/26", "h2", nil), wep("ns", "h2", "b", nil, []string{"10.65.1.2/32"}))
 	flushInto(t, g2, m2)
@@ -98,6 +112,7 @@ func TestRouteSourceWorkloadIPs(t *testing.T) {
 // host's labels sets the route source over default, and stops doing so when the labels change.
 func TestRouteSourceScoped(t *testing.T) {
 	g, m := newTestGraph("h1"), newModel()
+	g.SetRouteSource(specRouteSource)
 	sel := "role == 'edge'"
 	edge := up(resKey("felixconfigurations", "", "edge"), &api.FelixConfiguration{ObjectMeta: api.ObjectMeta{Name: "edge"},
 		Spec: api.FelixConfigurationSpec{NodeSelector: &sel, RouteSource: "WorkloadIPs"}})
@@ -116,18 +131,5 @@ func TestRouteSourceScoped(t *testing.T) {
 	flushInto(t, g, m)
 	if d := cmp.Diff([]string{"10.65.1.0/26 remote h2"}, routeSummary(m)); d != "" {
 		t.Fatalf("labels no longer match (-want +got):\n%s", d)
-	}
-}
-
-// TestRouteSourceNames: the route sources in any case and with blanks; anything else is not one
-// (and so does not hide a lower-precedence setting).
-func TestRouteSourceNames(t *testing.T) {
-	for in, want := range map[string]string{
-		"WorkloadIPs": RouteSourceWorkloadIPs, " workloadips ": RouteSourceWorkloadIPs,
-		"CALICOIPAM": RouteSourceCalicoIPAM, "": "", "foo": "", "WorkloadIP": "",
-	} {
-		if got := parseRouteSource(in); got != want {
-			t.Errorf("parseRouteSource(%q) = %q, want %q", in, got, want)
-		}
 	}
 }

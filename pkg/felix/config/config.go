@@ -1,19 +1,27 @@
 package config
 
 import (
+	"crypto/tls"
 	"fmt"
 	"net/netip"
 	"reflect"
+	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"github.com/calico-host/calico-host/pkg/compat"
-	"github.com/calico-host/calico-host/pkg/felix/dataplane"
+	"github.com/calico-host/calico-host/pkg/felix/calc"
+	"github.com/calico-host/calico-host/pkg/felix/dataplane/rules"
+	"github.com/calico-host/calico-host/pkg/nft"
 )
 
 // Config is felix's resolved configuration. Each parameter's value is in the field named by
-// Param.FieldName (see Params for meanings and defaults).
+// Param.FieldName, in the Go type its consumers use (see Params for meanings and defaults):
+// calc and the dataplane take the values as they are, never parsing or defaulting them again.
 type Config struct {
 	DatastoreType string
 	EtcdEndpoints []string
@@ -24,7 +32,7 @@ type Config struct {
 	EtcdKeyFile   string
 	FelixHostname string
 
-	LogSeverityScreen string
+	LogSeverityScreen zerolog.Level
 
 	ReportingInterval        time.Duration // ReportingIntervalSecs
 	ReportingTTL             time.Duration // ReportingTTLSecs
@@ -44,7 +52,7 @@ type Config struct {
 	PrometheusMetricsCertFile       string
 	PrometheusMetricsKeyFile        string
 	PrometheusMetricsCAFile         string
-	PrometheusMetricsClientAuth     string
+	PrometheusMetricsClientAuth     tls.ClientAuthType
 
 	DebugMemoryProfilePath string
 	DebugCPUProfilePath    string
@@ -52,23 +60,23 @@ type Config struct {
 	DebugPort              int
 
 	InterfacePrefix                []string
-	InterfaceExclude               []string
+	InterfaceExclude               []*regexp.Regexp // names match whole
 	IPv6Support                    bool
-	DefaultEndpointToHostAction    string
-	FailsafeInboundHostPorts       []dataplane.ProtoPort
-	FailsafeOutboundHostPorts      []dataplane.ProtoPort
+	DefaultEndpointToHostAction    rules.Action
+	FailsafeInboundHostPorts       []rules.ProtoPort
+	FailsafeOutboundHostPorts      []rules.ProtoPort
 	DisableConntrackInvalidCheck   bool
 	AllowVXLANPacketsFromWorkloads bool
 	AllowIPIPPacketsFromWorkloads  bool
-	NftablesFilterDenyAction       string
+	FilterDenyReject               bool // NftablesFilterDenyAction REJECT
 	LogPrefix                      string
 	NftablesMarkMask               uint32
 	NATOutgoingAddress             netip.Addr
-	NATPortRange                   [2]uint16
-	NATOutgoingExclusions          string // "IPPoolsOnly" or "IPPoolsAndHostIPs"
-	ServiceLoopPrevention          string // "Drop", "Reject" or "Disabled"
-	WorkloadSourceSpoofing         string // "Disabled" or "Any"
-	FloatingIPs                    string // "Enabled" or "Disabled"
+	NATPortRange                   nft.PortRange // zero: unset
+	NATOutgoingExcludeHosts        bool          // NATOutgoingExclusions IPPoolsAndHostIPs
+	ServiceLoopPrevention          rules.LoopAction
+	WorkloadSourceSpoofing         bool // Any
+	FloatingIPs                    bool // Enabled
 	MetadataAddr                   netip.Addr
 	MetadataPort                   int
 	NftablesRefreshInterval        time.Duration
@@ -80,7 +88,7 @@ type Config struct {
 	DeviceRouteSourceAddress, DeviceRouteSourceAddressIPv6 netip.Addr
 	RemoveExternalRoutes                                   bool
 	RouteSyncDisabled                                      bool
-	RouteSource                                            string // "CalicoIPAM" or "WorkloadIPs"
+	RouteSource                                            calc.RouteSource
 	IPv4NormalRoutePriority, IPv6NormalRoutePriority       int
 	IPv4ElevatedRoutePriority, IPv6ElevatedRoutePriority   int
 	LiveMigrationRouteConvergenceTime                      time.Duration
@@ -91,9 +99,9 @@ type Config struct {
 	VXLANMTU     int
 	VXLANMTUV6   int
 
-	IPForwarding    string // "Enabled" or "Disabled"
-	MTUIfacePattern string
-	RequireMTUFile  bool
+	IPForwardingDisabled bool // IPForwarding Disabled
+	MTUIfacePattern      *regexp.Regexp
+	RequireMTUFile       bool
 
 	IPIPEnabled    *bool
 	IPIPMTU        int
@@ -283,7 +291,7 @@ func (c *Config) Value(name string) any {
 func (c *Config) Changed(other *Config) (restart, live []string) {
 	for i := range Params {
 		p := &Params[i]
-		if reflect.DeepEqual(c.Value(p.Name), other.Value(p.Name)) {
+		if sameValue(c.Value(p.Name), other.Value(p.Name)) {
 			continue
 		}
 		if p.Restart {
@@ -295,6 +303,21 @@ func (c *Config) Changed(other *Config) (restart, live []string) {
 	return restart, live
 }
 
+// sameValue compares two values of a parameter: regular expressions by their text (two
+// compilations of one text are the same value), the others deeply.
+func sameValue(a, b any) bool {
+	text := func(re *regexp.Regexp) string { return fmt.Sprint(re) }
+	switch x := a.(type) {
+	case *regexp.Regexp:
+		y, _ := b.(*regexp.Regexp)
+		return text(x) == text(y)
+	case []*regexp.Regexp:
+		y, _ := b.([]*regexp.Regexp)
+		return slices.EqualFunc(x, y, func(p, q *regexp.Regexp) bool { return text(p) == text(q) })
+	}
+	return reflect.DeepEqual(a, b)
+}
+
 func sortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
@@ -302,4 +325,10 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// Defaults is the configuration of the parameter table's defaults alone.
+func Defaults() *Config {
+	c, _ := Resolve()
+	return c
 }

@@ -1,18 +1,24 @@
 package config
 
 import (
+	"crypto/tls"
+	"fmt"
 	"net/netip"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/rs/zerolog"
 
 	"github.com/calico-host/calico-host/pkg/api"
 	"github.com/calico-host/calico-host/pkg/compat"
-	"github.com/calico-host/calico-host/pkg/felix/dataplane"
+	"github.com/calico-host/calico-host/pkg/felix/calc"
+	"github.com/calico-host/calico-host/pkg/felix/dataplane/rules"
+	"github.com/calico-host/calico-host/pkg/nft"
 )
 
 func env(kv ...string) Layer { return EnvLayer(kv) }
@@ -46,8 +52,8 @@ func TestPrecedence(t *testing.T) {
 			"InterfacePrefix", []string{"cali", "tap"}, SourceFile, 0},
 		{"env over file", []Layer{env("FELIX_INTERFACEPREFIX=veth"), ds("InterfacePrefix", "tap"), file("InterfacePrefix", "cali,tap")},
 			"InterfacePrefix", []string{"veth"}, SourceEnv, 0},
-		{"env prefix and name case-insensitive", []Layer{env("felix_LogSeverityScreen=debug")}, "LogSeverityScreen", "Debug", SourceEnv, 0},
-		{"file key case-insensitive", []Layer{file("logseverityscreen", "WARNING")}, "LogSeverityScreen", "Warning", SourceFile, 0},
+		{"env prefix and name case-insensitive", []Layer{env("felix_LogSeverityScreen=debug")}, "LogSeverityScreen", zerolog.DebugLevel, SourceEnv, 0},
+		{"file key case-insensitive", []Layer{file("logseverityscreen", "WARNING")}, "LogSeverityScreen", zerolog.WarnLevel, SourceFile, 0},
 		{"invalid env falls to file", []Layer{env("FELIX_HEALTHPORT=http"), file("HealthPort", "9199")}, "HealthPort", 9199, SourceFile, 1},
 		{"invalid file falls to datastore", []Layer{file("HealthPort", "70000"), ds("HealthPort", "9299")}, "HealthPort", 9299, SourceDatastore, 1},
 		{"invalid everywhere gives default", []Layer{env("FELIX_REPORTINGINTERVALSECS=soon"), file("ReportingIntervalSecs", "-3"),
@@ -58,7 +64,7 @@ func TestPrecedence(t *testing.T) {
 		{"unknown names reported", []Layer{env("FELIX_NOSUCHTHING=1"), ds("Bogus", "x")}, "InterfacePrefix", []string{"cali"}, SourceDefault, 2},
 		{"compat names accepted silently", []Layer{ds("LogFilePath", "none", "IptablesRefreshInterval", "10")}, "LogPrefix", "calico-packet", SourceDefault, 0},
 		{"empty value means unset", []Layer{env("FELIX_LOGPREFIX="), file("LogPrefix", "x")}, "LogPrefix", "x", SourceFile, 0},
-		{"none empties a list", []Layer{env("FELIX_FAILSAFEINBOUNDHOSTPORTS=none")}, "FailsafeInboundHostPorts", []dataplane.ProtoPort{}, SourceEnv, 0},
+		{"none empties a list", []Layer{env("FELIX_FAILSAFEINBOUNDHOSTPORTS=none")}, "FailsafeInboundHostPorts", []rules.ProtoPort{}, SourceEnv, 0},
 		{"duration with unit", []Layer{file("ReportingIntervalSecs", "1m")}, "ReportingIntervalSecs", time.Minute, SourceFile, 0},
 		{"duration plain seconds", []Layer{ds("ReportingTTLSecs", "45")}, "ReportingTTLSecs", 45 * time.Second, SourceDatastore, 0},
 		{"duration fractional seconds", []Layer{ds("EndpointReportingDelaySecs", "0.25")}, "EndpointReportingDelaySecs", 250 * time.Millisecond, SourceDatastore, 0},
@@ -66,19 +72,36 @@ func TestPrecedence(t *testing.T) {
 		{"mark mask too small", []Layer{ds("NftablesMarkMask", "0x3")}, "NftablesMarkMask", uint32(0xffff0000), SourceDefault, 1},
 		{"bool spellings", []Layer{env("FELIX_HEALTHENABLED=yes")}, "HealthEnabled", true, SourceEnv, 0},
 		{"optional bool unset", nil, "VXLANEnabled", (*bool)(nil), SourceDefault, 0},
-		{"one-of case-insensitive", []Layer{ds("DefaultEndpointToHostAction", "Return")}, "DefaultEndpointToHostAction", "RETURN", SourceDatastore, 0},
-		{"workload source spoofing", []Layer{ds("WorkloadSourceSpoofing", "any")}, "WorkloadSourceSpoofing", "Any", SourceDatastore, 0},
-		{"floating IPs invalid value", []Layer{ds("FloatingIPs", "Sometimes")}, "FloatingIPs", "Disabled", SourceDefault, 1},
-		{"one-of invalid", []Layer{ds("DefaultEndpointToHostAction", "Maybe")}, "DefaultEndpointToHostAction", "DROP", SourceDefault, 1},
+		{"one-of case-insensitive", []Layer{ds("DefaultEndpointToHostAction", "Return")}, "DefaultEndpointToHostAction", rules.ActionReturn, SourceDatastore, 0},
+		{"one-of default", nil, "DefaultEndpointToHostAction", rules.ActionDrop, SourceDefault, 0},
+		{"deny action", []Layer{ds("NftablesFilterDenyAction", "reject")}, "NftablesFilterDenyAction", true, SourceDatastore, 0},
+		{"service loop prevention", []Layer{ds("ServiceLoopPrevention", "Disabled")}, "ServiceLoopPrevention", rules.LoopDisabled, SourceDatastore, 0},
+		{"NAT exclusions", []Layer{ds("NATOutgoingExclusions", "IPPoolsAndHostIPs")}, "NATOutgoingExclusions", true, SourceDatastore, 0},
+		{"IP forwarding", []Layer{ds("IPForwarding", "Disabled")}, "IPForwarding", true, SourceDatastore, 0},
+		{"route source", []Layer{ds("RouteSource", "workloadips")}, "RouteSource", calc.RouteSourceWorkloadIPs, SourceDatastore, 0},
+		{"client auth", []Layer{ds("PrometheusMetricsClientAuth", "RequireAnyClientCert")}, "PrometheusMetricsClientAuth", tls.RequireAnyClientCert, SourceDatastore, 0},
+		{"workload source spoofing", []Layer{ds("WorkloadSourceSpoofing", "any")}, "WorkloadSourceSpoofing", true, SourceDatastore, 0},
+		{"floating IPs invalid value", []Layer{ds("FloatingIPs", "Sometimes")}, "FloatingIPs", false, SourceDefault, 1},
+		{"one-of invalid", []Layer{ds("DefaultEndpointToHostAction", "Maybe")}, "DefaultEndpointToHostAction", rules.ActionDrop, SourceDefault, 1},
 		{"region checked", []Layer{ds("OpenstackRegion", "Not_A_Label")}, "OpenstackRegion", "", SourceDefault, 1},
 		{"address", []Layer{ds("NATOutgoingAddress", "198.18.0.1")}, "NATOutgoingAddress", netip.MustParseAddr("198.18.0.1"), SourceDatastore, 0},
-		{"port range", []Layer{ds("NATPortRange", "32768:65000")}, "NATPortRange", [2]uint16{32768, 65000}, SourceDatastore, 0},
-		{"bad port range", []Layer{ds("NATPortRange", "9:8")}, "NATPortRange", [2]uint16{}, SourceDefault, 1},
+		{"port range", []Layer{ds("NATPortRange", "32768:65000")}, "NATPortRange", nft.Ports(32768, 65000), SourceDatastore, 0},
+		{"bad port range", []Layer{ds("NATPortRange", "9:8")}, "NATPortRange", nft.PortRange{}, SourceDefault, 1},
+		{"interface exclusions", []Layer{ds("InterfaceExclude", "eth0,/^docker/")}, "InterfaceExclude", "[^eth0$ ^docker]", SourceDatastore, 0},
+		{"bad interface exclusion refuses the list", []Layer{ds("InterfaceExclude", "eth0,/(/")}, "InterfaceExclude", "[^kube-ipvs0$]", SourceDefault, 1},
+		{"bad interface name refuses the list", []Layer{ds("InterfaceExclude", "eth0,a/b")}, "InterfaceExclude", "[^kube-ipvs0$]", SourceDefault, 1},
+		{"regular expression", []Layer{ds("MTUIfacePattern", "^bond")}, "MTUIfacePattern", "^bond", SourceDatastore, 0},
+		{"bad regular expression", []Layer{ds("MTUIfacePattern", "(")}, "MTUIfacePattern", `^((en|wl|ww|sl|ib)[Pcopsvx].*|(eth|wlan|wwan).*)`, SourceDefault, 1},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			c, problems := Resolve(tc.layers...)
-			if diff := cmp.Diff(tc.want, c.Value(tc.param), cmp.Comparer(func(a, b netip.Addr) bool { return a == b })); diff != "" {
+			got := c.Value(tc.param)
+			switch got.(type) {
+			case *regexp.Regexp, []*regexp.Regexp: // compared by their text
+				got = fmt.Sprint(got)
+			}
+			if diff := cmp.Diff(tc.want, got, cmp.Comparer(func(a, b netip.Addr) bool { return a == b })); diff != "" {
 				t.Errorf("%s (-want +got):\n%s", tc.param, diff)
 			}
 			p, _ := Lookup(tc.param)
@@ -108,10 +131,11 @@ func TestProblemNamesSourceAndKey(t *testing.T) {
 func TestEveryParamHasATypedField(t *testing.T) {
 	want := map[Kind]reflect.Type{
 		KindBool: reflect.TypeFor[bool](), KindOptBool: reflect.TypeFor[*bool](), KindInt: reflect.TypeFor[int](),
-		KindUint32: reflect.TypeFor[uint32](), KindString: reflect.TypeFor[string](), KindOneOf: reflect.TypeFor[string](),
+		KindUint32: reflect.TypeFor[uint32](), KindString: reflect.TypeFor[string](),
 		KindSeconds: reflect.TypeFor[time.Duration](), KindList: reflect.TypeFor[[]string](),
-		KindPorts: reflect.TypeFor[[]dataplane.ProtoPort](), KindAddr: reflect.TypeFor[netip.Addr](),
-		KindPortRange: reflect.TypeFor[[2]uint16](), KindTableRanges: reflect.TypeFor[[]TableRange](),
+		KindPorts: reflect.TypeFor[[]rules.ProtoPort](), KindAddr: reflect.TypeFor[netip.Addr](),
+		KindPortRange: reflect.TypeFor[nft.PortRange](), KindTableRanges: reflect.TypeFor[[]TableRange](),
+		KindRegexp: reflect.TypeFor[*regexp.Regexp](), KindIfaceRegexps: reflect.TypeFor[[]*regexp.Regexp](),
 	}
 	ct := reflect.TypeFor[Config]()
 	seen := map[string]bool{}
@@ -121,8 +145,12 @@ func TestEveryParamHasATypedField(t *testing.T) {
 			t.Errorf("parameter %s has no Config field", p.Name)
 			continue
 		}
-		if f.Type != want[p.Kind] {
-			t.Errorf("field %s is %v, kind %v wants %v", p.Name, f.Type, p.Kind, want[p.Kind])
+		wantType := want[p.Kind]
+		if p.Kind == KindOneOf {
+			wantType = choicesType(t, p)
+		}
+		if f.Type != wantType {
+			t.Errorf("field %s is %v, kind %v wants %v", p.Name, f.Type, p.Kind, wantType)
 		}
 		if seen[lower(p.Name)] {
 			t.Errorf("parameter %s listed twice", p.Name)
@@ -136,18 +164,34 @@ func TestEveryParamHasATypedField(t *testing.T) {
 	}
 }
 
+// choicesType is the one Go type of a KindOneOf parameter's choices.
+func choicesType(t *testing.T, p Param) reflect.Type {
+	t.Helper()
+	if len(p.Choices) == 0 {
+		t.Errorf("%s has no choices", p.Name)
+		return nil
+	}
+	typ := reflect.TypeOf(p.Choices[0].Value)
+	for _, c := range p.Choices {
+		if reflect.TypeOf(c.Value) != typ {
+			t.Errorf("%s: choice %s is a %T, not a %v", p.Name, c.Name, c.Value, typ)
+		}
+	}
+	return typ
+}
+
 func TestParsePorts(t *testing.T) {
 	cases := []struct {
 		in   string
-		want []dataplane.ProtoPort
+		want []rules.ProtoPort
 		err  bool
 	}{
-		{"22", []dataplane.ProtoPort{{Protocol: "tcp", Port: 22}}, false},
-		{"udp:68, tcp:179", []dataplane.ProtoPort{{Protocol: "udp", Port: 68}, {Protocol: "tcp", Port: 179}}, false},
-		{"TCP:198.18.0.0/15:22", []dataplane.ProtoPort{{Protocol: "tcp", Net: netip.MustParsePrefix("198.18.0.0/15"), Port: 22}}, false},
-		{"udp:[fd5c::/16]:53", []dataplane.ProtoPort{{Protocol: "udp", Net: netip.MustParsePrefix("fd5c::/16"), Port: 53}}, false},
-		{"sctp:198.18.0.1:9", []dataplane.ProtoPort{{Protocol: "sctp", Net: netip.MustParsePrefix("198.18.0.1/32"), Port: 9}}, false},
-		{"none", []dataplane.ProtoPort{}, false},
+		{"22", []rules.ProtoPort{{Protocol: nft.ProtoTCP, Port: 22}}, false},
+		{"udp:68, tcp:179", []rules.ProtoPort{{Protocol: nft.ProtoUDP, Port: 68}, {Protocol: nft.ProtoTCP, Port: 179}}, false},
+		{"TCP:198.18.0.0/15:22", []rules.ProtoPort{{Protocol: nft.ProtoTCP, Net: netip.MustParsePrefix("198.18.0.0/15"), Port: 22}}, false},
+		{"udp:[fd5c::/16]:53", []rules.ProtoPort{{Protocol: nft.ProtoUDP, Net: netip.MustParsePrefix("fd5c::/16"), Port: 53}}, false},
+		{"sctp:198.18.0.1:9", []rules.ProtoPort{{Protocol: nft.ProtoSCTP, Net: netip.MustParsePrefix("198.18.0.1/32"), Port: 9}}, false},
+		{"none", []rules.ProtoPort{}, false},
 		{"icmp:22", nil, true},
 		{"tcp:0", nil, true},
 		{"tcp:70000", nil, true},

@@ -41,7 +41,7 @@ func (p *Param) tomlValue() string {
 
 func (p *Param) typeDoc() string {
 	if p.Kind == KindOneOf {
-		return "one of " + strings.Join(p.Values, ", ")
+		return "one of " + strings.Join(names(p.Choices), ", ")
 	}
 	return p.Kind.String()
 }

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"github.com/calico-host/calico-host/pkg/api"
 )
 
@@ -53,7 +55,7 @@ ca_file = "/etc/calico/ca.pem"
 		want any
 		src  Source
 	}{
-		{"LogSeverityScreen", c.LogSeverityScreen, "Debug", SourceEnv},
+		{"LogSeverityScreen", c.LogSeverityScreen, zerolog.DebugLevel, SourceEnv},
 		{"ReportingIntervalSecs", c.ReportingInterval, 5 * time.Second, SourceEnv},
 		{"InterfacePrefix", c.InterfacePrefix, []string{"cali", "tap"}, SourceFile},
 		{"EndpointReportingEnabled", c.EndpointReportingEnabled, true, SourceFile},
@@ -123,49 +125,33 @@ func TestLoadLocalRejectsBrokenFile(t *testing.T) {
 	}
 }
 
-func TestDataplaneConfig(t *testing.T) {
-	vxlanOff := false
+// TestDerivedValues: VXLAN is on when a pool uses it unless VXLANEnabled says otherwise; a
+// non-default MetadataPort turns the OpenStack special cases on; the gates are off by default, as
+// in Project Calico.
+func TestDerivedValues(t *testing.T) {
 	cases := []struct {
 		name   string
 		layers []Layer
-		pools  bool
 		check  func(t *testing.T, c *Config)
 	}{
-		{"defaults", nil, false, func(t *testing.T, c *Config) {
-			d := c.Dataplane(false)
-			if d.DefaultEndpointToHostAction != "Drop" || d.FilterDenyAction != "Drop" || d.OpenStack || d.VXLANEnabled ||
-				d.VXLANVNI != 4096 || d.VXLANPort != 4789 || d.MarkMask != 0xffff0000 || len(d.FailsafeInbound) != 9 {
-				t.Errorf("unexpected defaults %+v", d)
+		{"defaults", nil, func(t *testing.T, c *Config) {
+			if c.OpenStack() || c.VXLANOn(false) || !c.VXLANOn(true) || c.WorkloadSourceSpoofing || c.FloatingIPs {
+				t.Errorf("OpenStack %v, VXLAN %v/%v, spoofing %v, floating IPs %v",
+					c.OpenStack(), c.VXLANOn(false), c.VXLANOn(true), c.WorkloadSourceSpoofing, c.FloatingIPs)
 			}
 		}},
-		{"vxlan from pools", nil, true, func(t *testing.T, c *Config) {
-			if !c.Dataplane(true).VXLANEnabled {
-				t.Error("a VXLAN pool must turn VXLAN on")
-			}
-		}},
-		{"vxlan forced off", []Layer{ds("VXLANEnabled", "false")}, true, func(t *testing.T, c *Config) {
-			if c.Dataplane(true).VXLANEnabled || *c.VXLANEnabled != vxlanOff {
+		{"vxlan forced off", []Layer{ds("VXLANEnabled", "false")}, func(t *testing.T, c *Config) {
+			if c.VXLANOn(true) {
 				t.Error("VXLANEnabled=false must win over the pools")
 			}
 		}},
-		{"actions title-cased", []Layer{ds("DefaultEndpointToHostAction", "return", "NftablesFilterDenyAction", "reject")}, false,
-			func(t *testing.T, c *Config) {
-				if d := c.Dataplane(false); d.DefaultEndpointToHostAction != "Return" || d.FilterDenyAction != "Reject" {
-					t.Errorf("got %q %q", d.DefaultEndpointToHostAction, d.FilterDenyAction)
-				}
-			}},
-		{"gates off by default, as Project Calico", nil, false, func(t *testing.T, c *Config) {
-			if d := c.Dataplane(false); d.WorkloadSourceSpoofing || d.FloatingIPs || c.WorkloadSourceSpoofing != "Disabled" || c.FloatingIPs != "Disabled" {
-				t.Errorf("spoofing %v (%q), floating IPs %v (%q)", d.WorkloadSourceSpoofing, c.WorkloadSourceSpoofing, d.FloatingIPs, c.FloatingIPs)
+		{"vxlan forced on", []Layer{ds("VXLANEnabled", "true")}, func(t *testing.T, c *Config) {
+			if !c.VXLANOn(false) {
+				t.Error("VXLANEnabled=true must win over the pools")
 			}
 		}},
-		{"gates from FelixConfiguration", []Layer{ds("WorkloadSourceSpoofing", "any", "FloatingIPs", "Enabled")}, false, func(t *testing.T, c *Config) {
-			if d := c.Dataplane(false); !d.WorkloadSourceSpoofing || !d.FloatingIPs {
-				t.Errorf("spoofing %v, floating IPs %v", d.WorkloadSourceSpoofing, d.FloatingIPs)
-			}
-		}},
-		{"metadata port turns openstack on", []Layer{ds("MetadataPort", "8080")}, false, func(t *testing.T, c *Config) {
-			if !c.Dataplane(false).OpenStack {
+		{"metadata port turns openstack on", []Layer{ds("MetadataPort", "8080")}, func(t *testing.T, c *Config) {
+			if !c.OpenStack() {
 				t.Error("non-default MetadataPort must turn on the OpenStack special cases")
 			}
 		}},
@@ -176,7 +162,6 @@ func TestDataplaneConfig(t *testing.T) {
 			if len(problems) > 0 {
 				t.Fatal(problems)
 			}
-			c.FelixHostname = "host-a"
 			tc.check(t, c)
 		})
 	}

@@ -1,45 +1,33 @@
-// Package config is calico-felix's configuration: Project Calico's parameter names, types and
-// defaults (one table drives parsing, --help and the default felix.toml), the sources they come
-// from and their precedence, and the translation into the dataplane's Config. The table is the
-// one place that maps a parameter's felix.toml key, FELIX_* variable and FelixConfiguration
-// field to its typed Config field; datastore values arrive as the typed fields calc decoded, never
-// as text.
-//
-// Precedence, highest first: environment FELIX_<PARAM> (case-insensitive), the config file
-// (/etc/calico/felix.toml), the datastore (FelixConfiguration node.<host> over the selector-scoped
-// one whose nodeSelector matches this host's Node over default, field by field), then the defaults. Local-only parameters (datastore connection, hostname) are ignored when
-// they come from the datastore. A value that does not parse is logged with its source and ignored,
-// so the next source down (in the end the default) applies.
 package config
 
-import (
-	"regexp"
-	"strings"
-)
+import "strings"
 
 // Kind is the type of a parameter's value.
 type Kind int
 
 // Kinds. The Config field of a parameter has the Go type noted here.
 const (
-	KindBool        Kind = iota // bool: true/false, 1/0, yes/no, y/n, t/f
-	KindOptBool                 // *bool: unset (nil) means "decide automatically"
-	KindInt                     // int, within Min..Max
-	KindUint32                  // uint32, decimal or 0x hex
-	KindString                  // string; "none" means empty
-	KindOneOf                   // string, one of Values (case-insensitive; stored in the table's spelling)
-	KindSeconds                 // time.Duration: "30s", "1m" or plain seconds "30", "0.5"
-	KindList                    // []string: comma-separated; "none" means empty
-	KindPorts                   // []dataplane.ProtoPort: "tcp:22,udp:68,tcp:10.0.0.0/8:80,[fd00::/8]..."
-	KindAddr                    // netip.Addr; "none" means unset
-	KindPortRange               // [2]uint16: "min:max" or a single port
-	KindTableRanges             // []TableRange: "n-m[,n-m...]"; Max bounds the indices
+	KindBool         Kind = iota // bool: true/false, 1/0, yes/no, y/n, t/f
+	KindOptBool                  // *bool: unset (nil) means "decide automatically"
+	KindInt                      // int, within Min..Max
+	KindUint32                   // uint32, decimal or 0x hex
+	KindString                   // string; "none" means empty
+	KindOneOf                    // one of Choices (case-insensitive): the Go value of the choice
+	KindSeconds                  // time.Duration: "30s", "1m" or plain seconds "30", "0.5"
+	KindList                     // []string: comma-separated; "none" means empty
+	KindPorts                    // []rules.ProtoPort: "tcp:22,udp:68,tcp:10.0.0.0/8:80,[fd00::/8]..."
+	KindAddr                     // netip.Addr; "none" means unset
+	KindPortRange                // nft.PortRange: "min:max" or a single port; unset is the zero range
+	KindTableRanges              // []TableRange: "n-m[,n-m...]"; Max bounds the indices
+	KindRegexp                   // *regexp.Regexp
+	KindIfaceRegexps             // []*regexp.Regexp: comma-separated interface names (matched whole) or /regex/
 )
 
 var kindNames = map[Kind]string{
 	KindBool: "bool", KindOptBool: "bool", KindInt: "int", KindUint32: "uint32", KindString: "string",
 	KindOneOf: "one of", KindSeconds: "seconds", KindList: "list", KindPorts: "ports", KindAddr: "IP address",
-	KindPortRange: "port range", KindTableRanges: "route table ranges",
+	KindPortRange: "port range", KindTableRanges: "route table ranges", KindRegexp: "regular expression",
+	KindIfaceRegexps: "interface names or /regex/",
 }
 
 func (k Kind) String() string { return kindNames[k] }
@@ -61,8 +49,10 @@ type Param struct {
 	// LocalOnly parameters are only read from the environment and the config file.
 	LocalOnly bool
 	// Main parameters are listed in --help and documented in the default felix.toml.
-	Main   bool
-	Values []string // KindOneOf
+	Main bool
+	// Choices are the legal values of a KindOneOf parameter, the Go value of each in its Config
+	// field (one type for all).
+	Choices []Choice
 	// Min and Max bound KindInt values.
 	Min, Max int
 	// Check, if set, validates a KindString value.
@@ -100,13 +90,13 @@ const (
 // Params is the parameter table, grouped by concern.
 var Params = []Param{
 	// Datastore connection and identity (local only).
-	{Name: "DatastoreType", Kind: KindOneOf, Values: []string{"etcdv3"}, Default: "etcdv3", Restart: true, LocalOnly: true,
+	{Name: "DatastoreType", Kind: KindOneOf, Choices: texts("etcdv3"), Default: "etcdv3", Restart: true, LocalOnly: true,
 		Doc: "Datastore type; calico-host supports only etcdv3."},
 	{Name: "EtcdEndpoints", Kind: KindList, Restart: true, LocalOnly: true, Main: true,
 		Doc: "Comma-separated etcd URLs. Overrides /etc/calico/datastore.toml and ETCD_ENDPOINTS."},
 	{Name: "EtcdAddr", Kind: KindString, Default: "127.0.0.1:2379", Restart: true, LocalOnly: true,
 		Doc: "host:port of etcd, used with EtcdScheme when EtcdEndpoints is not set and EtcdAddr is."},
-	{Name: "EtcdScheme", Kind: KindOneOf, Values: []string{"http", "https"}, Default: "http", Restart: true, LocalOnly: true,
+	{Name: "EtcdScheme", Kind: KindOneOf, Choices: texts("http", "https"), Default: "http", Restart: true, LocalOnly: true,
 		Doc: "Scheme used with EtcdAddr."},
 	{Name: "EtcdCaFile", Kind: KindString, Restart: true, LocalOnly: true, Main: true, Doc: "CA certificate for etcd TLS."},
 	{Name: "EtcdCertFile", Kind: KindString, Restart: true, LocalOnly: true, Main: true, Doc: "Client certificate for etcd TLS."},
@@ -115,8 +105,7 @@ var Params = []Param{
 		Doc: "This host's node name (default: the OS hostname, lower-cased). Must match the Node and the workloads' node."},
 
 	// Logging.
-	{Name: "LogSeverityScreen", Kind: KindOneOf, Values: []string{"Trace", "Debug", "Info", "Warning", "Error", "Fatal"},
-		Default: "Info", Main: true, Doc: "Log level of the messages felix writes to stderr (the journal)."},
+	{Name: "LogSeverityScreen", Kind: KindOneOf, Choices: logSeverities, Default: "Info", Main: true, Doc: "Log level of the messages felix writes to stderr (the journal)."},
 
 	// Status reporting.
 	{Name: "ReportingIntervalSecs", V3: "reportingInterval", Field: "ReportingInterval", Kind: KindSeconds, Default: "30", Main: true,
@@ -151,9 +140,8 @@ var Params = []Param{
 	{Name: "PrometheusMetricsKeyFile", Kind: KindString, Restart: true, Main: true, Doc: "Private key of PrometheusMetricsCertFile."},
 	{Name: "PrometheusMetricsCAFile", Kind: KindString, Restart: true, Main: true,
 		Doc: "CA certificate that client certificates of the HTTPS metrics server are verified against."},
-	{Name: "PrometheusMetricsClientAuth", Kind: KindOneOf, Default: "NoClientCert", Restart: true, Main: true,
-		Values: []string{"RequireAndVerifyClientCert", "RequireAnyClientCert", "VerifyClientCertIfGiven", "NoClientCert"},
-		Doc:    "Whether HTTPS metrics clients must present a certificate (RequireAndVerifyClientCert: signed by PrometheusMetricsCAFile)."},
+	{Name: "PrometheusMetricsClientAuth", Kind: KindOneOf, Choices: clientAuthTypes, Default: "NoClientCert", Restart: true, Main: true,
+		Doc: "Whether HTTPS metrics clients must present a certificate (RequireAndVerifyClientCert: signed by PrometheusMetricsCAFile)."},
 
 	// Debugging.
 	{Name: "DebugMemoryProfilePath", Kind: KindString, Restart: true,
@@ -168,10 +156,10 @@ var Params = []Param{
 	// Dataplane.
 	{Name: "InterfacePrefix", Kind: KindList, Default: "cali", Restart: true, Main: true,
 		Doc: "Comma-separated prefixes of workload interfaces (\"cali,tap\" for OpenStack)."},
-	{Name: "InterfaceExclude", Kind: KindList, Default: "kube-ipvs0", Restart: true,
-		Doc: "Interfaces (names or /regex/) that are never host endpoints."},
+	{Name: "InterfaceExclude", Kind: KindIfaceRegexps, Default: "kube-ipvs0", Restart: true,
+		Doc: "Interfaces (names or /regex/) that are never host endpoints; a value with an entry that is neither is ignored whole, as in Project Calico."},
 	{Name: "IPv6Support", V3: "ipv6Support", Kind: KindBool, Default: "true", Restart: true, Main: true, Doc: "Program IPv6 as well as IPv4. false leaves IPv6 alone, as Project Calico does: not policed, not NATed, no IPv6 routes, sysctls or VXLAN device."},
-	{Name: "DefaultEndpointToHostAction", Kind: KindOneOf, Values: []string{"DROP", "RETURN", "ACCEPT"}, Default: "DROP",
+	{Name: "DefaultEndpointToHostAction", Kind: KindOneOf, Choices: endpointToHostActions, Default: "DROP",
 		Restart: true, Main: true, Doc: "What happens to workload traffic to the host after workload egress policy."},
 	{Name: "FailsafeInboundHostPorts", Kind: KindPorts, Default: defaultFailsafeIn, Restart: true, Main: true,
 		Doc: "Ports always open to the host despite host endpoint policy: [proto:][net:]port, comma-separated, or none."},
@@ -183,23 +171,23 @@ var Params = []Param{
 		Doc: "Let workloads send VXLAN-encapsulated packets."},
 	{Name: "AllowIPIPPacketsFromWorkloads", Kind: KindBool, Default: "false", Restart: true,
 		Doc: "Let workloads send IP-in-IP packets."},
-	{Name: "NftablesFilterDenyAction", Kind: KindOneOf, Values: []string{"DROP", "REJECT"}, Default: "DROP", Restart: true,
+	{Name: "NftablesFilterDenyAction", Field: "FilterDenyReject", Kind: KindOneOf, Choices: denyActions, Default: "DROP", Restart: true,
 		Doc: "How policy denies packets."},
 	{Name: "LogPrefix", Kind: KindString, Default: "calico-packet", Restart: true, Doc: "Prefix of policy Log rules."},
 	{Name: "NftablesMarkMask", Kind: KindUint32, Default: "0xffff0000", Restart: true, Check: checkMarkMask,
 		Doc: "Packet mark bits felix may use."},
 	{Name: "NATOutgoingAddress", V3: "natOutgoingAddress", Kind: KindAddr, Restart: true, Doc: "Source address for NAT outgoing (default: masquerade)."},
 	{Name: "NATPortRange", V3: "natPortRange", Kind: KindPortRange, Restart: true, Doc: "Source ports for NAT outgoing TCP and UDP, min:max (with VXLAN on, UDP never gets VXLANPort)."},
-	{Name: "NATOutgoingExclusions", V3: "natOutgoingExclusions", Kind: KindOneOf, Values: []string{"IPPoolsOnly", "IPPoolsAndHostIPs"},
+	{Name: "NATOutgoingExclusions", Field: "NATOutgoingExcludeHosts", V3: "natOutgoingExclusions", Kind: KindOneOf, Choices: natExclusions,
 		Default: "IPPoolsOnly", Restart: true, Main: true,
 		Doc: "Destinations NAT outgoing (natOutgoing pools) leaves alone: the IP pools, or the pools and the address of every Calico host (IPPoolsAndHostIPs)."},
-	{Name: "ServiceLoopPrevention", Kind: KindOneOf, Values: []string{"Drop", "Reject", "Disabled"}, Default: "Drop", Restart: true, Main: true,
+	{Name: "ServiceLoopPrevention", Kind: KindOneOf, Choices: loopActions, Default: "Drop", Restart: true, Main: true,
 		Doc: "What happens to forwarded traffic to the service CIDRs of BGPConfiguration default (serviceClusterIPs, " +
 			"serviceExternalIPs, serviceLoadBalancerIPs) that no local rule handled: Drop, Reject, or Disabled (routed, perhaps in a loop)."},
-	{Name: "WorkloadSourceSpoofing", Kind: KindOneOf, Values: []string{"Disabled", "Any"}, Default: "Disabled", Restart: true,
+	{Name: "WorkloadSourceSpoofing", Kind: KindOneOf, Choices: spoofingChoices, Default: "Disabled", Restart: true,
 		Doc: "Any lets workload endpoints use allowSpoofedSourcePrefixes; with Disabled a workload endpoint that asks for it " +
 			"is treated as missing (its traffic is dropped), as Project Calico's felix does."},
-	{Name: "FloatingIPs", Kind: KindOneOf, Values: []string{"Enabled", "Disabled"}, Default: "Disabled", Restart: true,
+	{Name: "FloatingIPs", Kind: KindOneOf, Choices: enabledDisabled, Default: "Disabled", Restart: true,
 		Doc: "Enabled programs the ipNATs (floating IPs) of every workload endpoint; with Disabled only those of " +
 			"OpenStack endpoints (orchestrator openstack) are programmed, as Project Calico's felix does."},
 	{Name: "MetadataAddr", Kind: KindAddr, Default: "127.0.0.1", Restart: true,
@@ -228,7 +216,7 @@ var Params = []Param{
 	{Name: "RouteSyncDisabled", V3: "routeSyncDisabled", Kind: KindBool, Default: "false", Restart: true,
 		Doc: "Program no route (main table, VXLAN, IPIP, WireGuard table) and no host-side workload address: policy only, " +
 			"routes being the job of something else. Routes already programmed are left as they are."},
-	{Name: "RouteSource", Kind: KindOneOf, Values: []string{"CalicoIPAM", "WorkloadIPs"}, Default: "CalicoIPAM", Restart: true, Main: true,
+	{Name: "RouteSource", Kind: KindOneOf, Choices: routeSources, Default: "CalicoIPAM", Restart: true, Main: true,
 		Doc: "Where routes to other hosts' workloads come from: CalicoIPAM, their IPAM blocks (and borrowed addresses); " +
 			"WorkloadIPs, the addresses of their workload endpoints."},
 	{Name: "IPv4NormalRoutePriority", V3: "ipv4NormalRoutePriority", Kind: KindInt, Default: "1024", Min: 1, Max: 2147483646,
@@ -254,11 +242,11 @@ var Params = []Param{
 	{Name: "VXLANMTUV6", V3: "vxlanMTUV6", Kind: KindInt, Default: "0", Min: 0, Max: 65535, Restart: true,
 		Doc: "MTU of vxlan-v6.calico; 0 = host MTU - 70."},
 
-	{Name: "IPForwarding", V3: "ipForwarding", Kind: KindOneOf, Values: []string{"Enabled", "Disabled"}, Default: "Enabled", Restart: true,
+	{Name: "IPForwarding", Field: "IPForwardingDisabled", V3: "ipForwarding", Kind: KindOneOf, Choices: forwardingChoices, Default: "Enabled", Restart: true,
 		Doc: "Enabled: felix enables IPv4 (and, with IPv6Support, IPv6) forwarding; Disabled leaves the host's setting alone (hosts with host endpoints only)."},
 
-	{Name: "MTUIfacePattern", V3: "mtuIfacePattern", Kind: KindString, Default: `^((en|wl|ww|sl|ib)[Pcopsvx].*|(eth|wlan|wwan).*)`,
-		Restart: true, Check: checkRegexp, Main: true,
+	{Name: "MTUIfacePattern", V3: "mtuIfacePattern", Kind: KindRegexp, Default: `^((en|wl|ww|sl|ib)[Pcopsvx].*|(eth|wlan|wwan).*)`,
+		Restart: true, Main: true,
 		Doc: "Regular expression of the up interfaces whose smallest MTU is the host MTU (1460 when none matches). Tunnel devices " +
 			"derive their MTU from it, and so does the workload MTU felix writes to /var/lib/calico/mtu for the CNI plugin: " +
 			"the smallest MTU of the enabled encapsulations (IPIP, VXLAN, VXLAN IPv6, WireGuard, WireGuard IPv6; each its *MTU " +
@@ -313,10 +301,4 @@ var byName = func() map[string]*Param {
 func Lookup(name string) (*Param, bool) {
 	p, ok := byName[lower(name)]
 	return p, ok
-}
-
-// checkRegexp accepts a valid Go regular expression.
-func checkRegexp(s string) error {
-	_, err := regexp.Compile(s)
-	return err
 }

@@ -10,7 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/calico-host/calico-host/pkg/felix/dataplane"
+	"github.com/calico-host/calico-host/pkg/felix/dataplane/rules"
+	"github.com/calico-host/calico-host/pkg/nft"
 )
 
 func lower(s string) string { return strings.ToLower(s) }
@@ -38,7 +39,7 @@ func (p *Param) Parse(raw string) (any, error) {
 	case KindString:
 		return p.parseString(raw)
 	case KindOneOf:
-		return p.parseOneOf(raw)
+		return parseChoice(p.Choices, raw)
 	case KindSeconds:
 		return parseSeconds(raw)
 	case KindList:
@@ -46,18 +47,15 @@ func (p *Param) Parse(raw string) (any, error) {
 	case KindPorts:
 		return ParsePorts(raw)
 	case KindAddr:
-		a, err := parseAddr(raw)
-		if err == nil && a.IsValid() && p.Check != nil {
-			err = p.Check(a.String())
-		}
-		if err != nil {
-			return netip.Addr{}, err
-		}
-		return a, nil
+		return p.parseAddr(raw)
 	case KindPortRange:
 		return parsePortRange(raw)
 	case KindTableRanges:
 		return p.parseTableRanges(raw)
+	case KindRegexp:
+		return parseRegexp(raw)
+	case KindIfaceRegexps:
+		return parseIfaceRegexps(raw)
 	}
 	return nil, fmt.Errorf("parameter %s has unknown kind %d", p.Name, p.Kind)
 }
@@ -108,13 +106,14 @@ func (p *Param) parseString(raw string) (string, error) {
 	return raw, nil
 }
 
-func (p *Param) parseOneOf(raw string) (string, error) {
-	for _, v := range p.Values {
-		if strings.EqualFold(v, raw) {
-			return v, nil
+// parseChoice is the Go value of the choice named raw (case-insensitively).
+func parseChoice(choices []Choice, raw string) (any, error) {
+	for _, c := range choices {
+		if strings.EqualFold(c.Name, raw) {
+			return c.Value, nil
 		}
 	}
-	return "", fmt.Errorf("%q is not one of %s", raw, strings.Join(p.Values, ", "))
+	return nil, fmt.Errorf("%q is not one of %s", raw, strings.Join(names(choices), ", "))
 }
 
 // parseSeconds accepts a Go duration ("30s", "1m30s") or a number of seconds ("30", "0.5").
@@ -148,13 +147,19 @@ func parseList(raw string) []string {
 	return out
 }
 
-func parseAddr(raw string) (netip.Addr, error) {
+// parseAddr parses an address; "none" is unset (the invalid address).
+func (p *Param) parseAddr(raw string) (netip.Addr, error) {
 	if isNone(raw) {
 		return netip.Addr{}, nil
 	}
 	a, err := netip.ParseAddr(raw)
 	if err != nil {
 		return netip.Addr{}, fmt.Errorf("%q is not an IP address", raw)
+	}
+	if p.Check != nil {
+		if err := p.Check(a.String()); err != nil {
+			return netip.Addr{}, err
+		}
 	}
 	return a, nil
 }
@@ -174,7 +179,7 @@ func checkIPv6(s string) error {
 	return nil
 }
 
-func parsePortRange(raw string) ([2]uint16, error) {
+func parsePortRange(raw string) (nft.PortRange, error) {
 	lo, hi, found := strings.Cut(raw, ":")
 	if !found {
 		hi = lo
@@ -182,16 +187,46 @@ func parsePortRange(raw string) ([2]uint16, error) {
 	a, err1 := strconv.ParseUint(lo, 10, 16)
 	b, err2 := strconv.ParseUint(hi, 10, 16)
 	if err1 != nil || err2 != nil || a == 0 || a > b {
-		return [2]uint16{}, fmt.Errorf("%q is not a port range (min:max, 1-65535)", raw)
+		return nft.PortRange{}, fmt.Errorf("%q is not a port range (min:max, 1-65535)", raw)
 	}
-	return [2]uint16{uint16(a), uint16(b)}, nil
+	return nft.Ports(uint16(a), uint16(b)), nil
+}
+
+// parseRegexp compiles a regular expression.
+func parseRegexp(raw string) (*regexp.Regexp, error) {
+	re, err := regexp.Compile(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%q is not a regular expression: %w", raw, err)
+	}
+	return re, nil
+}
+
+// parseIfaceRegexps parses a comma-separated list of interface names, each matching that name
+// only, and /regex/ patterns, as Project Calico's felix does (one bad entry refuses the value).
+// "none" is the empty list.
+func parseIfaceRegexps(raw string) ([]*regexp.Regexp, error) {
+	out := []*regexp.Regexp{}
+	for _, s := range parseList(raw) {
+		pattern := "^" + regexp.QuoteMeta(s) + "$"
+		if len(s) > 2 && strings.HasPrefix(s, "/") && strings.HasSuffix(s, "/") {
+			pattern = s[1 : len(s)-1]
+		} else if err := checkIfaceName(s); err != nil {
+			return nil, err
+		}
+		re, err := regexp.Compile(pattern)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not a regular expression: %w", s, err)
+		}
+		out = append(out, re)
+	}
+	return out, nil
 }
 
 // ParsePorts parses a failsafe port list: comma-separated entries "<port>", "<proto>:<port>" or
 // "<proto>:<net>:<port>", with IPv6 nets in brackets ("tcp:[fd00::/8]:22"). The protocol defaults
 // to tcp. "none" is the empty list.
-func ParsePorts(raw string) ([]dataplane.ProtoPort, error) {
-	out := []dataplane.ProtoPort{}
+func ParsePorts(raw string) ([]rules.ProtoPort, error) {
+	out := []rules.ProtoPort{}
 	if isNone(raw) {
 		return out, nil
 	}
@@ -209,19 +244,18 @@ func ParsePorts(raw string) ([]dataplane.ProtoPort, error) {
 	return out, nil
 }
 
-func parsePortEntry(entry string) (dataplane.ProtoPort, error) {
-	pp := dataplane.ProtoPort{Protocol: "tcp"}
+func parsePortEntry(entry string) (rules.ProtoPort, error) {
+	pp := rules.ProtoPort{Protocol: nft.ProtoTCP}
 	rest := entry
 	if proto, r, ok := strings.Cut(rest, ":"); ok && !strings.HasPrefix(rest, "[") {
 		if _, err := strconv.Atoi(proto); err == nil {
 			return pp, errors.New("want [proto:][net:]port")
 		}
-		pp.Protocol, rest = lower(proto), r
-	}
-	switch pp.Protocol {
-	case "tcp", "udp", "sctp":
-	default:
-		return pp, fmt.Errorf("protocol %q is not tcp, udp or sctp", pp.Protocol)
+		p, err := parseProtocol(proto)
+		if err != nil {
+			return pp, err
+		}
+		pp.Protocol, rest = p, r
 	}
 	if i := strings.LastIndex(rest, ":"); i >= 0 {
 		netStr := strings.TrimSuffix(strings.TrimPrefix(rest[:i], "["), "]")
@@ -249,20 +283,35 @@ func parseNet(s string) (netip.Prefix, error) {
 	return netip.Prefix{}, fmt.Errorf("%q is not an IP network", s)
 }
 
+// parseProtocol is a failsafe port's protocol number, from its name (case-insensitive).
+func parseProtocol(name string) (uint8, error) {
+	v, err := parseChoice(failsafeProtocols, name)
+	if err != nil {
+		return 0, fmt.Errorf("protocol %q is not tcp, udp or sctp", name)
+	}
+	return v.(uint8), nil
+}
+
 // FormatPorts renders a failsafe port list in the syntax ParsePorts reads.
-func FormatPorts(ports []dataplane.ProtoPort) string {
+func FormatPorts(ports []rules.ProtoPort) string {
 	if len(ports) == 0 {
 		return "none"
 	}
 	parts := make([]string, len(ports))
 	for i, p := range ports {
+		proto := strconv.Itoa(int(p.Protocol))
+		for _, c := range failsafeProtocols {
+			if c.Value == p.Protocol {
+				proto = c.Name
+			}
+		}
 		switch {
 		case !p.Net.IsValid():
-			parts[i] = fmt.Sprintf("%s:%d", p.Protocol, p.Port)
+			parts[i] = fmt.Sprintf("%s:%d", proto, p.Port)
 		case p.Net.Addr().Is6():
-			parts[i] = fmt.Sprintf("%s:[%s]:%d", p.Protocol, p.Net, p.Port)
+			parts[i] = fmt.Sprintf("%s:[%s]:%d", proto, p.Net, p.Port)
 		default:
-			parts[i] = fmt.Sprintf("%s:%s:%d", p.Protocol, p.Net, p.Port)
+			parts[i] = fmt.Sprintf("%s:%s:%d", proto, p.Net, p.Port)
 		}
 	}
 	return strings.Join(parts, ",")
@@ -287,17 +336,11 @@ func checkHostname(s string) error {
 	return nil
 }
 
-// checkMarkMask needs at least the 5 bits felix allocates (accept, pass, drop, two scratch).
+// checkMarkMask accepts a mask the renderers can allocate their mark bits from.
 func checkMarkMask(s string) error {
 	n, _ := strconv.ParseUint(s, 10, 32)
-	bits := 0
-	for ; n != 0; n &= n - 1 {
-		bits++
-	}
-	if bits < 5 {
-		return fmt.Errorf("mark mask needs at least 5 bits, has %d", bits)
-	}
-	return nil
+	_, err := rules.MarksFromMask(uint32(n))
+	return err
 }
 
 var ifaceNameRE = regexp.MustCompile(`^[a-zA-Z0-9_.-]{1,15}$`)

@@ -8,29 +8,41 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/calico-host/calico-host/pkg/api"
-	"github.com/calico-host/calico-host/pkg/felix/dataplane"
+	"github.com/calico-host/calico-host/pkg/felix/calc"
 )
+
+// routeValues are the route parameters' values.
+type routeValues struct {
+	Protocol             int
+	Src, SrcV6           netip.Addr
+	RemoveExternal       bool
+	Normal, NormalV6     int
+	Elevated, ElevatedV6 int
+	Convergence          time.Duration
+	Source               calc.RouteSource
+}
+
+func routeParams(c *Config) routeValues {
+	return routeValues{c.DeviceRouteProtocol, c.DeviceRouteSourceAddress, c.DeviceRouteSourceAddressIPv6,
+		c.RemoveExternalRoutes, c.IPv4NormalRoutePriority, c.IPv6NormalRoutePriority,
+		c.IPv4ElevatedRoutePriority, c.IPv6ElevatedRoutePriority, c.LiveMigrationRouteConvergenceTime, c.RouteSource}
+}
+
+var defaultRoutes = routeValues{Protocol: 3, RemoveExternal: true, Normal: 1024, NormalV6: 1024, Elevated: 512, ElevatedV6: 512,
+	Convergence: 30 * time.Second, Source: calc.RouteSourceCalicoIPAM}
 
 // TestRouteParams: DeviceRouteProtocol, DeviceRouteSourceAddress(IPv6), RemoveExternalRoutes,
 // RouteSource, IPv4/IPv6NormalRoutePriority, IPv4/IPv6ElevatedRoutePriority and
-// LiveMigrationRouteConvergenceTime keep Project Calico's defaults when unset, reach
-// the dataplane's Config from the datastore (typed) and the environment (text), and are not
-// reported as not implemented.
+// LiveMigrationRouteConvergenceTime keep Project Calico's defaults when unset, are applied from
+// the datastore (typed) and the environment (text), and are not reported as not implemented.
 func TestRouteParams(t *testing.T) {
 	def, problems := Resolve()
 	if len(problems) != 0 {
 		t.Fatal(problems)
 	}
-	want := dataplane.RouteConfig{DeviceProtocol: 3, NormalPriority: 1024, NormalPriorityV6: 1024,
-		ElevatedPriority: 512, ElevatedPriorityV6: 512}
-	if d := cmp.Diff(want, def.Dataplane(false).Routes, cmp.Comparer(func(a, b netip.Addr) bool { return a == b })); d != "" {
+	addrs := cmp.Comparer(func(a, b netip.Addr) bool { return a == b })
+	if d := cmp.Diff(defaultRoutes, routeParams(def), addrs); d != "" {
 		t.Errorf("defaults (-want +got):\n%s", d)
-	}
-	if got := def.Dataplane(false).LiveMigrationRouteConvergenceTime; got != 30*time.Second {
-		t.Errorf("default LiveMigrationRouteConvergenceTime %v", got)
-	}
-	if !def.RemoveExternalRoutes || def.RouteSource != "CalicoIPAM" {
-		t.Errorf("defaults: RemoveExternalRoutes %v, RouteSource %q", def.RemoveExternalRoutes, def.RouteSource)
 	}
 
 	proto, off, prio4, prio6, elev4, elev6 := 77, false, 100, 200, 50, 60
@@ -44,17 +56,11 @@ func TestRouteParams(t *testing.T) {
 	if len(problems) != 0 || len(c.NotImplemented) != 0 {
 		t.Fatalf("problems %v, not implemented %v", problems, c.NotImplemented)
 	}
-	want = dataplane.RouteConfig{DeviceProtocol: 77, KeepExternal: true, NormalPriority: 100, NormalPriorityV6: 200,
-		ElevatedPriority: 50, ElevatedPriorityV6: 60,
-		SourceAddr: netip.MustParseAddr("198.18.0.1"), SourceAddrV6: netip.MustParseAddr("fd5c:ffff::1")}
-	if d := cmp.Diff(want, c.Dataplane(false).Routes, cmp.Comparer(func(a, b netip.Addr) bool { return a == b })); d != "" {
+	want := routeValues{Protocol: 77, RemoveExternal: false, Normal: 100, NormalV6: 200, Elevated: 50, ElevatedV6: 60,
+		Src: netip.MustParseAddr("198.18.0.1"), SrcV6: netip.MustParseAddr("fd5c:ffff::1"),
+		Convergence: 5 * time.Second, Source: calc.RouteSourceWorkloadIPs}
+	if d := cmp.Diff(want, routeParams(c), addrs); d != "" {
 		t.Errorf("set (-want +got):\n%s", d)
-	}
-	if got := c.Dataplane(false).LiveMigrationRouteConvergenceTime; got != 5*time.Second {
-		t.Errorf("LiveMigrationRouteConvergenceTime %v", got)
-	}
-	if c.RouteSource != "WorkloadIPs" {
-		t.Errorf("RouteSource %q", c.RouteSource)
 	}
 }
 
@@ -79,9 +85,8 @@ func TestRouteParamsRefused(t *testing.T) {
 		if len(problems) != 1 {
 			t.Errorf("%s: problems %v", env, problems)
 		}
-		if r := c.Dataplane(false).Routes; r.SourceAddr.IsValid() || r.SourceAddrV6.IsValid() || r.DeviceProtocol != 3 ||
-			r.NormalPriority != 1024 || r.NormalPriorityV6 != 1024 || r.ElevatedPriority != 512 || r.ElevatedPriorityV6 != 512 || c.RouteSource != "CalicoIPAM" {
-			t.Errorf("%s taken: %+v %q", env, r, c.RouteSource)
+		if r := routeParams(c); r != defaultRoutes {
+			t.Errorf("%s taken: %+v", env, r)
 		}
 	}
 	if c, problems := Resolve(EnvLayer([]string{"FELIX_DEVICEROUTESOURCEADDRESS=none"})); len(problems) != 0 || c.DeviceRouteSourceAddress.IsValid() {

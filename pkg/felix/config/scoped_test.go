@@ -3,7 +3,10 @@ package config
 import (
 	"testing"
 
+	"github.com/rs/zerolog"
+
 	"github.com/calico-host/calico-host/pkg/api"
+	"github.com/calico-host/calico-host/pkg/felix/dataplane/rules"
 )
 
 // TestScopedSpecLayerPrecedence: a selector-scoped FelixConfiguration's set fields win over
@@ -22,7 +25,7 @@ func TestScopedSpecLayerPrecedence(t *testing.T) {
 		t.Fatalf("problems: %v", problems)
 	}
 	for name, want := range map[string]any{
-		"LogSeverityScreen": "Debug", "NATOutgoingExclusions": "IPPoolsAndHostIPs", "ServiceLoopPrevention": "Drop",
+		"LogSeverityScreen": zerolog.DebugLevel, "NATOutgoingExclusions": true, "ServiceLoopPrevention": rules.LoopDrop,
 		"ReportingTTLSecs": global.ReportingTTL.Duration,
 	} {
 		if got := c.Value(name); got != want {
@@ -32,11 +35,8 @@ func TestScopedSpecLayerPrecedence(t *testing.T) {
 	if len(c.NotImplemented) != 1 || c.NotImplemented[0].Object != "FelixConfiguration gpu-nodes" {
 		t.Errorf("not implemented: %+v, want bpfEnabled from FelixConfiguration gpu-nodes", c.NotImplemented)
 	}
-	if dp := c.Dataplane(false); !dp.NATOutgoingExcludeHosts || dp.ServiceLoopPrevention != "Drop" {
-		t.Errorf("dataplane: exclude hosts %v, service loop %q", dp.NATOutgoingExcludeHosts, dp.ServiceLoopPrevention)
-	}
 	c, _ = Resolve(SpecLayer(global, nil, "h1"))
-	if dp := c.Dataplane(false); dp.NATOutgoingExcludeHosts || dp.ServiceLoopPrevention != "Reject" {
-		t.Errorf("without the scoped config: exclude hosts %v, service loop %q", dp.NATOutgoingExcludeHosts, dp.ServiceLoopPrevention)
+	if c.NATOutgoingExcludeHosts || c.ServiceLoopPrevention != rules.LoopReject {
+		t.Errorf("without the scoped config: exclude hosts %v, service loop %v", c.NATOutgoingExcludeHosts, c.ServiceLoopPrevention)
 	}
 }

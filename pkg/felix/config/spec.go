@@ -9,7 +9,8 @@ import (
 	"time"
 
 	"github.com/calico-host/calico-host/pkg/api"
-	"github.com/calico-host/calico-host/pkg/felix/dataplane"
+	"github.com/calico-host/calico-host/pkg/felix/dataplane/rules"
+	"github.com/calico-host/calico-host/pkg/nft"
 )
 
 // SpecLayer is the datastore's layer: for every parameter with a FelixConfiguration field, the
@@ -138,17 +139,17 @@ func (p *Param) convertInt(n int) (any, error) {
 }
 
 // portRange checks a NATPortRange: numbers only, 1 <= min <= max.
-func portRange(p api.Port) ([2]uint16, error) {
+func portRange(p api.Port) (nft.PortRange, error) {
 	if p.PortName != "" || p.MinPort == 0 || p.MinPort > p.MaxPort {
-		return [2]uint16{}, fmt.Errorf("%q is not a port range (min:max, 1-65535)", p.String())
+		return nft.PortRange{}, fmt.Errorf("%q is not a port range (min:max, 1-65535)", p.String())
 	}
-	return [2]uint16{p.MinPort, p.MaxPort}, nil
+	return nft.Ports(p.MinPort, p.MaxPort), nil
 }
 
 // protoPorts converts failsafe ports. An empty list is no failsafe ports, as Project Calico
 // renders it ("none").
-func protoPorts(in []api.ProtoPort) ([]dataplane.ProtoPort, error) {
-	out := make([]dataplane.ProtoPort, 0, len(in))
+func protoPorts(in []api.ProtoPort) ([]rules.ProtoPort, error) {
+	out := make([]rules.ProtoPort, 0, len(in))
 	for _, pp := range in {
 		c, err := protoPort(pp)
 		if err != nil {
@@ -159,13 +160,12 @@ func protoPorts(in []api.ProtoPort) ([]dataplane.ProtoPort, error) {
 	return out, nil
 }
 
-func protoPort(pp api.ProtoPort) (dataplane.ProtoPort, error) {
-	c := dataplane.ProtoPort{Protocol: strings.ToLower(pp.Protocol), Port: pp.Port}
-	switch c.Protocol {
-	case "tcp", "udp", "sctp":
-	default:
-		return c, fmt.Errorf("protocol %q is not tcp, udp or sctp", pp.Protocol)
+func protoPort(pp api.ProtoPort) (rules.ProtoPort, error) {
+	proto, err := parseProtocol(pp.Protocol)
+	if err != nil {
+		return rules.ProtoPort{}, err
 	}
+	c := rules.ProtoPort{Protocol: proto, Port: pp.Port}
 	if pp.Port == 0 {
 		return c, errors.New("port 0")
 	}

@@ -12,10 +12,12 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/rs/zerolog"
 
 	"github.com/calico-host/calico-host/pkg/api"
 	"github.com/calico-host/calico-host/pkg/datastore"
-	"github.com/calico-host/calico-host/pkg/felix/dataplane"
+	"github.com/calico-host/calico-host/pkg/felix/dataplane/rules"
+	"github.com/calico-host/calico-host/pkg/nft"
 )
 
 // TestEveryDatastoreParamHasATypedField: every parameter that can be set in etcd names a
@@ -82,16 +84,16 @@ func TestSpecLayerNodeOverDefault(t *testing.T) {
 		"ReportingIntervalSecs":      time.Duration(0),
 		"ReportingTTLSecs":           90 * time.Second,
 		"EndpointReportingDelaySecs": 250 * time.Millisecond,
-		"FailsafeInboundHostPorts": []dataplane.ProtoPort{{Protocol: "tcp", Port: 22}, {Protocol: "udp", Port: 68},
-			{Protocol: "tcp", Port: 179, Net: netip.MustParsePrefix("10.0.0.0/8")}, {Protocol: "tcp", Port: 22, Net: netip.MustParsePrefix("fd00::/8")}},
+		"FailsafeInboundHostPorts": []rules.ProtoPort{{Protocol: nft.ProtoTCP, Port: 22}, {Protocol: nft.ProtoUDP, Port: 68},
+			{Protocol: nft.ProtoTCP, Port: 179, Net: netip.MustParsePrefix("10.0.0.0/8")}, {Protocol: nft.ProtoTCP, Port: 22, Net: netip.MustParsePrefix("fd00::/8")}},
 		"VXLANVNI":                    4097,
 		"VXLANEnabled":                api.Bool(true),
 		"IPv6Support":                 false,
 		"NftablesMarkMask":            uint32(0xff00ff00),
-		"NATPortRange":                [2]uint16{32768, 65535},
+		"NATPortRange":                nft.Ports(32768, 65535),
 		"NATOutgoingAddress":          netip.MustParseAddr("198.18.0.9"),
-		"LogSeverityScreen":           "Debug",
-		"DefaultEndpointToHostAction": "ACCEPT",
+		"LogSeverityScreen":           zerolog.DebugLevel,
+		"DefaultEndpointToHostAction": rules.ActionAccept,
 		"HealthHost":                  "localhost",
 	}
 	for name, w := range want {
@@ -120,14 +122,14 @@ func TestSpecLayerChecksValues(t *testing.T) {
 	}{
 		{"int out of range", api.FelixConfigurationSpec{VXLANPort: api.Int(70000)}, "VXLANPort", 4789},
 		{"negative duration", api.FelixConfigurationSpec{ReportingTTL: api.Dur(-time.Second)}, "ReportingTTLSecs", 90 * time.Second},
-		{"named port range", api.FelixConfigurationSpec{NATPortRange: ptr(p("http"))}, "NATPortRange", [2]uint16{}},
-		{"reversed port range", api.FelixConfigurationSpec{NATPortRange: &api.Port{MinPort: 9, MaxPort: 8}}, "NATPortRange", [2]uint16{}},
+		{"named port range", api.FelixConfigurationSpec{NATPortRange: ptr(p("http"))}, "NATPortRange", nft.PortRange{}},
+		{"reversed port range", api.FelixConfigurationSpec{NATPortRange: &api.Port{MinPort: 9, MaxPort: 8}}, "NATPortRange", nft.PortRange{}},
 		{"failsafe protocol", api.FelixConfigurationSpec{FailsafeInboundHostPorts: &[]api.ProtoPort{{Protocol: "ICMP", Port: 1}}},
 			"FailsafeInboundHostPorts", defaultPorts(t, "FailsafeInboundHostPorts")},
 		{"failsafe net", api.FelixConfigurationSpec{FailsafeInboundHostPorts: &[]api.ProtoPort{{Protocol: "TCP", Port: 1, Net: "x"}}},
 			"FailsafeInboundHostPorts", defaultPorts(t, "FailsafeInboundHostPorts")},
 		{"mark mask too small", api.FelixConfigurationSpec{NftablesMarkMask: ptr(uint32(3))}, "NftablesMarkMask", uint32(0xffff0000)},
-		{"enum", api.FelixConfigurationSpec{DefaultEndpointToHostAction: "Maybe"}, "DefaultEndpointToHostAction", "DROP"},
+		{"enum", api.FelixConfigurationSpec{DefaultEndpointToHostAction: "Maybe"}, "DefaultEndpointToHostAction", rules.ActionDrop},
 		{"region", api.FelixConfigurationSpec{OpenstackRegion: "Not_A_Label"}, "OpenstackRegion", ""},
 	}
 	global := &api.FelixConfigurationSpec{VXLANPort: api.Int(8472), ReportingTTL: api.Dur(time.Minute), DefaultEndpointToHostAction: "Return"}
@@ -151,8 +153,8 @@ func TestSpecLayerEmptyFailsafesMeanNone(t *testing.T) {
 	if len(problems) != 0 || c.FailsafeOutboundHostPorts == nil || len(c.FailsafeOutboundHostPorts) != 0 {
 		t.Errorf("empty list: %v (%v), want none", c.FailsafeOutboundHostPorts, problems)
 	}
-	if d := c.Dataplane(false); d.FailsafeOutbound == nil || len(d.FailsafeOutbound) != 0 || len(d.FailsafeInbound) != 9 {
-		t.Errorf("dataplane failsafes: in %v out %v, want the 9 defaults in and none out", d.FailsafeInbound, d.FailsafeOutbound)
+	if len(c.FailsafeInboundHostPorts) != 9 {
+		t.Errorf("failsafes in %v, want the 9 defaults", c.FailsafeInboundHostPorts)
 	}
 }
 
@@ -195,8 +197,11 @@ func TestCalicoctlFixtureResolves(t *testing.T) {
 	if len(problems) != 0 {
 		t.Errorf("problems: %v", problems)
 	}
-	for name, want := range map[string]string{"LogSeverityScreen": "Debug", "InterfacePrefix": "[cali tap]",
-		"ReportingIntervalSecs": "30s", "ReportingTTLSecs": "1m30s", "VXLANVNI": "4096", "DefaultEndpointToHostAction": "ACCEPT",
+	if c.LogSeverityScreen != zerolog.DebugLevel || c.DefaultEndpointToHostAction != rules.ActionAccept {
+		t.Errorf("LogSeverityScreen %v, DefaultEndpointToHostAction %v", c.LogSeverityScreen, c.DefaultEndpointToHostAction)
+	}
+	for name, want := range map[string]string{"InterfacePrefix": "[cali tap]",
+		"ReportingIntervalSecs": "30s", "ReportingTTLSecs": "1m30s", "VXLANVNI": "4096",
 		"HealthPort": "9099", "VXLANMTU": "1410"} {
 		if got := fmt.Sprint(c.Value(name)); got != want {
 			t.Errorf("%s = %s, want %s", name, got, want)

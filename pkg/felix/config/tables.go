@@ -117,16 +117,11 @@ func (c *Config) firstTables(n int) []int {
 	return out[:min(n, len(out))]
 }
 
-// wireguardTables are the tables of IPv4 and IPv6 WireGuard: the first two indices felix
+// WireguardTables are the tables of IPv4 and IPv6 WireGuard: the first two indices felix
 // allocates (Project Calico allocates them whether or not WireGuard is on, so the tables can be
-// cleaned up after it is turned off). 0 when the ranges hold too few tables.
-func (c *Config) wireguardTables() (v4, v6 int) {
-	t := c.firstTables(2)
-	if len(t) > 0 {
-		v4 = t[0]
-	}
-	if len(t) > 1 {
-		v6 = t[1]
-	}
-	return v4, v6
+// cleaned up after it is turned off). -1, which the dataplane refuses, when the ranges hold too
+// few tables, so that WireGuard fails closed instead of using a table outside them.
+func (c *Config) WireguardTables() (v4, v6 int) {
+	t := append(c.firstTables(2), -1, -1)
+	return t[0], t[1]
 }

@@ -35,9 +35,8 @@ func TestWireguardTablesFromRanges(t *testing.T) {
 				env["RouteTableRange"] = tc.single
 			}
 			c := resolveWith(t, env)
-			w := c.Dataplane(false).Wireguard
-			if w.RoutingTable != tc.v4 || w.RoutingTableV6 != tc.v6 {
-				t.Errorf("tables %d, %d; want %d, %d", w.RoutingTable, w.RoutingTableV6, tc.v4, tc.v6)
+			if v4, v6 := c.WireguardTables(); v4 != tc.v4 || v6 != tc.v6 {
+				t.Errorf("tables %d, %d; want %d, %d", v4, v6, tc.v4, tc.v6)
 			}
 		})
 	}

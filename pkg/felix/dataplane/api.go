@@ -5,38 +5,42 @@ package dataplane
 
 import (
 	"net/netip"
+	"regexp"
 	"time"
 
 	"github.com/calico-host/calico-host/pkg/felix/calc"
+	"github.com/calico-host/calico-host/pkg/felix/dataplane/rules"
+	"github.com/calico-host/calico-host/pkg/nft"
 )
 
-// Config is what the dataplane needs from felix's configuration. Zero values are replaced by
-// Project Calico's defaults in New (see felix-facts §4).
+// Config is what the dataplane needs from felix's configuration, built by NewConfig: the values
+// felix's parameter table parsed, in their types, and the values derived from them. The
+// dataplane takes them as they are (New refuses a Config that lacks what NewConfig sets).
 type Config struct {
 	Hostname          string
 	InterfacePrefixes []string // e.g. ["cali", "tap"]
-	// InterfaceExclude lists interface names or /regex/ that are never host endpoints.
-	InterfaceExclude []string
+	// InterfaceExclude matches the interfaces that are never host endpoints.
+	InterfaceExclude []*regexp.Regexp
 	IPv6Support      bool
 
-	DefaultEndpointToHostAction    string // "Drop", "Return" or "Accept"
-	FailsafeInbound                []ProtoPort
-	FailsafeOutbound               []ProtoPort
+	DefaultEndpointToHostAction    rules.Action
+	FailsafeInbound                []rules.ProtoPort
+	FailsafeOutbound               []rules.ProtoPort
 	DisableConntrackInvalidCheck   bool
 	AllowVXLANPacketsFromWorkloads bool
 	AllowIPIPPacketsFromWorkloads  bool
-	FilterDenyAction               string // "Drop" (default) or "Reject"
-	LogPrefix                      string // default "calico-packet"
-	MarkMask                       uint32 // default 0xffff0000
+	FilterDenyReject               bool // NftablesFilterDenyAction REJECT
+	LogPrefix                      string
+	MarkMask                       uint32
 
 	NATOutgoingAddress netip.Addr
-	NATPortRange       [2]uint16
+	NATPortRange       nft.PortRange // zero: the kernel's choice
 	// NATOutgoingExcludeHosts (NATOutgoingExclusions IPPoolsAndHostIPs): NAT outgoing also leaves
 	// traffic to any host's address alone.
 	NATOutgoingExcludeHosts bool
-	// ServiceLoopPrevention is "Drop" (default), "Reject" or "Disabled": what happens to forwarded
-	// traffic to the service CIDRs of BGPConfiguration default.
-	ServiceLoopPrevention string
+	// ServiceLoopPrevention is what happens to forwarded traffic to the service CIDRs of
+	// BGPConfiguration default.
+	ServiceLoopPrevention rules.LoopAction
 
 	// WorkloadSourceSpoofing (FelixConfiguration workloadSourceSpoofing: Any) lets workload
 	// endpoints use allowSpoofedSourcePrefixes; without it such an endpoint is treated as missing.
@@ -45,27 +49,26 @@ type Config struct {
 	// only those of OpenStack endpoints.
 	FloatingIPs bool
 
-	// OpenStack special cases (on when an interface prefix is "tap" or ClusterType contains "openstack").
+	// OpenStack special cases (config.Config.OpenStack).
 	OpenStack    bool
-	MetadataAddr netip.Addr // default 127.0.0.1
-	MetadataPort uint16     // default 8775
+	MetadataAddr netip.Addr
+	MetadataPort uint16
 
-	NftablesRefreshInterval  time.Duration // full resync period, default 180 s
-	RouteRefreshInterval     time.Duration // default 90 s
-	InterfaceRefreshInterval time.Duration // default 90 s
+	NftablesRefreshInterval  time.Duration // full resync period
+	RouteRefreshInterval     time.Duration
+	InterfaceRefreshInterval time.Duration
 
 	Routes RouteConfig
 
 	VXLANEnabled   bool
-	VXLANVNI       int // default 4096
-	VXLANPort      int // default 4789
+	VXLANVNI       int
+	VXLANPort      int
 	VXLANMTU       int // 0 = host MTU - 50
 	VXLANMTUV6     int // 0 = host MTU - 70
 	VXLANTunnelMAC string
 
-	// MTUIfacePattern selects the interfaces whose smallest MTU is the host MTU ("": Project
-	// Calico's default, ifaces.DefaultMTUIfacePattern).
-	MTUIfacePattern string
+	// MTUIfacePattern selects the interfaces whose smallest MTU is the host MTU.
+	MTUIfacePattern *regexp.Regexp
 	// IPForwardingDisabled (IPForwarding: Disabled) leaves the host's forwarding sysctls alone.
 	IPForwardingDisabled bool
 
@@ -74,33 +77,33 @@ type Config struct {
 	IPIPEnabled    *bool
 	IPIPMTU        int        // 0 = host MTU - 20
 	IPIPTunnelAddr netip.Addr // overrides the Node's ipv4IPIPTunnelAddr
-	MTUFile        string     // where the workload MTU is written (default /var/lib/calico/mtu)
+	MTUFile        string     // where the workload MTU is written (DefaultMTUFile)
 	// RequireMTUFile: New fails when it cannot write MTUFile (Project Calico's RequireMTUFile).
 	RequireMTUFile bool
 
 	Wireguard WireguardConfig
 
-	// TableName names the nftables tables (`ip` and `ip6`), default "calico".
+	// TableName names the nftables tables (`ip` and `ip6`), DefaultTable.
 	TableName string
 	// NetNS, when set, is the path of a network namespace to program instead of the current one
 	// (used by tests and by the demo).
 	NetNS string
 
 	// LiveMigrationRouteConvergenceTime is how long routes to a workload that has just migrated
-	// here keep the elevated priority after the migration ends (default 30 s).
+	// here keep the elevated priority after the migration ends.
 	LiveMigrationRouteConvergenceTime time.Duration
 }
 
 // WireguardConfig is felix's WireGuard settings (Project Calico's Wireguard* parameters).
 type WireguardConfig struct {
 	Enabled, EnabledV6             bool
-	InterfaceName, InterfaceNameV6 string        // default wireguard.cali, wg-v6.cali
-	ListeningPort, ListeningPortV6 int           // default 51820, 51821
-	MTU, MTUV6                     int           // 0 = host MTU - 60 (IPv6: - 80)
-	RoutingRulePriority            int           // default 99
-	RoutingTable, RoutingTableV6   int           // the first two of RouteTableRange(s), as Calico allocates them (0: 1 and 2)
+	InterfaceName, InterfaceNameV6 string
+	ListeningPort, ListeningPortV6 int
+	MTU, MTUV6                     int // 0 = host MTU - 60 (IPv6: - 80)
+	RoutingRulePriority            int
+	RoutingTable, RoutingTableV6   int           // the first two of RouteTableRange(s), as Calico allocates them (-1: none left)
 	PersistentKeepAlive            time.Duration // 0 = off
-	KeyFile, KeyFileV6             string        // private keys (default /var/lib/calico/wireguard-private-key[-v6])
+	KeyFile, KeyFileV6             string        // private keys (wireguard.DefaultKeyFile[V6])
 	ThreadingEnabled               bool          // threaded NAPI on kernel devices (WireguardThreadingEnabled)
 	HostEncryption                 bool          // WireguardHostEncryptionEnabled: host-to-host traffic too
 }
@@ -108,8 +111,8 @@ type WireguardConfig struct {
 // RouteConfig is felix's route settings (Project Calico's DeviceRoute*, RemoveExternalRoutes and
 // *NormalRoutePriority parameters; see package routes for what they mean to ownership).
 type RouteConfig struct {
-	// DeviceProtocol is the protocol of routes to local workloads and through the VXLAN devices;
-	// 0 = 3 (boot). Other routes carry 80 while it is 3, else it too.
+	// DeviceProtocol is the protocol of routes to local workloads and through the VXLAN devices.
+	// Other routes carry 80 while it is 3 (boot), else it too.
 	DeviceProtocol int
 	// SourceAddr, SourceAddrV6 are the src of every main-table route of their family (invalid: none).
 	SourceAddr, SourceAddrV6 netip.Addr
@@ -119,22 +122,15 @@ type RouteConfig struct {
 	// KeepExternal (RemoveExternalRoutes false): routes through workload interfaces are ours
 	// only when they carry one of our protocols.
 	KeepExternal bool
-	// NormalPriority, NormalPriorityV6 are the metrics of routes to local workloads; 0 = 1024.
+	// NormalPriority, NormalPriorityV6 are the metrics of routes to local workloads.
 	NormalPriority, NormalPriorityV6 int
 	// ElevatedPriority, ElevatedPriorityV6 are the metrics of routes to a workload that has just
-	// migrated here (live migration), for LiveMigrationRouteConvergenceTime; 0 = 512.
+	// migrated here (live migration), for LiveMigrationRouteConvergenceTime.
 	ElevatedPriority, ElevatedPriorityV6 int
 }
 
 // DefaultTable is the name of felix's nftables tables, as Project Calico names them.
 const DefaultTable = "calico"
-
-// ProtoPort is a failsafe port.
-type ProtoPort struct {
-	Protocol string // "tcp", "udp", "sctp"
-	Net      netip.Prefix
-	Port     uint16
-}
 
 // EndpointStatus is reported for each local endpoint after each apply that changed its status
 // (or, for a workload, its interface name, MAC or addresses).

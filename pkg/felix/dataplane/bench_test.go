@@ -13,6 +13,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/calico-host/calico-host/pkg/api"
+	"github.com/calico-host/calico-host/pkg/datastore"
 	"github.com/calico-host/calico-host/pkg/felix/calc"
 	"github.com/calico-host/calico-host/pkg/nft"
 	"github.com/calico-host/calico-host/pkg/nft/apply"
@@ -31,7 +32,7 @@ func newBenchDataplane(b *testing.B, path string, k nft.Backend) *Dataplane {
 	if k != nil {
 		opts = append(opts, WithNFTBackend(k))
 	}
-	dp, err := New(Config{Hostname: "host1", NetNS: path}, zerolog.Nop(), opts...)
+	dp, err := New(FelixDefaults(Config{Hostname: "host1", NetNS: path}), zerolog.Nop(), opts...)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -137,8 +138,8 @@ func BenchmarkAddEndpoint(b *testing.B) {
 	ctr := fmt.Sprintf("c%05d", i)
 	name := api.WorkloadEndpointName("host1", "cni", ctr, "eth0")
 	key := resPrefix + "workloadendpoints/ns1/" + name
-	addUps := flushWith(g, syncer.Update{Key: key, Value: benchWEP(i, "host1", "ns1", ctr, name), Revision: 1 << 40})
-	delUps := flushWith(g, syncer.Update{Key: key})
+	addUps := flushWith(g, syncer.Update{ID: datastore.IDOf(key), Value: benchWEP(i, "host1", "ns1", ctr, name), Revision: 1 << 40})
+	delUps := flushWith(g, syncer.Update{ID: datastore.IDOf(key)})
 	nftNS, addScript, delScript := nftScripts(b, initial, addUps, delUps)
 	dp := loadedBenchDataplane(b, initial)
 	var add, del phases
@@ -187,8 +188,8 @@ func BenchmarkPartialChange(b *testing.B) {
 		name     string
 		do, undo syncer.Update
 	}{
-		{"policy-rule", syncer.Update{Key: polKey, Value: withPort(pol, 8443)}, syncer.Update{Key: polKey, Value: pol}},
-		{"ipset-member", syncer.Update{Key: wepKey, Value: benchWEP(i, "host2", "ns1", ctr, name)}, syncer.Update{Key: wepKey}},
+		{"policy-rule", syncer.Update{ID: datastore.IDOf(polKey), Value: withPort(pol, 8443)}, syncer.Update{ID: datastore.IDOf(polKey), Value: pol}},
+		{"ipset-member", syncer.Update{ID: datastore.IDOf(wepKey), Value: benchWEP(i, "host2", "ns1", ctr, name)}, syncer.Update{ID: datastore.IDOf(wepKey)}},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			var do, undo phases

@@ -7,6 +7,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/calico-host/calico-host/pkg/api"
+	"github.com/calico-host/calico-host/pkg/datastore"
 	"github.com/calico-host/calico-host/pkg/felix/calc"
 	"github.com/calico-host/calico-host/pkg/syncer"
 )
@@ -42,7 +43,7 @@ func benchUpdates(tb testing.TB, s benchShape) []calc.Update {
 func benchSnapshot(s benchShape) []syncer.Update {
 	var out []syncer.Update
 	add := func(key string, v any) {
-		out = append(out, syncer.Update{Key: key, Value: v, Revision: int64(len(out) + 1)})
+		out = append(out, syncer.Update{ID: datastore.IDOf(key), Value: v, Revision: int64(len(out) + 1)})
 	}
 	for ns := range 10 {
 		name := fmt.Sprintf("ns%d", ns)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/calico-host/calico-host/pkg/felix/calc"
 	"github.com/calico-host/calico-host/pkg/felix/dataplane"
+	"github.com/calico-host/calico-host/pkg/felix/dataplane/rules"
 )
 
 // TestLocalBGPPeerAddrsKernel runs the real dataplane in a fresh namespace: the host-side veth
@@ -42,8 +43,8 @@ func TestLocalBGPPeerAddrsKernel(t *testing.T) {
 	defer ln.Close()
 
 	log := zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel)
-	dp, err := dataplane.New(dataplane.Config{Hostname: "host1", NetNS: host.path(), InterfaceRefreshInterval: 10 * time.Second,
-		MTUFile: filepath.Join(t.TempDir(), "mtu"), IPv6Support: true, DefaultEndpointToHostAction: "Accept"}, log)
+	dp, err := dataplane.New(dataplane.FelixDefaults(dataplane.Config{Hostname: "host1", NetNS: host.path(), InterfaceRefreshInterval: 10 * time.Second,
+		MTUFile: filepath.Join(t.TempDir(), "mtu"), IPv6Support: true, DefaultEndpointToHostAction: rules.ActionAccept}), log)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,26 +11,27 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/calico-host/calico-host/pkg/api"
+	"github.com/calico-host/calico-host/pkg/datastore"
 	"github.com/calico-host/calico-host/pkg/felix/calc"
 	"github.com/calico-host/calico-host/pkg/syncer"
 )
 
-// datastore is the content of etcd in a churn test, keyed like the syncer's updates.
-type datastore map[string]any
+// etcdContent is the content of etcd in a churn test, by key.
+type etcdContent map[string]any
 
 // churnStore makes random changes to a small calc-bench-shaped datastore: endpoints (local and
 // remote) come, go and change labels, policies change their rules. Every change goes through
 // the real calculation graph, so the dataplane sees IP set deltas as in production.
 type churnStore struct {
 	rng   *rand.Rand
-	data  datastore
+	data  etcdContent
 	shape benchShape
 }
 
 func newChurnStore(seed uint64, s benchShape) *churnStore {
-	c := &churnStore{rng: rand.New(rand.NewPCG(seed, 3)), data: datastore{}, shape: s}
+	c := &churnStore{rng: rand.New(rand.NewPCG(seed, 3)), data: etcdContent{}, shape: s}
 	for _, u := range benchSnapshot(s) {
-		c.data[u.Key] = u.Value
+		c.data[u.ID.Key()] = u.Value
 	}
 	return c
 }
@@ -54,7 +55,7 @@ func (c *churnStore) step() syncer.Update {
 	key := resPrefix + "workloadendpoints/" + ns + "/" + name
 	if _, ok := c.data[key]; ok && c.rng.IntN(2) == 0 {
 		delete(c.data, key)
-		return syncer.Update{Key: key}
+		return syncer.Update{ID: datastore.IDOf(key)}
 	}
 	wep := benchWEP(i, node, ns, ctr, name)
 	wep.Labels["app"] = fmt.Sprintf("app%03d", c.rng.IntN(300))
@@ -63,14 +64,14 @@ func (c *churnStore) step() syncer.Update {
 
 func (c *churnStore) put(key string, v any) syncer.Update {
 	c.data[key] = v
-	return syncer.Update{Key: key, Value: v}
+	return syncer.Update{ID: datastore.IDOf(key), Value: v}
 }
 
 // snapshot is the datastore as one syncer snapshot, in a stable order.
 func (c *churnStore) snapshot() []syncer.Update {
 	var out []syncer.Update
 	for i, k := range slices.Sorted(maps.Keys(c.data)) {
-		out = append(out, syncer.Update{Key: k, Value: c.data[k], Revision: int64(i + 1)})
+		out = append(out, syncer.Update{ID: datastore.IDOf(k), Value: c.data[k], Revision: int64(i + 1)})
 	}
 	return out
 }

@@ -1,6 +1,7 @@
 package dataplane
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -70,11 +71,11 @@ type Timing struct {
 }
 
 func (t Timing) withDefaults() Timing {
-	t.Burst = cmpOr(t.Burst, 10)
-	t.Refill = cmpOr(t.Refill, 100*time.Millisecond)
-	t.RetryMin = cmpOr(t.RetryMin, 100*time.Millisecond)
-	t.RetryMax = cmpOr(t.RetryMax, 10*time.Second)
-	t.IdleBeat = cmpOr(t.IdleBeat, 5*time.Second)
+	t.Burst = cmp.Or(t.Burst, 10)
+	t.Refill = cmp.Or(t.Refill, 100*time.Millisecond)
+	t.RetryMin = cmp.Or(t.RetryMin, 100*time.Millisecond)
+	t.RetryMax = cmp.Or(t.RetryMax, 10*time.Second)
+	t.IdleBeat = cmp.Or(t.IdleBeat, 5*time.Second)
 	return t
 }
 
@@ -126,11 +127,13 @@ func withAfterApply(fn func(batches int, err error)) Option {
 // MTU file; the With* options replace pieces (tests). What New opens is closed when Run returns
 // (or at once when New fails).
 func New(cfg Config, log zerolog.Logger, opts ...Option) (*Dataplane, error) {
-	cfg = cfg.WithDefaults()
 	log = log.With().Str("component", "dataplane").Logger()
 	var o options
 	for _, opt := range opts {
 		opt(&o)
+	}
+	if err := cfg.check(); err != nil {
+		return nil, fmt.Errorf("dataplane configuration: %w", err)
 	}
 	rcfg, err := cfg.rulesConfig()
 	if err != nil {
@@ -138,7 +141,7 @@ func New(cfg Config, log zerolog.Logger, opts ...Option) (*Dataplane, error) {
 	}
 	d := &Dataplane{
 		cfg: cfg, log: log, timing: o.timing.withDefaults(), after: o.afterApply,
-		model: newModel(), hostIfs: newIfaceMatcher(cfg, log),
+		model: newModel(), hostIfs: newIfaceMatcher(cfg),
 		status: newStatusTracker(), metrics: newMetrics(), firstApply: make(chan struct{}),
 	}
 	d.model.gates = newEndpointGates(cfg, log)

@@ -174,9 +174,11 @@ func (h *harness) ipipOption() Option {
 	return WithIPIP(ipip.New(h.ipip, testLogger(h.t), mtu))
 }
 
+// newHarness runs a Dataplane on fakes, with felix's defaults where cfg leaves a field zero
+// (FelixDefaults).
 func newHarness(t testing.TB, cfg Config) *harness {
 	h := &harness{t: t, fake: fake.New(), routes: &fakeRoutes{}, ifaces: newFakeIfaces(), vxlan: &fakeVXLAN{}}
-	dp, err := New(cfg, testLogger(t), WithNFTBackend(h.fake), WithRoutes(h.routes), WithInterfaces(h.ifaces), WithVXLAN(h.vxlan), h.ipipOption())
+	dp, err := New(FelixDefaults(cfg), testLogger(t), WithNFTBackend(h.fake), WithRoutes(h.routes), WithInterfaces(h.ifaces), WithVXLAN(h.vxlan), h.ipipOption())
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}

@@ -3,6 +3,7 @@ package dataplane_test
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -21,16 +22,16 @@ func TestIPForwardingDisabled(t *testing.T) {
 	}
 	host := newNS(t, "fwd-host")
 	log := zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel)
-	_, err := dataplane.New(dataplane.Config{Hostname: "host1", NetNS: host.path(), InterfaceRefreshInterval: 10 * time.Second,
-		MTUFile: filepath.Join(t.TempDir(), "mtu"), IPForwardingDisabled: true}, log)
+	_, err := dataplane.New(dataplane.FelixDefaults(dataplane.Config{Hostname: "host1", NetNS: host.path(), InterfaceRefreshInterval: 10 * time.Second,
+		MTUFile: filepath.Join(t.TempDir(), "mtu"), IPForwardingDisabled: true}), log)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if fwd := strings.TrimSpace(host.run(t, "sysctl", "-n", "net.ipv4.ip_forward")); fwd != "0" {
 		t.Errorf("net.ipv4.ip_forward = %s with IPForwarding Disabled, want it left at 0", fwd)
 	}
-	_, err = dataplane.New(dataplane.Config{Hostname: "host1", NetNS: host.path(), InterfaceRefreshInterval: 10 * time.Second,
-		MTUFile: filepath.Join(t.TempDir(), "mtu")}, log)
+	_, err = dataplane.New(dataplane.FelixDefaults(dataplane.Config{Hostname: "host1", NetNS: host.path(), InterfaceRefreshInterval: 10 * time.Second,
+		MTUFile: filepath.Join(t.TempDir(), "mtu")}), log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,19 +51,31 @@ func TestMTUIfacePattern(t *testing.T) {
 	host.run(t, "ip", "link", "add", "fab0", "mtu", "1400", "type", "veth", "peer", "name", "fab1", "mtu", "1400")
 	host.run(t, "ip", "link", "set", "fab0", "up")
 	host.run(t, "ip", "link", "set", "fab1", "up")
+	waitLowerUp(t, host, "fab0") // the host MTU counts running interfaces only; a veth's carrier comes up shortly after
 	log := zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel)
-	for _, tc := range []struct{ pattern, want string }{{"^fab", "1400"}, {"", "1460"}} {
+	for _, tc := range []struct {
+		pattern *regexp.Regexp // nil: felix's default
+		want    string
+	}{{regexp.MustCompile("^fab"), "1400"}, {nil, "1460"}} {
 		mtuFile := filepath.Join(t.TempDir(), "mtu")
-		_, err := dataplane.New(dataplane.Config{Hostname: "host1", NetNS: host.path(), InterfaceRefreshInterval: 10 * time.Second,
-			MTUFile: mtuFile, MTUIfacePattern: tc.pattern}, log)
+		_, err := dataplane.New(dataplane.FelixDefaults(dataplane.Config{Hostname: "host1", NetNS: host.path(), InterfaceRefreshInterval: 10 * time.Second,
+			MTUFile: mtuFile, MTUIfacePattern: tc.pattern}), log)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if b, err := os.ReadFile(mtuFile); err != nil || string(b) != tc.want {
-			t.Errorf("MTUIfacePattern %q: workload MTU %q (%v), want %s", tc.pattern, b, err, tc.want)
+			t.Errorf("MTUIfacePattern %v: workload MTU %q (%v), want %s", tc.pattern, b, err, tc.want)
 		}
 	}
-	if _, err := dataplane.New(dataplane.Config{Hostname: "host1", NetNS: host.path(), MTUIfacePattern: "("}, log); err == nil {
-		t.Errorf("an invalid MTUIfacePattern was accepted")
+}
+
+// waitLowerUp waits until iface in n has its carrier (LOWER_UP), up to 10 s.
+func waitLowerUp(t *testing.T, n *ns, iface string) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if strings.Contains(n.run(t, "ip", "link", "show", iface), "LOWER_UP") {
+			return
+		}
 	}
+	t.Fatalf("%s never got its carrier", iface)
 }

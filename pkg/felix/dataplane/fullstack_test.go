@@ -95,8 +95,8 @@ func TestFullStack(t *testing.T) {
 // opens its own kernel pieces in the namespace.
 func newFullDataplane(t *testing.T, nsPath, mtuFile string) *dataplane.Dataplane {
 	log := zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel)
-	dp, err := dataplane.New(dataplane.Config{Hostname: "host1", NetNS: nsPath, InterfaceRefreshInterval: 10 * time.Second,
-		MTUFile: mtuFile}, log)
+	dp, err := dataplane.New(dataplane.FelixDefaults(dataplane.Config{Hostname: "host1", NetNS: nsPath, InterfaceRefreshInterval: 10 * time.Second,
+		MTUFile: mtuFile}), log)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/calico-host/calico-host/pkg/api"
+	"github.com/calico-host/calico-host/pkg/datastore"
 	"github.com/calico-host/calico-host/pkg/felix/calc"
 	"github.com/calico-host/calico-host/pkg/syncer"
 )
@@ -31,14 +32,14 @@ func fuzzBase() []syncer.Update {
 			Spec: api.WorkloadEndpointSpec{Orchestrator: "cni", Node: node, Workload: ctr, ContainerID: ctr, Endpoint: "eth0",
 				InterfaceName: "cali" + ctr, IPNetworks: []string{ip4, ip6}, Profiles: []string{"kns.ns1"},
 				Ports: []api.WorkloadEndpointPort{{Name: "http", Protocol: api.ProtocolFromString("TCP"), Port: 80}}}}
-		return syncer.Update{Key: fuzzResources + "workloadendpoints/ns1/" + name, Value: w, Revision: 1}
+		return syncer.Update{ID: datastore.IDOf(fuzzResources + "workloadendpoints/ns1/" + name), Value: w, Revision: 1}
 	}
 	all := &api.GlobalNetworkPolicy{ObjectMeta: api.ObjectMeta{Name: "base"},
 		Spec: api.GlobalNetworkPolicySpec{Selector: "all()", Ingress: []api.Rule{{Action: "Pass"}}, Egress: []api.Rule{{Action: "Pass"}}}}
 	return []syncer.Update{
 		wl("h1", "local000000", "10.65.0.1/32", "fd5c::1/128", map[string]string{"role": "web", "app": "fz"}),
 		wl("h2", "remote00000", "10.65.1.1/32", "fd5c::101/128", map[string]string{"role": "db"}),
-		{Key: fuzzResources + "globalnetworkpolicies/base", Value: all, Revision: 1},
+		{ID: datastore.IDOf(fuzzResources + "globalnetworkpolicies/base"), Value: all, Revision: 1},
 	}
 }
 
@@ -53,12 +54,13 @@ func FuzzPolicyToKernel(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, kind uint8, body []byte) {
 		key := fuzzKeys[int(kind)%len(fuzzKeys)]
-		v, err := syncer.FailClosedDecoder(key, body, 2)
+		id := datastore.IDOf(key)
+		v, err := syncer.FailClosedDecoder(id, body, 2)
 		if err != nil || v == nil {
 			return // treated as absent: covered by the syncer's own tests
 		}
 		g := calc.New("h1", testLogger(t))
-		ups := append(fuzzBase(), syncer.Update{Key: key, Value: v, Revision: 2})
+		ups := append(fuzzBase(), syncer.Update{ID: id, Value: v, Revision: 2})
 		g.OnMessage(syncer.Message{Status: syncer.InSync, Snapshot: true, Updates: ups})
 		h := newHarness(t, Config{IPv6Support: true})
 		h.up("calilocal000000")

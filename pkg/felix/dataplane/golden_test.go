@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/calico-host/calico-host/pkg/felix/calc"
+	"github.com/calico-host/calico-host/pkg/felix/dataplane/rules"
 	"github.com/calico-host/calico-host/pkg/nft"
 )
 
@@ -55,20 +56,20 @@ func goldenScenarios() []goldenScenario {
 	return []goldenScenario{
 		{"base", Config{Hostname: "host1"}, nil, nil},
 		{"tiers", Config{Hostname: "host1"}, []string{"cali11111111111"}, tieredPolicies()},
-		{"rules-v6-reject", Config{Hostname: "host1", IPv6Support: true, FilterDenyAction: "Reject"}, []string{"cali11111111111"}, ruleFeatures()},
-		{"hostendpoints", Config{Hostname: "host1", FailsafeInbound: []ProtoPort{{Protocol: "tcp", Port: 22}, {Protocol: "udp", Port: 68, Net: pfx("198.18.0.0/16")}},
-			FailsafeOutbound: []ProtoPort{{Protocol: "udp", Port: 53}}}, nil, hostEndpoints()},
+		{"rules-v6-reject", Config{Hostname: "host1", IPv6Support: true, FilterDenyReject: true}, []string{"cali11111111111"}, ruleFeatures()},
+		{"hostendpoints", Config{Hostname: "host1", FailsafeInbound: []rules.ProtoPort{{Protocol: nft.ProtoTCP, Port: 22}, {Protocol: nft.ProtoUDP, Port: 68, Net: pfx("198.18.0.0/16")}},
+			FailsafeOutbound: []rules.ProtoPort{{Protocol: nft.ProtoUDP, Port: 53}}}, nil, hostEndpoints()},
 		{"nat", Config{Hostname: "host1", IPv6Support: true, NATOutgoingAddress: addr("198.18.0.1"), FloatingIPs: true},
 			[]string{"cali11111111111"}, natAndFloatingIPs()},
-		{"openstack", Config{Hostname: "host1", IPv6Support: true, InterfacePrefixes: []string{"tap"}, DefaultEndpointToHostAction: "Return",
-			WorkloadSourceSpoofing: true}, []string{"tap12345678-ab"}, openStack()},
-		{"gates-default", Config{Hostname: "host1", InterfacePrefixes: []string{"cali", "tap"}},
+		{"openstack", Config{Hostname: "host1", IPv6Support: true, InterfacePrefixes: []string{"tap"}, OpenStack: true,
+			DefaultEndpointToHostAction: rules.ActionReturn, WorkloadSourceSpoofing: true}, []string{"tap12345678-ab"}, openStack()},
+		{"gates-default", Config{Hostname: "host1", InterfacePrefixes: []string{"cali", "tap"}, OpenStack: true},
 			[]string{"cali11111111111", "cali22222222222", "tap12345678-ab"}, gatedEndpoints()},
 		{"vxlan", Config{Hostname: "host1"}, nil, vxlanHosts()},
 		{"ipip", Config{Hostname: "host1"}, nil, ipipHostsWithMetadata()},
-		{"nat-vxlan-portrange", Config{Hostname: "host1", NATPortRange: [2]uint16{1024, 65535}}, nil, natOutgoingVXLAN()},
+		{"nat-vxlan-portrange", Config{Hostname: "host1", NATPortRange: nft.Ports(1024, 65535)}, nil, natOutgoingVXLAN()},
 		{"nat-address-portrange", Config{Hostname: "host1", IPv6Support: true, NATOutgoingAddress: addr("198.18.0.1"),
-			NATPortRange: [2]uint16{32768, 60999}, FloatingIPs: true}, []string{"cali11111111111"}, natAndFloatingIPs()},
+			NATPortRange: nft.Ports(32768, 60999), FloatingIPs: true}, []string{"cali11111111111"}, natAndFloatingIPs()},
 	}
 }
 

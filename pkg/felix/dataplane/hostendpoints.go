@@ -7,35 +7,19 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/rs/zerolog"
-
 	"github.com/calico-host/calico-host/pkg/felix/calc"
 	"github.com/calico-host/calico-host/pkg/felix/dataplane/rules"
 )
 
 // ifaceMatcher decides which interfaces may be host endpoints: not workload interfaces, not
-// excluded ones (InterfaceExclude: names, or /regex/).
+// excluded ones (InterfaceExclude).
 type ifaceMatcher struct {
 	workloadPrefixes []string
-	names            []string
-	regexps          []*regexp.Regexp
+	exclude          []*regexp.Regexp
 }
 
-func newIfaceMatcher(cfg Config, log zerolog.Logger) *ifaceMatcher {
-	im := &ifaceMatcher{workloadPrefixes: cfg.InterfacePrefixes}
-	for _, x := range cfg.InterfaceExclude {
-		if len(x) > 2 && strings.HasPrefix(x, "/") && strings.HasSuffix(x, "/") {
-			re, err := regexp.Compile(x[1 : len(x)-1])
-			if err != nil {
-				log.Warn().Err(err).Str("pattern", x).Msg("Ignoring invalid InterfaceExclude pattern")
-				continue
-			}
-			im.regexps = append(im.regexps, re)
-			continue
-		}
-		im.names = append(im.names, x)
-	}
-	return im
+func newIfaceMatcher(cfg Config) *ifaceMatcher {
+	return &ifaceMatcher{workloadPrefixes: cfg.InterfacePrefixes, exclude: cfg.InterfaceExclude}
 }
 
 func (im *ifaceMatcher) isWorkload(name string) bool {
@@ -48,10 +32,10 @@ func (im *ifaceMatcher) isWorkload(name string) bool {
 }
 
 func (im *ifaceMatcher) hostEndpointAllowed(name string) bool {
-	if im.isWorkload(name) || slices.Contains(im.names, name) {
+	if im.isWorkload(name) {
 		return false
 	}
-	for _, re := range im.regexps {
+	for _, re := range im.exclude {
 		if re.MatchString(name) {
 			return false
 		}

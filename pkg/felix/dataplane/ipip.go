@@ -1,6 +1,7 @@
 package dataplane
 
 import (
+	"cmp"
 	"fmt"
 	"net/netip"
 	"slices"
@@ -75,7 +76,7 @@ func ipipRouteMTU(cfg Config, hostMTU int) int {
 	if cfg.IPIPMTU > 0 {
 		return cfg.IPIPMTU
 	}
-	return cmpOr(hostMTU, 1500) - ipip.Overhead
+	return cmp.Or(hostMTU, 1500) - ipip.Overhead
 }
 
 // setIPIPRouteMTU sets the MTU of the routes through tunl0 (the onlink tunnel routes; the

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/calico-host/calico-host/pkg/felix/calc"
+	"github.com/calico-host/calico-host/pkg/felix/dataplane/rules"
 )
 
 // Workload interfaces and addresses of the kernel tests.
@@ -111,16 +112,17 @@ func TestKernelAntiSpoofing(t *testing.T) {
 // host after their egress policy allowed it; host-to-workload traffic is not policed.
 func TestKernelWorkloadToHost(t *testing.T) {
 	for _, tc := range []struct {
-		action string
+		name   string
+		action rules.Action
 		want   bool
-	}{{"Drop", false}, {"Return", true}, {"Accept", true}} {
-		t.Run(tc.action, func(t *testing.T) {
+	}{{"Drop", rules.ActionDrop, false}, {"Return", rules.ActionReturn, true}, {"Accept", rules.ActionAccept, true}} {
+		t.Run(tc.name, func(t *testing.T) {
 			tp := newTopology(t)
 			a := tp.addWorkload(t, "a", ifA, ipA)
 			listenTCP(t, tp.host, "0.0.0.0", 9000)
 			listenTCP(t, a, ipA, 9001)
 			startDataplane(t, tp, Config{DefaultEndpointToHostAction: tc.action}, egressAll(), kwep("a", ifA, ipA))
-			check(t, tc.action,
+			check(t, tc.name,
 				expectation{"workload to host", func() bool { return canTCP(t, a, "198.18.0.1", 9000) }, tc.want},
 				expectation{"host to workload", func() bool { return canTCP(t, tp.host, ipA, 9001) }, true})
 		})

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"net/netip"
+	"regexp"
 	"slices"
 	"testing"
 
@@ -99,7 +100,7 @@ func TestResolveHostEndpoints(t *testing.T) {
 	} {
 		m.heps[ep.Name] = ep
 	}
-	im := newIfaceMatcher(Config{InterfacePrefixes: []string{"cali"}, InterfaceExclude: []string{"/^docker/"}}, testLogger(t))
+	im := newIfaceMatcher(Config{InterfacePrefixes: []string{"cali"}, InterfaceExclude: []*regexp.Regexp{regexp.MustCompile("^docker")}})
 	got, byEP := resolveHostEndpoints(m, im)
 	var pairs []string
 	for _, h := range got {
@@ -183,7 +184,7 @@ func ptr[T any](v T) *T { return &v }
 
 func TestOpenStackNeighbors(t *testing.T) {
 	// The scenario's VM has a spoofing exception, which needs WorkloadSourceSpoofing Any.
-	h := newHarness(t, Config{Hostname: "host1", InterfacePrefixes: []string{"tap"}, WorkloadSourceSpoofing: true})
+	h := newHarness(t, Config{Hostname: "host1", InterfacePrefixes: []string{"tap"}, OpenStack: true, WorkloadSourceSpoofing: true})
 	h.up("tap12345678-ab")
 	h.send(openStack()...)
 	if got := h.ifaces.neighbors["tap12345678-ab"]; !cmp.Equal(got, []netip.Addr{addr("10.65.0.2")}, cmpAddrs) {
@@ -194,26 +195,22 @@ func TestOpenStackNeighbors(t *testing.T) {
 	}
 }
 
-func TestConfigDefaults(t *testing.T) {
-	c := Config{InterfacePrefixes: []string{"cali", "tap"}}.WithDefaults()
-	if !c.OpenStack || c.MetadataPort != 8775 || c.VXLANVNI != 4096 || c.MarkMask != 0xffff0000 || len(c.FailsafeInbound) != 9 {
-		t.Errorf("defaults not applied: %+v", c)
-	}
-	if c := (Config{FailsafeInbound: []ProtoPort{}}).WithDefaults(); len(c.FailsafeInbound) != 0 {
-		t.Errorf("an explicitly empty failsafe list was replaced by the defaults")
-	}
-	for _, bad := range []Config{
-		{DefaultEndpointToHostAction: "Maybe"},
-		{FailsafeInbound: []ProtoPort{{Protocol: "icmp", Port: 1}}},
-		{MarkMask: 0xf},
+// TestNewRefusesIncompleteConfig: the dataplane substitutes no defaults of its own: it refuses
+// a Config that lacks what NewConfig sets, and a mark mask with too few bits.
+func TestNewRefusesIncompleteConfig(t *testing.T) {
+	for name, bad := range map[string]Config{
+		"zero":             {},
+		"no refresh":       func() Config { c := FelixDefaults(Config{}); c.NftablesRefreshInterval = 0; return c }(),
+		"no table name":    func() Config { c := FelixDefaults(Config{}); c.TableName = ""; return c }(),
+		"small mark mask":  FelixDefaults(Config{MarkMask: 0xf}),
+		"no MTU interface": func() Config { c := FelixDefaults(Config{}); c.MTUIfacePattern = nil; return c }(),
 	} {
 		if _, err := New(bad, testLogger(t)); err == nil {
-			t.Errorf("New accepted %+v", bad)
+			t.Errorf("%s: New accepted %+v", name, bad)
 		}
 	}
-	rc, err := Config{DefaultEndpointToHostAction: "accept"}.WithDefaults().rulesConfig()
-	if err != nil || rc.EndpointToHost != rules.ActionAccept {
-		t.Errorf("action is case-insensitive: %v %v", rc, err)
+	if c := FelixDefaults(Config{FailsafeInbound: []rules.ProtoPort{}}); len(c.FailsafeInbound) != 0 || len(c.FailsafeOutbound) != 9 {
+		t.Errorf("an explicitly empty failsafe list was replaced by the defaults: %v %v", c.FailsafeInbound, c.FailsafeOutbound)
 	}
 }
 

@@ -32,8 +32,8 @@ func TestKernelLiveMigrationTarget(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(rh.Close)
-	cfg := Config{LiveMigrationRouteConvergenceTime: 2 * time.Second}
-	rs := routes.New(rh, cfg.WithDefaults().routeOwnership(), testLogger(t))
+	cfg := FelixDefaults(Config{LiveMigrationRouteConvergenceTime: 2 * time.Second})
+	rs := routes.New(rh, cfg.routeOwnership(), testLogger(t))
 	target := kwep("vm", iface, ip)
 	target.Endpoint.LiveMigration = calc.MigrationTarget
 	k := startDataplaneWith(t, tp, cfg, []Option{WithRoutes(rs)}, egressAll(), target, kwep("other", otherIface, otherIP))

@@ -30,7 +30,7 @@ func startRunner(t *testing.T, cfg Config, timing Timing, initial ...ifaces.Upda
 	t.Helper()
 	h := &harness{t: t, fake: fake.New(), routes: &fakeRoutes{}, ifaces: newFakeIfaces(initial...), vxlan: &fakeVXLAN{}}
 	flaky := &flakyBackend{Backend: h.fake}
-	dp, err := New(cfg, testLogger(t), WithNFTBackend(flaky), WithRoutes(h.routes), WithInterfaces(h.ifaces), WithVXLAN(h.vxlan), h.ipipOption(), WithTiming(timing))
+	dp, err := New(FelixDefaults(cfg), testLogger(t), WithNFTBackend(flaky), WithRoutes(h.routes), WithInterfaces(h.ifaces), WithVXLAN(h.vxlan), h.ipipOption(), WithTiming(timing))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -60,7 +60,7 @@ func TestKernelMillionNets(t *testing.T) {
 		w := &api.WorkloadEndpoint{ObjectMeta: api.ObjectMeta{Name: name, Namespace: "ns1", Labels: map[string]string{"app": ctr}},
 			Spec: api.WorkloadEndpointSpec{Orchestrator: "cni", Node: "host1", Workload: ctr, ContainerID: ctr, Endpoint: "eth0",
 				InterfaceName: iface, IPNetworks: []string{ip + "/32"}}}
-		return syncer.Update{Key: res + "workloadendpoints/ns1/" + name, Value: w}
+		return syncer.Update{ID: store.IDOf(res + "workloadendpoints/ns1/" + name), Value: w}
 	}
 	pol := &api.GlobalNetworkPolicy{ObjectMeta: api.ObjectMeta{Name: "deny-million"}, Spec: api.GlobalNetworkPolicySpec{
 		Selector: "app == 'b'", Types: []string{"Ingress"},
@@ -68,9 +68,9 @@ func TestKernelMillionNets(t *testing.T) {
 	open := &api.GlobalNetworkPolicy{ObjectMeta: api.ObjectMeta{Name: "egress"}, Spec: api.GlobalNetworkPolicySpec{
 		Selector: "all()", Types: []string{"Egress"}, Egress: []api.Rule{{Action: "Allow"}}}}
 	g.OnMessage(syncer.Message{Status: syncer.InSync, Snapshot: true, Updates: []syncer.Update{
-		{Key: res + "globalnetworksets/million", Value: millionNets(t, ipA+"/32")},
-		{Key: res + "globalnetworkpolicies/deny-million", Value: pol},
-		{Key: res + "globalnetworkpolicies/egress", Value: open},
+		{ID: store.IDOf(res + "globalnetworksets/million"), Value: millionNets(t, ipA+"/32")},
+		{ID: store.IDOf(res + "globalnetworkpolicies/deny-million"), Value: pol},
+		{ID: store.IDOf(res + "globalnetworkpolicies/egress"), Value: open},
 		wl("a", ifA, ipA), wl("b", ifB, ipB), wl("c", "cali0000000000c", "10.65.0.3"),
 	}})
 	ups := g.Flush()

@@ -5,6 +5,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"regexp"
 	"testing"
 	"time"
 
@@ -28,8 +29,8 @@ func TestKernelWorkloadMTUFile(t *testing.T) {
 	host.run(t, "ip", "link", "set", "fab1", "up")
 	mtuFile := filepath.Join(t.TempDir(), "mtu")
 	log := zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.ErrorLevel)
-	dp, err := dataplane.New(dataplane.Config{Hostname: "host1", NetNS: host.path(), InterfaceRefreshInterval: 10 * time.Second,
-		MTUFile: mtuFile, MTUIfacePattern: "^fab"}, log)
+	dp, err := dataplane.New(dataplane.FelixDefaults(dataplane.Config{Hostname: "host1", NetNS: host.path(), InterfaceRefreshInterval: 10 * time.Second,
+		MTUFile: mtuFile, MTUIfacePattern: regexp.MustCompile("^fab")}), log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,8 +77,8 @@ func TestKernelRequireMTUFile(t *testing.T) {
 	}
 	log := zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.ErrorLevel)
 	for _, require := range []bool{false, true} {
-		_, err := dataplane.New(dataplane.Config{Hostname: "host1", NetNS: host.path(), InterfaceRefreshInterval: 10 * time.Second,
-			MTUFile: filepath.Join(blocker, "mtu"), RequireMTUFile: require}, log)
+		_, err := dataplane.New(dataplane.FelixDefaults(dataplane.Config{Hostname: "host1", NetNS: host.path(), InterfaceRefreshInterval: 10 * time.Second,
+			MTUFile: filepath.Join(blocker, "mtu"), RequireMTUFile: require}), log)
 		if (err != nil) != require {
 			t.Errorf("RequireMTUFile %v: New returned %v", require, err)
 		}

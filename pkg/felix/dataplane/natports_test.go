@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/calico-host/calico-host/pkg/felix/calc"
+	"github.com/calico-host/calico-host/pkg/nft"
 )
 
 // natPool is a natOutgoing pool of the test workloads, with VXLAN when vxlan is set.
@@ -39,7 +40,7 @@ func tcpFromPort(t *testing.T, ns *testNS, port int, srv *tcpServer, addr string
 // must see.
 type natCase struct {
 	name      string
-	portRange [2]uint16
+	portRange nft.PortRange
 	vxlan     bool
 	udp, tcp  [2]int // every UDP / TCP source port the fabric sees is in this range (tcp zero: not checked)
 	udpSome   [2]int // at least one UDP source port is in this range (zero: not checked)
@@ -53,10 +54,10 @@ type natCase struct {
 // can tell the difference).
 func TestKernelNATOutgoingPorts(t *testing.T) {
 	for _, tc := range []natCase{
-		{name: "NATPortRange", portRange: [2]uint16{20000, 20009}, udp: [2]int{20000, 20009}, tcp: [2]int{20000, 20009}},
-		{name: "VXLAN and a range around its port", portRange: [2]uint16{4780, 4800}, vxlan: true, udp: [2]int{4790, 4800}, tcp: [2]int{4780, 4800}},
+		{name: "NATPortRange", portRange: nft.Ports(20000, 20009), udp: [2]int{20000, 20009}, tcp: [2]int{20000, 20009}},
+		{name: "VXLAN and a range around its port", portRange: nft.Ports(4780, 4800), vxlan: true, udp: [2]int{4790, 4800}, tcp: [2]int{4780, 4800}},
 		{name: "VXLAN", vxlan: true, udp: [2]int{4790, 65535}},
-		{name: "no VXLAN, range around 4789", portRange: [2]uint16{4780, 4800}, udp: [2]int{4780, 4800}, udpSome: [2]int{4780, 4789}},
+		{name: "no VXLAN, range around 4789", portRange: nft.Ports(4780, 4800), udp: [2]int{4780, 4800}, udpSome: [2]int{4780, 4789}},
 	} {
 		t.Run(tc.name, func(t *testing.T) { testNATOutgoingPorts(t, tc) })
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/calico-host/calico-host/pkg/datastore"
 	"github.com/calico-host/calico-host/pkg/felix/calc"
 	"github.com/calico-host/calico-host/pkg/selector"
 	"github.com/calico-host/calico-host/pkg/syncer"
@@ -14,12 +15,13 @@ import (
 // calc and the dataplane on the nft fake; it fails the test if the apply fails or quarantines.
 func throughPipeline(t *testing.T, key string, body []byte) *harness {
 	t.Helper()
-	v, err := syncer.FailClosedDecoder(key, body, 2)
+	id := datastore.IDOf(key)
+	v, err := syncer.FailClosedDecoder(id, body, 2)
 	if err != nil {
 		t.Fatalf("decode: %v", err)
 	}
 	g := calc.New("h1", testLogger(t))
-	g.OnMessage(syncer.Message{Status: syncer.InSync, Snapshot: true, Updates: append(fuzzBase(), syncer.Update{Key: key, Value: v, Revision: 2})})
+	g.OnMessage(syncer.Message{Status: syncer.InSync, Snapshot: true, Updates: append(fuzzBase(), syncer.Update{ID: id, Value: v, Revision: 2})})
 	h := newHarness(t, Config{IPv6Support: true})
 	h.up("calilocal000000")
 	for _, u := range g.Flush() {

@@ -240,8 +240,9 @@ type kernelDP struct {
 	done    chan struct{}
 }
 
-// startDataplane runs a Dataplane on the topology's host through netlink, sends it ups plus
-// InSync and waits for its first apply.
+// startDataplane runs a Dataplane on the topology's host through netlink (with felix's defaults
+// where cfg leaves a field zero, FelixDefaults), sends it ups plus InSync and waits for its first
+// apply.
 func startDataplane(t testing.TB, tp *topology, cfg Config, ups ...calc.Update) *kernelDP {
 	t.Helper()
 	return startDataplaneWith(t, tp, cfg, nil, ups...)
@@ -254,7 +255,7 @@ func startDataplaneWith(t testing.TB, tp *topology, cfg Config, opts []Option, u
 	k := &kernelDP{t: t, in: make(chan []calc.Update), status: make(chan EndpointStatus, 1024), done: make(chan struct{})}
 	opts = append([]Option{WithRoutes(nullRoutes{}), WithVXLAN(nullVXLAN{}),
 		WithInterfaces(&nsInterfaces{t: t, ns: tp.host}), WithTiming(Timing{Refill: time.Millisecond}), withAfterApply(k.onApply)}, opts...)
-	dp, err := New(cfg, testLogger(t), opts...)
+	dp, err := New(FelixDefaults(cfg), testLogger(t), opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -346,7 +347,7 @@ func (k *kernelDP) stop() {
 // made, or cannot apply anything.
 func TestDataplaneWithoutNetNSRefused(t *testing.T) {
 	for _, path := range []string{"", "/proc/self/ns/net"} {
-		dp, err := New(Config{Hostname: "host1", NetNS: path}, testLogger(t),
+		dp, err := New(FelixDefaults(Config{Hostname: "host1", NetNS: path}), testLogger(t),
 			WithRoutes(nullRoutes{}), WithInterfaces(nullInterfaces{}), WithVXLAN(nullVXLAN{}), WithIPIP(nullIPIP{}))
 		if err != nil {
 			if !strings.Contains(err.Error(), "own network namespace") {

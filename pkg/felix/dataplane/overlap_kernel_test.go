@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/calico-host/calico-host/pkg/felix/calc"
+	"github.com/calico-host/calico-host/pkg/felix/dataplane/rules"
+	"github.com/calico-host/calico-host/pkg/nft"
 )
 
 // TestKernelOverlappingSpoofPrefixes: an endpoint allowed to spoof two nested prefixes
@@ -68,11 +70,11 @@ func TestKernelOverlappingFailsafes(t *testing.T) {
 	in := gnpID("host-in")
 	hep := calc.HostEndpointUpdate{Endpoint: &calc.HostEndpoint{Name: "host1-eth0", InterfaceName: "eth0",
 		Tiers: []calc.TierInfo{tier("default", ids(in), nil)}}}
-	cfg := Config{FailsafeInbound: []ProtoPort{
-		{Protocol: "tcp", Port: 22, Net: pfx("198.18.0.0/16")},
-		{Protocol: "tcp", Port: 22, Net: pfx("198.18.0.0/24")},
-		{Protocol: "tcp", Port: 22, Net: pfx("198.18.0.2/32")},
-	}, FailsafeOutbound: []ProtoPort{}}
+	cfg := Config{FailsafeInbound: []rules.ProtoPort{
+		{Protocol: nft.ProtoTCP, Port: 22, Net: pfx("198.18.0.0/16")},
+		{Protocol: nft.ProtoTCP, Port: 22, Net: pfx("198.18.0.0/24")},
+		{Protocol: nft.ProtoTCP, Port: 22, Net: pfx("198.18.0.2/32")},
+	}, FailsafeOutbound: []rules.ProtoPort{}}
 	toHost := func(port int) func() bool { return func() bool { return canTCP(t, tp.fabric, "198.18.0.1", port) } }
 	fromOther := func(port int) func() bool {
 		return func() bool {

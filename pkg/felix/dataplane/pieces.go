@@ -3,7 +3,6 @@ package dataplane
 import (
 	"context"
 	"fmt"
-	"regexp"
 	"time"
 
 	"github.com/calico-host/calico-host/pkg/felix/dataplane/ifaces"
@@ -89,14 +88,7 @@ func (d *Dataplane) openInterfaces() (*ifaces.Interfaces, func(context.Context) 
 		}
 	}
 	log := d.log.With().Str("piece", "interfaces").Logger()
-	pattern := ifaces.DefaultMTUIfacePattern
-	if d.cfg.MTUIfacePattern != "" {
-		var err error
-		if pattern, err = regexp.Compile(d.cfg.MTUIfacePattern); err != nil {
-			return nil, nil, fmt.Errorf("MTUIfacePattern: %w", err)
-		}
-	}
-	hostMTU := func(ctx context.Context) (int, error) { return ifaces.HostMTU(ctx, ih, pattern) }
+	hostMTU := func(ctx context.Context) (int, error) { return ifaces.HostMTU(ctx, ih, d.cfg.MTUIfacePattern) }
 	return ifaces.NewInterfaces(ih, sys, log, d.cfg.InterfaceRefreshInterval), hostMTU, nil
 }
 

@@ -111,7 +111,7 @@ func TestKernelQuarantineConverges(t *testing.T) {
 			requireRoot(t)
 			ns := newTestNS(t, "host")
 			commits := 0
-			dp, err := New(Config{Hostname: "host1", NetNS: ns.path()}, testLogger(t),
+			dp, err := New(FelixDefaults(Config{Hostname: "host1", NetNS: ns.path()}), testLogger(t),
 				WithNFTBackend(refusingAllKernel{nsKernel(t, ns), "6666", &commits}), WithRoutes(nullRoutes{}),
 				WithInterfaces(nullInterfaces{}), WithVXLAN(nullVXLAN{}), WithIPIP(nullIPIP{}))
 			if err != nil {

@@ -50,7 +50,7 @@ func (r elementRefuser) Commit(ctx context.Context, b *nft.Batch) (nft.CommitInf
 // newRefusingHarness is a harness whose fake is behind an elementRefuser.
 func newRefusingHarness(t *testing.T, cfg Config, refuse func(nft.Key) bool) *harness {
 	h := &harness{t: t, fake: fake.New(), routes: &fakeRoutes{}, ifaces: newFakeIfaces(), vxlan: &fakeVXLAN{}}
-	dp, err := New(cfg, testLogger(t), WithNFTBackend(elementRefuser{h.fake, refuse}), WithRoutes(h.routes),
+	dp, err := New(FelixDefaults(cfg), testLogger(t), WithNFTBackend(elementRefuser{h.fake, refuse}), WithRoutes(h.routes),
 		WithInterfaces(h.ifaces), WithVXLAN(h.vxlan), h.ipipOption())
 	if err != nil {
 		t.Fatal(err)
@@ -119,9 +119,9 @@ func TestQuarantineSpoofingEndpoint(t *testing.T) {
 // others stay, and the host endpoint is programmed.
 func TestQuarantineFailsafeEntry(t *testing.T) {
 	bad := nft.ConcatKey(nft.AddrKey(netip.MustParseAddr("198.18.0.0")), nft.ProtoKey(6), nft.PortKey(2222))
-	h := newRefusingHarness(t, Config{FailsafeInbound: []ProtoPort{
-		{Protocol: "tcp", Port: 22}, {Protocol: "tcp", Port: 2222, Net: pfx("198.18.0.0/16")}, {Protocol: "udp", Port: 53, Net: pfx("198.18.0.0/16")},
-	}, FailsafeOutbound: []ProtoPort{}}, func(k nft.Key) bool { return k == bad })
+	h := newRefusingHarness(t, Config{FailsafeInbound: []rules.ProtoPort{
+		{Protocol: nft.ProtoTCP, Port: 22}, {Protocol: nft.ProtoTCP, Port: 2222, Net: pfx("198.18.0.0/16")}, {Protocol: nft.ProtoUDP, Port: 53, Net: pfx("198.18.0.0/16")},
+	}, FailsafeOutbound: []rules.ProtoPort{}}, func(k nft.Key) bool { return k == bad })
 	in := gnpID("host-in")
 	h.send(policy(in, []calc.Rule{{Action: calc.RuleAllow, Protocol: 6, DstPorts: ports(7001)}}, nil),
 		calc.HostEndpointUpdate{Endpoint: &calc.HostEndpoint{Name: "host1-eth0", InterfaceName: "eth0",

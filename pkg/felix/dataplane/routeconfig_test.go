@@ -31,14 +31,14 @@ func TestDesiredRoutesRouteConfig(t *testing.T) {
 	if diff := cmp.Diff(want, h.routes.routes(), cmpAddrs, cmpPrefixes); diff != "" {
 		t.Errorf("routes (-want +got):\n%s", diff)
 	}
-	own := Config{InterfacePrefixes: []string{"cali", "tap"}, Routes: rc}.WithDefaults().routeOwnership()
+	own := FelixDefaults(Config{InterfacePrefixes: []string{"cali", "tap"}, Routes: rc}).routeOwnership()
 	wantOwn := routes.Ownership{Protocol: 77, Exclusive: []int{77, 80}, DeviceProtocols: []int{77, 80},
 		WorkloadPrefixes: []string{"cali", "tap"}, Devices: []string{"vxlan.calico", "vxlan-v6.calico"},
 		Tables: []int{1, 2}} // the WireGuard tables (RouteTableRanges defaults)
 	if d := cmp.Diff(wantOwn, own); d != "" {
 		t.Errorf("ownership (-want +got):\n%s", d)
 	}
-	if own := (Config{}).WithDefaults().routeOwnership(); own.Protocol != 80 || !own.RemoveExternal ||
+	if own := felixDefaults().routeOwnership(); own.Protocol != 80 || !own.RemoveExternal ||
 		!cmp.Equal(own.DeviceProtocols, []int{3, 80}) || !cmp.Equal(own.WorkloadPrefixes, []string{"cali"}) {
 		t.Errorf("default ownership: %+v", own)
 	}

@@ -32,11 +32,11 @@ func desiredRoutes(cfg Config, m *model, mig *migrations, devs []vxlan.Device, i
 	return slices.CompactFunc(out, func(a, b routes.Route) bool { return a.Dst == b.Dst && a.Table == b.Table }), skipped
 }
 
-// routeOwnership is Project Calico's ownership policy of the main table for this configuration
-// (defaulted): the workload interfaces, RemoveExternalRoutes, DeviceRouteProtocol, and the VXLAN
-// devices (even while VXLAN is off, so that their routes are cleaned up).
+// routeOwnership is Project Calico's ownership policy of the main table for this configuration:
+// the workload interfaces, RemoveExternalRoutes, DeviceRouteProtocol, and the VXLAN devices (even
+// while VXLAN is off, so that their routes are cleaned up).
 func (c Config) routeOwnership() routes.Ownership {
-	w := c.Wireguard.withDefaults()
+	w := c.Wireguard
 	return routes.NewOwnership(c.Routes.DeviceProtocol, c.InterfacePrefixes, !c.Routes.KeepExternal,
 		[]string{vxlan.DeviceV4, vxlan.DeviceV6}, w.RoutingTable, w.RoutingTableV6)
 }

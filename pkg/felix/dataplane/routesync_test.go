@@ -33,8 +33,8 @@ func TestKernelRouteSyncDisabled(t *testing.T) {
 		routesBefore := host.run(t, "ip", "route", "show", "table", "all")
 
 		log := zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel)
-		dp, err := dataplane.New(dataplane.Config{Hostname: "host1", NetNS: host.path(), InterfaceRefreshInterval: 10 * time.Second,
-			MTUFile: filepath.Join(t.TempDir(), "mtu"), Routes: dataplane.RouteConfig{SyncDisabled: disabled}}, log)
+		dp, err := dataplane.New(dataplane.FelixDefaults(dataplane.Config{Hostname: "host1", NetNS: host.path(), InterfaceRefreshInterval: 10 * time.Second,
+			MTUFile: filepath.Join(t.TempDir(), "mtu"), Routes: dataplane.RouteConfig{SyncDisabled: disabled}}), log)
 		if err != nil {
 			t.Fatal(err)
 		}

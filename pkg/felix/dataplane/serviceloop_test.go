@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/calico-host/calico-host/pkg/felix/calc"
+	"github.com/calico-host/calico-host/pkg/felix/dataplane/rules"
 )
 
 // udpOutcome sends datagrams from ns to addr:port and says what came back: "answer" (the
@@ -66,10 +67,14 @@ var serviceCIDRs = calc.ServiceCIDRsUpdate{CIDRs: []string{"198.19.96.0/24", "fd
 // the service CIDR (Project Calico blocks only forwarded traffic), always passes; without
 // service CIDRs nothing is blocked.
 func TestKernelServiceLoopPrevention(t *testing.T) {
-	for _, tc := range []struct{ setting, want string }{
-		{"", "nothing"}, {"Drop", "nothing"}, {"Reject", "refused"}, {"Disabled", "answer"},
+	for _, tc := range []struct {
+		name    string
+		setting rules.LoopAction
+		want    string
+	}{
+		{"Drop", rules.LoopDrop, "nothing"}, {"Reject", rules.LoopReject, "refused"}, {"Disabled", rules.LoopDisabled, "answer"},
 	} {
-		t.Run("ServiceLoopPrevention="+tc.setting, func(t *testing.T) {
+		t.Run("ServiceLoopPrevention="+tc.name, func(t *testing.T) {
 			tp, a := serviceTopology(t)
 			k := startDataplane(t, tp, Config{ServiceLoopPrevention: tc.setting}, egressAll(), kwep("a", ifA, ipA))
 			if got := udpOutcome(t, a, "198.19.96.10", 7000); got != "answer" {
@@ -91,7 +96,11 @@ func TestKernelServiceLoopPrevention(t *testing.T) {
 // TestServiceLoopChainPerVersion: each table blocks the service CIDRs of its version, at the
 // end of cali-FORWARD, with the configured verdict; Disabled leaves no chain and no jump.
 func TestServiceLoopChainPerVersion(t *testing.T) {
-	for _, tc := range []struct{ setting, verdict string }{{"Drop", "drop"}, {"Reject", "reject"}, {"Disabled", ""}} {
+	for _, tc := range []struct {
+		name    string
+		setting rules.LoopAction
+		verdict string
+	}{{"Drop", rules.LoopDrop, "drop"}, {"Reject", rules.LoopReject, "reject"}, {"Disabled", rules.LoopDisabled, ""}} {
 		h := newHarness(t, Config{Hostname: "host1", IPv6Support: true, ServiceLoopPrevention: tc.setting})
 		h.send(calc.ServiceCIDRsUpdate{CIDRs: []string{"198.19.97.0/24", "fd5c:96::/112", "198.19.96.0/24", "not-a-cidr"}})
 		want := []string{"ip daddr 198.19.96.0/24 " + tc.verdict + "\nip daddr 198.19.97.0/24 " + tc.verdict, "ip6 daddr fd5c:96::/112 " + tc.verdict}
@@ -100,16 +109,16 @@ func TestServiceLoopChainPerVersion(t *testing.T) {
 			fwd := h.chainRulesIn(i, "filter-cali-FORWARD")
 			if tc.verdict == "" {
 				if got != "" || strings.Contains(fwd, "cidr-block") {
-					t.Errorf("%s: table %d has a cidr-block chain or jump:\n%s", tc.setting, i, h.fake.Dump())
+					t.Errorf("%s: table %d has a cidr-block chain or jump:\n%s", tc.name, i, h.fake.Dump())
 				}
 				continue
 			}
 			if got != want[i] {
-				t.Errorf("%s: table %d cali-cidr-block:\n%s\nwant\n%s", tc.setting, i, got, want[i])
+				t.Errorf("%s: table %d cali-cidr-block:\n%s\nwant\n%s", tc.name, i, got, want[i])
 			}
 			lines := strings.Split(strings.TrimSpace(fwd), "\n")
 			if last := lines[len(lines)-1]; last != "jump filter-cali-cidr-block" {
-				t.Errorf("%s: table %d cali-FORWARD ends with %q", tc.setting, i, last)
+				t.Errorf("%s: table %d cali-FORWARD ends with %q", tc.name, i, last)
 			}
 		}
 	}

@@ -273,7 +273,7 @@ func newKernelHarness(t *testing.T, cfg Config, ns *testNS) *harness {
 	}
 	t.Cleanup(func() { _ = kb.Close() })
 	h := &harness{t: t, routes: &fakeRoutes{}, ifaces: newFakeIfaces(), vxlan: &fakeVXLAN{}}
-	dp, err := New(cfg, testLogger(t), WithNFTBackend(kb), WithRoutes(h.routes), WithInterfaces(h.ifaces), WithVXLAN(h.vxlan))
+	dp, err := New(FelixDefaults(cfg), testLogger(t), WithNFTBackend(kb), WithRoutes(h.routes), WithInterfaces(h.ifaces), WithVXLAN(h.vxlan))
 	if err != nil {
 		t.Fatal(err)
 	}

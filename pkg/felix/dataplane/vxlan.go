@@ -1,6 +1,7 @@
 package dataplane
 
 import (
+	"cmp"
 	"crypto/sha1"
 	"net"
 	"net/netip"
@@ -32,7 +33,7 @@ func (vf vxlanFamily) hostFacts(cfg Config, c *calc.ConfigUpdate) (tunnel, local
 	if vf.fam == nft.IPv6 {
 		return c.VXLANTunnelAddrV6, c.HostIPv6.Addr(), c.VXLANTunnelMACV6
 	}
-	return c.VXLANTunnelAddrV4, c.HostIPv4.Addr(), cmpOr(c.VXLANTunnelMAC, cfg.VXLANTunnelMAC)
+	return c.VXLANTunnelAddrV4, c.HostIPv4.Addr(), cmp.Or(c.VXLANTunnelMAC, cfg.VXLANTunnelMAC)
 }
 
 // vxlanDevices computes the VXLAN devices this host needs: one per family whose VXLAN is on

@@ -15,7 +15,7 @@ func TestVXLANMTUV6(t *testing.T) {
 	m.apply(calc.IPPoolUpdate{Pool: &calc.IPPool{Name: "v4", CIDR: pfx("10.65.0.0/16"), VXLANMode: "Always"}})
 	m.apply(calc.IPPoolUpdate{Pool: &calc.IPPool{Name: "v6", CIDR: pfx("fd5c::/48"), VXLANMode: "Always"}})
 	for _, tc := range []struct{ v4, v6 int }{{1400, 1380}, {0, 1300}, {1410, 0}} {
-		cfg := Config{Hostname: "host1", IPv6Support: true, VXLANMTU: tc.v4, VXLANMTUV6: tc.v6}.WithDefaults()
+		cfg := FelixDefaults(Config{Hostname: "host1", IPv6Support: true, VXLANMTU: tc.v4, VXLANMTUV6: tc.v6})
 		devs := vxlanDevices(cfg, m)
 		if len(devs) != 2 || devs[0].MTU != tc.v4 || devs[1].MTU != tc.v6 {
 			t.Errorf("VXLANMTU %d VXLANMTUV6 %d: devices %+v", tc.v4, tc.v6, devs)

@@ -15,19 +15,6 @@ import (
 	"github.com/calico-host/calico-host/pkg/nft"
 )
 
-func (w WireguardConfig) withDefaults() WireguardConfig {
-	w.InterfaceName = cmpOr(w.InterfaceName, wireguard.DefaultInterface)
-	w.InterfaceNameV6 = cmpOr(w.InterfaceNameV6, wireguard.DefaultInterfaceV6)
-	w.ListeningPort = cmpOr(w.ListeningPort, wireguard.DefaultPort)
-	w.ListeningPortV6 = cmpOr(w.ListeningPortV6, wireguard.DefaultPortV6)
-	w.RoutingRulePriority = cmpOr(w.RoutingRulePriority, wireguard.DefaultRulePriority)
-	w.RoutingTable = cmpOr(w.RoutingTable, 1)
-	w.RoutingTableV6 = cmpOr(w.RoutingTableV6, 2)
-	w.KeyFile = cmpOr(w.KeyFile, wireguard.DefaultKeyFile)
-	w.KeyFileV6 = cmpOr(w.KeyFileV6, wireguard.DefaultKeyFileV6)
-	return w
-}
-
 // wgFamily is one IP version's WireGuard settings.
 type wgFamily struct {
 	fam      nft.IPVersion
@@ -61,11 +48,10 @@ func wireguardMark(mask uint32) uint32 {
 	return 0
 }
 
-// WireguardKeys prepares the private key of each IP version from cfg (defaulted): loaded or
-// created for an enabled version, removed for a disabled one. It returns the public keys to
-// publish ("" for a disabled version).
+// WireguardKeys prepares the private key of each IP version from cfg: loaded or created for an
+// enabled version, removed for a disabled one. It returns the public keys to publish ("" for a
+// disabled version).
 func WireguardKeys(cfg Config) (v4, v6 string, err error) {
-	cfg = cfg.WithDefaults()
 	var out [2]string
 	for i, f := range cfg.wgFamilies() {
 		if !f.enabled {

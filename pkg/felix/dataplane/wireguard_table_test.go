@@ -56,7 +56,7 @@ func wgTableModel(t *testing.T) (*model, Config, wgtypes.Key) {
 	route("fd5c:1::/122", "b", calc.RouteRemoteWorkload) // the other family: not in this table
 	m.weps[calc.WorkloadEndpointID{EndpointID: "w1"}] = &calc.WorkloadEndpoint{Name: "cali1",
 		IPv4Nets: []netip.Prefix{pfx("10.65.0.5/32"), pfx("10.65.98.1/32"), pfx("10.65.99.7/32")}}
-	cfg := Config{Hostname: "a", Wireguard: WireguardConfig{Enabled: true, RoutingTable: 7}}.WithDefaults()
+	cfg := FelixDefaults(Config{Hostname: "a", Wireguard: WireguardConfig{Enabled: true, RoutingTable: 7}})
 	return m, cfg, shared
 }
 

@@ -83,9 +83,9 @@ func readData(o options) ([]kv, error) {
 		for _, u := range calcbench.BenchData(o.host, o.local, o.remote, o.policies, o.netsets) {
 			val, err := calcbench.Encode(u.Value)
 			if err != nil {
-				return nil, fmt.Errorf("%s: %w", u.Key, err)
+				return nil, fmt.Errorf("%s: %w", u.ID.Key(), err)
 			}
-			out = append(out, kv{Key: u.Key, Value: val})
+			out = append(out, kv{Key: u.ID.Key(), Value: val})
 		}
 		return out, nil
 	}

@@ -75,7 +75,7 @@ func policyChange(kv datastore.KV, port int) (change, error) {
 
 func endpointChange(ctx context.Context, ds *datastore.Client, shape calcbench.Shape, i int) (change, error) {
 	j := (i * 37) % shape.Remote
-	key := shape.RemoteEndpoint(j, "web").Key
+	key := shape.RemoteEndpoint(j, "web").ID.Key()
 	kv, err := ds.GetKV(ctx, key)
 	if err != nil {
 		return change{}, fmt.Errorf("%s: %w", key, err)

@@ -21,9 +21,9 @@ func loadBenchData(ctx context.Context, cli *clientv3.Client, shape calcbench.Sh
 	for _, u := range shape.Updates() {
 		val, err := calcbench.Encode(u.Value)
 		if err != nil {
-			return 0, nil, fmt.Errorf("%s: %w", u.Key, err)
+			return 0, nil, fmt.Errorf("%s: %w", u.ID.Key(), err)
 		}
-		ops = append(ops, clientv3.OpPut(u.Key, string(val)))
+		ops = append(ops, clientv3.OpPut(u.ID.Key(), string(val)))
 		if w, ok := u.Value.(*api.WorkloadEndpoint); ok && w.Spec.Node == shape.Host {
 			ifaces = append(ifaces, w.Spec.InterfaceName)
 		}

@@ -82,13 +82,15 @@ func newClient(f *topo.Fabric, endpoint string) (*clientv3.Client, error) {
 func (fs *felixSyncer) run(ctx context.Context) {
 	out := make(chan syncer.Message, 16)
 	go fs.s.Run(ctx, out)
+	snapshot := false
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case m := <-out:
 			fs.rev.Store(max(fs.rev.Load(), m.Revision))
-			if m.Status == syncer.InSync && m.Snapshot {
+			snapshot = snapshot || m.Snapshot
+			if m.Status == syncer.InSync && snapshot { // InSync may follow the snapshot (see syncer.Message)
 				fs.inSync.Store(true)
 			}
 		}

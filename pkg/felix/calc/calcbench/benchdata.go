@@ -32,8 +32,6 @@ const (
 // Roles are the values of the "role" label, assigned round-robin.
 var Roles = []string{"web", "api", "db", "cache", "client"}
 
-const resourcePrefix = "/calico/resources/v3/projectcalico.org/"
-
 // Shape is the size of a generated datastore.
 type Shape struct {
 	Host                             string // the local host
@@ -119,46 +117,41 @@ type builder struct {
 	ups []syncer.Update
 }
 
-func (b *builder) add(plural, ns, name string, v api.Resource) syncer.Update {
-	key := resourcePrefix + plural + "/" + name
-	if ns != "" {
-		key = resourcePrefix + plural + "/" + ns + "/" + name
-	}
+func (b *builder) add(ns, name string, v api.Resource) syncer.Update {
 	m := v.GetObjectMeta()
 	m.Name, m.Namespace = name, ns
-	if k, ok := api.KindOf(v); ok {
-		*v.GetTypeMeta() = api.TypeMeta{Kind: k.Kind, APIVersion: api.APIVersion}
-	}
+	k, _ := api.KindOf(v)
+	*v.GetTypeMeta() = api.TypeMeta{Kind: k.Kind, APIVersion: api.APIVersion}
 	api.SetDefaults(v)
-	u := syncer.Update{Key: key, Value: v, Revision: int64(len(b.ups) + 1)}
+	u := syncer.Update{ID: datastore.NewResourceID(k, ns, name), Value: v, Revision: int64(len(b.ups) + 1)}
 	b.ups = append(b.ups, u)
 	return u
 }
 
 func (b *builder) addWorkload(w *api.WorkloadEndpoint) syncer.Update {
-	return b.add("workloadendpoints", w.Namespace, w.Name, w)
+	return b.add(w.Namespace, w.Name, w)
 }
 
 func meta(labels map[string]string) api.ObjectMeta { return api.ObjectMeta{Labels: labels} }
 
 // cluster adds the cluster-wide objects: configuration, tiers, pools and profiles.
 func (b *builder) cluster() {
-	b.add("clusterinformations", "", "default", &api.ClusterInformation{Spec: api.ClusterInformationSpec{
+	b.add("", "default", &api.ClusterInformation{Spec: api.ClusterInformationSpec{
 		ClusterGUID: "bench", ClusterType: "bare-metal", CalicoVersion: "v3.30.0", DatastoreReady: api.Bool(true)}})
-	b.add("felixconfigurations", "", "default", &api.FelixConfiguration{Spec: api.FelixConfigurationSpec{
+	b.add("", "default", &api.FelixConfiguration{Spec: api.FelixConfigurationSpec{
 		InterfacePrefix: "cali,tap", ReportingInterval: api.Dur(30 * time.Second), NFTablesMode: api.Str("Enabled"),
 		FailsafeInboundHostPorts: &[]api.ProtoPort{{Protocol: "TCP", Port: 22}, {Protocol: "UDP", Port: 68}}}})
-	b.add("felixconfigurations", "", "node."+b.s.Host, &api.FelixConfiguration{Spec: api.FelixConfigurationSpec{
+	b.add("", "node."+b.s.Host, &api.FelixConfiguration{Spec: api.FelixConfigurationSpec{
 		DefaultEndpointToHostAction: "Return"}})
-	b.add("tiers", "", "default", &api.Tier{Spec: api.TierSpec{Order: api.Float(1e6), DefaultAction: "Deny"}})
-	b.add("tiers", "", "security", &api.Tier{Spec: api.TierSpec{Order: api.Float(100), DefaultAction: "Pass"}})
-	b.add("ippools", "", "bench-v4", &api.IPPool{Spec: api.IPPoolSpec{CIDR: "10.65.0.0/16", VXLANMode: "CrossSubnet", NATOutgoing: true}})
-	b.add("ippools", "", "bench-v6", &api.IPPool{Spec: api.IPPoolSpec{CIDR: "fd5c::/16"}})
-	b.add("profiles", "", "net1", &api.Profile{Spec: api.ProfileSpec{LabelsToApply: map[string]string{"net1": ""},
+	b.add("", "default", &api.Tier{Spec: api.TierSpec{Order: api.Float(1e6), DefaultAction: "Deny"}})
+	b.add("", "security", &api.Tier{Spec: api.TierSpec{Order: api.Float(100), DefaultAction: "Pass"}})
+	b.add("", "bench-v4", &api.IPPool{Spec: api.IPPoolSpec{CIDR: "10.65.0.0/16", VXLANMode: "CrossSubnet", NATOutgoing: true}})
+	b.add("", "bench-v6", &api.IPPool{Spec: api.IPPoolSpec{CIDR: "fd5c::/16"}})
+	b.add("", "net1", &api.Profile{Spec: api.ProfileSpec{LabelsToApply: map[string]string{"net1": ""},
 		Ingress: []api.Rule{{Action: "Allow", Source: api.EntityRule{Selector: "has(net1)"}}},
 		Egress:  []api.Rule{{Action: "Allow"}}}})
 	for i := 0; i < Namespaces; i++ {
-		b.add("profiles", "", fmt.Sprintf("kns.ns-%d", i), &api.Profile{Spec: api.ProfileSpec{
+		b.add("", fmt.Sprintf("kns.ns-%d", i), &api.Profile{Spec: api.ProfileSpec{
 			LabelsToApply: map[string]string{"pcns.team": fmt.Sprintf("team-%d", i%3)}}})
 	}
 }
@@ -167,9 +160,9 @@ func (b *builder) cluster() {
 func (b *builder) node(name string, i int) {
 	ip := fmt.Sprintf("198.18.%d.%d", i/250, 1+i%250)
 	rack := fmt.Sprintf("r%d", i%8)
-	b.add("nodes", "", name, &api.Node{ObjectMeta: meta(map[string]string{"rack": rack}),
+	b.add("", name, &api.Node{ObjectMeta: meta(map[string]string{"rack": rack}),
 		Spec: api.NodeSpec{BGP: &api.NodeBGPSpec{IPv4Address: ip + "/16"}, IPv4VXLANTunnelAddr: tunnelAddr(i)}})
-	b.add("hostendpoints", "", name+"-eth0", &api.HostEndpoint{ObjectMeta: meta(map[string]string{"host-endpoint": "true", "rack": rack}),
+	b.add("", name+"-eth0", &api.HostEndpoint{ObjectMeta: meta(map[string]string{"host-endpoint": "true", "rack": rack}),
 		Spec: api.HostEndpointSpec{Node: name, InterfaceName: "eth0", ExpectedIPs: []string{ip}}})
 }
 
@@ -224,15 +217,14 @@ func (b *builder) endpoints(host string, count int, seq *int) {
 // block adds the IPAM block holding address seq, affine to host.
 func (b *builder) block(host string, seq int) {
 	a := netip.MustParsePrefix(workloadAddr(seq)).Addr()
-	bits, fam := 26, "ipv4"
+	bits := 26
 	if a.Is6() {
-		bits, fam = 122, "ipv6"
+		bits = 122
 	}
 	cidr := netip.PrefixFrom(a, bits).Masked()
 	aff := "host:" + host
 	blk := &api.AllocationBlock{CIDR: cidr.String(), Affinity: &aff, Allocations: make([]*int, 1<<(a.BitLen()-bits))}
-	b.ups = append(b.ups, syncer.Update{Key: fmt.Sprintf("/calico/ipam/v2/assignment/%s/block/%s-%d", fam, cidr.Addr(), bits),
-		Value: blk, Revision: int64(len(b.ups) + 1)})
+	b.ups = append(b.ups, syncer.Update{ID: datastore.BlockID{CIDR: cidr}, Value: blk, Revision: int64(len(b.ups) + 1)})
 }
 
 // Encode is a generated value as Project Calico's tools store it in etcd (a resource with its

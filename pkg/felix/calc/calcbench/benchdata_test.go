@@ -14,10 +14,10 @@ func TestBenchData(t *testing.T) {
 	byKey := map[string]syncer.Update{}
 	kinds := map[string]int{}
 	for _, u := range ups {
-		if _, dup := byKey[u.Key]; dup {
-			t.Errorf("duplicate key %s", u.Key)
+		if _, dup := byKey[u.ID.Key()]; dup {
+			t.Errorf("duplicate key %s", u.ID.Key())
 		}
-		byKey[u.Key] = u
+		byKey[u.ID.Key()] = u
 		if r, ok := u.Value.(api.Resource); ok {
 			kinds[r.GetTypeMeta().Kind]++
 		} else {
@@ -36,9 +36,9 @@ func TestBenchData(t *testing.T) {
 	}
 	// The single-endpoint helpers rebuild endpoints of the data set with another role.
 	for _, u := range []syncer.Update{s.LocalEndpoint(129, "api"), s.RemoteEndpoint(119, "api")} {
-		orig, ok := byKey[u.Key]
+		orig, ok := byKey[u.ID.Key()]
 		if !ok {
-			t.Fatalf("%s is not in the data set", u.Key)
+			t.Fatalf("%s is not in the data set", u.ID.Key())
 		}
 		o, n := *orig.Value.(*api.WorkloadEndpoint), *u.Value.(*api.WorkloadEndpoint)
 		if n.Labels["role"] != "api" {
@@ -48,7 +48,7 @@ func TestBenchData(t *testing.T) {
 		delete(n.Labels, "role")
 		o.Spec.Ports, n.Spec.Ports = nil, nil
 		if !reflect.DeepEqual(o, n) {
-			t.Errorf("%s differs:\n%+v\n%+v", u.Key, o, n)
+			t.Errorf("%s differs:\n%+v\n%+v", u.ID.Key(), o, n)
 		}
 	}
 }

@@ -6,19 +6,13 @@ import (
 	"regexp"
 )
 
-// DefaultMTUIfacePattern is felix's MTUIfacePattern default: the host's physical interfaces.
-var DefaultMTUIfacePattern = regexp.MustCompile(`^((en|wl|ww|sl|ib)[Pcopsvx].*|(eth|wlan|wwan).*)`)
-
 // FallbackMTU is the host MTU when no interface matches (the smallest among common clouds).
 const FallbackMTU = 1460
 
-// HostMTU is the smallest MTU of the up interfaces whose name matches pattern
-// (DefaultMTUIfacePattern if nil), or FallbackMTU when none does. On a listing error it returns
-// FallbackMTU and the error.
+// HostMTU is the smallest MTU of the up interfaces whose name matches pattern (felix's
+// MTUIfacePattern), or FallbackMTU when none does. On a listing error it returns FallbackMTU and
+// the error.
 func HostMTU(ctx context.Context, h Handle, pattern *regexp.Regexp) (int, error) {
-	if pattern == nil {
-		pattern = DefaultMTUIfacePattern
-	}
 	states, err := h.ListInterfaces(ctx)
 	if err != nil {
 		return FallbackMTU, fmt.Errorf("finding the host MTU: %w", err)

@@ -161,11 +161,18 @@ func TestNetnsNeighborAndMTU(t *testing.T) {
 	if err := SetPermanentNeighbor(h, "tap2", netip.MustParseAddr("10.65.0.6"), mac); err == nil {
 		t.Errorf("missing interface accepted")
 	}
-	if got, err := HostMTU(context.Background(), h, nil); err != nil || got != 1400 {
+	for _, l := range []string{"eth0", "eth1"} { // the host MTU counts running interfaces only: a veth's carrier comes up shortly after
+		for deadline := time.Now().Add(10 * time.Second); !strings.Contains(ns.ip(t, "link", "show", l), "LOWER_UP"); time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s never got its carrier", l)
+			}
+		}
+	}
+	if got, err := HostMTU(context.Background(), h, physical); err != nil || got != 1400 {
 		t.Errorf("HostMTU = %d, %v", got, err)
 	}
 	ns.ip(t, "link", "set", "eth0", "down")
-	if got, err := HostMTU(context.Background(), h, nil); err != nil || got != 9000 {
+	if got, err := HostMTU(context.Background(), h, physical); err != nil || got != 9000 {
 		t.Errorf("HostMTU with eth0 down = %d, %v", got, err)
 	}
 }

@@ -97,6 +97,9 @@ func TestProcSysPaths(t *testing.T) {
 	}
 }
 
+// physical is felix's default MTUIfacePattern: the host's physical interfaces.
+var physical = regexp.MustCompile(`^((en|wl|ww|sl|ib)[Pcopsvx].*|(eth|wlan|wwan).*)`)
+
 func TestHostMTU(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -108,8 +111,8 @@ func TestHostMTU(t *testing.T) {
 			{Name: "eth0", Up: true, MTU: 1500}, {Name: "ens3", Up: true, MTU: 9000},
 			{Name: "eth1", Up: false, MTU: 1400}, {Name: "cali1", Up: true, MTU: 1300},
 			{Name: "enp0s3", Up: true, MTU: 1450},
-		}, nil, 1450},
-		{"nothing matches", []State{{Name: "cali1", Up: true, MTU: 1300}, {Name: "lo", Up: true, MTU: 65536}}, nil, FallbackMTU},
+		}, physical, 1450},
+		{"nothing matches", []State{{Name: "cali1", Up: true, MTU: 1300}, {Name: "lo", Up: true, MTU: 65536}}, physical, FallbackMTU},
 		{"custom pattern", []State{{Name: "bond0", Up: true, MTU: 8900}, {Name: "eth0", Up: true, MTU: 1500}},
 			regexp.MustCompile(`^bond`), 8900},
 	}
@@ -127,7 +130,7 @@ func TestHostMTU(t *testing.T) {
 	}
 	f := NewFake()
 	f.ListErr = errors.New("boom")
-	if got, err := HostMTU(context.Background(), f, nil); err == nil || got != FallbackMTU {
+	if got, err := HostMTU(context.Background(), f, physical); err == nil || got != FallbackMTU {
 		t.Errorf("on error: %d, %v", got, err)
 	}
 }

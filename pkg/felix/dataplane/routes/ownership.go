@@ -15,9 +15,6 @@ const (
 	// while DeviceRouteProtocol is RTPROT_BOOT. Earlier versions of calico-host wrote every route
 	// with it, so it is always ours.
 	DefaultProtocol = 80
-	// DefaultDeviceProtocol is DeviceRouteProtocol's default, RTPROT_BOOT: the protocol of routes
-	// to local workloads and through the VXLAN devices.
-	DefaultDeviceProtocol = unix.RTPROT_BOOT
 )
 
 // Ownership decides which kernel routes are the Reconciler's: it reads only those, deletes only
@@ -44,15 +41,12 @@ type Ownership struct {
 	Tables           []int    // felix's own routing tables besides main (Exclusive protocols are ours there)
 }
 
-// NewOwnership returns Project Calico's policy for deviceProtocol (DeviceRouteProtocol; 0 means
-// DefaultDeviceProtocol): with RTPROT_BOOT, which other software uses too, our other routes carry
+// NewOwnership returns Project Calico's policy for deviceProtocol (DeviceRouteProtocol): with
+// RTPROT_BOOT (its default), which other software uses too, our other routes carry
 // DefaultProtocol and a boot route is ours only through a workload interface; with any other
 // value every route carries it. DefaultProtocol stays exclusive in both cases, so that routes
 // written before a change of DeviceRouteProtocol are still recognised and removed.
 func NewOwnership(deviceProtocol int, workloadPrefixes []string, removeExternal bool, devices []string, tables ...int) Ownership {
-	if deviceProtocol == 0 {
-		deviceProtocol = DefaultDeviceProtocol
-	}
 	o := Ownership{Protocol: deviceProtocol, WorkloadPrefixes: slices.Clone(workloadPrefixes),
 		RemoveExternal: removeExternal, Devices: slices.Clone(devices), Tables: slices.Clone(tables)}
 	if deviceProtocol == unix.RTPROT_BOOT {

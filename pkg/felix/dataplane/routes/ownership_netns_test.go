@@ -85,7 +85,7 @@ func ownershipDesired(deviceProto int) []Route {
 // static routes elsewhere, the blackhole and table 100 stay.
 func TestNetnsOwnershipDefaults(t *testing.T) {
 	ns := ownershipNS(t)
-	own := NewOwnership(0, []string{"cali"}, true, []string{"vxlan.calico"})
+	own := NewOwnership(3, []string{"cali"}, true, []string{"vxlan.calico"})
 	r := New(NewNetlink(ns.h), own, testLog(t))
 	desired := ownershipDesired(3)
 	if st := apply(t, r, desired); st.Replaced != 4 || st.Deleted != 4 || st.Failed != 0 {

@@ -46,7 +46,7 @@ func TestOwnershipPolicy(t *testing.T) {
 	}
 	owners := []Ownership{
 		NewOwnership(3, []string{"cali", "tap"}, true, []string{"vxlan.calico"}, 1, 2),
-		NewOwnership(0, []string{"cali", "tap"}, false, []string{"vxlan.calico"}, 1, 2),
+		NewOwnership(3, []string{"cali", "tap"}, false, []string{"vxlan.calico"}, 1, 2),
 		NewOwnership(77, []string{"cali", "tap"}, true, []string{"vxlan.calico"}, 1, 2),
 		NewOwnership(77, []string{"cali", "tap"}, false, []string{"vxlan.calico"}, 1, 2),
 	}

@@ -47,14 +47,14 @@ type Config struct {
 	MetadataPort uint16
 }
 
-// Action is a fixed verdict chosen by configuration.
-type Action string
+// Action is a fixed verdict chosen by configuration (DefaultEndpointToHostAction).
+type Action uint8
 
-// Configured verdicts.
+// Configured verdicts; the zero value is Project Calico's default, Drop.
 const (
-	ActionDrop   Action = "Drop"
-	ActionReturn Action = "Return"
-	ActionAccept Action = "Accept"
+	ActionDrop Action = iota
+	ActionReturn
+	ActionAccept
 )
 
 // LoopAction is ServiceLoopPrevention: the verdict of the cidr-block chain.
@@ -67,7 +67,8 @@ const (
 	LoopDisabled
 )
 
-// ProtoPort is a failsafe port: protocol number, optional remote network, port.
+// ProtoPort is a failsafe port: protocol number (TCP, UDP or SCTP), optional remote network,
+// port.
 type ProtoPort struct {
 	Protocol uint8
 	Net      netip.Prefix // invalid: any address

@@ -18,12 +18,10 @@ import (
 	"github.com/calico-host/calico-host/pkg/atomicfile"
 )
 
-// Project Calico's defaults (felix dataplanedefs, config_params.go).
+// Project Calico's device names (felix dataplanedefs) and encapsulation overheads.
 const (
-	DeviceV4    = "vxlan.calico"
-	DeviceV6    = "vxlan-v6.calico"
-	DefaultVNI  = 4096
-	DefaultPort = 4789
+	DeviceV4 = "vxlan.calico"
+	DeviceV6 = "vxlan-v6.calico"
 	// OverheadV4 and OverheadV6 are the encapsulation overheads subtracted from the host MTU.
 	OverheadV4 = 50
 	OverheadV6 = 70

@@ -15,6 +15,9 @@ import (
 
 var ctx = context.Background()
 
+// testVNI and testPort are felix's defaults, VXLANVNI and VXLANPort.
+const testVNI, testPort = 4096, 4789
+
 func testLog(t testing.TB) zerolog.Logger {
 	return zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel)
 }
@@ -30,7 +33,7 @@ func mac(s string) net.HardwareAddr {
 }
 
 func v4Config() *Config {
-	return &Config{Device: DeviceV4, VNI: DefaultVNI, Port: DefaultPort, MTU: 1450, MAC: mac("66:00:00:00:00:01"),
+	return &Config{Device: DeviceV4, VNI: testVNI, Port: testPort, MTU: 1450, MAC: mac("66:00:00:00:00:01"),
 		TunnelAddr: addr("10.65.1.0"), ParentAddr: addr("198.18.0.1")}
 }
 

@@ -98,9 +98,9 @@ func newHost(t *testing.T, i int, fabricNS string) *host {
 	t.Cleanup(rh.Close)
 	h.routes = routes.New(rh, routes.Ownership{}, testLog(t))
 
-	h.v4 = Device{Name: DeviceV4, VNI: DefaultVNI, Port: DefaultPort, MAC: MACForNode(h.name, false),
+	h.v4 = Device{Name: DeviceV4, VNI: testVNI, Port: testPort, MAC: MACForNode(h.name, false),
 		LocalAddr: addr("198.18.0." + n), TunnelAddr: addr("10.65." + n + ".0")}
-	h.v6 = Device{Name: DeviceV6, VNI: DefaultVNI, Port: DefaultPort, MAC: MACForNode(h.name, true),
+	h.v6 = Device{Name: DeviceV6, VNI: testVNI, Port: testPort, MAC: MACForNode(h.name, true),
 		LocalAddr: addr("fd5c:ffff::" + n), TunnelAddr: addr("fd5c:" + n + "::")}
 	h.plumbWorkload(t, n)
 	return h

@@ -9,13 +9,8 @@ import (
 	"golang.zx2c4.com/wireguard/wgctrl/wgtypes"
 )
 
-// Project Calico's defaults.
+// Encapsulation overheads and device kinds.
 const (
-	DefaultInterface     = "wireguard.cali"
-	DefaultInterfaceV6   = "wg-v6.cali"
-	DefaultPort          = 51820
-	DefaultPortV6        = 51821
-	DefaultRulePriority  = 99
 	MTUOverhead          = 60 // host MTU minus this is the IPv4 device's default MTU
 	MTUOverheadV6        = 80
 	kindKernel, kindUser = "kernel", "userspace"

@@ -1,10 +1,16 @@
-package compat
+// Package report keeps the current findings of a daemon's settings that calico-host does not
+// implement (see compat): it logs each once and keeps a Prometheus gauge of them. It is apart from
+// compat so that the CNI plugin, which checks its network configuration with compat once per
+// call, does not link Prometheus.
+package report
 
 import (
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
+
+	"github.com/calico-host/calico-host/pkg/compat"
 )
 
 // MetricName is the gauge of the settings a daemon found set but not implemented: 1 per
@@ -24,8 +30,8 @@ type Reporter struct {
 
 type findingKey struct{ object, field string }
 
-// NewReporter returns a reporter for a component ("felix", "confd", "startup", "cni").
-func NewReporter(component string, log zerolog.Logger) *Reporter {
+// New returns a reporter for a component ("felix", "confd", "startup").
+func New(component string, log zerolog.Logger) *Reporter {
 	return &Reporter{
 		component: component,
 		log:       log,
@@ -42,11 +48,11 @@ func (r *Reporter) Collector() prometheus.Collector { return r.gauge }
 
 // Replace makes findings the current set: new ones (or new values) are logged, and the gauge
 // follows. It returns the findings it logged.
-func (r *Reporter) Replace(findings []Finding) []Finding {
+func (r *Reporter) Replace(findings []compat.Finding) []compat.Finding {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	next := make(map[findingKey]string, len(findings))
-	var logged []Finding
+	var logged []compat.Finding
 	for _, f := range findings {
 		k := findingKey{f.Object, f.Field}
 		next[k] = f.Value
@@ -54,8 +60,7 @@ func (r *Reporter) Replace(findings []Finding) []Finding {
 			continue
 		}
 		logged = append(logged, f)
-		r.log.Warn().Str("object", f.Object).Str("field", f.Field).Str("value", shorten(f.Value)).
-			Str("reason", f.Setting.Why).Msg("Setting not implemented by calico-host; it has no effect")
+		f.Log(r.log)
 		r.gauge.WithLabelValues(r.component, f.Object, f.Field).Set(1)
 	}
 	for k := range r.current {

@@ -1,0 +1,56 @@
+package confd
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/calico-host/calico-host/pkg/api"
+	"github.com/calico-host/calico-host/pkg/datastore"
+	"github.com/calico-host/calico-host/pkg/datastore/etcdtest"
+)
+
+// TestRealBGPWorkloadCannotOutrankHost: host-1 has a default route as DHCP installs them (metric
+// 100). A local workload peering over iBGP (the BGPPeer's asNumber is the node's AS) announces a
+// default route with LOCAL_PREF 2147483647 (metric 0 under Project Calico's conversion). host-1
+// takes the route, but at the normal priority (metric 1024): traffic still leaves by the
+// host's own default route.
+func TestRealBGPWorkloadCannotOutrankHost(t *testing.T) {
+	requireRoot(t)
+	srv := etcdtest.Start(t)
+	ds, err := datastore.New(srv.Datastore())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ds.Close() })
+	st := store{t: t, cli: srv.Client()}
+	h1 := makeFabric(t, 1)[0]
+	sh(t, "ip", "-n", h1.ns, "route", "add", "default", "via", "198.18.10.254", "dev", "eth0", "proto", "dhcp", "metric", "100")
+	wl := workloadWithBIRD(t, h1, 64512, "0.0.0.0/0", "filter { if source = RTS_STATIC then { bgp_local_pref = 2147483647; accept; } reject; }")
+	st.put(defaultBGP(true, 0, false), hostNode(h1, nil, ""),
+		&api.IPPool{ObjectMeta: api.ObjectMeta{Name: "v4"}, Spec: api.IPPoolSpec{CIDR: "10.65.0.0/16"}},
+		&api.BGPPeer{ObjectMeta: api.ObjectMeta{Name: "routers"}, Spec: api.BGPPeerSpec{
+			LocalWorkloadSelector: "role == 'router'", ASNumber: asn(64512)}},
+		&api.WorkloadEndpoint{ObjectMeta: api.ObjectMeta{Name: "host--1-cni-wl1-eth0", Namespace: "default", Labels: map[string]string{"role": "router"}},
+			Spec: api.WorkloadEndpointSpec{Orchestrator: "cni", Workload: "wl1", ContainerID: "wl1", Node: h1.name, Endpoint: "eth0",
+				InterfaceName: "cali1wl", IPNetworks: []string{wlAddr + "/32"}}})
+	st.affinity(h1.name, block4(1))
+	startConfd(t, h1, ds, templatesDir)
+	startBIRD(t, h1)
+	startBIRD(t, wl)
+	waitUntil(t, 30*time.Second, "the workload's session", wantSessions(h1, pname(PeerLocalWorkload, wlAddr, 0)))
+	waitUntil(t, 30*time.Second, "host-1 programs the workload's default route", func() error {
+		got := strings.Join(strings.Fields(sh(t, "ip", "-n", h1.ns, "route", "show", "default", "proto", "bird")), " ")
+		if !strings.HasPrefix(got, "default via "+wlAddr) {
+			return fmt.Errorf("BIRD's default route: %q", got)
+		}
+		return nil
+	})
+	if got := sh(t, "ip", "-n", h1.ns, "route", "show", "default", "proto", "bird"); !strings.Contains(got, "metric 1024") {
+		t.Errorf("the workload's default route is not at the normal priority: %q", got)
+	}
+	if got := sh(t, "ip", "-n", h1.ns, "route", "get", "203.0.113.1"); !strings.Contains(got, "via 198.18.10.254 dev eth0") {
+		t.Errorf("traffic leaves by the workload's route, not the host's DHCP default: %q", got)
+	}
+}

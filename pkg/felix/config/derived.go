@@ -1,0 +1,61 @@
+package config
+
+// The values felix derives from several parameters and the cluster facts, each derived here only.
+
+import (
+	"crypto/sha1"
+	"net"
+	"net/netip"
+	"slices"
+	"strings"
+)
+
+// Project Calico's OpenStack metadata defaults: other values turn the OpenStack special cases on.
+var (
+	defaultMetadataAddr = netip.MustParseAddr("127.0.0.1")
+	defaultMetadataPort = 8775
+)
+
+// OpenStack reports whether felix applies its OpenStack special cases (metadata DNAT, DHCP and
+// DNS from workloads): an interface prefix "tap", "openstack" in the cluster type, or
+// non-default metadata settings.
+func (c *Config) OpenStack() bool {
+	if slices.Contains(c.InterfacePrefix, "tap") {
+		return true
+	}
+	for _, t := range strings.Split(c.Cluster.Type, ",") {
+		if strings.EqualFold(strings.TrimSpace(t), "openstack") {
+			return true
+		}
+	}
+	// MetadataAddr "none" (no metadata NAT) does not count.
+	return c.MetadataAddr.IsValid() && c.MetadataAddr != defaultMetadataAddr || c.MetadataPort != defaultMetadataPort
+}
+
+// VXLANOn says whether the VXLAN device is wanted: VXLANEnabled when set, else whether an IP pool
+// uses VXLAN (poolsUseVXLAN, from the pools calc reports).
+func (c *Config) VXLANOn(poolsUseVXLAN bool) bool {
+	if c.VXLANEnabled != nil {
+		return *c.VXLANEnabled
+	}
+	return poolsUseVXLAN
+}
+
+// VXLANMAC is this host's VTEP MAC: the Node's VXLANTunnelMACAddr, else Project Calico's derived
+// MAC, 0x66 followed by the first 5 bytes of sha1(hostname) (locally administered, unicast).
+func (c *Config) VXLANMAC() string {
+	if mac, err := net.ParseMAC(c.Cluster.VXLANTunnelMAC); err == nil && len(mac) == 6 {
+		return mac.String()
+	}
+	return DerivedVXLANMAC(c.FelixHostname, false)
+}
+
+// DerivedVXLANMAC computes Project Calico's MAC for a node without VXLANTunnelMACAddr
+// (calc/vxlan_resolver.go): "f" + sha1(nodename)[0:5], hashing nodename+"-v6" for IPv6.
+func DerivedVXLANMAC(nodename string, ipv6 bool) string {
+	if ipv6 {
+		nodename += "-v6"
+	}
+	sum := sha1.Sum([]byte(nodename))
+	return net.HardwareAddr(append([]byte("f"), sum[:5]...)).String()
+}
