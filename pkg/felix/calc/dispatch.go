@@ -185,6 +185,7 @@ func (g *Graph) onPolicy(k datastore.ResourceID, v any) error {
 	}
 	var view api.PolicySpecView
 	scopeUndecoded := undecoded(v, "spec.selector", "spec.namespaceSelector", "spec.serviceAccountSelector")
+	undecodedIn := v
 	v, invalid := unwrapInvalid(v)
 	switch p := v.(type) {
 	case *api.GlobalNetworkPolicy:
@@ -203,6 +204,9 @@ func (g *Graph) onPolicy(k datastore.ResourceID, v any) error {
 		g.policies.remove(key)
 		return fmt.Errorf("network policy without namespace")
 	}
+	if inv, _ := undecodedIn.(*syncer.Invalid); inv != nil && g.policies.policies[key] != nil {
+		view = keepPlacement(view, g.policies.policies[key].view, inv)
+	}
 	p, err := newPolicyInfo(kind, k.Name, view)
 	switch {
 	case err != nil && invalid == nil:
@@ -219,6 +223,28 @@ func (g *Graph) onPolicy(k datastore.ResourceID, v any) error {
 	}
 	g.policies.update(p)
 	return nil
+}
+
+// keepPlacement is view with the fields that say where a policy applies (tier, order, types,
+// doNotTrack, preDNAT, applyOnForward, selectors) taken from prev, its last enforced version,
+// where they did not decode: left zero, they would move its drop after verdicts it came before,
+// or off the traffic it applied to.
+func keepPlacement(view, prev api.PolicySpecView, inv *syncer.Invalid) api.PolicySpecView {
+	keep := func(path string, keepIt func()) {
+		if inv.Undecoded("spec." + path) {
+			keepIt()
+		}
+	}
+	keep("tier", func() { view.Tier = prev.Tier })
+	keep("order", func() { view.Order = prev.Order })
+	keep("types", func() { view.Types = prev.Types })
+	keep("doNotTrack", func() { view.DoNotTrack = prev.DoNotTrack })
+	keep("preDNAT", func() { view.PreDNAT = prev.PreDNAT })
+	keep("applyOnForward", func() { view.ApplyOnForward = prev.ApplyOnForward })
+	keep("selector", func() { view.Selector = prev.Selector })
+	keep("namespaceSelector", func() { view.NamespaceSel = prev.NamespaceSel })
+	keep("serviceAccountSelector", func() { view.ServiceAcctSel = prev.ServiceAcctSel })
+	return view
 }
 
 // onUnscopedPolicy handles a policy that failed validation and whose selectors do not parse

@@ -97,3 +97,28 @@ func TestUndecodableTierOrder(t *testing.T) {
 		t.Fatalf("never seen tier with an order that does not decode: %v, want sec last", got)
 	}
 }
+
+// TestUndecodablePolicyKeepsPlacement: a policy whose order does not decode keeps the order of
+// its last enforced version (no order would move its drop after the allow it came before); one
+// never enforced has no order (a drop, last in its tier).
+func TestUndecodablePolicyKeepsPlacement(t *testing.T) {
+	pol := func(name, order, action string) syncer.Update {
+		return asSyncerDelivers(resKey("globalnetworkpolicies", "", name), `{"kind":"GlobalNetworkPolicy",`+v3+`,
+		  "metadata":{"name":"`+name+`"},"spec":{"order":`+order+`,"selector":"all()","ingress":[{"action":"`+action+`"}]}}`)
+	}
+	a := wepID("ns1", "a")
+	g, m := newTestGraph("h1"), newModel()
+	snapshot(g, wep("ns1", "h1", "a", nil, []string{"10.65.0.1/32"}), pol("p", `10`, "Deny"), pol("q", `20`, "Allow"))
+	flushInto(t, g, m)
+	feed(g, pol("p", `"10"`, "Deny"))
+	flushInto(t, g, m)
+	if got := ingressPolicies(m, a); len(got) != 2 || got[0] != "default:p" || m.Policies[gnpID("p")].InboundRules[0].Invalid == "" {
+		t.Fatalf("policy whose order does not decode after order 10: %v (%+v), want p, a drop, before q", got, m.Policies[gnpID("p")])
+	}
+	g, m = newTestGraph("h1"), newModel()
+	snapshot(g, wep("ns1", "h1", "a", nil, []string{"10.65.0.1/32"}), pol("p", `"10"`, "Deny"), pol("q", `20`, "Allow"))
+	flushInto(t, g, m)
+	if got := ingressPolicies(m, a); len(got) != 2 || got[1] != "default:p" {
+		t.Fatalf("never enforced policy whose order does not decode: %v, want it last", got)
+	}
+}
