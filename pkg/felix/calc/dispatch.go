@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"slices"
 
 	"github.com/calico-host/calico-host/pkg/api"
 	"github.com/calico-host/calico-host/pkg/datastore"
@@ -107,8 +108,12 @@ func (g *Graph) onLiveMigration(k datastore.ResourceID, v any) error {
 // profiles (see hostItem); its problems are logged with the key, once per change of the key.
 func (g *Graph) onHostEndpoint(k datastore.ResourceID, v any) error {
 	id := hostItemPrefix + k.Name
+	inv, _ := v.(*syncer.Invalid)
 	v, invalid := unwrapInvalid(v)
 	h, err := as[api.HostEndpoint](v)
+	if prev := g.endpoints.local[id]; h != nil && inv != nil && prev != nil && prev.hep != nil {
+		h = keepHostPlacement(h, prev.hep, g.host, inv)
+	}
 	var it *item
 	var ep *localEndpoint
 	var skipped []error
@@ -128,6 +133,26 @@ func (g *Graph) onHostEndpoint(k datastore.ResourceID, v any) error {
 	g.log.Error().Err(invalid).Str("key", k.Key()).Bool("local", ep != nil).
 		Msg("Host endpoint failed validation; its profiles do not apply: traffic its policies do not allow is dropped (fail closed)")
 	return nil
+}
+
+// keepHostPlacement is h, an invalid host endpoint of this host as last seen (prev), with what
+// says which interface it protects (node, interfaceName, expectedIPs) taken from prev where it
+// did not decode: left out, the interface would be unprotected.
+func keepHostPlacement(h *api.HostEndpoint, prev *HostEndpoint, host string, inv *syncer.Invalid) *api.HostEndpoint {
+	c := *h
+	if inv.Undecoded("spec.node") {
+		c.Spec.Node = host
+	}
+	if inv.Undecoded("spec.interfaceName") {
+		c.Spec.InterfaceName = prev.InterfaceName
+	}
+	if inv.Undecoded("spec.expectedIPs") {
+		c.Spec.ExpectedIPs = nil
+		for _, a := range slices.Concat(prev.ExpectedIPv4Addrs, prev.ExpectedIPv6Addrs) {
+			c.Spec.ExpectedIPs = append(c.Spec.ExpectedIPs, a.String())
+		}
+	}
+	return &c
 }
 
 // setEndpoint registers an endpoint's item (nil: gone) and its local part (nil: not local).

@@ -122,3 +122,28 @@ func TestUndecodablePolicyKeepsPlacement(t *testing.T) {
 		t.Fatalf("never enforced policy whose order does not decode: %v, want it last", got)
 	}
 }
+
+// TestUndecodableHostEndpointKeepsInterface: a host endpoint of this host whose node,
+// interfaceName or expectedIPs do not decode keeps those of its last version: it still
+// protects its interface (without its profiles).
+func TestUndecodableHostEndpointKeepsInterface(t *testing.T) {
+	key := resKey("hostendpoints", "", "h1-eth0")
+	hep := func(spec string) syncer.Update {
+		return asSyncerDelivers(key, `{"kind":"HostEndpoint",`+v3+`,"metadata":{"name":"h1-eth0"},"spec":{`+spec+`,"profiles":["p"]}}`)
+	}
+	for _, bad := range []string{
+		`"node":5,"interfaceName":"eth0","expectedIPs":["198.18.0.1","198.18.0.7"]`,
+		`"node":"h1","interfaceName":["eth0"],"expectedIPs":["198.18.0.1","198.18.0.7"]`,
+		`"node":"h1","interfaceName":"eth0","expectedIPs":["198.18.0.1",7]`,
+	} {
+		g, m := newTestGraph("h1"), newModel()
+		snapshot(g, hep(`"node":"h1","interfaceName":"eth0","expectedIPs":["198.18.0.1","198.18.0.7"]`))
+		flushInto(t, g, m)
+		feed(g, hep(bad))
+		flushInto(t, g, m)
+		h := m.HEPs["h1-eth0"]
+		if h == nil || h.InterfaceName != "eth0" || len(h.ExpectedIPv4Addrs) != 2 || len(h.ProfileIDs) != 0 {
+			t.Errorf("%s: host endpoint %+v, want eth0 and both addresses kept, no profiles", bad, h)
+		}
+	}
+}
