@@ -9,7 +9,7 @@ import (
 )
 
 // TestDesiredRoutesRouteConfig: DeviceRouteProtocol goes on the workload and VXLAN routes (the
-// same-subnet route takes the Reconciler's, which is the same value when it is not boot),
+// same-subnet route and the blackhole take the Reconciler's, which is the same value when it is not boot),
 // IPv4/IPv6NormalRoutePriority on the workload routes only, DeviceRouteSourceAddress(IPv6) as src
 // on every main-table route of its family; and the Reconciler's ownership follows
 // RemoveExternalRoutes and the interface prefixes.
@@ -23,9 +23,10 @@ func TestDesiredRoutesRouteConfig(t *testing.T) {
 	h.send(append(vxlanHosts(), w)...)
 	src4, src6 := addr("198.18.0.1"), addr("fd5c:ffff::1")
 	want := []routes.Route{
+		{Dst: pfx("10.65.0.0/26"), Blackhole: true, Src: src4},
 		{Dst: pfx("10.65.0.1/32"), Dev: "cali11111111111", Scope: routes.ScopeLink, Metric: 100, Protocol: 77, Src: src4},
 		{Dst: pfx("10.65.1.0/26"), Dev: "vxlan.calico", Gateway: addr("10.65.1.1"), Onlink: true, Protocol: 77, Src: src4},
-		{Dst: pfx("10.65.2.0/26"), Dev: "eth0", Gateway: addr("198.18.0.3"), Src: src4},
+		{Dst: pfx("10.65.2.0/26"), Dev: "eth0", Gateway: addr("198.18.0.3"), Onlink: true, Src: src4},
 		{Dst: pfx("fd5c::1/128"), Dev: "cali11111111111", Scope: routes.ScopeLink, Metric: 200, Protocol: 77, Src: src6},
 	}
 	if diff := cmp.Diff(want, h.routes.routes(), cmpAddrs, cmpPrefixes); diff != "" {

@@ -14,16 +14,20 @@ import (
 // desiredRoutes computes the routes this host programs: each local workload address (and
 // floating IP) through its interface once the interface is up, and the remote blocks of VXLAN
 // pools through the VXLAN device to the owning host's VTEP, those of IPIP pools (see
-// ipipRoutes; through tunl0 only when ipipReady, skipped counts the others) and the extra routes
-// (WireGuard's, in its own table). BIRD owns the routes of non-encapsulated pools.
+// ipipRoutes; through tunl0 only when ipipReady, skipped counts the others) and of
+// unencapsulated pools (noEncapRoutes) when ProgramClusterRoutes gives them to felix, the
+// blackholes of this host's blocks in those pools, and the extra routes (WireGuard's, in its own
+// table). BIRD programs the cluster routes ProgramClusterRoutes leaves to it.
 func desiredRoutes(cfg Config, m *model, mig *migrations, devs []vxlan.Device, ipipReady bool, extra []routes.Route) (_ []routes.Route, skipped int) {
 	var out []routes.Route
 	for id, ep := range m.weps {
 		out = append(out, workloadRoutes(cfg, m, ep, mig.mode(id))...)
 	}
 	out = append(out, vxlanRoutes(cfg, m, devs)...)
-	ipipOut, skipped := ipipRoutes(m, ipipReady)
+	ipipOut, skipped := ipipRoutes(cfg, m, ipipReady)
 	out = append(out, ipipOut...)
+	out = append(out, noEncapRoutes(cfg, m)...)
+	out = append(out, blackholeRoutes(cfg, m)...)
 	setSource(cfg, out)
 	out = append(out, extra...)
 	slices.SortFunc(out, func(a, b routes.Route) int {
@@ -105,7 +109,7 @@ func vxlanRoutes(cfg Config, m *model, devs []vxlan.Device) []routes.Route {
 	var out []routes.Route
 	parents := [2]string{parentDevice(m, m.host.HostIPv4.Addr()), parentDevice(m, m.host.HostIPv6.Addr())}
 	for _, r := range m.routes {
-		if r.Type == calc.RouteLocalWorkload || !isEncap(r.VXLANMode) {
+		if r.Type == calc.RouteLocalWorkload || r.PoolType != calc.PoolVXLAN {
 			continue
 		}
 		fam := versionOf(r.Dst.Addr())
