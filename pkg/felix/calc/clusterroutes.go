@@ -120,3 +120,14 @@ func (c *poolCalc) clusterRoutePools() ClusterRoutes {
 	}
 	return out
 }
+
+// Kinds names the pool types of c ("ipip", "no-encap"), for logs.
+func (c ClusterRoutes) Kinds() []string {
+	var out []string
+	for _, t := range []PoolType{PoolIPIP, PoolNoEncap} {
+		if c.Programs(t) {
+			out = append(out, t.String())
+		}
+	}
+	return out
+}

@@ -157,7 +157,8 @@ func (d *Dataplane) reportIPIP(st ipip.State, skipped int) {
 	}
 	r.problem.Store(&msg)
 	d.log.Error().Int("routes", skipped).Stringer("state", st).Str("device", ipip.DeviceName).
-		Msg("Routes of IPIP pools are not programmed: the IPIP tunnel device is not available")
+		Str("param", "ProgramClusterRoutes").Stringer("value", d.cfg.Routes.ClusterRoutes).
+		Msg("Routes of IPIP pools are not programmed, by felix (ProgramClusterRoutes) or BIRD: the IPIP tunnel device is not available")
 }
 
 // Problems describes what the dataplane cannot program although the datastore asks for it
