@@ -5,6 +5,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/calico-host/calico-host/pkg/felix/calc"
 	"github.com/calico-host/calico-host/pkg/felix/dataplane/routes"
 )
 
@@ -35,9 +36,15 @@ func TestDesiredRoutesRouteConfig(t *testing.T) {
 	own := FelixDefaults(Config{InterfacePrefixes: []string{"cali", "tap"}, Routes: rc}).routeOwnership()
 	wantOwn := routes.Ownership{Protocol: 77, Exclusive: []int{77, 80}, DeviceProtocols: []int{77, 80},
 		WorkloadPrefixes: []string{"cali", "tap"}, Devices: []string{"vxlan.calico", "vxlan-v6.calico"},
-		Tables: []int{1, 2}} // the WireGuard tables (RouteTableRanges defaults)
+		BIRDDevices: []string{"tunl0"}, // ProgramClusterRoutes EnabledIPIPOnly (the default)
+		Tables:      []int{1, 2}}       // the WireGuard tables (RouteTableRanges defaults)
 	if d := cmp.Diff(wantOwn, own); d != "" {
 		t.Errorf("ownership (-want +got):\n%s", d)
+	}
+	noIPIP := FelixDefaults(Config{})
+	noIPIP.Routes.ClusterRoutes = calc.ClusterRoutesNoEncap
+	if own := noIPIP.routeOwnership(); len(own.BIRDDevices) != 0 {
+		t.Errorf("EnabledNoEncapOnly: BIRD's routes through %v are felix's", own.BIRDDevices)
 	}
 	if own := felixDefaults().routeOwnership(); own.Protocol != 80 || !own.RemoveExternal ||
 		!cmp.Equal(own.DeviceProtocols, []int{3, 80}) || !cmp.Equal(own.WorkloadPrefixes, []string{"cali"}) {

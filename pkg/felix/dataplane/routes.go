@@ -8,6 +8,7 @@ import (
 	"github.com/calico-host/calico-host/pkg/felix/calc"
 	"github.com/calico-host/calico-host/pkg/felix/dataplane/routes"
 	"github.com/calico-host/calico-host/pkg/felix/dataplane/vxlan"
+	"github.com/calico-host/calico-host/pkg/ipip"
 	"github.com/calico-host/calico-host/pkg/nft"
 )
 
@@ -37,12 +38,17 @@ func desiredRoutes(cfg Config, m *model, mig *migrations, devs []vxlan.Device, i
 }
 
 // routeOwnership is Project Calico's ownership policy of the main table for this configuration:
-// the workload interfaces, RemoveExternalRoutes, DeviceRouteProtocol, and the VXLAN devices (even
-// while VXLAN is off, so that their routes are cleaned up).
+// the workload interfaces, RemoveExternalRoutes, DeviceRouteProtocol, the VXLAN devices (even
+// while VXLAN is off, so that their routes are cleaned up), and BIRD's routes through tunl0 while
+// ProgramClusterRoutes gives the IPIP pools' routes to felix.
 func (c Config) routeOwnership() routes.Ownership {
 	w := c.Wireguard
-	return routes.NewOwnership(c.Routes.DeviceProtocol, c.InterfacePrefixes, !c.Routes.KeepExternal,
+	o := routes.NewOwnership(c.Routes.DeviceProtocol, c.InterfacePrefixes, !c.Routes.KeepExternal,
 		[]string{vxlan.DeviceV4, vxlan.DeviceV6}, w.RoutingTable, w.RoutingTableV6)
+	if c.Routes.ClusterRoutes.Programs(calc.PoolIPIP) {
+		o.BIRDDevices = []string{ipip.DeviceName}
+	}
+	return o
 }
 
 // workloadRoutes routes a local workload's addresses (and floating IPs) through its interface, as
