@@ -2,7 +2,6 @@ package felix
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"strings"
@@ -13,7 +12,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/calico-host/calico-host/pkg/api"
-	"github.com/calico-host/calico-host/pkg/datastore"
 	"github.com/calico-host/calico-host/pkg/felix/calc/calcbench"
 )
 
@@ -40,7 +38,7 @@ func TestLoadBenchData(t *testing.T) {
 	var ops []clientv3.Op
 	var ifaces []string
 	for _, u := range calcbench.BenchData(host, local, remote, policies, netsets) {
-		val, err := encodeBench(u.Value)
+		val, err := calcbench.Encode(u.Value)
 		if err != nil {
 			t.Fatalf("%s: %v", u.ID.Key(), err)
 		}
@@ -61,17 +59,4 @@ func TestLoadBenchData(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-}
-
-func encodeBench(v any) ([]byte, error) {
-	if r, ok := v.(api.Resource); ok {
-		if r.GetObjectMeta().CreationTimestamp == "" {
-			r.GetObjectMeta().CreationTimestamp = "2026-01-01T00:00:00Z"
-		}
-		if k, ok := api.KindOf(r); ok {
-			*r.GetTypeMeta() = api.TypeMeta{Kind: k.Kind, APIVersion: api.APIVersion}
-		}
-		return datastore.EncodeResource(r)
-	}
-	return json.Marshal(v)
 }

@@ -138,6 +138,7 @@ func (d *Daemon) Registry() *prometheus.Registry { return d.reg }
 //
 // The pipeline: the syncer sends to calc on one channel, calc to the dataplane on another.
 func (d *Daemon) Run(parent context.Context) error {
+	defer setGCPercent()()
 	ctx, cancel := context.WithCancel(parent)
 	defer d.shutdown(cancel)
 	d.wd = daemon.NewWatchdog(d.notifier, d.log, LoopCalc)

@@ -9,7 +9,10 @@
 // endpoints that reference them, removals of endpoints before removals of what they referenced.
 package calc
 
-import "net/netip"
+import (
+	"cmp"
+	"net/netip"
+)
 
 // Update is one change for the dataplane.
 type Update interface{ isUpdate() }
@@ -181,6 +184,12 @@ type WorkloadEndpointID struct {
 	OrchestratorID string
 	WorkloadID     string
 	EndpointID     string
+}
+
+// Compare orders IDs by orchestrator, workload, then endpoint.
+func (a WorkloadEndpointID) Compare(b WorkloadEndpointID) int {
+	return cmp.Or(cmp.Compare(a.OrchestratorID, b.OrchestratorID), cmp.Compare(a.WorkloadID, b.WorkloadID),
+		cmp.Compare(a.EndpointID, b.EndpointID))
 }
 
 // NATInfo is a 1:1 NAT (OpenStack floating IP).

@@ -54,7 +54,7 @@ func (d *Dataplane) load(b *testing.B, ups []calc.Update) apply.Stats {
 
 // applyStats is apply returning the nft statistics.
 func (d *Dataplane) applyStats(ctx context.Context) (apply.Stats, error) {
-	tables := d.builder.build(d.model, buildInput{})
+	tables := d.buildRuleset()
 	return d.nft.Apply(ctx, tables...)
 }
 
@@ -67,7 +67,7 @@ func BenchmarkRender(b *testing.B) {
 		for _, u := range ups {
 			dp.model.apply(u)
 		}
-		dp.builder.build(dp.model, buildInput{})
+		dp.buildRuleset()
 	}
 }
 

@@ -117,7 +117,7 @@ func TestBenchShape(t *testing.T) {
 	}
 	h := newHarness(t, Config{Hostname: "host1"})
 	h.send(ups...)
-	h.dp.builder.build(h.dp.model, buildInput{})
-	chains, sets := h.dp.builder.counts()
+	h.dp.buildRuleset()
+	chains, sets := h.dp.ruleset.Counts()
 	t.Logf("updates %v; tables: %d chains, %d sets and maps", counts, chains, sets)
 }

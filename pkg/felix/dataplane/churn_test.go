@@ -103,7 +103,7 @@ func TestChurnMatchesFreshDataplane(t *testing.T) {
 		}
 	}
 	h.dp.nft.RequestFullSync()
-	tables := h.dp.builder.build(h.dp.model, buildInput{})
+	tables := h.dp.buildRuleset()
 	st, err := h.dp.nft.Apply(t.Context(), tables...)
 	if err != nil || st.Ops != 0 {
 		t.Errorf("full resync after churn: %+v, %v; want nothing to do", st, err)

@@ -16,6 +16,9 @@ import (
 
 	"github.com/calico-host/calico-host/pkg/felix/calc"
 	"github.com/calico-host/calico-host/pkg/felix/dataplane/announce"
+	"github.com/calico-host/calico-host/pkg/felix/dataplane/rules"
+	"github.com/calico-host/calico-host/pkg/felix/dataplane/ruleset"
+	"github.com/calico-host/calico-host/pkg/felix/dataplane/vxlan"
 	"github.com/calico-host/calico-host/pkg/felix/dataplane/wireguard"
 	"github.com/calico-host/calico-host/pkg/ipip"
 	"github.com/calico-host/calico-host/pkg/nft"
@@ -45,7 +48,7 @@ type Dataplane struct {
 	after          func(int, error)
 	closers        []func() // what New opened, closed when Run returns
 	model          *model
-	builder        *rulesetBuilder
+	ruleset        *ruleset.Builder
 	hostIfs        *ifaceMatcher
 	status         *statusTracker
 	workload       *workloadConfigurer
@@ -53,7 +56,7 @@ type Dataplane struct {
 	quar           *quarantine
 	firstApply     chan struct{}
 	firstApplyDone bool
-	bigCommit      bool // the last apply committed a big nftables transaction (see bigCommitOps)
+	bigCommit      bool // a big nftables transaction was committed since memory was last released (see bigCommitOps)
 	ipipReport     ipipReport
 	migrations     *migrations // live-migration state per local workload endpoint
 }
@@ -138,15 +141,13 @@ func New(cfg Config, log zerolog.Logger, opts ...Option) (*Dataplane, error) {
 	}
 	d := &Dataplane{
 		cfg: cfg, log: log, timing: o.timing.withDefaults(), after: o.afterApply,
-		model: newModel(), builder: newRulesetBuilder(rcfg, cfg.TableName, log), hostIfs: newIfaceMatcher(cfg),
+		model: newModel(), hostIfs: newIfaceMatcher(cfg),
 		status: newStatusTracker(), metrics: newMetrics(), firstApply: make(chan struct{}),
 	}
 	d.model.gates = newEndpointGates(cfg, log)
-	d.quar = newQuarantine(log, d.builder.describe, sourceHooks{
-		of:      d.builder.sourcesOf,
-		current: func(key string) any { return d.builder.sourceCurrent(d.model, key) },
-	})
-	d.builder.sources.withheld = d.quar.withheld
+	d.quar = newQuarantine(log)
+	d.ruleset = ruleset.New(rcfg, cfg.TableName, log, d.quar.withheld)
+	d.quar.source(d.ruleset, func(key string) any { return d.ruleset.ValueCurrent(d.model.weps, key) })
 	if err := d.setKernel(o); err != nil {
 		d.close()
 		return nil, err
@@ -264,7 +265,7 @@ func (d *Dataplane) apply(ctx context.Context) ([]EndpointStatus, error) {
 	d.updateWorkloadMTU()
 	devs := vxlanDevices(d.cfg, d.model)
 	hosts, hepIfaces := resolveHostEndpoints(d.model, d.hostIfs)
-	in := buildInput{hosts: hosts, vxlan: devs, ipip: ipipWanted(d.cfg, d.model)}
+	in := d.model.rulesetInput(hosts, rulesVXLAN(devs), ipipWanted(d.cfg, d.model))
 	d.quar.prepareSources(start)
 	tables := d.buildTables(in, start)
 	buildTime := time.Since(start)
@@ -279,6 +280,9 @@ func (d *Dataplane) apply(ctx context.Context) ([]EndpointStatus, error) {
 	defer d.tightenGC()()
 	st, err := d.applyTables(ctx, tables, in)
 	d.metrics.observeQuarantine(d.quar.byKind())
+	if err == nil && st.Ops >= bigCommitOps {
+		d.bigCommit = true // released after the next successful apply, this one or a retry
+	}
 	if err != nil {
 		d.metrics.failed()
 		if !errors.As(err, new(*nft.CommitError)) { // after a refused batch the mirror is still exact
@@ -306,28 +310,37 @@ func (d *Dataplane) apply(ctx context.Context) ([]EndpointStatus, error) {
 		d.routes.RequestResync()
 		return statuses, errors.Join(errs...)
 	}
-	chains, sets := d.builder.counts()
+	chains, sets := d.ruleset.Counts()
 	d.metrics.observeApply(st, time.Since(start).Seconds(), chains, sets, len(d.model.weps), len(d.model.heps))
-	d.bigCommit = st.Ops >= bigCommitOps
 	return statuses, nil
 }
 
-// buildTables brings the desired tables up to date (see rulesetBuilder.build), the quarantined
+// buildTables brings the desired tables up to date (see ruleset.Builder.Build), the quarantined
 // objects replaced and the quarantined user values left out.
-func (d *Dataplane) buildTables(in buildInput, now time.Time) []*nft.Table {
+func (d *Dataplane) buildTables(in *ruleset.Input, now time.Time) []*nft.Table {
 	for _, key := range d.quar.takeChanged() {
-		d.builder.invalidateSource(d.model, key)
+		d.ruleset.Invalidate(key)
 	}
-	d.quar.restore(d.builder.tables)
-	tables := d.builder.build(d.model, in)
+	d.quar.restore(d.ruleset.Tables())
+	tables := d.ruleset.Build(in)
+	d.model.rulesetBuilt(in)
 	d.quar.enforce(tables, now)
 	return tables
+}
+
+// rulesVXLAN are the VXLAN devices as the static chains need them.
+func rulesVXLAN(devs []vxlan.Device) []rules.VXLANDevice {
+	out := make([]rules.VXLANDevice, 0, len(devs))
+	for _, d := range devs {
+		out = append(out, rules.VXLANDevice{Name: d.Name, Version: versionOf(d.TunnelAddr)})
+	}
+	return out
 }
 
 // applyTables applies the tables; while the kernel refuses objects that may be quarantined,
 // it quarantines them (building again when user values of the static chains are left out) and
 // applies the rest again.
-func (d *Dataplane) applyTables(ctx context.Context, tables []*nft.Table, in buildInput) (apply.Stats, error) {
+func (d *Dataplane) applyTables(ctx context.Context, tables []*nft.Table, in *ruleset.Input) (apply.Stats, error) {
 	for round := 0; ; round++ {
 		st, err := d.nft.Apply(ctx, tables...)
 		if err == nil {

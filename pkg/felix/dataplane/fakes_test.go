@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/netip"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -13,8 +14,10 @@ import (
 	"github.com/calico-host/calico-host/pkg/felix/calc"
 	"github.com/calico-host/calico-host/pkg/felix/dataplane/ifaces"
 	"github.com/calico-host/calico-host/pkg/felix/dataplane/routes"
+	"github.com/calico-host/calico-host/pkg/felix/dataplane/rules"
 	"github.com/calico-host/calico-host/pkg/felix/dataplane/vxlan"
 	"github.com/calico-host/calico-host/pkg/ipip"
+	"github.com/calico-host/calico-host/pkg/nft"
 	"github.com/calico-host/calico-host/pkg/nft/fake"
 )
 
@@ -248,3 +251,39 @@ type nullIPIP struct{}
 func (nullIPIP) Apply(context.Context, *ipip.Device) (ipip.State, error) { return ipip.StateOff, nil }
 func (nullIPIP) RequestResync()                                          {}
 func (nullIPIP) InterfaceChanged(string)                                 {}
+
+// buildRuleset builds the desired tables from the model, without host endpoints, VXLAN or IPIP.
+func (d *Dataplane) buildRuleset() []*nft.Table {
+	in := d.model.rulesetInput(nil, nil, false)
+	tables := d.ruleset.Build(in)
+	d.model.rulesetBuilt(in)
+	return tables
+}
+
+// chainRules is a chain of the ip table as nft lists it, one rule a line ("" when absent).
+func (h *harness) chainRules(name string) string { return h.chainRulesIn(0, name) }
+
+// chainRulesIn is chainRules for the table of index i (0 ip, 1 ip6 when both are on).
+func (h *harness) chainRulesIn(i int, name string) string {
+	t := h.dp.ruleset.Tables()[i]
+	c := t.Chain(name)
+	if c == nil {
+		return ""
+	}
+	var lines []string
+	for _, r := range c.Rules {
+		lines = append(lines, r.Text(t.Family))
+	}
+	return strings.Join(lines, "\n")
+}
+
+// workloadChain is the chain the ip table's dispatch map sends traffic to (egress false) or
+// from (egress true) a workload interface to.
+func (h *harness) workloadChain(iface string, egress bool) string {
+	from, to := rules.DispatchMaps()
+	m := h.dp.ruleset.Tables()[0].Map(to)
+	if egress {
+		m = h.dp.ruleset.Tables()[0].Map(from)
+	}
+	return m.Elements[nft.IfnameKey(iface)].Chain
+}

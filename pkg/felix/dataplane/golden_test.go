@@ -94,7 +94,7 @@ func TestRenderedRulesAreCanonical(t *testing.T) {
 			h.up(sc.ifaces...)
 			h.dp.model.applyIface(iface("eth1", true, pfx("198.18.1.1/24")))
 			h.send(sc.ups...)
-			for _, tb := range h.dp.builder.tables {
+			for _, tb := range h.dp.ruleset.Tables() {
 				for _, name := range tb.ChainNames() {
 					for i, r := range tb.Chain(name).Rules {
 						c, err := nft.Canonical(tb.Family, r)

@@ -91,6 +91,3 @@ func (noRoutes) Apply(context.Context, []routes.Route) (routes.Stats, error) {
 }
 func (noRoutes) RequestResync()          {}
 func (noRoutes) InterfaceChanged(string) {}
-
-// VXLANDevice is the ruleset builder's name for a VXLAN device.
-type VXLANDevice = vxlan.Device

@@ -1,10 +1,13 @@
 package dataplane
 
 import (
+	"maps"
 	"net/netip"
 
 	"github.com/calico-host/calico-host/pkg/felix/calc"
 	"github.com/calico-host/calico-host/pkg/felix/dataplane/ifaces"
+	"github.com/calico-host/calico-host/pkg/felix/dataplane/rules"
+	"github.com/calico-host/calico-host/pkg/felix/dataplane/ruleset"
 )
 
 // model is the dataplane's copy of calc's output: the latest value for every ID, plus the
@@ -13,7 +16,7 @@ import (
 // cache what it derived from a value and recompute only when the pointer changes.
 type model struct {
 	host     calc.ConfigUpdate
-	ipsets   map[string]*ipSet
+	ipsets   map[string]*ruleset.IPSet
 	policies map[calc.PolicyID]*calc.Policy
 	profiles map[string]*calc.Profile
 	weps     map[calc.WorkloadEndpointID]*calc.WorkloadEndpoint
@@ -30,16 +33,8 @@ type model struct {
 	inSync       bool // calc sent InSync
 	ifacesInSync bool // the interface monitor sent InSync
 
-	// rulesChanged: a policy or profile was updated or removed since the ruleset builder last
-	// looked (it then re-checks the chains rendered from them); the builder clears it.
-	rulesChanged bool
-	// What changed since the ruleset builder last looked (it clears them): the workload
-	// endpoints and policies updated or removed, and whether anything the static and host
-	// endpoint rules depend on changed (host endpoints, interfaces, pools, VTEPs, host
-	// configuration, an endpoint's floating IPs or spoofing exceptions).
-	changedWEPs     map[calc.WorkloadEndpointID]bool
-	changedPolicies map[calc.PolicyID]bool
-	volatileChanged bool
+	// changes is what changed since the last ruleset build (rulesetBuilt clears it).
+	changes ruleset.Changes
 }
 
 // vtepKey identifies a remote VTEP: one per host and family.
@@ -50,7 +45,7 @@ type vtepKey struct {
 
 func newModel() *model {
 	return &model{
-		ipsets:   map[string]*ipSet{},
+		ipsets:   map[string]*ruleset.IPSet{},
 		policies: map[calc.PolicyID]*calc.Policy{},
 		profiles: map[string]*calc.Profile{},
 		weps:     map[calc.WorkloadEndpointID]*calc.WorkloadEndpoint{},
@@ -61,43 +56,63 @@ func newModel() *model {
 		vteps:    map[vtepKey]*calc.VTEP{},
 		ifaces:   map[string]*ifaces.State{},
 
-		changedWEPs: map[calc.WorkloadEndpointID]bool{}, changedPolicies: map[calc.PolicyID]bool{},
-		volatileChanged: true,
+		changes: ruleset.Changes{Endpoints: map[calc.WorkloadEndpointID]bool{}, Policies: map[calc.PolicyID]bool{},
+			Volatile: true},
 	}
+}
+
+// rulesetInput is what the ruleset builder renders: the model's values and changes, with what
+// the dataplane resolved for the static chains.
+func (m *model) rulesetInput(hosts []rules.HostIface, vxlan []rules.VXLANDevice, ipip bool) *ruleset.Input {
+	return &ruleset.Input{
+		Policies: m.policies, Profiles: m.profiles, Endpoints: m.weps, IPSets: m.ipsets,
+		Pools: m.pools, Hosts: m.hosts, VTEPs: maps.Values(m.vteps), ServiceCIDRs: m.services,
+		HostEndpoints: hosts, VXLAN: vxlan, IPIP: ipip,
+		Changed: m.changes,
+	}
+}
+
+// rulesetBuilt forgets the changes once the builder has rendered them (in is the input it
+// built: a build again within the same apply renders no change twice).
+func (m *model) rulesetBuilt(in *ruleset.Input) {
+	clear(m.changes.Endpoints)
+	clear(m.changes.Policies)
+	m.changes.Rules, m.changes.Volatile = false, false
+	in.Changed = m.changes
 }
 
 // apply records one calc update. It reports whether the update was understood.
 func (m *model) apply(u calc.Update) bool {
 	switch u := u.(type) {
 	case calc.ConfigUpdate:
-		m.host, m.volatileChanged = u, true
+		m.host, m.changes.Volatile = u, true
 	case calc.IPSetUpdate:
-		m.ipsets[u.ID] = newIPSet(u.Type, u.Members)
+		m.ipsets[u.ID] = ruleset.NewIPSet(u.Type, u.Members)
 	case calc.IPSetDelta:
 		m.ipsetDelta(u)
 	case calc.IPSetRemove:
 		delete(m.ipsets, u.ID)
 	case calc.ActivePolicyUpdate:
-		m.policies[u.ID], m.rulesChanged = u.Policy, true
-		m.changedPolicies[u.ID] = true
+		m.policies[u.ID], m.changes.Rules = u.Policy, true
+		m.changes.Policies[u.ID] = true
 	case calc.ActivePolicyRemove:
 		delete(m.policies, u.ID)
-		m.rulesChanged = true
-		m.changedPolicies[u.ID] = true
+		m.changes.Rules = true
+		m.changes.Policies[u.ID] = true
 	case calc.ActiveProfileUpdate:
-		m.profiles[u.Name], m.rulesChanged = u.Profile, true
+		m.profiles[u.Name], m.changes.Rules = u.Profile, true
 	case calc.ActiveProfileRemove:
 		delete(m.profiles, u.Name)
-		m.rulesChanged = true
+		m.changes.Rules = true
 	case calc.WorkloadEndpointUpdate:
 		m.setWEP(u.ID, m.gates.admit(u.ID, u.Endpoint))
 	case calc.WorkloadEndpointRemove:
 		m.setWEP(u.ID, nil)
 	case calc.HostEndpointUpdate:
-		m.heps[u.Endpoint.Name], m.volatileChanged = u.Endpoint, true
+		m.heps[u.Endpoint.Name], m.changes.Volatile = u.Endpoint, true
 	case calc.HostEndpointRemove:
 		delete(m.heps, u.Name)
-		m.volatileChanged = true
+		m.changes.Volatile = true
 	default:
 		return m.applyNetwork(u)
 	}
@@ -107,14 +122,14 @@ func (m *model) apply(u calc.Update) bool {
 // setWEP stores (nil: removes) a workload endpoint and notes the change.
 func (m *model) setWEP(id calc.WorkloadEndpointID, ep *calc.WorkloadEndpoint) {
 	if old := m.weps[id]; natOrSpoof(old) || natOrSpoof(ep) {
-		m.volatileChanged = true // the NAT and anti-spoofing chains list them
+		m.changes.Volatile = true // the NAT and anti-spoofing chains list them
 	}
 	if ep == nil {
 		delete(m.weps, id)
 	} else {
 		m.weps[id] = ep
 	}
-	m.changedWEPs[id] = true
+	m.changes.Endpoints[id] = true
 }
 
 // natOrSpoof reports whether an endpoint has floating IPs or spoofing exceptions.
@@ -127,7 +142,7 @@ func (m *model) applyNetwork(u calc.Update) bool {
 	switch u.(type) {
 	case calc.RouteUpdate, calc.RouteRemove, calc.InSync:
 	default:
-		m.volatileChanged = true // pools, VTEPs, host facts: NAT, VXLAN and internal sets
+		m.changes.Volatile = true // pools, VTEPs, host facts: NAT, VXLAN and internal sets
 	}
 	switch u := u.(type) {
 	case calc.IPPoolUpdate:
@@ -160,19 +175,20 @@ func (m *model) ipsetDelta(u calc.IPSetDelta) {
 	s := m.ipsets[u.ID]
 	if s == nil {
 		// A delta for a set we never saw: calc promised it would not happen; start from empty.
-		s = newIPSet(calc.IPSetNet, nil)
+		typ := calc.IPSetNet
 		if len(u.Added) > 0 && u.Added[0].Protocol != 0 {
-			s.typ = calc.IPSetNamedPort
+			typ = calc.IPSetNamedPort
 		}
+		s = ruleset.NewIPSet(typ, nil)
 		m.ipsets[u.ID] = s
 	}
-	s.change(u.Added, u.Removed)
+	s.Change(u.Added, u.Removed)
 }
 
 // applyIface records an interface monitor update (host endpoints may follow an interface's
 // addresses).
 func (m *model) applyIface(u ifaces.Update) {
-	m.volatileChanged = true
+	m.changes.Volatile = true
 	switch {
 	case u.InSync:
 		m.ifacesInSync = true

@@ -28,21 +28,29 @@ import (
 // the build it replaces those the builder left alone.
 //
 // A refused static chain cannot be replaced; the user values it holds can (objectSource
-// entries, see nftables_sources.go): the builder leaves a quarantined value out of the static
+// entries, see ruleset/values.go): the builder leaves a quarantined value out of the static
 // chains (withheld), and the quarantine tells it which values to render again (changed).
 type quarantine struct {
-	log      zerolog.Logger
-	entries  map[qKey]*qEntry
-	count    atomic.Int64 // len(entries), for status reports from other goroutines
-	describe func(kind nft.ObjectKind, name string) (kind2, what string)
-	sources  sourceHooks
-	changed  []string // user values quarantined or released since takeChanged
+	log     zerolog.Logger
+	entries map[qKey]*qEntry
+	count   atomic.Int64 // len(entries), for status reports from other goroutines
+	names   rulesetNames
+	current func(key string) any // a user value's current version (nil: gone)
+	changed []string             // user values quarantined or released since takeChanged
 }
 
-// sourceHooks are the builder's answers about the user values of the static chains.
-type sourceHooks struct {
-	of      func(o nft.Object, keys []nft.Key) []string // the values of refused chain o holding one of keys
-	current func(key string) any                        // a value's current version (nil: gone)
+// rulesetNames is what the quarantine asks of the ruleset builder (ruleset.Builder): what the
+// objects of its tables and the user values of its static chains are, and which user values a
+// refused static chain holds.
+type rulesetNames interface {
+	// Describe is an object's metric label and description ("" for one that may not be
+	// quarantined).
+	Describe(kind nft.ObjectKind, name string) (label, what string)
+	// DescribeValue is a user value's metric label and description.
+	DescribeValue(key string) (label, what string)
+	// ValuesOf lists the user values of refused static chain o holding one of keys (all of them
+	// when keys is empty).
+	ValuesOf(o nft.Object, keys []nft.Key) []string
 }
 
 // objectSource is the kind of the entries of user values of the static chains: they are not
@@ -70,8 +78,22 @@ type qEntry struct {
 // least one more object (usually every object at fault: see refused).
 const maxQuarantineRounds = 32
 
-func newQuarantine(log zerolog.Logger, describe func(nft.ObjectKind, string) (string, string), sources sourceHooks) *quarantine {
-	return &quarantine{log: log, entries: map[qKey]*qEntry{}, describe: describe, sources: sources}
+func newQuarantine(log zerolog.Logger) *quarantine {
+	return &quarantine{log: log, entries: map[qKey]*qEntry{}}
+}
+
+// source tells the quarantine about the builder whose objects it quarantines, and how to find
+// a user value's current version.
+func (q *quarantine) source(names rulesetNames, current func(key string) any) {
+	q.names, q.current = names, current
+}
+
+// describe is the metric label and description of the object or user value of k.
+func (q *quarantine) describe(k qKey) (label, what string) {
+	if k.kind == objectSource {
+		return q.names.DescribeValue(k.name)
+	}
+	return q.names.Describe(k.kind, k.name)
 }
 
 // restore puts the builder's objects back into the tables before a build.
@@ -145,7 +167,7 @@ func (q *quarantine) enforceDependents(tables []*nft.Table) {
 			if u.Kind != nft.ObjectChain || q.entries[dk] != nil {
 				continue
 			}
-			kind, what := q.describe(dk.kind, dk.name)
+			kind, what := q.describe(dk)
 			d := &qEntry{cause: &k, kind: kind, what: what, err: "looks up quarantined " + e.what}
 			d.original = t.Chain(dk.name)
 			q.entries[dk] = d
@@ -200,6 +222,13 @@ func (q *quarantine) replace(t *nft.Table, k qKey, e *qEntry) {
 	}
 }
 
+// must panics on an error that only a bug can cause: a table refusing a chain or set it held.
+func must(err error) {
+	if err != nil {
+		panic(err)
+	}
+}
+
 // dropChain is the stand-in of a quarantined chain: it drops what reaches it.
 func dropChain(name, what string) *nft.Chain {
 	r := nft.NewRule(nft.Counter(), nft.Drop()).WithComment("Quarantined: " + what + " could not be programmed")
@@ -222,7 +251,7 @@ func (q *quarantine) refused(tables []*nft.Table, err error, now time.Time) bool
 			added = q.add(tables[k.table], k, ce.Objects, now) || added
 			continue
 		}
-		values := q.sources.of(o, refusedKeys(ce, o))
+		values := q.names.ValuesOf(o, refusedKeys(ce, o))
 		for _, v := range values {
 			added = q.addSource(v, o, ce.Objects, now) || added
 		}
@@ -242,7 +271,7 @@ func (q *quarantine) keyOf(tables []*nft.Table, o nft.Object) (qKey, bool) {
 			continue
 		}
 		k := qKey{table: i, kind: o.Kind, name: o.Name}
-		if kind, _ := q.describe(o.Kind, o.Name); kind == "" || current(t, k) == nil {
+		if kind, _ := q.describe(k); kind == "" || current(t, k) == nil {
 			return k, false
 		}
 		return k, true
@@ -266,7 +295,7 @@ func (q *quarantine) add(t *nft.Table, k qKey, errs []nft.ObjectError, now time.
 // doubles its delay), for the next build to leave it out.
 func (q *quarantine) addSource(key string, o nft.Object, errs []nft.ObjectError, now time.Time) bool {
 	k := qKey{table: -1, kind: objectSource, name: key}
-	e := q.hold(k, q.sources.current(key), objectErrors(qKey{kind: o.Kind, name: o.Name}, errs), now)
+	e := q.hold(k, q.current(key), objectErrors(qKey{kind: o.Kind, name: o.Name}, errs), now)
 	if e == nil {
 		return false
 	}
@@ -284,7 +313,7 @@ func (q *quarantine) hold(k qKey, original any, errText string, now time.Time) *
 		return nil
 	}
 	if e == nil {
-		kind, what := q.describe(k.kind, k.name)
+		kind, what := q.describe(k)
 		e = &qEntry{kind: kind, what: what, retry: backoff.Backoff{Min: 10 * time.Second, Max: 10 * time.Minute, Jitter: 0.2}}
 		q.entries[k] = e
 	}
@@ -323,7 +352,7 @@ func (q *quarantine) prepareSources(now time.Time) {
 		if k.kind != objectSource {
 			continue
 		}
-		switch cur := q.sources.current(k.name); {
+		switch cur := q.current(k.name); {
 		case cur == nil || cur != e.original:
 			q.log.Info().Str("kind", e.kind).Str("object", e.what).Msg("Quarantined value changed; trying it again")
 			delete(q.entries, k)

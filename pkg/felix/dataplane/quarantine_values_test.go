@@ -148,5 +148,5 @@ func dispatchVerdict(h *harness, iface string, egress bool) nft.Verdict {
 	if egress {
 		name = from
 	}
-	return h.dp.builder.tables[0].Map(name).Elements[nft.IfnameKey(iface)]
+	return h.dp.ruleset.Tables()[0].Map(name).Elements[nft.IfnameKey(iface)]
 }

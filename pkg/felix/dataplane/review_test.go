@@ -98,7 +98,7 @@ func TestForwardChainForEveryHostEndpoint(t *testing.T) {
 		{"filter-cali-from-hep-forward", "filter-cali-fhfw-eth1"},
 		{"filter-cali-to-hep-forward", "filter-cali-thfw-eth1"},
 	} {
-		m := h.dp.builder.tables[0].Map(c.dispatch)
+		m := h.dp.ruleset.Tables()[0].Map(c.dispatch)
 		if m == nil || m.Elements[nft.IfnameKey("eth1")].Chain != c.chain {
 			t.Errorf("%s does not send eth1 to %s (its forwarded traffic meets the \"*\" endpoint's policy): %v", c.dispatch, c.chain, m)
 			continue
@@ -161,12 +161,12 @@ func TestStandInGoesWithLastLookup(t *testing.T) {
 	id := gnpID("p")
 	w := wep("w1", "cali11111111111", []string{"10.65.0.1/32"}, withTiers(tier("default", ids(id), nil)))
 	h.send(policy(id, []calc.Rule{{Action: calc.RuleAllow, SrcIPSetIDs: []string{"s:gone"}}}, nil), w)
-	if h.dp.builder.tables[0].Set("cali40s-gone") == nil {
+	if h.dp.ruleset.Tables()[0].Set("cali40s-gone") == nil {
 		t.Fatal("no stand-in for s:gone")
 	}
 	h.send(policy(id, []calc.Rule{allow()}, nil))
 	for i, name := range []string{"cali40s-gone", "cali60s-gone"} {
-		if h.dp.builder.tables[i].Set(name) != nil {
+		if h.dp.ruleset.Tables()[i].Set(name) != nil {
 			t.Errorf("stand-in %s stayed after its last lookup went", name)
 		}
 	}

@@ -236,3 +236,10 @@ func vxlanHosts() []calc.Update {
 		route("10.65.3.0/26", "host4", "198.18.1.4", calc.RouteRemoteWorkload, "CrossSubnet", false),
 	}
 }
+
+// policySel is a policy with a selector (policies with the same selector form groups).
+func policySel(id calc.PolicyID, sel string, in, out []calc.Rule) calc.ActivePolicyUpdate {
+	u := policy(id, in, out)
+	u.Policy.Selector = sel
+	return u
+}

@@ -1,18 +1,13 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/netip"
 	"os"
-	"os/exec"
 	"sort"
 	"strings"
-	"sync"
-	"syscall"
 	"time"
 
 	"github.com/calico-host/calico-host/pkg/api"
@@ -20,90 +15,6 @@ import (
 	"github.com/calico-host/calico-host/pkg/felix/calc/calcbench"
 	"github.com/calico-host/calico-host/test/e2e/topo"
 )
-
-// monitor follows "nft monitor" in a namespace: the kernel's own notification of every
-// committed nftables change. A waiter learns when a line holding its token appeared.
-type monitor struct {
-	cmd    *exec.Cmd
-	mu     sync.Mutex
-	token  string
-	notify chan time.Time
-	last   time.Time // when the last line arrived
-}
-
-func startMonitor(ns *topo.Netns) (*monitor, error) {
-	// stdbuf: nft's output is line-buffered even into a pipe, so each event is seen at once.
-	cmd := exec.Command("ip", "netns", "exec", ns.Name, "stdbuf", "-oL", "nft", "monitor")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	m := &monitor{cmd: cmd}
-	go m.read(out)
-	return m, nil
-}
-
-func (m *monitor) read(r io.Reader) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 1<<20), 1<<24)
-	for sc.Scan() {
-		now := time.Now()
-		m.mu.Lock()
-		m.last = now
-		if m.token != "" && hasToken(sc.Text(), m.token) {
-			m.notify <- now
-			m.token = ""
-		}
-		m.mu.Unlock()
-	}
-}
-
-// quiet waits until no line arrived for d (the monitor has printed everything so far).
-func (m *monitor) quiet(ctx context.Context, d time.Duration) error {
-	return topo.Eventually(ctx, 5*time.Minute, 100*time.Millisecond, func() error {
-		m.mu.Lock()
-		defer m.mu.Unlock()
-		if since := time.Since(m.last); since < d {
-			return fmt.Errorf("nft monitor printed a line %s ago", since)
-		}
-		return nil
-	})
-}
-
-// expect registers the token the next change will produce.
-func (m *monitor) expect(token string) <-chan time.Time {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.token, m.notify = token, make(chan time.Time, 1)
-	return m.notify
-}
-
-func (m *monitor) stop() {
-	m.cmd.Process.Kill()
-	m.cmd.Wait()
-}
-
-// hasToken finds tok in s not surrounded by digits or dots (so 41005 does not match 410050
-// and 10.66.0.5 does not match 10.66.0.50).
-func hasToken(s, tok string) bool {
-	for i := 0; ; {
-		j := strings.Index(s[i:], tok)
-		if j < 0 {
-			return false
-		}
-		start, end := i+j, i+j+len(tok)
-		if (start == 0 || !numeric(s[start-1])) && (end == len(s) || !numeric(s[end])) {
-			return true
-		}
-		i = start + 1
-	}
-}
-
-func numeric(c byte) bool { return c >= '0' && c <= '9' || c == '.' }
 
 // change is one datastore write and the token its kernel update must show.
 type change struct {
@@ -158,7 +69,7 @@ func policyChange(kv datastore.KV, port int) (change, error) {
 	ports := append([]api.Port{}, p.Spec.Ingress[0].Destination.Ports...)
 	pp, _ := api.ParsePort(fmt.Sprint(port))
 	p.Spec.Ingress[0].Destination.Ports = append(ports, pp)
-	val, err := encode(p)
+	val, err := calcbench.Encode(p)
 	return change{kind: "policy", key: kv.Key, token: fmt.Sprint(port), value: val}, err
 }
 
@@ -179,20 +90,20 @@ func endpointChange(ctx context.Context, ds *datastore.Client, shape calcbench.S
 	}
 	ip := netip.AddrFrom4([4]byte{10, 66, byte(i / 250), byte(1 + i%250)})
 	w.Spec.IPNetworks = []string{ip.String() + "/32"}
-	val, err := encode(w)
+	val, err := calcbench.Encode(w)
 	return change{kind: "endpoint", key: key, token: ip.String(), value: val}, err
 }
 
 // latencies applies each change and measures until the kernel shows it (giving up after
 // timeout), waiting gap between the kernel update and the next change.
-func latencies(ctx context.Context, ds *datastore.Client, m *monitor, cs []change, timeout, gap time.Duration) (map[string][]time.Duration, int, error) {
+func latencies(ctx context.Context, ds *datastore.Client, m *topo.NftMonitor, cs []change, timeout, gap time.Duration) (map[string][]time.Duration, int, error) {
 	out := map[string][]time.Duration{}
 	missed := 0
 	for _, c := range cs {
 		if gap > 0 {
 			time.Sleep(gap)
 		}
-		seen := m.expect(c.token)
+		seen := m.Expect(c.token)
 		start := time.Now()
 		if _, err := ds.Etcd().Put(ctx, c.key, string(c.value)); err != nil {
 			return nil, 0, err

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -10,24 +9,9 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/calico-host/calico-host/pkg/api"
-	"github.com/calico-host/calico-host/pkg/datastore"
 	"github.com/calico-host/calico-host/pkg/felix/calc/calcbench"
 	"github.com/calico-host/calico-host/test/e2e/topo"
 )
-
-// encode turns a calcbench value into what Project Calico's tools store.
-func encode(v any) ([]byte, error) {
-	if r, ok := v.(api.Resource); ok {
-		if r.GetObjectMeta().CreationTimestamp == "" {
-			r.GetObjectMeta().CreationTimestamp = "2026-01-01T00:00:00Z"
-		}
-		if k, ok := api.KindOf(r); ok {
-			*r.GetTypeMeta() = api.TypeMeta{Kind: k.Kind, APIVersion: api.APIVersion}
-		}
-		return datastore.EncodeResource(r)
-	}
-	return json.Marshal(v)
-}
 
 // loadBenchData writes calcbench's data set into etcd (100 puts per transaction) and returns
 // the number of keys and the local workloads' interface names.
@@ -35,7 +19,7 @@ func loadBenchData(ctx context.Context, cli *clientv3.Client, shape calcbench.Sh
 	var ops []clientv3.Op
 	var ifaces []string
 	for _, u := range shape.Updates() {
-		val, err := encode(u.Value)
+		val, err := calcbench.Encode(u.Value)
 		if err != nil {
 			return 0, nil, fmt.Errorf("%s: %w", u.ID.Key(), err)
 		}

@@ -98,11 +98,11 @@ func measureFelix(ctx context.Context, f *topo.Fabric, shape calcbench.Shape, if
 	}
 	// nft monitor starts before felix: started later, it would first read felix's whole ruleset
 	// (seconds) before reporting anything.
-	m, err := startMonitor(h.NS)
+	m, err := topo.StartNftMonitor(h.NS)
 	if err != nil {
 		return err
 	}
-	defer m.stop()
+	defer m.Stop()
 	start := time.Now()
 	if err := h.LaunchFelix(); err != nil {
 		return err
@@ -122,7 +122,7 @@ func measureFelix(ctx context.Context, f *topo.Fabric, shape calcbench.Shape, if
 // a paced series (gap between changes: the pipeline's own latency) and a back-to-back series
 // (each change written as soon as the previous one is in the kernel: latency under a steady
 // stream, including felix's rate limiting).
-func measureLatency(ctx context.Context, f *topo.Fabric, m *monitor, shape calcbench.Shape, n int, gap time.Duration) error {
+func measureLatency(ctx context.Context, f *topo.Fabric, m *topo.NftMonitor, shape calcbench.Shape, n int, gap time.Duration) error {
 	ds, err := f.Datastore()
 	if err != nil {
 		return err
@@ -132,7 +132,7 @@ func measureLatency(ctx context.Context, f *topo.Fabric, m *monitor, shape calcb
 	if err != nil {
 		return err
 	}
-	if err := m.quiet(ctx, time.Second); err != nil {
+	if err := m.Quiet(ctx, time.Second); err != nil {
 		return err
 	}
 	// The first changes right after ready, waiting as long as it takes (up to a minute).

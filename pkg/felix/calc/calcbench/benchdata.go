@@ -11,6 +11,7 @@
 package calcbench
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/netip"
 	"time"
@@ -224,4 +225,19 @@ func (b *builder) block(host string, seq int) {
 	aff := "host:" + host
 	blk := &api.AllocationBlock{CIDR: cidr.String(), Affinity: &aff, Allocations: make([]*int, 1<<(a.BitLen()-bits))}
 	b.ups = append(b.ups, syncer.Update{ID: datastore.BlockID{CIDR: cidr}, Value: blk, Revision: int64(len(b.ups) + 1)})
+}
+
+// Encode is a generated value as Project Calico's tools store it in etcd (a resource with its
+// kind, API version and a creation timestamp).
+func Encode(v any) ([]byte, error) {
+	if r, ok := v.(api.Resource); ok {
+		if r.GetObjectMeta().CreationTimestamp == "" {
+			r.GetObjectMeta().CreationTimestamp = "2026-01-01T00:00:00Z"
+		}
+		if k, ok := api.KindOf(r); ok {
+			*r.GetTypeMeta() = api.TypeMeta{Kind: k.Kind, APIVersion: api.APIVersion}
+		}
+		return datastore.EncodeResource(r)
+	}
+	return json.Marshal(v)
 }

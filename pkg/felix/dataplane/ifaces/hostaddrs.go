@@ -61,6 +61,14 @@ func hostAddrChanges(have []netip.Prefix, want []netip.Addr, v6 bool) (add, del 
 	return add, del
 }
 
+// HostAddrsMatch reports whether an interface holding the addresses have (the monitor's
+// view) holds exactly the wanted host addresses, as SetHostAddrs would leave it: then there is
+// nothing to change, and nothing to read from the kernel.
+func HostAddrsMatch(have []netip.Prefix, want []netip.Addr, v6 bool) bool {
+	add, del := hostAddrChanges(have, want, v6)
+	return len(add)+len(del) == 0
+}
+
 // kernelLinkLocal reports the fe80::/64 addresses that the kernel gives every IPv6 interface.
 func kernelLinkLocal(p netip.Prefix) bool {
 	return p.Addr().Is6() && p.Addr().IsLinkLocalUnicast() && p.Bits() == 64

@@ -41,6 +41,12 @@ func TestSetHostAddrs(t *testing.T) {
 		if s := fmt.Sprint(got); s != c.result {
 			t.Errorf("%s: addresses %s, want %s", c.name, s, c.result)
 		}
+		if match := HostAddrsMatch(c.have, c.want, c.v6); match != (c.name == "kept") {
+			t.Errorf("%s: HostAddrsMatch says %t", c.name, match)
+		}
+		if !HostAddrsMatch(got, c.want, c.v6) {
+			t.Errorf("%s: HostAddrsMatch says the result %s does not match", c.name, got)
+		}
 	}
 	if err := NewInterfaces(NewFake(), NewFakeSysctl(), zerolog.Nop(), time.Minute).SetHostAddrs("cali9", []netip.Addr{v4}, false); err == nil {
 		t.Error("a missing interface was accepted")

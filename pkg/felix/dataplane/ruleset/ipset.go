@@ -1,4 +1,4 @@
-package dataplane
+package ruleset
 
 import (
 	"github.com/calico-host/calico-host/pkg/felix/calc"
@@ -9,11 +9,11 @@ import (
 // versions indexes per-version state: 0 is IPv4, 1 is IPv6.
 var versions = [2]nft.IPVersion{nft.IPv4, nft.IPv6}
 
-// ipSet is one calc IP set, kept per IP version as nft elements (built from the typed
-// members, no text in between) with the number of members that render to each, plus the
-// elements that appeared and disappeared since the ruleset builder last took them: a delta
+// IPSet is one calc IP set as the model holds it, kept per IP version as nft elements (built
+// from the typed members, no text in between) with the number of members that render to each,
+// plus the elements that appeared and disappeared since the Builder last took them: a delta
 // costs what changed, not a rebuild of a large set.
-type ipSet struct {
+type IPSet struct {
 	typ     calc.IPSetType
 	version uint64 // bumped by every change of the members
 	perV    [2]ipSetVersion
@@ -27,8 +27,9 @@ type ipSetVersion struct {
 	full   bool // replaced: the builder puts the whole set
 }
 
-func newIPSet(typ calc.IPSetType, members []calc.IPSetMember) *ipSet {
-	s := &ipSet{typ: typ}
+// NewIPSet is a set of the given type and members.
+func NewIPSet(typ calc.IPSetType, members []calc.IPSetMember) *IPSet {
+	s := &IPSet{typ: typ}
 	for i := range s.perV {
 		s.perV[i] = ipSetVersion{count: map[nft.Element]int{}, full: true}
 	}
@@ -41,7 +42,7 @@ func newIPSet(typ calc.IPSetType, members []calc.IPSetMember) *ipSet {
 }
 
 // element is the element of a member and the index of its version.
-func (s *ipSet) element(m calc.IPSetMember) (int, nft.Element, bool) {
+func (s *IPSet) element(m calc.IPSetMember) (int, nft.Element, bool) {
 	for i, v := range versions {
 		if e, ok := rules.Element(v, s.typ, m); ok {
 			return i, e, true
@@ -77,8 +78,8 @@ func (p *ipSetVersion) dec(e nft.Element) bool {
 	return true
 }
 
-// change applies a delta to the members, recording the elements that appeared and went.
-func (s *ipSet) change(added, removed []calc.IPSetMember) {
+// Change applies a delta to the members, recording the elements that appeared and went.
+func (s *IPSet) Change(added, removed []calc.IPSetMember) {
 	s.version++
 	for _, m := range removed {
 		if i, e, ok := s.element(m); ok && s.perV[i].dec(e) {
@@ -112,7 +113,7 @@ func (p *ipSetVersion) note(e nft.Element, added bool) {
 }
 
 // elements lists the set's elements of version index i (unsorted: the table sorts them).
-func (s *ipSet) elements(i int) []nft.Element {
+func (s *IPSet) elements(i int) []nft.Element {
 	out := make([]nft.Element, 0, len(s.perV[i].count))
 	for e := range s.perV[i].count {
 		out = append(out, e)
@@ -121,7 +122,7 @@ func (s *ipSet) elements(i int) []nft.Element {
 }
 
 // nftSet is the whole set of version index i.
-func (s *ipSet) nftSet(i int, id string) *nft.Set {
+func (s *IPSet) nftSet(i int, id string) *nft.Set {
 	typ, interval := rules.SetType(versions[i], s.typ)
 	return &nft.Set{Name: rules.SetName(versions[i], id), Type: typ, Interval: interval, Elements: s.elements(i)}
 }
@@ -130,7 +131,7 @@ func (s *ipSet) nftSet(i int, id string) *nft.Set {
 // and remove, or whole when the set must be put whole: it was replaced, or CIDRs are involved
 // in a removal (the table holds the union of the members, so a removed CIDR may cover
 // remaining members and a remaining CIDR may cover a removed member).
-func (s *ipSet) takeDelta(i int) (add, del []nft.Element, whole bool) {
+func (s *IPSet) takeDelta(i int) (add, del []nft.Element, whole bool) {
 	p := &s.perV[i]
 	whole = p.full || (len(p.gone) > 0 && p.ranges > 0)
 	for e := range p.gone {

@@ -1,4 +1,4 @@
-package dataplane
+package ruleset
 
 import (
 	"fmt"
@@ -19,25 +19,32 @@ import (
 // endpoint may no longer spoof those prefixes), and a quarantined endpoint's traffic is dropped
 // as a whole (its dispatch verdicts are drops), so that the fault is seen where it is.
 
-// staticSource is a user value of the static chains.
-type staticSource struct {
-	key    string   // its quarantine name (see endpointSource, failsafeSource)
+// staticValue is a user value of the static chains.
+type staticValue struct {
+	key    string   // its quarantine name (see endpointKey, failsafeKey)
 	chains []string // the static chains that hold it, in every table
 	holds  func(nft.Key) bool
 }
 
-// sourceIndex is what the last volatile build made of the user values.
-type sourceIndex struct {
-	rendered  []staticSource                     // the values in the static chains
+// values are the user values of the static chains, as the last build of the static part made
+// them, and which of them the quarantine holds back.
+type values struct {
+	rendered  []staticValue                      // the values in the static chains
 	endpoints map[string]calc.WorkloadEndpointID // every spoofing endpoint, by key
 	failsafes map[string]failsafeValue           // every failsafe entry, by key
 	withheld  func(key string) bool              // the quarantine's (never nil)
 }
 
-func newSourceIndex() sourceIndex {
-	return sourceIndex{endpoints: map[string]calc.WorkloadEndpointID{}, failsafes: map[string]failsafeValue{},
-		withheld: func(string) bool { return false }}
+func newValues(withheld func(key string) bool) *values {
+	if withheld == nil {
+		withheld = func(string) bool { return false }
+	}
+	return &values{endpoints: map[string]calc.WorkloadEndpointID{}, failsafes: map[string]failsafeValue{},
+		withheld: withheld}
 }
+
+// startBuild forgets the values of the last build of the static part.
+func (vs *values) startBuild() { vs.rendered = vs.rendered[:0] }
 
 // failsafeValue is a failsafe entry and its direction.
 type failsafeValue struct {
@@ -45,11 +52,11 @@ type failsafeValue struct {
 	pp rules.ProtoPort
 }
 
-func endpointSource(id calc.WorkloadEndpointID) string {
+func endpointKey(id calc.WorkloadEndpointID) string {
 	return "endpoint " + id.OrchestratorID + "/" + id.WorkloadID + "/" + id.EndpointID
 }
 
-func failsafeSource(f failsafeValue) string {
+func failsafeKey(f failsafeValue) string {
 	dir := "out"
 	if f.in {
 		dir = "in"
@@ -66,12 +73,12 @@ func failsafeText(pp rules.ProtoPort) string {
 	return fmt.Sprintf("%s:%d", proto, pp.Port)
 }
 
-// describeSource is the metric label and description of a user value of the static chains.
-func (b *rulesetBuilder) describeSource(key string) (label, what string) {
-	if id, ok := b.sources.endpoints[key]; ok {
+// describe is the metric label and description of a user value of the static chains.
+func (vs *values) describe(key string) (label, what string) {
+	if id, ok := vs.endpoints[key]; ok {
 		return "endpoint", "WorkloadEndpoint " + id.WorkloadID + "/" + id.EndpointID + " (allowSpoofedSourcePrefixes)"
 	}
-	if f, ok := b.sources.failsafes[key]; ok {
+	if f, ok := vs.failsafes[key]; ok {
 		param := "FailsafeOutboundHostPorts"
 		if f.in {
 			param = "FailsafeInboundHostPorts"
@@ -83,23 +90,23 @@ func (b *rulesetBuilder) describeSource(key string) (label, what string) {
 
 // spoofAllowed lists the spoofing exceptions of the endpoints, leaving out the quarantined
 // endpoints', and records them as user values of the anti-spoofing chain.
-func (b *rulesetBuilder) spoofAllowed(m *model) []rules.SpoofAllowed {
+func (vs *values) spoofAllowed(endpoints map[calc.WorkloadEndpointID]*calc.WorkloadEndpoint) []rules.SpoofAllowed {
 	var out []rules.SpoofAllowed
-	clear(b.sources.endpoints)
-	for id, ep := range m.weps {
+	clear(vs.endpoints)
+	for id, ep := range endpoints {
 		if len(ep.AllowSpoofedSourcePrefixes) == 0 {
 			continue
 		}
-		key := endpointSource(id)
-		b.sources.endpoints[key] = id
-		if b.sources.withheld(key) {
+		key := endpointKey(id)
+		vs.endpoints[key] = id
+		if vs.withheld(key) {
 			continue
 		}
 		for _, p := range ep.AllowSpoofedSourcePrefixes {
 			out = append(out, rules.SpoofAllowed{Iface: ep.Name, Prefix: p})
 		}
 		iface := nft.IfnameKey(ep.Name).Raw()
-		b.sources.rendered = append(b.sources.rendered, staticSource{key: key, chains: []string{rules.WorkloadRPFChain()},
+		vs.rendered = append(vs.rendered, staticValue{key: key, chains: []string{rules.WorkloadRPFChain()},
 			holds: func(k nft.Key) bool { return strings.HasPrefix(k.Raw(), iface) }})
 	}
 	return out
@@ -107,24 +114,24 @@ func (b *rulesetBuilder) spoofAllowed(m *model) []rules.SpoofAllowed {
 
 // staticConfig is the configuration the static chains are rendered with: the failsafe entries
 // less the quarantined ones, recorded as user values of the failsafe chains.
-func (b *rulesetBuilder) staticConfig(failsafeChains []string) *rules.Config {
-	clear(b.sources.failsafes)
-	cfg := *b.cfg
+func (vs *values) staticConfig(base *rules.Config, failsafeChains []string) *rules.Config {
+	clear(vs.failsafes)
+	cfg := *base
 	keep := func(in bool, pps []rules.ProtoPort) []rules.ProtoPort {
 		var out []rules.ProtoPort
 		for _, pp := range pps {
 			f := failsafeValue{in: in, pp: pp}
-			key := failsafeSource(f)
-			b.sources.failsafes[key] = f
-			if b.sources.withheld(key) {
+			key := failsafeKey(f)
+			vs.failsafes[key] = f
+			if vs.withheld(key) {
 				continue
 			}
 			out = append(out, pp)
-			b.sources.rendered = append(b.sources.rendered, staticSource{key: key, chains: failsafeChains, holds: f.holds})
+			vs.rendered = append(vs.rendered, staticValue{key: key, chains: failsafeChains, holds: f.holds})
 		}
 		return out
 	}
-	cfg.FailsafeIn, cfg.FailsafeOut = keep(true, b.cfg.FailsafeIn), keep(false, b.cfg.FailsafeOut)
+	cfg.FailsafeIn, cfg.FailsafeOut = keep(true, base.FailsafeIn), keep(false, base.FailsafeOut)
 	return &cfg
 }
 
@@ -144,11 +151,11 @@ func (f failsafeValue) holds(k nft.Key) bool {
 	return t.Contains(key, k)
 }
 
-// sourcesOf lists the user values of static chain o that hold one of keys (all of them when
-// keys is empty): what to quarantine when the kernel refuses o.
-func (b *rulesetBuilder) sourcesOf(o nft.Object, keys []nft.Key) []string {
+// of lists the user values of static chain o that hold one of keys (all of them when keys is
+// empty): what to quarantine when the kernel refuses o.
+func (vs *values) of(o nft.Object, keys []nft.Key) []string {
 	var out []string
-	for _, s := range b.sources.rendered {
+	for _, s := range vs.rendered {
 		if !slices.Contains(s.chains, o.Name) {
 			continue
 		}
@@ -160,39 +167,24 @@ func (b *rulesetBuilder) sourcesOf(o nft.Object, keys []nft.Key) []string {
 	return slices.Compact(out)
 }
 
-// sourceCurrent identifies the current version of a user value (nil when it is gone): the
-// endpoint, or the failsafe entry (the configuration does not change while felix runs).
-func (b *rulesetBuilder) sourceCurrent(m *model, key string) any {
-	if id, ok := b.sources.endpoints[key]; ok {
-		if ep := m.weps[id]; ep != nil {
+// current identifies the current version of a user value (nil when it is gone): the endpoint
+// in endpoints (the model's), or the failsafe entry (the configuration does not change while
+// felix runs).
+func (vs *values) current(endpoints map[calc.WorkloadEndpointID]*calc.WorkloadEndpoint, key string) any {
+	if id, ok := vs.endpoints[key]; ok {
+		if ep := endpoints[id]; ep != nil {
 			return ep
 		}
 		return nil
 	}
-	if _, ok := b.sources.failsafes[key]; ok {
+	if _, ok := vs.failsafes[key]; ok {
 		return key
 	}
 	return nil
 }
 
-// invalidateSource makes the next build render again what a user value's quarantine, or its
-// release, changes: the static chains and the endpoint's dispatch verdicts.
-func (b *rulesetBuilder) invalidateSource(m *model, key string) {
-	m.volatileChanged = true
-	if id, ok := b.sources.endpoints[key]; ok {
-		if e := b.weps[id]; e != nil {
-			e.stale = true
-			m.changedWEPs[id] = true
-		}
-	}
-}
-
-// dispatchVerdicts are an installed endpoint's dispatch verdicts: drops while it is
-// quarantined.
-func (b *rulesetBuilder) dispatchVerdicts(id calc.WorkloadEndpointID, e *wepEntry) (nft.Key, nft.Verdict, nft.Verdict) {
-	key, from, to := rules.WorkloadDispatch(e.src.Name, e.ep)
-	if b.sources.withheld(endpointSource(id)) {
-		return key, nft.Drop(), nft.Drop()
-	}
-	return key, from, to
+// endpoint is the spoofing endpoint a user value belongs to, if it is one.
+func (vs *values) endpoint(key string) (calc.WorkloadEndpointID, bool) {
+	id, ok := vs.endpoints[key]
+	return id, ok
 }
