@@ -105,20 +105,25 @@ type Invalid struct {
 	LeftOut []string
 }
 
-// Undecoded reports whether the value at one of paths ("spec.selector"), or a value inside it,
-// did not decode: Value has it zero or partial. False for a nil Invalid.
+// Undecoded reports whether the value at one of paths ("spec.selector"), a value inside it or
+// the value holding it did not decode: Value has it zero or partial. False for a nil Invalid.
 func (i *Invalid) Undecoded(paths ...string) bool {
 	if i == nil {
 		return false
 	}
 	for _, l := range i.LeftOut {
 		for _, p := range paths {
-			if l == p || strings.HasPrefix(l, p+".") || strings.HasPrefix(l, p+"[") {
+			if within(l, p) || within(p, l) {
 				return true
 			}
 		}
 	}
 	return false
+}
+
+// within reports whether path a is path b or inside it.
+func within(a, b string) bool {
+	return a == b || strings.HasPrefix(a, b+".") || strings.HasPrefix(a, b+"[")
 }
 
 // FailClosedDecoder is DefaultDecoder, except that a resource of a kind whose absence could

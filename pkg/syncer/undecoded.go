@@ -21,7 +21,8 @@ const maxPrunes = 4
 // kind (a member of the wrong JSON type, a port range that is reversed, a number out of its
 // range): the smallest values that do not decode are left out and the rest is decoded. It
 // returns the resource and the paths of what was left out, as "spec.ingress[1].destination.ports[0]".
-// A value that is not a JSON object is an error.
+// A value that is not a JSON object, or whose kind is not its key's (another object under the
+// wrong key, not a bad field), is an error.
 func decodeLeniently(id datastore.ResourceID, value []byte, modRevision int64) (api.Resource, []string, error) {
 	d := json.NewDecoder(bytes.NewReader(value))
 	d.UseNumber() // numbers keep their text: one out of range stays out of range
@@ -29,8 +30,12 @@ func decodeLeniently(id datastore.ResourceID, value []byte, modRevision int64) (
 	if err := d.Decode(&root); err != nil {
 		return nil, nil, err
 	}
-	if _, ok := root.(map[string]any); !ok {
+	obj, ok := root.(map[string]any)
+	if !ok {
 		return nil, nil, errors.New("not a JSON object")
+	}
+	if kind, ok := obj["kind"]; ok && kind != any(id.Kind.Kind) {
+		return nil, nil, fmt.Errorf("value has kind %v, key is for %s", kind, id.Kind.Kind) // another object
 	}
 	p := pruner{id: id, rev: modRevision, root: root}
 	var leftOut []string

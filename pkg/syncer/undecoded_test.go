@@ -67,6 +67,10 @@ func TestFailClosedDecoderUndecodable(t *testing.T) {
 		{"globalnetworksets/s", `{"kind":"GlobalNetworkSet","metadata":{"name":"s"},"spec":{"nets":["10.65.0.1/32"`},
 		{"globalnetworksets/s", `["10.65.0.1/32"]`},
 		{"bgppeers/x", `{"kind":"BGPPeer","metadata":{"name":"x"},"spec":{"peerIP":5}}`},
+		// Another kind under a policy's key: not a policy with a bad field (as one with an
+		// empty selector, it would drop everything everywhere).
+		{"globalnetworkpolicies/x", `{"kind":"Node","metadata":{"name":"x"},"spec":{"bgp":{"ipv4Address":"198.18.0.99/24"}}}`},
+		{"globalnetworkpolicies/x", `{"kind":5,"metadata":{"name":"x"},"spec":{"selector":"all()"}}`},
 	} {
 		if v, err := FailClosedDecoder(datastore.IDOf(pre+c.key), []byte(c.value), 3); err == nil || v != nil {
 			t.Errorf("%s %s: %T %v, want absent with an error", c.key, c.value, v, err)
@@ -74,11 +78,13 @@ func TestFailClosedDecoderUndecodable(t *testing.T) {
 	}
 }
 
-// TestInvalidUndecoded: Undecoded matches a path left out and the values inside it, nothing else.
+// TestInvalidUndecoded: Undecoded matches a path left out, the values inside it and those
+// holding it, nothing else.
 func TestInvalidUndecoded(t *testing.T) {
-	inv := &Invalid{LeftOut: []string{"spec.selector", "spec.ingress[1].destination.ports[0]"}}
+	inv := &Invalid{LeftOut: []string{"spec.selector", "spec.ingress[1].destination.ports[0]", "metadata.labels"}}
 	for path, want := range map[string]bool{"spec.selector": true, "spec.ingress": true, "spec.ingress[1]": true,
-		"spec.sel": false, "spec.selectorX": false, "spec.egress": false, "spec": true} {
+		"spec.sel": false, "spec.selectorX": false, "spec.egress": false, "spec": true,
+		"metadata.labels.a": true, "metadata.name": false, "spec.ingress[1].destination.ports[0].x": true} {
 		if got := inv.Undecoded(path); got != want {
 			t.Errorf("Undecoded(%q) = %v, want %v", path, got, want)
 		}

@@ -147,3 +147,15 @@ func TestUndecodableHostEndpointKeepsInterface(t *testing.T) {
 		}
 	}
 }
+
+// TestUndecodablePolicySpec: a policy whose whole spec does not decode has no selector to
+// scope it: never enforced, it selects nothing (not all(): a drop at every endpoint).
+func TestUndecodablePolicySpec(t *testing.T) {
+	g, m := newTestGraph("h1"), newModel()
+	snapshot(g, wep("ns1", "h1", "a", nil, []string{"10.65.0.1/32"}),
+		asSyncerDelivers(resKey("globalnetworkpolicies", "", "p"), `{"kind":"GlobalNetworkPolicy",`+v3+`,"metadata":{"name":"p"},"spec":"x"}`))
+	flushInto(t, g, m)
+	if got := ingressPolicies(m, wepID("ns1", "a")); len(got) != 0 {
+		t.Fatalf("a policy whose spec does not decode applies at %v, want nowhere", got)
+	}
+}
