@@ -132,7 +132,7 @@ func (c Config) rulesConfig() (*rules.Config, error) {
 		WireguardIfaces:         []string{c.Wireguard.InterfaceName, c.Wireguard.InterfaceNameV6},
 		Reject:                  c.FilterDenyReject,
 		LogPrefix:               c.LogPrefix,
-		NATOutgoingAddress:      c.NATOutgoingAddress,
+		NATOutgoingAddress:      c.NATOutgoingAddress.Unmap(), // an IPv4-mapped address is IPv4
 		NATPortRange:            c.NATPortRange,
 		NATExcludeHosts:         c.NATOutgoingExcludeHosts,
 		ServiceLoop:             c.ServiceLoopPrevention,

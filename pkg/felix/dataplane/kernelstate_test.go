@@ -60,8 +60,8 @@ func TestVXLANDevices(t *testing.T) {
 			Name: "vxlan.calico", VNI: 4096, Port: 4789, MTU: 1400, MAC: mac("66:00:00:00:00:01"),
 			LocalAddr: addr("198.18.0.1"), TunnelAddr: addr("10.65.0.1"),
 			Peers: []vxlan.Peer{
-				{MAC: mac("66:00:00:00:00:02"), TunnelAddr: addr("10.65.1.1"), HostAddr: addr("198.18.1.2")},
-				{MAC: mac("66:00:00:00:00:03"), TunnelAddr: addr("10.65.2.1"), HostAddr: addr("198.18.0.3")},
+				{Node: "host2", MAC: mac("66:00:00:00:00:02"), TunnelAddr: addr("10.65.1.1"), HostAddr: addr("198.18.1.2")},
+				{Node: "host3", MAC: mac("66:00:00:00:00:03"), TunnelAddr: addr("10.65.2.1"), HostAddr: addr("198.18.0.3")},
 			},
 		}}},
 		{"enabled by config, derived MAC", Config{Hostname: "host1", VXLANEnabled: true, VXLANVNI: 10, VXLANPort: 8472}, []calc.Update{

@@ -22,7 +22,7 @@ import (
 func desiredRoutes(cfg Config, m *model, mig *migrations, devs []vxlan.Device, ipipReady bool, extra []routes.Route) (_ []routes.Route, skipped int) {
 	var out []routes.Route
 	for id, ep := range m.weps {
-		out = append(out, workloadRoutes(cfg, m, ep, mig.mode(id))...)
+		out = append(out, workloadRoutes(cfg, m, id, ep, mig.mode(id))...)
 	}
 	out = append(out, vxlanRoutes(cfg, m, devs)...)
 	ipipOut, skipped := ipipRoutes(cfg, m, ipipReady)
@@ -55,11 +55,12 @@ func (c Config) routeOwnership() routes.Ownership {
 // Project Calico's endpoint manager: DeviceRouteProtocol, metric NormalRoutePriority of the family,
 // or ElevatedRoutePriority while a workload that migrated here converges; none while the target
 // of a live migration has not announced itself yet (see migrations).
-func workloadRoutes(cfg Config, m *model, ep *calc.WorkloadEndpoint, mode routeMode) []routes.Route {
+func workloadRoutes(cfg Config, m *model, id calc.WorkloadEndpointID, ep *calc.WorkloadEndpoint, mode routeMode) []routes.Route {
 	if !m.ifaceUp(ep.Name) || mode == routesHeld {
 		return nil
 	}
 	var out []routes.Route
+	owner := "workload endpoint " + id.OrchestratorID + "/" + id.WorkloadID + "/" + id.EndpointID
 	nets, nats := ep.IPv4Nets, ep.IPv4NAT
 	if cfg.IPv6Support {
 		nets, nats = slices.Concat(nets, ep.IPv6Nets), slices.Concat(nats, ep.IPv6NAT)
@@ -67,7 +68,7 @@ func workloadRoutes(cfg Config, m *model, ep *calc.WorkloadEndpoint, mode routeM
 	add := func(dst netip.Prefix) {
 		metric := cfg.Routes.priority(dst.Addr().Is6(), mode == routesElevated)
 		out = append(out, routes.Route{Dst: dst, Dev: ep.Name, Scope: routes.ScopeLink,
-			Metric: metric, Protocol: cfg.Routes.DeviceProtocol})
+			Metric: metric, Protocol: cfg.Routes.DeviceProtocol, Owner: owner})
 	}
 	for _, n := range nets {
 		add(n.Masked())
