@@ -65,13 +65,13 @@ func (s *ruleIDs) stamp(src []calc.Rule, r *rules.Rendered, id func(int, flowlog
 		if failed[i] {
 			a = flowlog.Deny
 		}
-		rid, err := id(i, a)
+		rid, err := id(src[i].Index, a)
 		var prefix string
 		if err == nil {
 			prefix, err = s.table.Add(rid)
 		}
 		if err != nil {
-			s.log.Warn().Err(err).Int("rule", i).Msg("A rule keeps no rule identifier: a trace cannot name it")
+			s.log.Warn().Err(err).Int("rule", src[i].Index).Msg("A rule keeps no rule identifier: a trace cannot name it")
 			continue
 		}
 		r.Rules[j] = r.Rules[j].WithComment(prefix)

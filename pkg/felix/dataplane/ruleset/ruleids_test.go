@@ -11,7 +11,8 @@ import (
 )
 
 // TestStampRuleIDs: with StampRuleIDs, each verdict rule of a policy or profile carries its rule
-// identifier as its comment (the table maps it back); without, felix's rules carry none.
+// identifier (with the source rule's index, calc.Rule.Index) as its comment and the table maps it
+// back; without, felix's rules carry none.
 func TestStampRuleIDs(t *testing.T) {
 	for _, stamp := range []bool{false, true} {
 		h := newHarness(t, true)
@@ -20,8 +21,8 @@ func TestStampRuleIDs(t *testing.T) {
 			h.b.StampRuleIDs(ids)
 		}
 		id := calc.PolicyID{Tier: "sec", Kind: "np", Namespace: "prod", Name: "sec.db"}
-		h.policy(id, "a", []calc.Rule{{Action: calc.RuleLog}, {Action: calc.RuleAllow, Protocol: 6, DstPorts: ports(80)},
-			{Action: calc.RulePass}}, nil)
+		h.policy(id, "a", []calc.Rule{{Action: calc.RuleLog}, {Action: calc.RuleAllow, Protocol: 6, DstPorts: ports(80), Index: 1},
+			{Action: calc.RulePass, Index: 2}}, nil)
 		h.profile("prof", []calc.Rule{{Action: calc.RuleDeny}}, nil)
 		h.endpoint("w", workload("cali11111111111", []calc.TierInfo{ingress("sec", id)}, "prof"))
 		h.build()
