@@ -10,7 +10,8 @@
 //
 // The files:
 //
-//	trace.go    Request -> Run -> Trace: the enforced and the pending Verdict, a Hop per host
+//	trace.go    Request -> Run (or a Tracer, which keeps the hosts' models) -> Trace: the
+//	            enforced and the pending Verdict, a Hop per host on the way
 //	places.go   what the ends are: workload endpoints, host endpoints, nodes, addresses
 //	host.go     one host: calc -> BuildOffline -> sim.Compile; its interfaces and routes
 //	path.go     the simulator's steps -> the rule identifiers of each direction

@@ -59,7 +59,11 @@ func verdictWord(allowed bool) string {
 }
 
 func printHop(w io.Writer, t *Trace, h Hop, steps bool) {
-	fmt.Fprintf(w, "  host %s:\n", h.Host)
+	if h.Unreached {
+		fmt.Fprintf(w, "  host %s (not reached: dropped before; what it would do):\n", h.Host)
+	} else {
+		fmt.Fprintf(w, "  host %s:\n", h.Host)
+	}
 	printPath(w, "egress of "+t.Src.Name, h.Egress)
 	printPath(w, "ingress of "+t.Dst.Name, h.Ingress)
 	fmt.Fprintf(w, "    packet: %s\n", fate(h))

@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"cmp"
 	"fmt"
 	"net/netip"
 	"slices"
@@ -137,7 +138,8 @@ func (h *hostModel) run(src, dst Place, spec sim.IPSpec) (*sim.Result, error) {
 // srcPort is the source port of the simulated connections.
 const srcPort = 40000
 
-// firstPacket is the first packet of a connection of proto to port (an echo request for ICMP).
-func firstPacket(proto uint8, port uint16) sim.IPSpec {
-	return sim.IPSpec{Proto: proto, SPort: srcPort, DPort: port, ICMPID: 1, ID: 1}
+// firstPacket is the first packet of the connection req asks about.
+func firstPacket(req Request) sim.IPSpec {
+	return sim.IPSpec{Proto: req.Proto, SPort: cmp.Or(req.SrcPort, srcPort), DPort: req.Port, ICMPType: req.ICMPType,
+		ICMPCode: req.ICMPCode, ICMPID: 1, ID: 1}
 }

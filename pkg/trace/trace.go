@@ -16,11 +16,13 @@ import (
 
 // Request is what to trace: the first packet of a connection from Src to Dst (an endpoint,
 // host or node name, or an address), of protocol Proto (flowlog.ProtoTCP, ...) to port Port
-// (ignored for ICMP: an echo request).
+// (ignored for ICMP), from source port SrcPort (0: 40000); an ICMP packet is of type ICMPType
+// and code ICMPCode (0 and 0: an echo request).
 type Request struct {
-	Src, Dst string
-	Proto    uint8
-	Port     uint16
+	Src, Dst           string
+	Proto              uint8
+	Port, SrcPort      uint16
+	ICMPType, ICMPCode uint8
 }
 
 // Trace is the verdicts of a request, enforced and pending.
@@ -30,6 +32,7 @@ type Trace struct {
 	Port     uint16
 	Enforced Verdict
 	Pending  Verdict
+	req      Request
 }
 
 // Verdict is what the hosts on the way do to the packet in one scope.
@@ -41,13 +44,17 @@ type Verdict struct {
 
 // Hop is the packet's way through one host: the rules that decided it in each policy
 // direction (the source's egress policy on its host, the destination's ingress policy on
-// its host; host endpoints' where they apply), and its fate there.
+// its host; host endpoints' where they apply), and its fate there. Every host on the way has
+// a hop, also after one that dropped the packet.
 type Hop struct {
-	Host    string
-	Fate    sim.Fate
-	OIF     string
-	Egress  ruleid.Path
-	Ingress ruleid.Path
+	Host string
+	// Unreached: an earlier host dropped the packet; this hop says what this host would do
+	// with it.
+	Unreached bool
+	Fate      sim.Fate
+	OIF       string
+	Egress    ruleid.Path
+	Ingress   ruleid.Path
 	// Hits are the policy hits of each direction, as a flow log reports them.
 	EgressHits, IngressHits []flowlog.PolicyHit
 	Result                  *sim.Result // every step, for a detailed print
@@ -58,28 +65,64 @@ type Hop struct {
 // policies enforced for the pending verdict), the ruleset builder renders its tables and the
 // simulator runs the packet through them.
 func Run(ups []syncer.Update, req Request, log zerolog.Logger) (*Trace, error) {
-	snap := indexSnapshot(ups)
+	return New(ups, log).Trace(req)
+}
+
+// Tracer traces requests over one datastore snapshot, building each host's models once. Not
+// safe for concurrent use.
+type Tracer struct {
+	ups    []syncer.Update
+	snap   *snapshot
+	log    zerolog.Logger
+	models map[modelKey]*hostModel
+}
+
+type modelKey struct {
+	host  string
+	scope Scope
+}
+
+// New returns a Tracer of the snapshot.
+func New(ups []syncer.Update, log zerolog.Logger) *Tracer {
+	return &Tracer{ups: ups, snap: indexSnapshot(ups), log: log, models: map[modelKey]*hostModel{}}
+}
+
+// Trace traces one request (see Run).
+func (tr *Tracer) Trace(req Request) (*Trace, error) {
 	v6 := family(req.Src, req.Dst)
-	src, err := snap.place(req.Src, v6)
+	src, err := tr.snap.place(req.Src, v6)
 	if err != nil {
 		return nil, fmt.Errorf("source: %w", err)
 	}
-	dst, err := snap.place(req.Dst, src.Addr.Is6())
+	dst, err := tr.snap.place(req.Dst, src.Addr.Is6())
 	if err != nil {
 		return nil, fmt.Errorf("destination: %w", err)
 	}
 	if src.Host == "" && dst.Host == "" {
 		return nil, errors.New("neither end is on a host of the datastore")
 	}
-	t := &Trace{Src: src, Dst: dst, Proto: req.Proto, Port: req.Port}
+	t := &Trace{Src: src, Dst: dst, Proto: req.Proto, Port: req.Port, req: req}
 	for _, scope := range []Scope{Enforced, Pending} {
-		v, err := verdict(ups, snap, t, scope, log)
+		v, err := tr.verdict(t, scope)
 		if err != nil {
 			return nil, fmt.Errorf("%v: %w", scope, err)
 		}
 		*t.verdictOf(scope) = v
 	}
 	return t, nil
+}
+
+// model returns the model of host in scope, built on first use.
+func (tr *Tracer) model(host string, scope Scope) (*hostModel, error) {
+	k := modelKey{host, scope}
+	if h, ok := tr.models[k]; ok {
+		return h, nil
+	}
+	h, err := buildHost(tr.ups, tr.snap, host, scope, tr.log)
+	if err == nil {
+		tr.models[k] = h
+	}
+	return h, err
 }
 
 func (t *Trace) verdictOf(s Scope) *Verdict {
@@ -100,10 +143,10 @@ func (t *Trace) hosts() []string {
 	return out
 }
 
-func verdict(ups []syncer.Update, snap *snapshot, t *Trace, scope Scope, log zerolog.Logger) (Verdict, error) {
+func (tr *Tracer) verdict(t *Trace, scope Scope) (Verdict, error) {
 	v := Verdict{Scope: scope, Allowed: true}
 	for _, host := range t.hosts() {
-		h, err := buildHost(ups, snap, host, scope, log)
+		h, err := tr.model(host, scope)
 		if err != nil {
 			return v, err
 		}
@@ -111,10 +154,10 @@ func verdict(ups []syncer.Update, snap *snapshot, t *Trace, scope Scope, log zer
 		if err != nil {
 			return v, err
 		}
+		hop.Unreached = !v.Allowed
 		v.Hops = append(v.Hops, hop)
 		if hop.Fate != sim.FateDelivered && hop.Fate != sim.FateSent {
 			v.Allowed = false
-			break
 		}
 	}
 	return v, nil
@@ -122,18 +165,18 @@ func verdict(ups []syncer.Update, snap *snapshot, t *Trace, scope Scope, log zer
 
 // hop runs the packet through host h and reads its path.
 func (h *hostModel) hop(t *Trace) (Hop, error) {
-	res, err := h.run(t.Src, t.Dst, firstPacket(t.Proto, t.Port))
+	res, err := h.run(t.Src, t.Dst, firstPacket(t.req))
 	if err != nil {
 		return Hop{}, fmt.Errorf("host %s: %w", h.name, err)
 	}
 	paths := pathOf(res, h.off.RuleIDs)
 	hop := Hop{Host: h.name, Fate: res.Fate, OIF: res.OIF, Egress: paths[ruleid.Egress],
 		Ingress: paths[ruleid.Ingress], Result: res}
-	hop.EgressHits, err = hitsOf(hop.Egress, h.trigger(t.Src, ruleid.Egress))
-	if err == nil {
-		hop.IngressHits, err = hitsOf(hop.Ingress, h.trigger(t.Dst, ruleid.Ingress))
-	}
-	return hop, err
+	// Hits are flow-log attribution: an end of tier whose trigger is not known (a host
+	// endpoint's forward chain) leaves them out rather than fail the trace.
+	hop.EgressHits, _ = hitsOf(hop.Egress, h.trigger(t.Src, ruleid.Egress))
+	hop.IngressHits, _ = hitsOf(hop.Ingress, h.trigger(t.Dst, ruleid.Ingress))
+	return hop, nil
 }
 
 // hitsOf returns the policy hits of a path as a flow reports them, numbered from 0, pending rules
