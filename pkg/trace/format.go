@@ -64,6 +64,9 @@ func printHop(w io.Writer, t *Trace, h Hop, steps bool) {
 	} else {
 		fmt.Fprintf(w, "  host %s:\n", h.Host)
 	}
+	for _, warn := range h.Warnings {
+		fmt.Fprintf(w, "    warning: %s\n", warn)
+	}
 	printPath(w, "egress of "+t.Src.Name, h.Egress)
 	printPath(w, "ingress of "+t.Dst.Name, h.Ingress)
 	fmt.Fprintf(w, "    packet: %s\n", fate(h))
@@ -100,7 +103,16 @@ func describeRule(r ruleid.RuleID) string {
 	if r.Namespace != "" {
 		name = r.Namespace + "/" + r.Name
 	}
-	return fmt.Sprintf("tier %s -> %s %s -> rule %d -> %s", r.Tier, r.Kind, name, r.Index, action)
+	return fmt.Sprintf("tier %s -> %s %s -> rule %d -> %s", r.Tier, resourceKind(r.Kind), name, r.Index, action)
+}
+
+// resourceKind is the kind of the resource a policy is (flows name a Calico NetworkPolicy
+// CalicoNetworkPolicy, as Goldmane does).
+func resourceKind(k flowlog.PolicyKind) string {
+	if k == flowlog.KindCalicoNetworkPolicy {
+		return "NetworkPolicy"
+	}
+	return k.String()
 }
 
 // fate says what became of the packet on the host, and which rule dropped it when no policy

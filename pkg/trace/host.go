@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/netip"
 	"slices"
+	"strings"
 
 	"github.com/rs/zerolog"
 	"golang.org/x/sys/unix"
@@ -28,6 +29,8 @@ type hostModel struct {
 	fib    *sim.StaticFIB
 	uplink sim.Iface
 	ifaces map[string]sim.Iface // workload interfaces by name
+	// prefixes are felix's InterfacePrefix: the interfaces it polices as workloads'.
+	prefixes []string
 }
 
 // Scope says which policies a model enforces.
@@ -58,7 +61,9 @@ func buildHost(ups []syncer.Update, snap *snapshot, host string, scope Scope, lo
 	updates := g.Flush()
 	h := &hostModel{name: host, scope: scope, ifaces: map[string]sim.Iface{}}
 	states := h.plumb(snap)
-	off, err := dataplane.BuildOffline(felixConfig(host, g.Facts()), updates, states, log)
+	cfg := felixConfig(host, g.Facts())
+	h.prefixes = cfg.InterfacePrefixes
+	off, err := dataplane.BuildOffline(cfg, updates, states, log)
 	if err != nil {
 		return nil, fmt.Errorf("host %s: %w", host, err)
 	}
@@ -133,6 +138,21 @@ func (h *hostModel) run(src, dst Place, spec sim.IPSpec) (*sim.Result, error) {
 		in.IIF = &h.uplink
 	}
 	return h.rs.Run(in)
+}
+
+// unpoliced says why felix on this host would not police the workload at p, if it would not:
+// its interface does not start with one of felix's InterfacePrefix.
+func (h *hostModel) unpoliced(p Place) (string, bool) {
+	if p.Host != h.name || !p.Workload() {
+		return "", false
+	}
+	for _, pre := range h.prefixes {
+		if strings.HasPrefix(p.Iface, pre) {
+			return "", false
+		}
+	}
+	return fmt.Sprintf("felix on %s polices workload interfaces starting with %s (InterfacePrefix): %s's %s is not one",
+		h.name, strings.Join(h.prefixes, ", "), p.Name, p.Iface), true
 }
 
 // srcPort is the source port of the simulated connections.

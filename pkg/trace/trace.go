@@ -57,7 +57,10 @@ type Hop struct {
 	Ingress   ruleid.Path
 	// Hits are the policy hits of each direction, as a flow log reports them.
 	EgressHits, IngressHits []flowlog.PolicyHit
-	Result                  *sim.Result // every step, for a detailed print
+	// Warnings say what on this host makes the trace differ from what a user may expect
+	// (an endpoint felix does not police).
+	Warnings []string
+	Result   *sim.Result // every step, for a detailed print
 }
 
 // Run traces req over a datastore snapshot (every key's update, as a syncer's snapshot holds
@@ -172,6 +175,11 @@ func (h *hostModel) hop(t *Trace) (Hop, error) {
 	paths := pathOf(res, h.off.RuleIDs)
 	hop := Hop{Host: h.name, Fate: res.Fate, OIF: res.OIF, Egress: paths[ruleid.Egress],
 		Ingress: paths[ruleid.Ingress], Result: res}
+	for _, p := range []Place{t.Src, t.Dst} {
+		if w, ok := h.unpoliced(p); ok {
+			hop.Warnings = append(hop.Warnings, w)
+		}
+	}
 	// Hits are flow-log attribution: an end of tier whose trigger is not known (a host
 	// endpoint's forward chain) leaves them out rather than fail the trace.
 	hop.EgressHits, _ = hitsOf(hop.Egress, h.trigger(t.Src, ruleid.Egress))

@@ -173,3 +173,15 @@ func TestPrint(t *testing.T) {
 		}
 	}
 }
+
+// A workload whose interface felix does not police (InterfacePrefix) is said so.
+func TestUnpolicedInterface(t *testing.T) {
+	ups := twoWorkloads(t, object{plural: "felixconfigurations", name: "default", spec: `{"interfacePrefix":"tap"}`})
+	tr := run(t, ups, "a", "b", flowlog.ProtoTCP, 81)
+	if w := tr.Enforced.Hops[0].Warnings; len(w) != 2 || !strings.Contains(w[0], "cali0a is not one") {
+		t.Errorf("warnings %q", w)
+	}
+	if !tr.Enforced.Allowed {
+		t.Error("denied: felix does not police these interfaces")
+	}
+}
