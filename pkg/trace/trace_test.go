@@ -185,3 +185,27 @@ func TestUnpolicedInterface(t *testing.T) {
 		t.Error("denied: felix does not police these interfaces")
 	}
 }
+
+// A host endpoint's policy decides the host's own traffic: egress when the host sends (to
+// the host endpoint's chain), ingress when it receives.
+func TestHostEndpoint(t *testing.T) {
+	ups := twoWorkloads(t,
+		object{plural: "hostendpoints", name: "h1-eth0", labels: map[string]string{"hep": "uplink"},
+			spec: `{"node":"h1","interfaceName":"eth0","expectedIPs":["198.18.0.1"]}`},
+		gnp("globalnetworkpolicies", "hep", `{"order":1,"selector":"has(hep)","egress":[{"action":"Deny","protocol":"TCP","destination":{"ports":[8080]}},{"action":"Allow"}],
+			"ingress":[{"action":"Allow","protocol":"TCP","destination":{"ports":[8443]}}]}`))
+	tr := run(t, ups, "h1", "c", flowlog.ProtoTCP, 8080)
+	if tr.Enforced.Allowed {
+		t.Fatalf("h1 -> c tcp/8080 allowed: %+v", tr.Enforced.Hops)
+	}
+	if out := last(t, tr.Enforced, "h1", ruleid.Egress); out.Name != "hep" || out.Index != 0 || out.Action != flowlog.Deny {
+		t.Errorf("h1 -> c tcp/8080 decided by %v", out)
+	}
+	tr = run(t, ups, "c", "h1-eth0", flowlog.ProtoTCP, 8443)
+	if in := last(t, tr.Enforced, "h1", ruleid.Ingress); in.Name != "hep" || in.Action != flowlog.Allow {
+		t.Errorf("c -> h1 tcp/8443 decided by %v", in)
+	}
+	if !tr.Enforced.Allowed {
+		t.Errorf("c -> h1 tcp/8443 denied: %+v", tr.Enforced.Hops)
+	}
+}
