@@ -15,7 +15,8 @@
 //	places.go   what the ends are: workload endpoints, host endpoints, nodes, addresses
 //	host.go     one host: calc -> BuildOffline -> sim.Compile; its interfaces and routes
 //	path.go     the simulator's steps -> the rule identifiers of each direction
-//	pending.go  PendingEvaluator: the pending trace of one host for flow logs (collector.Pending)
+//	pending.go  PendingEvaluator: the pending trace of one host for flow logs (collector.Pending);
+//	            PendingSource: the syncer's messages -> a PendingEvaluator, rebuilt after changes
 //	format.go   Print: the trace for people (calicoctl trace)
 //
 // The hosts are modelled from the datastore: each has an uplink (the interface its host

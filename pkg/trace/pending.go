@@ -1,6 +1,9 @@
 package trace
 
 import (
+	"cmp"
+	"slices"
+
 	"github.com/rs/zerolog"
 
 	"github.com/calico-host/calico-host/pkg/flowlog"
@@ -62,4 +65,58 @@ func tupleSpec(t flowlog.Tuple) sim.IPSpec {
 		s.ICMPID, s.ICMPType, s.ICMPCode = t.SrcPort, uint8(t.DstPort>>8), uint8(t.DstPort)
 	}
 	return s
+}
+
+// PendingSource keeps what felix's syncer delivered (the datastore's resources) and builds the
+// pending evaluator of one host from it on demand, again only after something changed. Felix
+// feeds it the syncer's messages on its calc loop and hands Evaluator().Evaluate to the
+// collector; a rebuild costs a calc run and a ruleset build for the host, so the caller paces
+// them (felix re-evaluates every 0.8 × FlowLogsFlushInterval). Not safe for concurrent use.
+type PendingSource struct {
+	host  string
+	log   zerolog.Logger
+	held  map[string]syncer.Update
+	dirty bool
+	cur   *PendingEvaluator
+}
+
+// NewPendingSource returns an empty source for host.
+func NewPendingSource(host string, log zerolog.Logger) *PendingSource {
+	return &PendingSource{host: host, log: log, held: map[string]syncer.Update{}}
+}
+
+// OnMessage records a syncer message: a snapshot replaces everything held.
+func (s *PendingSource) OnMessage(m syncer.Message) {
+	if m.Snapshot {
+		clear(s.held)
+		s.dirty = true
+	}
+	for _, u := range m.Updates {
+		k := u.ID.Key()
+		if u.Value == nil {
+			delete(s.held, k)
+		} else {
+			s.held[k] = u
+		}
+		s.dirty = true
+	}
+}
+
+// Evaluator returns the pending evaluator of what is held, built again when a message changed
+// it since the last call.
+func (s *PendingSource) Evaluator() (*PendingEvaluator, error) {
+	if !s.dirty && s.cur != nil {
+		return s.cur, nil
+	}
+	ups := make([]syncer.Update, 0, len(s.held))
+	for _, u := range s.held {
+		ups = append(ups, u)
+	}
+	slices.SortFunc(ups, func(a, b syncer.Update) int { return cmp.Compare(a.ID.Key(), b.ID.Key()) })
+	p, err := NewPending(ups, s.host, s.log)
+	if err != nil {
+		return nil, err
+	}
+	s.cur, s.dirty = p, false
+	return p, nil
 }
