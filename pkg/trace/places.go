@@ -3,7 +3,6 @@ package trace
 import (
 	"fmt"
 	"net/netip"
-	"strings"
 
 	"github.com/calico-host/calico-host/pkg/api"
 	"github.com/calico-host/calico-host/pkg/datastore"
@@ -172,13 +171,11 @@ func (s *snapshot) localWorkloads(host string) map[string][]netip.Addr {
 	return out
 }
 
-// family reports whether names resolve to IPv6 first: when either names an IPv6 address.
+// family reports whether names resolve to IPv6: when either is an IPv6 address (names resolve
+// to IPv4 addresses first).
 func family(names ...string) bool {
 	for _, n := range names {
 		if a, err := netip.ParseAddr(n); err == nil && a.Is6() {
-			return true
-		}
-		if strings.Contains(n, ":") && !strings.Contains(n, "/") {
 			return true
 		}
 	}

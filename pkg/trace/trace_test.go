@@ -209,3 +209,19 @@ func TestHostEndpoint(t *testing.T) {
 		t.Errorf("c -> h1 tcp/8443 denied: %+v", tr.Enforced.Hops)
 	}
 }
+
+// An IPv6 address on either end makes a name resolve to its endpoint's IPv6 address.
+func TestIPv6ByName(t *testing.T) {
+	ups := decode(t, node("h1", "198.18.0.1/24"),
+		workload("h1", "a", "cali0a", "10.65.0.1/32", map[string]string{"app": "a"}),
+		object{plural: "workloadendpoints", ns: "prod", name: "h1-k8s-b-eth0", labels: map[string]string{"app": "b"},
+			spec: `{"orchestrator":"k8s","workload":"b","node":"h1","endpoint":"eth0","interfaceName":"cali0b","ipNetworks":["10.65.0.2/32","fd5c::2/128"]}`},
+		gnp("globalnetworkpolicies", "all", `{"selector":"all()","ingress":[{"action":"Allow","ipVersion":6}],"egress":[{"action":"Allow"}]}`))
+	tr := run(t, ups, "fd5c::9", "b", flowlog.ProtoTCP, 80)
+	if tr.Dst.Addr.String() != "fd5c::2" || !tr.Enforced.Allowed {
+		t.Errorf("fd5c::9 -> b: to %s, allowed %v", tr.Dst.Addr, tr.Enforced.Allowed)
+	}
+	if tr = run(t, ups, "a", "b", flowlog.ProtoTCP, 80); tr.Dst.Addr.String() != "10.65.0.2" || tr.Enforced.Allowed {
+		t.Errorf("a -> b: to %s, allowed %v (ingress allows IPv6 only)", tr.Dst.Addr, tr.Enforced.Allowed)
+	}
+}
