@@ -23,7 +23,7 @@ type object struct {
 }
 
 // decode turns objects into a syncer snapshot, decoded as the syncer decodes them.
-func decode(t *testing.T, objs ...object) []syncer.Update {
+func decode(t testing.TB, objs ...object) []syncer.Update {
 	t.Helper()
 	var out []syncer.Update
 	for i, o := range objs {
@@ -60,7 +60,7 @@ func workload(host, name, iface, addr string, labels map[string]string) object {
 func gnp(plural, name, spec string) object { return object{plural: plural, name: name, spec: spec} }
 
 // twoWorkloads: a and b on host h1, c on host h2; every endpoint may send; b takes TCP 80.
-func twoWorkloads(t *testing.T, extra ...object) []syncer.Update {
+func twoWorkloads(t testing.TB, extra ...object) []syncer.Update {
 	objs := []object{
 		node("h1", "198.18.0.1/24"), node("h2", "198.18.0.2/24"),
 		workload("h1", "a", "cali0a", "10.65.0.1/32", map[string]string{"app": "a"}),
