@@ -346,3 +346,33 @@ func TestPolicyRulesOrigins(t *testing.T) {
 		t.Errorf("the OR block's first rule has origin %d, want -1", r.Origins[0])
 	}
 }
+
+// TestEndpointDropsReadBack: a trace reads an endpoint chain's own drops and its policy
+// direction back from the rendered chains.
+func TestEndpointDropsReadBack(t *testing.T) {
+	id := calc.PolicyID{Tier: "sec.ops", Kind: "gnp", Name: "sec.ops.p"}
+	ep := &calc.WorkloadEndpoint{Tiers: []calc.TierInfo{{Name: "sec.ops", DefaultAction: "Deny",
+		IngressPolicies: []calc.PolicyID{id}, EgressPolicies: []calc.PolicyID{id}}}}
+	w := WorkloadEndpoint(testConfig(false), ep, Singletons)
+	for i, egress := range []bool{false, true} {
+		c := w[i].Chain
+		if got, ok := EndpointChainEgress(c.Name); !ok || got != egress {
+			t.Errorf("%s: egress %v %v, want %v", c.Name, got, ok, egress)
+		}
+		var tiers []string
+		noProfile := 0
+		for _, r := range c.Rules {
+			if tier, np, ok := EndpointDrop(r.Comment); ok && np {
+				noProfile++
+			} else if ok {
+				tiers = append(tiers, tier)
+			}
+		}
+		if !slices.Equal(tiers, []string{"sec.ops"}) || noProfile != 1 {
+			t.Errorf("%s: end of tiers %v, %d no-profile drops", c.Name, tiers, noProfile)
+		}
+	}
+	if _, ok := EndpointChainEgress(PolicyChain(Filter, id, true)); ok {
+		t.Error("a policy chain read as an endpoint chain")
+	}
+}
