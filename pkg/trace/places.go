@@ -3,6 +3,7 @@ package trace
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 
 	"github.com/calico-host/calico-host/pkg/api"
 	"github.com/calico-host/calico-host/pkg/datastore"
@@ -23,9 +24,10 @@ func (p Place) Workload() bool { return p.Iface != "" }
 
 // snapshot indexes what places are made of: workload endpoints, host endpoints and nodes.
 type snapshot struct {
-	weps  []wepPlace
-	heps  []hepPlace
-	nodes map[string][]netip.Addr
+	weps   []wepPlace
+	heps   []hepPlace
+	nodes  map[string][]netip.Addr
+	byAddr map[netip.Addr]Place // what holds each address: workloads first, then hosts
 }
 
 type wepPlace struct {
@@ -56,7 +58,40 @@ func indexSnapshot(ups []syncer.Update) *snapshot {
 			s.nodes[id.Name] = nodeAddrs(v)
 		}
 	}
+	s.indexAddrs()
 	return s
+}
+
+// indexAddrs fills byAddr: an address held by several things is the first workload's, else
+// the first host endpoint's, else its node's.
+func (s *snapshot) indexAddrs() {
+	s.byAddr = map[netip.Addr]Place{}
+	add := func(a netip.Addr, p Place) {
+		if _, ok := s.byAddr[a]; !ok {
+			p.Addr = a
+			s.byAddr[a] = p
+		}
+	}
+	for _, w := range s.weps {
+		for _, a := range w.addrs {
+			add(a, Place{Name: w.ns + "/" + w.name, Host: w.host, Iface: w.iface})
+		}
+	}
+	for _, h := range s.heps {
+		for _, a := range h.addrs {
+			add(a, Place{Name: h.name, Host: h.host})
+		}
+	}
+	nodes := make([]string, 0, len(s.nodes))
+	for n := range s.nodes {
+		nodes = append(nodes, n)
+	}
+	slices.Sort(nodes)
+	for _, n := range nodes {
+		for _, a := range s.nodes[n] {
+			add(a, Place{Name: n, Host: n})
+		}
+	}
 }
 
 func addrsOf(ss []string) []netip.Addr {
@@ -122,31 +157,10 @@ func pick(addrs []netip.Addr, v6 bool) (netip.Addr, bool) {
 
 // placeOf names what holds address a.
 func (s *snapshot) placeOf(a netip.Addr) Place {
-	for _, w := range s.weps {
-		if hasAddr(w.addrs, a) {
-			return Place{Name: w.ns + "/" + w.name, Host: w.host, Addr: a, Iface: w.iface}
-		}
-	}
-	for _, h := range s.heps {
-		if hasAddr(h.addrs, a) {
-			return Place{Name: h.name, Host: h.host, Addr: a}
-		}
-	}
-	for n, addrs := range s.nodes {
-		if hasAddr(addrs, a) {
-			return Place{Name: n, Host: n, Addr: a}
-		}
+	if p, ok := s.byAddr[a]; ok {
+		return p
 	}
 	return Place{Name: a.String(), Addr: a}
-}
-
-func hasAddr(addrs []netip.Addr, a netip.Addr) bool {
-	for _, b := range addrs {
-		if b == a {
-			return true
-		}
-	}
-	return false
 }
 
 // uplink is the name of the host's interface towards the network: the interface its host
