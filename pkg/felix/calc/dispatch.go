@@ -40,6 +40,11 @@ func (g *Graph) applyResource(k datastore.ResourceID, v any) error {
 		return g.onNetworkSet(k, v)
 	case "globalnetworkpolicies", "networkpolicies":
 		return g.onPolicy(k, v)
+	case "stagedglobalnetworkpolicies", "stagednetworkpolicies":
+		if !g.stagedAsEnforced {
+			return nil // never enforced: felix keeps them for flow logs' pending verdicts only
+		}
+		return g.onPolicy(k, v)
 	case "tiers":
 		return g.onTier(k, v)
 	case "profiles":
@@ -203,29 +208,36 @@ func (g *Graph) onNetworkSet(k datastore.ResourceID, v any) error {
 	return nil
 }
 
+// policyKinds are calc's kinds of policy (PolicyID.Kind) by plural, and whether they are
+// namespaced.
+var policyKinds = map[string]struct {
+	kind       string
+	namespaced bool
+}{
+	"globalnetworkpolicies":       {"gnp", false},
+	"networkpolicies":             {"np", true},
+	"stagedglobalnetworkpolicies": {"sgnp", false},
+	"stagednetworkpolicies":       {"snp", true},
+}
+
 func (g *Graph) onPolicy(k datastore.ResourceID, v any) error {
-	kind, key := "gnp", "gnp/"+k.Name
-	if k.Kind.Plural == "networkpolicies" {
-		kind, key = "np", "np/"+k.Namespace+"/"+k.Name
+	pk := policyKinds[k.Kind.Plural]
+	kind, key := pk.kind, pk.kind+"/"+k.Name
+	if pk.namespaced {
+		key = kind + "/" + k.Namespace + "/" + k.Name
 	}
-	var view api.PolicySpecView
 	scopeUndecoded := undecoded(v, "spec.selector", "spec.namespaceSelector", "spec.serviceAccountSelector")
 	undecodedIn := v
 	v, invalid := unwrapInvalid(v)
-	switch p := v.(type) {
-	case *api.GlobalNetworkPolicy:
-		view = p.View()
-	case *api.NetworkPolicy:
-		view = p.View()
-		view.Namespace = k.Namespace
-	case nil:
+	view, ok, err := policyView(v)
+	if !ok {
 		g.policies.remove(key)
-		return nil
-	default:
-		g.policies.remove(key)
-		return fmt.Errorf("value is a %T, expected a policy", v)
+		return err
 	}
-	if kind == "np" && view.Namespace == "" {
+	if pk.namespaced {
+		view.Namespace = k.Namespace
+	}
+	if pk.namespaced && view.Namespace == "" {
 		g.policies.remove(key)
 		return fmt.Errorf("network policy without namespace")
 	}
@@ -270,6 +282,25 @@ func keepPlacement(view, prev api.PolicySpecView, inv *syncer.Invalid) api.Polic
 	keep("namespaceSelector", func() { view.NamespaceSel = prev.NamespaceSel })
 	keep("serviceAccountSelector", func() { view.ServiceAcctSel = prev.ServiceAcctSel })
 	return view
+}
+
+// policyView returns the common view of a policy value; ok is false for a deletion (nil), a
+// staged policy whose stagedAction is Delete (Project Calico's syncer never sends those to felix)
+// and a value of another type (err).
+func policyView(v any) (view api.PolicySpecView, ok bool, err error) {
+	switch p := v.(type) {
+	case *api.GlobalNetworkPolicy:
+		return p.View(), true, nil
+	case *api.NetworkPolicy:
+		return p.View(), true, nil
+	case *api.StagedGlobalNetworkPolicy:
+		return p.View(), p.Spec.StagedAction != api.StagedActionDelete, nil
+	case *api.StagedNetworkPolicy:
+		return p.View(), p.Spec.StagedAction != api.StagedActionDelete, nil
+	case nil:
+		return view, false, nil
+	}
+	return view, false, fmt.Errorf("value is a %T, expected a policy", v)
 }
 
 // onUnscopedPolicy handles a policy that failed validation and whose selectors do not parse

@@ -18,7 +18,8 @@ import (
 //     two label indexes (labelindex.go): every item, for IP sets; this host's endpoints, for
 //     policy selectors. selectors.go builds the selectors the way libcalico does.
 //   - policies.go/tiers.go: a policy is active while it matches a local endpoint; active
-//     policies are rendered (rules.go) and each local endpoint gets its sorted tiers.
+//     policies are rendered (rules.go) and each local endpoint gets its sorted tiers. Staged
+//     policies take part only in a graph made with StagedAsEnforced (the pending model).
 //   - profiles.go: profiles named by local endpoints are active and rendered.
 //   - ipsets.go: the selector and named-port sets that active rules use, reference-counted,
 //     with members kept from the index's match callbacks and sent as deltas.
@@ -58,15 +59,33 @@ type Graph struct {
 	// routeSource resolves felix's RouteSource from the datastore's configuration (nil: CalicoIPAM).
 	routeSource func(DatastoreConfig) RouteSource
 
+	// stagedAsEnforced: staged policies are enforced in their place (Option StagedAsEnforced).
+	stagedAsEnforced bool
+
 	haveSnapshot  bool
 	inSyncPending bool
 	inSyncSent    bool
 	status        syncer.Status // of the last message
 }
 
+// Option changes what a graph computes.
+type Option func(*Graph)
+
+// StagedAsEnforced makes the graph enforce StagedGlobalNetworkPolicies and StagedNetworkPolicies
+// in their place, among the enforced policies of their tier (PolicyID kinds "sgnp" and "snp"),
+// as Project Calico's pending evaluation does (its app-policy checker's StagedAsEnforced scope);
+// one whose stagedAction is Delete is left out, as Project Calico's syncer never sends it to
+// felix. The model is the pending one: what the dataplane would enforce if the staged policies
+// went live. Without it, staged policies are ignored. StagedKubernetesNetworkPolicies are not
+// evaluated (calc does not convert Kubernetes policy).
+func StagedAsEnforced() Option { return func(g *Graph) { g.stagedAsEnforced = true } }
+
 // New returns an empty graph for the named host.
-func New(hostname string, log zerolog.Logger) *Graph {
+func New(hostname string, log zerolog.Logger, opts ...Option) *Graph {
 	g := &Graph{host: hostname, log: log, revs: map[datastore.ID]int64{}, kinds: map[string]int{}}
+	for _, o := range opts {
+		o(g)
+	}
 	g.ipsets = newIPSetCalc(func(id string) *item { return g.items.items[id] })
 	g.endpoints = newEndpointCalc()
 	g.policies = newPolicyCalc(log, g.ipsets, g.endpoints.markDirty)

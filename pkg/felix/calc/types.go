@@ -162,6 +162,9 @@ type Rule struct {
 
 	// RuleID is a stable short hash of the source rule (for comments and logs).
 	RuleID string
+	// Index is the source rule's position in its policy's or profile's rules of this direction
+	// (what flow logs and traces name as the rule index; Rules left out or split keep it).
+	Index int
 
 	// Invalid, when not empty, says why calc could not interpret the source rule (data that
 	// validation refuses). Such a rule carries no matches; it cannot be enforced, so the
