@@ -22,6 +22,8 @@
 //	               entries), which the quarantine may withhold
 //	quarantine.go  what the dataplane's quarantine asks of the builder: names, values, and
 //	               invalidation
+//	attribution.go the NFLOG prefixes of the verdict rules with flow logs on, claimed by
+//	               their owners, and the prefix table published with each build
 //
 // The builder does no I/O: it only fills nft.Tables (which record what changed, for the
 // Applier's partial syncs). Rendering that cannot be enforced becomes a drop where it is, with
