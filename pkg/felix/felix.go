@@ -79,6 +79,7 @@ type Daemon struct {
 	dpCfg    dataplane.Config
 	problems map[string]bool
 
+	flowLogs  *flowLogs // nil when flow logs are off
 	agent     *status.Agent
 	endpoints *status.Endpoints // nil unless EndpointReportingEnabled
 	files     *status.Files     // nil when EndpointStatusPathPrefix is empty
