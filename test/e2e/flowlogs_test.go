@@ -1,0 +1,232 @@
+package e2e
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/calico-host/calico-host/pkg/flowlog"
+	"github.com/calico-host/calico-host/pkg/flowlog/goldmane"
+	pb "github.com/calico-host/calico-host/pkg/flowlog/goldmane/goldmanepb"
+	"github.com/calico-host/calico-host/test/e2e/topo"
+)
+
+const flowWebIngress = `apiVersion: projectcalico.org/v3
+kind: GlobalNetworkPolicy
+metadata: {name: web-ingress}
+spec:
+  selector: role == 'web'
+  types: [Ingress]
+  ingress:
+  - {action: Deny, protocol: TCP, source: {selector: role == 'other'}, destination: {ports: [80]}}
+  - {action: Allow, protocol: TCP, source: {selector: role == 'client'}, destination: {ports: [80]}}
+  - {action: Allow, protocol: UDP, source: {selector: role == 'client'}, destination: {ports: [80]}}
+  - {action: Allow, protocol: ICMP, source: {selector: role == 'client'}}
+`
+
+const flowClientEgress = `apiVersion: projectcalico.org/v3
+kind: GlobalNetworkPolicy
+metadata: {name: client-egress}
+spec:
+  selector: role == 'client'
+  types: [Egress]
+  egress:
+  - {action: Allow}
+`
+
+// icmpEcho is an echo request's dest_port in a flow (type 8 << 8 | code 0, as Project Calico's
+// collector puts it).
+const icmpEcho = 8 << 8
+
+// flowFlush is the tests' FlowLogsFlushInterval.
+const flowFlush = 2 * time.Second
+
+// TestFlowLogs: with flow logs on (the file and a Goldmane server), allowed and denied TCP, UDP
+// and ICMP connections between two hosts appear in each host's flow log file with the policy,
+// rule index and action that decided them, for the destination's reporter (ingress policy,
+// explicit deny and end of tier) and the source's (egress policy); a fake Goldmane server
+// (in-process, on the fabric) receives the same flows over gRPC.
+func TestFlowLogs(t *testing.T) {
+	requireFelix(t)
+	gm := &fakeGoldmane{}
+	s := newSystemWith(t, topo.Options{Hosts: 2, Mode: topo.ModeBGP}, topo.StartOptions{Felix: true}, func(f *topo.Fabric) error {
+		addr, err := gm.serve(t, f.NS)
+		if err != nil {
+			return err
+		}
+		for _, h := range f.Hosts {
+			h.FelixEnv = append(h.FelixEnv, "FELIX_FLOWLOGSFILEENABLED=true", "FELIX_FLOWLOGSFILEDIRECTORY="+filepath.Join(h.Dir, "flowlogs"),
+				fmt.Sprintf("FELIX_FLOWLOGSFLUSHINTERVAL=%d", int(flowFlush.Seconds())), "FELIX_FLOWLOGSGOLDMANESERVER="+addr)
+		}
+		return nil
+	})
+	web := s.workload(s.Host(1), "web", map[string]string{"role": "web"}, 80)
+	client := s.workload(s.Host(2), "client", map[string]string{"role": "client"}, 80)
+	other := s.workload(s.Host(2), "other", map[string]string{"role": "other"}, 80)
+	s.apply(flowWebIngress)
+	s.apply(flowClientEgress)
+	s.expect(30*time.Second, tcp(client, web, 80, true), udp(client, web, 80, true), icmp(client, web, true),
+		tcp(other, web, 80, false), udp(other, web, 80, false), icmp(other, web, false))
+
+	gnp := func(rule int64, action flowlog.Action) string {
+		return fmt.Sprintf("GlobalNetworkPolicy default/web-ingress rule %d %v", rule, action)
+	}
+	endOfTier := "EndOfTier default rule -1 Deny trigger web-ingress"
+	egress := "GlobalNetworkPolicy default/client-egress rule 0 Allow"
+	want := map[string]string{ // reporter src dst proto port -> action and the decisive hit
+		flowID(flowlog.Dst, client, web, "tcp", 80): "Allow " + gnp(1, flowlog.Allow),
+		flowID(flowlog.Dst, client, web, "udp", 80): "Allow " + gnp(2, flowlog.Allow),
+		flowID(flowlog.Dst, client, web, "icmp", icmpEcho): "Allow " + gnp(3, flowlog.Allow),
+		flowID(flowlog.Dst, other, web, "tcp", 80):  "Deny " + gnp(0, flowlog.Deny),
+		flowID(flowlog.Dst, other, web, "udp", 80):  "Deny " + endOfTier,
+		flowID(flowlog.Dst, other, web, "icmp", icmpEcho):  "Deny " + endOfTier,
+		flowID(flowlog.Src, client, web, "tcp", 80): "Allow " + egress,
+		flowID(flowlog.Src, client, web, "udp", 80): "Allow " + egress,
+		flowID(flowlog.Src, client, web, "icmp", icmpEcho): "Allow " + egress,
+	}
+	var files []flowlog.Flow
+	start := time.Now()
+	s.eventually(10*flowFlush+20*time.Second, "flows in the files", func() error {
+		files = append(readFlows(t, s.Host(1).Dir), readFlows(t, s.Host(2).Dir)...)
+		return matchFlows(files, want)
+	})
+	t.Logf("all %d flows in the files %s after the probes (flush interval %s)", len(want), time.Since(start).Round(time.Millisecond), flowFlush)
+	s.eventually(30*time.Second, "the same flows at Goldmane", func() error { return gm.hasAll(files) })
+	s.eventually(10*flowFlush+20*time.Second, "conntrack's counters of the allowed TCP connections", func() error {
+		var packets, bytes, started int64
+		for _, f := range append(readFlows(t, s.Host(1).Dir), readFlows(t, s.Host(2).Dir)...) {
+			if f.Reporter == flowlog.Dst && f.SourceName == client.ContainerID && f.Proto == "tcp" {
+				packets, bytes, started = packets+f.PacketsIn, bytes+f.BytesIn, started+f.NumConnectionsStarted
+			}
+		}
+		if packets == 0 || bytes == 0 || started == 0 {
+			return fmt.Errorf("packets in %d, bytes in %d, connections started %d", packets, bytes, started)
+		}
+		return nil
+	})
+}
+
+// flowID names a flow by what the test knows of it.
+func flowID(r flowlog.Reporter, src, dst *topo.Workload, proto string, port int) string {
+	return fmt.Sprintf("%v %s>%s %s/%d", r, src.ContainerID, dst.ContainerID, proto, port)
+}
+
+// describe is a flow's action and its last enforced hit (the one that decided).
+func describe(f flowlog.Flow) string {
+	hits := f.Policies.Enforced
+	if len(hits) == 0 {
+		return f.Action.String() + " (no policy)"
+	}
+	h := hits[len(hits)-1]
+	out := fmt.Sprintf("%v %v %s/%s rule %d %v", f.Action, h.Kind, h.Tier, h.Name, h.RuleIndex, h.Action)
+	if h.Kind == flowlog.KindEndOfTier {
+		out = fmt.Sprintf("%v %v %s rule %d %v", f.Action, h.Kind, h.Tier, h.RuleIndex, h.Action)
+	}
+	if h.Trigger != nil {
+		out += " trigger " + h.Trigger.Name
+	}
+	return out
+}
+
+// matchFlows checks that every wanted flow is there with its action and decisive hit.
+func matchFlows(flows []flowlog.Flow, want map[string]string) error {
+	got := map[string]string{}
+	for _, f := range flows {
+		got[fmt.Sprintf("%v %s>%s %s/%d", f.Reporter, f.SourceName, f.DestName, f.Proto, f.DestPort)] = describe(f)
+	}
+	var missing []string
+	for id, w := range want {
+		if got[id] != w {
+			missing = append(missing, fmt.Sprintf("%s: got %q, want %q", id, got[id], w))
+		}
+	}
+	if len(missing) > 0 {
+		sort.Strings(missing)
+		return fmt.Errorf("%d flows not as wanted:\n%s\n(have %v)", len(missing), strings.Join(missing, "\n"), got)
+	}
+	return nil
+}
+
+// readFlows reads a host's flow log file (JSON lines).
+func readFlows(t *testing.T, hostDir string) []flowlog.Flow {
+	f, err := os.Open(filepath.Join(hostDir, "flowlogs", "flows.log"))
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	var out []flowlog.Flow
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		var fl flowlog.Flow
+		if err := json.Unmarshal(sc.Bytes(), &fl); err != nil {
+			t.Errorf("flow log line %q: %v", sc.Text(), err)
+			continue
+		}
+		out = append(out, fl)
+	}
+	return out
+}
+
+// fakeGoldmane is a FlowCollector server (Goldmane's gRPC API, package goldmanepb): it
+// acknowledges and keeps every flow.
+type fakeGoldmane struct {
+	pb.UnimplementedFlowCollectorServer
+	mu    sync.Mutex
+	flows []*pb.Flow
+}
+
+// serve listens on the fabric's address (the hosts reach it as they reach etcd).
+func (g *fakeGoldmane) serve(t *testing.T, fabric *topo.Netns) (string, error) {
+	l, err := fabric.Listen("198.18.0.254:0")
+	if err != nil {
+		return "", err
+	}
+	srv := grpc.NewServer()
+	pb.RegisterFlowCollectorServer(srv, g)
+	go func() { _ = srv.Serve(l) }()
+	t.Cleanup(srv.Stop)
+	return l.Addr().String(), nil
+}
+
+func (g *fakeGoldmane) Connect(s grpc.BidiStreamingServer[pb.FlowUpdate, pb.FlowReceipt]) error {
+	for {
+		u, err := s.Recv()
+		if err != nil {
+			return err
+		}
+		g.mu.Lock()
+		g.flows = append(g.flows, u.Flow)
+		g.mu.Unlock()
+		if err := s.Send(&pb.FlowReceipt{}); err != nil {
+			return err
+		}
+	}
+}
+
+// hasAll checks that every flow of the files reached the server, key and counters.
+func (g *fakeGoldmane) hasAll(flows []flowlog.Flow) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, f := range flows {
+		want := goldmane.ToProto(f)
+		found := false
+		for _, got := range g.flows {
+			found = found || proto.Equal(got, want)
+		}
+		if !found {
+			return fmt.Errorf("Goldmane lacks %v (has %d flows)", want.Key, len(g.flows))
+		}
+	}
+	return nil
+}
