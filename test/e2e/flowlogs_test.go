@@ -84,14 +84,14 @@ func TestFlowLogs(t *testing.T) {
 	endOfTier := "EndOfTier default rule -1 Deny trigger web-ingress"
 	egress := "GlobalNetworkPolicy default/client-egress rule 0 Allow"
 	want := map[string]string{ // reporter src dst proto port -> action and the decisive hit
-		flowID(flowlog.Dst, client, web, "tcp", 80): "Allow " + gnp(1, flowlog.Allow),
-		flowID(flowlog.Dst, client, web, "udp", 80): "Allow " + gnp(2, flowlog.Allow),
+		flowID(flowlog.Dst, client, web, "tcp", 80):        "Allow " + gnp(1, flowlog.Allow),
+		flowID(flowlog.Dst, client, web, "udp", 80):        "Allow " + gnp(2, flowlog.Allow),
 		flowID(flowlog.Dst, client, web, "icmp", icmpEcho): "Allow " + gnp(3, flowlog.Allow),
-		flowID(flowlog.Dst, other, web, "tcp", 80):  "Deny " + gnp(0, flowlog.Deny),
-		flowID(flowlog.Dst, other, web, "udp", 80):  "Deny " + endOfTier,
+		flowID(flowlog.Dst, other, web, "tcp", 80):         "Deny " + gnp(0, flowlog.Deny),
+		flowID(flowlog.Dst, other, web, "udp", 80):         "Deny " + endOfTier,
 		flowID(flowlog.Dst, other, web, "icmp", icmpEcho):  "Deny " + endOfTier,
-		flowID(flowlog.Src, client, web, "tcp", 80): "Allow " + egress,
-		flowID(flowlog.Src, client, web, "udp", 80): "Allow " + egress,
+		flowID(flowlog.Src, client, web, "tcp", 80):        "Allow " + egress,
+		flowID(flowlog.Src, client, web, "udp", 80):        "Allow " + egress,
 		flowID(flowlog.Src, client, web, "icmp", icmpEcho): "Allow " + egress,
 	}
 	var files []flowlog.Flow
