@@ -32,6 +32,7 @@ spec:
   - {action: Allow, protocol: TCP, source: {selector: role == 'client'}, destination: {ports: [80]}}
   - {action: Allow, protocol: UDP, source: {selector: role == 'client'}, destination: {ports: [80]}}
   - {action: Allow, protocol: ICMP, source: {selector: role == 'client'}}
+  - {action: Allow, protocol: ICMPv6, source: {selector: role == 'client'}}
 `
 
 const flowClientEgress = `apiVersion: projectcalico.org/v3
@@ -44,22 +45,26 @@ spec:
   - {action: Allow}
 `
 
-// icmpEcho is an echo request's dest_port in a flow (type 8 << 8 | code 0, as Project Calico's
-// collector puts it).
-const icmpEcho = 8 << 8
+// icmpEcho and icmp6Echo are an echo request's dest_port in a flow (type << 8 | code, as
+// Project Calico's collector puts it).
+const (
+	icmpEcho  = 8 << 8
+	icmp6Echo = 128 << 8
+)
 
 // flowFlush is the tests' FlowLogsFlushInterval.
 const flowFlush = 2 * time.Second
 
 // TestFlowLogs: with flow logs on (the file and a Goldmane server), allowed and denied TCP, UDP
-// and ICMP connections between two hosts appear in each host's flow log file with the policy,
+// and ICMP connections between two dual-stack hosts (IPv4 and IPv6 flows of one key aggregate;
+// ICMPv6 has flows of its own) appear in each host's flow log file with the policy,
 // rule index and action that decided them, for the destination's reporter (ingress policy,
 // explicit deny and end of tier) and the source's (egress policy); a fake Goldmane server
 // (in-process, on the fabric) receives the same flows over gRPC.
 func TestFlowLogs(t *testing.T) {
 	requireFelix(t)
 	gm := &fakeGoldmane{}
-	s := newSystemWith(t, topo.Options{Hosts: 2, Mode: topo.ModeBGP}, topo.StartOptions{Felix: true}, func(f *topo.Fabric) error {
+	s := newSystemWith(t, topo.Options{Hosts: 2, Mode: topo.ModeBGP, IPv6: true}, topo.StartOptions{Felix: true}, func(f *topo.Fabric) error {
 		addr, err := gm.serve(t, f.NS)
 		if err != nil {
 			return err
@@ -76,7 +81,9 @@ func TestFlowLogs(t *testing.T) {
 	s.apply(flowWebIngress)
 	s.apply(flowClientEgress)
 	s.expect(30*time.Second, tcp(client, web, 80, true), udp(client, web, 80, true), icmp(client, web, true),
-		tcp(other, web, 80, false), udp(other, web, 80, false), icmp(other, web, false))
+		tcp(other, web, 80, false), udp(other, web, 80, false), icmp(other, web, false),
+		v6(tcp(client, web, 80, true), web), v6(udp(client, web, 80, true), web), v6(icmp(client, web, true), web),
+		v6(tcp(other, web, 80, false), web), v6(icmp(other, web, false), web))
 
 	gnp := func(rule int64, action flowlog.Action) string {
 		return fmt.Sprintf("GlobalNetworkPolicy default/web-ingress rule %d %v", rule, action)
@@ -84,15 +91,18 @@ func TestFlowLogs(t *testing.T) {
 	endOfTier := "EndOfTier default rule -1 Deny trigger web-ingress"
 	egress := "GlobalNetworkPolicy default/client-egress rule 0 Allow"
 	want := map[string]string{ // reporter src dst proto port -> action and the decisive hit
-		flowID(flowlog.Dst, client, web, "tcp", 80):        "Allow " + gnp(1, flowlog.Allow),
-		flowID(flowlog.Dst, client, web, "udp", 80):        "Allow " + gnp(2, flowlog.Allow),
-		flowID(flowlog.Dst, client, web, "icmp", icmpEcho): "Allow " + gnp(3, flowlog.Allow),
-		flowID(flowlog.Dst, other, web, "tcp", 80):         "Deny " + gnp(0, flowlog.Deny),
-		flowID(flowlog.Dst, other, web, "udp", 80):         "Deny " + endOfTier,
-		flowID(flowlog.Dst, other, web, "icmp", icmpEcho):  "Deny " + endOfTier,
-		flowID(flowlog.Src, client, web, "tcp", 80):        "Allow " + egress,
-		flowID(flowlog.Src, client, web, "udp", 80):        "Allow " + egress,
-		flowID(flowlog.Src, client, web, "icmp", icmpEcho): "Allow " + egress,
+		flowID(flowlog.Dst, client, web, "tcp", 80):          "Allow " + gnp(1, flowlog.Allow),
+		flowID(flowlog.Dst, client, web, "udp", 80):          "Allow " + gnp(2, flowlog.Allow),
+		flowID(flowlog.Dst, client, web, "icmp", icmpEcho):   "Allow " + gnp(3, flowlog.Allow),
+		flowID(flowlog.Dst, other, web, "tcp", 80):           "Deny " + gnp(0, flowlog.Deny),
+		flowID(flowlog.Dst, other, web, "udp", 80):           "Deny " + endOfTier,
+		flowID(flowlog.Dst, other, web, "icmp", icmpEcho):    "Deny " + endOfTier,
+		flowID(flowlog.Src, client, web, "tcp", 80):          "Allow " + egress,
+		flowID(flowlog.Src, client, web, "udp", 80):          "Allow " + egress,
+		flowID(flowlog.Src, client, web, "icmp", icmpEcho):   "Allow " + egress,
+		flowID(flowlog.Dst, client, web, "icmp6", icmp6Echo): "Allow " + gnp(4, flowlog.Allow),
+		flowID(flowlog.Dst, other, web, "icmp6", icmp6Echo):  "Deny " + endOfTier,
+		flowID(flowlog.Src, client, web, "icmp6", icmp6Echo): "Allow " + egress,
 	}
 	var files []flowlog.Flow
 	start := time.Now()
