@@ -71,7 +71,8 @@ func TestFlowLogs(t *testing.T) {
 		}
 		for _, h := range f.Hosts {
 			h.FelixEnv = append(h.FelixEnv, "FELIX_FLOWLOGSFILEENABLED=true", "FELIX_FLOWLOGSFILEDIRECTORY="+filepath.Join(h.Dir, "flowlogs"),
-				fmt.Sprintf("FELIX_FLOWLOGSFLUSHINTERVAL=%d", int(flowFlush.Seconds())), "FELIX_FLOWLOGSGOLDMANESERVER="+addr)
+				fmt.Sprintf("FELIX_FLOWLOGSFLUSHINTERVAL=%d", int(flowFlush.Seconds())), "FELIX_FLOWLOGSGOLDMANESERVER="+addr,
+				"FELIX_PROMETHEUSMETRICSENABLED=true", "FELIX_PROMETHEUSMETRICSHOST=127.0.0.1")
 		}
 		return nil
 	})
@@ -124,6 +125,30 @@ func TestFlowLogs(t *testing.T) {
 		}
 		return nil
 	})
+	checkPolicyMetrics(t, s)
+}
+
+// checkPolicyMetrics: host 1's felix exports the counters of the rules that decided, by
+// policy and rule.
+func checkPolicyMetrics(t *testing.T, s *system) {
+	for _, want := range []string{
+		`calico_host_felix_policy_packets_total{action="Allow",direction="Ingress",kind="GlobalNetworkPolicy",namespace="",policy="web-ingress",rule="1",tier="default"}`,
+		`calico_host_felix_policy_packets_total{action="Deny",direction="Ingress",kind="GlobalNetworkPolicy",namespace="",policy="web-ingress",rule="0",tier="default"}`,
+		`calico_host_felix_policy_bytes_total{action="Deny",direction="Ingress",kind="EndOfTier",namespace="",policy="",rule="-1",tier="default"}`,
+	} {
+		s.eventually(20*time.Second, "metric "+want, func() error {
+			code, body, err := s.Host(1).NS.HTTPGet(s.ctx, "127.0.0.1:9091", "/metrics")
+			if err != nil || code != 200 {
+				return fmt.Errorf("GET /metrics: %d %v", code, err)
+			}
+			for _, line := range strings.Split(body, "\n") {
+				if v, ok := strings.CutPrefix(line, want+" "); ok && v != "0" {
+					return nil
+				}
+			}
+			return fmt.Errorf("no non-zero %s", want)
+		})
+	}
 }
 
 // flowID names a flow by what the test knows of it.
