@@ -125,7 +125,8 @@ func (f *flowLogs) close() {
 
 // publish hands the collector the prefix table of a ruleset just applied (the dataplane's
 // goroutine; never blocks: a table not yet taken is replaced).
-func (f *flowLogs) publish(t *ruleid.Table) {
+func (f *flowLogs) publish(t *ruleid.Table, unattributed int) {
+	f.metrics.unattributedRules.Set(float64(unattributed))
 	f.rules.table.Store(t)
 	for {
 		select {

@@ -25,7 +25,11 @@ type flowMetrics struct {
 	fileErrors                             prometheus.Counter
 	connections                            prometheus.Gauge
 	unknown, dropped, unattributed, refuse atomic.Uint64
+	nflogPackets, parseErrors, overruns    atomic.Uint64
+	aggregatorDrops                        atomic.Int64
 	sent, lost                             atomic.Int64
+	// unattributedRules are the verdict rules rendered without their log statement.
+	unattributedRules prometheus.Gauge
 }
 
 func newFlowMetrics() *flowMetrics {
@@ -36,14 +40,20 @@ func newFlowMetrics() *flowMetrics {
 			Help: "Flushes whose flows could not be written to the flow log file."}),
 		connections: prometheus.NewGauge(prometheus.GaugeOpts{Name: "calico_host_felix_flowlog_connections",
 			Help: "Connections the flow collector follows, at the last flush."}),
+		unattributedRules: prometheus.NewGauge(prometheus.GaugeOpts{Name: "calico_host_felix_flowlog_unattributed_rules",
+			Help: "Verdict rules rendered without their NFLOG statement since felix started (a name that cannot be a prefix, or a prefix clash): enforced, not attributed."}),
 	}
 }
 
 // observeCollector copies the collector's counts (its goroutine).
 func (m *flowMetrics) observeCollector(c *collector.Collector, flows int) {
-	st := c.Stats()
+	st, n := c.Stats(), c.Counts()
 	m.flows.Add(float64(flows))
-	m.connections.Set(float64(c.Connections()))
+	m.connections.Set(float64(n.Connections))
+	m.nflogPackets.Store(n.NFLOG.Packets)
+	m.parseErrors.Store(n.NFLOG.ParseErrors)
+	m.overruns.Store(n.NFLOG.Overruns)
+	m.aggregatorDrops.Store(int64(n.FlowsLost))
 	m.unknown.Store(st.UnknownPrefixes)
 	m.dropped.Store(st.DroppedPackets)
 	m.unattributed.Store(st.UnattributedPaths)
@@ -67,7 +77,11 @@ func (m *flowMetrics) collectors() []prometheus.Collector {
 	}
 	u := func(a *atomic.Uint64) func() float64 { return func() float64 { return float64(a.Load()) } }
 	i := func(a *atomic.Int64) func() float64 { return func() float64 { return float64(a.Load()) } }
-	return []prometheus.Collector{m.flows, m.fileErrors, m.connections,
+	return []prometheus.Collector{m.flows, m.fileErrors, m.connections, m.unattributedRules,
+		counter("calico_host_felix_flowlog_nflog_packets_total", "NFLOG messages read from groups 1 and 2.", u(&m.nflogPackets)),
+		counter("calico_host_felix_flowlog_nflog_parse_errors_total", "NFLOG messages without a prefix or a parseable packet.", u(&m.parseErrors)),
+		counter("calico_host_felix_flowlog_nflog_overruns_total", "Times the kernel dropped NFLOG messages (the socket buffer was full).", u(&m.overruns)),
+		counter("calico_host_felix_flowlog_aggregator_dropped_total", "Flow updates dropped at the aggregator's limit.", i(&m.aggregatorDrops)),
 		counter("calico_host_felix_flowlog_unknown_prefixes_total", "NFLOG packets whose prefix no applied ruleset has.", u(&m.unknown)),
 		counter("calico_host_felix_flowlog_dropped_packets_total", "NFLOG packets of connections beyond the collector's limit.", u(&m.dropped)),
 		counter("calico_host_felix_flowlog_unattributed_paths_total", "Packet paths the collector could not attribute to a policy.", u(&m.unattributed)),

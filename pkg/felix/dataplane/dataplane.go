@@ -93,7 +93,7 @@ type options struct {
 	wg     WireGuard
 	timing Timing
 	// flowLogTables, when set, receives the prefix table of each ruleset applied (flow logs on).
-	flowLogTables func(*ruleid.Table)
+	flowLogTables func(*ruleid.Table, int)
 	// afterApply, when set, is called after every apply with the number of batches received
 	// before it started and its result (tests use it to wait for the loop).
 	afterApply func(batches int, err error)
@@ -121,9 +121,10 @@ func WithWireGuard(w WireGuard) Option { return func(o *options) { o.wg = w } }
 func WithTiming(t Timing) Option { return func(o *options) { o.timing = t } }
 
 // WithFlowLogTables hands fn the NFLOG prefix table (package ruleid) of every ruleset the kernel
-// accepted that changed it, on the dataplane's goroutine, after the apply and before the next
-// one (Config.FlowLogs on): the flow collector then knows every prefix the kernel may log.
-func WithFlowLogTables(fn func(*ruleid.Table)) Option {
+// accepted that changed it, with the count of verdict rules rendered without their log
+// statement, on the dataplane's goroutine, after the apply and before the next one
+// (Config.FlowLogs on): the flow collector then knows every prefix the kernel may log.
+func WithFlowLogTables(fn func(t *ruleid.Table, unattributed int)) Option {
 	return func(o *options) { o.flowLogTables = fn }
 }
 

@@ -7,18 +7,18 @@ import (
 
 // flowLogTables hands the flow collector the NFLOG prefix table of each ruleset applied.
 type flowLogTables struct {
-	publish func(*ruleid.Table) // nil: no collector
+	publish func(*ruleid.Table, int) // nil: no collector
 	last    *ruleid.Table
-	refused int // verdict rules rendered without their log statement (metric)
+	refused int // verdict rules rendered without their log statement, as last published
 }
 
-// applied publishes the table of the ruleset the kernel just accepted when it changed.
+// applied publishes the table of the ruleset the kernel just accepted, and the count of verdict
+// rules rendered without their log statement, when either changed.
 func (f *flowLogTables) applied(b *ruleset.Builder) {
 	t, refused := b.FlowLogTable()
-	f.refused = refused
-	if t == nil || t == f.last || f.publish == nil {
+	if t == nil || f.publish == nil || t == f.last && refused == f.refused {
 		return
 	}
-	f.last = t
-	f.publish(t)
+	f.last, f.refused = t, refused
+	f.publish(t, refused)
 }

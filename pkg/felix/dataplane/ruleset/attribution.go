@@ -25,8 +25,10 @@ type attribution struct {
 	retry   []any             // owners whose refused prefix became free: render them again
 	tiers   map[string]bool   // tiers whose end-of-tier drops are claimed
 	table   *ruleid.Table     // the table of the last build; nil when a claim changed since
-	// Refused counts rules rendered without their log statement (unnameable or clashing).
-	refused int
+	// unattributed are, per owner, its verdict rules rendered without their log statement
+	// (unnameable or clashing); refused is their sum.
+	unattributed map[any]int
+	refused      int
 }
 
 type claim struct {
@@ -36,7 +38,7 @@ type claim struct {
 
 func newAttribution(on bool, log zerolog.Logger) *attribution {
 	a := &attribution{on: on, log: log, claims: map[string]*claim{}, owned: map[any][]string{},
-		waiting: map[string][]any{}, tiers: map[string]bool{}}
+		waiting: map[string][]any{}, tiers: map[string]bool{}, unattributed: map[any]int{}}
 	if on {
 		a.claimFixed(rules.NoProfileRuleIDs())
 	}
@@ -51,12 +53,11 @@ func (a *attribution) policy(owner any, id calc.PolicyID, egress bool, rs []calc
 	}
 	ids, err := rules.PolicyRuleIDs(id, egress, rs)
 	if err != nil {
-		a.refused += len(rs)
 		a.log.Warn().Str("policy", id.Tier+"/"+rules.PolicyName(id)).Err(err).
 			Msg("Flow logs cannot name this policy's rules: they are enforced but not attributed")
 	}
 	a.tier(id.Tier)
-	return a.claimAll(owner, ids)
+	return a.claimAll(owner, ids, unnamed(err, rs))
 }
 
 // profile is policy for a profile.
@@ -66,16 +67,31 @@ func (a *attribution) profile(owner any, name string, egress bool, rs []calc.Rul
 	}
 	ids, err := rules.ProfileRuleIDs(name, egress, rs)
 	if err != nil {
-		a.refused += len(rs)
 		a.log.Warn().Str("profile", name).Err(err).
 			Msg("Flow logs cannot name this profile's rules: they are enforced but not attributed")
 	}
-	return a.claimAll(owner, ids)
+	return a.claimAll(owner, ids, unnamed(err, rs))
 }
 
-// claimAll replaces owner's claims with ids (zero IDs claim nothing).
-func (a *attribution) claimAll(owner any, ids []ruleid.RuleID) []rules.LogTo {
+// unnamed is how many verdict rules of rs are left unattributed by err (all or none).
+func unnamed(err error, rs []calc.Rule) int {
+	if err == nil {
+		return 0
+	}
+	n := 0
+	for i := range rs {
+		if rs[i].Action != calc.RuleLog {
+			n++
+		}
+	}
+	return n
+}
+
+// claimAll replaces owner's claims with ids (zero IDs claim nothing); unnamed of its verdict
+// rules could not be named at all.
+func (a *attribution) claimAll(owner any, ids []ruleid.RuleID, unnamed int) []rules.LogTo {
 	a.release(owner)
+	a.setUnattributed(owner, unnamed)
 	out := make([]rules.LogTo, len(ids))
 	var mine []string
 	for i, r := range ids {
@@ -101,7 +117,7 @@ func (a *attribution) claimAll(owner any, ids []ruleid.RuleID) []rules.LogTo {
 }
 
 func (a *attribution) refuse(owner any, p string, r, have ruleid.RuleID) {
-	a.refused++
+	a.setUnattributed(owner, a.unattributed[owner]+1)
 	a.waiting[p] = append(a.waiting[p], owner)
 	a.log.Warn().Str("prefix", p).Stringer("rule", r).Stringer("holder", have).
 		Msg("Flow log prefix taken by another rule: this rule is enforced but not attributed until it is free")
@@ -121,6 +137,17 @@ func (a *attribution) release(owner any) {
 		delete(a.waiting, p)
 	}
 	delete(a.owned, owner)
+	a.setUnattributed(owner, 0)
+}
+
+// setUnattributed records owner's count of verdict rules without their log statement.
+func (a *attribution) setUnattributed(owner any, n int) {
+	a.refused += n - a.unattributed[owner]
+	if n == 0 {
+		delete(a.unattributed, owner)
+		return
+	}
+	a.unattributed[owner] = n
 }
 
 // tier claims the end-of-tier drops of tier for good (a handful per tier; a stale one names

@@ -95,7 +95,8 @@ func TestFlowLogsOff(t *testing.T) {
 
 // TestAttributionClash: a rule whose prefix another rule holds (the same policy in two tiers,
 // while it moves) gets no log statement and is counted; once the holder releases the prefix
-// the refused owner is rendered again and gets it.
+// the refused owner is rendered again and gets it. A policy whose name cannot be a prefix
+// counts its verdict rules until it goes.
 func TestAttributionClash(t *testing.T) {
 	a := newAttribution(true, zerolog.Nop())
 	rs := []calc.Rule{{Action: calc.RuleAllow}}
@@ -113,8 +114,15 @@ func TestAttributionClash(t *testing.T) {
 	if retry := a.takeRetry(); len(retry) != 1 || retry[0] != "new" {
 		t.Fatalf("retry %v", retry)
 	}
-	if got := a.policy("new", moved, false, rs); got[0].Prefix != "API0|gnp/x" {
-		t.Errorf("after release: %+v", got)
+	if got := a.policy("new", moved, false, rs); got[0].Prefix != "API0|gnp/x" || a.refused != 0 {
+		t.Errorf("after release: %+v, refused %d", got, a.refused)
+	}
+	bad := calc.PolicyID{Tier: "t1", Kind: "gnp", Name: "no spaces"}
+	if got := a.policy("bad", bad, false, append(rs, calc.Rule{Action: calc.RuleLog})); got[0] != (rules.LogTo{}) || a.refused != 1 {
+		t.Errorf("unnameable policy: %+v, refused %d", got, a.refused)
+	}
+	if a.release("bad"); a.refused != 0 {
+		t.Errorf("refused %d after the unnameable policy went", a.refused)
 	}
 	if r, _ := a.Table().Lookup("API0|gnp/x"); r.Tier != "t2" {
 		t.Errorf("table names %v after the move", r)

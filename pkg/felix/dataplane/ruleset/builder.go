@@ -90,8 +90,8 @@ func (b *Builder) Build(in *Input) []*nft.Table {
 }
 
 // FlowLogTable is the NFLOG prefix table of the tables as the last build left them, to hand to
-// the flow collector with them (nil with flow logs off); refused counts the verdict rules
-// rendered without their log statement (unnameable or clashing), since New.
+// the flow collector with them (nil with flow logs off); refused counts their verdict rules
+// rendered without their log statement (unnameable or clashing).
 func (b *Builder) FlowLogTable() (t *ruleid.Table, refused int) {
 	return b.attr.Table(), b.attr.refused
 }
