@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"sort"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/calico-host/calico-host/pkg/flowlog"
@@ -60,16 +62,23 @@ const flowFlush = 2 * time.Second
 // ICMPv6 has flows of its own) appear in each host's flow log file with the policy,
 // rule index and action that decided them, for the destination's reporter (ingress policy,
 // explicit deny and end of tier) and the source's (egress policy); a fake Goldmane server
-// (in-process, on the fabric) receives the same flows over gRPC.
+// (in-process, on the fabric) receives the same flows over gRPC with mutual TLS (felix presents
+// TyphaCertFile and checks the server against TyphaCAFile, as Project Calico's felix does), and
+// felix's metrics count the deciding rules' packets.
 func TestFlowLogs(t *testing.T) {
 	requireFelix(t)
 	gm := &fakeGoldmane{}
 	s := newSystemWith(t, topo.Options{Hosts: 2, Mode: topo.ModeBGP, IPv6: true}, topo.StartOptions{Felix: true}, func(f *topo.Fabric) error {
-		addr, err := gm.serve(t, f.NS)
+		pki, err := newGoldmanePKI(f.Dir, net.ParseIP(goldmaneIP))
+		if err != nil {
+			return err
+		}
+		addr, err := gm.serve(t, f.NS, pki)
 		if err != nil {
 			return err
 		}
 		for _, h := range f.Hosts {
+			h.FelixEnv = append(h.FelixEnv, pki.felixEnv()...)
 			h.FelixEnv = append(h.FelixEnv, "FELIX_FLOWLOGSFILEENABLED=true", "FELIX_FLOWLOGSFILEDIRECTORY="+filepath.Join(h.Dir, "flowlogs"),
 				fmt.Sprintf("FELIX_FLOWLOGSFLUSHINTERVAL=%d", int(flowFlush.Seconds())), "FELIX_FLOWLOGSGOLDMANESERVER="+addr,
 				"FELIX_PROMETHEUSMETRICSENABLED=true", "FELIX_PROMETHEUSMETRICSHOST=127.0.0.1")
@@ -221,13 +230,18 @@ type fakeGoldmane struct {
 	flows []*pb.Flow
 }
 
-// serve listens on the fabric's address (the hosts reach it as they reach etcd).
-func (g *fakeGoldmane) serve(t *testing.T, fabric *topo.Netns) (string, error) {
-	l, err := fabric.Listen("198.18.0.254:0")
+// goldmaneIP is where the fake Goldmane listens: the fabric's address (the hosts reach it as
+// they reach etcd).
+const goldmaneIP = "198.18.0.254"
+
+// serve listens with mutual TLS (the server's certificate names goldmaneIP, the client's must
+// be signed by pki's CA).
+func (g *fakeGoldmane) serve(t *testing.T, fabric *topo.Netns, pki *goldmanePKI) (string, error) {
+	l, err := fabric.Listen(goldmaneIP + ":0")
 	if err != nil {
 		return "", err
 	}
-	srv := grpc.NewServer()
+	srv := grpc.NewServer(grpc.Creds(credentials.NewTLS(pki.server)))
 	pb.RegisterFlowCollectorServer(srv, g)
 	go func() { _ = srv.Serve(l) }()
 	t.Cleanup(srv.Stop)
