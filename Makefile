@@ -5,7 +5,7 @@ BIN      := bin
 # Version: from the newest v* tag when there is one (v1.2.3-4-gabc -> 1.2.3+4.gabc), else
 # 0.1.0+git<commits>.<sha>.
 VERSION  ?= $(shell scripts/version.sh)
-LDFLAGS  := -s -w -X github.com/calico-host/calico-host/pkg/buildinfo.Version=$(VERSION)
+LDFLAGS  := -s -w -X github.com/calico-host/calico-host/internal/buildinfo.Version=$(VERSION)
 BINARIES := $(notdir $(wildcard cmd/*))
 
 .PHONY: all deps build test test-unit test-packages lint demo packages clean scale

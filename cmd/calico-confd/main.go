@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/calico-host/calico-host/pkg/buildinfo"
+	"github.com/calico-host/calico-host/internal/buildinfo"
 	"github.com/calico-host/calico-host/pkg/confd"
 	"github.com/calico-host/calico-host/pkg/daemon"
 )

@@ -10,7 +10,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/calico-host/calico-host/pkg/buildinfo"
+	"github.com/calico-host/calico-host/internal/buildinfo"
 	"github.com/calico-host/calico-host/pkg/config"
 	"github.com/calico-host/calico-host/pkg/daemon"
 	"github.com/calico-host/calico-host/pkg/startup"

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/calico-host/calico-host/pkg/buildinfo"
+	"github.com/calico-host/calico-host/internal/buildinfo"
 	"github.com/calico-host/calico-host/pkg/calicoctl/diags"
 )
 

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/calico-host/calico-host/internal/buildinfo"
 	"github.com/calico-host/calico-host/pkg/api"
-	"github.com/calico-host/calico-host/pkg/buildinfo"
 	"github.com/calico-host/calico-host/pkg/datastore"
 )
 

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/calico-host/calico-host/pkg/logtest"
+	"github.com/calico-host/calico-host/internal/logtest"
 )
 
 // TestVersionClientOnly: --client prints the client's version without touching the datastore

@@ -6,8 +6,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/calico-host/calico-host/internal/backoff"
 	"github.com/calico-host/calico-host/pkg/api"
-	"github.com/calico-host/calico-host/pkg/backoff"
 	"github.com/calico-host/calico-host/pkg/datastore"
 )
 

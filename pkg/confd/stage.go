@@ -15,7 +15,7 @@ import (
 	"text/template"
 	"time"
 
-	"github.com/calico-host/calico-host/pkg/atomicfile"
+	"github.com/calico-host/calico-host/internal/atomicfile"
 )
 
 // CommandTimeout bounds each check and reload command.

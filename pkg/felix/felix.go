@@ -78,6 +78,8 @@ type Daemon struct {
 	dsCfg    calc.DatastoreConfig // what cfg was resolved from
 	dpCfg    dataplane.Config
 	problems map[string]bool
+	// clusterRoutes is what checkClusterRoutes last said.
+	clusterRoutes clusterRoutesState
 
 	flowLogs  *flowLogs // nil when flow logs are off
 	agent     *status.Agent
@@ -112,13 +114,13 @@ func New(o Options) (*Daemon, error) {
 	if o.Syncer == nil {
 		o.Syncer = syncer.New(o.Datastore, syncer.Config{Prefixes: []string{datastore.ResourcePrefix, datastore.BlockPrefix},
 			Decoder: syncer.FailClosedDecoder},
-			o.Log.With().Str("loop", LoopSyncer).Logger())
+			o.Log.With().Str("subcomponent", LoopSyncer).Logger())
 	}
 	if o.afterFirstApply == nil {
 		o.afterFirstApply = pokeDatastore(o.Datastore, o.Log)
 	}
 	local, _ := o.Local.Resolve(nil) // FelixHostname is local-only: the datastore cannot change it
-	graph := calc.New(local.FelixHostname, o.Log.With().Str("loop", LoopCalc).Logger())
+	graph := calc.New(local.FelixHostname, o.Log.With().Str("subcomponent", LoopCalc).Logger())
 	graph.SetRouteSource(func(dc calc.DatastoreConfig) calc.RouteSource {
 		c, _ := o.Local.Resolve(datastoreConfig(dc)) // its problems are logged when felix resolves it
 		return c.RouteSource

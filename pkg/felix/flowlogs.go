@@ -163,7 +163,7 @@ func (f *flowLogs) run(ctx context.Context, ready func()) error {
 
 // collectorLog logs the collector's trace lines only with FlowLogsCollectorDebugTrace.
 func (f *flowLogs) collectorLog() zerolog.Logger {
-	l := f.log.With().Str("component", "flow-collector").Logger()
+	l := f.log
 	if !f.cfg.FlowLogsCollectorDebugTrace {
 		l = l.Level(max(zerolog.DebugLevel, l.GetLevel()))
 	}
@@ -229,7 +229,7 @@ func (d *Daemon) startFlowLogs(ctx context.Context) {
 	if d.dpCfg.IPv6Support {
 		tables = append(tables, nft.TableID{Family: nft.FamilyIP6, Name: d.dpCfg.TableName})
 	}
-	log := d.log.With().Str("loop", "flowlogs").Logger()
+	log := d.log.With().Str("subcomponent", "flowlogs").Logger()
 	fl, err := newFlowLogs(d.cfg, tables, log)
 	if err != nil {
 		log.Error().Err(err).Msg("Flow logs cannot start; felix runs without them")

@@ -91,13 +91,14 @@ func (d *Daemon) start(ctx context.Context, dpIn <-chan []calc.Update) error {
 	d.cfg = d.resolve(datastoreConfig(f.Config))
 	d.applyLogLevel()
 	d.dpCfg = dataplane.NewConfig(d.cfg, f.PoolsUseVXLAN)
+	d.checkClusterRoutes(f)
 	d.log.Info().Str("hostname", d.cfg.FelixHostname).Strs("interface_prefix", d.cfg.InterfacePrefix).
 		Bool("vxlan", d.dpCfg.VXLANEnabled).Bool("openstack", d.dpCfg.OpenStack).Msg("Configuration resolved; starting the dataplane")
 	if err := d.prepareWireguard(ctx); err != nil {
 		return err
 	}
 	d.startFlowLogs(ctx)
-	dp, err := d.newDataplane()(d.dpCfg, d.log.With().Str("loop", LoopDataplane).Logger())
+	dp, err := d.newDataplane()(d.dpCfg, d.log)
 	if err != nil {
 		return fmt.Errorf("starting the dataplane: %w", err)
 	}
@@ -146,7 +147,7 @@ func (d *Daemon) newDataplane() NewDataplane {
 func (d *Daemon) startStatus(ctx context.Context) *status.Metrics {
 	m := status.NewMetrics()
 	region := datastore.Region(d.cfg.OpenstackRegion)
-	log := d.log.With().Str("loop", "status").Logger()
+	log := d.log.With().Str("subcomponent", "status").Logger()
 	d.agent = status.NewAgent(d.o.Datastore, status.AgentConfig{
 		Hostname: d.cfg.FelixHostname, Region: region, Started: d.o.Started,
 		Interval: d.cfg.ReportingInterval, TTL: d.cfg.ReportingTTL,
@@ -199,7 +200,7 @@ func (d *Daemon) startServers(ctx context.Context) {
 		}
 	}
 	daemon.ProfileOnSignals(ctx, daemon.Profiles{Memory: d.cfg.DebugMemoryProfilePath, CPU: d.cfg.DebugCPUProfilePath},
-		d.log.With().Str("loop", "profiles").Logger())
+		d.log.With().Str("subcomponent", "profiles").Logger())
 }
 
 // startMetricsServer serves /metrics over HTTPS when PrometheusMetricsCertFile or KeyFile is

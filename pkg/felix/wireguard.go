@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/calico-host/calico-host/pkg/backoff"
+	"github.com/calico-host/calico-host/internal/backoff"
 	"github.com/calico-host/calico-host/pkg/felix/dataplane"
 	"github.com/calico-host/calico-host/pkg/felix/status"
 )

@@ -13,8 +13,8 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/calico-host/calico-host/internal/backoff"
 	"github.com/calico-host/calico-host/pkg/api"
-	"github.com/calico-host/calico-host/pkg/backoff"
 	"github.com/calico-host/calico-host/pkg/datastore"
 )
 

@@ -11,10 +11,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/rs/zerolog"
 
+	"github.com/calico-host/calico-host/internal/logtest"
 	"github.com/calico-host/calico-host/pkg/api"
 	"github.com/calico-host/calico-host/pkg/daemon/notifytest"
 	"github.com/calico-host/calico-host/pkg/ipip"
-	"github.com/calico-host/calico-host/pkg/logtest"
 )
 
 func ipipGauge(s *Startup, st ipipDeviceState) float64 {

@@ -7,8 +7,8 @@ import (
 	"net/netip"
 	"reflect"
 
+	"github.com/calico-host/calico-host/internal/buildinfo"
 	"github.com/calico-host/calico-host/pkg/api"
-	"github.com/calico-host/calico-host/pkg/buildinfo"
 	"github.com/calico-host/calico-host/pkg/datastore"
 )
 

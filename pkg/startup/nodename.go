@@ -9,7 +9,7 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/calico-host/calico-host/pkg/atomicfile"
+	"github.com/calico-host/calico-host/internal/atomicfile"
 	"github.com/calico-host/calico-host/pkg/config"
 	"github.com/calico-host/calico-host/pkg/daemon"
 )

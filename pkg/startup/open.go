@@ -27,7 +27,7 @@ func Open(cfg Config, ds config.Datastore, log zerolog.Logger) (s *Startup, clos
 		kernel.Close()
 		client.Close()
 	}
-	s, err = New(cfg, Deps{Datastore: client, Kernel: kernel, IPAM: ipam.New(client, log.With().Str("sub", "ipam").Logger()),
+	s, err = New(cfg, Deps{Datastore: client, Kernel: kernel, IPAM: ipam.New(client, log.With().Str("subcomponent", "ipam").Logger()),
 		Notifier: daemon.NewNotifier(log), Log: log})
 	if err != nil {
 		closeFn()

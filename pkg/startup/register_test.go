@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/calico-host/calico-host/internal/buildinfo"
 	"github.com/calico-host/calico-host/pkg/api"
-	"github.com/calico-host/calico-host/pkg/buildinfo"
 	"github.com/calico-host/calico-host/pkg/datastore"
 	"github.com/calico-host/calico-host/pkg/datastore/etcdtest"
 )

@@ -10,8 +10,8 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/calico-host/calico-host/pkg/backoff"
-	"github.com/calico-host/calico-host/pkg/buildinfo"
+	"github.com/calico-host/calico-host/internal/backoff"
+	"github.com/calico-host/calico-host/internal/buildinfo"
 	"github.com/calico-host/calico-host/pkg/compat/report"
 	"github.com/calico-host/calico-host/pkg/config"
 	"github.com/calico-host/calico-host/pkg/daemon"
@@ -93,7 +93,7 @@ func New(cfg Config, d Deps) (*Startup, error) {
 		pingTimeout: 5 * time.Second, loopTimeout: opTimeout, unimplemented: report.New("startup", d.Log), metrics: newMetrics()}
 	if s.watch == nil {
 		s.watch = func(ctx context.Context, prefixes []string, out chan<- syncer.Message) {
-			syncer.New(d.Datastore, syncer.Config{Prefixes: prefixes}, d.Log.With().Str("syncer", "startup").Logger()).Run(ctx, out)
+			syncer.New(d.Datastore, syncer.Config{Prefixes: prefixes}, d.Log.With().Str("subcomponent", "syncer").Logger()).Run(ctx, out)
 		}
 	}
 	if s.notify == nil {

@@ -16,10 +16,10 @@ import (
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/calico-host/calico-host/internal/logtest"
 	"github.com/calico-host/calico-host/pkg/config"
 	"github.com/calico-host/calico-host/pkg/datastore"
 	"github.com/calico-host/calico-host/pkg/datastore/etcdtest"
-	"github.com/calico-host/calico-host/pkg/logtest"
 	"github.com/calico-host/calico-host/pkg/syncer"
 )
 

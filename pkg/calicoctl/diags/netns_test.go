@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/calico-host/calico-host/pkg/backoff"
+	"github.com/calico-host/calico-host/internal/backoff"
 	"github.com/calico-host/calico-host/pkg/birdctl"
 	"github.com/calico-host/calico-host/pkg/calicoctl/diags"
 )

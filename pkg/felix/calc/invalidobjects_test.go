@@ -7,8 +7,8 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/calico-host/calico-host/internal/logtest"
 	"github.com/calico-host/calico-host/pkg/api"
-	"github.com/calico-host/calico-host/pkg/logtest"
 	"github.com/calico-host/calico-host/pkg/syncer"
 )
 

@@ -274,6 +274,7 @@ type IPPool struct {
 	NATOutgoing      bool
 	VXLANMode        string // Never, Always, CrossSubnet
 	IPIPMode         string // Never, Always, CrossSubnet
+	Type             PoolType
 	Disabled         bool
 	DisableBGPExport bool
 }
@@ -312,14 +313,16 @@ const (
 	RouteRemoteTunnel                    // another host's tunnel address
 )
 
-// Route is a prefix felix may need to program. For VXLAN pools felix routes remote blocks through
-// vxlan.calico to the owning host's VTEP; for non-encapsulated pools BIRD owns those routes.
+// Route is a prefix felix may need to program, marked with the type of its pool as Project
+// Calico's route resolver marks it: the dataplane routes those of the pool types it programs
+// (ClusterRoutes; VXLAN pools' always) and leaves the others to BIRD.
 type Route struct {
 	Dst         netip.Prefix
 	Type        RouteType
 	DstNode     string
 	DstNodeIP   netip.Addr // the owning host's address (bgp.ipv4Address / ipv6Address)
 	PoolName    string     // "" when no pool contains Dst
+	PoolType    PoolType   // of the pool containing Dst (PoolNone without a pool)
 	VXLANMode   string     // of the pool containing Dst: Never, Always, CrossSubnet ("" without a pool)
 	IPIPMode    string     // likewise
 	NATOutgoing bool

@@ -68,6 +68,7 @@ func NewConfig(c *config.Config, poolsUseVXLAN bool) Config {
 			SyncDisabled:   c.RouteSyncDisabled,
 			NormalPriority: c.IPv4NormalRoutePriority, NormalPriorityV6: c.IPv6NormalRoutePriority,
 			ElevatedPriority: c.IPv4ElevatedRoutePriority, ElevatedPriorityV6: c.IPv6ElevatedRoutePriority,
+			ClusterRoutes: c.ProgramClusterRoutes,
 		},
 		LiveMigrationRouteConvergenceTime: c.LiveMigrationRouteConvergenceTime,
 		Wireguard: WireguardConfig{

@@ -139,7 +139,7 @@ func withAfterApply(fn func(batches int, err error)) Option {
 // MTU file; the With* options replace pieces (tests). What New opens is closed when Run returns
 // (or at once when New fails).
 func New(cfg Config, log zerolog.Logger, opts ...Option) (*Dataplane, error) {
-	log = log.With().Str("component", "dataplane").Logger()
+	log = log.With().Str("subcomponent", "dataplane").Logger()
 	var o options
 	for _, opt := range opts {
 		opt(&o)

@@ -6,7 +6,7 @@ import (
 
 	"golang.org/x/time/rate"
 
-	"github.com/calico-host/calico-host/pkg/backoff"
+	"github.com/calico-host/calico-host/internal/backoff"
 	"github.com/calico-host/calico-host/pkg/felix/calc"
 	"github.com/calico-host/calico-host/pkg/felix/dataplane/ifaces"
 )

@@ -48,7 +48,7 @@ func (d *Dataplane) openPieces(o *options) error {
 			return fmt.Errorf("vxlan: %w", err)
 		}
 		d.closers = append(d.closers, vh.Close)
-		o.vxlan = vxlan.NewDevices(vh, d.log.With().Str("piece", "vxlan").Logger(), hostMTU, d.cfg.RouteRefreshInterval)
+		o.vxlan = vxlan.NewDevices(vh, d.log.With().Str("subcomponent", "dataplane/vxlan").Logger(), hostMTU, d.cfg.RouteRefreshInterval)
 	}
 	if o.ipip == nil {
 		ih, err := ipip.OpenNetlink(d.cfg.NetNS)
@@ -56,7 +56,7 @@ func (d *Dataplane) openPieces(o *options) error {
 			return fmt.Errorf("ipip: %w", err)
 		}
 		d.closers = append(d.closers, ih.Close)
-		o.ipip = ipip.New(ih, d.log.With().Str("piece", "ipip").Logger(), nil) // the MTU comes with the Device
+		o.ipip = ipip.New(ih, d.log.With().Str("subcomponent", "dataplane/ipip").Logger(), nil) // the MTU comes with the Device
 	}
 	return nil
 }
@@ -87,7 +87,7 @@ func (d *Dataplane) openInterfaces() (*ifaces.Interfaces, func(context.Context) 
 			d.log.Warn().Err(err).Msg("Could not set net.ipv4.conf.all.src_valid_mark for WireGuard")
 		}
 	}
-	log := d.log.With().Str("piece", "interfaces").Logger()
+	log := d.log.With().Str("subcomponent", "dataplane/interfaces").Logger()
 	hostMTU := func(ctx context.Context) (int, error) { return ifaces.HostMTU(ctx, ih, d.cfg.MTUIfacePattern) }
 	return ifaces.NewInterfaces(ih, sys, log, d.cfg.InterfaceRefreshInterval), hostMTU, nil
 }
@@ -118,6 +118,6 @@ func (d *Dataplane) openRoutes(o *options) error {
 		return fmt.Errorf("routes: %w", err)
 	}
 	d.closers = append(d.closers, rh.Close)
-	o.routes = routes.New(rh, d.cfg.routeOwnership(), d.log.With().Str("piece", "routes").Logger())
+	o.routes = routes.New(rh, d.cfg.routeOwnership(), d.log.With().Str("subcomponent", "dataplane/routes").Logger())
 	return nil
 }

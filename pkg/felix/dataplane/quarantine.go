@@ -11,7 +11,7 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/calico-host/calico-host/pkg/backoff"
+	"github.com/calico-host/calico-host/internal/backoff"
 	"github.com/calico-host/calico-host/pkg/nft"
 )
 

@@ -22,10 +22,10 @@ import (
 	"github.com/rs/zerolog"
 	"golang.org/x/sys/unix"
 
+	"github.com/calico-host/calico-host/internal/logtest"
 	"github.com/calico-host/calico-host/pkg/felix/calc"
 	"github.com/calico-host/calico-host/pkg/felix/dataplane"
 	"github.com/calico-host/calico-host/pkg/felix/dataplane/wireguard/wgtest"
-	"github.com/calico-host/calico-host/pkg/logtest"
 )
 
 func TestMain(m *testing.M) {

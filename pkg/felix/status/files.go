@@ -10,7 +10,7 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/calico-host/calico-host/pkg/backoff"
+	"github.com/calico-host/calico-host/internal/backoff"
 	"github.com/calico-host/calico-host/pkg/felix/calc"
 	"github.com/calico-host/calico-host/pkg/felix/dataplane"
 )

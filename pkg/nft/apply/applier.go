@@ -97,7 +97,7 @@ type Stats struct {
 func New(b nft.Backend, opts Options) *Applier {
 	a := &Applier{
 		backend:  b,
-		log:      opts.Log.With().Str("component", "nft-applier").Logger(),
+		log:      opts.Log.With().Str("subcomponent", "nft-applier").Logger(),
 		owned:    slices.Clone(opts.Tables),
 		bigSet:   cmp.Or(opts.BigSet, 1<<14),
 		maxTrust: cmp.Or(opts.TrustBigSets, 10),

@@ -15,7 +15,7 @@ import (
 	"path/filepath"
 	"strconv"
 
-	"github.com/calico-host/calico-host/pkg/atomicfile"
+	"github.com/calico-host/calico-host/internal/atomicfile"
 )
 
 // Project Calico's device names (felix dataplanedefs) and encapsulation overheads.

@@ -13,7 +13,7 @@ import (
 
 	"golang.zx2c4.com/wireguard/wgctrl/wgtypes"
 
-	"github.com/calico-host/calico-host/pkg/atomicfile"
+	"github.com/calico-host/calico-host/internal/atomicfile"
 )
 
 // Default key files (one per IP version, as each version has its own device).

@@ -52,7 +52,7 @@ func Open(nsPath string, log zerolog.Logger) (*Manager, error) {
 		h.Close()
 		return nil, err
 	}
-	return &Manager{nl: h, wg: wg, log: log.With().Str("component", "wireguard").Logger(), kinds: map[string]string{},
+	return &Manager{nl: h, wg: wg, log: log.With().Str("subcomponent", "dataplane/wireguard").Logger(), kinds: map[string]string{},
 		threaded: map[string]string{}, nsPath: nsPath}, nil
 }
 
