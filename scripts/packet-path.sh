@@ -14,6 +14,9 @@
 #             puts on an allow rule, on the two rules these connections hit (pp-final egress and
 #             ingress; a log on a rule that does not match costs nothing), and a reader of NFLOG
 #             groups 1 and 2 (packetpath nflog) in that host
+#   oursflow  (FLOWLOGS=1) ours with flow logs on (FlowLogsFileEnabled): calico-felix renders its
+#             log statements into every verdict rule; felix and etcd stop as for ours, and the
+#             same reader as calnflog reads groups 1 and 2
 # Then new TCP connections/s client -> server (connect + 1 byte + close with RST, 4 dialers) in
 # each, alternating, several rounds. Everything runs in namespaces pp<pid>-* removed at the end.
 #
@@ -49,7 +52,7 @@ go build -o "$tmp/" ./cmd/calico-felix ./test/packetpath
 zcat "$data/project-calico-ruleset.nft.gz" >"$tmp/calico.nft"
 variants="ours calico conntrack none"
 if [ "${FLOWLOGS:-0}" = 1 ]; then
-  variants="$variants calnflog"
+  variants="$variants calnflog oursflow"
   # felix's prefixes for rule 0 of pp-final: egress logs to group 2, ingress to group 1.
   sed -e '/GlobalNetworkPolicy pp-final egress/s/tcp dport 5201 /&log prefix "API0|gnp\/pp-final" snaplen 80 group 2 /' \
     -e '/GlobalNetworkPolicy pp-final ingress/s/tcp dport 5201 /&log prefix "API0|gnp\/pp-final" snaplen 80 group 1 /' \
@@ -107,29 +110,32 @@ static_routes() {
   nsx "$1" ip route add 10.80.200.2 dev calbppc scope link
 }
 
-# ours: etcd + felix in the host namespace until the dataplane is programmed, then both stop.
+# program_ours VARIANT [ENV...]: etcd + felix (with ENV) in the host namespace until the dataplane
+# is programmed, then both stop.
 program_ours() {
-  ip netns exec "$tag-ours" bash -c "exec etcd --name pp --data-dir $tmp/etcd --unsafe-no-fsync \
+  local v=$1
+  shift
+  ip netns exec "$tag-$v" bash -c "exec etcd --name pp --data-dir $tmp/etcd-$v --unsafe-no-fsync \
     --listen-client-urls http://127.0.0.1:2379 --advertise-client-urls http://127.0.0.1:2379 \
     --listen-peer-urls http://127.0.0.1:2380 --initial-advertise-peer-urls http://127.0.0.1:2380 \
-    --initial-cluster pp=http://127.0.0.1:2380 >$tmp/etcd.log 2>&1" &
+    --initial-cluster pp=http://127.0.0.1:2380 >$tmp/etcd-$v.log 2>&1" &
   local etcd=$!
   pids+=("$etcd")
-  for _ in $(seq 100); do nsx ours etcdctl --endpoints http://127.0.0.1:2379 endpoint health >/dev/null 2>&1 && break; sleep 0.1; done
-  nsx ours "$tmp/packetpath" load -endpoints http://127.0.0.1:2379 -data "$data/etcd-data.json.gz"
+  for _ in $(seq 100); do nsx "$v" etcdctl --endpoints http://127.0.0.1:2379 endpoint health >/dev/null 2>&1 && break; sleep 0.1; done
+  nsx "$v" "$tmp/packetpath" load -endpoints http://127.0.0.1:2379 -data "$data/etcd-data.json.gz"
   : >"$tmp/none.toml"
-  ip netns exec "$tag-ours" env ETCD_ENDPOINTS=http://127.0.0.1:2379 FELIX_FELIXHOSTNAME=bench-host FELIX_INTERFACEPREFIX=calb \
-    FELIX_HEALTHENABLED=true FELIX_HEALTHHOST=127.0.0.1 FELIX_HEALTHPORT=9099 CALICO_LOG_FORMAT=text \
-    "$tmp/calico-felix" --config "$tmp/none.toml" >"$tmp/felix.log" 2>&1 &
+  ip netns exec "$tag-$v" env ETCD_ENDPOINTS=http://127.0.0.1:2379 FELIX_FELIXHOSTNAME=bench-host FELIX_INTERFACEPREFIX=calb \
+    FELIX_HEALTHENABLED=true FELIX_HEALTHHOST=127.0.0.1 FELIX_HEALTHPORT=9099 CALICO_LOG_FORMAT=text "$@" \
+    "$tmp/calico-felix" --config "$tmp/none.toml" >"$tmp/felix-$v.log" 2>&1 &
   local felix=$!
   pids+=("$felix")
   local t0=$SECONDS
-  until nsx ours bash -c 'exec 3<>/dev/tcp/127.0.0.1/9099 && printf "GET /readiness HTTP/1.0\r\n\r\n" >&3 && head -1 <&3' 2>/dev/null | grep -q ' 200 '; do
-    kill -0 "$felix" 2>/dev/null && [ $((SECONDS - t0)) -lt 120 ] || { tail -20 "$tmp/felix.log" >&2; exit 1; }
+  until nsx "$v" bash -c 'exec 3<>/dev/tcp/127.0.0.1/9099 && printf "GET /readiness HTTP/1.0\r\n\r\n" >&3 && head -1 <&3' 2>/dev/null | grep -q ' 200 '; do
+    kill -0 "$felix" 2>/dev/null && [ $((SECONDS - t0)) -lt 120 ] || { tail -20 "$tmp/felix-$v.log" >&2; exit 1; }
     sleep 0.1
   done
   # Felix programs the workload routes itself; wait for them (they need the interfaces up).
-  until nsx ours ip route show 10.80.200.1 | grep -q calbpps && nsx ours ip route show 10.80.200.2 | grep -q calbppc; do
+  until nsx "$v" ip route show 10.80.200.1 | grep -q calbpps && nsx "$v" ip route show 10.80.200.2 | grep -q calbppc; do
     [ $((SECONDS - t0)) -lt 120 ] || { echo "packet-path: felix programmed no workload routes" >&2; exit 1; }
     sleep 0.1
   done
@@ -139,7 +145,7 @@ program_ours() {
 }
 
 for v in $variants; do host "$v"; done
-for v in ${variants#ours }; do static_routes "$v"; done
+for v in $variants; do [[ $v == ours* ]] || static_routes "$v"; done
 nsx calico nft -f "$tmp/calico.nft"
 if [[ " $variants " == *" calnflog "* ]]; then
   nsx calnflog nft -f "$tmp/calnflog.nft"
@@ -156,11 +162,20 @@ table inet ctonly {
 	}
 }
 EOF
-program_ours
+program_ours ours
+if [[ " $variants " == *" oursflow "* ]]; then
+  program_ours oursflow FELIX_FLOWLOGSFILEENABLED=true FELIX_FLOWLOGSFILEDIRECTORY="$tmp/flows"
+  [ "$(nsx oursflow nft list ruleset | grep -c 'log prefix .* group [12] snaplen 80')" -gt 0 ] ||
+    { echo "packet-path: oursflow has no NFLOG statement" >&2; exit 1; }
+  ip netns exec "$tag-oursflow" "$tmp/packetpath" nflog >"$tmp/nflog-ours.out" &
+  nflog_ours=$!
+  pids+=("$nflog_ours")
+fi
 if [ "${DEBUG:-0}" = 1 ]; then
   echo "DEBUG: namespaces $tag-*, directory $tmp; kill $$ to clean up"; sleep infinity & wait $!; exit 0
 fi
 echo "ruleset lines: ours $(nsx ours nft list ruleset | wc -l), Project Calico $(nsx calico nft list ruleset | wc -l)"
+echo "load average: $(cat /proc/loadavg)"
 
 for v in $variants; do
   ip netns exec "$tag-srv-$v" "$tmp/packetpath" serve -addr 10.80.200.1:5201 >/dev/null &
@@ -184,5 +199,13 @@ if [ -n "${nflog_reader:-}" ]; then
   kill "$nflog_reader"; wait "$nflog_reader" 2>/dev/null || true
   echo "calnflog NFLOG reader: $(cat "$tmp/nflog.out")"
 fi
+if [ -n "${nflog_ours:-}" ]; then
+  kill "$nflog_ours"; wait "$nflog_ours" 2>/dev/null || true
+  echo "oursflow NFLOG reader: $(cat "$tmp/nflog-ours.out")"
+fi
+echo "load average: $(cat /proc/loadavg)"
 med() { tr ' ' '\n' <<<"$1" | grep . | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 awk -v o="$(med "${rates[ours]}")" -v c="$(med "${rates[calico]}")" 'BEGIN { printf "ours / Project Calico (medians): %.2fx\n", o / c }'
+if [[ " $variants " == *" oursflow "* ]]; then
+  awk -v f="$(med "${rates[oursflow]}")" -v o="$(med "${rates[ours]}")" 'BEGIN { printf "ours with flow logs / without (medians): %.2fx\n", f / o }'
+fi

@@ -81,6 +81,7 @@ type Daemon struct {
 	// clusterRoutes is what checkClusterRoutes last said.
 	clusterRoutes clusterRoutesState
 
+	flowLogs  *flowLogs // nil when flow logs are off
 	agent     *status.Agent
 	endpoints *status.Endpoints // nil unless EndpointReportingEnabled
 	files     *status.Files     // nil when EndpointStatusPathPrefix is empty

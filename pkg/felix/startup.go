@@ -97,6 +97,7 @@ func (d *Daemon) start(ctx context.Context, dpIn <-chan []calc.Update) error {
 	if err := d.prepareWireguard(ctx); err != nil {
 		return err
 	}
+	d.startFlowLogs(ctx)
 	dp, err := d.newDataplane()(d.dpCfg, d.log)
 	if err != nil {
 		return fmt.Errorf("starting the dataplane: %w", err)
@@ -129,7 +130,11 @@ func (d *Daemon) newDataplane() NewDataplane {
 		return d.o.NewDataplane
 	}
 	return func(cfg dataplane.Config, log zerolog.Logger) (Dataplane, error) {
-		dp, err := dataplane.New(cfg, log, dataplane.WithTiming(dataplane.Timing{IdleBeat: d.o.IdleBeat}))
+		opts := []dataplane.Option{dataplane.WithTiming(dataplane.Timing{IdleBeat: d.o.IdleBeat})}
+		if d.flowLogs != nil {
+			opts = append(opts, dataplane.WithFlowLogTables(d.flowLogs.publish))
+		}
+		dp, err := dataplane.New(cfg, log, opts...)
 		if err != nil {
 			return nil, err
 		}
@@ -165,7 +170,11 @@ func (d *Daemon) startStatus(ctx context.Context) *status.Metrics {
 
 func (d *Daemon) registerMetrics(dp Dataplane, sm *status.Metrics) {
 	d.metrics.register(d.reg, d.cfg)
-	for _, c := range slices.Concat(d.calc.Collectors(), dp.Collectors(), sm.Collectors(), []prometheus.Collector{d.unimplemented.Collector()}) {
+	cs := slices.Concat(d.calc.Collectors(), dp.Collectors(), sm.Collectors(), []prometheus.Collector{d.unimplemented.Collector()})
+	if d.flowLogs != nil {
+		cs = append(cs, d.flowLogs.collectors()...)
+	}
+	for _, c := range cs {
 		if err := d.reg.Register(c); err != nil {
 			d.log.Warn().Err(err).Msg("Skipping a metric that cannot be registered")
 		}

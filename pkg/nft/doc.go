@@ -26,7 +26,7 @@
 //   - Rule{Exprs, Comment}: expressions built by constructors: matches
 //     (SAddr, DPort, InSet, InList, L4Proto, IIFName, CTStateIn,
 //     MarkMasked, FibAddrType, ICMPType, ARPOp, EtherSAddr, ..., negated by
-//     Not) and statements (Counter, Log, Reject, Notrack, SetMarkBits,
+//     Not) and statements (Counter, Log, LogGroup, Reject, Notrack, SetMarkBits,
 //     SNAT, DNATToPort, MasqueradeToPorts, Vmap, and the verdicts Accept,
 //     Drop, Return, Jump, Goto).
 //   - Set{Name, Type, Interval, Elements}: Type is a DataType (TypeIPv4Addr,

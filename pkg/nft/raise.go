@@ -138,12 +138,16 @@ func (r *raiser) step() error {
 }
 
 func (r *raiser) log(x vm.Log) error {
-	if x.Has&^(vm.LogPrefix|vm.LogLevel) != 0 || x.Level > uint32(LogDebug) {
-		return errors.New("log options not modelled")
-	}
-	s := logStmt{prefix: x.Prefix, level: LogWarn}
+	s := logStmt{prefix: x.Prefix, level: LogWarn, toGroup: x.Has&vm.LogGroup != 0, group: x.Group, snaplen: x.Snaplen}
 	if x.Has&vm.LogLevel != 0 {
-		s.level = LogLevel(x.Level)
+		s.level = LogLevel(min(x.Level, uint32(LogDebug)))
+	}
+	want := s.vm()
+	if x.Has&vm.LogLevel != 0 && x.Level == uint32(LogWarn) { // the default, said explicitly
+		want.Has, want.Level = want.Has|vm.LogLevel, x.Level
+	}
+	if want != x {
+		return errors.New("log options not modelled")
 	}
 	r.add(s)
 	r.i++

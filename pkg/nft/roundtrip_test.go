@@ -162,6 +162,7 @@ func TestConstructorsCanonical(t *testing.T) {
 		{nft.SetMarkBits(0, 7), nft.SetMark(7)},
 		{nft.Not(nft.Not(nft.L4Proto(6))), nft.L4Proto(6)},
 		{nft.Log("a\"b\n"), nft.Log("a_b_")},
+		{nft.LogGroup("a\"b", 1, 80), nft.LogGroup("a_b", 1, 80)},
 	} {
 		if tc.a != tc.b {
 			t.Errorf("%s != %s", tc.a, tc.b)
@@ -183,6 +184,8 @@ func TestText(t *testing.T) {
 		{nft.FamilyIP, nft.Not(nft.FibNoRoute(nft.FibSAddr | nft.FibIIF)), "fib saddr . iif oif != 0"},
 		{nft.FamilyIP, nft.Jump("x"), "jump x"},
 		{nft.FamilyIP, nft.L4Proto(99), "meta l4proto 99"},
+		{nft.FamilyIP, nft.LogGroup("API0|gnp/web", 1, 80), `log prefix "API0|gnp/web" group 1 snaplen 80`},
+		{nft.FamilyIP, nft.LogGroup("", 2, 0), "log group 2"},
 	} {
 		if got := nft.NewRule(tc.x).Text(tc.fam); got != tc.want {
 			t.Errorf("%q, want %q", got, tc.want)

@@ -149,11 +149,15 @@ const (
 
 var logLevelNames = []string{"emerg", "alert", "crit", "err", "warn", "notice", "info", "debug"}
 
-// logStmt is `log prefix "..." [level LEVEL]`.
+// logStmt is `log prefix "..." [level LEVEL]` (the kernel log) or `log
+// prefix "..." group G [snaplen N]` (an NFLOG group; no level).
 type logStmt struct {
 	noRefs
-	prefix string
-	level  LogLevel
+	prefix  string
+	level   LogLevel
+	toGroup bool
+	group   uint16
+	snaplen uint32
 }
 
 // Log logs the packet to the kernel log at the default level (warn) with
@@ -165,12 +169,26 @@ func LogAt(prefix string, level LogLevel) Expr {
 	return logStmt{prefix: SanitizeText(prefix), level: min(level, LogDebug)}
 }
 
+// LogGroup sends the packet to NFLOG group with prefix (made safe by
+// SanitizeText), copying at most snaplen bytes of it; snaplen 0 leaves
+// the length to the kernel (the whole packet).
+func LogGroup(prefix string, group uint16, snaplen uint32) Expr {
+	return logStmt{prefix: SanitizeText(prefix), level: LogWarn, toGroup: true, group: group, snaplen: snaplen}
+}
+
 func (s logStmt) String() string { return exprString(s) }
 
+// text prints in nft's order: prefix, group, snaplen, level.
 func (s logStmt) text(p *printer) {
 	out := "log"
 	if s.prefix != "" {
 		out += " prefix " + strconv.Quote(s.prefix)
+	}
+	if s.toGroup {
+		out += " group " + strconv.FormatUint(uint64(s.group), 10)
+	}
+	if s.snaplen != 0 {
+		out += " snaplen " + strconv.FormatUint(uint64(s.snaplen), 10)
 	}
 	if s.level != LogWarn {
 		out += " level " + logLevelNames[s.level]
@@ -179,14 +197,24 @@ func (s logStmt) text(p *printer) {
 }
 
 func (s logStmt) lower(l *lowerer) {
-	x := vm.Log{Prefix: s.prefix}
+	l.emit(s.vm())
+}
+
+func (s logStmt) vm() vm.Log {
+	x := vm.Log{Prefix: s.prefix, Group: s.group, Snaplen: s.snaplen}
 	if s.prefix != "" {
 		x.Has |= vm.LogPrefix
+	}
+	if s.toGroup {
+		x.Has |= vm.LogGroup
+	}
+	if s.snaplen != 0 {
+		x.Has |= vm.LogSnaplen
 	}
 	if s.level != LogWarn {
 		x.Has, x.Level = x.Has|vm.LogLevel, uint32(s.level)
 	}
-	l.emit(x)
+	return x
 }
 
 // rejectStmt is `reject`: an ICMP(v6) port unreachable (ICMPX in inet,

@@ -185,12 +185,12 @@ func (g *Graph) onNetworkSet(k datastore.ResourceID, v any) error {
 		id = nsNetSetItemPrefix + k.Namespace + "/" + k.Name
 		var ns *api.NetworkSet
 		if ns, err = as[api.NetworkSet](v); ns != nil {
-			it, skipped = netSetItem(k.Namespace, ns.Labels, &ns.Spec)
+			it, skipped = netSetItem(k.Namespace, k.Name, ns.Labels, &ns.Spec)
 		}
 	} else {
 		var gns *api.GlobalNetworkSet
 		if gns, err = as[api.GlobalNetworkSet](v); gns != nil {
-			it, skipped = netSetItem("", gns.Labels, &gns.Spec)
+			it, skipped = netSetItem("", k.Name, gns.Labels, &gns.Spec)
 		}
 	}
 	if it == nil {

@@ -52,7 +52,7 @@ func workloadItem(host, ns, name string, w *api.WorkloadEndpoint) (*item, *local
 		own[labelServiceAccount] = s.ServiceAccountName
 	}
 	it := &item{kind: itemWorkload, own: own, parents: s.Profiles, ns: ns, sa: s.ServiceAccountName,
-		nets: nets, ports: workloadPorts(s.Ports), local: node == host}
+		name: workloadName(id.WorkloadID), nets: nets, ports: workloadPorts(s.Ports), local: node == host}
 	if !it.local {
 		return it, nil, nil
 	}
@@ -172,7 +172,7 @@ func hostItem(host, name string, h *api.HostEndpoint, invalid bool) (*item, *loc
 	if hep.InterfaceName == "" && len(nets) == 0 {
 		return nil, nil, append(skipped, fmt.Errorf("host endpoint names neither an interface nor an address"))
 	}
-	it := &item{kind: itemHost, own: globalLabels(h.Labels), parents: s.Profiles, nets: nets, ports: ports,
+	it := &item{kind: itemHost, own: globalLabels(h.Labels), parents: s.Profiles, name: name, nets: nets, ports: ports,
 		local: s.Node == host}
 	if !it.local {
 		return it, nil, skipped
@@ -217,14 +217,14 @@ func endpointPorts(in []api.EndpointPort) []namedPort {
 // Calico, an entry of nets that does not parse is skipped (returned, for the caller to log):
 // the set keeps its other entries and its labels, so that a rule selecting it still matches
 // them.
-func netSetItem(ns string, labels map[string]string, spec *api.NetworkSetSpec) (*item, []error) {
+func netSetItem(ns, name string, labels map[string]string, spec *api.NetworkSetSpec) (*item, []error) {
 	nets, skipped := parseNetsSkipping(spec.Nets)
 	if ns == "" {
-		return &item{kind: itemNetSet, own: globalLabels(labels), nets: nets}, skipped
+		return &item{kind: itemNetSet, own: globalLabels(labels), name: name, nets: nets}, skipped
 	}
 	own := endpointLabels(labels)
 	own[labelNamespace] = ns
-	return &item{kind: itemNetSet, own: own, ns: ns, nets: nets}, skipped
+	return &item{kind: itemNetSet, own: own, ns: ns, name: name, nets: nets}, skipped
 }
 
 // parseNetsSkipping parses what parseNets does, skipping the entries that do not parse: each
@@ -255,8 +255,10 @@ type endpointCalc struct {
 	host      string
 	peers     *bgpPeerCalc
 	observers []EndpointObserver
-	workloads int // workload endpoints sent
-	hosts     int // host endpoints sent
+	// itemObserver, when set, learns the tiers of the endpoints sent (flow logs).
+	itemObserver ItemObserver
+	workloads    int // workload endpoints sent
+	hosts        int // host endpoints sent
 }
 
 // EndpointObserver learns which local endpoints exist (felix's endpoint status reporters). Calc
@@ -329,6 +331,7 @@ func (c *endpointCalc) flush() (updates, removes []Update) {
 		if ep != nil {
 			cur = c.resolve(id, ep)
 		}
+		c.tellTiers(id, cur)
 		if prev != nil && (cur == nil || endpointKeyChanged(prev, cur)) {
 			removes = append(removes, removalFor(prev))
 			delete(c.sent, id)
@@ -345,6 +348,13 @@ func (c *endpointCalc) flush() (updates, removes []Update) {
 	}
 	clear(c.dirty)
 	return updates, removes
+}
+
+// tellTiers tells the item observer the tiers of local endpoint id (cur nil: gone).
+func (c *endpointCalc) tellTiers(id string, cur Update) {
+	if c.itemObserver != nil {
+		c.itemObserver.LocalTiers(id, tiersOf(cur))
+	}
 }
 
 // resolve builds the update for a local endpoint with its current tiers.

@@ -48,6 +48,7 @@ type item struct {
 	own     map[string]string // the object's own labels, normalised
 	parents []string          // profiles whose labelsToApply it inherits, in order
 	ns, sa  string            // namespace and service account ("" when none)
+	name    string            // what flow logs call it (ItemInfo.Name)
 	nets    []netip.Prefix    // what it contributes to selector IP sets
 	ports   []namedPort       // what it contributes to named-port IP sets
 	local   bool              // an endpoint of this host: policies are matched against it
@@ -80,6 +81,8 @@ type itemRegistry struct {
 	// onContent is told when an item's addresses or ports change (before label changes are
 	// indexed), so that IP sets move from the old contribution to the new one.
 	onContent func(id string, old, cur *item)
+	// observer, when set, learns every item and label change (flow logs).
+	observer ItemObserver
 }
 
 func newItemRegistry(ipIndex, polIndex *labelIndex, onContent func(string, *item, *item)) *itemRegistry {
@@ -140,6 +143,7 @@ func (r *itemRegistry) update(id string, it *item) {
 		r.onContent(id, old, it)
 	}
 	r.ipIndex.UpdateItem(id, it.flat)
+	r.tell(id, it)
 	switch {
 	case it.local:
 		r.polIndex.UpdateItem(id, it.flat)
@@ -174,6 +178,18 @@ func (r *itemRegistry) remove(id string) {
 	r.ipIndex.DeleteItem(id)
 	r.relink(id, old, nil)
 	delete(r.items, id)
+	r.tell(id, nil)
+}
+
+// tell tells the observer that item id is now it (nil: gone).
+func (r *itemRegistry) tell(id string, it *item) {
+	switch {
+	case r.observer == nil:
+	case it == nil:
+		r.observer.ItemChanged(id, nil)
+	default:
+		r.observer.ItemChanged(id, it.info())
+	}
 }
 
 // relink moves the item between the parent back-references.
@@ -209,6 +225,7 @@ func (r *itemRegistry) setProfileLabels(name string, labels map[string]string) {
 		}
 		it.flat = flat
 		r.ipIndex.UpdateItem(id, flat)
+		r.tell(id, it)
 		if it.local {
 			r.polIndex.UpdateItem(id, flat)
 		}

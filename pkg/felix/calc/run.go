@@ -61,8 +61,9 @@ type Loop struct {
 // observeRequest asks the loop to add an observer; done is closed once it was told every
 // endpoint sent so far.
 type observeRequest struct {
-	o    EndpointObserver
-	done chan struct{}
+	o     EndpointObserver
+	items ItemObserver
+	done  chan struct{}
 }
 
 // NewLoop returns a loop over g; call Run once.
@@ -83,7 +84,11 @@ func (l *Loop) FactsChanged() <-chan struct{} { return l.changed }
 // every endpoint sent so far before Observe returns, then about each change. It reports false if
 // ctx ended first.
 func (l *Loop) Observe(ctx context.Context, o EndpointObserver) bool {
-	req := observeRequest{o: o, done: make(chan struct{})}
+	return l.request(ctx, observeRequest{o: o, done: make(chan struct{})})
+}
+
+// request hands req to the loop's goroutine and waits until it was served.
+func (l *Loop) request(ctx context.Context, req observeRequest) bool {
 	select {
 	case l.observers <- req:
 	case <-ctx.Done():
@@ -155,7 +160,12 @@ func (l *Loop) step(ctx context.Context, st *runState, in <-chan syncer.Message,
 	case send <- st.pending:
 		st.pending = nil
 	case req := <-l.observers:
-		l.g.Observe(req.o)
+		if req.o != nil {
+			l.g.Observe(req.o)
+		}
+		if req.items != nil {
+			l.g.observeItems(req.items)
+		}
 		close(req.done)
 	case <-st.idle:
 		st.idle = nil

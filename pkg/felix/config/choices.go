@@ -48,7 +48,9 @@ var (
 	enabledDisabled = []Choice{{"Enabled", true}, {"Disabled", false}}
 	// forwardingChoices: IPForwarding Disabled is IPForwardingDisabled.
 	forwardingChoices = []Choice{{"Enabled", false}, {"Disabled", true}}
-	routeSources      = []Choice{{"CalicoIPAM", calc.RouteSourceCalicoIPAM}, {"WorkloadIPs", calc.RouteSourceWorkloadIPs}}
+	// evaluationModes: FlowLogsPolicyEvaluationMode Continuous is FlowLogsEvaluateStaged.
+	evaluationModes = []Choice{{"None", false}, {"Continuous", true}}
+	routeSources    = []Choice{{"CalicoIPAM", calc.RouteSourceCalicoIPAM}, {"WorkloadIPs", calc.RouteSourceWorkloadIPs}}
 	// clusterRouteChoices are programClusterRoutes' values: the pools felix programs (calc's table).
 	clusterRouteChoices = func() []Choice {
 		out := make([]Choice, len(calc.ClusterRouteValues))

@@ -94,6 +94,18 @@ type Config struct {
 	IPv4ElevatedRoutePriority, IPv6ElevatedRoutePriority   int
 	LiveMigrationRouteConvergenceTime                      time.Duration
 
+	FlowLogsFlushInterval       time.Duration
+	FlowLogsGoldmaneServer      string // host:port
+	FlowLogsLocalReporter       bool   // Enabled
+	FlowLogsEvaluateStaged      bool   // FlowLogsPolicyEvaluationMode Continuous
+	FlowLogsCollectorDebugTrace bool
+	FlowLogsFileEnabled         bool
+	FlowLogsFileDirectory       string
+	FlowLogsFileMaxFiles        int
+	FlowLogsFileMaxFileSizeMB   int
+	TyphaCertFile, TyphaKeyFile string // the Goldmane client's certificate and key
+	TyphaCAFile                 string
+
 	VXLANEnabled *bool
 	VXLANVNI     int
 	VXLANPort    int

@@ -59,3 +59,9 @@ func DerivedVXLANMAC(nodename string, ipv6 bool) string {
 	sum := sha1.Sum([]byte(nodename))
 	return net.HardwareAddr(append([]byte("f"), sum[:5]...)).String()
 }
+
+// FlowLogsOn says whether felix collects flow logs: a Goldmane server, the local reporter or the
+// file is on.
+func (c *Config) FlowLogsOn() bool {
+	return c.FlowLogsGoldmaneServer != "" || c.FlowLogsLocalReporter || c.FlowLogsFileEnabled
+}

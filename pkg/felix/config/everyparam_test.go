@@ -243,7 +243,7 @@ var specialValues = map[string]any{
 	"BPFConntrackTimeouts": map[string]string{"tcpSynSent": "21s"}, "BPFLogFilters": map[string]string{"all": "tcp"},
 	"FeatureGates": "BPFConnectTimeLoadBalancingWorkaround=enabled", "FeatureDetectOverride": "ChecksumOffloadBroken=true",
 	"IptablesMarkMask": 0xff000000, "BPFCTLBLogFilter": "all", "DebugPort": 6061,
-	"ClusterType": "k8s,bgp", "CalicoVersion": "v3.99.0", "Variant": "Enterprise",
+	"ClusterType": "k8s,bgp", "CalicoVersion": "v3.99.0", "Variant": "Enterprise", "FlowLogsGoldmaneServer": "goldmane.calico-system:7443",
 	// FelixConfiguration's spelling of these enums differs from felix's.
 	"DefaultEndpointToHostAction": "Return", "LogSeverityScreen": "Debug", "LogSeverityFile": "Debug",
 	"LogSeveritySys": "Debug", "BPFConntrackLogLevel": "Debug",

@@ -53,7 +53,7 @@ type Param struct {
 	// Choices are the legal values of a KindOneOf parameter, the Go value of each in its Config
 	// field (one type for all).
 	Choices []Choice
-	// Min and Max bound KindInt values.
+	// Min and Max bound KindInt values; Min (seconds) bounds KindSeconds values too.
 	Min, Max int
 	// Check, if set, validates a KindString value.
 	Check func(string) error
@@ -237,6 +237,36 @@ var Params = []Param{
 	{Name: "LiveMigrationRouteConvergenceTime", Kind: KindSeconds, Default: "30", Restart: true, Main: true,
 		Doc: "How long the routes to a workload that has live-migrated to this host keep the elevated priority after the " +
 			"migration ends (its LiveMigration is deleted), so that the routes of the source host are gone everywhere first."},
+
+	// Flow logs (docs/flowlogs.md): on when FlowLogsGoldmaneServer is set, FlowLogsLocalReporter is Enabled or
+	// FlowLogsFileEnabled is true.
+	{Name: "FlowLogsFlushInterval", Kind: KindSeconds, Default: "300", Min: 1, Restart: true, Main: true,
+		Doc: "Period over which flows are aggregated before they are written and sent (at least 1 s)."},
+	{Name: "FlowLogsGoldmaneServer", Kind: KindString, Restart: true, Main: true, Check: checkHostPort,
+		Doc: "host:port of a Goldmane server to stream flows to (turns flow logs on); with TyphaCertFile, TyphaKeyFile " +
+			"and TyphaCAFile set, over mutual TLS, as Project Calico's felix does, else in plaintext."},
+	{Name: "FlowLogsLocalReporter", Kind: KindOneOf, Choices: enabledDisabled, Default: "Disabled", Restart: true, Main: true,
+		Doc: "Enabled also streams flows, in plaintext, to the local socket /var/run/calico/flows/flows.sock while it " +
+			"exists (turns flow logs on)."},
+	{Name: "FlowLogsPolicyEvaluationMode", Field: "FlowLogsEvaluateStaged", Kind: KindOneOf, Choices: evaluationModes,
+		Default: "Continuous", Restart: true, Main: true,
+		Doc: "Continuous: flows carry the verdicts staged policies would give (policies.pending); None: no pending " +
+			"verdicts. Pending verdicts are not evaluated yet: policies.pending stays empty."},
+	{Name: "FlowLogsCollectorDebugTrace", Kind: KindBool, Default: "false", Restart: true,
+		Doc: "Log every packet, path and update of the flow collector at trace level (with LogSeverityScreen Trace)."},
+	{Name: "FlowLogsFileEnabled", Kind: KindBool, Default: "false", Restart: true, LocalOnly: true, Main: true,
+		Doc: "Write flows as JSON lines to FlowLogsFileDirectory/flows.log (turns flow logs on). Ours, named as Calico Enterprise's."},
+	{Name: "FlowLogsFileDirectory", Kind: KindString, Default: "/var/log/calico/flowlogs", Restart: true, LocalOnly: true,
+		Main: true, Check: checkAbsPath, Doc: "Directory of flows.log and its rotated files flows.log.1, .2, ..."},
+	{Name: "FlowLogsFileMaxFiles", Kind: KindInt, Default: "5", Min: 1, Max: 1000, Restart: true, LocalOnly: true, Main: true,
+		Doc: "Rotated flow log files kept besides flows.log."},
+	{Name: "FlowLogsFileMaxFileSizeMB", Kind: KindInt, Default: "100", Min: 1, Max: 1 << 20, Restart: true, LocalOnly: true,
+		Main: true, Doc: "Size in MiB that flows.log is rotated before it passes."},
+	{Name: "TyphaCertFile", Kind: KindString, Restart: true, LocalOnly: true, Main: true,
+		Doc: "Client certificate felix presents to the Goldmane server (Typha is not used: only for FlowLogsGoldmaneServer)."},
+	{Name: "TyphaKeyFile", Kind: KindString, Restart: true, LocalOnly: true, Main: true, Doc: "Private key of TyphaCertFile."},
+	{Name: "TyphaCAFile", Kind: KindString, Restart: true, LocalOnly: true, Main: true,
+		Doc: "CA certificate the Goldmane server's certificate is verified against."},
 
 	// VXLAN.
 	{Name: "VXLANEnabled", V3: "vxlanEnabled", Kind: KindOptBool, Restart: true, Main: true,

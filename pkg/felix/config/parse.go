@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net"
 	"net/netip"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -41,7 +43,7 @@ func (p *Param) Parse(raw string) (any, error) {
 	case KindOneOf:
 		return parseChoice(p.Choices, raw)
 	case KindSeconds:
-		return parseSeconds(raw)
+		return p.parseSeconds(raw)
 	case KindList:
 		return parseList(raw), nil
 	case KindPorts:
@@ -117,6 +119,15 @@ func parseChoice(choices []Choice, raw string) (any, error) {
 }
 
 // parseSeconds accepts a Go duration ("30s", "1m30s") or a number of seconds ("30", "0.5").
+// parseSeconds parses a duration of at least Min seconds.
+func (p *Param) parseSeconds(raw string) (time.Duration, error) {
+	d, err := parseSeconds(raw)
+	if err == nil && d < time.Duration(p.Min)*time.Second {
+		return 0, fmt.Errorf("%q is less than %d s", raw, p.Min)
+	}
+	return d, err
+}
+
 func parseSeconds(raw string) (time.Duration, error) {
 	if f, err := strconv.ParseFloat(raw, 64); err == nil {
 		if f < 0 || math.IsNaN(f) || f > math.MaxInt64/float64(time.Second) {
@@ -351,6 +362,26 @@ func checkMarkMask(s string) error {
 var ifaceNameRE = regexp.MustCompile(`^[a-zA-Z0-9_.-]{1,15}$`)
 
 // checkIfaceName accepts a Linux interface name (at most 15 characters, no slash or space).
+// checkHostPort checks a host:port address (a gRPC server's).
+func checkHostPort(s string) error {
+	host, port, err := net.SplitHostPort(s)
+	if err != nil || host == "" {
+		return fmt.Errorf("%q is not host:port", s)
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+		return fmt.Errorf("%q: port %q is not in 1-65535", s, port)
+	}
+	return nil
+}
+
+// checkAbsPath checks an absolute, clean file system path.
+func checkAbsPath(s string) error {
+	if !filepath.IsAbs(s) || filepath.Clean(s) != s {
+		return fmt.Errorf("%q is not a clean absolute path", s)
+	}
+	return nil
+}
+
 func checkIfaceName(s string) error {
 	if !ifaceNameRE.MatchString(s) || s == "." || s == ".." {
 		return fmt.Errorf("%q is not a valid interface name", s)

@@ -31,7 +31,10 @@ type Config struct {
 	AllowIPIPPacketsFromWorkloads  bool
 	FilterDenyReject               bool // NftablesFilterDenyAction REJECT
 	LogPrefix                      string
-	MarkMask                       uint32
+	// FlowLogs puts NFLOG statements into the verdict rules and keeps their prefix table
+	// (config.Config.FlowLogsOn; see WithFlowLogTables).
+	FlowLogs bool
+	MarkMask uint32
 
 	NATOutgoingAddress netip.Addr
 	NATPortRange       nft.PortRange // zero: the kernel's choice

@@ -32,6 +32,7 @@ func NewConfig(c *config.Config, poolsUseVXLAN bool) Config {
 		AllowIPIPPacketsFromWorkloads:  c.AllowIPIPPacketsFromWorkloads,
 		FilterDenyReject:               c.FilterDenyReject,
 		LogPrefix:                      c.LogPrefix,
+		FlowLogs:                       c.FlowLogsOn(),
 		MarkMask:                       c.NftablesMarkMask,
 		NATOutgoingAddress:             c.NATOutgoingAddress,
 		NATPortRange:                   c.NATPortRange,
@@ -132,6 +133,7 @@ func (c Config) rulesConfig() (*rules.Config, error) {
 		WireguardIfaces:         []string{c.Wireguard.InterfaceName, c.Wireguard.InterfaceNameV6},
 		Reject:                  c.FilterDenyReject,
 		LogPrefix:               c.LogPrefix,
+		FlowLogs:                c.FlowLogs,
 		NATOutgoingAddress:      c.NATOutgoingAddress.Unmap(), // an IPv4-mapped address is IPv4
 		NATPortRange:            c.NATPortRange,
 		NATExcludeHosts:         c.NATOutgoingExcludeHosts,

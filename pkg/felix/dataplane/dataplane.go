@@ -20,6 +20,7 @@ import (
 	"github.com/calico-host/calico-host/pkg/felix/dataplane/ruleset"
 	"github.com/calico-host/calico-host/pkg/felix/dataplane/vxlan"
 	"github.com/calico-host/calico-host/pkg/felix/dataplane/wireguard"
+	"github.com/calico-host/calico-host/pkg/flowlog/ruleid"
 	"github.com/calico-host/calico-host/pkg/ipip"
 	"github.com/calico-host/calico-host/pkg/nft"
 	"github.com/calico-host/calico-host/pkg/nft/apply"
@@ -59,6 +60,7 @@ type Dataplane struct {
 	bigCommit      bool // a big nftables transaction was committed since memory was last released (see bigCommitOps)
 	ipipReport     ipipReport
 	migrations     *migrations // live-migration state per local workload endpoint
+	flowLogs       flowLogTables
 }
 
 // Timing tunes the loop. Zero fields take the defaults.
@@ -90,6 +92,8 @@ type options struct {
 	ipip   IPIP
 	wg     WireGuard
 	timing Timing
+	// flowLogTables, when set, receives the prefix table of each ruleset applied (flow logs on).
+	flowLogTables func(*ruleid.Table, int)
 	// afterApply, when set, is called after every apply with the number of batches received
 	// before it started and its result (tests use it to wait for the loop).
 	afterApply func(batches int, err error)
@@ -115,6 +119,14 @@ func WithWireGuard(w WireGuard) Option { return func(o *options) { o.wg = w } }
 
 // WithTiming tunes the loop's throttle, retries and idle beat.
 func WithTiming(t Timing) Option { return func(o *options) { o.timing = t } }
+
+// WithFlowLogTables hands fn the NFLOG prefix table (package ruleid) of every ruleset the kernel
+// accepted that changed it, with the count of verdict rules rendered without their log
+// statement, on the dataplane's goroutine, after the apply and before the next one
+// (Config.FlowLogs on): the flow collector then knows every prefix the kernel may log.
+func WithFlowLogTables(fn func(t *ruleid.Table, unattributed int)) Option {
+	return func(o *options) { o.flowLogTables = fn }
+}
 
 // withAfterApply calls fn after every apply of the loop.
 func withAfterApply(fn func(batches int, err error)) Option {
@@ -143,6 +155,7 @@ func New(cfg Config, log zerolog.Logger, opts ...Option) (*Dataplane, error) {
 		cfg: cfg, log: log, timing: o.timing.withDefaults(), after: o.afterApply,
 		model: newModel(), hostIfs: newIfaceMatcher(cfg),
 		status: newStatusTracker(), metrics: newMetrics(), firstApply: make(chan struct{}),
+		flowLogs: flowLogTables{publish: o.flowLogTables},
 	}
 	d.model.gates = newEndpointGates(cfg, log)
 	d.quar = newQuarantine(log)
@@ -345,6 +358,7 @@ func (d *Dataplane) applyTables(ctx context.Context, tables []*nft.Table, in *ru
 		st, err := d.nft.Apply(ctx, tables...)
 		if err == nil {
 			d.quar.succeeded()
+			d.flowLogs.applied(d.ruleset)
 			return st, nil
 		}
 		now := time.Now()

@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"os"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -28,7 +29,13 @@ import (
 // packet reaches its destination, and a real connection between the namespaces must agree.
 //
 //	SIM_SEED=7 SIM_SCENARIOS=20 go test -run TestSimulatorAgreesWithPackets ./pkg/felix/dataplane
-func TestSimulatorAgreesWithPackets(t *testing.T) {
+func TestSimulatorAgreesWithPackets(t *testing.T) { simulatorAgreesWithPackets(t, false) }
+
+// TestSimulatorAgreesWithPacketsFlowLogs is TestSimulatorAgreesWithPackets with flow logs on:
+// the kernel takes every ruleset with its NFLOG statements, and they change no verdict.
+func TestSimulatorAgreesWithPacketsFlowLogs(t *testing.T) { simulatorAgreesWithPackets(t, true) }
+
+func simulatorAgreesWithPackets(t *testing.T, flowLogs bool) {
 	if testing.Short() {
 		t.Skip("kernel test")
 	}
@@ -39,8 +46,8 @@ func TestSimulatorAgreesWithPackets(t *testing.T) {
 	ends := simEnds(t, tp)
 	i := rng.IntN(3)
 	action := []string{"Drop", "Return", "Accept"}[i]
-	k := startDataplane(t, tp, Config{DefaultEndpointToHostAction: []rules.Action{rules.ActionDrop, rules.ActionReturn, rules.ActionAccept}[i]},
-		randomScenario(rng)...)
+	k := startDataplane(t, tp, Config{DefaultEndpointToHostAction: []rules.Action{rules.ActionDrop, rules.ActionReturn, rules.ActionAccept}[i],
+		FlowLogs: flowLogs}, randomScenario(rng)...)
 	for _, w := range simWorkloads {
 		k.waitUp(w.name)
 	}
@@ -56,6 +63,9 @@ func TestSimulatorAgreesWithPackets(t *testing.T) {
 		}
 		k.requireProgrammed()
 		rs := compileHostTables(t, tp)
+		if logs := strings.Count(tp.host.run(t, "nft", "list", "ruleset"), " snaplen 80 "); (logs > 0) != flowLogs {
+			t.Fatalf("flow logs %v: %d NFLOG statements in the ruleset", flowLogs, logs)
+		}
 		for range 24 {
 			p := randomProbe(rng, ends)
 			want := p.simulate(t, rs, fib, ends)

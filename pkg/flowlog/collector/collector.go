@@ -62,6 +62,7 @@ type Collector struct {
 	conns     map[flowlog.Tuple]*conn
 	agg       *flowlog.Aggregator
 	stats     Stats
+	subs      []*nflog.Subscriber // Run's, for their counts
 }
 
 // Stats counts what the collector could not use.
@@ -95,6 +96,27 @@ func (c *Collector) SetTable(t *ruleid.Table) { c.prevTable, c.table = c.table, 
 
 // Stats returns the counts so far.
 func (c *Collector) Stats() Stats { return c.stats }
+
+// Counts are a collector's sizes and its NFLOG subscribers' counts (while Run runs), for
+// metrics: on the collector's goroutine, as every method.
+type Counts struct {
+	NFLOG       nflog.Stats // both groups summed
+	Flows       int         // flows the aggregator holds
+	FlowsLost   int         // flows the aggregator dropped at its limit (flowlog.Aggregator.Dropped)
+	Connections int
+}
+
+// Counts returns the collector's counts now.
+func (c *Collector) Counts() Counts {
+	out := Counts{Flows: c.agg.Len(), FlowsLost: c.agg.Dropped(), Connections: len(c.conns)}
+	for _, s := range c.subs {
+		st := s.Stats()
+		out.NFLOG.Packets += st.Packets
+		out.NFLOG.ParseErrors += st.ParseErrors
+		out.NFLOG.Overruns += st.Overruns
+	}
+	return out
+}
 
 // Connections returns the number of connections tracked.
 func (c *Collector) Connections() int { return len(c.conns) }

@@ -7,7 +7,7 @@
 //
 // The files:
 //
-//	collector.go  Config, Endpoints, Pending; OnPacket, OnDump, Flush; Stats
+//	collector.go  Config, Endpoints, Pending; OnPacket, OnDump, Flush; Stats, Counts
 //	conn.go       per connection: the latest path of each direction, counters, what was reported
 //	run.go        Loop: NFLOG groups 1 and 2, conntrack dumps, flushes, new prefix tables
 //

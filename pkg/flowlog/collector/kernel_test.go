@@ -60,9 +60,10 @@ func TestKernelEndToEnd(t *testing.T) {
 	defer cancel()
 	out, ready := make(chan []flowlog.Flow, 100), make(chan struct{})
 	done := make(chan error, 1)
+	var counts Counts // written on the collector's goroutine, read after it returned
 	go func() {
 		done <- c.Run(ctx, Loop{NetNS: srv.FD, Poll: 50 * time.Millisecond, Flush: 100 * time.Millisecond,
-			NFLOGFlush: 10 * time.Millisecond, Out: func(f []flowlog.Flow) { out <- f }, Ready: func() { close(ready) }})
+			NFLOGFlush: 10 * time.Millisecond, Out: func(f []flowlog.Flow) { counts = c.Counts(); out <- f }, Ready: func() { close(ready) }})
 	}()
 	select {
 	case <-ready:
@@ -127,6 +128,9 @@ func TestKernelEndToEnd(t *testing.T) {
 	}
 	if st := c.Stats(); st != (Stats{}) {
 		t.Errorf("stats %+v", st)
+	}
+	if counts.NFLOG.Packets < 4 || counts.NFLOG.ParseErrors != 0 || counts.NFLOG.Overruns != 0 || counts.FlowsLost != 0 {
+		t.Errorf("counts %+v", counts)
 	}
 }
 

@@ -57,6 +57,7 @@ func (c *Collector) Run(ctx context.Context, l Loop) error {
 	if err != nil {
 		return err
 	}
+	c.subs = subs
 	defer func() {
 		for _, s := range subs {
 			s.Close()

@@ -5,6 +5,8 @@
 // names the operation, and the object, it came from. Long element lists
 // are split into several messages of the same batch (an attribute holds at
 // most 64 KiB) and the socket buffer is sized for the whole batch.
+// LogGroupCounters reads, without the typed model, the counters of the
+// rules that log to an NFLOG group (flow logs' per-policy metrics).
 package kernel
 
 import (

@@ -47,6 +47,9 @@ type Log struct {
 	Level  uint32
 	Group  uint16
 	Flags  uint32
+	// Snaplen is how many bytes of the packet an NFLOG group message
+	// copies (with Group only).
+	Snaplen uint32
 }
 
 // LogAttrs says which optional attributes of a Log are present.
@@ -58,6 +61,7 @@ const (
 	LogLevel
 	LogGroup
 	LogFlags
+	LogSnaplen
 )
 
 func (Log) Name() string { return "log" }
@@ -76,6 +80,9 @@ func (x Log) String() string {
 	if x.Has&LogFlags != 0 {
 		s += fmt.Sprintf(" flags %d", x.Flags)
 	}
+	if x.Has&LogSnaplen != 0 {
+		s += fmt.Sprintf(" snaplen %d", x.Snaplen)
+	}
 	return s + " ]"
 }
 
@@ -91,6 +98,9 @@ func (x Log) marshal(b *nla.Builder) {
 	}
 	if x.Has&LogFlags != 0 {
 		b.U32(unix.NFTA_LOG_FLAGS, x.Flags)
+	}
+	if x.Has&LogSnaplen != 0 {
+		b.U32(unix.NFTA_LOG_SNAPLEN, x.Snaplen)
 	}
 }
 
@@ -109,7 +119,9 @@ func parseLog(data []byte) (Expr, error) {
 			x.Has, x.Level = x.Has|LogLevel, it.U32()
 		case unix.NFTA_LOG_FLAGS:
 			x.Has, x.Flags = x.Has|LogFlags, it.U32()
-		case unix.NFTA_LOG_SNAPLEN, unix.NFTA_LOG_QTHRESHOLD:
+		case unix.NFTA_LOG_SNAPLEN:
+			x.Has, x.Snaplen = x.Has|LogSnaplen, it.U32()
+		case unix.NFTA_LOG_QTHRESHOLD:
 			return Unknown{Kind: "log", Data: append([]byte(nil), data...)}, nil
 		}
 	}

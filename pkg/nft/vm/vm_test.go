@@ -25,6 +25,7 @@ func TestMarshalRoundTrip(t *testing.T) {
 		Byteorder{SReg: Reg32(1), DReg: Reg32(1), Op: 1, Len: 2, Size: 2},
 		Counter{Packets: 1, Bytes: 2},
 		Log{Has: LogPrefix | LogLevel | LogGroup | LogFlags, Prefix: "p", Level: 6, Group: 2, Flags: 1},
+		Log{Has: LogPrefix | LogGroup | LogSnaplen, Prefix: "API0|gnp/a", Group: 1, Snaplen: 80},
 		Reject{Type: 1, Code: 0},
 		NAT{Type: NATSource, Family: 2, RegAddrMin: Reg1, RegProtoMin: Reg2, RegProtoMax: Reg3, Flags: NATProtoSpecified},
 		Masq{Flags: NATProtoSpecified | NATRandomFully, RegProtoMin: Reg1, RegProtoMax: Reg2},

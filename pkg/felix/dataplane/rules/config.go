@@ -26,6 +26,9 @@ type Config struct {
 	WireguardPortV4, WireguardPortV6 uint16
 	Reject                           bool   // deny with reject instead of drop
 	LogPrefix                        string // log rule prefix, without the ": " separator
+	// FlowLogs puts NFLOG statements into verdict rules (see LogTo); the callers give policy
+	// and profile rules theirs (AttributedRules).
+	FlowLogs bool
 
 	// WireguardHostMark, when not 0 (WireguardHostEncryptionEnabled with WireGuard on), is the
 	// WireGuard mark raw PREROUTING puts on packets from host interfaces other than lo and

@@ -97,7 +97,7 @@ func endpointChain(cfg *Config, s chainSpec) (*nft.Chain, []Ref) {
 			refs = append(refs, ref)
 			rs = append(rs, rule(nft.Jump(ref.Chain())), rule(isSet(a), nft.Return()))
 		}
-		rs = append(rs, rule(nft.Counter(), cfg.deny(s.layer)).WithComment(noProfileComment))
+		rs = append(rs, rule(append(noProfileLog(cfg, s), nft.Counter(), cfg.deny(s.layer))...).WithComment(noProfileComment))
 	}
 	return &nft.Chain{Name: s.name, Rules: rs}, refs
 }
@@ -162,7 +162,8 @@ func tiers(cfg *Config, s chainSpec) ([]nft.Rule, []Ref) {
 			rs = append(rs, rule(isSet(a), nft.Return()))
 		}
 		if (s.kind == kindNormal || s.kind == kindForward) && t.DefaultAction != "Pass" {
-			rs = append(rs, rule(isClear(p), nft.Counter(), cfg.deny(s.layer)).
+			x := append([]nft.Expr{isClear(p)}, endOfTierLog(cfg, s, t.Name)...)
+			rs = append(rs, rule(append(x, nft.Counter(), cfg.deny(s.layer))...).
 				WithComment(endOfTierPrefix+t.Name+endOfTierSuffix))
 		}
 	}

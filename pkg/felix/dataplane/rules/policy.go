@@ -47,10 +47,20 @@ type SetUse struct {
 // and return; deny drops (or rejects); log logs and continues. A rule that cannot be enforced
 // becomes a drop of what reaches it (see Problem).
 func PolicyRules(cfg *Config, v nft.IPVersion, l Layer, rs []calc.Rule) Rendered {
+	return AttributedRules(cfg, v, l, rs, nil)
+}
+
+// AttributedRules is PolicyRules where the verdict rule rendered from rs[i] logs to logs[i]
+// (flow logs; see LogTo). logs is nil or parallel to rs.
+func AttributedRules(cfg *Config, v nft.IPVersion, l Layer, rs []calc.Rule, logs []LogTo) Rendered {
 	var out Rendered
 	for i := range rs {
 		r := &rs[i]
-		rules, pre, sets, err := renderRule(cfg, v, l, r)
+		var to LogTo
+		if logs != nil {
+			to = logs[i]
+		}
+		rules, pre, sets, err := renderRule(cfg, v, l, r, to)
 		proto := r.Protocol
 		if err != nil {
 			out.Problems = append(out.Problems, Problem{Index: i, RuleID: r.RuleID, Reason: err.Error()})
@@ -86,14 +96,14 @@ func origins(r *calc.Rule, i, n, pre int) []int {
 
 // renderRule renders r for the table of version v, the first pre rules an OR block's
 // scratch-mark rules; an error means r cannot be enforced.
-func renderRule(cfg *Config, v nft.IPVersion, l Layer, r *calc.Rule) (rules []nft.Rule, pre int, sets []SetUse, err error) {
+func renderRule(cfg *Config, v nft.IPVersion, l Layer, r *calc.Rule, to LogTo) (rules []nft.Rule, pre int, sets []SetUse, err error) {
 	if !ofVersion(r, v) {
 		return nil, 0, nil, nil
 	}
 	if r.Invalid != "" {
 		return nil, 0, nil, fmt.Errorf("calc could not interpret the rule: %s", r.Invalid)
 	}
-	action, err := actionExprs(cfg, l, r.Action)
+	action, err := actionExprs(cfg, l, r.Action, to)
 	if err != nil {
 		return nil, 0, nil, err
 	}
@@ -133,15 +143,15 @@ func ofVersion(r *calc.Rule, v nft.IPVersion) bool {
 // safeRuleID is what a rule ID must look like to go into a comment (calc's IDs are base64url).
 var safeRuleID = regexp.MustCompile(`^[A-Za-z0-9_-]{1,32}$`)
 
-// actionExprs is what a matching rule does.
-func actionExprs(cfg *Config, l Layer, action string) ([]nft.Expr, error) {
+// actionExprs is what a matching rule does; a verdict logs to to first (flow logs).
+func actionExprs(cfg *Config, l Layer, action string, to LogTo) ([]nft.Expr, error) {
 	switch action {
 	case calc.RuleAllow:
-		return []nft.Expr{nft.Counter(), setBits(cfg.Marks.Accept), nft.Return()}, nil
+		return append(to.exprs(), nft.Counter(), setBits(cfg.Marks.Accept), nft.Return()), nil
 	case calc.RulePass:
-		return []nft.Expr{nft.Counter(), setBits(cfg.Marks.Pass), nft.Return()}, nil
+		return append(to.exprs(), nft.Counter(), setBits(cfg.Marks.Pass), nft.Return()), nil
 	case calc.RuleDeny:
-		return []nft.Expr{nft.Counter(), cfg.deny(l)}, nil
+		return append(to.exprs(), nft.Counter(), cfg.deny(l)), nil
 	case calc.RuleLog:
 		return []nft.Expr{nft.LogAt(cfg.LogPrefix+": ", nft.LogInfo)}, nil
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/calico-host/calico-host/pkg/felix/calc"
 	"github.com/calico-host/calico-host/pkg/felix/dataplane/rules"
+	"github.com/calico-host/calico-host/pkg/flowlog/ruleid"
 	"github.com/calico-host/calico-host/pkg/nft"
 )
 
@@ -22,6 +23,7 @@ type Builder struct {
 	sets      *calcSets
 	static    *static
 	values    *values
+	attr      *attribution
 }
 
 // Input is what a build renders: the model's values (calc's, by ID: the builder reads them and
@@ -61,7 +63,8 @@ func New(cfg *rules.Config, table string, log zerolog.Logger, withheld func(key 
 	t := newTables(cfg, table)
 	b := &Builder{tables: t, values: newValues(withheld)}
 	b.sets = newCalcSets(cfg, t, log)
-	b.groups = newGroups(cfg, t, log, b.sets)
+	b.attr = newAttribution(cfg.FlowLogs, log)
+	b.groups = newGroups(cfg, t, log, b.sets, b.attr)
 	b.workloads = newWorkloads(cfg, t, b.groups, b.values)
 	b.static = newStatic(cfg, t, log, b.groups, b.sets, b.values)
 	return b
@@ -84,6 +87,13 @@ func (b *Builder) Build(in *Input) []*nft.Table {
 	b.sets.sync(in)
 	b.sets.addMissing()
 	return b.tables
+}
+
+// FlowLogTable is the NFLOG prefix table of the tables as the last build left them, to hand to
+// the flow collector with them (nil with flow logs off); refused counts their verdict rules
+// rendered without their log statement (unnameable or clashing).
+func (b *Builder) FlowLogTable() (t *ruleid.Table, refused int) {
+	return b.attr.Table(), b.attr.refused
 }
 
 // Counts sums the objects of the tables: chains, and sets plus maps.

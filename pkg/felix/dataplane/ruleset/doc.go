@@ -22,6 +22,8 @@
 //	               entries), which the quarantine may withhold
 //	quarantine.go  what the dataplane's quarantine asks of the builder: names, values, and
 //	               invalidation
+//	attribution.go the NFLOG prefixes of the verdict rules with flow logs on, claimed by
+//	               their owners, and the prefix table published with each build
 //	ruleids.go     for a trace (package trace), off in felix: each policy and profile verdict
 //	               rule stamped with its rule identifier (package flowlog/ruleid) as comment
 //

@@ -27,6 +27,7 @@ type groups struct {
 	log    zerolog.Logger
 	tables tables
 	sets   *calcSets // told which calc IP sets each chain looks up
+	attr   *attribution
 
 	refs       map[string]*refEntry                 // group and profile chains, by name
 	members    map[memberKey]*memberEntry           // policies as members of groups
@@ -38,9 +39,9 @@ type groups struct {
 	ids        *ruleIDs                             // nil unless StampRuleIDs
 }
 
-func newGroups(cfg *rules.Config, t tables, log zerolog.Logger, sets *calcSets) *groups {
+func newGroups(cfg *rules.Config, t tables, log zerolog.Logger, sets *calcSets, attr *attribution) *groups {
 	return &groups{
-		cfg: cfg, log: log, tables: t, sets: sets,
+		cfg: cfg, log: log, tables: t, sets: sets, attr: attr,
 		refs: map[string]*refEntry{}, members: map[memberKey]*memberEntry{},
 		memberKeys: map[calc.PolicyID]map[memberKey]bool{}, placeDirty: map[memberKey]bool{},
 		groupedBy: map[calc.PolicyID]groupedBy{}, dirty: map[string]bool{},
@@ -203,6 +204,7 @@ func (g *groups) leaveGroup(k memberKey, name string, multi bool) {
 	g.placeDirty[k] = true
 	if len(me.groups) == 0 {
 		delete(g.members, k)
+		g.attr.release(k)
 		if delete(g.memberKeys[k.id], k); len(g.memberKeys[k.id]) == 0 {
 			delete(g.memberKeys, k.id)
 		}
@@ -233,6 +235,7 @@ func (g *groups) finish(in *Input) {
 			removed = g.placeMembers(in)
 		}
 	}
+	g.retryRefused(in)
 	for name := range g.dirty {
 		if e := g.refs[name]; e != nil {
 			g.renderRef(name, e, in)
@@ -253,6 +256,7 @@ func (g *groups) removeRef(name string, e *refEntry) {
 		}
 	}
 	g.sets.release(name)
+	g.attr.release(name)
 	for _, id := range e.ref.Group {
 		g.leaveGroup(memberKey{e.ref.Layer, e.ref.Egress, id}, name, len(e.ref.Group) > 1)
 	}
@@ -339,8 +343,12 @@ func (g *groups) renderMember(k memberKey, me *memberEntry, src *calc.Policy) {
 	} else {
 		rs = pick(k.egress, src.InboundRules, src.OutboundRules)
 	}
+	var logs []rules.LogTo
+	if k.layer == rules.Filter {
+		logs = g.attr.policy(k, k.id, k.egress, rs)
+	}
 	for i, v := range g.cfg.Families() {
-		me.rendered[i] = rules.PolicyRules(g.cfg, v, k.layer, rs)
+		me.rendered[i] = rules.AttributedRules(g.cfg, v, k.layer, rs, logs)
 		if g.ids != nil {
 			g.ids.stampPolicy(k.id, k.egress, rs, &me.rendered[i])
 		}
@@ -411,10 +419,14 @@ func (g *groups) renderProfile(name string, e *refEntry, in *Input) {
 	if src != nil {
 		rs = pick(e.ref.Egress, src.InboundRules, src.OutboundRules)
 	}
+	var logs []rules.LogTo
+	if e.ref.Layer == rules.Filter {
+		logs = g.attr.profile(name, e.ref.Profile, e.ref.Egress, rs)
+	}
 	var rendered [2]rules.Rendered
 	var uses []rules.SetUse
 	for i, v := range g.cfg.Families() {
-		rendered[i] = rules.PolicyRules(g.cfg, v, e.ref.Layer, rs)
+		rendered[i] = rules.AttributedRules(g.cfg, v, e.ref.Layer, rs, logs)
 		if g.ids != nil {
 			g.ids.stampProfile(e.ref.Profile, e.ref.Egress, rs, &rendered[i])
 		}
@@ -423,6 +435,23 @@ func (g *groups) renderProfile(name string, e *refEntry, in *Input) {
 	}
 	g.sets.use(name, uses)
 	g.logProblems("profile", e.ref.Profile, rendered)
+}
+
+// retryRefused renders again, once per build, the members and profile chains that were refused
+// a flow log prefix which is now free (see attribution).
+func (g *groups) retryRefused(in *Input) {
+	for _, owner := range g.attr.takeRetry() {
+		switch o := owner.(type) {
+		case memberKey:
+			if me := g.members[o]; me != nil {
+				g.renderMember(o, me, in.Policies[o.id])
+			}
+		case string:
+			if g.refs[o] != nil {
+				g.dirty[o] = true
+			}
+		}
+	}
 }
 
 // refreshProfiles notes the profile chains whose profile changed (group members are compared

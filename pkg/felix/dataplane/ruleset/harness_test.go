@@ -44,6 +44,10 @@ func testConfig(ipv6 bool) *rules.Config {
 }
 
 func newHarness(t testing.TB, ipv6 bool) *harness {
+	return newHarnessWith(t, testConfig(ipv6))
+}
+
+func newHarnessWith(t testing.TB, cfg *rules.Config) *harness {
 	h := &harness{t: t, vteps: map[string]*calc.VTEP{}, fake: fake.New(), withheld: map[string]bool{}}
 	h.in = &Input{
 		Policies: map[calc.PolicyID]*calc.Policy{}, Profiles: map[string]*calc.Profile{},
@@ -52,7 +56,7 @@ func newHarness(t testing.TB, ipv6 bool) *harness {
 		Changed: Changes{Endpoints: map[calc.WorkloadEndpointID]bool{}, Policies: map[calc.PolicyID]bool{}, Volatile: true},
 	}
 	log := zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.ErrorLevel)
-	h.b = New(testConfig(ipv6), "calico", log, func(key string) bool { return h.withheld[key] })
+	h.b = New(cfg, "calico", log, func(key string) bool { return h.withheld[key] })
 	tables := []nft.TableID{{Family: nft.FamilyIP, Name: "calico"}, {Family: nft.FamilyIP6, Name: "calico"}}
 	h.applier = apply.New(h.fake, apply.Options{Tables: tables, Log: log})
 	return h

@@ -167,6 +167,8 @@ func ipFilterRules() []nft.Rule {
 		nft.NewRule(nft.FibAddrType(nft.FibDAddr, nft.AddrTypeLocal), nft.Accept()),
 		nft.NewRule(nft.Counter(), nft.Log("calico-drop: "), nft.Drop()),
 		nft.NewRule(nft.LogAt("calico-info", nft.LogInfo), nft.Accept()),
+		nft.NewRule(nft.Mark(6), nft.LogGroup("API0|gnp/web", 1, 80), nft.Counter(), nft.Accept()),
+		nft.NewRule(nft.Mark(7), nft.LogGroup("DRI", 2, 0), nft.Drop()),
 		nft.NewRule(nft.EtherSAddr(mac), nft.Drop()),
 		nft.NewRule(nft.Reject()).WithComment("reject the rest"),
 	}
