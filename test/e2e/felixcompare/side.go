@@ -155,9 +155,8 @@ func (s side) heapProfile(ctx context.Context, o options, ns *topo.Netns, what s
 	s.memStats(ctx, ns, strings.TrimSuffix(path, ".pprof")+".memstats")
 }
 
-// memStats saves the runtime's memory statistics (the "# " lines of the text heap profile, but
-// the pause history):
-// how the RSS divides into heap, stacks and the runtime's own structures.
+// memStats saves the runtime's memory statistics (the "# " lines of the text heap profile but
+// the pause history): how the RSS divides into heap, stacks and the runtime's own structures.
 func (s side) memStats(ctx context.Context, ns *topo.Netns, path string) {
 	code, body, err := ns.HTTPGet(ctx, "127.0.0.1:6060", "/debug/pprof/heap?debug=1")
 	if err != nil || code != 200 {
