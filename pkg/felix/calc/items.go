@@ -71,6 +71,7 @@ func (it *item) parentNames() []string {
 // holds every item (for IP sets), polIndex only this host's endpoints (for active policies).
 type itemRegistry struct {
 	items        map[string]*item
+	labels       *labelSets                   // the items' own and flattened labels, shared
 	parentLabels map[string]map[string]string // profile name -> labelsToApply
 	byParent     map[string]map[string]struct{}
 	ipIndex      *labelIndex
@@ -85,6 +86,7 @@ type itemRegistry struct {
 func newItemRegistry(ipIndex, polIndex *labelIndex, onContent func(string, *item, *item)) *itemRegistry {
 	return &itemRegistry{
 		items:        map[string]*item{},
+		labels:       newLabelSets(),
 		parentLabels: map[string]map[string]string{},
 		byParent:     map[string]map[string]struct{}{},
 		ipIndex:      ipIndex,
@@ -127,12 +129,14 @@ func setIfAbsent(m map[string]string, k, v string) {
 	}
 }
 
-// update registers or replaces an item.
+// update registers or replaces an item (its label maps become shared: see labelSets).
 func (r *itemRegistry) update(id string, it *item) {
 	old := r.items[id]
-	it.flat = r.flatten(it)
-	if old != nil && maps.Equal(old.flat, it.flat) {
-		it.flat = old.flat
+	it.own = r.labels.intern(it.own)
+	it.flat = r.labels.intern(r.flatten(it))
+	if old != nil {
+		r.labels.release(old.own)
+		r.labels.release(old.flat)
 	}
 	r.relink(id, old, it)
 	r.items[id] = it
@@ -174,6 +178,8 @@ func (r *itemRegistry) remove(id string) {
 	r.ipIndex.DeleteItem(id)
 	r.relink(id, old, nil)
 	delete(r.items, id)
+	r.labels.release(old.own)
+	r.labels.release(old.flat)
 }
 
 // relink moves the item between the parent back-references.
@@ -207,7 +213,8 @@ func (r *itemRegistry) setProfileLabels(name string, labels map[string]string) {
 		if maps.Equal(flat, it.flat) {
 			continue
 		}
-		it.flat = flat
+		r.labels.release(it.flat)
+		it.flat = r.labels.intern(flat)
 		r.ipIndex.UpdateItem(id, flat)
 		if it.local {
 			r.polIndex.UpdateItem(id, flat)
