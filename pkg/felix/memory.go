@@ -15,8 +15,10 @@ import (
 // over the changes; at 40 (Project Calico's GoGCThreshold default, a setting calico-host does
 // not read from the datastore) it peaked at 138-141 MiB; at 25 at 122 MiB, start and changes
 // alike (RSS 112 MiB after the changes), ready in 4.3-7.5 s against Project Calico's 29-52 s.
-// At 10 the start took twice as long, for 116 MiB.
-const gcPercent = 25
+// At 10 the start took twice as long, for 116 MiB. Once calc held its state more compactly (live
+// heap about 50 MB), 15 peaked at 91-95 MiB against 98-103 MiB at 25, in the same time from
+// start to ready (runs taking turns on a machine at load 18-21).
+const gcPercent = 15
 
 // setGCPercent sets GOGC to gcPercent, unless GOGC is set in the environment. It returns the
 // function that restores the previous target (for tests).
