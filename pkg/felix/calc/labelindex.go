@@ -14,15 +14,21 @@ import (
 // its own labels plus the scanned ones, and a new selector only the items carrying its anchor:
 // the work is proportional to what is affected, not to the size of the index.
 //
+// Items are filed only under the label keys that some selector could be anchored on (keyRefs):
+// most labels of a big cluster's endpoints are never selected on, and filing every item under
+// every label was the biggest part of calc's memory. A selector that brings a new key files the
+// items carrying it (one pass over the items).
+//
 // Inside the index, sets hold pointers to items and selectors (each knows its ID), not their IDs:
-// half the size for the index's biggest part (every item under each of its labels).
+// half the size for the index's biggest part.
 type labelIndex struct {
 	onMatch func(selID, itemID string, matched bool)
 
 	items map[string]*idxItem
 	sels  map[string]*idxSel
 
-	itemsByKV map[string]map[string]map[*idxItem]struct{} // key -> value -> items
+	keyRefs   map[string]int                              // anchor keys -> selectors that could use them
+	itemsByKV map[string]map[string]map[*idxItem]struct{} // key (of keyRefs) -> value -> items
 	selsByKV  map[string]map[string]map[*idxSel]struct{}  // anchor key -> value -> selectors
 	selsByKey map[string]map[*idxSel]struct{}             // has() anchor key -> selectors
 	scanSels  map[*idxSel]struct{}
@@ -37,6 +43,7 @@ type idxItem struct {
 type idxSel struct {
 	id      string
 	sel     *selector.Selector
+	keys    []string // the keys of its anchor options (counted in keyRefs)
 	anchor  anchor
 	matches map[*idxItem]struct{}
 }
@@ -60,6 +67,7 @@ func newLabelIndex(onMatch func(selID, itemID string, matched bool)) *labelIndex
 		onMatch:   onMatch,
 		items:     map[string]*idxItem{},
 		sels:      map[string]*idxSel{},
+		keyRefs:   map[string]int{},
 		itemsByKV: map[string]map[string]map[*idxItem]struct{}{},
 		selsByKV:  map[string]map[string]map[*idxSel]struct{}{},
 		selsByKey: map[string]map[*idxSel]struct{}{},
@@ -115,10 +123,9 @@ func rankOf(key string, base int) int {
 	return base
 }
 
-// chooseAnchor picks the anchor with the fewest items behind it (the static ranking decides
-// ties, and everything while the index holds no items).
-func (x *labelIndex) chooseAnchor(sel *selector.Selector) anchor {
-	opts := anchorOptions(sel)
+// chooseAnchor picks the option with the fewest items behind it (the static ranking decides
+// ties, and everything while the index holds no items). The options' keys must be indexed.
+func (x *labelIndex) chooseAnchor(opts []anchor) anchor {
 	if len(opts) == 0 {
 		return anchor{kind: anchorScan}
 	}
@@ -159,8 +166,12 @@ func (x *labelIndex) UpdateSelector(id string, sel *selector.Selector) {
 	} else {
 		x.unfileSel(s)
 	}
-	oldMatches := s.matches
-	s.sel, s.anchor, s.matches = sel, x.chooseAnchor(sel), map[*idxItem]struct{}{}
+	oldMatches, oldKeys := s.matches, s.keys
+	opts := anchorOptions(sel)
+	s.keys = anchorKeys(opts)
+	x.refKeys(s.keys)
+	x.unrefKeys(oldKeys)
+	s.sel, s.anchor, s.matches = sel, x.chooseAnchor(opts), map[*idxItem]struct{}{}
 	x.fileSel(s)
 	x.candidateItems(s.anchor, func(it *idxItem) {
 		if sel.Evaluate(selector.Map(it.labels)) {
@@ -188,6 +199,7 @@ func (x *labelIndex) DeleteSelector(id string) {
 		return
 	}
 	x.unfileSel(s)
+	x.unrefKeys(s.keys)
 	delete(x.sels, id)
 	for it := range s.matches {
 		delete(it.matches, s)
@@ -330,7 +342,46 @@ func (x *labelIndex) unfileSel(s *idxSel) {
 
 func (x *labelIndex) fileItem(it *idxItem) {
 	for k, v := range it.labels {
-		addNested(x.itemsByKV, k, v, it)
+		if x.keyRefs[k] > 0 {
+			addNested(x.itemsByKV, k, v, it)
+		}
+	}
+}
+
+// anchorKeys lists the keys of a selector's anchor options, each once.
+func anchorKeys(opts []anchor) []string {
+	var keys []string
+	for _, a := range opts {
+		if !slices.Contains(keys, a.key) {
+			keys = append(keys, a.key)
+		}
+	}
+	return keys
+}
+
+// refKeys counts one more selector for each key; the items carrying a key that no selector
+// used before are filed under it.
+func (x *labelIndex) refKeys(keys []string) {
+	for _, k := range keys {
+		if x.keyRefs[k]++; x.keyRefs[k] > 1 {
+			continue
+		}
+		for _, it := range x.items {
+			if v, ok := it.labels[k]; ok {
+				addNested(x.itemsByKV, k, v, it)
+			}
+		}
+	}
+}
+
+// unrefKeys counts one selector less for each key; a key no selector uses any more is no
+// longer indexed.
+func (x *labelIndex) unrefKeys(keys []string) {
+	for _, k := range keys {
+		if x.keyRefs[k]--; x.keyRefs[k] <= 0 {
+			delete(x.keyRefs, k)
+			delete(x.itemsByKV, k)
+		}
 	}
 }
 
