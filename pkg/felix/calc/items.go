@@ -54,16 +54,18 @@ type item struct {
 	flat    map[string]string // own labels over inherited ones (computed on registration)
 }
 
-// parentNames lists every profile name whose labels flow into the item.
-func (it *item) parentNames() []string {
-	names := slices.Clone(it.parents)
-	if it.ns != "" {
-		names = append(names, nsProfilePrefix+it.ns)
+// inherits reports whether the labels of profile name flow into the item: one of its profiles,
+// or its namespace's or service account's (kns.<ns>, ksa.<ns>.<sa>).
+func (it *item) inherits(name string) bool {
+	if slices.Contains(it.parents, name) {
+		return true
 	}
-	if it.sa != "" {
-		names = append(names, saProfilePrefix+it.ns+"."+it.sa)
+	if ns, ok := strings.CutPrefix(name, nsProfilePrefix); ok && it.ns != "" && ns == it.ns {
+		return true
 	}
-	return names
+	rest, ok := strings.CutPrefix(name, saProfilePrefix) // <ns>.<sa>; either may hold dots
+	n := len(it.ns)
+	return ok && it.sa != "" && len(rest) == n+1+len(it.sa) && rest[:n] == it.ns && rest[n] == '.' && rest[n+1:] == it.sa
 }
 
 // itemRegistry keeps every item with its flattened labels, follows label inheritance from
@@ -73,7 +75,6 @@ type itemRegistry struct {
 	items        map[string]*item
 	labels       *labelSets                   // the items' own and flattened labels, shared
 	parentLabels map[string]map[string]string // profile name -> labelsToApply
-	byParent     map[string]map[string]struct{}
 	ipIndex      *labelIndex
 	polIndex     *labelIndex
 	// wlIndex, when set, holds only this host's workload endpoints (local BGP peers).
@@ -88,7 +89,6 @@ func newItemRegistry(ipIndex, polIndex *labelIndex, onContent func(string, *item
 		items:        map[string]*item{},
 		labels:       newLabelSets(),
 		parentLabels: map[string]map[string]string{},
-		byParent:     map[string]map[string]struct{}{},
 		ipIndex:      ipIndex,
 		polIndex:     polIndex,
 		onContent:    onContent,
@@ -138,7 +138,6 @@ func (r *itemRegistry) update(id string, it *item) {
 		r.labels.release(old.own)
 		r.labels.release(old.flat)
 	}
-	r.relink(id, old, it)
 	r.items[id] = it
 	if old != nil {
 		r.onContent(id, old, it)
@@ -176,24 +175,9 @@ func (r *itemRegistry) remove(id string) {
 	}
 	r.indexWorkload(id, old, nil)
 	r.ipIndex.DeleteItem(id)
-	r.relink(id, old, nil)
 	delete(r.items, id)
 	r.labels.release(old.own)
 	r.labels.release(old.flat)
-}
-
-// relink moves the item between the parent back-references.
-func (r *itemRegistry) relink(id string, old, cur *item) {
-	if old != nil {
-		for _, p := range old.parentNames() {
-			removeFromSet(r.byParent, p, id)
-		}
-	}
-	if cur != nil {
-		for _, p := range cur.parentNames() {
-			addToSet(r.byParent, p, id)
-		}
-	}
 }
 
 // setProfileLabels records a profile's labelsToApply (nil when the profile is gone) and
@@ -207,17 +191,19 @@ func (r *itemRegistry) setProfileLabels(name string, labels map[string]string) {
 	} else {
 		r.parentLabels[name] = labels
 	}
-	for id := range r.byParent[name] {
-		it := r.items[id]
+	for id, it := range r.items { // a profile's labels change rarely: no back-references kept
+		if !it.inherits(name) {
+			continue
+		}
 		flat := r.flatten(it)
 		if maps.Equal(flat, it.flat) {
 			continue
 		}
 		r.labels.release(it.flat)
 		it.flat = r.labels.intern(flat)
-		r.ipIndex.UpdateItem(id, flat)
+		r.ipIndex.UpdateItem(id, it.flat)
 		if it.local {
-			r.polIndex.UpdateItem(id, flat)
+			r.polIndex.UpdateItem(id, it.flat)
 		}
 		r.indexWorkload(id, nil, it)
 	}
