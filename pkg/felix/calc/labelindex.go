@@ -17,7 +17,9 @@ import (
 // Items are filed only under the label keys that some selector could be anchored on (keyRefs):
 // most labels of a big cluster's endpoints are never selected on, and filing every item under
 // every label was the biggest part of calc's memory. A selector that brings a new key files the
-// items carrying it (one pass over the items).
+// items carrying it (one pass over the items: with selectors on many distinct keys, as the calc
+// bench shape's 550 has(sg-<n>) keys or OpenStack's security groups, about 0.1 ms per key and
+// 10,000 items, 60 ms of the big shape's start).
 //
 // Inside the index, sets hold pointers to items and selectors (each knows its ID), not their IDs:
 // half the size for the index's biggest part.
