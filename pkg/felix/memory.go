@@ -15,8 +15,12 @@ import (
 // over the changes; at 40 (Project Calico's GoGCThreshold default, a setting calico-host does
 // not read from the datastore) it peaked at 138-141 MiB; at 25 at 122 MiB, start and changes
 // alike (RSS 112 MiB after the changes), ready in 4.3-7.5 s against Project Calico's 29-52 s.
-// At 10 the start took twice as long, for 116 MiB.
-const gcPercent = 25
+// At 10 the start took twice as long, for 116 MiB. Once calc held its state more compactly (live
+// heap about 48 MB at ready), 15 peaked at 88-92 MiB against 94-99 MiB at 25, for a start of
+// 4.5-7.3 s against 3.7-4.2 s (runs taking turns, load 9-10; Project Calico's felix takes 28-58 s
+// on this machine): a second of start for 6 MiB less at the peak, which is where felix's memory
+// is highest.
+const gcPercent = 15
 
 // setGCPercent sets GOGC to gcPercent, unless GOGC is set in the environment. It returns the
 // function that restores the previous target (for tests).

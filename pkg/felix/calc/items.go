@@ -55,16 +55,18 @@ type item struct {
 	flat    map[string]string // own labels over inherited ones (computed on registration)
 }
 
-// parentNames lists every profile name whose labels flow into the item.
-func (it *item) parentNames() []string {
-	names := slices.Clone(it.parents)
-	if it.ns != "" {
-		names = append(names, nsProfilePrefix+it.ns)
+// inherits reports whether the labels of profile name flow into the item: one of its profiles,
+// or its namespace's or service account's (kns.<ns>, ksa.<ns>.<sa>).
+func (it *item) inherits(name string) bool {
+	if slices.Contains(it.parents, name) {
+		return true
 	}
-	if it.sa != "" {
-		names = append(names, saProfilePrefix+it.ns+"."+it.sa)
+	if ns, ok := strings.CutPrefix(name, nsProfilePrefix); ok && it.ns != "" && ns == it.ns {
+		return true
 	}
-	return names
+	rest, ok := strings.CutPrefix(name, saProfilePrefix) // <ns>.<sa>; either may hold dots
+	n := len(it.ns)
+	return ok && it.sa != "" && len(rest) == n+1+len(it.sa) && rest[:n] == it.ns && rest[n] == '.' && rest[n+1:] == it.sa
 }
 
 // itemRegistry keeps every item with its flattened labels, follows label inheritance from
@@ -72,8 +74,8 @@ func (it *item) parentNames() []string {
 // holds every item (for IP sets), polIndex only this host's endpoints (for active policies).
 type itemRegistry struct {
 	items        map[string]*item
+	labels       *labelSets                   // the items' own and flattened labels, shared
 	parentLabels map[string]map[string]string // profile name -> labelsToApply
-	byParent     map[string]map[string]struct{}
 	ipIndex      *labelIndex
 	polIndex     *labelIndex
 	// wlIndex, when set, holds only this host's workload endpoints (local BGP peers).
@@ -88,8 +90,8 @@ type itemRegistry struct {
 func newItemRegistry(ipIndex, polIndex *labelIndex, onContent func(string, *item, *item)) *itemRegistry {
 	return &itemRegistry{
 		items:        map[string]*item{},
+		labels:       newLabelSets(),
 		parentLabels: map[string]map[string]string{},
-		byParent:     map[string]map[string]struct{}{},
 		ipIndex:      ipIndex,
 		polIndex:     polIndex,
 		onContent:    onContent,
@@ -130,14 +132,15 @@ func setIfAbsent(m map[string]string, k, v string) {
 	}
 }
 
-// update registers or replaces an item.
+// update registers or replaces an item (its label maps become shared: see labelSets).
 func (r *itemRegistry) update(id string, it *item) {
 	old := r.items[id]
-	it.flat = r.flatten(it)
-	if old != nil && maps.Equal(old.flat, it.flat) {
-		it.flat = old.flat
+	it.own = r.labels.intern(it.own)
+	it.flat = r.labels.intern(r.flatten(it))
+	if old != nil {
+		r.labels.release(old.own)
+		r.labels.release(old.flat)
 	}
-	r.relink(id, old, it)
 	r.items[id] = it
 	if old != nil {
 		r.onContent(id, old, it)
@@ -176,8 +179,9 @@ func (r *itemRegistry) remove(id string) {
 	}
 	r.indexWorkload(id, old, nil)
 	r.ipIndex.DeleteItem(id)
-	r.relink(id, old, nil)
 	delete(r.items, id)
+	r.labels.release(old.own)
+	r.labels.release(old.flat)
 	r.tell(id, nil)
 }
 
@@ -192,20 +196,6 @@ func (r *itemRegistry) tell(id string, it *item) {
 	}
 }
 
-// relink moves the item between the parent back-references.
-func (r *itemRegistry) relink(id string, old, cur *item) {
-	if old != nil {
-		for _, p := range old.parentNames() {
-			removeFromSet(r.byParent, p, id)
-		}
-	}
-	if cur != nil {
-		for _, p := range cur.parentNames() {
-			addToSet(r.byParent, p, id)
-		}
-	}
-}
-
 // setProfileLabels records a profile's labelsToApply (nil when the profile is gone) and
 // re-indexes the items that inherit from it.
 func (r *itemRegistry) setProfileLabels(name string, labels map[string]string) {
@@ -217,17 +207,20 @@ func (r *itemRegistry) setProfileLabels(name string, labels map[string]string) {
 	} else {
 		r.parentLabels[name] = labels
 	}
-	for id := range r.byParent[name] {
-		it := r.items[id]
+	for id, it := range r.items { // a profile's labels change rarely: no back-references kept
+		if !it.inherits(name) {
+			continue
+		}
 		flat := r.flatten(it)
 		if maps.Equal(flat, it.flat) {
 			continue
 		}
-		it.flat = flat
-		r.ipIndex.UpdateItem(id, flat)
+		r.labels.release(it.flat)
+		it.flat = r.labels.intern(flat)
+		r.ipIndex.UpdateItem(id, it.flat)
 		r.tell(id, it)
 		if it.local {
-			r.polIndex.UpdateItem(id, flat)
+			r.polIndex.UpdateItem(id, it.flat)
 		}
 		r.indexWorkload(id, nil, it)
 	}

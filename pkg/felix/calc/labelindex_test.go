@@ -49,7 +49,7 @@ func TestChooseAnchor(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.sel, func(t *testing.T) {
-			got := newLabelIndex(nil).chooseAnchor(selector.MustParse(tc.sel))
+			got := newLabelIndex(nil).chooseAnchor(anchorOptions(selector.MustParse(tc.sel)))
 			if got.kind != tc.want.kind || got.key != tc.want.key || !slices.Equal(got.values, tc.want.values) {
 				t.Errorf("anchor = %+v, want %+v", got, tc.want)
 			}
@@ -63,8 +63,8 @@ func TestChooseAnchorByCount(t *testing.T) {
 		x.UpdateItem(fmt.Sprint(i), map[string]string{"team": "red", "role": fmt.Sprint(i % 5)})
 	}
 	// "role" is static-ranked after "team" (key order) but has fewer items behind the value.
-	got := x.chooseAnchor(selector.MustParse(`team == "red" && role == "1"`))
-	if got.key != "role" {
+	x.UpdateSelector("s", selector.MustParse(`team == "red" && role == "1"`))
+	if got := x.sels["s"].anchor; got.key != "role" {
 		t.Errorf("anchor = %+v, want the role pair", got)
 	}
 }
@@ -128,7 +128,7 @@ func TestLabelIndexAgainstBruteForce(t *testing.T) {
 			delete(selOf, id)
 		case 2:
 			l := map[string]string{}
-			for _, k := range []string{"role", "env", "app", "x", "y", "z"} {
+			for _, k := range []string{"role", "env", "app", "x", "y", "z", "unselected"} {
 				if r.IntN(2) == 0 {
 					l[k] = []string{"web", "db", "prod", "a", "1", "2"}[r.IntN(6)]
 				}
@@ -181,5 +181,35 @@ func TestPrefixed(t *testing.T) {
 	}
 	if _, err := prefixed("namespaceSelector", "a ==", namespacePrefixing); err == nil || !strings.Contains(err.Error(), "namespaceSelector") {
 		t.Errorf("bad selector: %v, want an error naming the field", err)
+	}
+}
+
+// TestLabelIndexFilesSelectedKeysOnly: items are filed under the keys that selectors could be
+// anchored on, no others; a selector with a new key finds the items already there, and a key
+// that no selector uses any more is dropped.
+func TestLabelIndexFilesSelectedKeysOnly(t *testing.T) {
+	rec := &matchRecorder{t: t, matches: map[[2]string]bool{}}
+	x := newLabelIndex(rec.onMatch)
+	x.UpdateItem("a", map[string]string{"role": "web", "pod-template-hash": "1", "env": "prod"})
+	x.UpdateItem("b", map[string]string{"role": "db", "pod-template-hash": "2"})
+	if len(x.itemsByKV) != 0 {
+		t.Fatalf("items filed under keys no selector uses: %v", slices.Collect(maps.Keys(x.itemsByKV)))
+	}
+	x.UpdateSelector("web", selector.MustParse(`role == "web" && has(env)`))
+	x.UpdateSelector("db", selector.MustParse(`role == "db"`))
+	if got := slices.Sorted(maps.Keys(x.itemsByKV)); !slices.Equal(got, []string{"env", "role"}) {
+		t.Fatalf("indexed keys = %v, want [env role]", got)
+	}
+	if !rec.matches[[2]string{"web", "a"}] || !rec.matches[[2]string{"db", "b"}] || len(rec.matches) != 2 {
+		t.Fatalf("matches = %v", rec.matches)
+	}
+	x.UpdateItem("c", map[string]string{"role": "web", "env": "dev"})
+	x.DeleteSelector("web")
+	if got := slices.Sorted(maps.Keys(x.itemsByKV)); !slices.Equal(got, []string{"role"}) {
+		t.Fatalf("indexed keys after the env selector went = %v, want [role]", got)
+	}
+	x.UpdateSelector("env", selector.MustParse(`env == "dev"`))
+	if !rec.matches[[2]string{"env", "c"}] || len(rec.matches) != 2 {
+		t.Fatalf("a selector on a key indexed again missed items: %v", rec.matches)
 	}
 }

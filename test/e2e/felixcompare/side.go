@@ -152,4 +152,24 @@ func (s side) heapProfile(ctx context.Context, o options, ns *topo.Netns, what s
 	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
 		fmt.Fprintln(os.Stderr, "felixcompare:", err)
 	}
+	s.memStats(ctx, ns, strings.TrimSuffix(path, ".pprof")+".memstats")
+}
+
+// memStats saves the runtime's memory statistics (the "# " lines of the text heap profile but
+// the pause history): how the RSS divides into heap, stacks and the runtime's own structures.
+func (s side) memStats(ctx context.Context, ns *topo.Netns, path string) {
+	code, body, err := ns.HTTPGet(ctx, "127.0.0.1:6060", "/debug/pprof/heap?debug=1")
+	if err != nil || code != 200 {
+		fmt.Fprintf(os.Stderr, "felixcompare: memory statistics: %d %v\n", code, err)
+		return
+	}
+	var stats []string
+	for _, l := range strings.Split(body, "\n") {
+		if strings.HasPrefix(l, "# ") && !strings.HasPrefix(l, "# Pause") {
+			stats = append(stats, l)
+		}
+	}
+	if err := os.WriteFile(path, []byte(strings.Join(stats, "\n")+"\n"), 0o644); err != nil {
+		fmt.Fprintln(os.Stderr, "felixcompare:", err)
+	}
 }
