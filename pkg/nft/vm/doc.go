@@ -8,7 +8,7 @@
 // The files:
 //
 //	vm.go     Register, the Expr interface, Marshal and Unmarshal of a rule's expression list,
-//	          Unknown (an expression this package does not know, kept as bytes)
+//	          Unknown (an expression this package does not model, kept as bytes)
 //	exprs.go  loads, comparisons and data: Verdict, Payload, Meta, Cmp, Bitwise, Range, Lookup,
 //	          Immediate, Byteorder
 //	stmts.go  Counter, Log, Reject, NAT, Masq, Notrack, Ct, Fib
