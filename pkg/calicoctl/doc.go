@@ -38,7 +38,7 @@
 //	ipam.go           ipam check, release, configure; ipam_show.go: ipam show;
 //	                  ipamreport.go: the ipam check report; ipamsplit.go: ipam split
 //	boxtable.go       the framed tables of the ipam commands
-//	nodestatus.go     node status: the calico processes and BIRD's protocols
+//	nodestatus.go     node status: whether felix runs, and BIRD's protocols
 //	nodediags.go      node diags (the collectors are in calicoctl/diags)
 //	checksystem.go    node checksystem: kernel modules and sysctls
 //	datastorecmd.go   datastore migrate lock and unlock; import and export refused

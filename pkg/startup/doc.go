@@ -16,7 +16,7 @@
 //	nodename.go       the node name (NODENAME, the nodename file, the hostname), validated
 //	node.go           this host's Node: addresses, interfaces, AS number, conflicts, written
 //	                  with compare-and-swap retries
-//	autodetect.go     IP autodetection methods (first-found, can-reach, interface, cidr, ...)
+//	autodetect.go     IP autodetection (first-found, can-reach, interface, skip-interface, cidr)
 //	kernel.go         Kernel: what calico-startup reads from the kernel, over netlink
 //	kernel_fake.go    FakeKernel for unit tests
 //	pools.go          the default IP pools: created only when a family has none
