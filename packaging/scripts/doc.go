@@ -3,7 +3,7 @@
 //
 // The files:
 //
-//	maint.sh             the shared actions (installed by calico-common as /usr/lib/calico-host/maint):
+//	maint.sh             the shared actions (calico-common installs it as /usr/lib/calico-host/maint):
 //	                     postinst (configuration group, daemon-reload, restart on upgrade), prerm
 //	                     (stop and disable on removal), postrm, restore-perms; nothing is ever
 //	                     enabled or started on install

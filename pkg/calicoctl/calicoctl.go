@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -21,6 +22,12 @@ const (
 	exitOK    = 0
 	exitError = 1
 )
+
+// exitStatus is an error that only sets the exit status (a command's verdict for scripts,
+// after the command printed its result): nothing more is printed.
+type exitStatus int
+
+func (e exitStatus) Error() string { return "exit status " + strconv.Itoa(int(e)) }
 
 // command is one calicoctl subcommand. run gets the arguments after the command name.
 type command struct {
@@ -93,9 +100,12 @@ func (c *cli) main(args []string) int {
 		return exitError
 	}
 	err = cmd.run(c, rest[1:])
+	var status exitStatus
 	switch {
 	case errors.Is(err, errHelp):
 		return exitOK
+	case errors.As(err, &status):
+		return int(status)
 	case err != nil:
 		fmt.Fprintln(stderr, massageError(err))
 		return exitError

@@ -68,8 +68,19 @@ func generateDoc(l *calicoList, ours map[string]*ourCommand) (string, []string) 
 		problems = append(problems, p...)
 	}
 	for _, path := range sortedKeys(ours) {
-		if _, ok := l.byPath[path]; !ok {
-			problems = append(problems, fmt.Sprintf("calico-host's command %q is not Project Calico's: document it", path))
+		if _, ok := l.byPath[path]; ok {
+			continue
+		}
+		own, ok := ownCommands[path]
+		if !ok {
+			problems = append(problems, fmt.Sprintf("calico-host's command %q is not Project Calico's: document it (ownCommands)", path))
+			continue
+		}
+		docs = append(docs, documentOwnCommand(path, own, ours[path], l.byPath[""].options))
+	}
+	for path := range ownCommands {
+		if _, ok := ours[path]; !ok {
+			problems = append(problems, fmt.Sprintf("ownCommands documents %q, which is not registered", path))
 		}
 	}
 	for k := range optionNotes {
@@ -137,6 +148,22 @@ func documentCommand(c *calicoCommand, oc *ourCommand, globals []calicoOption, u
 	return dc, problems
 }
 
+// documentOwnCommand describes a command of calico-host's own: its options (but the global
+// ones) are calico-host only.
+func documentOwnCommand(path string, own ownCommand, oc *ourCommand, globals []calicoOption) docCommand {
+	dc := docCommand{path: path, use: own.use, calicoSummary: strings.TrimSuffix(oc.summary, "."), status: "calico-host only", text: own.text}
+	global := map[string]bool{"--help": true}
+	for _, g := range globals {
+		global["--"+g.name] = true
+	}
+	for _, name := range sortedKeys(oc.options) {
+		if strings.HasPrefix(name, "--") && !global[name] {
+			dc.options = append(dc.options, optionRow{spelling: name, note: note{status: ownOption}})
+		}
+	}
+	return dc
+}
+
 func spelling(o calicoOption) string {
 	if o.short != "" {
 		return "-" + o.short + ", --" + o.name
@@ -193,7 +220,8 @@ func writeDocSummary(b *strings.Builder, docs []docCommand) {
 			nOpts[o.note.status.String()]++
 		}
 	}
-	fmt.Fprintf(b, "%d commands: %d supported, %d refused. Options by status:", len(docs), counts["supported"], counts["refused"])
+	fmt.Fprintf(b, "%d commands: %d supported, %d refused, %d calico-host only. Options by status:", len(docs),
+		counts["supported"], counts["refused"], counts["calico-host only"])
 	for _, s := range sortedKeys(nOpts) {
 		fmt.Fprintf(b, " %s %d;", s, nOpts[s])
 	}

@@ -11,7 +11,7 @@
 //	calicoctl.go      Main, the command registry, global options, usage
 //	group.go          command groups and their subcommands ("ipam check", "datastore migrate lock")
 //	flags.go          the option parser (pflag) with Project Calico's global options
-//	connect.go        the datastore configuration (--config, datastore.toml, the environment), session
+//	connect.go        the datastore configuration (--config, datastore.toml, environment), session
 //	kinds.go          kind names as typed on the command line
 //	input.go          documents from -f (files, directories, stdin; YAML or JSON)
 //	prepare.go        what apply, create, replace and delete do with each document: namespaces,
@@ -39,6 +39,8 @@
 //	                  ipamreport.go: the ipam check report; ipamsplit.go: ipam split
 //	boxtable.go       the framed tables of the ipam commands
 //	nodestatus.go     node status: whether felix runs, and BIRD's protocols
+//	trace.go          trace: a packet between two endpoints through what felix would program
+//	                  (package trace), from a snapshot of the datastore; its exit statuses
 //	nodediags.go      node diags (the collectors are in calicoctl/diags)
 //	checksystem.go    node checksystem: kernel modules and sysctls
 //	datastorecmd.go   datastore migrate lock and unlock; import and export refused

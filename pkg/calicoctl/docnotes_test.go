@@ -66,3 +66,12 @@ var commandNotes = map[string]string{
 	"create":                   "As apply.",
 	"replace":                  "As apply.",
 }
+
+// ownCommand documents a command Project Calico's calicoctl does not have: its usage line and
+// what it does.
+type ownCommand struct{ use, text string }
+
+// ownCommands are calico-host's own commands.
+var ownCommands = map[string]ownCommand{
+	"trace": {"trace SOURCE DESTINATION", "Prints the path of a connection's first packet (tier -> policy -> rule -> action) on each host it crosses, enforced and pending (staged policies enforced in their place), computed by calico-felix's own calculation graph and ruleset builder over the datastore and a packet simulator of nftables checked against the kernel. Exit status 0 allowed, 3 denied, 4 allowed but denied by a staged policy, 1 error."},
+}

@@ -23,15 +23,22 @@ func warnNotImplemented(w io.Writer, docs []*document) {
 	}
 }
 
-// warnStaged says, for each staged policy of the documents, that it is stored but not enforced:
-// Project Calico's felix only reports what a staged policy would do, and calico-host's felix
-// ignores staged policies altogether.
+// warnStaged says, for each staged policy of the documents, that it is stored but not enforced,
+// and where to see what it would do: calicoctl trace prints its pending verdicts (the trace runs
+// felix's code with the staged policies enforced in their place, as Project Calico's felix
+// evaluates them for flow logs). A StagedKubernetesNetworkPolicy is not evaluated.
 func warnStaged(w io.Writer, docs []*document) {
 	for _, d := range docs {
-		if strings.HasPrefix(d.kind.Kind, "Staged") {
-			m := d.meta()
-			fmt.Fprintf(w, "Warning: %s is stored but not enforced: staged policies only propose a change, and calico-host's felix does not act on them\n",
-				identifier(d.kind, m.Namespace, m.Name))
+		if !strings.HasPrefix(d.kind.Kind, "Staged") {
+			continue
 		}
+		m := d.meta()
+		id := identifier(d.kind, m.Namespace, m.Name)
+		if d.kind.Kind == "StagedKubernetesNetworkPolicy" {
+			fmt.Fprintf(w, "Warning: %s is stored but not enforced, and calico-host does not evaluate staged Kubernetes network policies\n", id)
+			continue
+		}
+		fmt.Fprintf(w, "Warning: %s is stored but not enforced: staged policies only propose a change; "+
+			"see what it would do with `calicoctl trace <SOURCE> <DESTINATION>` (its pending verdict)\n", id)
 	}
 }

@@ -7,9 +7,9 @@
 //
 //	session.go     Options (the ties to the outside world), session: one invocation's
 //	               configuration, logger, workload and datastore
-//	plugin.go      CalicoPlugin: ADD, DEL, CHECK of the calico plugin; a failed ADD undoes what it did
+//	plugin.go      CalicoPlugin: ADD, DEL, CHECK of the calico plugin; a failed ADD undoes its work
 //	ipamplugin.go  IPAMPlugin: ADD, DEL, CHECK of calico-ipam
-//	ipamflow.go    addresses from calico-ipam (in-process) or a delegated IPAM plugin, and their release
+//	ipamflow.go    addresses from calico-ipam (in-process) or a delegated IPAM plugin; release
 //	endpoint.go    the first etcd read (datastoreReady, endpoint, profile); the WorkloadEndpoint
 //	               and Profile written as Project Calico's plugin writes them
 //	workload.go    Workload: the container's endpoint identity and the names derived from it

@@ -4,7 +4,7 @@
 //
 // The files:
 //
-//	log.go       ParseLevel, NewLogger: one component's logger, console, text or JSON (CALICO_LOG_FORMAT)
+//	log.go       ParseLevel, NewLogger: a component's logger: console, text or JSON
 //	notify.go    Notifier: READY, STATUS, STOPPING and WATCHDOG to systemd; SignalContext
 //	watchdog.go  Watchdog: loops beat, and systemd's watchdog is petted only while none is stale
 //	http.go      the health handler (liveness and readiness probes), the metrics handler, Serve

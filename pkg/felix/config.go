@@ -37,6 +37,7 @@ func (d *Daemon) checkConfig(f calc.Facts) error {
 		d.cfg = next
 		d.applyLive()
 	}
+	d.checkClusterRoutes(f)
 	return nil
 }
 

@@ -78,6 +78,8 @@ type Daemon struct {
 	dsCfg    calc.DatastoreConfig // what cfg was resolved from
 	dpCfg    dataplane.Config
 	problems map[string]bool
+	// clusterRoutes is what checkClusterRoutes last said.
+	clusterRoutes clusterRoutesState
 
 	agent     *status.Agent
 	endpoints *status.Endpoints // nil unless EndpointReportingEnabled

@@ -91,6 +91,7 @@ func (d *Daemon) start(ctx context.Context, dpIn <-chan []calc.Update) error {
 	d.cfg = d.resolve(datastoreConfig(f.Config))
 	d.applyLogLevel()
 	d.dpCfg = dataplane.NewConfig(d.cfg, f.PoolsUseVXLAN)
+	d.checkClusterRoutes(f)
 	d.log.Info().Str("hostname", d.cfg.FelixHostname).Strs("interface_prefix", d.cfg.InterfacePrefix).
 		Bool("vxlan", d.dpCfg.VXLANEnabled).Bool("openstack", d.dpCfg.OpenStack).Msg("Configuration resolved; starting the dataplane")
 	if err := d.prepareWireguard(ctx); err != nil {

@@ -45,7 +45,7 @@ func normalizeElements(t DataType, interval bool, elems []Element) ([]Element, e
 	for _, e := range elems {
 		switch {
 		case !e.Valid() || e.KeyLen() != n:
-			return nil, fmt.Errorf("element of %d bytes for type %s (%d bytes)", max(e.KeyLen(), 0), t, n)
+			return nil, fmt.Errorf("element %s of %d bytes for type %s (%d bytes)", rawElement(e), max(e.KeyLen(), 0), t, n)
 		case e.IsRange() && !interval:
 			return nil, fmt.Errorf("range %s in a set without the interval flag", t.formatElement(e))
 		}
@@ -60,6 +60,19 @@ func normalizeElements(t DataType, interval bool, elems []Element) ([]Element, e
 		return mergeRanges(elems), nil
 	}
 	return slices.CompactFunc(elems, func(a, b Element) bool { return a == b }), nil
+}
+
+// rawElement names an element that does not fit its type: its bytes in hex (a range as lo-hi),
+// or "(empty)".
+func rawElement(e Element) string {
+	if !e.Valid() || e.KeyLen() <= 0 {
+		return "(empty)"
+	}
+	lo, hi := e.Bounds()
+	if e.IsRange() {
+		return fmt.Sprintf("0x%x-0x%x", lo.Raw(), hi.Raw())
+	}
+	return fmt.Sprintf("0x%x", lo.Raw())
 }
 
 // mergeRanges merges sorted ranges that overlap or touch, in place. An

@@ -272,3 +272,20 @@ func TestUpdateMap(t *testing.T) {
 		t.Error("a key of the wrong length was accepted")
 	}
 }
+
+// TestBadElementNamed: an element that does not fit its set's type is named in the error (its
+// bytes), so that a refusal before sending says which one; an empty one is named as such.
+func TestBadElementNamed(t *testing.T) {
+	for _, c := range []struct {
+		el   nft.Element
+		want string
+	}{
+		{nft.AddrElem(netip.MustParseAddr("10.65.0.1")), "element 0x0a410001 of 4 bytes for type ipv6_addr"},
+		{nft.ConcatElem(nft.IfnameElem(""), nft.AddrElem(netip.MustParseAddr("10.65.0.1"))), "element (empty) of 0 bytes"},
+	} {
+		_, err := nft.NormalizeElements(nft.TypeIPv6Addr, false, []nft.Element{c.el})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("error %v, want it to contain %q", err, c.want)
+		}
+	}
+}

@@ -100,6 +100,30 @@ func DefaultDecoder(id datastore.ID, value []byte, modRevision int64) (any, erro
 type Invalid struct {
 	Value api.Resource
 	Err   error
+	// LeftOut are the paths (as "spec.ingress[1].destination.ports[0]") of the values that did
+	// not decode and are missing from Value (see FailClosedDecoder).
+	LeftOut []string
+}
+
+// Undecoded reports whether the value at one of paths ("spec.selector"), a value inside it or
+// the value holding it did not decode: Value has it zero or partial. False for a nil Invalid.
+func (i *Invalid) Undecoded(paths ...string) bool {
+	if i == nil {
+		return false
+	}
+	for _, l := range i.LeftOut {
+		for _, p := range paths {
+			if within(l, p) || within(p, l) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// within reports whether path a is path b or inside it.
+func within(a, b string) bool {
+	return a == b || strings.HasPrefix(a, b+".") || strings.HasPrefix(a, b+"[")
 }
 
 // FailClosedDecoder is DefaultDecoder, except that a resource of a kind whose absence could
@@ -112,10 +136,15 @@ type Invalid struct {
 // configuration). A FelixConfiguration comes back as an *Invalid without the fields that are
 // invalid on their own (see validFelixFields). Other kinds are absent when invalid, as with
 // DefaultDecoder.
+//
+// A resource whose value is a JSON object but does not decode as its kind (a field of the wrong
+// JSON type, written by etcdctl or another tool) is treated as invalid, not absent: the values
+// that do not decode are left out (see Invalid.LeftOut), the rest is decoded, and it comes back
+// as above. A value that is not a JSON object is absent.
 func FailClosedDecoder(id datastore.ID, value []byte, modRevision int64) (any, error) {
 	v, err := datastore.DecodeID(id, value, modRevision)
 	if err != nil {
-		return nil, err
+		return decodeUndecodable(id, value, modRevision, err)
 	}
 	r, ok := v.(api.Resource)
 	if !ok {
@@ -133,6 +162,33 @@ func FailClosedDecoder(id datastore.ID, value []byte, modRevision int64) (any, e
 		return nil, err
 	}
 	return v, nil
+}
+
+// decodeUndecodable is FailClosedDecoder for a value that did not decode (err): a resource is
+// decoded without the values that do not decode, as an *Invalid for the kinds that fail closed
+// (a FelixConfiguration also without the fields invalid on their own); anything else is absent.
+func decodeUndecodable(id datastore.ID, value []byte, modRevision int64, err error) (any, error) {
+	rid, ok := id.(datastore.ResourceID)
+	if !ok {
+		return nil, err
+	}
+	r, leftOut, lerr := decodeLeniently(rid, value, modRevision)
+	if lerr != nil {
+		return nil, err
+	}
+	api.SetReadDefaults(r)
+	err = leftOutErr(rid.Kind.Kind, leftOut, err)
+	if fc, ok := r.(*api.FelixConfiguration); ok {
+		v, ferr := validFelixFields(fc, err)
+		if inv, ok := v.(*Invalid); ok {
+			inv.LeftOut = leftOut
+		}
+		return v, ferr
+	}
+	if !failsClosed(r) {
+		return nil, err
+	}
+	return &Invalid{Value: r, Err: err, LeftOut: leftOut}, nil
 }
 
 // validFelixFields is an invalid FelixConfiguration without the fields that are invalid on their

@@ -14,13 +14,15 @@
 //
 // The files:
 //
-//	types.go     Status, Update (a datastore.ID and its decoded value), Message: what consumers see
-//	config.go    Config and its defaults; the decoders: DefaultDecoder, and FailClosedDecoder with
-//	             Invalid for objects whose absence could widen what is allowed
-//	syncer.go    Syncer: Run's cycle (list, watch, resume or re-list), status, backoff, delivery
-//	list.go      the paginated list at one revision, pages decoded while the next are fetched
-//	catchup.go   catchUp: when a snapshot listed at an older revision has caught up (InSync)
-//	watch.go     watchLoop: the watch on every prefix, batching while the consumer is busy,
-//	             progress requests, stuck watches restarted
-//	liveness.go  liveness: signs of life during a watch, probes, when etcd is lost
+//	types.go      Status, Update (a datastore.ID and its decoded value), Message: what consumers see
+//	config.go     Config and its defaults; the decoders: DefaultDecoder, and FailClosedDecoder with
+//	              Invalid for objects whose absence could widen what is allowed
+//	undecoded.go  a value that does not decode as its kind, read leniently: what does not
+//	              decode is left out and named
+//	syncer.go     Syncer: Run's cycle (list, watch, resume or re-list), status, backoff, delivery
+//	list.go       the paginated list at one revision, pages decoded while the next are fetched
+//	catchup.go    catchUp: when a snapshot listed at an older revision has caught up (InSync)
+//	watch.go      watchLoop: the watch on every prefix, batching while the consumer is busy,
+//	              progress requests, stuck watches restarted
+//	liveness.go   liveness: signs of life during a watch, probes, when etcd is lost
 package syncer

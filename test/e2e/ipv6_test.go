@@ -201,10 +201,9 @@ func (s *system) checkVXLANLikeCalico(h *topo.Host, fam int) {
 //
 //  1. routes through the device carry no route MTU; Calico writes them with the device MTU as
 //     route MTU (same packets: the device MTU applies anyway). Both use DeviceRouteProtocol
-//     (3, "boot");
-//  2. ours program no blackhole for this host's own VXLAN blocks; Calico does ("blackhole
-//     <block> proto 80"), so that traffic to unused addresses of the block is dropped here
-//     instead of following the default route.
+//     (3, "boot").
+//
+// The blackholes of this host's own VXLAN blocks ("blackhole <block> proto 80") are the same.
 func diffVXLAN(want, got topo.VXLANState) (differences []string, err error) {
 	n := 0
 	for i, r := range want.Routes {
@@ -218,10 +217,6 @@ func diffVXLAN(want, got topo.VXLANState) (differences []string, err error) {
 	}
 	if n > 0 {
 		differences = append(differences, fmt.Sprintf("%d routes: no route MTU (Calico: mtu %d)", n, want.MTU))
-	}
-	if len(got.Blackholes) == 0 && len(want.Blackholes) > 0 {
-		differences = append(differences, fmt.Sprintf("no blackholes (Calico: %v)", want.Blackholes))
-		want.Blackholes = nil
 	}
 	w, g := fmt.Sprintf("%+v", want), fmt.Sprintf("%+v", got)
 	if w != g {

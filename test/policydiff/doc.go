@@ -30,6 +30,12 @@
 // the second answer is right, a failure all the same) and the first persistent one is shrunk
 // against the real felix to a minimal universe.
 //
+// TestTraceAgreesWithPackets (trace_test.go) runs the same scenarios through calicoctl trace's
+// pipeline (package trace: calc, the ruleset builder and the packet simulator over the same
+// datastore objects) and requires, for every probe felix and the evaluator agree on, the
+// trace's fate on felix's host to equal the kernel's and the rules it names (tier, policy,
+// rule index, action: Verdict.Decisions) to equal the evaluator's.
+//
 // The minimal scenarios of former mismatches are replayed by TestFormerMismatchesMatchCalico
 // (regress_test.go); those of mismatches still open, where our felix differs from Project
 // Calico's, by TestOneFamilyRuleWithNetsOfTheOtherFamily, which fails until felix is fixed.
@@ -37,6 +43,7 @@
 // Running (root; the dataplane tests skip otherwise and with -short):
 //
 //	go test ./test/policydiff                                  # CI: seed 1, 60 scenarios x 60 packets
+//	POLICYDIFF_TRACE_SCENARIOS=20 go test ./test/policydiff -run TestTraceAgreesWithPackets
 //	go test ./test/policydiff -run TestDiff -args -seed 7 -scenarios 500
 //	go test ./test/policydiff -run TestDiff -args -seed 1 -first 72 -scenarios 1
 //	POLICYDIFF_SEED=7 POLICYDIFF_SCENARIOS=500 go test ./test/policydiff -run TestDiff

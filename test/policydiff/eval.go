@@ -114,11 +114,31 @@ type Universe struct {
 	HEPs     []*api.HostEndpoint
 }
 
-// Verdict is the evaluator's answer with the path it took.
+// Verdict is the evaluator's answer with the path it took: its steps in words, and the rules
+// that gave a verdict (Decisions), in order.
 type Verdict struct {
 	Delivered bool
 	Trace     []string
+	Decisions []Decision
 }
+
+// Decision is a rule that gave a verdict (Allow, Deny or Pass): a policy's rule (Kind
+// GlobalNetworkPolicy or NetworkPolicy), a profile's (Kind Profile; Name NoProfileMatched for
+// the drop when none decided) or a tier's end (Kind EndOfTier, Rule -1).
+type Decision struct {
+	Tier, Kind, Namespace, Name string
+	Rule                        int
+	Action                      string
+}
+
+// NoProfileMatched names the drop after an endpoint's profiles.
+const NoProfileMatched = "__NO_MATCH__"
+
+func (d Decision) String() string {
+	return fmt.Sprintf("%s %s %s/%s rule %d %s", d.Tier, d.Kind, d.Namespace, d.Name, d.Rule, d.Action)
+}
+
+func (v *Verdict) decided(d Decision) { v.Decisions = append(v.Decisions, d) }
 
 // Evaluator holds a universe prepared for evaluation.
 type Evaluator struct {
@@ -470,6 +490,7 @@ func (e *Evaluator) tier(t *evalTier, pols []*evalPolicy, ingress bool, p Packet
 		}
 		if act, idx := e.rules(rules, pol.ns, p); act != "" {
 			v.tracef("  tier %s: %s %s/%s rule %d: %s", t.name, pol.kind, pol.ns, pol.name, idx, act)
+			v.decided(Decision{Tier: t.name, Kind: pol.kind, Namespace: pol.ns, Name: pol.name, Rule: idx, Action: act})
 			return act
 		}
 	}
@@ -478,6 +499,7 @@ func (e *Evaluator) tier(t *evalTier, pols []*evalPolicy, ingress bool, p Packet
 		return api.ActionPass
 	}
 	v.tracef("  tier %s: no verdict, end of tier drop", t.name)
+	v.decided(Decision{Tier: t.name, Kind: "EndOfTier", Rule: -1, Action: api.ActionDeny})
 	return api.ActionDeny
 }
 
@@ -489,6 +511,9 @@ func (e *Evaluator) profileChain(ep *evalEndpoint, ingress bool, p Packet, v *Ve
 			rules = prof.Spec.Ingress
 		}
 		act, idx := e.rules(rules, "", p)
+		if act != "" {
+			v.decided(Decision{Kind: "Profile", Name: name, Rule: idx, Action: act})
+		}
 		switch act {
 		case api.ActionAllow:
 			v.tracef("  profile %s rule %d: Allow", name, idx)
@@ -501,6 +526,7 @@ func (e *Evaluator) profileChain(ep *evalEndpoint, ingress bool, p Packet, v *Ve
 		}
 	}
 	v.tracef("  no profile accepted: drop")
+	v.decided(Decision{Kind: "Profile", Name: NoProfileMatched, Rule: -1, Action: api.ActionDeny})
 	return false
 }
 

@@ -10,9 +10,10 @@ import (
 // Probe is one packet sent from one namespace to another.
 type Probe struct {
 	Packet
-	From, To string // slot name or "outside"
-	Want     bool   // the evaluator's verdict
-	Trace    []string
+	From, To  string // slot name or "outside"
+	Want      bool   // the evaluator's verdict
+	Trace     []string
+	Decisions []Decision
 }
 
 const outside = "outside"

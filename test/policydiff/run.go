@@ -46,7 +46,7 @@ func newScenarioFrom(seed uint64, idx int, u *Universe, g *gen, probes int) (*sc
 // add evaluates a probe and appends it.
 func (sc *scenario) add(p Probe) {
 	v := sc.Ev.Evaluate(p.Packet)
-	p.Want, p.Trace = v.Delivered, v.Trace
+	p.Want, p.Trace, p.Decisions = v.Delivered, v.Trace, v.Decisions
 	sc.Probes = append(sc.Probes, p)
 }
 

@@ -21,10 +21,13 @@ type configCalc struct {
 	sent    *ConfigUpdate
 	// services are the service CIDRs of BGPConfiguration default; sentServices what was sent.
 	services, sentServices []string
+	// birdRoutes are the pools whose cluster routes BIRD programs (BGPConfiguration default's
+	// programClusterRoutes), for Facts.
+	birdRoutes ClusterRoutes
 }
 
 func newConfigCalc(host string) *configCalc {
-	return &configCalc{host: host, dirty: true, scoped: map[string]*scopedConfig{}}
+	return &configCalc{host: host, dirty: true, scoped: map[string]*scopedConfig{}, birdRoutes: birdDefault}
 }
 
 // setFelixConfig records FelixConfiguration `default`, `node.<host>` or a selector-scoped one
@@ -56,12 +59,15 @@ func (c *configCalc) setFelixConfig(name string, fc *api.FelixConfiguration) err
 
 // setBGPConfig records the service CIDRs of BGPConfiguration `default` (others are ignored):
 // felix's service loop prevention blocks them. Empty CIDRs are skipped, as in Project Calico.
+// It also records which pools' cluster routes BIRD programs.
 func (c *configCalc) setBGPConfig(name string, spec *api.BGPConfigurationSpec) {
 	if name != "default" {
 		return
 	}
 	var cidrs []string
+	c.birdRoutes = birdDefault
 	if spec != nil {
+		c.birdRoutes = birdClusterRoutes(spec.ProgramClusterRoutes)
 		for _, blocks := range [][]api.ServiceIPBlock{spec.ServiceClusterIPs, spec.ServiceExternalIPs, spec.ServiceLoadBalancerIPs} {
 			for _, b := range blocks {
 				if b.CIDR != "" {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"slices"
 
 	"github.com/calico-host/calico-host/pkg/api"
 	"github.com/calico-host/calico-host/pkg/datastore"
@@ -38,6 +39,11 @@ func (g *Graph) applyResource(k datastore.ResourceID, v any) error {
 	case "globalnetworksets", "networksets":
 		return g.onNetworkSet(k, v)
 	case "globalnetworkpolicies", "networkpolicies":
+		return g.onPolicy(k, v)
+	case "stagedglobalnetworkpolicies", "stagednetworkpolicies":
+		if !g.stagedAsEnforced {
+			return nil // never enforced: felix keeps them for flow logs' pending verdicts only
+		}
 		return g.onPolicy(k, v)
 	case "tiers":
 		return g.onTier(k, v)
@@ -107,8 +113,12 @@ func (g *Graph) onLiveMigration(k datastore.ResourceID, v any) error {
 // profiles (see hostItem); its problems are logged with the key, once per change of the key.
 func (g *Graph) onHostEndpoint(k datastore.ResourceID, v any) error {
 	id := hostItemPrefix + k.Name
+	inv, _ := v.(*syncer.Invalid)
 	v, invalid := unwrapInvalid(v)
 	h, err := as[api.HostEndpoint](v)
+	if prev := g.endpoints.local[id]; h != nil && inv != nil && prev != nil && prev.hep != nil {
+		h = keepHostPlacement(h, prev.hep, g.host, inv)
+	}
 	var it *item
 	var ep *localEndpoint
 	var skipped []error
@@ -128,6 +138,26 @@ func (g *Graph) onHostEndpoint(k datastore.ResourceID, v any) error {
 	g.log.Error().Err(invalid).Str("key", k.Key()).Bool("local", ep != nil).
 		Msg("Host endpoint failed validation; its profiles do not apply: traffic its policies do not allow is dropped (fail closed)")
 	return nil
+}
+
+// keepHostPlacement is h, an invalid host endpoint of this host as last seen (prev), with what
+// says which interface it protects (node, interfaceName, expectedIPs) taken from prev where it
+// did not decode: left out, the interface would be unprotected.
+func keepHostPlacement(h *api.HostEndpoint, prev *HostEndpoint, host string, inv *syncer.Invalid) *api.HostEndpoint {
+	c := *h
+	if inv.Undecoded("spec.node") {
+		c.Spec.Node = host
+	}
+	if inv.Undecoded("spec.interfaceName") {
+		c.Spec.InterfaceName = prev.InterfaceName
+	}
+	if inv.Undecoded("spec.expectedIPs") {
+		c.Spec.ExpectedIPs = nil
+		for _, a := range slices.Concat(prev.ExpectedIPv4Addrs, prev.ExpectedIPv6Addrs) {
+			c.Spec.ExpectedIPs = append(c.Spec.ExpectedIPs, a.String())
+		}
+	}
+	return &c
 }
 
 // setEndpoint registers an endpoint's item (nil: gone) and its local part (nil: not local).
@@ -178,36 +208,48 @@ func (g *Graph) onNetworkSet(k datastore.ResourceID, v any) error {
 	return nil
 }
 
+// policyKinds are calc's kinds of policy (PolicyID.Kind) by plural, and whether they are
+// namespaced.
+var policyKinds = map[string]struct {
+	kind       string
+	namespaced bool
+}{
+	"globalnetworkpolicies":       {"gnp", false},
+	"networkpolicies":             {"np", true},
+	"stagedglobalnetworkpolicies": {"sgnp", false},
+	"stagednetworkpolicies":       {"snp", true},
+}
+
 func (g *Graph) onPolicy(k datastore.ResourceID, v any) error {
-	kind, key := "gnp", "gnp/"+k.Name
-	if k.Kind.Plural == "networkpolicies" {
-		kind, key = "np", "np/"+k.Namespace+"/"+k.Name
+	pk := policyKinds[k.Kind.Plural]
+	kind, key := pk.kind, pk.kind+"/"+k.Name
+	if pk.namespaced {
+		key = kind + "/" + k.Namespace + "/" + k.Name
 	}
-	var view api.PolicySpecView
+	scopeUndecoded := undecoded(v, "spec.selector", "spec.namespaceSelector", "spec.serviceAccountSelector")
+	undecodedIn := v
 	v, invalid := unwrapInvalid(v)
-	switch p := v.(type) {
-	case *api.GlobalNetworkPolicy:
-		view = p.View()
-	case *api.NetworkPolicy:
-		view = p.View()
-		view.Namespace = k.Namespace
-	case nil:
+	view, ok, err := policyView(v)
+	if !ok {
 		g.policies.remove(key)
-		return nil
-	default:
-		g.policies.remove(key)
-		return fmt.Errorf("value is a %T, expected a policy", v)
+		return err
 	}
-	if kind == "np" && view.Namespace == "" {
+	if pk.namespaced {
+		view.Namespace = k.Namespace
+	}
+	if pk.namespaced && view.Namespace == "" {
 		g.policies.remove(key)
 		return fmt.Errorf("network policy without namespace")
+	}
+	if inv, _ := undecodedIn.(*syncer.Invalid); inv != nil && g.policies.policies[key] != nil {
+		view = keepPlacement(view, g.policies.policies[key].view, inv)
 	}
 	p, err := newPolicyInfo(kind, k.Name, view)
 	switch {
 	case err != nil && invalid == nil:
 		g.policies.remove(key)
 		return err
-	case err != nil:
+	case err != nil || scopeUndecoded:
 		return g.onUnscopedPolicy(k, kind, key, view, invalid)
 	case invalid != nil:
 		g.log.Error().Err(invalid).Str("key", k.Key()).Str("policy", key).
@@ -220,8 +262,49 @@ func (g *Graph) onPolicy(k datastore.ResourceID, v any) error {
 	return nil
 }
 
+// keepPlacement is view with the fields that say where a policy applies (tier, order, types,
+// doNotTrack, preDNAT, applyOnForward, selectors) taken from prev, its last enforced version,
+// where they did not decode: left zero, they would move its drop after verdicts it came before,
+// or off the traffic it applied to.
+func keepPlacement(view, prev api.PolicySpecView, inv *syncer.Invalid) api.PolicySpecView {
+	keep := func(path string, keepIt func()) {
+		if inv.Undecoded("spec." + path) {
+			keepIt()
+		}
+	}
+	keep("tier", func() { view.Tier = prev.Tier })
+	keep("order", func() { view.Order = prev.Order })
+	keep("types", func() { view.Types = prev.Types })
+	keep("doNotTrack", func() { view.DoNotTrack = prev.DoNotTrack })
+	keep("preDNAT", func() { view.PreDNAT = prev.PreDNAT })
+	keep("applyOnForward", func() { view.ApplyOnForward = prev.ApplyOnForward })
+	keep("selector", func() { view.Selector = prev.Selector })
+	keep("namespaceSelector", func() { view.NamespaceSel = prev.NamespaceSel })
+	keep("serviceAccountSelector", func() { view.ServiceAcctSel = prev.ServiceAcctSel })
+	return view
+}
+
+// policyView returns the common view of a policy value; ok is false for a deletion (nil), a
+// staged policy whose stagedAction is Delete (Project Calico's syncer never sends those to felix)
+// and a value of another type (err).
+func policyView(v any) (view api.PolicySpecView, ok bool, err error) {
+	switch p := v.(type) {
+	case *api.GlobalNetworkPolicy:
+		return p.View(), true, nil
+	case *api.NetworkPolicy:
+		return p.View(), true, nil
+	case *api.StagedGlobalNetworkPolicy:
+		return p.View(), p.Spec.StagedAction != api.StagedActionDelete, nil
+	case *api.StagedNetworkPolicy:
+		return p.View(), p.Spec.StagedAction != api.StagedActionDelete, nil
+	case nil:
+		return view, false, nil
+	}
+	return view, false, fmt.Errorf("value is a %T, expected a policy", v)
+}
+
 // onUnscopedPolicy handles a policy that failed validation and whose selectors do not parse
-// either, so the endpoints it means cannot be known. If an earlier version of it was enforced,
+// (or did not decode) either, so the endpoints it means cannot be known. If an earlier version of it was enforced,
 // it keeps that version's scope as a drop (its verdicts there are never widened). A policy never
 // enforced selects nothing, as in Project Calico (absent): one bad object must not block the
 // traffic of every endpoint of the host.
@@ -272,9 +355,17 @@ func unwrapInvalid(v any) (any, error) {
 	return v, nil
 }
 
+// undecoded reports whether v is a *syncer.Invalid one of whose values at paths did not decode.
+func undecoded(v any, paths ...string) bool {
+	inv, _ := v.(*syncer.Invalid)
+	return inv.Undecoded(paths...)
+}
+
 // onTier records a tier. One that failed validation keeps its order with default action Deny:
-// treated as absent, its policies (and their deny rules) would be inactive.
+// treated as absent, its policies (and their deny rules) would be inactive. When its order did
+// not decode, it keeps the order of its last version (none: it is last, as a tier without order).
 func (g *Graph) onTier(k datastore.ResourceID, v any) error {
+	orderUndecoded := undecoded(v, "spec.order")
 	v, invalid := unwrapInvalid(v)
 	t, err := as[api.Tier](v)
 	if t == nil {
@@ -282,6 +373,9 @@ func (g *Graph) onTier(k datastore.ResourceID, v any) error {
 		return err
 	}
 	ti := tierFromAPI(t)
+	if prev := g.policies.tier(k.Name); orderUndecoded && !prev.missing {
+		ti.order = prev.order
+	}
 	if invalid != nil {
 		ti.defaultAction = api.ActionDeny
 		g.log.Error().Err(invalid).Str("key", k.Key()).

@@ -15,12 +15,13 @@
 //	dispatch.go       each datastore.ResourceID to the calculators that use it; invalid objects
 //	items.go          itemRegistry: every labelled object (all hosts' endpoints, network sets) with
 //	                  its labels flattened over what it inherits: profiles' labelsToApply, its
-//	                  namespace's (pcns.) and service account's (pcsa.), from kns.<ns> / ksa.<ns>.<sa>
+//	                  namespace's (pcns.) and service account's (pcsa.), from kns.<ns>, ksa.<ns>.<sa>
 //	labelindex.go     labelIndex: selectors against labelled items, each selector filed under one
 //	                  anchor, so that a change costs what it affects; two of them: every item (for
 //	                  IP sets) and this host's endpoints (for policy selectors)
 //	selectors.go      the selectors of policies and rules, built the way libcalico builds them
-//	policies.go       policyCalc: a policy is active while it matches a local endpoint
+//	policies.go       policyCalc: a policy is active while it matches a local endpoint; staged
+//	                  policies count only in a graph made with StagedAsEnforced (the pending model)
 //	tiers.go          tiers, policy order, each local endpoint's sorted tiers
 //	rules.go          ruleRenderer: api.Rule -> Rule (families, nets, ports, named ports, sets)
 //	profiles.go       profileCalc: profiles named by local endpoints are active and rendered
@@ -34,6 +35,8 @@
 //	nodes.go          nodeCalc: hosts and VTEPs
 //	routes.go         routeCalc: routes from IPAM blocks (or workload addresses, routesource.go)
 //	pools.go          poolCalc: IP pools
+//	clusterroutes.go  PoolType and ClusterRoutes: which pool types' cluster routes a component
+//	                  programs (programClusterRoutes)
 //	config.go         configCalc: this host's facts and the datastore's part of felix's configuration
 //	scopedconfig.go   the selector-scoped FelixConfiguration that applies to this host
 //	facts.go          Facts: what felix itself needs (configuration, sync state, VXLAN pools, counts)

@@ -103,6 +103,7 @@ func localWorkload(ns string, nets []netip.Prefix, s *api.WorkloadEndpointSpec) 
 		if err1 != nil || err2 != nil {
 			continue // as libcalico: an unparsable NAT is skipped
 		}
+		in, ext = in.Unmap(), ext.Unmap() // ::ffff:a.b.c.d is an IPv4 address (To4), as in Project Calico
 		if in.Is4() {
 			ep.IPv4NAT = append(ep.IPv4NAT, NATInfo{ExtIP: ext, IntIP: in})
 		} else {

@@ -18,6 +18,11 @@ type Facts struct {
 	Config       DatastoreConfig
 	// PoolsUseVXLAN: an enabled IP pool has vxlanMode Always or CrossSubnet.
 	PoolsUseVXLAN bool
+	// ClusterRoutePools are the types of the IP pools whose cluster routes felix or BIRD may
+	// program (IPIP, no-encap), and BIRDClusterRoutes those BIRD programs, as calico-confd reads
+	// BGPConfiguration default's programClusterRoutes: felix compares them with its own
+	// ProgramClusterRoutes.
+	ClusterRoutePools, BIRDClusterRoutes ClusterRoutes
 	// Workloads and HostEndpoints count the local endpoints calc has sent to the dataplane.
 	Workloads, HostEndpoints int
 }
@@ -51,8 +56,11 @@ func (g *Graph) Facts() Facts {
 		SyncerStatus:  g.status,
 		Config:        g.config.datastoreConfig(),
 		PoolsUseVXLAN: g.pools.useVXLAN(),
-		Workloads:     g.endpoints.workloads,
-		HostEndpoints: g.endpoints.hosts,
+
+		ClusterRoutePools: g.pools.clusterRoutePools(),
+		BIRDClusterRoutes: g.config.birdRoutes,
+		Workloads:         g.endpoints.workloads,
+		HostEndpoints:     g.endpoints.hosts,
 	}
 }
 

@@ -35,15 +35,33 @@ type Graph struct {
 	// routeSource resolves felix's RouteSource from the datastore's configuration (nil: CalicoIPAM).
 	routeSource func(DatastoreConfig) RouteSource
 
+	// stagedAsEnforced: staged policies are enforced in their place (Option StagedAsEnforced).
+	stagedAsEnforced bool
+
 	haveSnapshot  bool
 	inSyncPending bool
 	inSyncSent    bool
 	status        syncer.Status // of the last message
 }
 
+// Option changes what a graph computes.
+type Option func(*Graph)
+
+// StagedAsEnforced makes the graph enforce StagedGlobalNetworkPolicies and StagedNetworkPolicies
+// in their place, among the enforced policies of their tier (PolicyID kinds "sgnp" and "snp"),
+// as Project Calico's pending evaluation does (its app-policy checker's StagedAsEnforced scope);
+// one whose stagedAction is Delete is left out, as Project Calico's syncer never sends it to
+// felix. The model is the pending one: what the dataplane would enforce if the staged policies
+// went live. Without it, staged policies are ignored. StagedKubernetesNetworkPolicies are not
+// evaluated (calc does not convert Kubernetes policy).
+func StagedAsEnforced() Option { return func(g *Graph) { g.stagedAsEnforced = true } }
+
 // New returns an empty graph for the named host.
-func New(hostname string, log zerolog.Logger) *Graph {
+func New(hostname string, log zerolog.Logger, opts ...Option) *Graph {
 	g := &Graph{host: hostname, log: log, revs: map[datastore.ID]int64{}, kinds: map[string]int{}}
+	for _, o := range opts {
+		o(g)
+	}
 	g.ipsets = newIPSetCalc(func(id string) *item { return g.items.items[id] })
 	g.endpoints = newEndpointCalc()
 	g.policies = newPolicyCalc(log, g.ipsets, g.endpoints.markDirty)

@@ -40,7 +40,7 @@ func TestIPIPRoutes(t *testing.T) {
 	flushInto(t, g, m)
 	r := func(dst string, typ RouteType, n, nodeIP string, same bool, pool, mode string) *Route {
 		return &Route{Dst: netip.MustParsePrefix(dst), Type: typ, DstNode: n, DstNodeIP: netip.MustParseAddr(nodeIP),
-			SameSubnet: same, PoolName: pool, VXLANMode: "Never", IPIPMode: mode}
+			SameSubnet: same, PoolName: pool, PoolType: PoolIPIP, VXLANMode: "Never", IPIPMode: mode}
 	}
 	want := map[netip.Prefix]*Route{}
 	for _, rt := range []*Route{

@@ -34,7 +34,7 @@ func TestRoutesFromBlocks(t *testing.T) {
 			rt.DstNodeIP = netip.MustParseAddr(nodeIP)
 		}
 		if poolName != "" {
-			rt.PoolName, rt.VXLANMode, rt.IPIPMode, rt.NATOutgoing = poolName, "CrossSubnet", "Never", true
+			rt.PoolName, rt.PoolType, rt.VXLANMode, rt.IPIPMode, rt.NATOutgoing = poolName, PoolVXLAN, "CrossSubnet", "Never", true
 		}
 		return rt
 	}
@@ -151,8 +151,8 @@ func TestPools(t *testing.T) {
 	snapshot(g, pool("p4", "10.65.0.0/16", "", true), pool("p6", "fd5c::/48", "Always", false))
 	flushInto(t, g, m)
 	want := map[string]*IPPool{
-		"p4": {Name: "p4", CIDR: netip.MustParsePrefix("10.65.0.0/16"), NATOutgoing: true, VXLANMode: "Never", IPIPMode: "Never"},
-		"p6": {Name: "p6", CIDR: netip.MustParsePrefix("fd5c::/48"), VXLANMode: "Always", IPIPMode: "Never"},
+		"p4": {Name: "p4", CIDR: netip.MustParsePrefix("10.65.0.0/16"), NATOutgoing: true, VXLANMode: "Never", IPIPMode: "Never", Type: PoolNoEncap},
+		"p6": {Name: "p6", CIDR: netip.MustParsePrefix("fd5c::/48"), VXLANMode: "Always", IPIPMode: "Never", Type: PoolVXLAN},
 	}
 	if diff := cmp.Diff(want, m.Pools, prefixCmp); diff != "" {
 		t.Errorf("pools (-want +got):\n%s", diff)

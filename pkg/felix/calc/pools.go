@@ -19,6 +19,7 @@ func newPool(name string, p *api.IPPool) (*IPPool, error) {
 		NATOutgoing:      p.Spec.NATOutgoing,
 		VXLANMode:        encapMode(p.Spec.VXLANMode),
 		IPIPMode:         encapMode(p.Spec.IPIPMode),
+		Type:             poolType(&p.Spec),
 		Disabled:         p.Spec.Disabled,
 		DisableBGPExport: p.Spec.DisableBGPExport,
 	}, nil
@@ -27,8 +28,7 @@ func newPool(name string, p *api.IPPool) (*IPPool, error) {
 // encapMode is a pool's encapsulation mode: Never when unset or not a mode (only a pool that
 // failed validation has one).
 func encapMode(m string) string {
-	switch m {
-	case api.EncapAlways, api.EncapCrossSubnet:
+	if isEncapMode(m) {
 		return m
 	}
 	return api.EncapNever

@@ -321,7 +321,7 @@ func (c *routeCalc) resolve(dst netip.Prefix) *Route {
 		r.SameSubnet = lp.IsValid() && lp.Masked().Contains(r.DstNodeIP)
 	}
 	if p := c.pools.containing(dst); p != nil {
-		r.PoolName, r.VXLANMode, r.IPIPMode, r.NATOutgoing = p.Name, p.VXLANMode, p.IPIPMode, p.NATOutgoing
+		r.PoolName, r.PoolType, r.VXLANMode, r.IPIPMode, r.NATOutgoing = p.Name, p.Type, p.VXLANMode, p.IPIPMode, p.NATOutgoing
 	}
 	return r
 }

@@ -46,6 +46,9 @@ func (r *ruleRenderer) renderRules(dir string, rules []api.Rule) []Rule {
 				Msg("Rule cannot be interpreted; packets that reach it are dropped (fail closed)")
 			rs = []Rule{invalidRule(&rules[i], err)}
 		}
+		for j := range rs {
+			rs[j].Index = i
+		}
 		out = append(out, rs...)
 	}
 	return out

@@ -168,3 +168,20 @@ func TestNamedPortSets(t *testing.T) {
 		t.Errorf("selector set = %v, want %v", got, want)
 	}
 }
+
+// TestRuleIndexIsTheSourcePosition: a rendered rule's Index is its v3 rule's position, also
+// after a rule that can never match was left out and when mixed ports split a rule.
+func TestRuleIndexIsTheSourcePosition(t *testing.T) {
+	four := 4
+	never := rule("Deny", func(r *api.Rule) { r.IPVersion = &four; r.Source.Nets = []string{"fd5c::/64"} })
+	mixed := rule("Allow", proto("TCP"), dstPorts("80", "http"))
+	r := &ruleRenderer{log: zerolog.Nop(), sets: map[string]ipSetSpec{}}
+	got := r.renderRules("ingress", []api.Rule{never, rule("Log"), mixed, rule("Deny")})
+	var idx []int
+	for _, g := range got {
+		idx = append(idx, g.Index)
+	}
+	if want := []int{1, 2, 2, 3}; !slices.Equal(idx, want) {
+		t.Errorf("indices %v, want %v", idx, want)
+	}
+}

@@ -153,6 +153,9 @@ type Rule struct {
 
 	// RuleID is a stable short hash of the source rule (for comments and logs).
 	RuleID string
+	// Index is the source rule's position in its policy's or profile's rules of this direction
+	// (what flow logs and traces name as the rule index; Rules left out or split keep it).
+	Index int
 
 	// Invalid, when not empty, says why calc could not interpret the source rule (data that
 	// validation refuses). Such a rule carries no matches; it cannot be enforced, so the
@@ -265,6 +268,7 @@ type IPPool struct {
 	NATOutgoing      bool
 	VXLANMode        string // Never, Always, CrossSubnet
 	IPIPMode         string // Never, Always, CrossSubnet
+	Type             PoolType
 	Disabled         bool
 	DisableBGPExport bool
 }
@@ -303,14 +307,16 @@ const (
 	RouteRemoteTunnel                    // another host's tunnel address
 )
 
-// Route is a prefix felix may need to program. For VXLAN pools felix routes remote blocks through
-// vxlan.calico to the owning host's VTEP; for non-encapsulated pools BIRD owns those routes.
+// Route is a prefix felix may need to program, marked with the type of its pool as Project
+// Calico's route resolver marks it: the dataplane routes those of the pool types it programs
+// (ClusterRoutes; VXLAN pools' always) and leaves the others to BIRD.
 type Route struct {
 	Dst         netip.Prefix
 	Type        RouteType
 	DstNode     string
 	DstNodeIP   netip.Addr // the owning host's address (bgp.ipv4Address / ipv6Address)
 	PoolName    string     // "" when no pool contains Dst
+	PoolType    PoolType   // of the pool containing Dst (PoolNone without a pool)
 	VXLANMode   string     // of the pool containing Dst: Never, Always, CrossSubnet ("" without a pool)
 	IPIPMode    string     // likewise
 	NATOutgoing bool

@@ -49,6 +49,14 @@ var (
 	// forwardingChoices: IPForwarding Disabled is IPForwardingDisabled.
 	forwardingChoices = []Choice{{"Enabled", false}, {"Disabled", true}}
 	routeSources      = []Choice{{"CalicoIPAM", calc.RouteSourceCalicoIPAM}, {"WorkloadIPs", calc.RouteSourceWorkloadIPs}}
+	// clusterRouteChoices are programClusterRoutes' values: the pools felix programs (calc's table).
+	clusterRouteChoices = func() []Choice {
+		out := make([]Choice, len(calc.ClusterRouteValues))
+		for i, v := range calc.ClusterRouteValues {
+			out[i] = Choice{v.Name, v.Value}
+		}
+		return out
+	}()
 	// failsafeProtocols are the protocols of failsafe ports.
 	failsafeProtocols = []Choice{{"tcp", nft.ProtoTCP}, {"udp", nft.ProtoUDP}, {"sctp", nft.ProtoSCTP}}
 )

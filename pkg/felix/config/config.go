@@ -88,6 +88,7 @@ type Config struct {
 	DeviceRouteSourceAddress, DeviceRouteSourceAddressIPv6 netip.Addr
 	RemoveExternalRoutes                                   bool
 	RouteSyncDisabled                                      bool
+	ProgramClusterRoutes                                   calc.ClusterRoutes
 	RouteSource                                            calc.RouteSource
 	IPv4NormalRoutePriority, IPv6NormalRoutePriority       int
 	IPv4ElevatedRoutePriority, IPv6ElevatedRoutePriority   int

@@ -216,6 +216,12 @@ var Params = []Param{
 	{Name: "RouteSyncDisabled", V3: "routeSyncDisabled", Kind: KindBool, Default: "false", Restart: true,
 		Doc: "Program no route (main table, VXLAN, IPIP, WireGuard table) and no host-side workload address: policy only, " +
 			"routes being the job of something else. Routes already programmed are left as they are."},
+	{Name: "ProgramClusterRoutes", Kind: KindOneOf, Choices: clusterRouteChoices, Default: "EnabledIPIPOnly", Restart: true, Main: true,
+		Doc: "Which IP pools' cluster routes (to other hosts' blocks, blackholes for this host's) felix programs, besides " +
+			"VXLAN pools' (always felix's): Enabled, both IPIP and unencapsulated pools'; EnabledIPIPOnly, IPIP pools'; " +
+			"EnabledNoEncapOnly, unencapsulated pools' (via the other host's address on the interface holding this host's " +
+			"address, onlink); Disabled, none. The others are left to BIRD: keep it consistent with BGPConfiguration " +
+			"programClusterRoutes (both programming a kind fight over the routes, neither leaves none; felix warns)."},
 	{Name: "RouteSource", Kind: KindOneOf, Choices: routeSources, Default: "CalicoIPAM", Restart: true, Main: true,
 		Doc: "Where routes to other hosts' workloads come from: CalicoIPAM, their IPAM blocks (and borrowed addresses); " +
 			"WorkloadIPs, the addresses of their workload endpoints."},

@@ -156,6 +156,11 @@ func (p *Param) parseAddr(raw string) (netip.Addr, error) {
 	if err != nil {
 		return netip.Addr{}, fmt.Errorf("%q is not an IP address", raw)
 	}
+	if p.Check == nil {
+		// An address of either family: ::ffff:a.b.c.d is a.b.c.d, as Project Calico's parser
+		// (net.IP) takes it (NATOutgoingAddress, IpInIpTunnelAddr). Checked ones refuse it.
+		a = a.Unmap()
+	}
 	if p.Check != nil {
 		if err := p.Check(a.String()); err != nil {
 			return netip.Addr{}, err

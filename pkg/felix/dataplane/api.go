@@ -124,6 +124,9 @@ type RouteConfig struct {
 	// ElevatedPriority, ElevatedPriorityV6 are the metrics of routes to a workload that has just
 	// migrated here (live migration), for LiveMigrationRouteConvergenceTime.
 	ElevatedPriority, ElevatedPriorityV6 int
+	// ClusterRoutes (ProgramClusterRoutes) are the pools besides VXLAN ones whose cluster routes
+	// felix programs (remote blocks, blackholes for local ones); BIRD is left the others.
+	ClusterRoutes calc.ClusterRoutes
 }
 
 // DefaultTable is the name of felix's nftables tables, as Project Calico names them.

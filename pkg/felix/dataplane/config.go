@@ -67,6 +67,7 @@ func NewConfig(c *config.Config, poolsUseVXLAN bool) Config {
 			SyncDisabled:   c.RouteSyncDisabled,
 			NormalPriority: c.IPv4NormalRoutePriority, NormalPriorityV6: c.IPv6NormalRoutePriority,
 			ElevatedPriority: c.IPv4ElevatedRoutePriority, ElevatedPriorityV6: c.IPv6ElevatedRoutePriority,
+			ClusterRoutes: c.ProgramClusterRoutes,
 		},
 		LiveMigrationRouteConvergenceTime: c.LiveMigrationRouteConvergenceTime,
 		Wireguard: WireguardConfig{
@@ -131,7 +132,7 @@ func (c Config) rulesConfig() (*rules.Config, error) {
 		WireguardIfaces:         []string{c.Wireguard.InterfaceName, c.Wireguard.InterfaceNameV6},
 		Reject:                  c.FilterDenyReject,
 		LogPrefix:               c.LogPrefix,
-		NATOutgoingAddress:      c.NATOutgoingAddress,
+		NATOutgoingAddress:      c.NATOutgoingAddress.Unmap(), // an IPv4-mapped address is IPv4
 		NATPortRange:            c.NATPortRange,
 		NATExcludeHosts:         c.NATOutgoingExcludeHosts,
 		ServiceLoop:             c.ServiceLoopPrevention,

@@ -23,6 +23,8 @@
 //	status.go         endpoint statuses (up, down, error) and workloadConfigurer: each workload
 //	                  interface's settings, host-side addresses and (OpenStack) static neighbours
 //	routes.go         the desired routes: workloads, VXLAN; their ownership and priority
+//	clusterroutes.go  unencapsulated pools' routes when felix programs them; blackholes of this
+//	                  host's blocks
 //	vxlan.go          the desired VXLAN devices per IP version
 //	ipip.go           the desired IPIP device and routes; Problems reports what cannot be programmed
 //	wireguard.go      the desired WireGuard devices, peers, keys and routes
@@ -31,6 +33,8 @@
 //	memory.go         returning memory after big transactions, a tighter GC during full syncs
 //	metrics.go        the dataplane's Prometheus metrics
 //	addrs.go          small address helpers
+//	offline.go        BuildOffline: the tables a running dataplane would program, without a
+//	                  kernel (for package trace)
 //
 // The packages below it, one job each:
 //

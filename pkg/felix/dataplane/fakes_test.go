@@ -51,10 +51,15 @@ func (f *fakeRoutes) RequestResync() {
 
 func (f *fakeRoutes) InterfaceChanged(string) {}
 
+// routes are the last desired routes, without their Owner (only for logs).
 func (f *fakeRoutes) routes() []routes.Route {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return slices.Clone(f.last)
+	out := slices.Clone(f.last)
+	for i := range out {
+		out[i].Owner = ""
+	}
+	return out
 }
 
 // fakeIfaces reports the interfaces a test sets, and records configuration calls.

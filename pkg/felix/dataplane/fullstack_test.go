@@ -117,7 +117,7 @@ func fullStackState(web calc.PolicyID) []calc.Update {
 		calc.IPPoolUpdate{Pool: &calc.IPPool{Name: "pool", CIDR: p("10.65.0.0/16"), VXLANMode: "Always"}},
 		calc.VTEPUpdate{VTEP: &calc.VTEP{Node: "host2", MAC: "66:00:00:00:00:02",
 			TunnelAddr: netip.MustParseAddr("10.65.1.1"), ParentDeviceAddr: netip.MustParseAddr("198.18.0.3")}},
-		calc.RouteUpdate{Route: &calc.Route{Dst: p("10.65.1.0/26"), Type: calc.RouteRemoteWorkload, DstNode: "host2", VXLANMode: "Always"}},
+		calc.RouteUpdate{Route: &calc.Route{Dst: p("10.65.1.0/26"), Type: calc.RouteRemoteWorkload, DstNode: "host2", PoolType: calc.PoolVXLAN, VXLANMode: "Always"}},
 		calc.IPSetUpdate{ID: "s:a", Members: []calc.IPSetMember{{Prefix: p("10.65.0.1/32")}}},
 		calc.ActivePolicyUpdate{ID: web, Policy: &calc.Policy{InboundRules: []calc.Rule{{Action: calc.RuleAllow,
 			Protocol: 6, SrcIPSetIDs: []string{"s:a"}, DstPorts: []calc.PortRange{{First: 8080, Last: 8080}}}}}},

@@ -45,14 +45,18 @@ func ipipWanted(cfg Config, m *model) bool {
 func isEncap(mode string) bool { return mode == "Always" || mode == "CrossSubnet" }
 
 // ipipRoutes routes remote blocks (and tunnel addresses) of IPIP pools as Project Calico's
-// felix does: through tunl0 onlink via the owning host's address for ipipMode Always, and for
+// felix does when ProgramClusterRoutes gives them to it (Enabled, EnabledIPIPOnly; otherwise BIRD
+// programs them): through tunl0 onlink via the owning host's address for ipipMode Always, and for
 // CrossSubnet when the host is in another subnet; for CrossSubnet within this host's subnet,
 // directly via the host's address on the interface holding this host's address. Tunnel routes
 // are left out while tunl0 is not ready; skipped counts them.
-func ipipRoutes(m *model, ready bool) (out []routes.Route, skipped int) {
+func ipipRoutes(cfg Config, m *model, ready bool) (out []routes.Route, skipped int) {
+	if !cfg.Routes.ClusterRoutes.Programs(calc.PoolIPIP) {
+		return nil, 0
+	}
 	parent := parentDevice(m, m.host.HostIPv4.Addr())
 	for _, r := range m.routes {
-		if r.Type == calc.RouteLocalWorkload || !isEncap(r.IPIPMode) || !r.DstNodeIP.Is4() || !r.Dst.Addr().Is4() {
+		if r.Type == calc.RouteLocalWorkload || r.PoolType != calc.PoolIPIP || !r.DstNodeIP.Is4() || !r.Dst.Addr().Is4() {
 			continue
 		}
 		switch {
@@ -89,14 +93,15 @@ func setIPIPRouteMTU(rs []routes.Route, mtu int) {
 	}
 }
 
-// sameSubnetRoute routes r, a CrossSubnet destination whose host is in this host's subnet,
-// unencapsulated via that host on parent (parentDevice of r's family); false when there is no
-// parent or no host address of r's family.
+// sameSubnetRoute routes r (a CrossSubnet destination whose host is in this host's subnet, or
+// one of an unencapsulated pool) unencapsulated via that host, onlink, on parent (parentDevice
+// of r's family), as Project Calico's no-encap route target; false when there is no parent or no
+// host address of r's family.
 func sameSubnetRoute(r *calc.Route, parent string) (routes.Route, bool) {
 	if parent == "" || !r.DstNodeIP.IsValid() || r.DstNodeIP.Is4() != r.Dst.Addr().Is4() {
 		return routes.Route{}, false
 	}
-	return routes.Route{Dst: r.Dst, Dev: parent, Gateway: r.DstNodeIP}, true
+	return routes.Route{Dst: r.Dst, Dev: parent, Gateway: r.DstNodeIP, Onlink: true}, true
 }
 
 func boolIndex(b bool) int {
@@ -152,7 +157,8 @@ func (d *Dataplane) reportIPIP(st ipip.State, skipped int) {
 	}
 	r.problem.Store(&msg)
 	d.log.Error().Int("routes", skipped).Stringer("state", st).Str("device", ipip.DeviceName).
-		Msg("Routes of IPIP pools are not programmed: the IPIP tunnel device is not available")
+		Str("param", "ProgramClusterRoutes").Stringer("value", d.cfg.Routes.ClusterRoutes).
+		Msg("Routes of IPIP pools are not programmed, by felix (ProgramClusterRoutes) or BIRD: the IPIP tunnel device is not available")
 }
 
 // Problems describes what the dataplane cannot program although the datastore asks for it

@@ -15,9 +15,13 @@ import (
 // ipipHosts: an IPIP pool (mode given), this host (198.18.0.1/24 on eth0, tunnel 10.65.0.1), a
 // local block, a remote host in another subnet and one in this host's subnet.
 func ipipHosts(mode string) []calc.Update {
-	route := func(dst, node, nodeIP string, typ calc.RouteType, same bool) calc.Update {
-		return calc.RouteUpdate{Route: &calc.Route{Dst: pfx(dst), Type: typ, DstNode: node, DstNodeIP: addr(nodeIP),
-			PoolName: "ip", VXLANMode: "Never", IPIPMode: mode, SameSubnet: same}}
+	typ := calc.PoolIPIP
+	if mode == "Never" {
+		typ = calc.PoolNoEncap
+	}
+	route := func(dst, node, nodeIP string, rt calc.RouteType, same bool) calc.Update {
+		return calc.RouteUpdate{Route: &calc.Route{Dst: pfx(dst), Type: rt, DstNode: node, DstNodeIP: addr(nodeIP),
+			PoolName: "ip", PoolType: typ, VXLANMode: "Never", IPIPMode: mode, SameSubnet: same}}
 	}
 	return []calc.Update{
 		calc.ConfigUpdate{HostIPv4: pfx("198.18.0.1/24"), IPIPTunnelAddr: addr("10.65.0.1")},
@@ -33,6 +37,10 @@ func routeLines(h *harness) []string {
 	var out []string
 	for _, r := range h.routes.routes() {
 		s := r.Dst.String()
+		if r.Blackhole {
+			out = append(out, "blackhole "+s)
+			continue
+		}
 		if r.Gateway.IsValid() {
 			s += " via " + r.Gateway.String()
 		}
@@ -51,8 +59,9 @@ func routeLines(h *harness) []string {
 // TestIPIPDataplane: with an IPIP pool, the dataplane creates tunl0 (recorded requests) with this
 // host's tunnel address and the host MTU less 20, and routes remote blocks via the owning host
 // through tunl0 onlink with tunl0's MTU, as Project Calico's felix does (Always: all of them;
-// CrossSubnet: those in other subnets, the others directly via the host on the interface
-// holding this host's address, without MTU); the local block gets no route. IpInIpMtu and IpInIpTunnelAddr override; IpInIpEnabled false turns it off.
+// CrossSubnet: those in other subnets, the others directly via the host, onlink, on the interface
+// holding this host's address, without MTU); the local block gets a blackhole. IpInIpMtu and
+// IpInIpTunnelAddr override; IpInIpEnabled false turns it off.
 func TestIPIPDataplane(t *testing.T) {
 	h := newHarness(t, Config{Hostname: "host1"})
 	h.dp.model.applyIface(iface("eth0", true, pfx("198.18.0.1/24")))
@@ -65,6 +74,7 @@ func TestIPIPDataplane(t *testing.T) {
 		t.Errorf("tunl0 requests (-want +got):\n%s", d)
 	}
 	want := []string{
+		"blackhole 10.65.0.0/26",
 		"10.65.1.0/26 via 198.18.1.2 dev tunl0 onlink mtu 1480",
 		"10.65.2.0/26 via 198.18.0.3 dev tunl0 onlink mtu 1480",
 		"10.65.2.9/32 via 198.18.1.4 dev tunl0 onlink mtu 1480",
@@ -74,7 +84,7 @@ func TestIPIPDataplane(t *testing.T) {
 	}
 
 	h.send(ipipHosts("CrossSubnet")...)
-	want[1] = "10.65.2.0/26 via 198.18.0.3 dev eth0"
+	want[2] = "10.65.2.0/26 via 198.18.0.3 dev eth0 onlink"
 	if d := cmp.Diff(want, routeLines(h)); d != "" {
 		t.Errorf("CrossSubnet routes (-want +got):\n%s", d)
 	}
@@ -92,7 +102,7 @@ func TestIPIPDataplane(t *testing.T) {
 		h2.ipip.Requests()); d != "" {
 		t.Errorf("configured tunl0 (-want +got):\n%s", d)
 	}
-	if got := routeLines(h2); len(got) != 3 || got[0] != "10.65.1.0/26 via 198.18.1.2 dev tunl0 onlink mtu 1400" {
+	if got := routeLines(h2); len(got) != 4 || got[1] != "10.65.1.0/26 via 198.18.1.2 dev tunl0 onlink mtu 1400" {
 		t.Errorf("routes through a tunl0 of IpInIpMtu 1400: %v", got)
 	}
 	h3 := newHarness(t, Config{Hostname: "host1", IPIPEnabled: &off})
@@ -111,7 +121,7 @@ func TestIPIPNoDriver(t *testing.T) {
 	h.ipip.NoDriver = true
 	h.dp.model.applyIface(iface("eth0", true, pfx("198.18.0.1/24")))
 	h.send(ipipHosts("CrossSubnet")...)
-	if d := cmp.Diff([]string{"10.65.2.0/26 via 198.18.0.3 dev eth0"}, routeLines(h)); d != "" {
+	if d := cmp.Diff([]string{"blackhole 10.65.0.0/26", "10.65.2.0/26 via 198.18.0.3 dev eth0 onlink"}, routeLines(h)); d != "" {
 		t.Errorf("routes (-want +got):\n%s", d)
 	}
 	if p := h.dp.Problems(); !strings.Contains(p, "2 routes of IPIP pools not programmed") || !strings.Contains(p, "no ipip driver") {

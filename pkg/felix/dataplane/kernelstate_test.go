@@ -29,12 +29,13 @@ func TestDesiredRoutes(t *testing.T) {
 	h.dp.model.applyIface(iface("cali22222222222", false))
 	h.send(append(vxlanHosts(), w, down)...)
 	want := []routes.Route{
+		{Dst: pfx("10.65.0.0/26"), Blackhole: true},
 		{Dst: pfx("10.65.0.1/32"), Dev: "cali11111111111", Scope: routes.ScopeLink, Metric: 1024, Protocol: 3},
 		{Dst: pfx("10.65.1.0/26"), Dev: "vxlan.calico", Gateway: addr("10.65.1.1"), Onlink: true, Protocol: 3},
 		{Dst: pfx("198.18.100.1/32"), Dev: "cali11111111111", Scope: routes.ScopeLink, Metric: 1024, Protocol: 3},
 		{Dst: pfx("fd5c::1/128"), Dev: "cali11111111111", Scope: routes.ScopeLink, Metric: 1024, Protocol: 3},
 	}
-	// 10.65.0.0/26 is local, 10.65.2.0/26 is in the same subnet (CrossSubnet), 10.65.3.0/26's
+	// 10.65.0.0/26 is local (a blackhole), 10.65.2.0/26 is in the same subnet (CrossSubnet), 10.65.3.0/26's
 	// host has no VTEP yet, w2's interface is down.
 	if diff := cmp.Diff(want, h.routes.routes(), cmpAddrs, cmpPrefixes); diff != "" {
 		t.Errorf("routes (-want +got):\n%s", diff)
@@ -59,8 +60,8 @@ func TestVXLANDevices(t *testing.T) {
 			Name: "vxlan.calico", VNI: 4096, Port: 4789, MTU: 1400, MAC: mac("66:00:00:00:00:01"),
 			LocalAddr: addr("198.18.0.1"), TunnelAddr: addr("10.65.0.1"),
 			Peers: []vxlan.Peer{
-				{MAC: mac("66:00:00:00:00:02"), TunnelAddr: addr("10.65.1.1"), HostAddr: addr("198.18.1.2")},
-				{MAC: mac("66:00:00:00:00:03"), TunnelAddr: addr("10.65.2.1"), HostAddr: addr("198.18.0.3")},
+				{Node: "host2", MAC: mac("66:00:00:00:00:02"), TunnelAddr: addr("10.65.1.1"), HostAddr: addr("198.18.1.2")},
+				{Node: "host3", MAC: mac("66:00:00:00:00:03"), TunnelAddr: addr("10.65.2.1"), HostAddr: addr("198.18.0.3")},
 			},
 		}}},
 		{"enabled by config, derived MAC", Config{Hostname: "host1", VXLANEnabled: true, VXLANVNI: 10, VXLANPort: 8472}, []calc.Update{
@@ -215,15 +216,17 @@ func TestNewRefusesIncompleteConfig(t *testing.T) {
 }
 
 // TestVXLANCrossSubnetSameSubnetRoutes: as Project Calico's felix, a CrossSubnet block of a
-// host in this host's subnet is routed without encapsulation, via that host's address on the
-// interface that holds this host's address; blocks in other subnets go through vxlan.calico.
+// host in this host's subnet is routed without encapsulation, via that host's address (onlink)
+// on the interface that holds this host's address; blocks in other subnets go through
+// vxlan.calico; this host's block is a blackhole.
 func TestVXLANCrossSubnetSameSubnetRoutes(t *testing.T) {
 	h := newHarness(t, Config{Hostname: "host1"})
 	h.dp.model.applyIface(iface("eth0", true, pfx("198.18.0.1/24")))
 	h.send(vxlanHosts()...)
 	want := []routes.Route{
+		{Dst: pfx("10.65.0.0/26"), Blackhole: true},
 		{Dst: pfx("10.65.1.0/26"), Dev: "vxlan.calico", Gateway: addr("10.65.1.1"), Onlink: true, Protocol: 3},
-		{Dst: pfx("10.65.2.0/26"), Dev: "eth0", Gateway: addr("198.18.0.3")},
+		{Dst: pfx("10.65.2.0/26"), Dev: "eth0", Gateway: addr("198.18.0.3"), Onlink: true},
 	}
 	if diff := cmp.Diff(want, h.routes.routes(), cmpAddrs, cmpPrefixes); diff != "" {
 		t.Errorf("routes (-want +got):\n%s", diff)

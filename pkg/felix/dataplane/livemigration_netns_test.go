@@ -32,7 +32,7 @@ func TestKernelLiveMigrationTarget(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(rh.Close)
-	cfg := FelixDefaults(Config{LiveMigrationRouteConvergenceTime: 2 * time.Second})
+	cfg := FelixDefaults(Config{InterfacePrefixes: []string{"cali", "tap"}, LiveMigrationRouteConvergenceTime: 2 * time.Second})
 	rs := routes.New(rh, cfg.routeOwnership(), testLogger(t))
 	target := kwep("vm", iface, ip)
 	target.Endpoint.LiveMigration = calc.MigrationTarget

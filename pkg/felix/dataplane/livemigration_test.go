@@ -262,7 +262,7 @@ func TestMigrationWatchRetry(t *testing.T) {
 // priorities after the convergence timer.
 func TestDesiredRoutesLiveMigration(t *testing.T) {
 	rc := RouteConfig{NormalPriority: 100, NormalPriorityV6: 200, ElevatedPriority: 10, ElevatedPriorityV6: 20}
-	h := newHarness(t, Config{Hostname: "host1", IPv6Support: true, Routes: rc})
+	h := newHarness(t, Config{Hostname: "host1", IPv6Support: true, InterfacePrefixes: []string{"cali", "tap"}, Routes: rc})
 	r := newMigrationRig(t)
 	h.dp.migrations = r.m
 	w := wep("w1", "tapport-1", []string{"10.65.0.1/32"}, withV6("fd5c::1/128"))

@@ -248,12 +248,12 @@ func (q *quarantine) refused(tables []*nft.Table, err error, now time.Time) bool
 	added, all := false, true
 	for _, o := range ce.Causes() {
 		if k, ok := q.keyOf(tables, o); ok {
-			added = q.add(tables[k.table], k, ce.Objects, now) || added
+			added = q.add(tables[k.table], k, ce, now) || added
 			continue
 		}
 		values := q.names.ValuesOf(o, refusedKeys(ce, o))
 		for _, v := range values {
-			added = q.addSource(v, o, ce.Objects, now) || added
+			added = q.addSource(v, o, ce, now) || added
 		}
 		all = all && len(values) > 0
 	}
@@ -280,29 +280,39 @@ func (q *quarantine) keyOf(tables []*nft.Table, o nft.Object) (qKey, bool) {
 }
 
 // add quarantines k (or, for an object being retried, doubles its delay).
-func (q *quarantine) add(t *nft.Table, k qKey, errs []nft.ObjectError, now time.Time) bool {
-	e := q.hold(k, current(t, k), objectErrors(k, errs), now)
+func (q *quarantine) add(t *nft.Table, k qKey, ce *nft.CommitError, now time.Time) bool {
+	e := q.hold(k, current(t, k), objectErrors(k, ce.Objects), now)
 	if e == nil {
 		return false
 	}
 	q.replace(t, k, e)
-	q.log.Error().Str("kind", e.kind).Str("object", e.what).Str("error", e.err).Time("retryAt", e.retryAt).
-		Msg("The kernel refused an object; its endpoints fail closed (traffic reaching it is dropped) until it can be programmed")
+	q.log.Error().Str("kind", e.kind).Str("object", e.what).Str("refused_by", refuser(ce)).Str("error", e.err).Time("retryAt", e.retryAt).
+		Msg("An object was refused; its endpoints fail closed (traffic reaching it is dropped) until it can be programmed")
 	return true
 }
 
 // addSource quarantines the user value key of static chain o (or, for a value being retried,
 // doubles its delay), for the next build to leave it out.
-func (q *quarantine) addSource(key string, o nft.Object, errs []nft.ObjectError, now time.Time) bool {
+func (q *quarantine) addSource(key string, o nft.Object, ce *nft.CommitError, now time.Time) bool {
 	k := qKey{table: -1, kind: objectSource, name: key}
-	e := q.hold(k, q.current(key), objectErrors(qKey{kind: o.Kind, name: o.Name}, errs), now)
+	e := q.hold(k, q.current(key), objectErrors(qKey{kind: o.Kind, name: o.Name}, ce.Objects), now)
 	if e == nil {
 		return false
 	}
 	q.changed = append(q.changed, key)
-	q.log.Error().Str("kind", e.kind).Str("object", e.what).Str("chain", o.Name).Str("error", e.err).Time("retryAt", e.retryAt).
-		Msg("The kernel refused a static chain holding this value; the value is left out (what it allowed is dropped; an endpoint's traffic is dropped) until it can be programmed")
+	q.log.Error().Str("kind", e.kind).Str("object", e.what).Str("chain", o.Name).Str("refused_by", refuser(ce)).
+		Str("error", e.err).Time("retryAt", e.retryAt).
+		Msg("A static chain holding this value was refused; the value is left out (what it allowed is dropped; an endpoint's traffic is dropped) until it can be programmed")
 	return true
+}
+
+// refuser says who refused a batch: the kernel, or the encoder before sending it (a value
+// that cannot be written at all; its error names the element).
+func refuser(ce *nft.CommitError) string {
+	if ce.Kernel {
+		return "kernel"
+	}
+	return "encoder, before sending"
 }
 
 // hold makes or renews the entry of k, quarantined now with original as its true value; nil

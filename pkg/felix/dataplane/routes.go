@@ -8,22 +8,27 @@ import (
 	"github.com/calico-host/calico-host/pkg/felix/calc"
 	"github.com/calico-host/calico-host/pkg/felix/dataplane/routes"
 	"github.com/calico-host/calico-host/pkg/felix/dataplane/vxlan"
+	"github.com/calico-host/calico-host/pkg/ipip"
 	"github.com/calico-host/calico-host/pkg/nft"
 )
 
 // desiredRoutes computes the routes this host programs: each local workload address (and
 // floating IP) through its interface once the interface is up, and the remote blocks of VXLAN
 // pools through the VXLAN device to the owning host's VTEP, those of IPIP pools (see
-// ipipRoutes; through tunl0 only when ipipReady, skipped counts the others) and the extra routes
-// (WireGuard's, in its own table). BIRD owns the routes of non-encapsulated pools.
+// ipipRoutes; through tunl0 only when ipipReady, skipped counts the others) and of
+// unencapsulated pools (noEncapRoutes) when ProgramClusterRoutes gives them to felix, the
+// blackholes of this host's blocks in those pools, and the extra routes (WireGuard's, in its own
+// table). BIRD programs the cluster routes ProgramClusterRoutes leaves to it.
 func desiredRoutes(cfg Config, m *model, mig *migrations, devs []vxlan.Device, ipipReady bool, extra []routes.Route) (_ []routes.Route, skipped int) {
 	var out []routes.Route
 	for id, ep := range m.weps {
-		out = append(out, workloadRoutes(cfg, m, ep, mig.mode(id))...)
+		out = append(out, workloadRoutes(cfg, m, id, ep, mig.mode(id))...)
 	}
 	out = append(out, vxlanRoutes(cfg, m, devs)...)
-	ipipOut, skipped := ipipRoutes(m, ipipReady)
+	ipipOut, skipped := ipipRoutes(cfg, m, ipipReady)
 	out = append(out, ipipOut...)
+	out = append(out, noEncapRoutes(cfg, m)...)
+	out = append(out, blackholeRoutes(cfg, m)...)
 	setSource(cfg, out)
 	out = append(out, extra...)
 	slices.SortFunc(out, func(a, b routes.Route) int {
@@ -33,23 +38,29 @@ func desiredRoutes(cfg Config, m *model, mig *migrations, devs []vxlan.Device, i
 }
 
 // routeOwnership is Project Calico's ownership policy of the main table for this configuration:
-// the workload interfaces, RemoveExternalRoutes, DeviceRouteProtocol, and the VXLAN devices (even
-// while VXLAN is off, so that their routes are cleaned up).
+// the workload interfaces, RemoveExternalRoutes, DeviceRouteProtocol, the VXLAN devices (even
+// while VXLAN is off, so that their routes are cleaned up), and BIRD's routes through tunl0 while
+// ProgramClusterRoutes gives the IPIP pools' routes to felix.
 func (c Config) routeOwnership() routes.Ownership {
 	w := c.Wireguard
-	return routes.NewOwnership(c.Routes.DeviceProtocol, c.InterfacePrefixes, !c.Routes.KeepExternal,
+	o := routes.NewOwnership(c.Routes.DeviceProtocol, c.InterfacePrefixes, !c.Routes.KeepExternal,
 		[]string{vxlan.DeviceV4, vxlan.DeviceV6}, w.RoutingTable, w.RoutingTableV6)
+	if c.Routes.ClusterRoutes.Programs(calc.PoolIPIP) {
+		o.BIRDDevices = []string{ipip.DeviceName}
+	}
+	return o
 }
 
 // workloadRoutes routes a local workload's addresses (and floating IPs) through its interface, as
 // Project Calico's endpoint manager: DeviceRouteProtocol, metric NormalRoutePriority of the family,
 // or ElevatedRoutePriority while a workload that migrated here converges; none while the target
 // of a live migration has not announced itself yet (see migrations).
-func workloadRoutes(cfg Config, m *model, ep *calc.WorkloadEndpoint, mode routeMode) []routes.Route {
+func workloadRoutes(cfg Config, m *model, id calc.WorkloadEndpointID, ep *calc.WorkloadEndpoint, mode routeMode) []routes.Route {
 	if !m.ifaceUp(ep.Name) || mode == routesHeld {
 		return nil
 	}
 	var out []routes.Route
+	owner := "workload endpoint " + id.OrchestratorID + "/" + id.WorkloadID + "/" + id.EndpointID
 	nets, nats := ep.IPv4Nets, ep.IPv4NAT
 	if cfg.IPv6Support {
 		nets, nats = slices.Concat(nets, ep.IPv6Nets), slices.Concat(nats, ep.IPv6NAT)
@@ -57,7 +68,7 @@ func workloadRoutes(cfg Config, m *model, ep *calc.WorkloadEndpoint, mode routeM
 	add := func(dst netip.Prefix) {
 		metric := cfg.Routes.priority(dst.Addr().Is6(), mode == routesElevated)
 		out = append(out, routes.Route{Dst: dst, Dev: ep.Name, Scope: routes.ScopeLink,
-			Metric: metric, Protocol: cfg.Routes.DeviceProtocol})
+			Metric: metric, Protocol: cfg.Routes.DeviceProtocol, Owner: owner})
 	}
 	for _, n := range nets {
 		add(n.Masked())
@@ -105,7 +116,7 @@ func vxlanRoutes(cfg Config, m *model, devs []vxlan.Device) []routes.Route {
 	var out []routes.Route
 	parents := [2]string{parentDevice(m, m.host.HostIPv4.Addr()), parentDevice(m, m.host.HostIPv6.Addr())}
 	for _, r := range m.routes {
-		if r.Type == calc.RouteLocalWorkload || !isEncap(r.VXLANMode) {
+		if r.Type == calc.RouteLocalWorkload || r.PoolType != calc.PoolVXLAN {
 			continue
 		}
 		fam := versionOf(r.Dst.Addr())

@@ -223,7 +223,7 @@ func natOutgoingVXLAN() []calc.Update {
 func vxlanHosts() []calc.Update {
 	route := func(dst, node, nodeIP string, typ calc.RouteType, mode string, same bool) calc.Update {
 		return calc.RouteUpdate{Route: &calc.Route{Dst: pfx(dst), Type: typ, DstNode: node, DstNodeIP: addr(nodeIP),
-			PoolName: "vx", VXLANMode: mode, SameSubnet: same}}
+			PoolName: "vx", PoolType: calc.PoolVXLAN, VXLANMode: mode, SameSubnet: same}}
 	}
 	return []calc.Update{
 		calc.ConfigUpdate{HostIPv4: pfx("198.18.0.1/24"), VXLANTunnelAddrV4: addr("10.65.0.1"), VXLANTunnelMAC: "66:00:00:00:00:01"},

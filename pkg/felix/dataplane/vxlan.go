@@ -77,7 +77,7 @@ func vxlanDevice(cfg Config, m *model, vf vxlanFamily) (vxlan.Device, bool) {
 		if key.v6 != (vf.fam == nft.IPv6) || key.node == cfg.Hostname {
 			continue
 		}
-		d.Peers = append(d.Peers, vxlan.Peer{MAC: parseMACOr(v.MAC, v.Node+vf.hashID), TunnelAddr: v.TunnelAddr, HostAddr: v.ParentDeviceAddr})
+		d.Peers = append(d.Peers, vxlan.Peer{Node: v.Node, MAC: parseMACOr(v.MAC, v.Node+vf.hashID), TunnelAddr: v.TunnelAddr, HostAddr: v.ParentDeviceAddr})
 	}
 	slices.SortFunc(d.Peers, func(a, b vxlan.Peer) int { return a.TunnelAddr.Compare(b.TunnelAddr) })
 	return d, true

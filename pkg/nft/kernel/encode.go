@@ -20,6 +20,7 @@ const (
 	attrSetFieldLen     = 1    // NFTA_SET_FIELD_LEN
 	attrSetElemKeyEnd   = 10   // NFTA_SET_ELEM_KEY_END
 	attrSetHandle       = 16   // NFTA_SET_HANDLE
+	attrTableHandle     = 4    // NFTA_TABLE_HANDLE
 	dataVerdict         = 0xffffff00
 	udataSetKeyByteord  = 0 // NFTNL_UDATA_SET_KEYBYTEORDER
 	udataRuleComment    = 0 // NFTNL_UDATA_RULE_COMMENT

@@ -2,6 +2,7 @@ package kernel
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -89,6 +90,7 @@ type reader struct {
 	buf         []byte                                   // dump receive buffer
 	skip        func(table nft.TableID, set string) bool // sets whose elements are not read (nil: none)
 	setsOnly    bool                                     // read the sets' declarations only
+	tableHandle uint64                                   // the kernel's handle of the table being read
 }
 
 func (r *reader) request(m int, fam nft.Family, dump bool, attrs func(b *nla.Builder)) ([]netlink.Message, error) {
@@ -136,7 +138,7 @@ func (r *reader) generation() (uint32, error) {
 
 // table reads one table; nil when it does not exist.
 func (r *reader) table(id nft.TableID) (*nft.Table, error) {
-	_, err := r.request(unix.NFT_MSG_GETTABLE, id.Family, false, func(b *nla.Builder) {
+	msgs, err := r.request(unix.NFT_MSG_GETTABLE, id.Family, false, func(b *nla.Builder) {
 		b.String(unix.NFTA_TABLE_NAME, id.Name)
 	})
 	if errors.Is(err, os.ErrNotExist) || errors.Is(err, unix.ENOENT) {
@@ -144,6 +146,12 @@ func (r *reader) table(id nft.TableID) (*nft.Table, error) {
 	}
 	if err != nil {
 		return nil, err
+	}
+	r.tableHandle = 0
+	for _, m := range msgs {
+		if d, ok := nla.Find(attrs(m), attrTableHandle); ok && len(d) == 8 {
+			r.tableHandle = binary.BigEndian.Uint64(d)
+		}
 	}
 	t := nft.NewTable(id.Family, id.Name)
 	anon, err := r.sets(t)

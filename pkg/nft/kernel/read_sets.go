@@ -49,6 +49,12 @@ func decodeSet(b []byte) setInfo {
 	return s
 }
 
+// setIdentity is what a read reports as a set's Handle: its handle in its table, with the
+// table's handle in the upper bits. Set handles are numbered per table, so a table deleted and
+// made again (a restore of a saved ruleset) can hand the same number to a set holding other
+// elements; the table's handle is new then.
+func setIdentity(table, set uint64) uint64 { return table<<32 | set&0xffffffff }
+
 // sets reads the table's named sets and maps into t and returns its
 // anonymous sets by name, for the rules that look them up.
 func (r *reader) sets(t *nft.Table) (map[string]nft.AnonSet, error) {
@@ -57,6 +63,7 @@ func (r *reader) sets(t *nft.Table) (map[string]nft.AnonSet, error) {
 		b.String(unix.NFTA_SET_TABLE, t.Name)
 	}, func(b []byte) error {
 		if info := decodeSet(b); info.table == t.Name {
+			info.handle = setIdentity(r.tableHandle, info.handle)
 			infos = append(infos, info)
 		}
 		return nil

@@ -145,6 +145,11 @@ func fromNetlink(nr netlink.Route, family int) (KernelRoute, bool) {
 		LinkIndex: nr.LinkIndex,
 	}
 	kr.Gateway = nlhandle.Addr(nr.Gw)
+	for _, nh := range nr.MultiPath {
+		if gw := nlhandle.Addr(nh.Gw); gw.IsValid() {
+			kr.Multipath = append(kr.Multipath, gw)
+		}
+	}
 	kr.Src = nlhandle.Addr(nr.Src)
 	if !kr.Gateway.IsValid() {
 		kr.Onlink = false

@@ -28,7 +28,10 @@ const (
 //     when RemoveExternal is set, else when it carries one of DeviceProtocols; never a BIRD route
 //     (BIRD installs the routes it learns from a workload peering with the host there: Project
 //     Calico leaves them alone on the interfaces of such workloads, we on every workload interface);
-//   - in the main table, every route through one of Devices (the VXLAN devices) is ours;
+//   - in the main table, every route through one of Devices (the VXLAN devices) is ours, and
+//     BIRD's routes through one of BIRDDevices (tunl0 while felix programs the IPIP pools'
+//     routes: Project Calico's OwnBIRDIPIPRoutes, so that the routes a BIRD that no longer
+//     programs them left behind are removed);
 //   - nothing else is: not IPv6 fe80::/64 routes (the kernel's), not other devices' or no-device
 //     routes of other protocols, not routes through interfaces unknown when the kernel was read.
 type Ownership struct {
@@ -38,6 +41,7 @@ type Ownership struct {
 	WorkloadPrefixes []string
 	RemoveExternal   bool     // every route through a workload interface is ours
 	Devices          []string // interfaces all of whose main-table routes are ours
+	BIRDDevices      []string // interfaces whose main-table BIRD routes are ours
 	Tables           []int    // felix's own routing tables besides main (Exclusive protocols are ours there)
 }
 
@@ -81,6 +85,9 @@ func (o *Ownership) owns(kr KernelRoute) bool {
 	}
 	if kr.Table != unix.RT_TABLE_MAIN || kr.Dev == "" || kr.Blackhole || kr.Dst == v6Bootstrap {
 		return false
+	}
+	if kr.Protocol == unix.RTPROT_BIRD && slices.Contains(o.BIRDDevices, kr.Dev) {
+		return true
 	}
 	if o.IsWorkload(kr.Dev) {
 		if kr.Protocol == unix.RTPROT_BIRD {

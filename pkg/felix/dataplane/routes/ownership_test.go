@@ -57,6 +57,22 @@ func TestOwnershipPolicy(t *testing.T) {
 			}
 		}
 	}
+	// Felix programs the IPIP pools' routes: BIRD's routes through tunl0 are its (and only those).
+	ipipOwner := owners[0]
+	ipipOwner.BIRDDevices = []string{"tunl0"}
+	for _, tc := range []struct {
+		r    KernelRoute
+		want bool
+	}{
+		{kr("10.65.0.0/26", "tunl0", 12, 0), true},
+		{kr("10.65.0.0/26", "tunl0", 4, 0), false},
+		{kr("10.65.0.0/26", "eth0", 12, 0), false},
+		{kr("10.65.0.0/26", "tunl0", 12, 100), false},
+	} {
+		if got := ipipOwner.owns(tc.r); got != tc.want {
+			t.Errorf("%+v with BIRDDevices tunl0: ours = %v, want %v", tc.r, got, tc.want)
+		}
+	}
 	if p := owners[0].Protocol; p != 80 {
 		t.Errorf("DeviceRouteProtocol boot: other routes carry %d, want 80", p)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/netip"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -20,6 +21,7 @@ type Stats struct {
 	Deleted  int  // routes of ours removed
 	Pending  int  // desired routes whose device does not exist (yet)
 	Failed   int  // routes that could not be written or deleted, or were invalid
+	Refused  int  // workload routes left out: they hold a next hop of the host's routes
 	Duration time.Duration
 }
 
@@ -42,6 +44,11 @@ type Reconciler struct {
 	// links caches interface indexes; linksFresh says it was refreshed during this Apply.
 	links      map[string]int
 	linksFresh bool
+	// hostHops are the next hops of the host's routes (not ours, not through a workload
+	// interface) as read at the last resync, each with one route using it (for logs);
+	// refused are the routes left out by the last Apply for holding one (logged when new).
+	hostHops map[netip.Addr]string
+	refused  map[key]bool
 }
 
 // New returns a Reconciler owning the routes own describes (a zero Protocol is DefaultProtocol).
@@ -87,7 +94,7 @@ func (r *Reconciler) Apply(ctx context.Context, desired []Route) (Stats, error) 
 		}
 		st.Full = true
 	}
-	want, errs := r.index(desired)
+	want, errs := r.index(desired, &st)
 	st.Failed += len(errs)
 	errs = append(errs, r.writeDesired(ctx, want, stale, &st)...)
 	errs = append(errs, r.deleteUndesired(want, &st)...)
@@ -124,13 +131,34 @@ func (r *Reconciler) readKernel(ctx context.Context) error {
 		names[idx] = name
 	}
 	r.mirror = make(map[key]KernelRoute, len(krs))
+	r.hostHops = map[netip.Addr]string{}
 	for _, kr := range krs {
 		kr.Dev = names[kr.LinkIndex]
-		if r.own.owns(kr) {
+		switch {
+		case r.own.owns(kr):
 			r.mirror[kr.key()] = kr
+		case !r.own.IsWorkload(kr.Dev): // BIRD's routes via local workload peers are not the host's
+			for _, gw := range kr.gateways() {
+				r.hostHops[gw] = kr.Route.String()
+			}
 		}
 	}
 	return nil
+}
+
+// takesHostHop reports whether c, a canonical route, is through a workload interface and holds
+// a next hop of the host's routes: written, it would take the host's traffic to that next hop
+// (a workload claiming the host's default gateway would take every packet the host routes out).
+func (r *Reconciler) takesHostHop(c Route) (hop netip.Addr, hostRoute string, ok bool) {
+	if !r.own.IsWorkload(c.Dev) {
+		return hop, "", false
+	}
+	for hop, hostRoute := range r.hostHops {
+		if c.Dst.Contains(hop) {
+			return hop, hostRoute, true
+		}
+	}
+	return hop, "", false
 }
 
 func (r *Reconciler) refreshLinks(ctx context.Context) error {
@@ -165,14 +193,26 @@ type wanted struct {
 
 func (w *wanted) has(k key) bool { _, ok := w.byKey[k]; return ok }
 
-// index validates and canonicalises the desired routes.
-func (r *Reconciler) index(desired []Route) (*wanted, []error) {
+// index validates and canonicalises the desired routes, leaving out (and logging once) the
+// workload routes that would take a next hop of the host's routes: the host's routes keep
+// precedence. Those are not errors: the rest of the apply goes on.
+func (r *Reconciler) index(desired []Route, st *Stats) (*wanted, []error) {
 	w := &wanted{routes: make([]KernelRoute, 0, len(desired)), byKey: make(map[key]int, len(desired))}
 	var errs []error
+	refused := map[key]bool{}
 	for _, d := range desired {
 		c, err := canonical(d)
 		if err != nil {
 			errs = append(errs, err)
+			continue
+		}
+		if hop, hostRoute, ok := r.takesHostHop(c); ok {
+			k := KernelRoute{Route: c}.key()
+			if refused[k] = true; !r.refused[k] {
+				r.log.Error().Str("route", c.String()).Str("owner", d.Owner).Str("next_hop", hop.String()).
+					Str("host_route", hostRoute).Msg("Leaving out a workload route: it holds a next hop of the host's own routes, which keep precedence")
+			}
+			st.Refused++
 			continue
 		}
 		if c.Protocol == 0 {
@@ -188,6 +228,7 @@ func (r *Reconciler) index(desired []Route) (*wanted, []error) {
 		w.byKey[kr.key()] = len(w.routes)
 		w.routes = append(w.routes, kr)
 	}
+	r.refused = refused
 	return w, errs
 }
 
@@ -258,6 +299,6 @@ func (r *Reconciler) logApply(st Stats, desired int) {
 		ev = r.log.Info()
 	}
 	ev.Bool("full", st.Full).Int("desired", desired).Int("replaced", st.Replaced).
-		Int("deleted", st.Deleted).Int("pending", st.Pending).Int("failed", st.Failed).
+		Int("deleted", st.Deleted).Int("pending", st.Pending).Int("failed", st.Failed).Int("refused", st.Refused).
 		Dur("duration", st.Duration).Msg("Routes applied")
 }

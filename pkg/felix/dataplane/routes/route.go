@@ -52,6 +52,8 @@ type Route struct {
 	// Protocol is the route protocol written; 0 = the Reconciler's (Ownership.Protocol).
 	Protocol int
 	MTU      int // the route's MTU metric; 0 = none (the device's)
+	// Owner names what the route is for in logs (e.g. a workload endpoint); never written.
+	Owner string
 }
 
 // String renders the route roughly as `ip route` does.
@@ -91,6 +93,7 @@ func (r Route) String() string {
 // canonical returns the route as the kernel will report it back: masked destination, explicit
 // main table, concrete scope and metric (the protocol is left to the Reconciler). It fails for routes the kernel cannot hold.
 func canonical(r Route) (Route, error) {
+	r.Owner = ""
 	if !r.Dst.IsValid() {
 		return r, fmt.Errorf("route %s: invalid destination", r)
 	}
@@ -154,6 +157,16 @@ func defaultMetric(dst netip.Prefix) int {
 type KernelRoute struct {
 	Route         // canonical; Dev is filled by the Reconciler from LinkIndex
 	LinkIndex int // outgoing interface index (0 for blackholes)
+	// Multipath are the gateways of a multipath route's next hops (read, never written).
+	Multipath []netip.Addr
+}
+
+// gateways are the route's next-hop addresses.
+func (k KernelRoute) gateways() []netip.Addr {
+	if k.Gateway.IsValid() {
+		return append([]netip.Addr{k.Gateway}, k.Multipath...)
+	}
+	return k.Multipath
 }
 
 func (k KernelRoute) key() key { return key{table: k.Table, dst: k.Dst, metric: k.Metric} }

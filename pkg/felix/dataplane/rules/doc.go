@@ -18,7 +18,7 @@
 //	static.go         the base chains (a data table) and the static chains: filter, raw, mangle,
 //	                  VXLAN, IPIP and WireGuard rules, workload-to-host
 //	nat.go            NAT chains: natOutgoing, floating IPs, the service loop guard
-//	openstack.go      OpenStack: metadata, DHCP and DNS to the host, metadata DNAT, DHCP RPF exception
+//	openstack.go      OpenStack: metadata, DHCP and DNS to the host, metadata DNAT, DHCP RPF skip
 //	endpoints.go      workload endpoint chains (their tiers and profiles) and the dispatch maps
 //	hostendpoints.go  host endpoint chains and dispatch, failsafe chains
 //	groups.go         Grouper and group chains: policies of a tier with one selector, inline or not

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"fmt"
+	"strings"
 
 	"github.com/calico-host/calico-host/pkg/felix/calc"
 	"github.com/calico-host/calico-host/pkg/nft"
@@ -96,9 +97,30 @@ func endpointChain(cfg *Config, s chainSpec) (*nft.Chain, []Ref) {
 			refs = append(refs, ref)
 			rs = append(rs, rule(nft.Jump(ref.Chain())), rule(isSet(a), nft.Return()))
 		}
-		rs = append(rs, rule(nft.Counter(), cfg.deny(s.layer)).WithComment("Drop if no profiles matched"))
+		rs = append(rs, rule(nft.Counter(), cfg.deny(s.layer)).WithComment(noProfileComment))
 	}
 	return &nft.Chain{Name: s.name, Rules: rs}, refs
+}
+
+// Comments of an endpoint chain's own drops: a tier's end, and after the profiles.
+const (
+	endOfTierPrefix  = "End of tier "
+	endOfTierSuffix  = ". Drop if no policies passed packet"
+	noProfileComment = "Drop if no profiles matched"
+)
+
+// EndpointDrop reads the comment of an endpoint chain's own drop (what a trace names): a tier's
+// end gives its tier, the drop after the profiles noProfile; ok is false for other comments.
+func EndpointDrop(comment string) (tier string, noProfile, ok bool) {
+	if comment == noProfileComment {
+		return "", true, true
+	}
+	t, found := strings.CutPrefix(comment, endOfTierPrefix)
+	if !found {
+		return "", false, false
+	}
+	t, found = strings.CutSuffix(t, endOfTierSuffix)
+	return t, false, found
 }
 
 // tiers renders the tier blocks of the policy direction of s. A tier jumps to each of its
@@ -141,7 +163,7 @@ func tiers(cfg *Config, s chainSpec) ([]nft.Rule, []Ref) {
 		}
 		if (s.kind == kindNormal || s.kind == kindForward) && t.DefaultAction != "Pass" {
 			rs = append(rs, rule(isClear(p), nft.Counter(), cfg.deny(s.layer)).
-				WithComment("End of tier "+t.Name+". Drop if no policies passed packet"))
+				WithComment(endOfTierPrefix+t.Name+endOfTierSuffix))
 		}
 	}
 	return rs, refs

@@ -218,8 +218,10 @@ func failsafeRules(v nft.IPVersion, pps []ProtoPort, remoteIsDst, sport bool) []
 		switch {
 		case !pp.Net.IsValid():
 			anyNet = append(anyNet, key)
-		case versionOf(pp.Net.Addr()) == v:
-			withNet = append(withNet, nft.ConcatElem(nft.PrefixElem(pp.Net), key))
+		default:
+			if fam, p := prefixFamily(pp.Net); fam == v {
+				withNet = append(withNet, nft.ConcatElem(nft.PrefixElem(p), key))
+			}
 		}
 	}
 	var rs []nft.Rule

@@ -59,6 +59,24 @@ const (
 	prefixFromHostFwd  = "cali-fhfw-"
 )
 
+// EndpointChainEgress says which policy direction an endpoint chain applies, from its name:
+// egress for the chains of traffic from a workload or to a host endpoint (forward ones too),
+// ingress for the others; ok is false for a chain that is no endpoint chain.
+func EndpointChainEgress(chain string) (egress, ok bool) {
+	for _, c := range []struct {
+		prefix string
+		egress bool
+	}{
+		{prefixToWorkload, false}, {prefixFromWorkload, true}, {prefixToHostFwd, true},
+		{prefixFromHostFwd, false}, {prefixToHost, true}, {prefixFromHost, false},
+	} {
+		if strings.Contains(chain, "-"+c.prefix) {
+			return c.egress, true
+		}
+	}
+	return false, false
+}
+
 // Internal IP set IDs (the family-specific set names are made by SetName).
 const (
 	SetAllPools  = "all-ipam-pools"  // every IP pool

@@ -167,8 +167,8 @@ func serviceLoopChain(cfg *Config, st *Static, v nft.IPVersion) *nft.Chain {
 	}
 	c := &nft.Chain{Name: Filter.Name(chainCIDRBlock)}
 	for _, p := range st.ServiceCIDRs {
-		if versionOf(p.Addr()) == v {
-			c.Rules = append(c.Rules, rule(nft.DAddr(p), verdict))
+		if fam, q := prefixFamily(p); fam == v {
+			c.Rules = append(c.Rules, rule(nft.DAddr(q), verdict))
 		}
 	}
 	if len(c.Rules) == 0 {

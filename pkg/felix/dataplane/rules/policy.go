@@ -21,11 +21,15 @@ type Problem struct {
 }
 
 // Rendered is one direction of a policy or profile rendered for the table of one IP version:
-// its rules, the transport protocol each of them needs (0: any; see GroupChains), the calc IP
-// sets they look up and the rules that cannot be enforced.
+// its rules, the transport protocol each of them needs (0: any; see GroupChains), which calc
+// rule's verdict each of them is (Origins), the calc IP sets they look up and the rules that
+// cannot be enforced.
 type Rendered struct {
-	Rules    []nft.Rule
-	Protos   []uint8
+	Rules  []nft.Rule
+	Protos []uint8
+	// Origins, parallel to Rules: the index of the calc rule whose action the rule carries, or
+	// -1 for a rule that gives no verdict (an OR block's scratch-mark rules, a log rule).
+	Origins  []int
 	Sets     []SetUse
 	Problems []Problem
 }
@@ -46,16 +50,17 @@ func PolicyRules(cfg *Config, v nft.IPVersion, l Layer, rs []calc.Rule) Rendered
 	var out Rendered
 	for i := range rs {
 		r := &rs[i]
-		rules, sets, err := renderRule(cfg, v, l, r)
+		rules, pre, sets, err := renderRule(cfg, v, l, r)
 		proto := r.Protocol
 		if err != nil {
 			out.Problems = append(out.Problems, Problem{Index: i, RuleID: r.RuleID, Reason: err.Error()})
-			rules, sets, proto = failClosed(v, r), nil, 0 // drops every packet that reaches it
+			rules, pre, sets, proto = failClosed(v, r), 0, nil, 0 // drops every packet that reaches it
 		}
 		out.Rules = append(out.Rules, rules...)
 		for range rules {
 			out.Protos = append(out.Protos, proto)
 		}
+		out.Origins = append(out.Origins, origins(r, i, len(rules), pre)...)
 		for _, u := range sets {
 			if !slices.Contains(out.Sets, u) {
 				out.Sets = append(out.Sets, u)
@@ -65,31 +70,46 @@ func PolicyRules(cfg *Config, v nft.IPVersion, l Layer, rs []calc.Rule) Rendered
 	return out
 }
 
-// renderRule renders r for the table of version v; an error means r cannot be enforced.
-func renderRule(cfg *Config, v nft.IPVersion, l Layer, r *calc.Rule) ([]nft.Rule, []SetUse, error) {
+// origins are the Origins entries of the n rules that calc rule i (r) became, the first pre
+// of them an OR block's scratch-mark rules: the others carry its verdict, unless it is a log
+// rule. A rule that cannot be enforced is its single drop.
+func origins(r *calc.Rule, i, n, pre int) []int {
+	out := make([]int, n)
+	for j := range out {
+		out[j] = i
+		if j < pre || r.Action == calc.RuleLog {
+			out[j] = -1
+		}
+	}
+	return out
+}
+
+// renderRule renders r for the table of version v, the first pre rules an OR block's
+// scratch-mark rules; an error means r cannot be enforced.
+func renderRule(cfg *Config, v nft.IPVersion, l Layer, r *calc.Rule) (rules []nft.Rule, pre int, sets []SetUse, err error) {
 	if !ofVersion(r, v) {
-		return nil, nil, nil
+		return nil, 0, nil, nil
 	}
 	if r.Invalid != "" {
-		return nil, nil, fmt.Errorf("calc could not interpret the rule: %s", r.Invalid)
+		return nil, 0, nil, fmt.Errorf("calc could not interpret the rule: %s", r.Invalid)
 	}
 	action, err := actionExprs(cfg, l, r.Action)
 	if err != nil {
-		return nil, nil, err
+		return nil, 0, nil, err
 	}
 	m := &matcher{cfg: cfg, r: r, fam: v}
-	pre, matches, err := m.build()
+	preRules, matches, err := m.build()
 	switch {
 	case errors.Is(err, errNoMatch):
-		return nil, nil, nil
+		return nil, 0, nil, nil
 	case err != nil:
-		return nil, nil, err
+		return nil, 0, nil, err
 	}
-	rules := pre
+	rules = preRules
 	for _, ms := range matches {
 		rules = append(rules, rule(append(ms, action...)...))
 	}
-	return rules, m.sets, nil
+	return rules, len(preRules), m.sets, nil
 }
 
 // failClosed is what stands for a rule that cannot be enforced: a drop of every packet that

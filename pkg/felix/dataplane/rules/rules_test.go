@@ -314,3 +314,65 @@ func TestInvalidNetFailsClosed(t *testing.T) {
 		}
 	}
 }
+
+// Origins name the calc rule whose verdict each rendered rule carries: not a log rule's, not
+// an OR block's scratch-mark rules, and a rule that cannot be enforced is its own drop.
+func TestPolicyRulesOrigins(t *testing.T) {
+	rs := []calc.Rule{
+		{Action: calc.RuleAllow, Protocol: nft.ProtoTCP, DstNamedPortIPSetIDs: []string{"n:a", "n:b"}},
+		{Action: calc.RuleLog},
+		{Action: calc.RuleDeny, Invalid: "bad"},
+		{Action: calc.RulePass, IPVersion: 6},
+		{Action: calc.RuleDeny},
+	}
+	r := PolicyRules(testConfig(false), nft.IPv4, Filter, rs)
+	if len(r.Origins) != len(r.Rules) {
+		t.Fatalf("%d origins for %d rules", len(r.Origins), len(r.Rules))
+	}
+	var verdicts []int
+	for j, i := range r.Origins {
+		if i >= 0 {
+			verdicts = append(verdicts, i)
+			continue
+		}
+		if strings.Contains(r.Rules[j].Text(nft.FamilyIP), "return") {
+			t.Errorf("rule %d (%s) returns but has no origin", j, r.Rules[j].Text(nft.FamilyIP))
+		}
+	}
+	if want := []int{0, 2, 4}; !slices.Equal(verdicts, want) {
+		t.Errorf("verdict rules of calc rules %v, want %v (rules %v)", verdicts, want, r.Origins)
+	}
+	if r.Origins[0] != -1 {
+		t.Errorf("the OR block's first rule has origin %d, want -1", r.Origins[0])
+	}
+}
+
+// TestEndpointDropsReadBack: a trace reads an endpoint chain's own drops and its policy
+// direction back from the rendered chains.
+func TestEndpointDropsReadBack(t *testing.T) {
+	id := calc.PolicyID{Tier: "sec.ops", Kind: "gnp", Name: "sec.ops.p"}
+	ep := &calc.WorkloadEndpoint{Tiers: []calc.TierInfo{{Name: "sec.ops", DefaultAction: "Deny",
+		IngressPolicies: []calc.PolicyID{id}, EgressPolicies: []calc.PolicyID{id}}}}
+	w := WorkloadEndpoint(testConfig(false), ep, Singletons)
+	for i, egress := range []bool{false, true} {
+		c := w[i].Chain
+		if got, ok := EndpointChainEgress(c.Name); !ok || got != egress {
+			t.Errorf("%s: egress %v %v, want %v", c.Name, got, ok, egress)
+		}
+		var tiers []string
+		noProfile := 0
+		for _, r := range c.Rules {
+			if tier, np, ok := EndpointDrop(r.Comment); ok && np {
+				noProfile++
+			} else if ok {
+				tiers = append(tiers, tier)
+			}
+		}
+		if !slices.Equal(tiers, []string{"sec.ops"}) || noProfile != 1 {
+			t.Errorf("%s: end of tiers %v, %d no-profile drops", c.Name, tiers, noProfile)
+		}
+	}
+	if _, ok := EndpointChainEgress(PolicyChain(Filter, id, true)); ok {
+		t.Error("a policy chain read as an endpoint chain")
+	}
+}

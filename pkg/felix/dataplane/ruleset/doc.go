@@ -22,6 +22,8 @@
 //	               entries), which the quarantine may withhold
 //	quarantine.go  what the dataplane's quarantine asks of the builder: names, values, and
 //	               invalidation
+//	ruleids.go     for a trace (package trace), off in felix: each policy and profile verdict
+//	               rule stamped with its rule identifier (package flowlog/ruleid) as comment
 //
 // The builder does no I/O: it only fills nft.Tables (which record what changed, for the
 // Applier's partial syncs). Rendering that cannot be enforced becomes a drop where it is, with

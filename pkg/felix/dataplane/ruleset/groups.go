@@ -35,6 +35,7 @@ type groups struct {
 	groupedBy  map[calc.PolicyID]groupedBy          // what the endpoints were grouped by
 	dirty      map[string]bool                      // group chains to render again
 	policies   map[calc.PolicyID]*calc.Policy       // the model's, during a build (see repoint)
+	ids        *ruleIDs                             // nil unless StampRuleIDs
 }
 
 func newGroups(cfg *rules.Config, t tables, log zerolog.Logger, sets *calcSets) *groups {
@@ -340,6 +341,9 @@ func (g *groups) renderMember(k memberKey, me *memberEntry, src *calc.Policy) {
 	}
 	for i, v := range g.cfg.Families() {
 		me.rendered[i] = rules.PolicyRules(g.cfg, v, k.layer, rs)
+		if g.ids != nil {
+			g.ids.stampPolicy(k.id, k.egress, rs, &me.rendered[i])
+		}
 		if me.rendered[i].Rules == nil {
 			me.rendered[i].Rules = []nft.Rule{}
 		}
@@ -411,6 +415,9 @@ func (g *groups) renderProfile(name string, e *refEntry, in *Input) {
 	var uses []rules.SetUse
 	for i, v := range g.cfg.Families() {
 		rendered[i] = rules.PolicyRules(g.cfg, v, e.ref.Layer, rs)
+		if g.ids != nil {
+			g.ids.stampProfile(e.ref.Profile, e.ref.Egress, rs, &rendered[i])
+		}
 		uses = appendNew(uses, rendered[i].Sets...)
 		must(g.tables[i].PutChain(&nft.Chain{Name: name, Rules: rendered[i].Rules}))
 	}

@@ -94,8 +94,8 @@ func (vs *values) spoofAllowed(endpoints map[calc.WorkloadEndpointID]*calc.Workl
 	var out []rules.SpoofAllowed
 	clear(vs.endpoints)
 	for id, ep := range endpoints {
-		if len(ep.AllowSpoofedSourcePrefixes) == 0 {
-			continue
+		if len(ep.AllowSpoofedSourcePrefixes) == 0 || nft.IfnameKey(ep.Name) == (nft.Key{}) {
+			continue // (no interface: nothing to exempt; it gets no chains either, see syncWorkloads)
 		}
 		key := endpointKey(id)
 		vs.endpoints[key] = id

@@ -124,7 +124,7 @@ func (w *workloads) update(id calc.WorkloadEndpointID, ep *calc.WorkloadEndpoint
 		delete(w.weps, id)
 		touched[e.src.Name] = true
 	}
-	if ep != nil {
+	if ep != nil && nft.IfnameKey(ep.Name) != (nft.Key{}) { // no usable name: no chains, no dispatch element
 		e := &wepEntry{src: ep}
 		for i, wc := range rules.WorkloadEndpoint(w.cfg, ep, g) {
 			e.chains[i] = w.hold(wc)

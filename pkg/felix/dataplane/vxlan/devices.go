@@ -18,6 +18,7 @@ const fallbackHostMTU = 1460
 
 // Peer is another host's VTEP.
 type Peer struct {
+	Node       string // its host, for logs
 	MAC        net.HardwareAddr
 	TunnelAddr netip.Addr // its tunnel device address: the ARP/neighbour entry
 	HostAddr   netip.Addr // its underlay address: the FDB entry's destination
@@ -162,7 +163,7 @@ func (d *Devices) hostMTUCached(ctx context.Context) (int, error) {
 func peers(ps []Peer) []VTEP {
 	out := make([]VTEP, len(ps))
 	for i, p := range ps {
-		out[i] = VTEP{MAC: p.MAC, TunnelAddr: p.TunnelAddr, ParentAddr: p.HostAddr}
+		out[i] = VTEP{Node: p.Node, MAC: p.MAC, TunnelAddr: p.TunnelAddr, ParentAddr: p.HostAddr}
 	}
 	return out
 }

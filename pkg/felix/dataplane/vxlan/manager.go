@@ -29,6 +29,8 @@ type Manager struct {
 	// permanent entries: read at a resync, then what we achieved since.
 	arp map[netip.Addr]hwAddr
 	fdb map[hwAddr]netip.Addr
+	// refused are the VTEPs left out by the last Apply (node -> why), logged when they change.
+	refused map[string]string
 }
 
 // hwAddr is a MAC usable as a map key.
@@ -42,6 +44,10 @@ func toHW(mac net.HardwareAddr) (hwAddr, bool) {
 	copy(h[:], mac)
 	return h, true
 }
+
+// unicast reports whether h is a unicast MAC other than all zeros (which, as an FDB entry,
+// would be the device's default destination).
+func (h hwAddr) unicast() bool { return h[0]&1 == 0 && h != hwAddr{} }
 
 func (h hwAddr) mac() net.HardwareAddr { return bytes.Clone(h[:]) }
 
@@ -103,8 +109,8 @@ func (m *Manager) apply(ctx context.Context, cfg *Config, vteps []VTEP, resync b
 		}
 		m.applied = cfg.clone()
 	}
-	arp, fdb, errs := m.desiredNeighbors(cfg, vteps)
-	errs = append(errs, m.writeNeighbors(arp, fdb)...)
+	arp, fdb := m.desiredNeighbors(cfg, vteps)
+	errs := m.writeNeighbors(arp, fdb)
 	errs = append(errs, m.deleteNeighbors(arp, fdb)...)
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("VXLAN neighbours of %s: %w", cfg.Device, err)
@@ -137,11 +143,16 @@ func (m *Manager) removeNamed(name string) error {
 	return nil
 }
 
-// desiredNeighbors builds the ARP/NDP and FDB entries for vteps of cfg's family.
-func (m *Manager) desiredNeighbors(cfg *Config, vteps []VTEP) (map[netip.Addr]hwAddr, map[hwAddr]netip.Addr, []error) {
+// desiredNeighbors builds the ARP/NDP and FDB entries for vteps of cfg's family. A VTEP that
+// cannot have its entries (a MAC that is not a unicast one, or is another VTEP's at another
+// address; a tunnel address another VTEP has) is left out and logged with its node: only that
+// host is unreachable through the tunnel, every other entry and the rest of the dataplane are
+// programmed. Of two VTEPs that conflict, the first (in the order given) keeps its entries.
+func (m *Manager) desiredNeighbors(cfg *Config, vteps []VTEP) (map[netip.Addr]hwAddr, map[hwAddr]netip.Addr) {
 	arp := make(map[netip.Addr]hwAddr, len(vteps))
 	fdb := make(map[hwAddr]netip.Addr, len(vteps))
-	var errs []error
+	owner := make(map[hwAddr]string, len(vteps))
+	refused := map[string]string{}
 	for _, v := range vteps {
 		if !v.TunnelAddr.IsValid() || v.TunnelAddr.Is6() != cfg.IPv6 {
 			continue
@@ -149,20 +160,33 @@ func (m *Manager) desiredNeighbors(cfg *Config, vteps []VTEP) (map[netip.Addr]hw
 		mac, ok := toHW(v.MAC)
 		have, used := arp[v.TunnelAddr]
 		switch {
-		case !ok || !v.ParentAddr.IsValid() || v.ParentAddr.Is6() != cfg.IPv6:
-			errs = append(errs, fmt.Errorf("VTEP of %s: bad MAC %q or parent address %s", v.Node, v.MAC, v.ParentAddr))
-			continue
+		case !ok || !mac.unicast():
+			refused[v.Node] = fmt.Sprintf("MAC %q is not a unicast MAC", v.MAC)
+		case !v.ParentAddr.IsValid() || v.ParentAddr.Is6() != cfg.IPv6:
+			refused[v.Node] = fmt.Sprintf("parent address %s is not of the device's family", v.ParentAddr)
 		case fdb[mac].IsValid() && fdb[mac] != v.ParentAddr:
-			errs = append(errs, fmt.Errorf("VTEP of %s: MAC %s is already used by %s", v.Node, mac, fdb[mac]))
-			continue
+			refused[v.Node] = fmt.Sprintf("MAC %s is already the VTEP of %s (at %s)", mac, owner[mac], fdb[mac])
 		case used && have != mac:
-			errs = append(errs, fmt.Errorf("VTEP of %s: tunnel address %s is already used", v.Node, v.TunnelAddr))
-			continue
+			refused[v.Node] = fmt.Sprintf("tunnel address %s is already used", v.TunnelAddr)
+		default:
+			arp[v.TunnelAddr] = mac
+			fdb[mac] = v.ParentAddr
+			owner[mac] = v.Node
 		}
-		arp[v.TunnelAddr] = mac
-		fdb[mac] = v.ParentAddr
 	}
-	return arp, fdb, errs
+	m.logRefused(refused)
+	return arp, fdb
+}
+
+// logRefused logs the VTEPs left out, each when it is first left out or for another reason.
+func (m *Manager) logRefused(refused map[string]string) {
+	for node, why := range refused {
+		if m.refused[node] != why {
+			m.log.Error().Str("node", node).Str("reason", why).
+				Msg("Leaving out a remote VTEP: its host is not reachable through the tunnel until it is fixed")
+		}
+	}
+	m.refused = refused
 }
 
 // readNeighbors replaces the mirrors with the device's permanent entries.

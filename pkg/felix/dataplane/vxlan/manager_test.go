@@ -172,12 +172,21 @@ func TestManagerErrors(t *testing.T) {
 		t.Fatalf("created without a parent")
 	}
 	f.AddLink("eth0", "veth", pfx("198.18.0.1/24"))
-	bad := VTEP{Node: "x", MAC: mac("66:00:00:00:00:02"), TunnelAddr: addr("10.65.8.0"), ParentAddr: addr("198.18.0.8")} // b's MAC
-	if err := m.Apply(ctx, v4Config(), []VTEP{vtepB, bad}); err == nil {
-		t.Fatalf("duplicate MAC accepted")
+	// VTEPs that cannot have their entries are left out, alone: the apply succeeds.
+	bad := []VTEP{
+		{Node: "x", MAC: mac("66:00:00:00:00:02"), TunnelAddr: addr("10.65.8.0"), ParentAddr: addr("198.18.0.8")}, // b's MAC
+		{Node: "y", MAC: mac("00:00:00:00:00:00"), TunnelAddr: addr("10.65.9.0"), ParentAddr: addr("198.18.0.9")},
+		{Node: "z", MAC: mac("ff:ff:ff:ff:ff:ff"), TunnelAddr: addr("10.65.10.0"), ParentAddr: addr("198.18.0.10")},
+		{Node: "w", MAC: mac("66:00:00:00:00:0b"), TunnelAddr: vtepB.TunnelAddr, ParentAddr: addr("198.18.0.11")}, // b's address
+	}
+	if err := m.Apply(ctx, v4Config(), append([]VTEP{vtepB}, bad...)); err != nil {
+		t.Fatalf("VTEPs that cannot have entries failed the apply: %v", err)
 	}
 	if got := len(f.Dump(DeviceV4)); got != 4 {
-		t.Errorf("good VTEP not applied: %v", f.Dump(DeviceV4))
+		t.Errorf("want the device, its address and b's entries only: %v", f.Dump(DeviceV4))
+	}
+	if len(m.refused) != len(bad) {
+		t.Errorf("refused %v, want x, y, z and w", m.refused)
 	}
 	for name, mut := range map[string]func(c *Config){
 		"no MAC":        func(c *Config) { c.MAC = nil },
