@@ -1,4 +1,3 @@
-// Command calico-confd renders BIRD's BGP configuration from the datastore and reloads BIRD.
 package main
 
 import (

@@ -1,6 +1,3 @@
-// Command calico-felix is the per-host policy and routing agent: it syncs Project Calico's
-// resources from etcd and programs nftables, routes and the VXLAN device, reporting its status
-// to etcd and to systemd. Everything but the flags lives in pkg/felix.
 package main
 
 import (

@@ -1,4 +1,3 @@
-// Command calico-ipam is the CNI IPAM plugin that assigns addresses with Calico's block IPAM.
 package main
 
 import (

@@ -1,5 +1,3 @@
-// Command calico-startup registers this host in the datastore (Node, addresses, default pools,
-// cluster defaults, tunnel address) and then keeps its Node up to date as a systemd notify service.
 package main
 
 import (

@@ -1,4 +1,3 @@
-// Command calico is the CNI plugin that networks containers with calico-host (etcd datastore).
 package main
 
 import (

@@ -1,4 +1,3 @@
-// Command calicoctl manages calico-host's (and Project Calico's) resources in etcd.
 package main
 
 import (

@@ -1,5 +1,3 @@
-// Package atomicfile replaces files whole and durably: a reader sees the old content or the
-// new, never a mix, and after a crash or power loss the file holds one of them.
 package atomicfile
 
 import (

@@ -1,5 +1,3 @@
-// Package logtest provides a log sink for tests that daemons' goroutines write to while the test
-// reads it.
 package logtest
 
 import (

@@ -1,6 +1,3 @@
-// Command build makes the .deb and .rpm packages described in nfpm.yaml (run by `make packages`):
-// every entry of its `packages` list becomes one nfpm configuration, packaged with nfpm's deb and
-// rpm packagers into the output directory.
 package main
 
 import (

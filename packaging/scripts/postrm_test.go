@@ -1,4 +1,3 @@
-// Package scripts holds the maintainer scripts of the Debian packages; its tests run them.
 package scripts
 
 import (

@@ -1,6 +1,3 @@
-// Package birdctl speaks BIRD's control-socket protocol (what birdc speaks): it sends commands
-// such as "configure" and "show protocols" and parses the numbered reply lines. It imports nothing
-// of calico-host, so both calico-confd (reload) and calicoctl (node status) use it.
 package birdctl
 
 import (

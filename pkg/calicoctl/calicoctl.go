@@ -1,9 +1,3 @@
-// Package calicoctl is calico-host's drop-in for Project Calico's calicoctl in etcd mode: the
-// resource commands (apply, create, replace, delete, get, label), version, and room for command
-// groups (node, ipam) added as separate files that register themselves.
-//
-// Main is the whole program; cmd/calicoctl only calls it. Everything it prints goes to the
-// writers it is given, so tests run it in-process.
 package calicoctl
 
 import (

@@ -1,6 +1,3 @@
-// Package cni implements the `calico` CNI plugin and the `calico-ipam` IPAM plugin for an etcd
-// datastore, compatible with Project Calico's plugins: the same network configuration fields, the
-// same IPAM handles and attributes, WorkloadEndpoints and Profiles, and the same veth plumbing.
 package cni
 
 import (

@@ -9,4 +9,13 @@
 // refuses instead (api.Unsupported, the CNI plugin's ParseNetConf) are not on the list.
 //
 // compat imports nothing of calico-host's, so that every component and calicoctl can use it.
+//
+// The files:
+//
+//	notimplemented.toml  the list: per kind, each setting, the values handled, and why
+//	differences/*.md     each component's behaviour differences, for docs/compatibility.md
+//	list.go              Setting, the kinds, Settings and FelixParam: the list as Go values
+//	parts.go             parsing the list one kind at a time, on first use
+//	value.go             value types and how values compare (durations, lists, key=value sets)
+//	check.go             Finding, Check and CheckJSON: an object's fields against the list
 package compat

@@ -1,5 +1,3 @@
-// Package config loads calico-host's TOML configuration files and the environment variables that
-// Project Calico's users know, starting with the datastore connection shared by every component.
 package config
 
 import (

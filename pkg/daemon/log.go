@@ -1,6 +1,3 @@
-// Package daemon holds what every calico-host daemon shares: logging setup, systemd notification
-// (READY, STATUS, WATCHDOG), a watchdog that only pets systemd while every loop makes progress,
-// signal handling, and the health and metrics HTTP servers.
 package daemon
 
 import (

@@ -1,6 +1,3 @@
-// Package datastore reads and writes calico-host's state in etcd, in the exact key layout and JSON
-// of Project Calico's etcdv3 datastore: v3 resources, IPAM blocks, affinities and handles, and
-// felix status keys. Every write is a compare-and-swap.
 package datastore
 
 import (

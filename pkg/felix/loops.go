@@ -1,15 +1,3 @@
-// Package felix is the calico-felix daemon. It connects one pipeline, syncer -> calculation
-// graph -> dataplane, with one channel between each pair and nothing in between: calc reads the
-// syncer's messages and sends its update batches straight to the dataplane, and publishes the
-// facts felix itself needs (the datastore's part of the configuration, whether the datastore is
-// ready, whether pools use VXLAN, endpoint counts; calc.Facts) and the set of local endpoints (to
-// the status reporters). Felix resolves its configuration, waits for the datastore to be ready,
-// builds the dataplane, restarts on configuration changes that need it, reports agent and
-// endpoint status to etcd, and talks to systemd (READY after the first full apply, STATUS lines,
-// a watchdog that needs every loop to make progress) and to HTTP health and metrics clients.
-//
-// The syncer and the dataplane are used through the small interfaces below, so that tests can run
-// the daemon with fakes; by default felix builds pkg/syncer and pkg/felix/dataplane itself.
 package felix
 
 import (

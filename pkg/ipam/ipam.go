@@ -1,7 +1,3 @@
-// Package ipam is Project Calico's block IPAM over etcd: per-host block affinities, allocation
-// blocks, handles and the IPAM configuration, in the exact keys and JSON Project Calico writes, so
-// either implementation reads and extends the other's state. Every write is an etcd
-// compare-and-swap; a write that touches a block and a handle does both in one transaction.
 package ipam
 
 import (

@@ -1,10 +1,3 @@
-// Package netnstest is a privileged test kit: fresh network namespaces
-// (random names, deleted when the test ends), veth pairs between them,
-// commands and Go code run inside them. Tests that use it skip when not
-// root, and never touch the namespace they run in.
-//
-// It is meant to be the one kit for kernel tests outside pkg/nft (whose
-// internal nstest predates it).
 package netnstest
 
 import (

@@ -16,6 +16,27 @@
 //   - nft/kernel: the netlink backend (own encoding on mdlayher/netlink).
 //   - nft/fake: the in-memory backend for tests.
 //
+// The files of package nft:
+//
+//	family.go      Family, TableID, IPVersion, chain types and hooks
+//	table.go       Chain, Table (chains, sets, maps; Put/Delete), Journal: what changed
+//	validate.go    references between a table's objects, users of an object, Validate
+//	expr.go        Expr, Match, Ref, Rule: the expression vocabulary
+//	field.go       Field: what a rule compares or looks up (addresses, ports, marks, names)
+//	match.go       the match types, in canonical form; match_ctor.go: their constructors
+//	stmt.go        statements and Verdict
+//	datatype.go    DataType: key types of sets and maps, concatenations
+//	element.go     Key and Element: the kernel's bytes, built from typed values
+//	set.go         Set and Map, element and map diffs
+//	boxes.go       a concatenated interval set's boxes made disjoint
+//	lower.go       LowerRule: expressions -> kernel instructions (package vm), anonymous sets
+//	raise.go       RaiseRule and Canonical: kernel instructions -> expressions;
+//	               raise_load.go: field loads and their comparisons
+//	text.go        Dump: tables as `nft list` prints them
+//	names.go       protocol names, ValidName, MaxNameLen
+//	batch.go       Backend, ReadOptions, CommitInfo, Batch, Op
+//	errors.go      Object, ObjectError, CommitError and Causes
+//
 // # Model
 //
 // A Table (any family: ip, ip6, inet, arp, bridge, netdev) holds chains,

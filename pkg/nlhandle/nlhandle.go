@@ -1,7 +1,3 @@
-// Package nlhandle is calico-host's one netlink helper: it opens netlink handles bound to a
-// network namespace, with a socket timeout, and repeats netlink dumps the kernel interrupted.
-// The dataplane's kernel pieces (routes, interfaces, VXLAN), calico-startup and the CNI plugin
-// share it.
 package nlhandle
 
 import (

@@ -30,4 +30,13 @@
 // "!!x", which does not re-parse to the same tree).
 //
 // A Selector is immutable and safe for concurrent use. Evaluate does not allocate.
+//
+// The files:
+//
+//	selector.go    Selector (Parse, MustParse, Evaluate, String, UniqueID), Labels and Map
+//	lexer.go       the tokenizer, with Calico's quirks
+//	parser.go      the parser (bounded nesting, MaxNesting), ParseError
+//	ast.go         the compiled tree, its evaluation and canonical printing; NamespaceLabel
+//	equalities.go  RequiredEqualities: hints for an inverted label index
+//	rewrite.go     PrefixKeys: namespace and service-account selectors over prefixed keys
 package selector

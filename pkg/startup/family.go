@@ -1,8 +1,3 @@
-// Package startup prepares the datastore and this host for calico-host, then keeps the host's Node
-// up to date: it registers the Node (name, addresses, AS number), creates the default IP pools and
-// cluster-wide defaults exactly as Project Calico's calico-node startup does in etcd mode, writes
-// /var/lib/calico/nodename, and then, as a daemon, follows host address changes (netlink) and keeps
-// the VXLAN tunnel address allocated while a VXLAN pool selects this node.
 package startup
 
 import (

@@ -1,16 +1,3 @@
-// Package syncer streams a consistent view of etcd key prefixes: a paginated list pinned to one
-// revision, then a watch from revision+1. Each key is parsed once, here, into what it names (a
-// datastore.ID): consumers never read the key layout. Consumers receive one stream of Messages: a
-// snapshot (the complete state, replacing whatever they had) or a batch of incremental updates,
-// plus the syncer's status. InSync always means the consumer holds a state at least as new as
-// etcd's revision when the (re-)list started: a snapshot listed at an older, rounded revision (see
-// Config.ListQuantum) comes with ResyncInProgress, followed by the changes since, and InSync only
-// once those are delivered. Consumers act on their model (render, program, READY) only while
-// InSync. When etcd is lost (no sign of life within Config.LivenessTimeout) it reports
-// WaitingForDatastore, retries with capped backoff and, once etcd answers, resumes the watch from
-// the revision the consumer has (InSync again, no snapshot; the consumer keeps its model
-// throughout). Only when that history is gone (compaction) does it re-list and send a new snapshot.
-// It never exits on its own.
 package syncer
 
 import "github.com/calico-host/calico-host/pkg/datastore"

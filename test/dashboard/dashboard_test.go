@@ -1,4 +1,3 @@
-// Package dashboard tests the Grafana dashboard shipped in docs/.
 package dashboard
 
 import (

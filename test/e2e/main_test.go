@@ -1,10 +1,3 @@
-// Package e2e runs calico-host as a whole: several simulated hosts in network namespaces on one
-// bridge, each running calico-startup, calico-confd with BIRD and calico-felix against one etcd,
-// with workloads plugged in by the CNI plugin. The tests need root and are skipped with -short.
-//
-// Environment: E2E_BIN=<dir> uses prebuilt binaries (calico, calico-ipam, calico-startup,
-// calico-confd, calico-felix, calicoctl, devetcd) instead of
-// building them; E2E_KEEP=1 keeps each test's directory (configs and logs).
 package e2e
 
 import (

@@ -50,4 +50,16 @@
 //
 // E2E_BIN=<dir> uses prebuilt calico-felix and devetcd; E2E_KEEP=1 keeps the logs;
 // POLICYDIFF_DEBUG=1 re-probes mismatches, dumps the nftables ruleset to /tmp and restarts felix.
+//
+// The files:
+//
+//	gen.go          random universes: tiers, policies, profiles, network sets and endpoints
+//	run.go          scenarios: a universe and its probes, drawn from a seed
+//	probes.go       Probe, and the harness's objects (the control tier, the sentinels)
+//	eval.go, eval_rule.go, eval_host.go  the reference evaluator
+//	harness.go, topology.go  felix on a host namespace, the workload and outside namespaces
+//	packet.go       packets built byte by byte, each tagged
+//	sock.go         AF_PACKET sockets that send and capture them
+//	shrink.go       a persistent mismatch shrunk to a minimal universe against the real felix
+//	debuglog.go     POLICYDIFF_DEBUG's timeline of the harness's steps and nft monitor
 package policydiff

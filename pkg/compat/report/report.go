@@ -1,7 +1,3 @@
-// Package report keeps the current findings of a daemon's settings that calico-host does not
-// implement (see compat): it logs each once and keeps a Prometheus gauge of them. It is apart from
-// compat so that the CNI plugin, which checks its network configuration with compat once per
-// call, does not link Prometheus.
 package report
 
 import (

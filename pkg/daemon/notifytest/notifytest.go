@@ -1,4 +1,3 @@
-// Package notifytest provides a fake systemd notification socket for tests.
 package notifytest
 
 import (

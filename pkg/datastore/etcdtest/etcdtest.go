@@ -1,6 +1,3 @@
-// Package etcdtest starts a real, embedded etcd server for tests: on random loopback ports, with
-// or without TLS, with helpers to stop, restart and compact it and to load the fixtures written by
-// Project Calico's tools.
 package etcdtest
 
 import (

@@ -9,30 +9,6 @@ import (
 	"github.com/calico-host/calico-host/pkg/syncer"
 )
 
-// How the graph is built (each part in its own file):
-//
-//   - dispatch.go routes each key to the calculators that use it; keys.go parses v3 keys.
-//   - items.go keeps every labelled object (all hosts' endpoints, network sets) with its labels
-//     flattened over what it inherits: profiles' labelsToApply, its namespace's labels (pcns.)
-//     and its service account's (pcsa.), from the kns.<ns> / ksa.<ns>.<sa> profiles. It feeds
-//     two label indexes (labelindex.go): every item, for IP sets; this host's endpoints, for
-//     policy selectors. selectors.go builds the selectors the way libcalico does.
-//   - policies.go/tiers.go: a policy is active while it matches a local endpoint; active
-//     policies are rendered (rules.go) and each local endpoint gets its sorted tiers. Staged
-//     policies take part only in a graph made with StagedAsEnforced (the pending model).
-//   - profiles.go: profiles named by local endpoints are active and rendered.
-//   - ipsets.go: the selector and named-port sets that active rules use, reference-counted,
-//     with members kept from the index's match callbacks and sent as deltas.
-//   - endpoints.go: local workload and host endpoints with their resolved policy.
-//   - bgppeers.go: the local workload endpoints that BGPPeers select as local BGP peers.
-//   - nodes.go, routes.go, pools.go, config.go: hosts, VTEPs, routes from IPAM blocks, pools,
-//     this host's facts and the datastore's part of felix's configuration.
-//   - facts.go: what felix itself needs (config, sync state, VXLAN pools, endpoint counts);
-//     run.go: the Loop between the syncer and the dataplane that publishes it.
-//
-// Calculators mark what changed as dirty; Flush computes only the dirty outputs, compares each
-// with what it last sent and emits the differences.
-
 // Graph is felix's calculation graph for one host. Feed it the syncer's messages with OnMessage
 // and collect the resulting dataplane updates with Flush; Facts says what felix itself needs. It
 // is not safe for concurrent use; a Loop drives it from one goroutine.

@@ -1,12 +1,3 @@
-// Package calc is felix's calculation graph: it turns the syncer's stream of datastore changes into
-// the exact desired dataplane state for one host, incrementally. It is pure: no etcd, no kernel and
-// no clock that its caller does not give it.
-//
-// Its output is a sequence of batches of Updates (the types in this file). The dataplane keeps the
-// latest value for every ID and programs the kernel from that model; an Update with a nil pointer
-// payload never occurs (removals have their own types). Within a batch, updates come in dependency
-// order (see Flush): IP sets before the policies that use them, policies and profiles before the
-// endpoints that reference them, removals of endpoints before removals of what they referenced.
 package calc
 
 import (

@@ -1,6 +1,3 @@
-// Package dataplane programs this host's kernel from the calculation graph's updates: one nftables
-// table per IP version (through netlink, package nft), routes, interface sysctls, the interface monitor and the
-// VXLAN device. It never reads the datastore; everything comes from calc.Update batches.
 package dataplane
 
 import (

@@ -1,6 +1,3 @@
-// Package status writes felix's reports into etcd, in Project Calico's layout
-// (reference/datastore.md "Agent status"): the agent's liveness key on a lease kept alive, its
-// lease-less copy, and per-endpoint status keys for networking-calico and calicoctl.
 package status
 
 import (

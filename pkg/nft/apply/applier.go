@@ -1,5 +1,3 @@
-// Package apply keeps a backend's tables (package kernel, or package fake
-// in tests) equal to desired nft.Tables, one batch per Apply.
 package apply
 
 import (

@@ -1,12 +1,3 @@
-// Package kernel is the nft.Backend that programs nf_tables through
-// netlink. It owns the whole encoding (on github.com/mdlayher/netlink for
-// sockets only): every Commit is one batch, sent in one sendmsg with
-// consecutive sequence numbers, so that the kernel's error for a message
-// names the operation, and the object, it came from. Long element lists
-// are split into several messages of the same batch (an attribute holds at
-// most 64 KiB) and the socket buffer is sized for the whole batch.
-// LogGroupCounters reads, without the typed model, the counters of the
-// rules that log to an NFLOG group (flow logs' per-policy metrics).
 package kernel
 
 import (

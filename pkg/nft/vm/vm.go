@@ -1,9 +1,3 @@
-// Package vm is the nf_tables virtual machine's instruction set: the kernel
-// expressions a rule is made of (payload and meta loads, cmp, bitwise,
-// lookup, immediate, nat, ...), as typed Go values that marshal to and from
-// their netlink encoding exactly. It knows nothing of nft syntax or of
-// dependencies between matches; package nft lowers its typed matches and
-// statements to these instructions and raises them back.
 package vm
 
 import (

@@ -1,10 +1,3 @@
-// Command demo shows calico-host working as one system: three simulated hosts in network
-// namespaces on one bridge, an etcd, calico-startup, calico-confd + BIRD and calico-felix on
-// every host, two workloads per host plugged in by the CNI plugin, and a policy applied with
-// calicoctl. It prints which connections succeed before and after the policy, the BGP sessions
-// and where the logs are, then removes everything it created (also on Ctrl-C).
-//
-// Run it through scripts/demo.sh (make demo), which builds the binaries first.
 package main
 
 import (

@@ -1,19 +1,3 @@
-// Package topo builds a multi-host calico-host system out of network namespaces, for the
-// end-to-end tests and the demo:
-//
-//	"fabric" netns: bridge br0 198.18.0.254/24 (fd5c:ff::fe/64), router to the outside, etcd
-//	"host-N" netns: eth0 198.18.0.N/24 (fd5c:ff::N/64) on br0; calico-startup, calico-confd +
-//	                BIRD, calico-felix; workloads plugged in by the calico CNI plugin
-//	"outside" netns: 198.18.1.1/24 (fd5c:fe::1/64) behind the fabric router, with no route to the
-//	                pools (only NAT outgoing lets workloads reach it)
-//
-// Options.IPv6 makes the hosts dual stack; Options.IPv6Only gives them IPv6 only (no IPv4 address,
-// pool or BGP session; etcd is reached over IPv6). Options.ProjectCalico names hosts that stand
-// for Project Calico's calico-node instead of running calico-host (see projectcalico.go).
-//
-// Nothing touches the machine's own interfaces: every address, route, rule and process lives in
-// namespaces named "<tag><pid>-<role>", all removed by Close (also on SIGINT when
-// HandleSignals was called; SweepLeftovers removes those of a killed run).
 package topo
 
 import (

@@ -1,7 +1,3 @@
-// Package announce detects a workload announcing itself on its interface: a gratuitous ARP
-// (sender and target protocol addresses equal) or a RARP frame, which a hypervisor sends from a
-// VM as soon as it runs on its new host after a live migration. It reads frames with an
-// AF_PACKET socket bound to the interface, filtered in the kernel to ARP and RARP.
 package announce
 
 import (

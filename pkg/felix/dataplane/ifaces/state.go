@@ -1,6 +1,3 @@
-// Package ifaces watches a network namespace's interfaces (netlink link and address events plus a
-// periodic full listing) and configures the host side of workload interfaces: sysctls, written in
-// the right namespace, and permanent neighbour entries. It also finds the host MTU.
 package ifaces
 
 import (

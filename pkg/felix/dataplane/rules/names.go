@@ -1,15 +1,3 @@
-// Package rules renders felix's desired dataplane state as nftables chains, sets and verdict
-// maps (package nft): pure functions from calc's policies, profiles, endpoints and IP sets plus a
-// Config. Nothing here does I/O or keeps state.
-//
-// The layout follows Project Calico's nftables mode: one table per IP version (`ip calico`,
-// `ip6 calico`; every renderer takes the version, so an IPv4 packet never evaluates an IPv6
-// rule), each iptables-style table is a "layer" whose name prefixes every chain and map
-// (filter-, nat-, raw-, mangle-), workloads are dispatched by verdict maps and policy verdicts
-// travel in mark bits. Consecutive policies of a tier with the same selector form a group, as in
-// Calico, but a group chain holds its policies' rules inline (see GroupChains): a policy that does
-// not match costs its own rules and nothing else. A group or profile chain exists only while an
-// endpoint chain jumps to it.
 package rules
 
 import (

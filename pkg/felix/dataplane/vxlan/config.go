@@ -1,8 +1,3 @@
-// Package vxlan keeps this host's VXLAN tunnel device (vxlan.calico or vxlan-v6.calico) and its
-// layer-2 state as Project Calico's felix does: the device (VNI, port, no learning, MTU, MAC, up,
-// the tunnel address), and for every remote VTEP a permanent ARP/NDP entry (tunnel address ->
-// VTEP MAC) and a permanent FDB entry (VTEP MAC -> the host's underlay address). Routes to remote
-// blocks through the device are written by package routes.
 package vxlan
 
 import (

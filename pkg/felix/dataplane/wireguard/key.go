@@ -1,6 +1,3 @@
-// Package wireguard owns felix's WireGuard devices: the private key kept on the host, the device
-// (a kernel device it creates, or a device it finds, such as a userspace one), its peers, and the
-// routing rule that sends unmarked traffic to felix's WireGuard routing table.
 package wireguard
 
 import (

@@ -1,5 +1,3 @@
-// Package goldmanepb is the generated Go code of collector.proto: the
-// FlowCollector service of Goldmane's API and its messages.
 package goldmanepb
 
 //go:generate sh -c "protoc --plugin=protoc-gen-go=$(go tool -n protoc-gen-go) --plugin=protoc-gen-go-grpc=$(go tool -n protoc-gen-go-grpc) --go_out=. --go_opt=paths=source_relative --go-grpc_out=. --go-grpc_opt=paths=source_relative collector.proto"

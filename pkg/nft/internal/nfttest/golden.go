@@ -1,6 +1,3 @@
-// Package nfttest builds the rulesets pkg/nft's tests share: a golden
-// ruleset using every expression in every family, and felix-shaped
-// rulesets of a chosen size for benchmarks.
 package nfttest
 
 import (

@@ -1,5 +1,3 @@
-// Package nstest gives pkg/nft's kernel tests fresh network namespaces and
-// reads tables back with the nft command. Tests skip when not root.
 package nstest
 
 import (

@@ -1,5 +1,3 @@
-// Command fleet runs the fleet load harness (package test/fleet) and prints its tables; run it
-// as root through `make scale N=<hosts>`.
 package main
 
 import (
