@@ -26,7 +26,8 @@ func warnNotImplemented(w io.Writer, docs []*document) {
 // warnStaged says, for each staged policy of the documents, that it is stored but not enforced,
 // and where to see what it would do: calicoctl trace prints its pending verdicts (the trace runs
 // felix's code with the staged policies enforced in their place, as Project Calico's felix
-// evaluates them for flow logs). A StagedKubernetesNetworkPolicy is not evaluated.
+// evaluates them for flow logs), and felix's flow logs carry them in policies.pending. A
+// StagedKubernetesNetworkPolicy is not evaluated.
 func warnStaged(w io.Writer, docs []*document) {
 	for _, d := range docs {
 		if !strings.HasPrefix(d.kind.Kind, "Staged") {
@@ -39,6 +40,7 @@ func warnStaged(w io.Writer, docs []*document) {
 			continue
 		}
 		fmt.Fprintf(w, "Warning: %s is stored but not enforced: staged policies only propose a change; "+
-			"see what it would do with `calicoctl trace <SOURCE> <DESTINATION>` (its pending verdict)\n", id)
+			"see what it would do with `calicoctl trace <SOURCE> <DESTINATION>` (its pending verdict), and in the "+
+			"policies.pending of felix's flow logs when they are on\n", id)
 	}
 }

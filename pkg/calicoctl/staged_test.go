@@ -54,7 +54,8 @@ func TestStagedApplyWarns(t *testing.T) {
 	if r.stdout != "Successfully applied 1 'StagedGlobalNetworkPolicy' resource(s)\n" {
 		t.Errorf("stdout %q", r.stdout)
 	}
-	if !strings.Contains(r.stderr, "StagedGlobalNetworkPolicy(try-deny) is stored but not enforced") {
+	if !strings.Contains(r.stderr, "StagedGlobalNetworkPolicy(try-deny) is stored but not enforced") ||
+		!strings.Contains(r.stderr, "policies.pending") {
 		t.Errorf("no warning on stderr: %q", r.stderr)
 	}
 	if h.get(stagedPrefix+"stagedglobalnetworkpolicies/try-deny") == nil {

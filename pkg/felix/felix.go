@@ -81,7 +81,8 @@ type Daemon struct {
 	// clusterRoutes is what checkClusterRoutes last said.
 	clusterRoutes clusterRoutesState
 
-	flowLogs  *flowLogs // nil when flow logs are off
+	flowLogs  *flowLogs    // nil when flow logs are off
+	pending   *pendingFeed // the syncer's messages for staged policies' pending verdicts
 	agent     *status.Agent
 	endpoints *status.Endpoints // nil unless EndpointReportingEnabled
 	files     *status.Files     // nil when EndpointStatusPathPrefix is empty
@@ -137,7 +138,8 @@ func (d *Daemon) Registry() *prometheus.Registry { return d.reg }
 // Run runs felix until ctx is done (then it returns nil, leaving the dataplane in place) or the
 // configuration needs a restart (an error wrapping ErrRestart). Other errors are fatal.
 //
-// The pipeline: the syncer sends to calc on one channel, calc to the dataplane on another.
+// The pipeline: the syncer sends to calc on one channel (through the pending feed's tee), calc
+// to the dataplane on another.
 func (d *Daemon) Run(parent context.Context) error {
 	defer setGCPercent()()
 	ctx, cancel := context.WithCancel(parent)
@@ -153,10 +155,12 @@ func (d *Daemon) Run(parent context.Context) error {
 	}
 	d.calc = calc.NewLoop(d.graph, calcCfg)
 
-	syncOut := make(chan syncer.Message, 8)
+	syncOut, calcIn := make(chan syncer.Message, 8), make(chan syncer.Message, 8)
 	dpIn := make(chan []calc.Update) // calc holds a batch until the dataplane takes it
+	d.pending = newPendingFeed()
 	d.wg.Go(func() { d.o.Syncer.Run(ctx, syncOut) })
-	d.wg.Go(func() { d.runCalc(ctx, syncOut, dpIn) })
+	d.wg.Go(func() { d.pending.tee(ctx, syncOut, calcIn) })
+	d.wg.Go(func() { d.runCalc(ctx, calcIn, dpIn) })
 
 	if !d.awaitDatastore(ctx) {
 		return nil

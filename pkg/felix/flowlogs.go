@@ -27,8 +27,8 @@ import (
 // statements into its verdict rules and hands each applied ruleset's prefix table to the
 // collector, which reads NFLOG groups 1 and 2 and conntrack in the dataplane's namespace, names
 // the ends from calc's model (addressBook) and writes the flows of each FlowLogsFlushInterval to
-// the file and the Goldmane clients. Pending verdicts of staged policies are not evaluated yet
-// (collector.Config.Pending is nil).
+// the file and the Goldmane clients. With FlowLogsPolicyEvaluationMode Continuous, the
+// collector asks the pending feed (pendingFeed) what the staged policies would decide.
 
 // localReporterPoll is how often felix looks for the local reporter's socket (felix's 10 s).
 const localReporterPoll = 10 * time.Second
@@ -46,6 +46,7 @@ type flowLogs struct {
 	netns   int             // descriptor of the dataplane's namespace (0: felix's own)
 	kernel  *kernel.Backend // reads the rules' counters (policyCounters)
 	rules   *policyCounters
+	pending collector.Pending // nil: no pending verdicts
 }
 
 // newFlowLogs opens what flow logs write to; it fails when a configured output cannot be used
@@ -151,12 +152,10 @@ func (f *flowLogs) run(ctx context.Context, ready func()) error {
 	if f.cfg.FlowLogsLocalReporter {
 		go f.runLocalReporter(ctx)
 	}
-	if !f.cfg.FlowLogsEvaluateStaged {
+	if f.pending == nil {
 		f.log.Info().Msg("FlowLogsPolicyEvaluationMode None: no pending verdicts")
-	} else {
-		f.log.Info().Msg("Pending verdicts of staged policies are not evaluated yet: policies.pending stays empty")
 	}
-	col := collector.New(collector.Config{Endpoints: f.book, Log: f.collectorLog()}, time.Now())
+	col := collector.New(collector.Config{Endpoints: f.book, Pending: f.pending, Log: f.collectorLog()}, time.Now())
 	return col.Run(ctx, collector.Loop{NetNS: f.netns, Flush: f.cfg.FlowLogsFlushInterval, Tables: f.tables,
 		Out: func(flows []flowlog.Flow) { f.out(col, flows) }, Ready: ready})
 }
@@ -222,6 +221,9 @@ func (f *flowLogs) runLocalReporter(ctx context.Context) {
 // cannot be opened, felix runs without flow logs (and renders no NFLOG statement), logged as
 // an error: flow logs observe, they never decide.
 func (d *Daemon) startFlowLogs(ctx context.Context) {
+	if !d.cfg.FlowLogsOn() || !d.cfg.FlowLogsEvaluateStaged {
+		d.pending.drop()
+	}
 	if !d.cfg.FlowLogsOn() {
 		return
 	}
@@ -234,7 +236,13 @@ func (d *Daemon) startFlowLogs(ctx context.Context) {
 	if err != nil {
 		log.Error().Err(err).Msg("Flow logs cannot start; felix runs without them")
 		d.dpCfg.FlowLogs = false
+		d.pending.drop()
 		return
+	}
+	if d.cfg.FlowLogsEvaluateStaged {
+		fl.pending = d.pending.evaluate
+		period := max(d.cfg.FlowLogsFlushInterval*4/5, time.Second)
+		d.wg.Go(func() { d.pending.run(ctx, d.cfg.FelixHostname, period, log) })
 	}
 	if !d.calc.ObserveItems(ctx, fl.book) {
 		fl.close()

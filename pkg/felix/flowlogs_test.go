@@ -28,7 +28,8 @@ func testNetNS(t *testing.T) string {
 // TestFlowLogsStart: with FlowLogsFileEnabled felix starts the collector in the dataplane's
 // namespace, opens the file and asks the dataplane for NFLOG statements; when an output cannot
 // be opened (a TLS CA file that does not exist) felix still starts, without flow logs and
-// without NFLOG statements.
+// without NFLOG statements. The collector has the pending feed's hook unless
+// FlowLogsPolicyEvaluationMode is None.
 func TestFlowLogsStart(t *testing.T) {
 	ns := testNetNS(t)
 	dir := t.TempDir()
@@ -41,6 +42,16 @@ func TestFlowLogsStart(t *testing.T) {
 		}
 		if _, err := os.Stat(filepath.Join(dir, "flows.log")); err != nil {
 			t.Error(err)
+		}
+		if h.daemon.flowLogs.pending == nil || h.daemon.pending.isDropped() {
+			t.Error("FlowLogsPolicyEvaluationMode Continuous (the default): the collector has no pending hook")
+		}
+	})
+	t.Run("evaluation None", func(t *testing.T) {
+		h := newHarness(t, append(env, "FELIX_FLOWLOGSPOLICYEVALUATIONMODE=None")...)
+		h.ready(nil)
+		if h.daemon.flowLogs == nil || h.daemon.flowLogs.pending != nil || !h.daemon.pending.isDropped() {
+			t.Error("FlowLogsPolicyEvaluationMode None: want flow logs without a pending hook, the feed dropped")
 		}
 	})
 	t.Run("output fails", func(t *testing.T) {

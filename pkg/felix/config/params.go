@@ -251,7 +251,7 @@ var Params = []Param{
 	{Name: "FlowLogsPolicyEvaluationMode", Field: "FlowLogsEvaluateStaged", Kind: KindOneOf, Choices: evaluationModes,
 		Default: "Continuous", Restart: true, Main: true,
 		Doc: "Continuous: flows carry the verdicts staged policies would give (policies.pending); None: no pending " +
-			"verdicts. Pending verdicts are not evaluated yet: policies.pending stays empty."},
+			"verdicts (evaluated for local workload endpoints)."},
 	{Name: "FlowLogsCollectorDebugTrace", Kind: KindBool, Default: "false", Restart: true,
 		Doc: "Log every packet, path and update of the flow collector at trace level (with LogSeverityScreen Trace)."},
 	{Name: "FlowLogsFileEnabled", Kind: KindBool, Default: "false", Restart: true, LocalOnly: true, Main: true,
