@@ -2,5 +2,5 @@
 // the test reads it, and loggers that write to the test's own log.
 //
 // logtest.go: Buffer, an io.Writer safe for concurrent writes, and its String.
-// logger.go: Logger (to the test's log, from a level) and Capture (to the test's log and a Buffer).
+// logger.go: Logger (warnings and errors to the test's log) and Capture (to the test's log and a Buffer).
 package logtest

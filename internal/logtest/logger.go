@@ -6,9 +6,10 @@ import (
 	"github.com/rs/zerolog"
 )
 
-// Logger returns a logger that writes to the test's log, at level and above.
-func Logger(t testing.TB, level zerolog.Level) zerolog.Logger {
-	return zerolog.New(zerolog.NewTestWriter(t)).Level(level)
+// Logger returns a logger that writes warnings and errors to the test's log (debug and info
+// lines would bury a failing test's own messages).
+func Logger(t testing.TB) zerolog.Logger {
+	return zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel)
 }
 
 // Capture returns a logger that writes every level both to the test's log and to the returned

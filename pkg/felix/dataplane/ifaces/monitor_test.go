@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/rs/zerolog"
 
 	"github.com/calico-host/calico-host/internal/logtest"
 )
@@ -24,7 +23,7 @@ func startMonitor(t *testing.T, h Handle, resync time.Duration) <-chan Update {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		NewMonitor(h, logtest.Logger(t, zerolog.WarnLevel), resync).Run(ctx, out)
+		NewMonitor(h, logtest.Logger(t), resync).Run(ctx, out)
 	}()
 	t.Cleanup(func() { cancel(); <-done })
 	return out
@@ -191,7 +190,7 @@ func TestInterfacesRun(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	out := make(chan Update, 16)
-	go NewInterfaces(f, NewFakeSysctl(), logtest.Logger(t, zerolog.WarnLevel), 0).Run(ctx, out)
+	go NewInterfaces(f, NewFakeSysctl(), logtest.Logger(t), 0).Run(ctx, out)
 
 	got := map[string]Update{}
 	for u := range out {
