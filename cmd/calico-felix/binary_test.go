@@ -17,6 +17,7 @@ import (
 	"github.com/calico-host/calico-host/pkg/daemon/notifytest"
 	"github.com/calico-host/calico-host/pkg/datastore"
 	"github.com/calico-host/calico-host/pkg/datastore/etcdtest"
+	"github.com/calico-host/calico-host/pkg/netnstest"
 )
 
 // binaryEnv is a running etcd with a minimal cluster, the calico-felix binary and a network
@@ -24,27 +25,21 @@ import (
 type binaryEnv struct {
 	t    *testing.T
 	bin  string
-	ns   string
+	ns   *netnstest.NS
 	cli  *clientv3.Client
 	etcd *etcdtest.Server
 }
 
 func newBinaryEnv(t *testing.T) *binaryEnv {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: felix programs nftables in a network namespace of its own")
-	}
-	if testing.Short() {
-		t.Skip("builds and runs the binary")
-	}
-	e := &binaryEnv{t: t, bin: filepath.Join(t.TempDir(), "calico-felix"), ns: fmt.Sprintf("felix-bin-%d", os.Getpid())}
+	// Felix programs nftables in a network namespace of its own; building and running the binary
+	// is slow.
+	netnstest.RequireLong(t)
+	e := &binaryEnv{t: t, bin: filepath.Join(t.TempDir(), "calico-felix")}
 	if out, err := exec.Command("go", "build", "-o", e.bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("building calico-felix: %v\n%s", err, out)
 	}
-	if out, err := exec.Command("ip", "netns", "add", e.ns).CombinedOutput(); err != nil {
-		t.Fatalf("ip netns add: %v %s", err, out)
-	}
-	t.Cleanup(func() { _ = exec.Command("ip", "netns", "del", e.ns).Run() })
+	e.ns = netnstest.New(t, "felix-bin")
 	e.etcd = etcdtest.Start(t)
 	e.cli = e.etcd.Client()
 	e.put("clusterinformations/default", "ClusterInformation", `{"clusterGUID":"abc","calicoVersion":"v3.30","datastoreReady":true}`)
@@ -69,7 +64,7 @@ func (e *binaryEnv) start() (*exec.Cmd, <-chan int) {
 	e.t.Helper()
 	cmd := exec.Command(e.bin, "--config", "/nonexistent/felix.toml")
 	cmd.Env = append(os.Environ(), "FELIX_ETCDENDPOINTS="+e.etcd.Endpoints[0], "FELIX_FELIXHOSTNAME=host-a",
-		"FELIX_DATAPLANENETNS=/run/netns/"+e.ns, "CALICO_LOG_FORMAT=text")
+		"FELIX_DATAPLANENETNS="+e.ns.Path(), "CALICO_LOG_FORMAT=text")
 	log, err := os.Create(filepath.Join(e.t.TempDir(), "felix.log"))
 	if err != nil {
 		e.t.Fatal(err)
@@ -114,8 +109,8 @@ func (e *binaryEnv) waitExit(exit <-chan int, want int) {
 }
 
 func (e *binaryEnv) nftTables() string {
-	out, _ := exec.Command("ip", "netns", "exec", e.ns, "nft", "list", "tables").CombinedOutput()
-	return string(out)
+	out, _ := e.ns.Try("nft", "list", "tables")
+	return out
 }
 
 func (e *binaryEnv) statusKey() *clientv3.GetResponse {

@@ -1,12 +1,10 @@
 package scripts
 
 import (
-	"crypto/rand"
-	"encoding/hex"
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/calico-host/calico-host/pkg/netnstest"
 )
 
 // TestFelixPostrmPurgeRoutes runs felix-postrm.sh purge in a network namespace of its own (and a
@@ -15,20 +13,9 @@ import (
 // rules, and leaves the boot and static routes through other interfaces and other rules alone.
 // (This kernel has no wireguard driver: the WireGuard devices' removal is not exercised here.)
 func TestFelixPostrmPurgeRoutes(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root")
-	}
-	for _, tool := range []string{"ip", "unshare"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skip("needs " + tool)
-		}
-	}
-	b := make([]byte, 4)
-	_, _ = rand.Read(b)
-	ns := "postrm-" + hex.EncodeToString(b)
-	run(t, "ip", "netns", "add", ns)
-	t.Cleanup(func() { _ = exec.Command("ip", "netns", "del", ns).Run() })
-	ip := func(args ...string) string { return run(t, append([]string{"ip", "-n", ns}, args...)...) }
+	netnstest.Require(t, "unshare")
+	ns := netnstest.New(t, "postrm")
+	ip := func(args ...string) string { return ns.IP(t, args...) }
 	ip("link", "add", "eth0", "type", "veth", "peer", "name", "eth0p")
 	ip("link", "add", "cali1", "type", "veth", "peer", "name", "cali1p")
 	for _, l := range []string{"eth0", "eth0p", "cali1", "cali1p"} {
@@ -48,7 +35,7 @@ func TestFelixPostrmPurgeRoutes(t *testing.T) {
 
 	// The script removes state files: give it empty directories (the host's stay untouched).
 	script := "for d in /var/lib/calico /var/run/calico; do [ ! -d $d ] || mount -t tmpfs none $d || exit 1; done; exec sh ./felix-postrm.sh purge"
-	out := run(t, "ip", "netns", "exec", ns, "unshare", "--mount", "--propagation", "private", "sh", "-c", script)
+	out := ns.Exec(t, "unshare", "--mount", "--propagation", "private", "sh", "-c", script)
 	if !strings.Contains(out, "calico-felix purged") {
 		t.Errorf("purge output: %s", out)
 	}
@@ -67,13 +54,4 @@ func TestFelixPostrmPurgeRoutes(t *testing.T) {
 			t.Errorf("route %q was removed:\n%s", kept, left)
 		}
 	}
-}
-
-func run(t *testing.T, args ...string) string {
-	t.Helper()
-	out, err := exec.Command(args[0], args[1:]...).CombinedOutput()
-	if err != nil {
-		t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return string(out)
 }

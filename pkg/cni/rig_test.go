@@ -13,7 +13,6 @@ import (
 	"runtime"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -26,6 +25,7 @@ import (
 	"github.com/calico-host/calico-host/pkg/api"
 	"github.com/calico-host/calico-host/pkg/datastore"
 	"github.com/calico-host/calico-host/pkg/datastore/etcdtest"
+	"github.com/calico-host/calico-host/pkg/netnstest"
 )
 
 // binDir holds calico, calico-ipam and cnitool, built once by TestMain (root only).
@@ -70,12 +70,11 @@ func repoRoot() string { return filepath.Dir(filepath.Dir(filepath.Dir(etcdtest.
 
 func requireRoot(t testing.TB) {
 	t.Helper()
-	if os.Geteuid() != 0 || binDir == "" {
-		t.Skip("needs root (network namespaces)")
+	netnstest.Require(t)
+	if binDir == "" {
+		t.Skip("the plugins were not built")
 	}
 }
-
-var nsSeq atomic.Int64
 
 // rig is one test's world: an embedded etcd with pools, a "host" network namespace the plugins
 // run in, and a CNI network configuration list.
@@ -105,7 +104,6 @@ func newRig(t testing.TB) *rig {
 	r.pool("v6", "fd5c:1::/64", 122)
 	r.hostNS = r.netns("h")
 	r.hostPath = "/var/run/netns/" + r.hostNS
-	r.ip("-n", r.hostNS, "link", "set", "lo", "up")
 	r.conf = map[string]any{
 		"type": "calico", "etcd_endpoints": r.proxyInHost(), "nodename": "host-a", "mtu": 1410,
 		"log_level": "debug", "log_file_path": filepath.Join(r.dir, "cni.log"), "ipam_lock_file": filepath.Join(r.dir, "ipam.lock"),
@@ -127,13 +125,10 @@ func (r *rig) pool(name, cidr string, block int) {
 	r.create(&api.IPPool{ObjectMeta: api.ObjectMeta{Name: name}, Spec: api.IPPoolSpec{CIDR: cidr, BlockSize: block}})
 }
 
-// netns creates a named network namespace, deleted when the test ends.
+// netns creates a network namespace (lo up), deleted when the test ends, and returns its name.
 func (r *rig) netns(role string) string {
 	r.t.Helper()
-	name := fmt.Sprintf("cnit%d-%s%d", os.Getpid(), role, nsSeq.Add(1))
-	r.ip("netns", "add", name)
-	r.t.Cleanup(func() { exec.Command("ip", "netns", "del", name).Run() })
-	return name
+	return netnstest.New(r.t, "cni-"+role).Name
 }
 
 func (r *rig) ip(args ...string) string {

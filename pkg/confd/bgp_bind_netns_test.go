@@ -8,6 +8,7 @@ import (
 	"github.com/calico-host/calico-host/pkg/api"
 	"github.com/calico-host/calico-host/pkg/datastore"
 	"github.com/calico-host/calico-host/pkg/datastore/etcdtest"
+	"github.com/calico-host/calico-host/pkg/netnstest"
 )
 
 // TestRealBGPBindModeNodeIP: with bindMode NodeIP and listen port 1179, host-1 peers with
@@ -38,7 +39,7 @@ func TestRealBGPBindModeNodeIP(t *testing.T) {
 	waitUntil(t, 30*time.Second, "host-1's sessions", wantSessions(h1, pname(PeerNode, h2.v4, 1179), pname(PeerNode, h2.v6, 1179)))
 	waitUntil(t, 30*time.Second, "host-2's sessions", wantSessions(h2, pname(PeerNode, h1.v4, 1179), pname(PeerNode, h1.v6, 1179)))
 	for _, h := range hosts {
-		listening := sh(t, "ip", "netns", "exec", h.ns, "ss", "-Hltn", "sport", "= :1179")
+		listening := netnstest.Run(t, "ip", "netns", "exec", h.ns, "ss", "-Hltn", "sport", "= :1179")
 		for _, want := range []string{h.v4 + ":1179", "[" + h.v6 + "]:1179"} {
 			if !strings.Contains(listening, want) {
 				t.Errorf("%s does not listen on %s:\n%s", h.name, want, listening)

@@ -10,6 +10,7 @@ import (
 	"github.com/calico-host/calico-host/pkg/api"
 	"github.com/calico-host/calico-host/pkg/datastore"
 	"github.com/calico-host/calico-host/pkg/datastore/etcdtest"
+	"github.com/calico-host/calico-host/pkg/netnstest"
 )
 
 // TestRealBGPFilterMatches runs three hosts (calico-confd and BIRD each, in their own network
@@ -44,7 +45,7 @@ func TestRealBGPFilterMatches(t *testing.T) {
 	}
 	for _, h := range hosts {
 		tdir := filepath.Join(h.dir, "templates")
-		sh(t, "cp", "-r", templatesDir, tdir)
+		netnstest.Run(t, "cp", "-r", templatesDir, tdir)
 		startConfd(t, h, ds, tdir)
 	}
 	for _, h := range hosts {

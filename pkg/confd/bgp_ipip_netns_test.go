@@ -9,6 +9,7 @@ import (
 	"github.com/calico-host/calico-host/pkg/api"
 	"github.com/calico-host/calico-host/pkg/datastore"
 	"github.com/calico-host/calico-host/pkg/datastore/etcdtest"
+	"github.com/calico-host/calico-host/pkg/netnstest"
 )
 
 // TestRealBGPProgramsIPIPRoutes: with BGPConfiguration programClusterRoutes Enabled, BIRD
@@ -35,16 +36,16 @@ func TestRealBGPProgramsIPIPRoutes(t *testing.T) {
 	for i, h := range hosts {
 		st.put(hostNode(h, nil, ""))
 		st.affinity(h.name, block4(i+1))
-		sh(t, "ip", "-n", h.ns, "link", "add", "tunl0", "type", "veth", "peer", "name", "tunl0-peer")
-		sh(t, "ip", "-n", h.ns, "link", "set", "tunl0-peer", "up")
-		sh(t, "ip", "-n", h.ns, "link", "set", "tunl0", "up")
+		netnstest.Run(t, "ip", "-n", h.ns, "link", "add", "tunl0", "type", "veth", "peer", "name", "tunl0-peer")
+		netnstest.Run(t, "ip", "-n", h.ns, "link", "set", "tunl0-peer", "up")
+		netnstest.Run(t, "ip", "-n", h.ns, "link", "set", "tunl0", "up")
 		startConfd(t, h, ds, templatesDir)
 		startBIRD(t, h)
 	}
 	h1, h2 := hosts[0], hosts[1]
 	kernelRoute := func(want string) func() error {
 		return func() error {
-			got := strings.Join(strings.Fields(sh(t, "ip", "-n", h1.ns, "route", "show", block4(2), "proto", "bird")), " ")
+			got := strings.Join(strings.Fields(netnstest.Run(t, "ip", "-n", h1.ns, "route", "show", block4(2), "proto", "bird")), " ")
 			if got != want {
 				return fmt.Errorf("host-1's route to host-2's block: %q, want %q", got, want)
 			}

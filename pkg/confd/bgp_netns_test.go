@@ -12,6 +12,7 @@ import (
 	"github.com/calico-host/calico-host/pkg/api"
 	"github.com/calico-host/calico-host/pkg/datastore"
 	"github.com/calico-host/calico-host/pkg/datastore/etcdtest"
+	"github.com/calico-host/calico-host/pkg/netnstest"
 )
 
 func hostNode(h *testHost, labels map[string]string, clusterID string) *api.Node {
@@ -63,7 +64,7 @@ func TestRealBGP(t *testing.T) {
 	// Each host gets its own copy of the templates, so one of them can be broken later.
 	for _, h := range hosts {
 		tdir := filepath.Join(h.dir, "templates")
-		sh(t, "cp", "-r", templatesDir, tdir)
+		netnstest.Run(t, "cp", "-r", templatesDir, tdir)
 		startConfd(t, h, ds, tdir)
 	}
 	start := time.Now()
@@ -111,7 +112,7 @@ func TestRealBGP(t *testing.T) {
 	// (BIRD's own default, 32, would beat the host's DHCP or static routes).
 	for fam, want := range map[string]string{"-4": "metric 2000", "-6": "metric 1024"} {
 		dst := map[string]string{"-4": block4(1), "-6": block6(1)}[fam]
-		if got := sh(t, "ip", "-n", h2.ns, fam, "route", "show", dst, "proto", "bird"); !strings.Contains(got, want) {
+		if got := netnstest.Run(t, "ip", "-n", h2.ns, fam, "route", "show", dst, "proto", "bird"); !strings.Contains(got, want) {
 			out, _ := exec.Command("birdc", "-s", h2.socket(), "show", "route", "all", "for", dst).CombinedOutput()
 			t.Errorf("host-2 route to %s: %q, want %s\n%s", dst, got, want, out)
 		}
@@ -127,7 +128,7 @@ func TestRealBGP(t *testing.T) {
 	for _, h := range []*testHost{h2, h3} {
 		waitUntil(t, 30*time.Second, "RR client sessions of "+h.name, wantSessions(h, pname(PeerNode, h1.v4, 1179), pname(PeerNode, h1.v6, 1179)))
 	}
-	if out := sh(t, "ip", "netns", "exec", h1.ns, "ss", "-Htln", "sport", "= :1179"); !strings.Contains(out, ":1179") {
+	if out := netnstest.Run(t, "ip", "netns", "exec", h1.ns, "ss", "-Htln", "sport", "= :1179"); !strings.Contains(out, ":1179") {
 		t.Errorf("host-1's BIRD does not listen on port 1179: %q", out)
 	}
 	// Reflected routes keep the originating host as next hop.

@@ -11,6 +11,7 @@ import (
 	"github.com/calico-host/calico-host/pkg/api"
 	"github.com/calico-host/calico-host/pkg/datastore"
 	"github.com/calico-host/calico-host/pkg/datastore/etcdtest"
+	"github.com/calico-host/calico-host/pkg/netnstest"
 )
 
 // TestRealBGPCalicoSettings runs four hosts (calico-confd and BIRD each in their own network
@@ -38,7 +39,7 @@ func TestRealBGPCalicoSettings(t *testing.T) {
 	hosts := makeFabric(t, 4)
 	h1, h2, h3, h4 := hosts[0], hosts[1], hosts[2], hosts[3]
 	const h4Loopback = "198.18.20.4"
-	sh(t, "ip", "-n", h4.ns, "addr", "add", h4Loopback+"/32", "dev", "lo")
+	netnstest.Run(t, "ip", "-n", h4.ns, "addr", "add", h4Loopback+"/32", "dev", "lo")
 	n3, n4 := hostNode(h3, nil, ""), hostNode(h4, nil, "")
 	n3.Spec.BGP.ASNumber = asn(65003)
 	n4.Spec.BGP = &api.NodeBGPSpec{IPv4Address: h4Loopback + "/32"}
@@ -56,7 +57,7 @@ func TestRealBGPCalicoSettings(t *testing.T) {
 	}
 	for _, h := range hosts {
 		tdir := filepath.Join(h.dir, "templates")
-		sh(t, "cp", "-r", templatesDir, tdir)
+		netnstest.Run(t, "cp", "-r", templatesDir, tdir)
 		startConfd(t, h, ds, tdir)
 	}
 	for _, h := range hosts {

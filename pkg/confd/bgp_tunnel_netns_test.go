@@ -9,6 +9,7 @@ import (
 	"github.com/calico-host/calico-host/pkg/api"
 	"github.com/calico-host/calico-host/pkg/datastore"
 	"github.com/calico-host/calico-host/pkg/datastore/etcdtest"
+	"github.com/calico-host/calico-host/pkg/netnstest"
 )
 
 // TestRealBGPTunnelRoutesNotReadvertised: two hosts on VXLAN pools (IPv4 and IPv6) and the
@@ -71,16 +72,16 @@ func felixTunnels(t *testing.T, h *testHost, i int, hosts []*testHost) {
 		{"vxlan.calico", h.v4, fmt.Sprintf("10.65.%d.0/32", i)},
 		{"vxlan-v6.calico", h.v6, fmt.Sprintf("fd5c:1:0:%d::/128", i)},
 	} {
-		sh(t, "ip", "-n", h.ns, "link", "add", dev.name, "type", "vxlan", "id", "4096", "dstport", "4789", "local", dev.local, "dev", "eth0")
-		sh(t, "ip", "-n", h.ns, "addr", "add", dev.addr, "dev", dev.name)
-		sh(t, "ip", "-n", h.ns, "link", "set", dev.name, "up")
+		netnstest.Run(t, "ip", "-n", h.ns, "link", "add", dev.name, "type", "vxlan", "id", "4096", "dstport", "4789", "local", dev.local, "dev", "eth0")
+		netnstest.Run(t, "ip", "-n", h.ns, "addr", "add", dev.addr, "dev", dev.name)
+		netnstest.Run(t, "ip", "-n", h.ns, "link", "set", dev.name, "up")
 	}
 	for j := range hosts {
 		if j+1 == i {
 			continue
 		}
-		sh(t, "ip", "-n", h.ns, "route", "add", block4(j+1), "via", fmt.Sprintf("10.65.%d.0", j+1), "dev", "vxlan.calico", "onlink", "proto", "80")
-		sh(t, "ip", "-n", h.ns, "-6", "route", "add", block6(j+1), "via", fmt.Sprintf("fd5c:1:0:%d::", j+1), "dev", "vxlan-v6.calico", "onlink", "proto", "80")
+		netnstest.Run(t, "ip", "-n", h.ns, "route", "add", block4(j+1), "via", fmt.Sprintf("10.65.%d.0", j+1), "dev", "vxlan.calico", "onlink", "proto", "80")
+		netnstest.Run(t, "ip", "-n", h.ns, "-6", "route", "add", block6(j+1), "via", fmt.Sprintf("fd5c:1:0:%d::", j+1), "dev", "vxlan-v6.calico", "onlink", "proto", "80")
 	}
 }
 

@@ -3,7 +3,6 @@ package confd
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,6 +11,7 @@ import (
 	"github.com/calico-host/calico-host/pkg/api"
 	"github.com/calico-host/calico-host/pkg/datastore"
 	"github.com/calico-host/calico-host/pkg/datastore/etcdtest"
+	"github.com/calico-host/calico-host/pkg/netnstest"
 )
 
 // Addresses of the local workload test: the workload's address is in host-1's block, it
@@ -62,7 +62,7 @@ func TestRealBGPLocalWorkload(t *testing.T) {
 		wantRoutes(t, h1, "-4", map[string]string{wlPrefix: "via " + wlAddr}))
 	waitUntil(t, 30*time.Second, "the workload learns host-1's block via the peering address",
 		wantRoutes(t, wl, "-4", map[string]string{block4(1): "via " + peeringIP}))
-	if out := sh(t, "ip", "netns", "exec", h1.ns, "ss", "-Htn", "state", "established", "sport", "= :179"); !strings.Contains(out, peeringIP+":179") {
+	if out := netnstest.Run(t, "ip", "netns", "exec", h1.ns, "ss", "-Htn", "state", "established", "sport", "= :179"); !strings.Contains(out, peeringIP+":179") {
 		t.Errorf("the session is not on the peering address: %q", out)
 	}
 
@@ -88,17 +88,14 @@ func workloadNamespace(t *testing.T, h *testHost) *testHost {
 // its export filter.
 func workloadWithBIRD(t *testing.T, h *testHost, as uint32, prefix, export string) *testHost {
 	t.Helper()
-	wl := &testHost{name: "workload", ns: h.ns + "-wl", dir: t.TempDir()}
-	sh(t, "ip", "netns", "add", wl.ns)
-	t.Cleanup(func() { exec.Command("ip", "netns", "del", wl.ns).Run() })
-	sh(t, "ip", "-n", h.ns, "link", "add", "cali1wl", "type", "veth", "peer", "name", "eth0", "netns", wl.ns)
-	sh(t, "ip", "-n", h.ns, "addr", "add", peeringIP+"/32", "dev", "cali1wl")
-	sh(t, "ip", "-n", h.ns, "link", "set", "cali1wl", "up")
-	sh(t, "ip", "-n", h.ns, "route", "add", wlAddr+"/32", "dev", "cali1wl")
-	sh(t, "ip", "-n", wl.ns, "link", "set", "lo", "up")
-	sh(t, "ip", "-n", wl.ns, "addr", "add", wlAddr+"/32", "dev", "eth0")
-	sh(t, "ip", "-n", wl.ns, "link", "set", "eth0", "up")
-	sh(t, "ip", "-n", wl.ns, "route", "add", peeringIP+"/32", "dev", "eth0")
+	wl := &testHost{name: "workload", ns: netnstest.New(t, "confd-wl").Name, dir: t.TempDir()}
+	netnstest.Run(t, "ip", "-n", h.ns, "link", "add", "cali1wl", "type", "veth", "peer", "name", "eth0", "netns", wl.ns)
+	netnstest.Run(t, "ip", "-n", h.ns, "addr", "add", peeringIP+"/32", "dev", "cali1wl")
+	netnstest.Run(t, "ip", "-n", h.ns, "link", "set", "cali1wl", "up")
+	netnstest.Run(t, "ip", "-n", h.ns, "route", "add", wlAddr+"/32", "dev", "cali1wl")
+	netnstest.Run(t, "ip", "-n", wl.ns, "addr", "add", wlAddr+"/32", "dev", "eth0")
+	netnstest.Run(t, "ip", "-n", wl.ns, "link", "set", "eth0", "up")
+	netnstest.Run(t, "ip", "-n", wl.ns, "route", "add", peeringIP+"/32", "dev", "eth0")
 	cfg := fmt.Sprintf(`router id %s;
 protocol device { scan time 2; }
 protocol kernel { ipv4 { import all; export filter { if source = RTS_BGP then accept; reject; }; }; learn; scan time 2; }

@@ -9,6 +9,7 @@ import (
 	"github.com/calico-host/calico-host/pkg/api"
 	"github.com/calico-host/calico-host/pkg/datastore"
 	"github.com/calico-host/calico-host/pkg/datastore/etcdtest"
+	"github.com/calico-host/calico-host/pkg/netnstest"
 )
 
 // TestRealBGPWorkloadCannotOutrankHost: host-1 has a default route as DHCP installs them (metric
@@ -26,7 +27,7 @@ func TestRealBGPWorkloadCannotOutrankHost(t *testing.T) {
 	t.Cleanup(func() { ds.Close() })
 	st := store{t: t, cli: srv.Client()}
 	h1 := makeFabric(t, 1)[0]
-	sh(t, "ip", "-n", h1.ns, "route", "add", "default", "via", "198.18.10.254", "dev", "eth0", "proto", "dhcp", "metric", "100")
+	netnstest.Run(t, "ip", "-n", h1.ns, "route", "add", "default", "via", "198.18.10.254", "dev", "eth0", "proto", "dhcp", "metric", "100")
 	wl := workloadWithBIRD(t, h1, 64512, "0.0.0.0/0", "filter { if source = RTS_STATIC then { bgp_local_pref = 2147483647; accept; } reject; }")
 	st.put(defaultBGP(true, 0, false), hostNode(h1, nil, ""),
 		&api.IPPool{ObjectMeta: api.ObjectMeta{Name: "v4"}, Spec: api.IPPoolSpec{CIDR: "10.65.0.0/16"}},
@@ -41,16 +42,16 @@ func TestRealBGPWorkloadCannotOutrankHost(t *testing.T) {
 	startBIRD(t, wl)
 	waitUntil(t, 30*time.Second, "the workload's session", wantSessions(h1, pname(PeerLocalWorkload, wlAddr, 0)))
 	waitUntil(t, 30*time.Second, "host-1 programs the workload's default route", func() error {
-		got := strings.Join(strings.Fields(sh(t, "ip", "-n", h1.ns, "route", "show", "default", "proto", "bird")), " ")
+		got := strings.Join(strings.Fields(netnstest.Run(t, "ip", "-n", h1.ns, "route", "show", "default", "proto", "bird")), " ")
 		if !strings.HasPrefix(got, "default via "+wlAddr) {
 			return fmt.Errorf("BIRD's default route: %q", got)
 		}
 		return nil
 	})
-	if got := sh(t, "ip", "-n", h1.ns, "route", "show", "default", "proto", "bird"); !strings.Contains(got, "metric 1024") {
+	if got := netnstest.Run(t, "ip", "-n", h1.ns, "route", "show", "default", "proto", "bird"); !strings.Contains(got, "metric 1024") {
 		t.Errorf("the workload's default route is not at the normal priority: %q", got)
 	}
-	if got := sh(t, "ip", "-n", h1.ns, "route", "get", "203.0.113.1"); !strings.Contains(got, "via 198.18.10.254 dev eth0") {
+	if got := netnstest.Run(t, "ip", "-n", h1.ns, "route", "get", "203.0.113.1"); !strings.Contains(got, "via 198.18.10.254 dev eth0") {
 		t.Errorf("traffic leaves by the workload's route, not the host's DHCP default: %q", got)
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/calico-host/calico-host/pkg/birdctl"
 	"github.com/calico-host/calico-host/pkg/daemon"
 	"github.com/calico-host/calico-host/pkg/datastore"
+	"github.com/calico-host/calico-host/pkg/netnstest"
 	"github.com/calico-host/calico-host/pkg/syncer"
 )
 
@@ -30,25 +31,8 @@ import (
 
 func requireRoot(t *testing.T) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root (network namespaces)")
-	}
-	if testing.Short() {
-		t.Skip("real BGP test skipped in -short mode")
-	}
+	netnstest.RequireLong(t)
 	requireBIRD(t)
-	if _, err := exec.LookPath("ip"); err != nil {
-		t.Skip("iproute2 is not installed")
-	}
-}
-
-func sh(t *testing.T, args ...string) string {
-	t.Helper()
-	out, err := exec.Command(args[0], args[1:]...).CombinedOutput()
-	if err != nil {
-		t.Fatalf("%s: %v: %s", strings.Join(args, " "), err, out)
-	}
-	return string(out)
 }
 
 // testHost is one host: a network namespace, its confd and its BIRD.
@@ -66,25 +50,19 @@ func (h *testHost) socket() string { return filepath.Join(h.dir, "bird.ctl") }
 // makeFabric creates n host namespaces on a bridge; all are removed when the test ends.
 func makeFabric(t *testing.T, n int) []*testHost {
 	t.Helper()
-	tag := fmt.Sprintf("ccd%d", os.Getpid()%100000)
-	fabric := tag + "-fab"
-	sh(t, "ip", "netns", "add", fabric)
-	t.Cleanup(func() { exec.Command("ip", "netns", "del", fabric).Run() })
-	sh(t, "ip", "-n", fabric, "link", "add", "br0", "type", "bridge")
-	sh(t, "ip", "-n", fabric, "link", "set", "br0", "up")
+	fabric := netnstest.New(t, "confd-fab").Name
+	netnstest.Run(t, "ip", "-n", fabric, "link", "add", "br0", "type", "bridge")
+	netnstest.Run(t, "ip", "-n", fabric, "link", "set", "br0", "up")
 	var hosts []*testHost
 	for i := 1; i <= n; i++ {
-		h := &testHost{name: fmt.Sprintf("host-%d", i), ns: fmt.Sprintf("%s-h%d", tag, i),
+		h := &testHost{name: fmt.Sprintf("host-%d", i), ns: netnstest.New(t, fmt.Sprintf("confd-h%d", i)).Name,
 			v4: fmt.Sprintf("198.18.10.%d", i), v6: fmt.Sprintf("fd5c:ff::%d", i), dir: t.TempDir()}
-		sh(t, "ip", "netns", "add", h.ns)
-		t.Cleanup(func() { exec.Command("ip", "netns", "del", h.ns).Run() })
 		port := fmt.Sprintf("h%d", i)
-		sh(t, "ip", "-n", h.ns, "link", "add", "eth0", "type", "veth", "peer", "name", port, "netns", fabric)
-		sh(t, "ip", "-n", fabric, "link", "set", port, "master", "br0", "up")
-		sh(t, "ip", "-n", h.ns, "link", "set", "lo", "up")
-		sh(t, "ip", "-n", h.ns, "addr", "add", h.v4+"/24", "dev", "eth0")
-		sh(t, "ip", "-n", h.ns, "-6", "addr", "add", h.v6+"/64", "dev", "eth0", "nodad")
-		sh(t, "ip", "-n", h.ns, "link", "set", "eth0", "up")
+		netnstest.Run(t, "ip", "-n", h.ns, "link", "add", "eth0", "type", "veth", "peer", "name", port, "netns", fabric)
+		netnstest.Run(t, "ip", "-n", fabric, "link", "set", port, "master", "br0", "up")
+		netnstest.Run(t, "ip", "-n", h.ns, "addr", "add", h.v4+"/24", "dev", "eth0")
+		netnstest.Run(t, "ip", "-n", h.ns, "-6", "addr", "add", h.v6+"/64", "dev", "eth0", "nodad")
+		netnstest.Run(t, "ip", "-n", h.ns, "link", "set", "eth0", "up")
 		hosts = append(hosts, h)
 	}
 	return hosts
@@ -206,7 +184,7 @@ func (h *testHost) tryBirdCommand(cmd string) (string, error) {
 func (h *testHost) birdRoutes(t *testing.T, family string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
-	for _, line := range strings.Split(sh(t, "ip", "-n", h.ns, family, "route", "show", "proto", "bird"), "\n") {
+	for _, line := range strings.Split(netnstest.Run(t, "ip", "-n", h.ns, family, "route", "show", "proto", "bird"), "\n") {
 		f := strings.Fields(line)
 		if len(f) == 0 {
 			continue

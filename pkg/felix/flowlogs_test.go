@@ -1,29 +1,12 @@
 package felix
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
-)
 
-// testNetNS creates a network namespace of a random name for the test and returns its path.
-func testNetNS(t *testing.T) string {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root (network namespaces)")
-	}
-	b := make([]byte, 4)
-	_, _ = rand.Read(b)
-	name := "flt" + hex.EncodeToString(b)
-	if out, err := exec.Command("ip", "netns", "add", name).CombinedOutput(); err != nil {
-		t.Fatalf("ip netns add: %v: %s", err, out)
-	}
-	t.Cleanup(func() { _ = exec.Command("ip", "netns", "del", name).Run() })
-	return "/var/run/netns/" + name
-}
+	"github.com/calico-host/calico-host/pkg/netnstest"
+)
 
 // TestFlowLogsStart: with FlowLogsFileEnabled felix starts the collector in the dataplane's
 // namespace, opens the file and asks the dataplane for NFLOG statements; when an output cannot
@@ -31,7 +14,7 @@ func testNetNS(t *testing.T) string {
 // without NFLOG statements. The collector has the pending feed's hook unless
 // FlowLogsPolicyEvaluationMode is None.
 func TestFlowLogsStart(t *testing.T) {
-	ns := testNetNS(t)
+	ns := netnstest.New(t, "flowlogs").Path()
 	dir := t.TempDir()
 	env := []string{"FELIX_DATAPLANENETNS=" + ns, "FELIX_FLOWLOGSFILEENABLED=true", "FELIX_FLOWLOGSFILEDIRECTORY=" + dir}
 	t.Run("on", func(t *testing.T) {

@@ -8,16 +8,11 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/rs/zerolog"
+
+	"github.com/calico-host/calico-host/internal/logtest"
 )
 
 var ctx = context.Background()
-
-func testLog(t testing.TB) (zerolog.Logger, *strings.Builder) {
-	var b strings.Builder
-	w := zerolog.MultiLevelWriter(zerolog.NewTestWriter(t), &b)
-	return zerolog.New(w), &b
-}
 
 func hostMTU(mtu int) func(context.Context) (int, error) {
 	return func(context.Context) (int, error) { return mtu, nil }
@@ -38,7 +33,7 @@ func check(t *testing.T, f *Fake, want []string) {
 // tunnel address as a /32 and set up, in that order; a second Apply sends nothing.
 func TestTunnelCreate(t *testing.T) {
 	f := NewFake()
-	log, _ := testLog(t)
+	log, _ := logtest.Capture(t)
 	tun := New(f, log, hostMTU(1500))
 	st, err := tun.Apply(ctx, want("10.65.0.1", 0))
 	if err != nil || st != StateReady {
@@ -64,7 +59,7 @@ func TestTunnelCreate(t *testing.T) {
 func TestTunnelConverge(t *testing.T) {
 	f := NewFake()
 	f.AddLink("tunl0", "ipip", 1480, false, netip.MustParsePrefix("10.65.9.9/32"))
-	log, _ := testLog(t)
+	log, _ := logtest.Capture(t)
 	tun := New(f, log, hostMTU(9000))
 	if st, err := tun.Apply(ctx, want("10.65.0.1", 1440)); err != nil || st != StateReady {
 		t.Fatalf("state %v err %v", st, err)
@@ -107,7 +102,7 @@ func TestTunnelConverge(t *testing.T) {
 func TestTunnelNoDriver(t *testing.T) {
 	f := NewFake()
 	f.NoDriver = true
-	log, logs := testLog(t)
+	log, logs := logtest.Capture(t)
 	tun := New(f, log, hostMTU(1500))
 	for range 3 {
 		if st, err := tun.Apply(ctx, want("10.65.0.1", 0)); err != nil || st != StateNoDriver {
@@ -140,7 +135,7 @@ func TestTunnelNoDriver(t *testing.T) {
 func TestTunnelRefusesForeignDevice(t *testing.T) {
 	f := NewFake()
 	f.AddLink("tunl0", "veth", 1500, true)
-	log, _ := testLog(t)
+	log, _ := logtest.Capture(t)
 	st, err := New(f, log, nil).Apply(ctx, want("10.65.0.1", 0))
 	if err == nil || st != StateFailed {
 		t.Fatalf("state %v err %v", st, err)

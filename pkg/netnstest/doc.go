@@ -6,7 +6,8 @@
 // It is meant to be the one kit for kernel tests outside pkg/nft (whose
 // internal nstest predates it).
 //
-// One file, netnstest.go: Require (root and the commands a test needs), NS and New, Link (a veth
-// pair between two namespaces, with addresses), Run, and NS's Exec, Try and Do (Go code on a
-// thread inside the namespace).
+// One file, netnstest.go: Require (root and the commands a test needs; RequireLong also skips
+// under -short), NS and New, Link (a veth pair between two namespaces, with addresses), Run, and
+// NS's Path, Handle (a netlink handle inside), IP (`ip -n`), Exec, Try and Do (Go code on a
+// thread inside the namespace). Test loggers live in internal/logtest.
 package netnstest

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 )
 
@@ -24,6 +25,15 @@ func Require(t testing.TB, cmds ...string) {
 			t.Skipf("needs %s: %v", c, err)
 		}
 	}
+}
+
+// RequireLong is Require for slow tests, which also skip under -short.
+func RequireLong(t testing.TB, cmds ...string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("slow privileged test; skipped under -short")
+	}
+	Require(t, cmds...)
 }
 
 // NS is a named network namespace.
@@ -73,6 +83,26 @@ func Link(t testing.TB, a, b *NS, ifname string, addrsA, addrsB []string) {
 		}
 		side.ns.Exec(t, "ip", "link", "set", ifname, "up")
 	}
+}
+
+// Path is the namespace's file, as the code under test takes it.
+func (ns *NS) Path() string { return "/run/netns/" + ns.Name }
+
+// Handle returns a netlink handle in the namespace, closed when the test ends.
+func (ns *NS) Handle(t testing.TB) *netlink.Handle {
+	t.Helper()
+	h, err := netlink.NewHandleAt(netns.NsHandle(ns.FD))
+	if err != nil {
+		t.Fatalf("netlink handle in %s: %v", ns.Name, err)
+	}
+	t.Cleanup(h.Close)
+	return h
+}
+
+// IP runs `ip -n <ns> args...` and fails the test if it fails.
+func (ns *NS) IP(t testing.TB, args ...string) string {
+	t.Helper()
+	return Run(t, append([]string{"ip", "-n", ns.Name}, args...)...)
 }
 
 // Run runs a command and fails the test if it fails.

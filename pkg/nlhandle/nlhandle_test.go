@@ -3,13 +3,12 @@ package nlhandle
 import (
 	"context"
 	"errors"
-	"fmt"
-	"os"
-	"os/exec"
 	"slices"
 	"testing"
 
 	"github.com/vishvananda/netlink"
+
+	"github.com/calico-host/calico-host/pkg/netnstest"
 )
 
 func TestRetryDump(t *testing.T) {
@@ -44,18 +43,9 @@ func TestRetryDump(t *testing.T) {
 // TestOpenInNamespace: a handle opened by path sees the namespace's interfaces, not the
 // caller's.
 func TestOpenInNamespace(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to create a network namespace")
-	}
-	name := fmt.Sprintf("nlhandle-%d", os.Getpid())
-	if out, err := exec.Command("ip", "netns", "add", name).CombinedOutput(); err != nil {
-		t.Fatalf("ip netns add: %v %s", err, out)
-	}
-	t.Cleanup(func() { _ = exec.Command("ip", "netns", "del", name).Run() })
-	if out, err := exec.Command("ip", "-n", name, "link", "add", "nlh0", "type", "veth", "peer", "name", "nlh1").CombinedOutput(); err != nil {
-		t.Fatalf("ip link add: %v %s", err, out)
-	}
-	h, ns, err := OpenNS("/run/netns/" + name)
+	n := netnstest.New(t, "nlhandle")
+	n.IP(t, "link", "add", "nlh0", "type", "veth", "peer", "name", "nlh1")
+	h, ns, err := OpenNS(n.Path())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,7 +3,6 @@ package startup
 import (
 	"context"
 	"errors"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +14,7 @@ import (
 	"github.com/calico-host/calico-host/pkg/api"
 	"github.com/calico-host/calico-host/pkg/daemon/notifytest"
 	"github.com/calico-host/calico-host/pkg/ipip"
+	"github.com/calico-host/calico-host/pkg/netnstest"
 )
 
 func ipipGauge(s *Startup, st ipipDeviceState) float64 {
@@ -104,17 +104,12 @@ func TestIPIPDeviceRealKernel(t *testing.T) {
 	n := standardHost(t)
 	k := n.kernel()
 	err := k.IPIPDevice()
-	name := "ccs-ipip-probe"
-	if out, e := exec.Command("ip", "netns", "add", name).CombinedOutput(); e != nil {
-		t.Fatalf("ip netns add: %v: %s", e, out)
-	}
-	t.Cleanup(func() { exec.Command("ip", "netns", "del", name).Run() })
-	out, ipErr := exec.Command("ip", "-n", name, "link", "add", "probe0", "type", "ipip").CombinedOutput()
+	out, ipErr := netnstest.New(t, "ipip-probe").Try("ip", "link", "add", "probe0", "type", "ipip")
 	switch {
 	case ipErr == nil && err == nil:
 		t.Log("this kernel has the ipip driver: the check passed")
-	case ipErr != nil && strings.Contains(string(out), "Unknown device type") && errors.Is(err, ipip.ErrNoDriver):
-		t.Logf("this kernel has no ipip driver (iproute2: %s): the check says %v", strings.TrimSpace(string(out)), err)
+	case ipErr != nil && strings.Contains(out, "Unknown device type") && errors.Is(err, ipip.ErrNoDriver):
+		t.Logf("this kernel has no ipip driver (iproute2: %s): the check says %v", strings.TrimSpace(out), err)
 	default:
 		t.Fatalf("check %v, iproute2 %v: %s", err, ipErr, out)
 	}

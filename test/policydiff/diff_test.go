@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/calico-host/calico-host/pkg/netnstest"
 	"github.com/calico-host/calico-host/test/e2e/topo"
 )
 
@@ -60,19 +61,9 @@ func TestMain(m *testing.M) {
 	}())
 }
 
-func needRoot(t *testing.T) {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root (network namespaces, nftables)")
-	}
-	if testing.Short() {
-		t.Skip("dataplane test skipped with -short")
-	}
-}
-
 // startHarness brings up felix and the namespaces for one test.
 func startHarness(t *testing.T) (*runner, context.Context) {
-	needRoot(t)
+	netnstest.RequireLong(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	start := time.Now()

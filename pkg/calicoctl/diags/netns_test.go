@@ -2,10 +2,7 @@ package diags_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -15,34 +12,16 @@ import (
 	"github.com/calico-host/calico-host/internal/backoff"
 	"github.com/calico-host/calico-host/pkg/birdctl"
 	"github.com/calico-host/calico-host/pkg/calicoctl/diags"
+	"github.com/calico-host/calico-host/pkg/netnstest"
 )
-
-func mustRun(t *testing.T, args ...string) {
-	t.Helper()
-	if out, err := exec.Command(args[0], args[1:]...).CombinedOutput(); err != nil {
-		t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-}
 
 // newNetNS makes a network namespace with a veth pair (198.18.77.1/24 and .2/24), a route to
 // 10.65.77.0/26 and an nftables table, and removes it when the test ends.
-func newNetNS(t *testing.T) string {
+func newNetNS(t *testing.T) *netnstest.NS {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root")
-	}
-	for _, bin := range []string{"ip", "nft", "bird"} {
-		if _, err := exec.LookPath(bin); err != nil {
-			t.Skipf("needs %s: %v", bin, err)
-		}
-	}
-	b := make([]byte, 4)
-	_, _ = rand.Read(b)
-	ns := "diagtest-" + hex.EncodeToString(b)
-	mustRun(t, "ip", "netns", "add", ns)
-	t.Cleanup(func() { _ = exec.Command("ip", "netns", "del", ns).Run() })
+	netnstest.Require(t, "nft", "bird")
+	ns := netnstest.New(t, "diags")
 	for _, args := range [][]string{
-		{"link", "set", "lo", "up"},
 		{"link", "add", "veth-diag0", "type", "veth", "peer", "name", "veth-diag1"},
 		{"addr", "add", "198.18.77.1/24", "dev", "veth-diag0"},
 		{"addr", "add", "198.18.77.2/24", "dev", "veth-diag1"},
@@ -50,9 +29,9 @@ func newNetNS(t *testing.T) string {
 		{"link", "set", "veth-diag1", "up"},
 		{"route", "add", "10.65.77.0/26", "via", "198.18.77.2", "dev", "veth-diag0"},
 	} {
-		mustRun(t, append([]string{"ip", "-n", ns}, args...)...)
+		ns.IP(t, args...)
 	}
-	mustRun(t, "ip", "netns", "exec", ns, "nft", "add", "table", "inet", "diagtest")
+	ns.Exec(t, "nft", "add", "table", "inet", "diagtest")
 	return ns
 }
 
@@ -67,13 +46,13 @@ protocol bgp Mesh_198_18_77_2 {
 `
 
 // startBIRD runs BIRD in the namespace on the configuration under root and waits for its socket.
-func startBIRD(t *testing.T, ns, root string) string {
+func startBIRD(t *testing.T, ns *netnstest.NS, root string) string {
 	t.Helper()
 	cfg := filepath.Join(root, "etc/calico/confd/config/bird.cfg")
 	writeTree(t, root, map[string]string{"etc/calico/confd/config/bird.cfg": realBIRDConfig})
 	dir := t.TempDir()
 	sock := filepath.Join(dir, "bird.ctl")
-	cmd := exec.Command("ip", "netns", "exec", ns, "bird", "-f", "-c", cfg, "-s", sock, "-P", filepath.Join(dir, "bird.pid"))
+	cmd := exec.Command("ip", "netns", "exec", ns.Name, "bird", "-f", "-c", cfg, "-s", sock, "-P", filepath.Join(dir, "bird.pid"))
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +80,7 @@ func TestDiagsRealHost(t *testing.T) {
 	sock := startBIRD(t, ns, root)
 	h := &diags.Host{
 		Root:          root,
-		CommandPrefix: []string{"ip", "netns", "exec", ns},
+		CommandPrefix: []string{"ip", "netns", "exec", ns.Name},
 		LookPath: func(name string) (string, error) {
 			if name == "systemctl" || name == "journalctl" { // the host's units are not this test's
 				return "", errors.New("not in this test")

@@ -8,10 +8,12 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/calico-host/calico-host/pkg/netnstest"
 )
 
 // createVeths creates n veth pairs (a<i>, b<i>), both ends up, in one `ip -batch`.
-func createVeths(t testing.TB, ns *testNS, n int) {
+func createVeths(t testing.TB, ns *netnstest.NS, n int) {
 	t.Helper()
 	var b strings.Builder
 	for i := 0; i < n; i++ {
@@ -25,7 +27,7 @@ func createVeths(t testing.TB, ns *testNS, n int) {
 		t.Fatal(err)
 	}
 	f.Close()
-	if out, err := exec.Command("ip", "-n", ns.name, "-batch", f.Name()).CombinedOutput(); err != nil {
+	if out, err := exec.Command("ip", "-n", ns.Name, "-batch", f.Name()).CombinedOutput(); err != nil {
 		t.Fatalf("ip -batch: %v\n%s", err, out)
 	}
 }
@@ -56,7 +58,7 @@ func waitAllUp(t testing.TB, ch <-chan Update, n int) {
 // TestNetnsMonitorBurst creates 1000 interfaces at once: the monitor reports every one up, from
 // events or, if the socket overflowed, from the re-listing that follows.
 func TestNetnsMonitorBurst(t *testing.T) {
-	ns := newTestNS(t)
+	ns := netnstest.New(t, "ifaces")
 	ch := startMonitor(t, openNetlink(t, ns), time.Hour)
 	untilInSync(t, ch)
 	start := time.Now()
@@ -67,7 +69,7 @@ func TestNetnsMonitorBurst(t *testing.T) {
 
 // BenchmarkNetnsListInterfaces measures the periodic resync's listing of 1000 interfaces.
 func BenchmarkNetnsListInterfaces(b *testing.B) {
-	ns := newTestNS(b)
+	ns := netnstest.New(b, "ifaces")
 	createVeths(b, ns, 500)
 	h := openNetlink(b, ns)
 	b.ResetTimer()

@@ -9,12 +9,9 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/rs/zerolog"
-)
 
-func testLog(t testing.TB) zerolog.Logger {
-	return zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel)
-}
+	"github.com/calico-host/calico-host/internal/logtest"
+)
 
 func pfx(s string) netip.Prefix { return netip.MustParsePrefix(s) }
 
@@ -26,7 +23,7 @@ func startMonitor(t *testing.T, h Handle, resync time.Duration) <-chan Update {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		NewMonitor(h, testLog(t), resync).Run(ctx, out)
+		NewMonitor(h, logtest.Logger(t), resync).Run(ctx, out)
 	}()
 	t.Cleanup(func() { cancel(); <-done })
 	return out
@@ -193,7 +190,7 @@ func TestInterfacesRun(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	out := make(chan Update, 16)
-	go NewInterfaces(f, NewFakeSysctl(), testLog(t), 0).Run(ctx, out)
+	go NewInterfaces(f, NewFakeSysctl(), logtest.Logger(t), 0).Run(ctx, out)
 
 	got := map[string]Update{}
 	for u := range out {

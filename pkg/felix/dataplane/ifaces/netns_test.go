@@ -2,59 +2,25 @@ package ifaces
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"io/fs"
 	"net"
 	"net/netip"
 	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/calico-host/calico-host/pkg/netnstest"
 )
 
 // These tests program only network namespaces they create (never the host's), as root.
 
-type testNS struct{ name, path string }
-
-func newTestNS(t testing.TB) *testNS {
+func openNetlink(t testing.TB, ns *netnstest.NS) *Netlink {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root")
-	}
-	if _, err := exec.LookPath("ip"); err != nil {
-		t.Skip("needs ip")
-	}
-	b := make([]byte, 4)
-	_, _ = rand.Read(b)
-	ns := &testNS{name: "iftest-" + hex.EncodeToString(b)}
-	ns.path = "/run/netns/" + ns.name
-	run(t, "ip", "netns", "add", ns.name)
-	t.Cleanup(func() { _ = exec.Command("ip", "netns", "del", ns.name).Run() })
-	return ns
-}
-
-func (ns *testNS) ip(t *testing.T, args ...string) string {
-	t.Helper()
-	return run(t, append([]string{"ip", "-n", ns.name}, args...)...)
-}
-
-func run(t testing.TB, args ...string) string {
-	t.Helper()
-	out, err := exec.Command(args[0], args[1:]...).CombinedOutput()
-	if err != nil {
-		t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return string(out)
-}
-
-func openNetlink(t testing.TB, ns *testNS) *Netlink {
-	t.Helper()
-	h, err := OpenNetlink(ns.path)
+	h, err := OpenNetlink(ns.Path())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,36 +45,36 @@ func waitFor(t *testing.T, ch <-chan Update, what string, ok func(Update) bool) 
 }
 
 func TestNetnsMonitor(t *testing.T) {
-	ns := newTestNS(t)
+	ns := netnstest.New(t, "ifaces")
 	ch := startMonitor(t, openNetlink(t, ns), time.Hour)
 	initial := untilInSync(t, ch)
-	if d := cmp.Diff([]string{"lo down 65536"}, initial); d != "" {
+	if d := cmp.Diff([]string{"lo up 65536 127.0.0.1/8 ::1/128"}, initial); d != "" { // the kit sets lo up
 		t.Fatalf("initial (-want +got):\n%s", d)
 	}
 
-	ns.ip(t, "link", "add", "cali1", "mtu", "1450", "type", "veth", "peer", "name", "cali1p")
+	ns.IP(t, "link", "add", "cali1", "mtu", "1450", "type", "veth", "peer", "name", "cali1p")
 	waitFor(t, ch, "cali1 down", func(u Update) bool { return brief(u) == "cali1 down 1450" })
-	ns.ip(t, "link", "set", "cali1", "up")
-	ns.ip(t, "link", "set", "cali1p", "up") // a veth is lower-up only when its peer is up
+	ns.IP(t, "link", "set", "cali1", "up")
+	ns.IP(t, "link", "set", "cali1p", "up") // a veth is lower-up only when its peer is up
 	waitFor(t, ch, "cali1 up", func(u Update) bool { return u.State != nil && u.Name == "cali1" && u.State.Up })
-	ns.ip(t, "addr", "add", "10.65.0.1/32", "dev", "cali1")
+	ns.IP(t, "addr", "add", "10.65.0.1/32", "dev", "cali1")
 	waitFor(t, ch, "cali1 address", func(u Update) bool {
 		return u.State != nil && u.Name == "cali1" && len(u.State.Addrs) > 0 &&
 			u.State.Addrs[0] == pfx("10.65.0.1/32")
 	})
-	ns.ip(t, "link", "set", "cali1p", "down")
+	ns.IP(t, "link", "set", "cali1p", "down")
 	waitFor(t, ch, "cali1 lower down", func(u Update) bool { return u.State != nil && u.Name == "cali1" && !u.State.Up })
-	ns.ip(t, "link", "set", "cali1p", "name", "tap9")
+	ns.IP(t, "link", "set", "cali1p", "name", "tap9")
 	waitFor(t, ch, "rename", func(u Update) bool { return u.Name == "cali1p" && u.State == nil })
-	ns.ip(t, "link", "del", "cali1")
+	ns.IP(t, "link", "del", "cali1")
 	waitFor(t, ch, "cali1 deleted", func(u Update) bool { return u.Name == "cali1" && u.State == nil })
 	waitFor(t, ch, "peer deleted", func(u Update) bool { return u.Name == "tap9" && u.State == nil })
 }
 
 func TestNetnsWorkloadSysctls(t *testing.T) {
-	ns := newTestNS(t)
-	ns.ip(t, "link", "add", "cali1", "type", "veth", "peer", "name", "vxlan.calico")
-	p, err := NewProcSys(ns.path)
+	ns := netnstest.New(t, "ifaces")
+	ns.IP(t, "link", "add", "cali1", "type", "veth", "peer", "name", "vxlan.calico")
+	p, err := NewProcSys(ns.Path())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +84,7 @@ func TestNetnsWorkloadSysctls(t *testing.T) {
 		must(t, ConfigureWorkload(p, name, true))
 		for _, s := range workloadSysctls(name, WorkloadOptions{IPv6: true}) {
 			// Read independently, from a process inside the namespace.
-			got := strings.TrimSpace(run(t, "ip", "netns", "exec", ns.name, "cat", "/proc/sys/"+s[0]))
+			got := strings.TrimSpace(ns.Exec(t, "cat", "/proc/sys/"+s[0]))
 			if got != s[1] {
 				t.Errorf("%s = %q, want %q", s[0], got, s[1])
 			}
@@ -141,19 +107,19 @@ func TestNetnsWorkloadSysctls(t *testing.T) {
 }
 
 func TestNetnsNeighborAndMTU(t *testing.T) {
-	ns := newTestNS(t)
-	ns.ip(t, "link", "add", "eth0", "mtu", "1400", "type", "veth", "peer", "name", "p0")
-	ns.ip(t, "link", "add", "eth1", "mtu", "9000", "type", "veth", "peer", "name", "p1")
-	ns.ip(t, "link", "add", "tap1", "type", "veth", "peer", "name", "tap1p")
+	ns := netnstest.New(t, "ifaces")
+	ns.IP(t, "link", "add", "eth0", "mtu", "1400", "type", "veth", "peer", "name", "p0")
+	ns.IP(t, "link", "add", "eth1", "mtu", "9000", "type", "veth", "peer", "name", "p1")
+	ns.IP(t, "link", "add", "tap1", "type", "veth", "peer", "name", "tap1p")
 	for _, l := range []string{"eth0", "p0", "eth1", "p1", "tap1", "tap1p"} {
-		ns.ip(t, "link", "set", l, "up")
+		ns.IP(t, "link", "set", l, "up")
 	}
 	h := openNetlink(t, ns)
 	mac, _ := net.ParseMAC("fa:16:3e:00:00:01")
 	must(t, SetPermanentNeighbor(h, "tap1", netip.MustParseAddr("10.65.0.5"), mac))
 	must(t, SetPermanentNeighbor(h, "tap1", netip.MustParseAddr("fd5c::5"), mac))
 	for _, fam := range []string{"-4", "-6"} {
-		out := ns.ip(t, fam, "neigh", "show", "dev", "tap1")
+		out := ns.IP(t, fam, "neigh", "show", "dev", "tap1")
 		if !strings.Contains(out, "lladdr fa:16:3e:00:00:01 PERMANENT") {
 			t.Errorf("%s neighbours: %q", fam, out)
 		}
@@ -162,7 +128,7 @@ func TestNetnsNeighborAndMTU(t *testing.T) {
 		t.Errorf("missing interface accepted")
 	}
 	for _, l := range []string{"eth0", "eth1"} { // the host MTU counts running interfaces only: a veth's carrier comes up shortly after
-		for deadline := time.Now().Add(10 * time.Second); !strings.Contains(ns.ip(t, "link", "show", l), "LOWER_UP"); time.Sleep(10 * time.Millisecond) {
+		for deadline := time.Now().Add(10 * time.Second); !strings.Contains(ns.IP(t, "link", "show", l), "LOWER_UP"); time.Sleep(10 * time.Millisecond) {
 			if time.Now().After(deadline) {
 				t.Fatalf("%s never got its carrier", l)
 			}
@@ -171,7 +137,7 @@ func TestNetnsNeighborAndMTU(t *testing.T) {
 	if got, err := HostMTU(context.Background(), h, physical); err != nil || got != 1400 {
 		t.Errorf("HostMTU = %d, %v", got, err)
 	}
-	ns.ip(t, "link", "set", "eth0", "down")
+	ns.IP(t, "link", "set", "eth0", "down")
 	if got, err := HostMTU(context.Background(), h, physical); err != nil || got != 9000 {
 		t.Errorf("HostMTU with eth0 down = %d, %v", got, err)
 	}

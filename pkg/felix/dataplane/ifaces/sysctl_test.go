@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/calico-host/calico-host/internal/logtest"
 )
 
 func TestConfigureWorkload(t *testing.T) {
@@ -138,7 +140,7 @@ func TestHostMTU(t *testing.T) {
 func TestSetStaticNeighbors(t *testing.T) {
 	f := NewFake()
 	f.AddLink("tap1", true, 1500)
-	i := NewInterfaces(f, NewFakeSysctl(), testLog(t), 0)
+	i := NewInterfaces(f, NewFakeSysctl(), logtest.Logger(t), 0)
 	mac, _ := net.ParseMAC("fa:16:3e:00:00:01")
 	must(t, i.SetStaticNeighbors("tap1", mac, []netip.Addr{netip.MustParseAddr("10.65.0.5"), netip.MustParseAddr("fd5c::5")}))
 	want := []string{"tap1 10.65.0.5 fa:16:3e:00:00:01", "tap1 fd5c::5 fa:16:3e:00:00:01"}

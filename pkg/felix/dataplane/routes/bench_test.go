@@ -3,12 +3,14 @@ package routes
 import (
 	"fmt"
 	"testing"
+
+	"github.com/calico-host/calico-host/internal/logtest"
 )
 
 // BenchmarkPartialApply measures an Apply of 10000 desired routes of which one changed (fake kernel).
 func BenchmarkPartialApply(b *testing.B) {
 	f := newFakeWithLinks("cali1", "cali2")
-	r := New(f, Ownership{}, testLog(b))
+	r := New(f, Ownership{}, logtest.Logger(b))
 	desired := manyRoutes(10000)
 	if _, err := r.Apply(ctx, desired); err != nil {
 		b.Fatal(err)
@@ -28,7 +30,7 @@ func BenchmarkNetnsFullApply(b *testing.B) {
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
 			ns := newTestNS(b)
 			ns.veth(b, "cali1", "cali1p")
-			r := New(NewNetlink(ns.h), Ownership{}, testLog(b))
+			r := New(NewNetlink(ns.h), Ownership{}, logtest.Logger(b))
 			desired := make([]Route, n)
 			for i := range desired {
 				desired[i] = wl(fmt.Sprintf("10.65.%d.%d/32", i/256, i%256), "cali1")

@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/calico-host/calico-host/internal/logtest"
 )
 
 // TestDataplaneRoutes: the routes the dataplane asks for (workload routes with scope link or
@@ -11,7 +13,7 @@ import (
 // appears later), with InterfaceChanged and RequestResync as the dataplane calls them.
 func TestDataplaneRoutes(t *testing.T) {
 	f := newFakeWithLinks("cali1", "vxlan.calico")
-	s := New(f, Ownership{}, testLog(t))
+	s := New(f, Ownership{}, logtest.Logger(t))
 	desired := []Route{
 		{Dst: pfx("10.65.1.5/32"), Dev: "cali1", Scope: ScopeLink},
 		{Dst: pfx("10.65.1.6/32"), Dev: "cali1"}, // ScopeAuto: the kernel's default

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/calico-host/calico-host/internal/logtest"
 )
 
 // TestWorkloadRouteNeverTakesHostNextHop: a route through a workload interface whose destination
@@ -16,7 +18,7 @@ import (
 func TestWorkloadRouteNeverTakesHostNextHop(t *testing.T) {
 	f := newFakeWithLinks("eth0", "cali1", "cali2")
 	own := NewOwnership(unix.RTPROT_BOOT, []string{"cali"}, true, nil)
-	r := New(f, own, testLog(t))
+	r := New(f, own, logtest.Logger(t))
 	if err := f.AddRoute(Route{Dst: pfx("0.0.0.0/0"), Dev: "eth0", Gateway: addr("198.18.0.2")}, unix.RTPROT_DHCP); err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/calico-host/calico-host/internal/logtest"
 )
 
 // TestNetnsRouteMTU: a route's MTU (felix gives the routes through tunl0 tunl0's MTU, as
@@ -12,8 +14,8 @@ import (
 func TestNetnsRouteMTU(t *testing.T) {
 	ns := newTestNS(t)
 	ns.veth(t, "eth0", "eth0p")
-	ns.ip(t, "addr", "add", "198.18.0.1/24", "dev", "eth0")
-	r := New(NewNetlink(ns.h), Ownership{}, testLog(t))
+	ns.IP(t, "addr", "add", "198.18.0.1/24", "dev", "eth0")
+	r := New(NewNetlink(ns.h), Ownership{}, logtest.Logger(t))
 	desired := func(mtu int) []Route {
 		return []Route{
 			{Dst: pfx("10.65.2.0/26"), Dev: "eth0", Gateway: addr("198.18.1.2"), Onlink: true, MTU: mtu},
@@ -34,7 +36,7 @@ func TestNetnsRouteMTU(t *testing.T) {
 	if st := apply(t, r, desired(1400)); st.Replaced != 1 {
 		t.Fatalf("MTU change: %+v", st)
 	}
-	ns.ip(t, "route", "replace", "10.65.2.0/26", "via", "198.18.1.2", "dev", "eth0", "onlink", "mtu", "1300", "proto", "80")
+	ns.IP(t, "route", "replace", "10.65.2.0/26", "via", "198.18.1.2", "dev", "eth0", "onlink", "mtu", "1300", "proto", "80")
 	r.RequestResync()
 	if st := apply(t, r, desired(1400)); st.Replaced != 1 {
 		t.Fatalf("resync after drift: %+v", st)

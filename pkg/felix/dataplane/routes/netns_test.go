@@ -1,69 +1,42 @@
 package routes
 
 import (
-	"crypto/rand"
-	"encoding/hex"
-	"os"
-	"os/exec"
 	"sort"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/vishvananda/netlink"
-	"github.com/vishvananda/netns"
+
+	"github.com/calico-host/calico-host/internal/logtest"
+	"github.com/calico-host/calico-host/pkg/netnstest"
 )
 
 // These tests program only network namespaces they create (never the host's), as root.
 
 type testNS struct {
-	name string
-	h    *netlink.Handle
+	*netnstest.NS
+	h *netlink.Handle
 }
 
 func newTestNS(t testing.TB) *testNS {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root")
-	}
-	if _, err := exec.LookPath("ip"); err != nil {
-		t.Skip("needs ip")
-	}
-	b := make([]byte, 4)
-	_, _ = rand.Read(b)
-	ns := &testNS{name: "rttest-" + hex.EncodeToString(b)}
-	run(t, "ip", "netns", "add", ns.name)
-	t.Cleanup(func() { _ = exec.Command("ip", "netns", "del", ns.name).Run() })
-	fd, err := netns.GetFromName(ns.name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fd.Close()
-	if ns.h, err = netlink.NewHandleAt(fd); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(ns.h.Close)
-	ns.ip(t, "link", "set", "lo", "up")
-	return ns
-}
-
-func (ns *testNS) ip(t testing.TB, args ...string) string {
-	t.Helper()
-	return run(t, append([]string{"ip", "-n", ns.name}, args...)...)
+	ns := netnstest.New(t, "routes")
+	return &testNS{NS: ns, h: ns.Handle(t)}
 }
 
 // veth creates an up veth pair (both ends in the namespace).
 func (ns *testNS) veth(t testing.TB, a, b string) {
 	t.Helper()
-	ns.ip(t, "link", "add", a, "type", "veth", "peer", "name", b)
-	ns.ip(t, "link", "set", a, "up")
-	ns.ip(t, "link", "set", b, "up")
+	ns.IP(t, "link", "add", a, "type", "veth", "peer", "name", b)
+	ns.IP(t, "link", "set", a, "up")
+	ns.IP(t, "link", "set", b, "up")
 }
 
 // routes lists the namespace's routes of a protocol as `ip` prints them, sorted.
 func (ns *testNS) routes(t *testing.T, family, proto string) []string {
 	t.Helper()
-	out := ns.ip(t, family, "route", "show", "table", "all", "proto", proto)
+	out := ns.IP(t, family, "route", "show", "table", "all", "proto", proto)
 	var lines []string
 	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
 		if l = strings.Join(strings.Fields(l), " "); l != "" {
@@ -74,22 +47,13 @@ func (ns *testNS) routes(t *testing.T, family, proto string) []string {
 	return lines
 }
 
-func run(t testing.TB, args ...string) string {
-	t.Helper()
-	out, err := exec.Command(args[0], args[1:]...).CombinedOutput()
-	if err != nil {
-		t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return string(out)
-}
-
 func TestNetnsApply(t *testing.T) {
 	ns := newTestNS(t)
 	ns.veth(t, "eth0", "eth0p")
-	ns.ip(t, "addr", "add", "198.18.0.1/24", "dev", "eth0")
-	ns.ip(t, "-6", "addr", "add", "fd5c:ffff::1/64", "dev", "eth0", "nodad")
+	ns.IP(t, "addr", "add", "198.18.0.1/24", "dev", "eth0")
+	ns.IP(t, "-6", "addr", "add", "fd5c:ffff::1/64", "dev", "eth0", "nodad")
 	ns.veth(t, "cali1", "cali1p")
-	r := New(NewNetlink(ns.h), Ownership{}, testLog(t))
+	r := New(NewNetlink(ns.h), Ownership{}, logtest.Logger(t))
 
 	desired := []Route{
 		wl("10.65.1.5/32", "cali1"),
@@ -132,7 +96,7 @@ func TestNetnsApply(t *testing.T) {
 		t.Fatalf("resync after apply: %+v", st)
 	}
 	// A fresh Reconciler (a restart) also finds nothing to do.
-	if st := apply(t, New(NewNetlink(ns.h), Ownership{}, testLog(t)), desired); st.Replaced+st.Deleted != 0 {
+	if st := apply(t, New(NewNetlink(ns.h), Ownership{}, logtest.Logger(t)), desired); st.Replaced+st.Deleted != 0 {
 		t.Fatalf("restart: %+v", st)
 	}
 
@@ -153,13 +117,13 @@ func TestNetnsApply(t *testing.T) {
 func TestNetnsDriftAndPending(t *testing.T) {
 	ns := newTestNS(t)
 	ns.veth(t, "eth0", "eth0p")
-	ns.ip(t, "addr", "add", "198.18.0.1/24", "dev", "eth0")
-	h, err := OpenNetlink("/run/netns/" + ns.name)
+	ns.IP(t, "addr", "add", "198.18.0.1/24", "dev", "eth0")
+	h, err := OpenNetlink(ns.Path())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer h.Close()
-	r := New(h, Ownership{}, testLog(t))
+	r := New(h, Ownership{}, logtest.Logger(t))
 	desired := []Route{
 		wl("10.65.1.5/32", "cali1"), // device does not exist yet
 		{Dst: pfx("10.65.2.0/26"), Dev: "eth0", Gateway: addr("198.18.0.2")},
@@ -168,20 +132,20 @@ func TestNetnsDriftAndPending(t *testing.T) {
 	if st := apply(t, r, desired); st.Pending != 1 || st.Replaced != 2 {
 		t.Fatalf("first apply: %+v", st)
 	}
-	ns.ip(t, "link", "add", "cali1", "type", "veth", "peer", "name", "cali1p")
+	ns.IP(t, "link", "add", "cali1", "type", "veth", "peer", "name", "cali1p")
 	if st := apply(t, r, desired); st.Pending != 1 || st.Failed != 0 {
 		t.Fatalf("device down: %+v", st)
 	}
-	ns.ip(t, "link", "set", "cali1", "up")
-	ns.ip(t, "link", "set", "cali1p", "up")
+	ns.IP(t, "link", "set", "cali1", "up")
+	ns.IP(t, "link", "set", "cali1p", "up")
 	if st := apply(t, r, desired); st.Pending != 0 || st.Replaced != 1 {
 		t.Fatalf("after the device came up: %+v", st)
 	}
 
-	ns.ip(t, "route", "del", "10.65.2.0/26")
-	ns.ip(t, "route", "replace", "10.65.3.0/26", "via", "198.18.0.9", "dev", "eth0", "proto", "80")
-	ns.ip(t, "route", "add", "10.65.9.0/26", "via", "198.18.0.9", "proto", "80")
-	ns.ip(t, "route", "add", "10.65.8.0/26", "via", "198.18.0.8", "proto", "static")
+	ns.IP(t, "route", "del", "10.65.2.0/26")
+	ns.IP(t, "route", "replace", "10.65.3.0/26", "via", "198.18.0.9", "dev", "eth0", "proto", "80")
+	ns.IP(t, "route", "add", "10.65.9.0/26", "via", "198.18.0.9", "proto", "80")
+	ns.IP(t, "route", "add", "10.65.8.0/26", "via", "198.18.0.8", "proto", "static")
 	r.RequestResync()
 	if st := apply(t, r, desired); st.Replaced != 2 || st.Deleted != 1 {
 		t.Fatalf("resync: %+v", st)
@@ -199,7 +163,7 @@ func TestNetnsDriftAndPending(t *testing.T) {
 	}
 
 	// The workload's device is re-created: its route comes back on the new device.
-	ns.ip(t, "link", "del", "cali1")
+	ns.IP(t, "link", "del", "cali1")
 	ns.veth(t, "cali1", "cali1p")
 	r.InterfaceChanged("cali1")
 	if st := apply(t, r, desired); st.Replaced != 1 {

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/calico-host/calico-host/internal/logtest"
 )
 
 // mainRoutes lists a family's routes of the main table (and, IPv4, table 100) as `ip -d` prints
@@ -20,7 +22,7 @@ func (ns *testNS) mainRoutes(t *testing.T, family string) []string {
 		tables = tables[:1]
 	}
 	for _, table := range tables {
-		for _, l := range strings.Split(strings.TrimSpace(ns.ip(t, "-d", family, "route", "show", "table", table)), "\n") {
+		for _, l := range strings.Split(strings.TrimSpace(ns.IP(t, "-d", family, "route", "show", "table", table)), "\n") {
 			l = strings.TrimPrefix(strings.Join(strings.Fields(l), " "), "unicast ")
 			l = strings.Replace(l, " scope global", "", 1)
 			if l == "" || strings.Contains(l, "proto kernel") || strings.HasPrefix(l, "fe80::") || strings.HasPrefix(l, "multicast") {
@@ -44,11 +46,11 @@ func (ns *testNS) mainRoutes(t *testing.T, family string) []string {
 func ownershipNS(t *testing.T) *testNS {
 	ns := newTestNS(t)
 	ns.veth(t, "eth0", "eth0p")
-	ns.ip(t, "addr", "add", "198.18.0.1/24", "dev", "eth0")
-	ns.ip(t, "-6", "addr", "add", "fd5c:ffff::1/64", "dev", "eth0", "nodad")
+	ns.IP(t, "addr", "add", "198.18.0.1/24", "dev", "eth0")
+	ns.IP(t, "-6", "addr", "add", "fd5c:ffff::1/64", "dev", "eth0", "nodad")
 	ns.veth(t, "cali1", "cali1p")
-	ns.ip(t, "link", "add", "vxlan.calico", "type", "vxlan", "id", "4096", "dstport", "4789", "local", "198.18.0.1")
-	ns.ip(t, "link", "set", "vxlan.calico", "up")
+	ns.IP(t, "link", "add", "vxlan.calico", "type", "vxlan", "id", "4096", "dstport", "4789", "local", "198.18.0.1")
+	ns.IP(t, "link", "set", "vxlan.calico", "up")
 	for _, r := range [][]string{
 		{"10.65.9.1/32", "dev", "cali1", "proto", "static"},
 		{"10.65.9.2/32", "dev", "eth0", "proto", "boot"},
@@ -60,7 +62,7 @@ func ownershipNS(t *testing.T) *testNS {
 		{"10.65.9.7/32", "dev", "cali1", "proto", "bird"},
 		{"10.65.9.8/32", "dev", "cali1", "proto", "boot"},
 	} {
-		ns.ip(t, append([]string{"route", "add"}, r...)...)
+		ns.IP(t, append([]string{"route", "add"}, r...)...)
 	}
 	return ns
 }
@@ -86,7 +88,7 @@ func ownershipDesired(deviceProto int) []Route {
 func TestNetnsOwnershipDefaults(t *testing.T) {
 	ns := ownershipNS(t)
 	own := NewOwnership(3, []string{"cali"}, true, []string{"vxlan.calico"})
-	r := New(NewNetlink(ns.h), own, testLog(t))
+	r := New(NewNetlink(ns.h), own, logtest.Logger(t))
 	desired := ownershipDesired(3)
 	if st := apply(t, r, desired); st.Replaced != 4 || st.Deleted != 4 || st.Failed != 0 {
 		t.Fatalf("apply: %+v", st)
@@ -108,11 +110,11 @@ func TestNetnsOwnershipDefaults(t *testing.T) {
 	if d := cmp.Diff(want6, ns.mainRoutes(t, "-6")); d != "" {
 		t.Errorf("IPv6 routes (-want +got):\n%s", d)
 	}
-	if got := ns.ip(t, "-6", "route", "show", "fe80::/64"); !strings.Contains(got, "dev cali1") {
+	if got := ns.IP(t, "-6", "route", "show", "fe80::/64"); !strings.Contains(got, "dev cali1") {
 		t.Errorf("the kernel's fe80::/64 route through cali1 was removed: %q", got)
 	}
 	// A restart finds its routes and nothing else to do.
-	if st := apply(t, New(NewNetlink(ns.h), own, testLog(t)), desired); st.Replaced+st.Deleted != 0 {
+	if st := apply(t, New(NewNetlink(ns.h), own, logtest.Logger(t)), desired); st.Replaced+st.Deleted != 0 {
 		t.Fatalf("restart: %+v", st)
 	}
 }
@@ -121,7 +123,7 @@ func TestNetnsOwnershipDefaults(t *testing.T) {
 // routes are ours; the static and bird routes stay.
 func TestNetnsKeepExternalRoutes(t *testing.T) {
 	ns := ownershipNS(t)
-	r := New(NewNetlink(ns.h), NewOwnership(3, []string{"cali"}, false, []string{"vxlan.calico"}), testLog(t))
+	r := New(NewNetlink(ns.h), NewOwnership(3, []string{"cali"}, false, []string{"vxlan.calico"}), logtest.Logger(t))
 	if st := apply(t, r, ownershipDesired(3)); st.Deleted != 3 || st.Failed != 0 {
 		t.Fatalf("apply: %+v", st)
 	}
@@ -148,9 +150,9 @@ func TestNetnsDeviceProtocolChange(t *testing.T) {
 	for i := range old {
 		old[i].Metric, old[i].Src = 0, netip.Addr{}
 	}
-	apply(t, New(NewNetlink(ns.h), Ownership{}, testLog(t)), old)
+	apply(t, New(NewNetlink(ns.h), Ownership{}, logtest.Logger(t)), old)
 	for _, proto := range []int{3, 77} {
-		r := New(NewNetlink(ns.h), NewOwnership(proto, []string{"cali"}, false, []string{"vxlan.calico"}), testLog(t))
+		r := New(NewNetlink(ns.h), NewOwnership(proto, []string{"cali"}, false, []string{"vxlan.calico"}), logtest.Logger(t))
 		apply(t, r, ownershipDesired(proto))
 		name := map[int]string{3: "boot", 77: "77"}[proto]
 		want := []string{

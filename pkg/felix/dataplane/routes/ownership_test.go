@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/calico-host/calico-host/internal/logtest"
 )
 
 // TestOwnershipPolicy: which kernel routes are ours under Project Calico's main-table policy, for
@@ -92,7 +94,7 @@ func TestFakeOwnershipAndPriorities(t *testing.T) {
 		{Dst: pfx("10.65.1.5/32"), Dev: "cali1", Metric: 1024, Protocol: 3, Src: addr("198.18.0.1")},
 		{Dst: pfx("10.65.3.0/26"), Dev: "eth0", Gateway: addr("198.18.0.3")},
 	}
-	apply(t, New(f, NewOwnership(3, []string{"cali"}, true, nil), testLog(t)), desired)
+	apply(t, New(f, NewOwnership(3, []string{"cali"}, true, nil), logtest.Logger(t)), desired)
 	want := []string{
 		"10.65.1.5/32 dev cali1 scope link src 198.18.0.1 proto 3 metric 1024",
 		"10.65.3.0/26 via 198.18.0.3 dev eth0 proto 80",
@@ -102,7 +104,7 @@ func TestFakeOwnershipAndPriorities(t *testing.T) {
 		t.Errorf("routes (-want +got):\n%s", d)
 	}
 	desired[0].Protocol = 77
-	apply(t, New(f, NewOwnership(77, []string{"cali"}, true, nil), testLog(t)), desired)
+	apply(t, New(f, NewOwnership(77, []string{"cali"}, true, nil), logtest.Logger(t)), desired)
 	want = []string{
 		"10.65.1.5/32 dev cali1 scope link src 198.18.0.1 proto 77 metric 1024",
 		"10.65.3.0/26 via 198.18.0.3 dev eth0 proto 77",

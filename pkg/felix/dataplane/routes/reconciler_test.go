@@ -10,15 +10,12 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/rs/zerolog"
 	"golang.org/x/sys/unix"
+
+	"github.com/calico-host/calico-host/internal/logtest"
 )
 
 var ctx = context.Background()
-
-func testLog(t testing.TB) zerolog.Logger {
-	return zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel)
-}
 
 func pfx(s string) netip.Prefix { return netip.MustParsePrefix(s) }
 func addr(s string) netip.Addr  { return netip.MustParseAddr(s) }
@@ -83,7 +80,7 @@ var states = []struct {
 
 func TestStates(t *testing.T) {
 	f := newFakeWithLinks("eth0", "cali1", "cali2", "vxlan.calico")
-	r := New(f, Ownership{}, testLog(t))
+	r := New(f, Ownership{}, logtest.Logger(t))
 	for _, s := range states {
 		apply(t, r, s.desired)
 		if d := cmp.Diff(s.want, f.Dump()); d != "" {
@@ -96,7 +93,7 @@ func TestStates(t *testing.T) {
 // that every Apply reaches exactly the state's routes.
 func TestConvergesFromAnyState(t *testing.T) {
 	f := newFakeWithLinks("eth0", "cali1", "cali2", "vxlan.calico")
-	r := New(f, Ownership{}, testLog(t))
+	r := New(f, Ownership{}, logtest.Logger(t))
 	rng := rand.New(rand.NewSource(1))
 	for i := 0; i < 5*len(states)*len(states); i++ {
 		s := states[rng.Intn(len(states))]
@@ -125,7 +122,7 @@ func manyRoutes(n int) []Route {
 
 func TestPartialApplyTouchesOnlyChanges(t *testing.T) {
 	f := newFakeWithLinks("cali1", "cali2")
-	r := New(f, Ownership{}, testLog(t))
+	r := New(f, Ownership{}, logtest.Logger(t))
 	desired := manyRoutes(500)
 	st := apply(t, r, desired)
 	if !st.Full || st.Replaced != 500 || f.Lists != 1 {
@@ -142,7 +139,7 @@ func TestPartialApplyTouchesOnlyChanges(t *testing.T) {
 
 func TestResyncRepairsDrift(t *testing.T) {
 	f := newFakeWithLinks("eth0", "cali1", "cali2")
-	r := New(f, Ownership{}, testLog(t))
+	r := New(f, Ownership{}, logtest.Logger(t))
 	desired := []Route{wl("10.65.1.5/32", "cali1"), wl("10.65.1.6/32", "cali2")}
 	apply(t, r, desired)
 
@@ -174,7 +171,7 @@ func TestResyncRepairsDrift(t *testing.T) {
 
 func TestPendingDevices(t *testing.T) {
 	f := newFakeWithLinks("eth0")
-	r := New(f, Ownership{}, testLog(t))
+	r := New(f, Ownership{}, logtest.Logger(t))
 	desired := []Route{wl("10.65.1.5/32", "cali1"), wl("10.65.1.6/32", "eth0")}
 	st := apply(t, r, desired)
 	if st.Pending != 1 || st.Replaced != 1 {
@@ -223,7 +220,7 @@ func TestPendingDevices(t *testing.T) {
 
 func TestFailuresKeepGoingAndResync(t *testing.T) {
 	f := newFakeWithLinks("cali1")
-	r := New(f, Ownership{}, testLog(t))
+	r := New(f, Ownership{}, logtest.Logger(t))
 	bad := wl("10.65.1.7/32", "cali1")
 	f.FailReplace = func(kr KernelRoute) error {
 		if kr.Dst == bad.Dst {
@@ -261,7 +258,7 @@ func (r *recorder) DeleteRoute(kr KernelRoute) error {
 
 func TestAddsBeforeDeletes(t *testing.T) {
 	rec := &recorder{Handle: newFakeWithLinks("cali1")}
-	r := New(rec, Ownership{}, testLog(t))
+	r := New(rec, Ownership{}, logtest.Logger(t))
 	apply(t, r, manyRoutes(20))
 	rec.ops = nil
 	apply(t, r, manyRoutes(40)[20:])
@@ -292,7 +289,7 @@ func TestConflictingAndInvalidRoutes(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFakeWithLinks("cali1", "cali2")
-			r := New(f, Ownership{}, testLog(t))
+			r := New(f, Ownership{}, logtest.Logger(t))
 			st, err := r.Apply(ctx, []Route{wl("10.65.1.5/32", "cali1"), tc.route})
 			if err == nil || st.Failed != 1 || st.Replaced != 1 {
 				t.Fatalf("Apply = %+v, %v", st, err)

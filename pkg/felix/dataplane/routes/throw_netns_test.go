@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/calico-host/calico-host/internal/logtest"
 )
 
 // TestNetnsThrowRoutes: throw routes (felix's WireGuard table) in tables above 255, both
@@ -11,7 +13,7 @@ import (
 // deleted.
 func TestNetnsThrowRoutes(t *testing.T) {
 	ns := newTestNS(t)
-	r := New(NewNetlink(ns.h), Ownership{}, testLog(t))
+	r := New(NewNetlink(ns.h), Ownership{}, logtest.Logger(t))
 	desired := []Route{
 		{Dst: pfx("10.65.5.0/26"), Throw: true, Table: 1000},
 		{Dst: pfx("10.65.6.7/32"), Throw: true, Table: 1000},
@@ -30,7 +32,7 @@ func TestNetnsThrowRoutes(t *testing.T) {
 	if st := apply(t, r, desired); !st.Full || st.Replaced+st.Deleted != 0 {
 		t.Fatalf("resync after apply: %+v", st)
 	}
-	if st := apply(t, New(NewNetlink(ns.h), Ownership{}, testLog(t)), desired); st.Replaced+st.Deleted != 0 {
+	if st := apply(t, New(NewNetlink(ns.h), Ownership{}, logtest.Logger(t)), desired); st.Replaced+st.Deleted != 0 {
 		t.Fatalf("restart: %+v", st)
 	}
 	if st := apply(t, r, nil); st.Deleted != len(desired) {

@@ -5,6 +5,9 @@ import (
 	"net"
 	"net/netip"
 	"testing"
+
+	"github.com/calico-host/calico-host/internal/logtest"
+	"github.com/calico-host/calico-host/pkg/netnstest"
 )
 
 func manyVTEPs(n int) []VTEP {
@@ -23,16 +26,16 @@ func manyVTEPs(n int) []VTEP {
 // BenchmarkNetnsVTEPs measures programming 1000 remote VTEPs (ARP + FDB entries) into a real
 // device and removing them again.
 func BenchmarkNetnsVTEPs(b *testing.B) {
-	requireRoot(b)
-	ns := newNS(b, "vxbench")
-	run(b, "ip", "-n", ns, "link", "add", "eth0", "type", "veth", "peer", "name", "eth1")
-	run(b, "ip", "-n", ns, "addr", "add", "198.18.0.1/24", "dev", "eth0")
-	nl, err := OpenNetlink("/run/netns/" + ns)
+	netnstest.Require(b, "ping")
+	ns := netnstest.New(b, "vxbench")
+	ns.IP(b, "link", "add", "eth0", "type", "veth", "peer", "name", "eth1")
+	ns.IP(b, "addr", "add", "198.18.0.1/24", "dev", "eth0")
+	nl, err := OpenNetlink(ns.Path())
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer nl.Close()
-	m := NewManager(nl, testLog(b))
+	m := NewManager(nl, logtest.Logger(b))
 	vteps := manyVTEPs(1000)
 	if err := m.Apply(ctx, v4Config(), nil); err != nil {
 		b.Fatal(err)
@@ -51,7 +54,7 @@ func BenchmarkNetnsVTEPs(b *testing.B) {
 // BenchmarkUnchangedApply measures an Apply with 1000 VTEPs and nothing to do (fake kernel).
 func BenchmarkUnchangedApply(b *testing.B) {
 	f := newFakeHost()
-	m := NewManager(f, testLog(b))
+	m := NewManager(f, logtest.Logger(b))
 	vteps := manyVTEPs(1000)
 	if err := m.Apply(ctx, v4Config(), vteps); err != nil {
 		b.Fatal(err)

@@ -10,17 +10,14 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/rs/zerolog"
+
+	"github.com/calico-host/calico-host/internal/logtest"
 )
 
 var ctx = context.Background()
 
 // testVNI and testPort are felix's defaults, VXLANVNI and VXLANPort.
 const testVNI, testPort = 4096, 4789
-
-func testLog(t testing.TB) zerolog.Logger {
-	return zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel)
-}
 
 func addr(s string) netip.Addr  { return netip.MustParseAddr(s) }
 func pfx(s string) netip.Prefix { return netip.MustParsePrefix(s) }
@@ -70,7 +67,7 @@ const deviceLine = "vxlan.calico vxlan vni 4096 port 4789 learning false parent 
 
 func TestManagerCreatesAndConverges(t *testing.T) {
 	f := newFakeHost()
-	m := NewManager(f, testLog(t))
+	m := NewManager(f, logtest.Logger(t))
 	applyOK(t, m, v4Config(), vtepB, vtepC, vtepV6)
 	checkDump(t, f, []string{
 		deviceLine,
@@ -105,7 +102,7 @@ func TestManagerCreatesAndConverges(t *testing.T) {
 
 func TestManagerRepairsDriftAtResync(t *testing.T) {
 	f := newFakeHost()
-	m := NewManager(f, testLog(t))
+	m := NewManager(f, logtest.Logger(t))
 	applyOK(t, m, v4Config(), vtepB)
 	f.Mutate(DeviceV4, func(l *Link, addrs *[]netip.Prefix, ns *[]Neigh) {
 		l.MTU, l.Up, l.MAC = 1400, false, mac("02:00:00:00:00:99")
@@ -141,7 +138,7 @@ func TestManagerRecreatesIncompatibleDevice(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFakeHost()
-			m := NewManager(f, testLog(t))
+			m := NewManager(f, logtest.Logger(t))
 			applyOK(t, m, v4Config(), vtepB)
 			before, _ := f.Link(DeviceV4)
 			cfg := v4Config()
@@ -167,7 +164,7 @@ func TestManagerRecreatesIncompatibleDevice(t *testing.T) {
 
 func TestManagerErrors(t *testing.T) {
 	f := NewFake() // no interface holds the parent address yet
-	m := NewManager(f, testLog(t))
+	m := NewManager(f, logtest.Logger(t))
 	if err := m.Apply(ctx, v4Config(), nil); err == nil {
 		t.Fatalf("created without a parent")
 	}
@@ -204,7 +201,7 @@ func TestManagerErrors(t *testing.T) {
 
 func TestManagerRemoves(t *testing.T) {
 	f := newFakeHost()
-	m := NewManager(f, testLog(t))
+	m := NewManager(f, logtest.Logger(t))
 	applyOK(t, m, v4Config(), vtepB)
 	applyOK(t, m, nil)
 	if f.Dump(DeviceV4) != nil {
@@ -228,7 +225,7 @@ func TestDevices(t *testing.T) {
 	f := newFakeHost()
 	f.AddVXLAN(Link{Name: DeviceV6, VNI: 4096, Port: 4789}) // left over from an earlier run
 	mtuCalls := 0
-	d := NewDevices(f, testLog(t), func(context.Context) (int, error) { mtuCalls++; return 1500, nil }, 0)
+	d := NewDevices(f, logtest.Logger(t), func(context.Context) (int, error) { mtuCalls++; return 1500, nil }, 0)
 	v4 := Device{Name: DeviceV4, VNI: 4096, Port: 4789, MAC: mac("66:00:00:00:00:01"),
 		LocalAddr: addr("198.18.0.1"), TunnelAddr: addr("10.65.1.0"),
 		Peers: []Peer{{MAC: vtepB.MAC, TunnelAddr: vtepB.TunnelAddr, HostAddr: vtepB.ParentAddr}}}

@@ -3,13 +3,10 @@ package vxlan
 import (
 	"bufio"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"io"
 	"net"
 	"net/netip"
-	"os"
 	"os/exec"
 	"regexp"
 	"sort"
@@ -17,8 +14,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/calico-host/calico-host/internal/logtest"
 	"github.com/calico-host/calico-host/pkg/felix/dataplane/ifaces"
 	"github.com/calico-host/calico-host/pkg/felix/dataplane/routes"
+	"github.com/calico-host/calico-host/pkg/netnstest"
 )
 
 // The real test builds two "hosts", each a network namespace, joined by a veth (the fabric), with a
@@ -26,59 +25,22 @@ import (
 // VXLAN devices, package routes the routes and package ifaces the workload sysctls. Only
 // namespaces the test creates are touched.
 
-func requireRoot(t testing.TB) {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root")
-	}
-	for _, bin := range []string{"ip", "ping"} {
-		if _, err := exec.LookPath(bin); err != nil {
-			t.Skipf("needs %s", bin)
-		}
-	}
-}
-
-func run(t testing.TB, args ...string) string {
-	t.Helper()
-	out, err := exec.Command(args[0], args[1:]...).CombinedOutput()
-	if err != nil {
-		t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return string(out)
-}
-
-// newNS creates a namespace named prefix-<random> and deletes it when the test ends.
-func newNS(t testing.TB, prefix string) string {
-	t.Helper()
-	b := make([]byte, 3)
-	_, _ = rand.Read(b)
-	name := prefix + "-" + hex.EncodeToString(b)
-	run(t, "ip", "netns", "add", name)
-	t.Cleanup(func() { _ = exec.Command("ip", "netns", "del", name).Run() })
-	run(t, "ip", "-n", name, "link", "set", "lo", "up")
-	return name
-}
-
-func inNS(t *testing.T, ns string, args ...string) string {
-	t.Helper()
-	return run(t, append([]string{"ip", "netns", "exec", ns}, args...)...)
-}
-
 // host is one node: its namespace, its workload's namespace, and our dataplane pieces.
 type host struct {
-	name, ns, wl string
-	dev          string // the workload's host-side interface
-	devices      *Devices
-	routes       *routes.Reconciler
-	v4, v6       Device
+	name    string
+	ns, wl  *netnstest.NS
+	dev     string // the workload's host-side interface
+	devices *Devices
+	routes  *routes.Reconciler
+	v4, v6  Device
 }
 
 // newHost numbers host i (1 or 2): underlay 198.18.0.i, block 10.65.i.0/26 and fd5c:i::/122.
-func newHost(t *testing.T, i int, fabricNS string) *host {
+func newHost(t *testing.T, i int, fabricNS *netnstest.NS) *host {
 	t.Helper()
 	n := string(rune('0' + i))
-	h := &host{name: "host" + n, ns: fabricNS, wl: newNS(t, "vxwl"+n), dev: "cali" + n}
-	path := "/run/netns/" + h.ns
+	h := &host{name: "host" + n, ns: fabricNS, wl: netnstest.New(t, "vxwl"+n), dev: "cali" + n}
+	path := h.ns.Path()
 	nl, err := OpenNetlink(path)
 	if err != nil {
 		t.Fatal(err)
@@ -90,13 +52,13 @@ func newHost(t *testing.T, i int, fabricNS string) *host {
 	}
 	t.Cleanup(ih.Close)
 	hostMTU := func(ctx context.Context) (int, error) { return ifaces.HostMTU(ctx, ih, regexp.MustCompile(`^eth`)) }
-	h.devices = NewDevices(nl, testLog(t), hostMTU, time.Hour)
+	h.devices = NewDevices(nl, logtest.Logger(t), hostMTU, time.Hour)
 	rh, err := routes.OpenNetlink(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(rh.Close)
-	h.routes = routes.New(rh, routes.Ownership{}, testLog(t))
+	h.routes = routes.New(rh, routes.Ownership{}, logtest.Logger(t))
 
 	h.v4 = Device{Name: DeviceV4, VNI: testVNI, Port: testPort, MAC: MACForNode(h.name, false),
 		LocalAddr: addr("198.18.0." + n), TunnelAddr: addr("10.65." + n + ".0")}
@@ -110,11 +72,11 @@ func newHost(t *testing.T, i int, fabricNS string) *host {
 // route via 169.254.1.1 (answered by proxy ARP) and via the host side's link-local address.
 func (h *host) plumbWorkload(t *testing.T, n string) {
 	t.Helper()
-	run(t, "ip", "link", "add", h.dev, "netns", h.ns, "type", "veth", "peer", "name", "eth0", "netns", h.wl)
-	inNS(t, h.ns, "sysctl", "-qw", "net.ipv6.conf."+h.dev+".accept_dad=0")
-	inNS(t, h.wl, "sysctl", "-qw", "net.ipv6.conf.eth0.accept_dad=0")
-	run(t, "ip", "-n", h.ns, "link", "set", h.dev, "up")
-	w := func(args ...string) { run(t, append([]string{"ip", "-n", h.wl}, args...)...) }
+	netnstest.Run(t, "ip", "link", "add", h.dev, "netns", h.ns.Name, "type", "veth", "peer", "name", "eth0", "netns", h.wl.Name)
+	h.ns.Exec(t, "sysctl", "-qw", "net.ipv6.conf."+h.dev+".accept_dad=0")
+	h.wl.Exec(t, "sysctl", "-qw", "net.ipv6.conf.eth0.accept_dad=0")
+	h.ns.IP(t, "link", "set", h.dev, "up")
+	w := func(args ...string) { h.wl.IP(t, args...) }
 	w("link", "set", "eth0", "up")
 	w("addr", "add", "10.65."+n+".5/32", "dev", "eth0")
 	w("-6", "addr", "add", "fd5c:"+n+"::5/128", "dev", "eth0", "nodad")
@@ -122,7 +84,7 @@ func (h *host) plumbWorkload(t *testing.T, n string) {
 	w("route", "add", "default", "via", "169.254.1.1", "dev", "eth0")
 	w("-6", "route", "add", "default", "via", h.linkLocal(t), "dev", "eth0")
 
-	p, err := ifaces.NewProcSys("/run/netns/" + h.ns)
+	p, err := ifaces.NewProcSys(h.ns.Path())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +98,7 @@ func (h *host) linkLocal(t *testing.T) string {
 	t.Helper()
 	re := regexp.MustCompile(`inet6 (fe80::[0-9a-f:]+)/64`)
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if m := re.FindStringSubmatch(run(t, "ip", "-n", h.ns, "-6", "addr", "show", "dev", h.dev)); m != nil {
+		if m := re.FindStringSubmatch(h.ns.IP(t, "-6", "addr", "show", "dev", h.dev)); m != nil {
 			return m[1]
 		}
 	}
@@ -174,7 +136,7 @@ func (h *host) apply(t *testing.T, peer *host) {
 }
 
 // counters returns a device's RX and TX packet counts.
-func counters(t *testing.T, ns, dev string) (rx, tx uint64) {
+func counters(t *testing.T, ns *netnstest.NS, dev string) (rx, tx uint64) {
 	t.Helper()
 	var links []struct {
 		Stats64 struct {
@@ -182,16 +144,16 @@ func counters(t *testing.T, ns, dev string) (rx, tx uint64) {
 			TX struct{ Packets uint64 } `json:"tx"`
 		} `json:"stats64"`
 	}
-	if err := json.Unmarshal([]byte(run(t, "ip", "-n", ns, "-s", "-j", "link", "show", "dev", dev)), &links); err != nil || len(links) != 1 {
+	if err := json.Unmarshal([]byte(ns.IP(t, "-s", "-j", "link", "show", "dev", dev)), &links); err != nil || len(links) != 1 {
 		t.Fatalf("parsing ip -s link: %v", err)
 	}
 	return links[0].Stats64.RX.Packets, links[0].Stats64.TX.Packets
 }
 
-func waitOperUp(t *testing.T, ns, dev string) {
+func waitOperUp(t *testing.T, ns *netnstest.NS, dev string) {
 	t.Helper()
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if strings.Contains(run(t, "ip", "-n", ns, "link", "show", "dev", dev), "state UP") {
+		if strings.Contains(ns.IP(t, "link", "show", "dev", dev), "state UP") {
 			return
 		}
 	}
@@ -200,14 +162,14 @@ func waitOperUp(t *testing.T, ns, dev string) {
 
 // startCapture runs tcpdump on a namespace's eth0 until it has seen 3 packets matching filter; the
 // returned func waits for it (10 s at most) and returns what it printed ("" without tcpdump).
-func startCapture(t *testing.T, ns, filter string) func() string {
+func startCapture(t *testing.T, ns *netnstest.NS, filter string) func() string {
 	t.Helper()
 	if _, err := exec.LookPath("tcpdump"); err != nil {
 		t.Log("no tcpdump: not capturing")
 		return func() string { return "" }
 	}
 	cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	cmd := exec.CommandContext(cctx, "ip", "netns", "exec", ns, "tcpdump", "-l", "-n", "-i", "eth0", "-c", "3", filter)
+	cmd := exec.CommandContext(cctx, "ip", "netns", "exec", ns.Name, "tcpdump", "-l", "-n", "-i", "eth0", "-c", "3", filter)
 	var out strings.Builder
 	cmd.Stdout = &out
 	stderr, _ := cmd.StderrPipe()
@@ -228,24 +190,21 @@ func startCapture(t *testing.T, ns, filter string) func() string {
 	}
 }
 
-func ping(wl, dst string) error {
-	return exec.Command("ip", "netns", "exec", wl, "ping", "-c", "3", "-i", "0.2", "-W", "2", dst).Run()
+func ping(wl *netnstest.NS, dst string) error {
+	_, err := wl.Try("ping", "-c", "3", "-i", "0.2", "-W", "2", dst)
+	return err
 }
 
 func TestNetnsTwoHostsOverVXLAN(t *testing.T) {
-	requireRoot(t)
-	nsA, nsB := newNS(t, "vxhostA"), newNS(t, "vxhostB")
-	run(t, "ip", "link", "add", "eth0", "netns", nsA, "type", "veth", "peer", "name", "eth0", "netns", nsB)
-	for i, ns := range []string{nsA, nsB} {
-		n := string(rune('1' + i))
-		run(t, "ip", "-n", ns, "addr", "add", "198.18.0."+n+"/24", "dev", "eth0")
-		run(t, "ip", "-n", ns, "-6", "addr", "add", "fd5c:ffff::"+n+"/64", "dev", "eth0", "nodad")
-		run(t, "ip", "-n", ns, "link", "set", "eth0", "up")
-		inNS(t, ns, "sysctl", "-qw", "net.ipv4.ip_forward=1", "net.ipv6.conf.all.forwarding=1")
+	netnstest.Require(t, "ping")
+	nsA, nsB := netnstest.New(t, "vxhostA"), netnstest.New(t, "vxhostB")
+	netnstest.Link(t, nsA, nsB, "eth0", []string{"198.18.0.1/24", "fd5c:ffff::1/64"}, []string{"198.18.0.2/24", "fd5c:ffff::2/64"})
+	for _, ns := range []*netnstest.NS{nsA, nsB} {
+		ns.Exec(t, "sysctl", "-qw", "net.ipv4.ip_forward=1", "net.ipv6.conf.all.forwarding=1")
 		// A host has a default route; proxy ARP answers for 169.254.1.1 only if it is routable.
-		run(t, "ip", "-n", ns, "route", "add", "default", "dev", "eth0")
+		ns.IP(t, "route", "add", "default", "dev", "eth0")
 	}
-	for _, ns := range []string{nsA, nsB} {
+	for _, ns := range []*netnstest.NS{nsA, nsB} {
 		waitOperUp(t, ns, "eth0") // so that the host MTU is found
 	}
 	a, b := newHost(t, 1, nsA), newHost(t, 2, nsB)
@@ -253,21 +212,21 @@ func TestNetnsTwoHostsOverVXLAN(t *testing.T) {
 	b.apply(t, a)
 
 	// The devices are as Calico makes them.
-	detail := run(t, "ip", "-n", nsA, "-d", "link", "show", DeviceV4)
+	detail := nsA.IP(t, "-d", "link", "show", DeviceV4)
 	for _, want := range []string{"mtu 1450", "vxlan id 4096", "dev eth0", "dstport 4789", "nolearning",
 		"local 198.18.0.1", "link/ether " + MACForNode("host1", false).String(), "UP"} {
 		if !strings.Contains(detail, want) {
 			t.Errorf("%s lacks %q:\n%s", DeviceV4, want, detail)
 		}
 	}
-	if d := run(t, "ip", "-n", nsA, "-d", "link", "show", DeviceV6); !strings.Contains(d, "mtu 1430") || !strings.Contains(d, "local fd5c:ffff::1") {
+	if d := nsA.IP(t, "-d", "link", "show", DeviceV6); !strings.Contains(d, "mtu 1430") || !strings.Contains(d, "local fd5c:ffff::1") {
 		t.Errorf("%s:\n%s", DeviceV6, d)
 	}
-	neigh := run(t, "ip", "-n", nsA, "neigh", "show", "dev", DeviceV4)
+	neigh := nsA.IP(t, "neigh", "show", "dev", DeviceV4)
 	if !strings.Contains(neigh, "10.65.2.0 lladdr "+MACForNode("host2", false).String()+" PERMANENT") {
 		t.Errorf("ARP entries: %s", neigh)
 	}
-	fdb := run(t, "bridge", "-n", nsA, "fdb", "show", "dev", DeviceV4)
+	fdb := netnstest.Run(t, "bridge", "-n", nsA.Name, "fdb", "show", "dev", DeviceV4)
 	if !strings.Contains(fdb, MACForNode("host2", false).String()+" dst 198.18.0.2 self permanent") {
 		t.Errorf("FDB entries: %s", fdb)
 	}
@@ -314,7 +273,7 @@ func TestNetnsTwoHostsOverVXLAN(t *testing.T) {
 	if err := a.devices.Apply(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
-	if out := run(t, "ip", "-n", nsA, "link", "show", "type", "vxlan"); strings.TrimSpace(out) != "" {
+	if out := nsA.IP(t, "link", "show", "type", "vxlan"); strings.TrimSpace(out) != "" {
 		t.Errorf("VXLAN devices left: %s", out)
 	}
 }
@@ -324,10 +283,10 @@ func dumpState(t *testing.T, hosts ...*host) {
 	t.Helper()
 	for _, h := range hosts {
 		for _, cmd := range [][]string{
-			{"ip", "-n", h.ns, "-s", "link"}, {"ip", "-n", h.ns, "addr"}, {"ip", "-n", h.ns, "route", "show", "table", "all"},
-			{"ip", "-n", h.ns, "neigh"}, {"bridge", "-n", h.ns, "fdb", "show", "dev", DeviceV4},
-			{"ip", "-n", h.wl, "addr"}, {"ip", "-n", h.wl, "route"}, {"ip", "-n", h.wl, "neigh"},
-			{"ip", "netns", "exec", h.ns, "sysctl", "net.ipv4.conf.all.rp_filter", "net.ipv4.conf." + h.dev + ".rp_filter",
+			{"ip", "-n", h.ns.Name, "-s", "link"}, {"ip", "-n", h.ns.Name, "addr"}, {"ip", "-n", h.ns.Name, "route", "show", "table", "all"},
+			{"ip", "-n", h.ns.Name, "neigh"}, {"bridge", "-n", h.ns.Name, "fdb", "show", "dev", DeviceV4},
+			{"ip", "-n", h.wl.Name, "addr"}, {"ip", "-n", h.wl.Name, "route"}, {"ip", "-n", h.wl.Name, "neigh"},
+			{"ip", "netns", "exec", h.ns.Name, "sysctl", "net.ipv4.conf.all.rp_filter", "net.ipv4.conf." + h.dev + ".rp_filter",
 				"net.ipv4.conf." + h.dev + ".proxy_arp", "net.ipv4.ip_forward"},
 		} {
 			out, _ := exec.Command(cmd[0], cmd[1:]...).CombinedOutput()
@@ -369,23 +328,23 @@ func (c *countingHandle) DelNeighbor(i int, n Neigh) error {
 }
 
 func TestNetnsManagerReadBackAndDrift(t *testing.T) {
-	requireRoot(t)
-	ns := newNS(t, "vxdrift")
-	run(t, "ip", "-n", ns, "link", "add", "eth0", "type", "veth", "peer", "name", "eth1")
-	run(t, "ip", "-n", ns, "addr", "add", "198.18.0.1/24", "dev", "eth0")
-	run(t, "ip", "-n", ns, "link", "set", "eth0", "up")
-	nl, err := OpenNetlink("/run/netns/" + ns)
+	netnstest.Require(t, "ping")
+	ns := netnstest.New(t, "vxdrift")
+	ns.IP(t, "link", "add", "eth0", "type", "veth", "peer", "name", "eth1")
+	ns.IP(t, "addr", "add", "198.18.0.1/24", "dev", "eth0")
+	ns.IP(t, "link", "set", "eth0", "up")
+	nl, err := OpenNetlink(ns.Path())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer nl.Close()
 	vteps := []VTEP{vtepB, vtepC}
-	applyOK(t, NewManager(nl, testLog(t)), v4Config(), vteps...)
+	applyOK(t, NewManager(nl, logtest.Logger(t)), v4Config(), vteps...)
 	// state is what `ip` and `bridge` show of the device, as sorted lines (listing order and the
 	// IPv6 link-local address's DAD state are not ours).
 	state := func() string {
-		out := run(t, "ip", "-n", ns, "-d", "link", "show", DeviceV4) + run(t, "ip", "-n", ns, "addr", "show", "dev", DeviceV4) +
-			run(t, "ip", "-n", ns, "neigh", "show", "dev", DeviceV4) + run(t, "bridge", "-n", ns, "fdb", "show", "dev", DeviceV4)
+		out := ns.IP(t, "-d", "link", "show", DeviceV4) + ns.IP(t, "addr", "show", "dev", DeviceV4) +
+			ns.IP(t, "neigh", "show", "dev", DeviceV4) + netnstest.Run(t, "bridge", "-n", ns.Name, "fdb", "show", "dev", DeviceV4)
 		var lines []string
 		for _, l := range strings.Split(out, "\n") {
 			if l = strings.TrimSpace(l); l != "" && !strings.Contains(l, "fe80::") && !strings.HasPrefix(l, "valid_lft") {
@@ -399,13 +358,13 @@ func TestNetnsManagerReadBackAndDrift(t *testing.T) {
 
 	// A restarted Manager reads everything back and writes nothing.
 	c := &countingHandle{Handle: nl}
-	m := NewManager(c, testLog(t))
+	m := NewManager(c, logtest.Logger(t))
 	applyOK(t, m, v4Config(), vteps...)
 	if len(c.writes) != 0 {
 		t.Fatalf("restart wrote %v", c.writes)
 	}
 
-	ip := func(args ...string) { run(t, append([]string{"ip", "-n", ns}, args...)...) }
+	ip := func(args ...string) { ns.IP(t, args...) }
 	drifts := []struct {
 		name string
 		do   func()
@@ -413,8 +372,8 @@ func TestNetnsManagerReadBackAndDrift(t *testing.T) {
 		{"neighbours", func() {
 			ip("neigh", "del", "10.65.2.0", "dev", DeviceV4)
 			ip("neigh", "add", "10.65.9.0", "lladdr", "66:00:00:00:00:09", "dev", DeviceV4, "nud", "permanent")
-			run(t, "bridge", "-n", ns, "fdb", "del", "66:00:00:00:00:03", "dev", DeviceV4, "dst", "198.18.0.3", "self")
-			run(t, "bridge", "-n", ns, "fdb", "add", "66:00:00:00:00:09", "dev", DeviceV4, "dst", "198.18.0.9", "self", "permanent")
+			netnstest.Run(t, "bridge", "-n", ns.Name, "fdb", "del", "66:00:00:00:00:03", "dev", DeviceV4, "dst", "198.18.0.3", "self")
+			netnstest.Run(t, "bridge", "-n", ns.Name, "fdb", "add", "66:00:00:00:00:09", "dev", DeviceV4, "dst", "198.18.0.9", "self", "permanent")
 		}},
 		{"device", func() {
 			// Setting the device down also flushes its ARP entries, permanent ones included.
