@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/calico-host/calico-host/pkg/netnstest"
+
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -117,9 +119,7 @@ func TestUsage(t *testing.T) {
 // TestRunOnceInNetns runs the command with --run-once with its kernel access in a private
 // network namespace: it registers the node, allocates the VXLAN tunnel address and exits 0.
 func TestRunOnceInNetns(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to create network namespaces")
-	}
+	netnstest.Require(t)
 	s := etcdtest.Start(t)
 	ns := newNS(t, "198.18.6.2/24")
 	nodenameFile := filepath.Join(t.TempDir(), "nodename")

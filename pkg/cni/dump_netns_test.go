@@ -5,10 +5,11 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
-	"os"
 	"runtime"
 	"sync"
 	"testing"
+
+	"github.com/calico-host/calico-host/pkg/netnstest"
 
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
@@ -85,9 +86,7 @@ func churnAddrsAndRoutes(ctx context.Context, t *testing.T, ns netns.NsHandle, l
 // newDumpTestNS creates a network namespace for one test and a netlink handle in it.
 func newDumpTestNS(t *testing.T) (netns.NsHandle, *netlink.Handle) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to create network namespaces")
-	}
+	netnstest.Require(t)
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	orig, err := netns.Get()

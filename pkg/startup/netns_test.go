@@ -4,10 +4,11 @@ import (
 	"context"
 	"net"
 	"net/netip"
-	"os"
 	"runtime"
 	"testing"
 	"time"
+
+	"github.com/calico-host/calico-host/pkg/netnstest"
 
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
@@ -23,9 +24,7 @@ type testNS struct {
 
 func newTestNS(t *testing.T) *testNS {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to create network namespaces")
-	}
+	netnstest.Require(t)
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	orig, err := netns.Get()

@@ -2,10 +2,11 @@ package fleet
 
 import (
 	"context"
-	"os"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/calico-host/calico-host/pkg/netnstest"
 
 	"github.com/rs/zerolog"
 )
@@ -16,9 +17,7 @@ import (
 // model, confd's inputs) of an agent started afterwards from a fresh list. No timings are
 // asserted.
 func TestFleetConverges(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root (network namespace)")
-	}
+	netnstest.Require(t)
 	if !EtcdAvailable() {
 		t.Skip("needs the etcd binary (Debian package etcd-server)")
 	}
