@@ -3,6 +3,7 @@ package netnstest
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"os"
 	"os/exec"
 	"runtime"
@@ -131,20 +132,28 @@ func (ns *NS) Try(args ...string) (string, error) {
 // stay in it.
 func (ns *NS) Do(t testing.TB, fn func()) {
 	t.Helper()
+	if err := ns.In(func() error { fn(); return nil }); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// In is Do for goroutines other than the test's: it returns fn's error, or
+// the error switching namespaces, instead of failing the test.
+func (ns *NS) In(fn func() error) error {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	orig, err := netns.Get()
 	if err != nil {
-		t.Fatal(err)
+		return fmt.Errorf("opening the current network namespace: %w", err)
 	}
 	defer orig.Close()
 	if err := netns.Set(netns.NsHandle(ns.FD)); err != nil {
-		t.Fatal(err)
+		return fmt.Errorf("entering %s: %w", ns.Name, err)
 	}
 	defer func() {
 		if err := netns.Set(orig); err != nil {
 			panic(err) // never leave a thread in the wrong namespace
 		}
 	}()
-	fn()
+	return fn()
 }
