@@ -33,7 +33,7 @@ var binDir string
 func TestMain(m *testing.M) {
 	flag.Parse()
 	code := func() int {
-		if os.Geteuid() == 0 {
+		if netnstest.Privileged() {
 			dir, err := buildBinaries()
 			if err != nil {
 				fmt.Fprintln(os.Stderr, "building the CNI binaries:", err)

@@ -7,8 +7,9 @@
 // what is nft's own (listing and normalising the ruleset).
 //
 // One file, netnstest.go: Require (root and the commands a test needs; RequireLong also skips
-// under -short), NS and New, Link (a veth pair between two namespaces, with addresses), Run, and
-// NS's Path, Handle (a netlink handle inside), IP (`ip -n`), Exec, Try, Do (Go code on a
-// thread inside the namespace) and In (Do for other goroutines: it returns errors instead of
-// failing the test). Test loggers live in internal/logtest.
+// under -short; Privileged is the root check for TestMain), NS and New, Link (a veth pair
+// between two namespaces, with addresses), Run, and NS's Path, Handle (a netlink handle
+// inside), IP (`ip -n`), Exec, Try, Do (Go code on a thread inside the namespace) and In (Do
+// for other goroutines: it returns errors instead of failing the test). Test loggers live in
+// internal/logtest.
 package netnstest

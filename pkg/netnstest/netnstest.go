@@ -14,11 +14,16 @@ import (
 	"github.com/vishvananda/netns"
 )
 
+// Privileged reports whether privileged tests can run here (as root). It is
+// for TestMain, which has no testing.T and builds what those tests need
+// only then; tests call Require.
+func Privileged() bool { return os.Geteuid() == 0 }
+
 // Require skips the test unless it runs as root with the given commands
 // (ip is always needed).
 func Require(t testing.TB, cmds ...string) {
 	t.Helper()
-	if os.Geteuid() != 0 {
+	if !Privileged() {
 		t.Skip("needs root")
 	}
 	for _, c := range append([]string{"ip"}, cmds...) {
