@@ -7,7 +7,6 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -15,7 +14,6 @@ import (
 	"github.com/calico-host/calico-host/pkg/netnstest"
 
 	"github.com/vishvananda/netlink"
-	"github.com/vishvananda/netns"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/calico-host/calico-host/pkg/api"
@@ -127,7 +125,7 @@ func TestRunOnceInNetns(t *testing.T) {
 		"AS": "64512", "CALICO_NODENAME_FILE": nodenameFile, "CALICO_LOG_FORMAT": "json"}
 	var stderr bytes.Buffer
 	code := -1
-	inNS(t, ns, func() {
+	ns.Do(t, func() {
 		code = run(context.Background(), []string{"--config", filepath.Join(t.TempDir(), "none.toml"),
 			"--datastore-config", datastoreFile(t, s), "--run-once"}, e.lookup, &stderr)
 	})
@@ -157,27 +155,9 @@ func TestRunOnceInNetns(t *testing.T) {
 }
 
 // newNS creates a network namespace with one veth pair (eth0 holding addr).
-func newNS(t *testing.T, addr string) netns.NsHandle {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	orig, err := netns.Get()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer orig.Close()
-	ns, err := netns.New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := netns.Set(orig); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ns.Close() })
-	h, err := netlink.NewHandleAt(ns)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close()
+func newNS(t *testing.T, addr string) *netnstest.NS {
+	n := netnstest.New(t, "startup")
+	h := n.Handle(t)
 	if err := h.LinkAdd(&netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: "eth0"}, PeerName: "eth0p"}); err != nil {
 		t.Fatal(err)
 	}
@@ -193,26 +173,5 @@ func newNS(t *testing.T, addr string) netns.NsHandle {
 	if err := h.AddrAdd(l, &netlink.Addr{IPNet: ipn}); err != nil {
 		t.Fatal(err)
 	}
-	return ns
-}
-
-// inNS runs fn on a thread switched into ns (only fn's own goroutine; the runtime starts other
-// threads from a clean template thread).
-func inNS(t *testing.T, ns netns.NsHandle, fn func()) {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	orig, err := netns.Get()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer orig.Close()
-	if err := netns.Set(ns); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		if err := netns.Set(orig); err != nil {
-			panic(err) // never leave a thread in the wrong namespace
-		}
-	}()
-	fn()
+	return n
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
-	"runtime"
 	"sync"
 	"testing"
 
@@ -86,24 +85,8 @@ func churnAddrsAndRoutes(ctx context.Context, t *testing.T, ns netns.NsHandle, l
 // newDumpTestNS creates a network namespace for one test and a netlink handle in it.
 func newDumpTestNS(t *testing.T) (netns.NsHandle, *netlink.Handle) {
 	t.Helper()
-	netnstest.Require(t)
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	orig, err := netns.Get()
-	mustNL(t, err)
-	defer orig.Close()
-	ns, err := netns.New() // also moves this thread into it
-	mustNL(t, err)
-	if err := netns.Set(orig); err != nil {
-		panic(fmt.Sprintf("cannot return to the original network namespace: %v", err))
-	}
-	h, err := netlink.NewHandleAt(ns)
-	if err != nil {
-		ns.Close()
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { h.Close(); ns.Close() })
-	return ns, h
+	ns := netnstest.New(t, "cnidump")
+	return netns.NsHandle(ns.FD), ns.Handle(t)
 }
 
 func mustNL(t *testing.T, err error) {

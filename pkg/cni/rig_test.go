@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -34,7 +33,7 @@ var binDir string
 func TestMain(m *testing.M) {
 	flag.Parse()
 	code := func() int {
-		if os.Geteuid() == 0 {
+		if netnstest.Privileged() {
 			dir, err := buildBinaries()
 			if err != nil {
 				fmt.Fprintln(os.Stderr, "building the CNI binaries:", err)
@@ -82,7 +81,8 @@ type rig struct {
 	t        testing.TB
 	srv      *etcdtest.Server
 	ds       *datastore.Client
-	hostNS   string // name under /var/run/netns
+	host     *netnstest.NS
+	hostNS   string // host.Name (under /var/run/netns)
 	conf     map[string]any
 	dir      string
 	cni      *libcni.CNIConfig
@@ -102,7 +102,8 @@ func newRig(t testing.TB) *rig {
 	r.create(&api.ClusterInformation{ObjectMeta: api.ObjectMeta{Name: "default"}, Spec: api.ClusterInformationSpec{DatastoreReady: &ready}})
 	r.pool("v4", "10.65.0.0/16", 26)
 	r.pool("v6", "fd5c:1::/64", 122)
-	r.hostNS = r.netns("h")
+	r.host = netnstest.New(t, "cni-h")
+	r.hostNS = r.host.Name
 	r.hostPath = "/var/run/netns/" + r.hostNS
 	r.conf = map[string]any{
 		"type": "calico", "etcd_endpoints": r.proxyInHost(), "nodename": "host-a", "mtu": 1410,
@@ -133,11 +134,7 @@ func (r *rig) netns(role string) string {
 
 func (r *rig) ip(args ...string) string {
 	r.t.Helper()
-	out, err := exec.Command("ip", args...).CombinedOutput()
-	if err != nil {
-		r.t.Fatalf("ip %s: %v: %s", strings.Join(args, " "), err, out)
-	}
-	return string(out)
+	return netnstest.Run(r.t, append([]string{"ip"}, args...)...)
 }
 
 // list is the network configuration list the runtime passes.
@@ -153,31 +150,7 @@ func (r *rig) list(version string) *libcni.NetworkConfigList {
 
 // inHost runs fn with this goroutine's thread in the host namespace: plugins exec'd by libcni
 // inherit it, so they never touch the real host's network.
-func (r *rig) inHost(fn func() error) error {
-	runtime.LockOSThread()
-	orig, err := netns.Get()
-	if err != nil {
-		runtime.UnlockOSThread()
-		return err
-	}
-	defer orig.Close()
-	h, err := netns.GetFromName(r.hostNS)
-	if err != nil {
-		runtime.UnlockOSThread()
-		return err
-	}
-	defer h.Close()
-	if err := netns.Set(h); err != nil {
-		runtime.UnlockOSThread()
-		return err
-	}
-	fnErr := fn()
-	if err := netns.Set(orig); err != nil {
-		panic(fmt.Sprintf("cannot return to the original network namespace: %v", err)) // never run tests in the wrong namespace
-	}
-	runtime.UnlockOSThread()
-	return fnErr
-}
+func (r *rig) inHost(fn func() error) error { return r.host.In(fn) }
 
 func rt(id, nsPath string, args ...[2]string) *libcni.RuntimeConf {
 	return &libcni.RuntimeConf{ContainerID: id, NetNS: nsPath, IfName: "eth0", Args: args}

@@ -7,8 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rs/zerolog"
-
+	"github.com/calico-host/calico-host/internal/logtest"
 	"github.com/calico-host/calico-host/pkg/datastore"
 	"github.com/calico-host/calico-host/pkg/datastore/etcdtest"
 	"github.com/calico-host/calico-host/pkg/felix/calc"
@@ -35,7 +34,7 @@ func TestLocalBGPPeerWithRealEtcd(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	log := zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel)
+	log := logtest.Logger(t)
 	s := syncer.New(datastore.NewFromEtcd(cli), syncer.Config{Prefixes: []string{datastore.ResourcePrefix, datastore.BlockPrefix}}, log)
 	h := &harness{t: t, etcd: srv}
 	h.run(s, []string{"FELIX_FELIXHOSTNAME=host-a"})

@@ -11,6 +11,7 @@ import (
 	"github.com/rs/zerolog"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/calico-host/calico-host/internal/logtest"
 	"github.com/calico-host/calico-host/pkg/daemon/notifytest"
 	"github.com/calico-host/calico-host/pkg/datastore"
 	"github.com/calico-host/calico-host/pkg/datastore/etcdtest"
@@ -63,7 +64,7 @@ func TestWithRealSyncer(t *testing.T) {
 		`{"orchestrator":"openstack","workload":"instance-1","node":"host-a","endpoint":"port-1","interfaceName":"tapport-1","mac":"00:11:22:33:44:55","ipNetworks":["10.65.0.2/32"]}`)
 
 	ds := datastore.NewFromEtcd(cli)
-	log := zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel)
+	log := logtest.Logger(t)
 	s := syncer.New(ds, syncer.Config{Prefixes: []string{datastore.ResourcePrefix, datastore.BlockPrefix}}, log)
 	h := &harness{t: t, etcd: srv}
 	h.run(s, []string{"FELIX_FELIXHOSTNAME=host-a"})

@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rs/zerolog"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/calico-host/calico-host/internal/logtest"
 	"github.com/calico-host/calico-host/pkg/datastore"
 	"github.com/calico-host/calico-host/pkg/datastore/etcdtest"
 	"github.com/calico-host/calico-host/pkg/felix/calc"
@@ -55,7 +55,7 @@ func TestSelectorScopedConfigWithRealEtcd(t *testing.T) {
 	}
 	node(`{"role":"gpu"}`)
 
-	log := zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel)
+	log := logtest.Logger(t)
 	s := syncer.New(datastore.NewFromEtcd(cli), syncer.Config{Prefixes: []string{datastore.ResourcePrefix, datastore.BlockPrefix}}, log)
 	h := &harness{t: t, etcd: srv}
 	h.run(s, []string{"FELIX_FELIXHOSTNAME=host-a"})

@@ -15,6 +15,6 @@
 // The files:
 //
 //	tunnel.go   Device (the desired state), State, Handle, Tunnel (Apply, resyncs), EnsureLink
-//	netlink.go  Netlink: the Handle on a netlink handle in a network namespace
+//	netlink.go  Netlink: the Handle on nlhandle.Handle (which does the link and address requests)
 //	fake.go     Fake: an in-memory Handle for tests, which records the requests
 package ipip

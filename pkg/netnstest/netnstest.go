@@ -3,6 +3,7 @@ package netnstest
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"os"
 	"os/exec"
 	"runtime"
@@ -13,11 +14,16 @@ import (
 	"github.com/vishvananda/netns"
 )
 
+// Privileged reports whether privileged tests can run here (as root). It is
+// for TestMain, which has no testing.T and builds what those tests need
+// only then; tests call Require.
+func Privileged() bool { return os.Geteuid() == 0 }
+
 // Require skips the test unless it runs as root with the given commands
 // (ip is always needed).
 func Require(t testing.TB, cmds ...string) {
 	t.Helper()
-	if os.Geteuid() != 0 {
+	if !Privileged() {
 		t.Skip("needs root")
 	}
 	for _, c := range append([]string{"ip"}, cmds...) {
@@ -131,20 +137,28 @@ func (ns *NS) Try(args ...string) (string, error) {
 // stay in it.
 func (ns *NS) Do(t testing.TB, fn func()) {
 	t.Helper()
+	if err := ns.In(func() error { fn(); return nil }); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// In is Do for goroutines other than the test's: it returns fn's error, or
+// the error switching namespaces, instead of failing the test.
+func (ns *NS) In(fn func() error) error {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	orig, err := netns.Get()
 	if err != nil {
-		t.Fatal(err)
+		return fmt.Errorf("opening the current network namespace: %w", err)
 	}
 	defer orig.Close()
 	if err := netns.Set(netns.NsHandle(ns.FD)); err != nil {
-		t.Fatal(err)
+		return fmt.Errorf("entering %s: %w", ns.Name, err)
 	}
 	defer func() {
 		if err := netns.Set(orig); err != nil {
 			panic(err) // never leave a thread in the wrong namespace
 		}
 	}()
-	fn()
+	return fn()
 }

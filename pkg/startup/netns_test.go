@@ -4,7 +4,6 @@ import (
 	"context"
 	"net"
 	"net/netip"
-	"runtime"
 	"testing"
 	"time"
 
@@ -24,28 +23,8 @@ type testNS struct {
 
 func newTestNS(t *testing.T) *testNS {
 	t.Helper()
-	netnstest.Require(t)
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	orig, err := netns.Get()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer orig.Close()
-	ns, err := netns.New() // also switches this thread into it
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := netns.Set(orig); err != nil {
-		t.Fatal(err)
-	}
-	h, err := netlink.NewHandleAt(ns)
-	if err != nil {
-		ns.Close()
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { h.Close(); ns.Close() })
-	return &testNS{t: t, ns: ns, h: h}
+	ns := netnstest.New(t, "startup")
+	return &testNS{t: t, ns: netns.NsHandle(ns.FD), h: ns.Handle(t)}
 }
 
 // veth creates a veth pair inside the namespace, both ends up, with addrs on the first end.

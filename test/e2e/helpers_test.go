@@ -9,16 +9,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/calico-host/calico-host/pkg/netnstest"
 	"github.com/calico-host/calico-host/test/e2e/topo"
 )
 
+// requireRoot skips unless the kit's slow privileged tests may run (root, not -short) and
+// TestMain built the binaries under test.
 func requireRoot(t *testing.T) {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("end-to-end test skipped in -short mode")
-	}
-	if os.Geteuid() != 0 || bins.Dir == "" {
-		t.Skip("needs root (network namespaces)")
+	netnstest.RequireLong(t)
+	if bins.Dir == "" {
+		t.Skip("the binaries under test were not built")
 	}
 }
 

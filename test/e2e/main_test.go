@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/calico-host/calico-host/pkg/felix/dataplane/wireguard/wgtest"
+	"github.com/calico-host/calico-host/pkg/netnstest"
 	"github.com/calico-host/calico-host/test/e2e/topo"
 )
 
@@ -19,7 +20,7 @@ func TestMain(m *testing.M) {
 	wgtest.MaybeServe() // in a re-executed child: a userspace WireGuard device (wireguard_test.go)
 	flag.Parse()
 	os.Exit(func() int {
-		if os.Geteuid() != 0 || testing.Short() {
+		if !netnstest.Privileged() || testing.Short() {
 			return m.Run() // every test skips
 		}
 		topo.HandleSignals()

@@ -34,7 +34,7 @@ var bin string
 func TestMain(m *testing.M) {
 	flag.Parse()
 	os.Exit(func() int {
-		if os.Geteuid() != 0 || testing.Short() {
+		if !netnstest.Privileged() || testing.Short() {
 			return m.Run() // the dataplane tests skip
 		}
 		topo.HandleSignals()

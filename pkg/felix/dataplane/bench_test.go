@@ -15,6 +15,7 @@ import (
 	"github.com/calico-host/calico-host/pkg/api"
 	"github.com/calico-host/calico-host/pkg/datastore"
 	"github.com/calico-host/calico-host/pkg/felix/calc"
+	"github.com/calico-host/calico-host/pkg/netnstest"
 	"github.com/calico-host/calico-host/pkg/nft"
 	"github.com/calico-host/calico-host/pkg/nft/apply"
 	"github.com/calico-host/calico-host/pkg/nft/fake"
@@ -77,7 +78,7 @@ func BenchmarkRender(b *testing.B) {
 // other, so that load from other processes affects them alike; it reports the mean wall time
 // of each, their ratio, and the CPU time (user+system, which includes the kernel's work).
 func BenchmarkLoadCalcShape(b *testing.B) {
-	requireRoot(b)
+	netnstest.Require(b, "nft", "sysctl")
 	ups := benchUpdates(b, calcBenchShape)
 	fake := fake.New()
 	newBenchDataplane(b, "", fake).load(b, ups)
@@ -89,15 +90,15 @@ func BenchmarkLoadCalcShape(b *testing.B) {
 	var st apply.Stats
 	n := 0
 	for b.Loop() {
-		ns := newTestNS(b, "bench")
-		dp := newBenchDataplane(b, ns.path(), nil)
+		ns := netnstest.New(b, "bench")
+		dp := newBenchDataplane(b, ns.Path(), nil)
 		cpu0, start := selfCPU(), time.Now()
 		st = dp.load(b, ups)
 		ours, oursCPU = ours+time.Since(start), oursCPU+selfCPU()-cpu0
 		dp.close()
-		ns2 := newTestNS(b, "bench")
+		ns2 := netnstest.New(b, "bench")
 		cpu0, start = childCPU(), time.Now()
-		ns2.run(b, "nft", "-f", file)
+		ns2.Exec(b, "nft", "-f", file)
 		theirs, theirsCPU = theirs+time.Since(start), theirsCPU+childCPU()-cpu0
 		n++
 	}
@@ -130,7 +131,7 @@ func rusage(who int) time.Duration {
 // interleaved, because `nft -f` loading its cache of the whole table in a neighbouring
 // namespace slows the kernel's next commit down in ours (by about 5 ms here).
 func BenchmarkAddEndpoint(b *testing.B) {
-	requireRoot(b)
+	netnstest.Require(b, "nft", "sysctl")
 	g := calc.New("host1", zerolog.Nop())
 	g.OnMessage(syncer.Message{Snapshot: true, Status: syncer.InSync, Updates: benchSnapshot(calcBenchShape)})
 	initial := g.Flush()
@@ -149,8 +150,8 @@ func BenchmarkAddEndpoint(b *testing.B) {
 	}
 	var nftAdd, nftDel time.Duration
 	for range add.n {
-		nftAdd += timed(func() { nftNS.run(b, "nft", "-f", addScript) })
-		nftDel += timed(func() { nftNS.run(b, "nft", "-f", delScript) })
+		nftAdd += timed(func() { nftNS.Exec(b, "nft", "-f", addScript) })
+		nftDel += timed(func() { nftNS.Exec(b, "nft", "-f", delScript) })
 	}
 	b.ReportMetric(float64(len(addUps)), "add-updates")
 	b.ReportMetric(float64(add.ops), "add-ops")
@@ -163,8 +164,8 @@ func BenchmarkAddEndpoint(b *testing.B) {
 
 // loadedBenchDataplane is a Dataplane in a new namespace, loaded with initial.
 func loadedBenchDataplane(b *testing.B, initial []calc.Update) *Dataplane {
-	ns := newTestNS(b, "bench")
-	dp := newBenchDataplane(b, ns.path(), nil)
+	ns := netnstest.New(b, "bench")
+	dp := newBenchDataplane(b, ns.Path(), nil)
 	b.Cleanup(dp.close)
 	dp.load(b, initial)
 	return dp
@@ -174,7 +175,7 @@ func loadedBenchDataplane(b *testing.B, initial []calc.Update) *Dataplane {
 // applied and then undone: a policy's rule (its ports) and one more remote endpoint (an IP set
 // member in the sets that select it).
 func BenchmarkPartialChange(b *testing.B) {
-	requireRoot(b)
+	netnstest.Require(b, "nft", "sysctl")
 	g := calc.New("host1", zerolog.Nop())
 	g.OnMessage(syncer.Message{Snapshot: true, Status: syncer.InSync, Updates: benchSnapshot(calcBenchShape)})
 	dp := loadedBenchDataplane(b, g.Flush())
@@ -254,7 +255,7 @@ func timed(fn func()) time.Duration {
 
 // nftScripts loads the initial state into a second namespace with `nft -f`, and writes the
 // same add and delete transactions the Dataplane makes as `nft -f` scripts, for comparison.
-func nftScripts(b *testing.B, initial, addUps, delUps []calc.Update) (*testNS, string, string) {
+func nftScripts(b *testing.B, initial, addUps, delUps []calc.Update) (*netnstest.NS, string, string) {
 	fake := fake.New()
 	dp := newBenchDataplane(b, "", fake)
 	dp.load(b, initial)
@@ -271,8 +272,8 @@ func nftScripts(b *testing.B, initial, addUps, delUps []calc.Update) (*testNS, s
 	add := write("add.nft", batchScript(fake.LastBatch()))
 	dp.load(b, delUps)
 	del := write("del.nft", batchScript(fake.LastBatch()))
-	ns := newTestNS(b, "bench")
-	ns.run(b, "nft", "-f", full)
+	ns := netnstest.New(b, "bench")
+	ns.Exec(b, "nft", "-f", full)
 	return ns, add, del
 }
 

@@ -3,18 +3,17 @@ package dataplane_test
 import (
 	"context"
 	"net/netip"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/rs/zerolog"
-
+	"github.com/calico-host/calico-host/internal/logtest"
 	"github.com/calico-host/calico-host/pkg/felix/calc"
 	"github.com/calico-host/calico-host/pkg/felix/dataplane"
 	"github.com/calico-host/calico-host/pkg/felix/dataplane/rules"
+	"github.com/calico-host/calico-host/pkg/netnstest"
 )
 
 // TestLocalBGPPeerAddrsKernel runs the real dataplane in a fresh namespace: the host-side veth
@@ -23,27 +22,25 @@ import (
 // stale address; the addresses go when a field is cleared, when the workload stops being a
 // peer, and when its endpoint goes while its interface stays.
 func TestLocalBGPPeerAddrsKernel(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root")
-	}
-	host, fabric := newNS(t, "bgpip-host"), newNS(t, "bgpip-fab")
+	netnstest.Require(t)
+	host, fabric := netnstest.New(t, "bgpip-host"), netnstest.New(t, "bgpip-fab")
 	// A default route on the host, as on any real host: proxy ARP answers the workloads for
 	// their gateway 169.254.1.1 only when the host has a route to it.
-	if out, err := exec.Command("ip", "link", "add", "eth0", "netns", host.name, "type", "veth", "peer", "name", "eth0", "netns", fabric.name).CombinedOutput(); err != nil {
+	if out, err := exec.Command("ip", "link", "add", "eth0", "netns", host.Name, "type", "veth", "peer", "name", "eth0", "netns", fabric.Name).CombinedOutput(); err != nil {
 		t.Fatalf("veth: %v: %s", err, out)
 	}
-	host.run(t, "ip", "addr", "add", "198.18.0.1/24", "dev", "eth0")
-	host.run(t, "ip", "link", "set", "eth0", "up")
-	host.run(t, "ip", "route", "add", "default", "via", "198.18.0.2", "dev", "eth0")
+	host.Exec(t, "ip", "addr", "add", "198.18.0.1/24", "dev", "eth0")
+	host.Exec(t, "ip", "link", "set", "eth0", "up")
+	host.Exec(t, "ip", "route", "add", "default", "via", "198.18.0.2", "dev", "eth0")
 	const ifA, ifB = "cali000000bgp0a", "cali000000bgp0b"
 	a := addWorkload(t, host, "bgpip-a", ifA, "10.65.0.1")
 	addWorkload(t, host, "bgpip-b", ifB, "10.65.0.2")
-	host.run(t, "ip", "addr", "add", "169.254.0.179/32", "dev", ifB) // stale: b is no peer
+	host.Exec(t, "ip", "addr", "add", "169.254.0.179/32", "dev", ifB) // stale: b is no peer
 	ln := listen(t, host, "0.0.0.0:1179")
 	defer ln.Close()
 
-	log := zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel)
-	dp, err := dataplane.New(dataplane.FelixDefaults(dataplane.Config{Hostname: "host1", NetNS: host.path(), InterfaceRefreshInterval: 10 * time.Second,
+	log := logtest.Logger(t)
+	dp, err := dataplane.New(dataplane.FelixDefaults(dataplane.Config{Hostname: "host1", NetNS: host.Path(), InterfaceRefreshInterval: 10 * time.Second,
 		MTUFile: filepath.Join(t.TempDir(), "mtu"), IPv6Support: true, DefaultEndpointToHostAction: rules.ActionAccept}), log)
 	if err != nil {
 		t.Fatal(err)
@@ -65,7 +62,7 @@ func TestLocalBGPPeerAddrsKernel(t *testing.T) {
 		wep("a", ifA, "10.65.0.1", "rr", v4, v6), wep("b", ifB, "10.65.0.2", ""), calc.InSync{}}
 	waitStatus(t, status, map[string]string{"a": "up", "b": "up"})
 
-	addrs := func(iface string) string { return host.run(t, "ip", "addr", "show", "dev", iface) }
+	addrs := func(iface string) string { return host.Exec(t, "ip", "addr", "show", "dev", iface) }
 	waitAddrs := func(what, iface string, want, unwanted []string) {
 		t.Helper()
 		var out string

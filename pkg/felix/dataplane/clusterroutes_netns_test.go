@@ -16,15 +16,15 @@ import (
 // part could fail.
 func TestNetnsBIRDClusterRoutesLeftAlone(t *testing.T) {
 	tp := newTopology(t)
-	tp.host.run(t, "ip", "route", "add", "10.65.1.0/26", "via", "198.18.0.2", "dev", "eth0", "proto", "bird")
-	tp.host.run(t, "ip", "route", "add", "blackhole", "10.65.0.0/26", "proto", "bird")
+	tp.host.Exec(t, "ip", "route", "add", "10.65.1.0/26", "via", "198.18.0.2", "dev", "eth0", "proto", "bird")
+	tp.host.Exec(t, "ip", "route", "add", "blackhole", "10.65.0.0/26", "proto", "bird")
 	bird := clusterRouteLines(t, tp)
 	t.Logf("BIRD's routes: %q", bird)
 	if len(bird) != 2 {
 		t.Fatalf("BIRD's routes: %q", bird)
 	}
 	run := func(cr calc.ClusterRoutes) {
-		rh, err := routes.OpenNetlink(tp.host.path())
+		rh, err := routes.OpenNetlink(tp.host.Path())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -66,7 +66,7 @@ func noEncapHosts() []calc.Update {
 // clusterRouteLines are the host's IPv4 routes into 10.65.0.0/16, as ip(8) shows them.
 func clusterRouteLines(t *testing.T, tp *topology) []string {
 	var out []string
-	for l := range strings.Lines(tp.host.run(t, "ip", "-4", "route", "show", "root", "10.65.0.0/16")) {
+	for l := range strings.Lines(tp.host.Exec(t, "ip", "-4", "route", "show", "root", "10.65.0.0/16")) {
 		out = append(out, strings.TrimSpace(l))
 	}
 	return out

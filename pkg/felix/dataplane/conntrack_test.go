@@ -66,7 +66,7 @@ func TestConnectionOpenedBeforeFirstApply(t *testing.T) {
 func openConn(t *testing.T, tp *topology) (client, server net.Conn) {
 	t.Helper()
 	var ln net.Listener
-	tp.fabric.do(t, func() {
+	tp.fabric.Do(t, func() {
 		var err error
 		if ln, err = net.Listen("tcp", "198.18.0.2:2379"); err != nil {
 			t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/calico-host/calico-host/pkg/felix/calc"
+	"github.com/calico-host/calico-host/pkg/netnstest"
 )
 
 // icmpProbe is one ICMP or ICMPv6 message sent from a workload, and whether policy should let
@@ -34,10 +35,10 @@ func icmpNetwork(v6 bool) string {
 	return "ip4:icmp"
 }
 
-func listenICMP(t *testing.T, ns *testNS, v6 bool) *icmpSink {
+func listenICMP(t *testing.T, ns *netnstest.NS, v6 bool) *icmpSink {
 	t.Helper()
 	s := &icmpSink{got: map[string]bool{}}
-	ns.do(t, func() {
+	ns.Do(t, func() {
 		c, err := net.ListenPacket(icmpNetwork(v6), "")
 		if err != nil {
 			t.Fatal(err)
@@ -92,10 +93,10 @@ func icmpMessage(v6 bool, typ, code uint8, id uint16, marker string) []byte {
 // checkICMP sends the probes from ns to dst and checks which reach sink. Probes that should be
 // dropped go first; once every probe that should pass has arrived (same path, sent later), the
 // dropped ones would have arrived too, so their absence is checked without a timeout.
-func checkICMP(t *testing.T, ns *testNS, sink *icmpSink, v6 bool, dst string, probes []icmpProbe) {
+func checkICMP(t *testing.T, ns *netnstest.NS, sink *icmpSink, v6 bool, dst string, probes []icmpProbe) {
 	t.Helper()
 	var conn net.PacketConn
-	ns.do(t, func() {
+	ns.Do(t, func() {
 		c, err := net.ListenPacket(icmpNetwork(v6), "")
 		if err != nil {
 			t.Fatal(err)
@@ -137,7 +138,7 @@ func checkICMP(t *testing.T, ns *testNS, sink *icmpSink, v6 bool, dst string, pr
 func TestKernelNotICMPTypeAndCode(t *testing.T) {
 	const ip6A, ip6B = "fd5c::a", "fd5c::b"
 	tp := newTopology(t)
-	tp.host.run(t, "sysctl", "-qw", "net.ipv6.conf.all.forwarding=1")
+	tp.host.Exec(t, "sysctl", "-qw", "net.ipv6.conf.all.forwarding=1")
 	a := tp.addWorkload(t, "a", ifA, ipA)
 	b := tp.addWorkload(t, "b", ifB, ipB)
 	tp.addWorkloadV6(t, "a", ifA, ip6A)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/calico-host/calico-host/internal/logtest"
 	"github.com/calico-host/calico-host/pkg/felix/calc"
 	"github.com/calico-host/calico-host/pkg/felix/dataplane/ifaces"
 	"github.com/calico-host/calico-host/pkg/felix/dataplane/routes"
@@ -192,8 +193,10 @@ func newHarness(t testing.TB, cfg Config) *harness {
 	return h
 }
 
+// testLogger is the kit's test logger raised to errors, the level these tests always had: many
+// feed objects the dataplane refuses, each with a warning.
 func testLogger(t testing.TB) zerolog.Logger {
-	return zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.ErrorLevel)
+	return logtest.Logger(t).Level(zerolog.ErrorLevel)
 }
 
 // send records updates and applies; it fails the test on error.

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/calico-host/calico-host/pkg/felix/calc"
+	"github.com/calico-host/calico-host/pkg/netnstest"
 )
 
 // Addresses of the forward test's IPv6 fabric link and workload (the IPv4 ones are the
@@ -29,18 +30,18 @@ var forwardFamilies = []forwardFamily{
 // families) behind the host, the fabric routing b's addresses through the host's eth0, and
 // TCP listeners on ports 8080-8084 in b and in the fabric (forwarded traffic) and on the host
 // (traffic to the host).
-func forwardTopology(t *testing.T) (tp *topology, b *testNS) {
+func forwardTopology(t *testing.T) (tp *topology, b *netnstest.NS) {
 	tp = newTopology(t)
-	tp.host.run(t, "sysctl", "-qw", "net.ipv6.conf.all.forwarding=1")
-	for _, ns := range []*testNS{tp.host, tp.fabric} {
-		ns.run(t, "sysctl", "-qw", "net.ipv6.conf.all.accept_dad=0", "net.ipv6.conf.eth0.accept_dad=0")
+	tp.host.Exec(t, "sysctl", "-qw", "net.ipv6.conf.all.forwarding=1")
+	for _, ns := range []*netnstest.NS{tp.host, tp.fabric} {
+		ns.Exec(t, "sysctl", "-qw", "net.ipv6.conf.all.accept_dad=0", "net.ipv6.conf.eth0.accept_dad=0")
 	}
-	tp.host.run(t, "ip", "-6", "addr", "add", fwdHost6+"/64", "dev", "eth0", "nodad")
-	tp.fabric.run(t, "ip", "-6", "addr", "add", fwdFabric6+"/64", "dev", "eth0", "nodad")
+	tp.host.Exec(t, "ip", "-6", "addr", "add", fwdHost6+"/64", "dev", "eth0", "nodad")
+	tp.fabric.Exec(t, "ip", "-6", "addr", "add", fwdFabric6+"/64", "dev", "eth0", "nodad")
 	b = tp.addWorkload(t, "b", ifB, ipB)
 	tp.addWorkloadV6(t, "b", ifB, fwdB6)
-	tp.fabric.run(t, "ip", "route", "add", ipB+"/32", "via", "198.18.0.1")
-	tp.fabric.run(t, "ip", "-6", "route", "add", fwdB6+"/128", "via", fwdHost6)
+	tp.fabric.Exec(t, "ip", "route", "add", ipB+"/32", "via", "198.18.0.1")
+	tp.fabric.Exec(t, "ip", "-6", "route", "add", fwdB6+"/128", "via", fwdHost6)
 	for _, f := range forwardFamilies {
 		for port := 8080; port <= 8084; port++ {
 			listenTCP(t, b, f.wlB, port)

@@ -2,24 +2,19 @@ package dataplane_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"fmt"
 	"net"
 	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/rs/zerolog"
-	"github.com/vishvananda/netns"
-
+	"github.com/calico-host/calico-host/internal/logtest"
 	"github.com/calico-host/calico-host/pkg/felix/calc"
 	"github.com/calico-host/calico-host/pkg/felix/dataplane"
+	"github.com/calico-host/calico-host/pkg/netnstest"
 )
 
 // TestFullStack runs the Dataplane with the real kernel pieces (routes, ifaces, vxlan), which
@@ -29,25 +24,23 @@ import (
 // ARP), program policy, create the VXLAN device with its peer and route, report the endpoints
 // up, and clean up when an endpoint goes.
 func TestFullStack(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root")
-	}
-	host, fabric := newNS(t, "fs-host"), newNS(t, "fs-fab")
-	if out, err := exec.Command("ip", "link", "add", "eth0", "netns", host.name, "type", "veth", "peer", "name", "eth0", "netns", fabric.name).CombinedOutput(); err != nil {
+	netnstest.Require(t)
+	host, fabric := netnstest.New(t, "fs-host"), netnstest.New(t, "fs-fab")
+	if out, err := exec.Command("ip", "link", "add", "eth0", "netns", host.Name, "type", "veth", "peer", "name", "eth0", "netns", fabric.Name).CombinedOutput(); err != nil {
 		t.Fatalf("veth: %v: %s", err, out)
 	}
-	fabric.run(t, "ip", "link", "set", "eth0", "up")
-	host.run(t, "ip", "addr", "add", "198.18.0.1/24", "dev", "eth0")
-	host.run(t, "ip", "link", "set", "eth0", "up")
-	host.run(t, "ip", "route", "add", "default", "via", "198.18.0.2", "dev", "eth0")
+	fabric.Exec(t, "ip", "link", "set", "eth0", "up")
+	host.Exec(t, "ip", "addr", "add", "198.18.0.1/24", "dev", "eth0")
+	host.Exec(t, "ip", "link", "set", "eth0", "up")
+	host.Exec(t, "ip", "route", "add", "default", "via", "198.18.0.2", "dev", "eth0")
 	a := addWorkload(t, host, "fs-a", "cali0000000000a", "10.65.0.1")
 	b := addWorkload(t, host, "fs-b", "cali0000000000b", "10.65.0.2")
 	ln := listen(t, b, "10.65.0.2:8080")
 	defer ln.Close()
 
 	mtuFile := filepath.Join(t.TempDir(), "mtu")
-	dp := newFullDataplane(t, host.path(), mtuFile)
-	if fwd := strings.TrimSpace(host.run(t, "sysctl", "-n", "net.ipv4.ip_forward")); fwd != "1" {
+	dp := newFullDataplane(t, host.Path(), mtuFile)
+	if fwd := strings.TrimSpace(host.Exec(t, "sysctl", "-n", "net.ipv4.ip_forward")); fwd != "1" {
 		t.Errorf("net.ipv4.ip_forward = %s after New, want 1", fwd)
 	}
 	if b, err := os.ReadFile(mtuFile); err != nil || strings.TrimSpace(string(b)) != "1500" {
@@ -68,14 +61,14 @@ func TestFullStack(t *testing.T) {
 	}
 	waitStatus(t, status, map[string]string{"a": "up", "b": "up"})
 	// As Project Calico's felix with its defaults: DeviceRouteProtocol boot, NormalRoutePriority 1024.
-	routesOut := host.run(t, "ip", "route", "show", "proto", "boot")
+	routesOut := host.Exec(t, "ip", "route", "show", "proto", "boot")
 	for _, want := range []string{"10.65.0.1 dev cali0000000000a scope link metric 1024", "10.65.0.2 dev cali0000000000b scope link metric 1024",
 		"10.65.1.0/26 via 10.65.1.1 dev vxlan.calico onlink"} {
 		if !strings.Contains(routesOut, want) {
 			t.Errorf("routes lack %q:\n%s", want, routesOut)
 		}
 	}
-	if out := host.run(t, "ip", "-d", "link", "show", "vxlan.calico"); !strings.Contains(out, "vxlan id 4096") {
+	if out := host.Exec(t, "ip", "-d", "link", "show", "vxlan.calico"); !strings.Contains(out, "vxlan id 4096") {
 		t.Errorf("VXLAN device:\n%s", out)
 	}
 	if !dial(t, a, "10.65.0.2:8080") {
@@ -87,14 +80,14 @@ func TestFullStack(t *testing.T) {
 	in <- []calc.Update{calc.WorkloadEndpointRemove{ID: wepID("a")}}
 	waitStatus(t, status, map[string]string{"a": ""})
 	waitFor(t, "the workload route to go", func() bool {
-		return !strings.Contains(host.run(t, "ip", "route", "show", "proto", "boot"), "10.65.0.1 ")
+		return !strings.Contains(host.Exec(t, "ip", "route", "show", "proto", "boot"), "10.65.0.1 ")
 	})
 }
 
 // newFullDataplane builds the dataplane as felix does, with nothing but its configuration: it
 // opens its own kernel pieces in the namespace.
 func newFullDataplane(t *testing.T, nsPath, mtuFile string) *dataplane.Dataplane {
-	log := zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel)
+	log := logtest.Logger(t)
 	dp, err := dataplane.New(dataplane.FelixDefaults(dataplane.Config{Hostname: "host1", NetNS: nsPath, InterfaceRefreshInterval: 10 * time.Second,
 		MTUFile: mtuFile}), log)
 	if err != nil {
@@ -167,51 +160,25 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-// ns is a named network namespace deleted when the test ends.
-type ns struct{ name string }
-
-func newNS(t *testing.T, role string) *ns {
-	b := make([]byte, 3)
-	_, _ = rand.Read(b)
-	n := &ns{name: role + "-" + hex.EncodeToString(b)}
-	if out, err := exec.Command("ip", "netns", "add", n.name).CombinedOutput(); err != nil {
-		t.Fatalf("ip netns add: %v: %s", err, out)
-	}
-	t.Cleanup(func() { _ = exec.Command("ip", "netns", "del", n.name).Run() })
-	n.run(t, "ip", "link", "set", "lo", "up")
-	return n
-}
-
-func (n *ns) path() string { return "/run/netns/" + n.name }
-
-func (n *ns) run(t *testing.T, args ...string) string {
-	t.Helper()
-	out, err := exec.Command("ip", append([]string{"netns", "exec", n.name}, args...)...).CombinedOutput()
-	if err != nil {
-		t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return string(out)
-}
-
 // addWorkload makes a workload namespace with a veth to the host, plumbed on the workload side
 // only (address, gateway route); the host side is just an interface that is up.
-func addWorkload(t *testing.T, host *ns, role, iface, ip string) *ns {
-	w := newNS(t, role)
-	if out, err := exec.Command("ip", "link", "add", iface, "netns", host.name, "type", "veth", "peer", "name", "eth0", "netns", w.name).CombinedOutput(); err != nil {
+func addWorkload(t *testing.T, host *netnstest.NS, role, iface, ip string) *netnstest.NS {
+	w := netnstest.New(t, role)
+	if out, err := exec.Command("ip", "link", "add", iface, "netns", host.Name, "type", "veth", "peer", "name", "eth0", "netns", w.Name).CombinedOutput(); err != nil {
 		t.Fatalf("veth: %v: %s", err, out)
 	}
-	w.run(t, "ip", "addr", "add", ip+"/32", "dev", "eth0")
-	w.run(t, "ip", "link", "set", "eth0", "up")
-	w.run(t, "ip", "route", "add", "169.254.1.1", "dev", "eth0", "scope", "link")
-	w.run(t, "ip", "route", "add", "default", "via", "169.254.1.1", "dev", "eth0")
-	host.run(t, "ip", "link", "set", iface, "up")
+	w.Exec(t, "ip", "addr", "add", ip+"/32", "dev", "eth0")
+	w.Exec(t, "ip", "link", "set", "eth0", "up")
+	w.Exec(t, "ip", "route", "add", "169.254.1.1", "dev", "eth0", "scope", "link")
+	w.Exec(t, "ip", "route", "add", "default", "via", "169.254.1.1", "dev", "eth0")
+	host.Exec(t, "ip", "link", "set", iface, "up")
 	return w
 }
 
 // listen accepts (and closes) TCP connections on addr in the namespace.
-func listen(t *testing.T, n *ns, addr string) net.Listener {
+func listen(t *testing.T, n *netnstest.NS, addr string) net.Listener {
 	var ln net.Listener
-	inNS(t, n, func() {
+	n.Do(t, func() {
 		var err error
 		if ln, err = net.Listen("tcp", addr); err != nil {
 			t.Fatal(err)
@@ -229,9 +196,9 @@ func listen(t *testing.T, n *ns, addr string) net.Listener {
 	return ln
 }
 
-func dial(t *testing.T, n *ns, addr string) bool {
+func dial(t *testing.T, n *netnstest.NS, addr string) bool {
 	ok := false
-	inNS(t, n, func() {
+	n.Do(t, func() {
 		c, err := net.DialTimeout("tcp", addr, 500*time.Millisecond)
 		if err == nil {
 			c.Close()
@@ -239,30 +206,4 @@ func dial(t *testing.T, n *ns, addr string) bool {
 		}
 	})
 	return ok
-}
-
-// inNS runs fn on a locked thread switched into the namespace; sockets made there stay in it.
-func inNS(t *testing.T, n *ns, fn func()) {
-	t.Helper()
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	orig, err := netns.Get()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer orig.Close()
-	target, err := netns.GetFromPath(n.path())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer target.Close()
-	if err := netns.Set(target); err != nil {
-		t.Fatal(fmt.Errorf("entering %s: %w", n.name, err))
-	}
-	defer func() {
-		if err := netns.Set(orig); err != nil {
-			panic(err) // never leave a thread in the wrong namespace
-		}
-	}()
-	fn()
 }

@@ -87,7 +87,7 @@ func TestKernelFloatingIPGate(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tp := newTopology(t)
-			tp.fabric.run(t, "ip", "route", "add", "198.18.100.0/24", "via", "198.18.0.1")
+			tp.fabric.Exec(t, "ip", "route", "add", "198.18.100.0/24", "via", "198.18.0.1")
 			a := tp.addWorkload(t, "a", ifA, ipA)
 			listenTCP(t, a, ipA, 7000)
 			w := wep("a", ifA, []string{ipA + "/32"}, withProfiles("open"))
@@ -119,7 +119,7 @@ func TestKernelWorkloadSourceSpoofingGate(t *testing.T) {
 			tp := newTopology(t)
 			a := tp.addWorkload(t, "a", ifA, ipA)
 			b := tp.addWorkload(t, "b", ifB, ipB)
-			a.run(t, "ip", "addr", "add", forged+"/32", "dev", "eth0")
+			a.Exec(t, "ip", "addr", "add", forged+"/32", "dev", "eth0")
 			srv := listenUDP(t, b, ipB, 5353)
 			ni := &nsInterfaces{t: t, ns: tp.host}
 			for _, iface := range []string{ifA, ifB} {

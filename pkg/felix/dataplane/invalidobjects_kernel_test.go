@@ -13,6 +13,7 @@ import (
 	store "github.com/calico-host/calico-host/pkg/datastore"
 	"github.com/calico-host/calico-host/pkg/datastore/etcdtest"
 	"github.com/calico-host/calico-host/pkg/felix/calc"
+	"github.com/calico-host/calico-host/pkg/netnstest"
 	"github.com/calico-host/calico-host/pkg/syncer"
 )
 
@@ -121,7 +122,7 @@ func TestKernelInvalidObjectsNeverWiden(t *testing.T) {
 	e := tp.addWorkload(t, "e", ifE, ipE)
 	fw := tp.addWorkload(t, "f", ifF, ipF)
 	for _, w := range []struct {
-		ns *testNS
+		ns *netnstest.NS
 		ip string
 	}{{a, ipA}, {b, ipB}, {d, ipD}, {e, ipE}, {fw, ipF}} {
 		listenTCP(t, w.ns, w.ip, 8080)
@@ -152,7 +153,9 @@ func TestKernelInvalidObjectsNeverWiden(t *testing.T) {
 	}
 	f := startEtcdFelix(t, tp, values)
 	f.k.requireProgrammed()
-	tcp := func(from *testNS, to string) func() bool { return func() bool { return canTCP(t, from, to, 8080) } }
+	tcp := func(from *netnstest.NS, to string) func() bool {
+		return func() bool { return canTCP(t, from, to, 8080) }
+	}
 	check(t, "network set with a bad CIDR",
 		expectation{"a (in the set) -> b", tcp(a, ipB), false},
 		expectation{"c (not in the set) -> b", tcp(c, ipB), true})

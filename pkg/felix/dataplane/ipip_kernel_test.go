@@ -14,7 +14,7 @@ import (
 func sendIPIP(t *testing.T, tp *topology, src string, n int) {
 	t.Helper()
 	inner := []byte{0x45, 0, 0, 20, 0, 0, 0, 0, 64, 1, 0, 0, 10, 65, 1, 1, 10, 65, 0, 1}
-	tp.fabric.do(t, func() {
+	tp.fabric.Do(t, func() {
 		c, err := net.DialIP("ip4:4", &net.IPAddr{IP: net.ParseIP(src)}, &net.IPAddr{IP: net.ParseIP("198.18.0.1")})
 		if err != nil {
 			t.Fatalf("raw IPIP socket: %v", err)
@@ -33,7 +33,7 @@ var ipipDropCounter = regexp.MustCompile(`meta l4proto ipencap counter packets (
 // ipipDrops reads the counter of the rule dropping IP-in-IP from unknown sources.
 func ipipDrops(t *testing.T, tp *topology) int {
 	t.Helper()
-	out := tp.host.run(t, "nft", "list", "chain", "ip", DefaultTable, "filter-cali-INPUT")
+	out := tp.host.Exec(t, "nft", "list", "chain", "ip", DefaultTable, "filter-cali-INPUT")
 	m := ipipDropCounter.FindStringSubmatch(out)
 	if m == nil {
 		t.Fatalf("no IPIP drop rule in filter-cali-INPUT:\n%s", out)
@@ -49,7 +49,7 @@ func ipipDrops(t *testing.T, tp *topology) int {
 // depend on it, as in Project Calico.)
 func TestKernelIPIPFromHostsOnly(t *testing.T) {
 	tp := newTopology(t)
-	tp.fabric.run(t, "ip", "addr", "add", "198.18.0.9/24", "dev", "eth0")
+	tp.fabric.Exec(t, "ip", "addr", "add", "198.18.0.9/24", "dev", "eth0")
 	host := func(name, a string) calc.Update {
 		return calc.HostMetadataUpdate{Host: &calc.HostMetadata{Hostname: name, IPv4Addr: pfx(a)}}
 	}

@@ -32,10 +32,10 @@ func TestGoldenIPv6Disabled(t *testing.T) {
 // (fe80::1 on the host side of its interface) and a /128 route to it on the host.
 func (tp *topology) addWorkloadV6(t *testing.T, name, iface, ip6 string) {
 	w := tp.workloads[name]
-	w.run(t, "ip", "-6", "addr", "add", ip6+"/128", "dev", "eth0", "nodad")
-	w.run(t, "ip", "-6", "route", "add", "default", "via", "fe80::1", "dev", "eth0")
-	tp.host.run(t, "ip", "-6", "addr", "add", "fe80::1/64", "dev", iface, "nodad")
-	tp.host.run(t, "ip", "-6", "route", "add", ip6+"/128", "dev", iface)
+	w.Exec(t, "ip", "-6", "addr", "add", ip6+"/128", "dev", "eth0", "nodad")
+	w.Exec(t, "ip", "-6", "route", "add", "default", "via", "fe80::1", "dev", "eth0")
+	tp.host.Exec(t, "ip", "-6", "addr", "add", "fe80::1/64", "dev", iface, "nodad")
+	tp.host.Exec(t, "ip", "-6", "route", "add", ip6+"/128", "dev", iface)
 }
 
 // TestKernelIPv6Support pings between two dual-stack workloads. The destination's profile
@@ -57,7 +57,7 @@ func TestKernelIPv6Support(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tp := newTopology(t)
-			tp.host.run(t, "sysctl", "-qw", "net.ipv6.conf.all.forwarding=1")
+			tp.host.Exec(t, "sysctl", "-qw", "net.ipv6.conf.all.forwarding=1")
 			a := tp.addWorkload(t, "a", ifA, ipA)
 			tp.addWorkload(t, "b", ifB, ipB)
 			tp.addWorkloadV6(t, "a", ifA, ip6A)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/calico-host/calico-host/pkg/felix/calc"
 	"github.com/calico-host/calico-host/pkg/felix/dataplane/rules"
+	"github.com/calico-host/calico-host/pkg/netnstest"
 )
 
 // Workload interfaces and addresses of the kernel tests.
@@ -79,7 +80,7 @@ func TestKernelAntiSpoofing(t *testing.T) {
 	tp := newTopology(t)
 	a := tp.addWorkload(t, "a", ifA, ipA)
 	b := tp.addWorkload(t, "b", ifB, ipB)
-	a.run(t, "ip", "addr", "add", "10.65.0.3/32", "dev", "eth0")
+	a.Exec(t, "ip", "addr", "add", "10.65.0.3/32", "dev", "eth0")
 	tp.addWorkload(t, "c", "cali0000000000c", "10.65.0.3")
 	srv := listenUDP(t, b, ipB, 5353)
 	ni := &nsInterfaces{t: t, ns: tp.host}
@@ -231,7 +232,7 @@ func TestKernelDriftRepair(t *testing.T) {
 	if canTCP(t, a, ipB, 8080) {
 		t.Fatal("policy not in force")
 	}
-	tp.host.run(t, "nft", "delete", "table", "ip", "calico")
+	tp.host.Exec(t, "nft", "delete", "table", "ip", "calico")
 	if !canTCP(t, a, ipB, 8080) {
 		t.Fatal("setup: deleting the table did not remove the policy")
 	}
@@ -243,7 +244,7 @@ func TestKernelDriftRepair(t *testing.T) {
 		t.Error("policy not restored")
 	}
 	handle := ruleHandle(t, tp.host, "filter-cali-pi-gnp/b-web", "drop")
-	tp.host.run(t, "nft", "delete", "rule", "ip", "calico", "filter-cali-pi-gnp/b-web", "handle", handle)
+	tp.host.Exec(t, "nft", "delete", "rule", "ip", "calico", "filter-cali-pi-gnp/b-web", "handle", handle)
 	k.refresh()
 	if got := listRuleset(t, tp.host); got != want {
 		t.Errorf("after repairing a deleted rule:\n%s\nwant:\n%s", got, want)
@@ -275,16 +276,16 @@ func (k *kernelDP) refresh() {
 }
 
 // listRuleset is `nft list ruleset` without counters.
-func listRuleset(t *testing.T, ns *testNS) string {
+func listRuleset(t *testing.T, ns *netnstest.NS) string {
 	t.Helper()
-	return ns.run(t, "nft", "-s", "list", "ruleset")
+	return ns.Exec(t, "nft", "-s", "list", "ruleset")
 }
 
 // handles lists every rule handle of the ruleset, in order.
-func handles(t *testing.T, ns *testNS) string {
+func handles(t *testing.T, ns *netnstest.NS) string {
 	t.Helper()
 	var out []string
-	for _, l := range strings.Split(ns.run(t, "nft", "-a", "-s", "list", "ruleset"), "\n") {
+	for _, l := range strings.Split(ns.Exec(t, "nft", "-a", "-s", "list", "ruleset"), "\n") {
 		if i := strings.LastIndex(l, "# handle "); i >= 0 && !strings.Contains(l, "chain ") {
 			out = append(out, l[i+len("# handle "):])
 		}
@@ -293,9 +294,9 @@ func handles(t *testing.T, ns *testNS) string {
 }
 
 // ruleHandle finds the handle of the first rule of chain containing text.
-func ruleHandle(t *testing.T, ns *testNS, chain, text string) string {
+func ruleHandle(t *testing.T, ns *netnstest.NS, chain, text string) string {
 	t.Helper()
-	for _, l := range strings.Split(ns.run(t, "nft", "-a", "list", "chain", "ip", "calico", chain), "\n") {
+	for _, l := range strings.Split(ns.Exec(t, "nft", "-a", "list", "chain", "ip", "calico", chain), "\n") {
 		if i := strings.LastIndex(l, "# handle "); i >= 0 && strings.Contains(l, text) {
 			return l[i+len("# handle "):]
 		}

@@ -25,9 +25,9 @@ func TestKernelLiveMigrationTarget(t *testing.T) {
 	vm := tp.addWorkload(t, "vm", iface, ip)
 	tp.addWorkload(t, "other", otherIface, otherIP)
 	for _, w := range [][2]string{{iface, ip}, {otherIface, otherIP}} { // OpenStack plugs no route: felix adds it
-		tp.host.run(t, "ip", "route", "del", w[1]+"/32", "dev", w[0])
+		tp.host.Exec(t, "ip", "route", "del", w[1]+"/32", "dev", w[0])
 	}
-	rh, err := routes.OpenNetlink(tp.host.path())
+	rh, err := routes.OpenNetlink(tp.host.Path())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +42,7 @@ func TestKernelLiveMigrationTarget(t *testing.T) {
 	if got := workloadRoute(t, tp, ip); got != "" {
 		t.Fatalf("the target's route is programmed before the VM announced itself: %s", got)
 	}
-	vm.do(t, func() { sendGratuitousARP(t, "eth0", netip.MustParseAddr(ip)) })
+	vm.Do(t, func() { sendGratuitousARP(t, "eth0", netip.MustParseAddr(ip)) })
 	waitRoute(t, tp, ip, "metric 512")
 
 	done := kwep("vm", iface, ip) // the LiveMigration is deleted: migration complete
@@ -52,7 +52,7 @@ func TestKernelLiveMigrationTarget(t *testing.T) {
 
 // workloadRoute is the host's route to the workload address ("" when none).
 func workloadRoute(t *testing.T, tp *topology, ip string) string {
-	return strings.TrimSpace(tp.host.run(t, "ip", "-4", "route", "show", ip+"/32"))
+	return strings.TrimSpace(tp.host.Exec(t, "ip", "-4", "route", "show", ip+"/32"))
 }
 
 // waitRoute waits for the workload's route to show want (no timing asserted: a generous bound).

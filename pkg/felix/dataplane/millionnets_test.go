@@ -92,7 +92,7 @@ func TestKernelMillionNets(t *testing.T) {
 	}
 	resync("nothing else committed")
 	for i, verb := range []string{"add", "delete"} {
-		tp.host.run(t, "nft", verb, "table", "ip", "other")
+		tp.host.Exec(t, "nft", verb, "table", "ip", "other")
 		resync(fmt.Sprint("after another program's commit ", i+1))
 	}
 	check(t, "million nets after the resyncs",

@@ -13,6 +13,7 @@ import (
 
 	"github.com/calico-host/calico-host/pkg/felix/calc"
 	"github.com/calico-host/calico-host/pkg/felix/dataplane"
+	"github.com/calico-host/calico-host/pkg/netnstest"
 )
 
 // TestKernelWorkloadMTUFile: the dataplane, on its own interfaces in a namespace whose host
@@ -20,16 +21,14 @@ import (
 // forces an encapsulation) and rewrites it as IP pools turn encapsulations on and off: an IPIP
 // pool (1380), an IPIP and a VXLAN pool (1350), no pool again (1400).
 func TestKernelWorkloadMTUFile(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root")
-	}
-	host := newNS(t, "mtuf-host")
-	host.run(t, "ip", "link", "add", "fab0", "mtu", "1400", "type", "veth", "peer", "name", "fab1", "mtu", "1400")
-	host.run(t, "ip", "link", "set", "fab0", "up")
-	host.run(t, "ip", "link", "set", "fab1", "up")
+	netnstest.Require(t)
+	host := netnstest.New(t, "mtuf-host")
+	host.Exec(t, "ip", "link", "add", "fab0", "mtu", "1400", "type", "veth", "peer", "name", "fab1", "mtu", "1400")
+	host.Exec(t, "ip", "link", "set", "fab0", "up")
+	host.Exec(t, "ip", "link", "set", "fab1", "up")
 	mtuFile := filepath.Join(t.TempDir(), "mtu")
 	log := zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.ErrorLevel)
-	dp, err := dataplane.New(dataplane.FelixDefaults(dataplane.Config{Hostname: "host1", NetNS: host.path(), InterfaceRefreshInterval: 10 * time.Second,
+	dp, err := dataplane.New(dataplane.FelixDefaults(dataplane.Config{Hostname: "host1", NetNS: host.Path(), InterfaceRefreshInterval: 10 * time.Second,
 		MTUFile: mtuFile, MTUIfacePattern: regexp.MustCompile("^fab")}), log)
 	if err != nil {
 		t.Fatal(err)
@@ -67,17 +66,15 @@ func waitFile(t *testing.T, path, want, stage string) {
 // file), the dataplane starts anyway, unless RequireMTUFile asks it not to (Project Calico's
 // felix then does not start either).
 func TestKernelRequireMTUFile(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root")
-	}
-	host := newNS(t, "mtur-host")
+	netnstest.Require(t)
+	host := netnstest.New(t, "mtur-host")
 	blocker := filepath.Join(t.TempDir(), "file")
 	if err := os.WriteFile(blocker, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	log := zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.ErrorLevel)
 	for _, require := range []bool{false, true} {
-		_, err := dataplane.New(dataplane.FelixDefaults(dataplane.Config{Hostname: "host1", NetNS: host.path(), InterfaceRefreshInterval: 10 * time.Second,
+		_, err := dataplane.New(dataplane.FelixDefaults(dataplane.Config{Hostname: "host1", NetNS: host.Path(), InterfaceRefreshInterval: 10 * time.Second,
 			MTUFile: filepath.Join(blocker, "mtu"), RequireMTUFile: require}), log)
 		if (err != nil) != require {
 			t.Errorf("RequireMTUFile %v: New returned %v", require, err)

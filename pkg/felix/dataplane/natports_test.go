@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/calico-host/calico-host/pkg/felix/calc"
+	"github.com/calico-host/calico-host/pkg/netnstest"
 	"github.com/calico-host/calico-host/pkg/nft"
 )
 
@@ -22,9 +23,9 @@ func natPool(vxlan bool) calc.Update {
 }
 
 // tcpFromPort connects from ns with the given local port and reports the peer the server saw.
-func tcpFromPort(t *testing.T, ns *testNS, port int, srv *tcpServer, addr string, dport int) netip.AddrPort {
+func tcpFromPort(t *testing.T, ns *netnstest.NS, port int, srv *tcpServer, addr string, dport int) netip.AddrPort {
 	t.Helper()
-	ns.do(t, func() {
+	ns.Do(t, func() {
 		d := net.Dialer{LocalAddr: &net.TCPAddr{Port: port}, Timeout: time.Second}
 		c, err := d.Dial("tcp", net.JoinHostPort(addr, strconv.Itoa(dport)))
 		if err != nil {

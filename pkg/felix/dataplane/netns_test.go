@@ -2,14 +2,10 @@ package dataplane
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"net"
 	"net/netip"
-	"os"
 	"os/exec"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -21,6 +17,7 @@ import (
 
 	"github.com/calico-host/calico-host/pkg/felix/calc"
 	"github.com/calico-host/calico-host/pkg/felix/dataplane/ifaces"
+	"github.com/calico-host/calico-host/pkg/netnstest"
 	"github.com/calico-host/calico-host/pkg/nft/kernel"
 )
 
@@ -34,113 +31,38 @@ import (
 // fails its applies.
 func init() { kernel.RefuseOwnNamespace() }
 
-func requireRoot(t testing.TB) {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root")
-	}
-	for _, bin := range []string{"ip", "nft", "sysctl"} {
-		if _, err := exec.LookPath(bin); err != nil {
-			t.Skipf("needs %s: %v", bin, err)
-		}
-	}
-}
-
-// testNS is a named network namespace that is deleted when the test ends.
-type testNS struct {
-	name string
-	fd   int
-}
-
-func newTestNS(t testing.TB, role string) *testNS {
-	t.Helper()
-	b := make([]byte, 3)
-	_, _ = rand.Read(b)
-	name := "dpt-" + role + "-" + hex.EncodeToString(b)
-	mustRun(t, "ip", "netns", "add", name)
-	f, err := os.Open("/run/netns/" + name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ns := &testNS{name: name, fd: int(f.Fd())}
-	t.Cleanup(func() {
-		_ = f.Close()
-		_ = exec.Command("ip", "netns", "del", name).Run()
-	})
-	ns.run(t, "ip", "link", "set", "lo", "up")
-	return ns
-}
-
-func (ns *testNS) path() string { return "/run/netns/" + ns.name }
-
-// run runs a command inside the namespace and fails the test on error.
-func (ns *testNS) run(t testing.TB, args ...string) string {
-	t.Helper()
-	return mustRun(t, append([]string{"ip", "netns", "exec", ns.name}, args...)...)
-}
-
-func mustRun(t testing.TB, args ...string) string {
-	t.Helper()
-	out, err := exec.Command(args[0], args[1:]...).CombinedOutput()
-	if err != nil {
-		t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return string(out)
-}
-
-// do runs fn on a thread inside the namespace; sockets made there stay in it.
-func (ns *testNS) do(t testing.TB, fn func()) {
-	t.Helper()
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	orig, err := netns.Get()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer orig.Close()
-	if err := netns.Set(netns.NsHandle(ns.fd)); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		if err := netns.Set(orig); err != nil {
-			panic(err) // never leave a thread in the wrong namespace
-		}
-	}()
-	fn()
-}
-
 // topology is a host with workloads and a fabric.
 type topology struct {
-	host, fabric *testNS
-	workloads    map[string]*testNS // by name
+	host, fabric *netnstest.NS
+	workloads    map[string]*netnstest.NS // by name
 }
 
 // newTopology builds the host and fabric namespaces joined by a veth pair (eth0 on both).
 func newTopology(t testing.TB) *topology {
-	requireRoot(t)
-	tp := &topology{host: newTestNS(t, "host"), fabric: newTestNS(t, "fab"), workloads: map[string]*testNS{}}
-	mustRun(t, "ip", "link", "add", "eth0", "netns", tp.host.name, "type", "veth", "peer", "name", "eth0", "netns", tp.fabric.name)
-	tp.host.run(t, "ip", "addr", "add", "198.18.0.1/24", "dev", "eth0")
-	tp.host.run(t, "ip", "link", "set", "eth0", "up")
-	tp.fabric.run(t, "ip", "addr", "add", "198.18.0.2/24", "dev", "eth0")
-	tp.fabric.run(t, "ip", "link", "set", "eth0", "up")
+	netnstest.Require(t, "nft", "sysctl")
+	tp := &topology{host: netnstest.New(t, "host"), fabric: netnstest.New(t, "fab"), workloads: map[string]*netnstest.NS{}}
+	netnstest.Run(t, "ip", "link", "add", "eth0", "netns", tp.host.Name, "type", "veth", "peer", "name", "eth0", "netns", tp.fabric.Name)
+	tp.host.Exec(t, "ip", "addr", "add", "198.18.0.1/24", "dev", "eth0")
+	tp.host.Exec(t, "ip", "link", "set", "eth0", "up")
+	tp.fabric.Exec(t, "ip", "addr", "add", "198.18.0.2/24", "dev", "eth0")
+	tp.fabric.Exec(t, "ip", "link", "set", "eth0", "up")
 	// A default route, so that proxy ARP answers for the workloads' gateway 169.254.1.1.
-	tp.host.run(t, "ip", "route", "add", "default", "via", "198.18.0.2", "dev", "eth0")
-	tp.host.run(t, "sysctl", "-qw", "net.ipv4.ip_forward=1")
+	tp.host.Exec(t, "ip", "route", "add", "default", "via", "198.18.0.2", "dev", "eth0")
+	tp.host.Exec(t, "sysctl", "-qw", "net.ipv4.ip_forward=1")
 	return tp
 }
 
 // addWorkload plumbs a workload as the CNI plugin does: address /32 on eth0, a link route to
 // 169.254.1.1 and the default route through it; on the host the interface and a /32 route.
-func (tp *topology) addWorkload(t testing.TB, name, iface, ip string) *testNS {
-	w := newTestNS(t, name)
-	mustRun(t, "ip", "link", "add", iface, "netns", tp.host.name, "type", "veth", "peer", "name", "eth0", "netns", w.name)
-	w.run(t, "ip", "addr", "add", ip+"/32", "dev", "eth0")
-	w.run(t, "ip", "link", "set", "eth0", "up")
-	w.run(t, "ip", "route", "add", "169.254.1.1", "dev", "eth0", "scope", "link")
-	w.run(t, "ip", "route", "add", "default", "via", "169.254.1.1", "dev", "eth0")
-	tp.host.run(t, "ip", "link", "set", iface, "up")
-	tp.host.run(t, "ip", "route", "add", ip+"/32", "dev", iface, "scope", "link")
+func (tp *topology) addWorkload(t testing.TB, name, iface, ip string) *netnstest.NS {
+	w := netnstest.New(t, name)
+	netnstest.Run(t, "ip", "link", "add", iface, "netns", tp.host.Name, "type", "veth", "peer", "name", "eth0", "netns", w.Name)
+	w.Exec(t, "ip", "addr", "add", ip+"/32", "dev", "eth0")
+	w.Exec(t, "ip", "link", "set", "eth0", "up")
+	w.Exec(t, "ip", "route", "add", "169.254.1.1", "dev", "eth0", "scope", "link")
+	w.Exec(t, "ip", "route", "add", "default", "via", "169.254.1.1", "dev", "eth0")
+	tp.host.Exec(t, "ip", "link", "set", iface, "up")
+	tp.host.Exec(t, "ip", "route", "add", ip+"/32", "dev", iface, "scope", "link")
 	tp.workloads[name] = w
 	return w
 }
@@ -149,11 +71,11 @@ func (tp *topology) addWorkload(t testing.TB, name, iface, ip string) *testNS {
 // addresses, and applies workload sysctls with sysctl(8) inside the namespace.
 type nsInterfaces struct {
 	t  testing.TB
-	ns *testNS
+	ns *netnstest.NS
 }
 
 func (n *nsInterfaces) Run(ctx context.Context, out chan<- ifaces.Update) {
-	h, err := netlink.NewHandleAt(netns.NsHandle(n.ns.fd))
+	h, err := netlink.NewHandleAt(netns.NsHandle(n.ns.FD))
 	if err != nil {
 		n.t.Errorf("netlink handle: %v", err)
 		return
@@ -213,11 +135,11 @@ func pollInterfaces(h *netlink.Handle, known map[string]string) []ifaces.Update 
 
 func (n *nsInterfaces) ConfigureWorkload(name string, _ bool) error {
 	for _, kv := range []string{"proxy_arp=1", "forwarding=1", "route_localnet=1"} {
-		if out, err := exec.Command("ip", "netns", "exec", n.ns.name, "sysctl", "-qw", "net.ipv4.conf."+name+"."+kv).CombinedOutput(); err != nil {
+		if out, err := exec.Command("ip", "netns", "exec", n.ns.Name, "sysctl", "-qw", "net.ipv4.conf."+name+"."+kv).CombinedOutput(); err != nil {
 			return fmt.Errorf("sysctl %s on %s: %v: %s", kv, name, err, out)
 		}
 	}
-	if out, err := exec.Command("ip", "netns", "exec", n.ns.name, "sysctl", "-qw", "net.ipv4.neigh."+name+".proxy_delay=0").CombinedOutput(); err != nil {
+	if out, err := exec.Command("ip", "netns", "exec", n.ns.Name, "sysctl", "-qw", "net.ipv4.neigh."+name+".proxy_delay=0").CombinedOutput(); err != nil {
 		return fmt.Errorf("proxy_delay on %s: %v: %s", name, err, out)
 	}
 	return nil
@@ -251,7 +173,7 @@ func startDataplane(t testing.TB, tp *topology, cfg Config, ups ...calc.Update) 
 // startDataplaneWith is startDataplane with more options.
 func startDataplaneWith(t testing.TB, tp *topology, cfg Config, opts []Option, ups ...calc.Update) *kernelDP {
 	t.Helper()
-	cfg.Hostname, cfg.NetNS = "host1", tp.host.path()
+	cfg.Hostname, cfg.NetNS = "host1", tp.host.Path()
 	k := &kernelDP{t: t, in: make(chan []calc.Update), status: make(chan EndpointStatus, 1024), done: make(chan struct{})}
 	opts = append([]Option{WithRoutes(nullRoutes{}), WithVXLAN(nullVXLAN{}),
 		WithInterfaces(&nsInterfaces{t: t, ns: tp.host}), WithTiming(Timing{Refill: time.Millisecond}), withAfterApply(k.onApply)}, opts...)

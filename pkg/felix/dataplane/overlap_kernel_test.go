@@ -21,9 +21,9 @@ func TestKernelOverlappingSpoofPrefixes(t *testing.T) {
 	tp := newTopology(t)
 	a := tp.addWorkload(t, "a", ifA, ipA)
 	b := tp.addWorkload(t, "b", ifB, ipB)
-	a.run(t, "ip", "addr", "add", "10.65.9.9/32", "dev", "eth0")
-	a.run(t, "ip", "addr", "add", "10.65.200.1/32", "dev", "eth0")
-	a.run(t, "ip", "addr", "add", "10.66.0.1/32", "dev", "eth0")
+	a.Exec(t, "ip", "addr", "add", "10.65.9.9/32", "dev", "eth0")
+	a.Exec(t, "ip", "addr", "add", "10.65.200.1/32", "dev", "eth0")
+	a.Exec(t, "ip", "addr", "add", "10.66.0.1/32", "dev", "eth0")
 	srv := listenUDP(t, b, ipB, 5353)
 	open := profile("open", []calc.Rule{allow()}, []calc.Rule{allow()})
 	spoofer := wep("a", ifA, []string{ipA + "/32"}, withProfiles("open"))
@@ -62,8 +62,8 @@ func TestKernelOverlappingSpoofPrefixes(t *testing.T) {
 // failsafe chain (EEXIST) and every apply failed.
 func TestKernelOverlappingFailsafes(t *testing.T) {
 	tp := newTopology(t)
-	tp.fabric.run(t, "ip", "addr", "add", "198.19.0.2/24", "dev", "eth0")
-	tp.host.run(t, "ip", "route", "add", "198.19.0.0/24", "dev", "eth0")
+	tp.fabric.Exec(t, "ip", "addr", "add", "198.19.0.2/24", "dev", "eth0")
+	tp.host.Exec(t, "ip", "route", "add", "198.19.0.0/24", "dev", "eth0")
 	for _, port := range []int{22, 7001, 7002} {
 		listenTCP(t, tp.host, "0.0.0.0", port)
 	}
@@ -79,7 +79,7 @@ func TestKernelOverlappingFailsafes(t *testing.T) {
 	fromOther := func(port int) func() bool {
 		return func() bool {
 			ok := false
-			tp.fabric.do(t, func() {
+			tp.fabric.Do(t, func() {
 				d := net.Dialer{Timeout: 400 * time.Millisecond, LocalAddr: &net.TCPAddr{IP: net.ParseIP("198.19.0.2")}}
 				if c, err := d.Dial("tcp", fmt.Sprintf("198.18.0.1:%d", port)); err == nil {
 					ok = true

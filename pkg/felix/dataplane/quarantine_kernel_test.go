@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/calico-host/calico-host/pkg/felix/calc"
+	"github.com/calico-host/calico-host/pkg/netnstest"
 	"github.com/calico-host/calico-host/pkg/nft"
 	"github.com/calico-host/calico-host/pkg/nft/kernel"
 )
@@ -34,9 +35,9 @@ func (r refusingKernel) Commit(ctx context.Context, b *nft.Batch) (nft.CommitInf
 	return r.Backend.Commit(ctx, b)
 }
 
-func nsKernel(t *testing.T, ns *testNS) *kernel.Backend {
+func nsKernel(t *testing.T, ns *netnstest.NS) *kernel.Backend {
 	t.Helper()
-	f, err := os.Open(ns.path())
+	f, err := os.Open(ns.Path())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,10 +109,10 @@ func (r refusingAllKernel) Commit(ctx context.Context, b *nft.Batch) (nft.Commit
 func TestKernelQuarantineConverges(t *testing.T) {
 	for _, n := range []int{1, 40, 1000} {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
-			requireRoot(t)
-			ns := newTestNS(t, "host")
+			netnstest.Require(t, "nft", "sysctl")
+			ns := netnstest.New(t, "host")
 			commits := 0
-			dp, err := New(FelixDefaults(Config{Hostname: "host1", NetNS: ns.path()}), testLogger(t),
+			dp, err := New(FelixDefaults(Config{Hostname: "host1", NetNS: ns.Path()}), testLogger(t),
 				WithNFTBackend(refusingAllKernel{nsKernel(t, ns), "6666", &commits}), WithRoutes(nullRoutes{}),
 				WithInterfaces(nullInterfaces{}), WithVXLAN(nullVXLAN{}), WithIPIP(nullIPIP{}))
 			if err != nil {
@@ -148,7 +149,7 @@ func TestKernelQuarantineConverges(t *testing.T) {
 			if got := dp.Quarantined(); got != n {
 				t.Errorf("%d objects quarantined, want %d", got, n)
 			}
-			if rs := ns.run(t, "nft", "list", "ruleset"); !strings.Contains(rs, "7777") || strings.Contains(rs, "6666") {
+			if rs := ns.Exec(t, "nft", "list", "ruleset"); !strings.Contains(rs, "7777") || strings.Contains(rs, "6666") {
 				t.Errorf("the good policy is not programmed, or a refused one is")
 			}
 		})
@@ -163,7 +164,7 @@ func TestKernelQuarantineSpoofingEndpoint(t *testing.T) {
 	tp := newTopology(t)
 	a := tp.addWorkload(t, "a", ifA, ipA)
 	b := tp.addWorkload(t, "b", ifB, ipB)
-	a.run(t, "ip", "addr", "add", "10.65.8.8/32", "dev", "eth0")
+	a.Exec(t, "ip", "addr", "add", "10.65.8.8/32", "dev", "eth0")
 	c := tp.addWorkload(t, "c", "cali0000000000c", "10.65.0.3")
 	srv := listenUDP(t, c, "10.65.0.3", 5353)
 	listenTCP(t, c, "10.65.0.3", 8080)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/calico-host/calico-host/pkg/netnstest"
 )
 
 // BenchmarkFullResync: the periodic full resync (NftablesRefreshInterval) of the calc bench
@@ -11,9 +13,9 @@ import (
 // the last apply ("quiet"), and after another program's commit to another table each time
 // ("other-commit"). It reports the mean time reading the tables back and committing repairs.
 func BenchmarkFullResync(b *testing.B) {
-	requireRoot(b)
-	ns := newTestNS(b, "bench")
-	dp := newBenchDataplane(b, ns.path(), nil)
+	netnstest.Require(b, "nft", "sysctl")
+	ns := netnstest.New(b, "bench")
+	dp := newBenchDataplane(b, ns.Path(), nil)
 	b.Cleanup(dp.close)
 	dp.load(b, benchUpdates(b, calcBenchShape))
 	for _, other := range []bool{false, true} {
@@ -27,7 +29,7 @@ func BenchmarkFullResync(b *testing.B) {
 			for b.Loop() {
 				if other {
 					b.StopTimer()
-					ns.run(b, "nft", verb, "table", "ip", "other")
+					ns.Exec(b, "nft", verb, "table", "ip", "other")
 					verb = map[string]string{"add": "delete", "delete": "add"}[verb]
 					b.StartTimer()
 				}

@@ -17,7 +17,7 @@ func TestKernelDuplicateWorkloadIPDoesNotStallApplies(t *testing.T) {
 	tp := newTopology(t)
 	tp.addWorkload(t, "a", ifA, ipA)
 	tp.addWorkload(t, "b", ifB, ipB)
-	rh, err := routes.OpenNetlink(tp.host.path())
+	rh, err := routes.OpenNetlink(tp.host.Path())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,14 +34,14 @@ func TestKernelDuplicateWorkloadIPDoesNotStallApplies(t *testing.T) {
 func TestKernelWorkloadCannotTakeHostGateway(t *testing.T) {
 	tp := newTopology(t)
 	tp.addWorkload(t, "a", ifA, ipA)
-	rh, err := routes.OpenNetlink(tp.host.path())
+	rh, err := routes.OpenNetlink(tp.host.Path())
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(rh.Close)
 	rs := routes.New(rh, felixDefaults().routeOwnership(), testLogger(t))
 	startDataplaneWith(t, tp, Config{}, []Option{WithRoutes(rs)}, egressAll(), kwep("a", ifA, "198.18.0.2"))
-	if got := tp.host.run(t, "ip", "route", "get", "198.18.0.2"); !strings.Contains(got, "dev eth0") {
+	if got := tp.host.Exec(t, "ip", "route", "get", "198.18.0.2"); !strings.Contains(got, "dev eth0") {
 		t.Errorf("the host's route to its default gateway: %s (want dev eth0)", strings.TrimSpace(got))
 	}
 }

@@ -3,13 +3,13 @@ package dataplane_test
 import (
 	"context"
 	"net/netip"
-	"os"
 	"os/exec"
 	"testing"
 	"time"
 
 	"github.com/calico-host/calico-host/pkg/felix/calc"
 	"github.com/calico-host/calico-host/pkg/felix/dataplane"
+	"github.com/calico-host/calico-host/pkg/netnstest"
 )
 
 // TestFullStackDuplicateVTEPMACStaysItsOwn (review of issue 23): another host's Node carrying
@@ -19,19 +19,17 @@ import (
 // (READY=1 waits for it) and it retries with a full nftables resync every backoff (up to 10 s).
 // One remote Node's MAC should fail only that peer.
 func TestFullStackDuplicateVTEPMACStaysItsOwn(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root")
-	}
-	host, fabric := newNS(t, "dv-host"), newNS(t, "dv-fab")
-	if out, err := exec.Command("ip", "link", "add", "eth0", "netns", host.name, "type", "veth", "peer", "name", "eth0", "netns", fabric.name).CombinedOutput(); err != nil {
+	netnstest.Require(t)
+	host, fabric := netnstest.New(t, "dv-host"), netnstest.New(t, "dv-fab")
+	if out, err := exec.Command("ip", "link", "add", "eth0", "netns", host.Name, "type", "veth", "peer", "name", "eth0", "netns", fabric.Name).CombinedOutput(); err != nil {
 		t.Fatalf("veth: %v: %s", err, out)
 	}
-	fabric.run(t, "ip", "link", "set", "eth0", "up")
-	host.run(t, "ip", "addr", "add", "198.18.0.1/24", "dev", "eth0")
-	host.run(t, "ip", "link", "set", "eth0", "up")
+	fabric.Exec(t, "ip", "link", "set", "eth0", "up")
+	host.Exec(t, "ip", "addr", "add", "198.18.0.1/24", "dev", "eth0")
+	host.Exec(t, "ip", "link", "set", "eth0", "up")
 	addWorkload(t, host, "dv-a", "cali0000000000a", "10.65.0.1")
 	addWorkload(t, host, "dv-b", "cali0000000000b", "10.65.0.2")
-	dp := newFullDataplane(t, host.path(), "")
+	dp := newFullDataplane(t, host.Path(), "")
 	in, status := make(chan []calc.Update), make(chan dataplane.EndpointStatus, 64)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})

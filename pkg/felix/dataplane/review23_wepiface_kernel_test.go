@@ -14,7 +14,7 @@ import (
 func TestKernelWorkloadEndpointOnHostInterface(t *testing.T) {
 	tp := newTopology(t)
 	sysctl := func(name string) string {
-		return strings.TrimSpace(tp.host.run(t, "sysctl", "-n", "net.ipv4.conf.eth0."+name))
+		return strings.TrimSpace(tp.host.Exec(t, "sysctl", "-n", "net.ipv4.conf.eth0."+name))
 	}
 	before := map[string]string{"route_localnet": sysctl("route_localnet"), "proxy_arp": sysctl("proxy_arp")}
 	k, v := rawWEP("x", "eth0", "10.65.0.50", "", `"allow-all"`)

@@ -116,7 +116,7 @@ func TestForwardChainForEveryHostEndpoint(t *testing.T) {
 func TestKernelWildcardForwardEgressToWorkload(t *testing.T) {
 	tp := newTopology(t)
 	b := tp.addWorkload(t, "b", ifB, ipB)
-	tp.fabric.run(t, "ip", "route", "add", ipB+"/32", "via", "198.18.0.1")
+	tp.fabric.Exec(t, "ip", "route", "add", ipB+"/32", "via", "198.18.0.1")
 	listenTCP(t, b, ipB, 8080)
 	listenTCP(t, b, ipB, 8081)
 	web, deny := gnpID("b-web"), gnpID("fwd-deny-8081")

@@ -3,16 +3,15 @@ package dataplane_test
 import (
 	"context"
 	"net/netip"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/rs/zerolog"
-
+	"github.com/calico-host/calico-host/internal/logtest"
 	"github.com/calico-host/calico-host/pkg/felix/calc"
 	"github.com/calico-host/calico-host/pkg/felix/dataplane"
+	"github.com/calico-host/calico-host/pkg/netnstest"
 )
 
 // TestKernelRouteSyncDisabled runs the real dataplane twice in a fresh namespace with a
@@ -21,19 +20,17 @@ import (
 // address; with RouteSyncDisabled it enforces policy (the endpoint is up) but leaves routes and
 // addresses exactly as they were, as Project Calico's felix does in policy-only mode.
 func TestKernelRouteSyncDisabled(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root")
-	}
+	netnstest.Require(t)
 	for _, disabled := range []bool{true, false} {
-		host := newNS(t, "rsync-host")
+		host := netnstest.New(t, "rsync-host")
 		const iface = "cali000000rsync"
 		addWorkload(t, host, "rsync-wl", iface, "10.65.0.1")
-		host.run(t, "ip", "route", "add", "10.65.9.0/26", "dev", iface, "proto", "80")
-		host.run(t, "ip", "addr", "add", "198.19.9.9/32", "dev", iface)
-		routesBefore := host.run(t, "ip", "route", "show", "table", "all")
+		host.Exec(t, "ip", "route", "add", "10.65.9.0/26", "dev", iface, "proto", "80")
+		host.Exec(t, "ip", "addr", "add", "198.19.9.9/32", "dev", iface)
+		routesBefore := host.Exec(t, "ip", "route", "show", "table", "all")
 
-		log := zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel)
-		dp, err := dataplane.New(dataplane.FelixDefaults(dataplane.Config{Hostname: "host1", NetNS: host.path(), InterfaceRefreshInterval: 10 * time.Second,
+		log := logtest.Logger(t)
+		dp, err := dataplane.New(dataplane.FelixDefaults(dataplane.Config{Hostname: "host1", NetNS: host.Path(), InterfaceRefreshInterval: 10 * time.Second,
 			MTUFile: filepath.Join(t.TempDir(), "mtu"), Routes: dataplane.RouteConfig{SyncDisabled: disabled}}), log)
 		if err != nil {
 			t.Fatal(err)
@@ -51,19 +48,19 @@ func TestKernelRouteSyncDisabled(t *testing.T) {
 		waitStatus(t, status, map[string]string{"a": "up"})
 		<-dp.FirstApplyDone()
 
-		routes, addrs := host.run(t, "ip", "route", "show", "table", "all"), host.run(t, "ip", "addr", "show", "dev", iface)
+		routes, addrs := host.Exec(t, "ip", "route", "show", "table", "all"), host.Exec(t, "ip", "addr", "show", "dev", iface)
 		if disabled {
 			if routes != routesBefore || !strings.Contains(addrs, "198.19.9.9/32") || strings.Contains(addrs, "169.254.0.179") {
 				t.Errorf("RouteSyncDisabled: routes or addresses changed:\nbefore\n%s\nafter\n%s\n%s", routesBefore, routes, addrs)
 			}
 		} else {
 			waitFor(t, "felix's routes and addresses", func() bool {
-				routes, addrs = host.run(t, "ip", "route", "show"), host.run(t, "ip", "addr", "show", "dev", iface)
+				routes, addrs = host.Exec(t, "ip", "route", "show"), host.Exec(t, "ip", "addr", "show", "dev", iface)
 				return strings.Contains(routes, "10.65.0.1 dev "+iface) && !strings.Contains(routes, "10.65.9.0/26") &&
 					!strings.Contains(addrs, "198.19.9.9") && strings.Contains(addrs, "169.254.0.179/32")
 			})
 		}
-		if out := host.run(t, "nft", "list", "tables"); !strings.Contains(out, "table ip calico") {
+		if out := host.Exec(t, "nft", "list", "tables"); !strings.Contains(out, "table ip calico") {
 			t.Errorf("RouteSyncDisabled %v: no nftables table:\n%s", disabled, out)
 		}
 		cancel()

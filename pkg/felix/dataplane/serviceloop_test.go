@@ -11,14 +11,15 @@ import (
 
 	"github.com/calico-host/calico-host/pkg/felix/calc"
 	"github.com/calico-host/calico-host/pkg/felix/dataplane/rules"
+	"github.com/calico-host/calico-host/pkg/netnstest"
 )
 
 // udpOutcome sends datagrams from ns to addr:port and says what came back: "answer" (the
 // echo), "refused" (an ICMP port unreachable: a reject) or "nothing" (dropped).
-func udpOutcome(t *testing.T, ns *testNS, addr string, port int) string {
+func udpOutcome(t *testing.T, ns *netnstest.NS, addr string, port int) string {
 	t.Helper()
 	out := "nothing"
-	ns.do(t, func() {
+	ns.Do(t, func() {
 		c, err := net.DialUDP("udp", nil, &net.UDPAddr{IP: net.ParseIP(addr), Port: port})
 		if err != nil {
 			t.Fatal(err)
@@ -48,11 +49,11 @@ func udpOutcome(t *testing.T, ns *testNS, addr string, port int) string {
 // serviceTopology is a host with workload a and a fabric router that holds a "service" address
 // (198.19.96.10, in the service CIDR 198.19.96.0/24) and an ordinary one (198.18.0.2), and
 // routes the workloads back to the host.
-func serviceTopology(t *testing.T) (*topology, *testNS) {
+func serviceTopology(t *testing.T) (*topology, *netnstest.NS) {
 	tp := newTopology(t)
 	a := tp.addWorkload(t, "a", ifA, ipA)
-	tp.fabric.run(t, "ip", "addr", "add", "198.19.96.10/32", "dev", "eth0")
-	tp.fabric.run(t, "ip", "route", "add", "10.65.0.0/16", "via", "198.18.0.1")
+	tp.fabric.Exec(t, "ip", "addr", "add", "198.19.96.10/32", "dev", "eth0")
+	tp.fabric.Exec(t, "ip", "route", "add", "10.65.0.0/16", "via", "198.18.0.1")
 	listenUDP(t, tp.fabric, "198.19.96.10", 7000) // not 0.0.0.0: replies must come from the address asked
 	listenUDP(t, tp.fabric, "198.18.0.2", 7000)
 	return tp, a

@@ -16,6 +16,7 @@ import (
 
 	"github.com/calico-host/calico-host/pkg/felix/calc"
 	"github.com/calico-host/calico-host/pkg/felix/dataplane/rules"
+	"github.com/calico-host/calico-host/pkg/netnstest"
 	"github.com/calico-host/calico-host/pkg/nft"
 	"github.com/calico-host/calico-host/pkg/nft/kernel"
 	"github.com/calico-host/calico-host/pkg/nft/sim"
@@ -42,7 +43,7 @@ func simulatorAgreesWithPackets(t *testing.T, flowLogs bool) {
 	seed, scenarios := simEnv(t, "SIM_SEED", 1), simEnv(t, "SIM_SCENARIOS", 3)
 	rng := rand.New(rand.NewPCG(uint64(seed), 3))
 	tp := newTopology(t)
-	tp.fabric.run(t, "ip", "route", "add", "10.65.0.0/16", "via", "198.18.0.1")
+	tp.fabric.Exec(t, "ip", "route", "add", "10.65.0.0/16", "via", "198.18.0.1")
 	ends := simEnds(t, tp)
 	i := rng.IntN(3)
 	action := []string{"Drop", "Return", "Accept"}[i]
@@ -51,7 +52,7 @@ func simulatorAgreesWithPackets(t *testing.T, flowLogs bool) {
 	for _, w := range simWorkloads {
 		k.waitUp(w.name)
 	}
-	fib, err := hostfib.New(tp.host.fd)
+	fib, err := hostfib.New(tp.host.FD)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +64,7 @@ func simulatorAgreesWithPackets(t *testing.T, flowLogs bool) {
 		}
 		k.requireProgrammed()
 		rs := compileHostTables(t, tp)
-		if logs := strings.Count(tp.host.run(t, "nft", "list", "ruleset"), " snaplen 80 "); (logs > 0) != flowLogs {
+		if logs := strings.Count(tp.host.Exec(t, "nft", "list", "ruleset"), " snaplen 80 "); (logs > 0) != flowLogs {
 			t.Fatalf("flow logs %v: %d NFLOG statements in the ruleset", flowLogs, logs)
 		}
 		for range 24 {
@@ -79,7 +80,7 @@ func simulatorAgreesWithPackets(t *testing.T, flowLogs bool) {
 			}
 		}
 		if t.Failed() {
-			t.Logf("ruleset:\n%s", tp.host.run(t, "nft", "list", "ruleset"))
+			t.Logf("ruleset:\n%s", tp.host.Exec(t, "nft", "list", "ruleset"))
 			return
 		}
 	}
@@ -106,7 +107,7 @@ var simWorkloads = []struct{ name, iface, ip string }{
 // simEnd is a place probes go from and to: a workload, the host or the fabric.
 type simEnd struct {
 	name  string
-	ns    *testNS
+	ns    *netnstest.NS
 	addr  netip.Addr
 	iface string // the host's interface towards it ("" for the host itself)
 	mac   net.HardwareAddr
@@ -133,9 +134,9 @@ func simEnds(t *testing.T, tp *topology) map[string]*simEnd {
 	return ends
 }
 
-func linkMAC(t *testing.T, ns *testNS, name string) net.HardwareAddr {
+func linkMAC(t *testing.T, ns *netnstest.NS, name string) net.HardwareAddr {
 	var hw net.HardwareAddr
-	ns.do(t, func() {
+	ns.Do(t, func() {
 		ifc, err := net.InterfaceByName(name)
 		if err != nil {
 			t.Fatal(err)
@@ -147,7 +148,7 @@ func linkMAC(t *testing.T, ns *testNS, name string) net.HardwareAddr {
 
 // compileHostTables reads the dataplane's tables back from the host namespace and compiles them.
 func compileHostTables(t *testing.T, tp *topology) *sim.Ruleset {
-	k, err := kernel.New(kernel.Config{NetNS: tp.host.fd})
+	k, err := kernel.New(kernel.Config{NetNS: tp.host.FD})
 	if err != nil {
 		t.Fatal(err)
 	}

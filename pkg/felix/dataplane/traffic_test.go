@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/calico-host/calico-host/pkg/netnstest"
 )
 
 // Real traffic between the test namespaces, made with sockets opened inside them.
@@ -24,10 +26,10 @@ type tcpServer struct {
 	remotes []netip.AddrPort
 }
 
-func listenTCP(t *testing.T, ns *testNS, addr string, port int) *tcpServer {
+func listenTCP(t *testing.T, ns *netnstest.NS, addr string, port int) *tcpServer {
 	t.Helper()
 	var ln net.Listener
-	ns.do(t, func() {
+	ns.Do(t, func() {
 		var err error
 		if ln, err = net.Listen("tcp", hostPort(addr, port)); err != nil {
 			t.Fatal(err)
@@ -96,18 +98,18 @@ func (s *tcpServer) lastRemote() netip.AddrPort {
 }
 
 // dialTCP connects from ns; it returns the connection or the error.
-func dialTCP(t *testing.T, ns *testNS, addr string, port int) (net.Conn, error) {
+func dialTCP(t *testing.T, ns *netnstest.NS, addr string, port int) (net.Conn, error) {
 	t.Helper()
 	var c net.Conn
 	var err error
-	ns.do(t, func() {
+	ns.Do(t, func() {
 		c, err = net.DialTimeout("tcp", hostPort(addr, port), 400*time.Millisecond)
 	})
 	return c, err
 }
 
 // canTCP reports whether a TCP connection from ns to addr:port is established.
-func canTCP(t *testing.T, ns *testNS, addr string, port int) bool {
+func canTCP(t *testing.T, ns *netnstest.NS, addr string, port int) bool {
 	t.Helper()
 	c, err := dialTCP(t, ns, addr, port)
 	if err == nil {
@@ -139,10 +141,10 @@ type udpServer struct {
 	peers   []netip.AddrPort
 }
 
-func listenUDP(t *testing.T, ns *testNS, addr string, port int) *udpServer {
+func listenUDP(t *testing.T, ns *netnstest.NS, addr string, port int) *udpServer {
 	t.Helper()
 	var pc net.PacketConn
-	ns.do(t, func() {
+	ns.Do(t, func() {
 		var err error
 		if pc, err = net.ListenPacket("udp", hostPort(addr, port)); err != nil {
 			t.Fatal(err)
@@ -197,10 +199,10 @@ func (s *udpServer) received(from string) bool {
 
 // canUDP sends a datagram from ns (from local address src, "addr" or "addr:port", "" for any)
 // and reports whether the echo came back.
-func canUDP(t *testing.T, ns *testNS, src, addr string, port int) bool {
+func canUDP(t *testing.T, ns *netnstest.NS, src, addr string, port int) bool {
 	t.Helper()
 	ok := false
-	ns.do(t, func() {
+	ns.Do(t, func() {
 		var laddr *net.UDPAddr
 		if src != "" {
 			ap, err := netip.ParseAddrPort(src)
@@ -230,9 +232,9 @@ func canUDP(t *testing.T, ns *testNS, src, addr string, port int) bool {
 }
 
 // canPing sends one ICMP echo request from ns.
-func canPing(t *testing.T, ns *testNS, addr string) bool {
+func canPing(t *testing.T, ns *netnstest.NS, addr string) bool {
 	t.Helper()
-	return exec.Command("ip", "netns", "exec", ns.name, "ping", "-c", "1", "-W", "1", "-q", addr).Run() == nil
+	return exec.Command("ip", "netns", "exec", ns.Name, "ping", "-c", "1", "-W", "1", "-q", addr).Run() == nil
 }
 
 // expectation is one connectivity check.

@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/calico-host/calico-host/pkg/felix/calc"
+	"github.com/calico-host/calico-host/pkg/netnstest"
 	"github.com/calico-host/calico-host/pkg/nft/kernel"
 )
 
@@ -227,10 +228,10 @@ func changes(from, to []calc.Update) []calc.Update {
 // every transaction commits and the kernel's ruleset equals the one a fresh dataplane programs
 // for the same state (in a second namespace).
 func TestRandomTransitionsKernel(t *testing.T) {
-	requireRoot(t)
+	netnstest.Require(t, "nft", "sysctl")
 	cfg := Config{Hostname: "host1", IPv6Support: true, WorkloadSourceSpoofing: true, FloatingIPs: true}
 	states, rng := randomStates(11, 8)
-	fresh, walk := newTestNS(t, "fresh"), newTestNS(t, "walk")
+	fresh, walk := netnstest.New(t, "fresh"), netnstest.New(t, "walk")
 	want := make([]string, len(states))
 	for i, st := range states {
 		h := newKernelHarness(t, cfg, fresh)
@@ -238,8 +239,8 @@ func TestRandomTransitionsKernel(t *testing.T) {
 		if n := h.dp.Quarantined(); n != 0 { // a quarantined state would compare equal in both namespaces
 			t.Fatalf("state %d: %d objects quarantined in a fresh build", i, n)
 		}
-		want[i] = canonicalRuleset(fresh.run(t, "nft", "list", "ruleset"))
-		fresh.run(t, "nft", "flush", "ruleset")
+		want[i] = canonicalRuleset(fresh.Exec(t, "nft", "list", "ruleset"))
+		fresh.Exec(t, "nft", "flush", "ruleset")
 	}
 	h := newKernelHarness(t, cfg, walk)
 	cur := -1
@@ -253,7 +254,7 @@ func TestRandomTransitionsKernel(t *testing.T) {
 		if n := h.dp.Quarantined(); n != 0 {
 			t.Fatalf("step %d: %d objects quarantined", step, n)
 		}
-		if diff := cmp.Diff(want[next], canonicalRuleset(walk.run(t, "nft", "list", "ruleset"))); diff != "" {
+		if diff := cmp.Diff(want[next], canonicalRuleset(walk.Exec(t, "nft", "list", "ruleset"))); diff != "" {
 			t.Fatalf("step %d, state %d -> %d: ruleset differs (-want +got):\n%s", step, cur, next, diff)
 		}
 		cur = next
@@ -261,8 +262,8 @@ func TestRandomTransitionsKernel(t *testing.T) {
 }
 
 // newKernelHarness is newHarness on the kernel's nftables in namespace ns.
-func newKernelHarness(t *testing.T, cfg Config, ns *testNS) *harness {
-	f, err := os.Open(ns.path())
+func newKernelHarness(t *testing.T, cfg Config, ns *netnstest.NS) *harness {
+	f, err := os.Open(ns.Path())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/vishvananda/netns"
 
 	"github.com/calico-host/calico-host/pkg/felix/calc"
+	"github.com/calico-host/calico-host/pkg/netnstest"
 	"github.com/calico-host/calico-host/pkg/nft"
 	"github.com/calico-host/calico-host/pkg/nft/kernel"
 )
@@ -57,7 +58,7 @@ func TestKernelUpgradeFromInetTable(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	tp.host.run(t, "nft", "-f", "testdata/upgrade-from-inet.nft")
+	tp.host.Exec(t, "nft", "-f", "testdata/upgrade-from-inet.nft")
 	tcp := func(port int) func() bool { return func() bool { return canTCP(t, a, ipB, port) } }
 	check(t, "old layout", expectation{"tcp 8080", tcp(8080), true}, expectation{"tcp 8081", tcp(8081), false})
 	c, err := dialTCP(t, a, ipB, 8080)
@@ -77,7 +78,7 @@ func TestKernelUpgradeFromInetTable(t *testing.T) {
 		}()
 	}
 	time.Sleep(100 * time.Millisecond)
-	nl, err := os.Open(tp.host.path())
+	nl, err := os.Open(tp.host.Path())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +106,7 @@ func TestKernelUpgradeFromInetTable(t *testing.T) {
 	if len(batches) != 1 || !hasOp(batches[0], nft.OpDeleteTable, nft.FamilyInet) || !hasOp(batches[0], nft.OpAddTable, nft.FamilyIP) {
 		t.Errorf("want one transaction deleting the inet table and adding the ip table, got %d: %s", len(batches), batchScript(batches[0]))
 	}
-	if got := tp.host.run(t, "nft", "list", "tables"); got != "table ip calico\n" {
+	if got := tp.host.Exec(t, "nft", "list", "tables"); got != "table ip calico\n" {
 		t.Errorf("tables after the upgrade: %q", got)
 	}
 	check(t, "new layout", expectation{"tcp 8080", tcp(8080), true}, expectation{"tcp 8081", tcp(8081), false})
@@ -122,9 +123,9 @@ func hasOp(b *nft.Batch, kind nft.OpKind, fam nft.Family) bool {
 
 // hammer dials addr from ns until stop, counting the dials and those that connected. It runs
 // on its own goroutine (no testing.T: it reports through the counters).
-func hammer(ns *testNS, addr string, stop <-chan struct{}, leaks, tries *atomic.Int64) {
+func hammer(ns *netnstest.NS, addr string, stop <-chan struct{}, leaks, tries *atomic.Int64) {
 	runtime.LockOSThread() // the thread stays in ns and ends with the goroutine
-	if err := netns.Set(netns.NsHandle(ns.fd)); err != nil {
+	if err := netns.Set(netns.NsHandle(ns.FD)); err != nil {
 		return
 	}
 	for {
@@ -185,20 +186,20 @@ func TestKernelTakeOverProjectCalicoTables(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	tp.host.run(t, "nft", "-f", "testdata/projectcalico-nftables.nft")
+	tp.host.Exec(t, "nft", "-f", "testdata/projectcalico-nftables.nft")
 	tcp := func(port int) func() bool { return func() bool { return canTCP(t, a, ipB, port) } }
 	check(t, "Project Calico's stale tables", expectation{"tcp 8080", tcp(8080), false}, expectation{"tcp 8081", tcp(8081), true})
 	web := gnpID("b-web")
 	startDataplane(t, tp, Config{},
 		policy(web, []calc.Rule{{Action: calc.RuleAllow, Protocol: 6, DstPorts: ports(8080)}}, nil),
 		egressAll(), kwep("a", ifA, ipA), kwep("b", ifB, ipB, tier("default", ids(web), nil)))
-	ruleset := tp.host.run(t, "nft", "list", "ruleset")
+	ruleset := tp.host.Exec(t, "nft", "list", "ruleset")
 	for _, stale := range []string{"cali40s-stale", "stale-drop", "stale-v6", "table ip6 calico"} {
 		if strings.Contains(ruleset, stale) {
 			t.Errorf("%q left after the takeover:\n%s", stale, ruleset)
 		}
 	}
-	if got := tp.host.run(t, "nft", "list", "tables"); got != "table ip calico\ntable arp calico-arp\n" {
+	if got := tp.host.Exec(t, "nft", "list", "tables"); got != "table ip calico\ntable arp calico-arp\n" {
 		t.Errorf("tables after the takeover: %q", got)
 	}
 	check(t, "calico-felix's policy", expectation{"tcp 8080", tcp(8080), true}, expectation{"tcp 8081", tcp(8081), false})

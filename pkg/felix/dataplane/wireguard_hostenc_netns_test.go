@@ -2,12 +2,12 @@ package dataplane_test
 
 import (
 	"net"
-	"os"
 	"strings"
 	"testing"
 
 	"github.com/calico-host/calico-host/pkg/felix/dataplane"
 	"github.com/calico-host/calico-host/pkg/felix/dataplane/wireguard/wgtest"
+	"github.com/calico-host/calico-host/pkg/netnstest"
 )
 
 // TestWireGuardHostEncryption runs two hosts with WireguardHostEncryptionEnabled: traffic
@@ -16,9 +16,7 @@ import (
 // device carries the host's address (there is no tunnel address), and raw PREROUTING marks
 // packets from host interfaces.
 func TestWireGuardHostEncryption(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root")
-	}
+	netnstest.Require(t)
 	fabric, hosts := newWGHosts(t)
 	kernel := wgtest.KernelDriver(t)
 	for _, h := range hosts {
@@ -41,14 +39,14 @@ func TestWireGuardHostEncryption(t *testing.T) {
 		h.run(t, h.cfg)
 		h.in <- wgState(hosts, i, true)
 	}
-	if v := strings.TrimSpace(a.ns.run(t, "sysctl", "-n", "net.ipv4.conf.all.src_valid_mark")); v != "1" {
+	if v := strings.TrimSpace(a.ns.Exec(t, "sysctl", "-n", "net.ipv4.conf.all.src_valid_mark")); v != "1" {
 		t.Errorf("net.ipv4.conf.all.src_valid_mark = %s, want 1 (host encryption)", v)
 	}
 	for _, f := range wgFams {
 		waitFor(t, "a host-to-host ping over WireGuard", func() bool {
 			return canPingOnce(a.ns, hostAddrs[f.i]) && strings.Contains(f.table1(a), hostAddrs[f.i]+" dev "+f.device(a))
 		})
-		if addrs := a.ns.run(t, "ip", f.ip, "addr", "show", "dev", f.device(a)); !strings.Contains(addrs, map[int]string{0: "198.18.0.1/32", 1: "fd5c:ffff::1/128"}[f.i]) {
+		if addrs := a.ns.Exec(t, "ip", f.ip, "addr", "show", "dev", f.device(a)); !strings.Contains(addrs, map[int]string{0: "198.18.0.1/32", 1: "fd5c:ffff::1/128"}[f.i]) {
 			t.Errorf("%s: the device does not carry the host's address:\n%s", f.ip, addrs)
 		}
 		capt.reset()
@@ -64,7 +62,7 @@ func TestWireGuardHostEncryption(t *testing.T) {
 			t.Errorf("%s: fabric saw %d WireGuard packets, %d plaintext workload and %d plaintext host packets; want some, none, none", f.ip, wg[f.i], plain[f.i], hp[f.i])
 		}
 		table := map[int]string{0: "ip", 1: "ip6"}[f.i]
-		chain := a.ns.run(t, "nft", "list", "chain", table, "calico", "raw-cali-wireguard-incoming-mark")
+		chain := a.ns.Exec(t, "nft", "list", "chain", table, "calico", "raw-cali-wireguard-incoming-mark")
 		if !strings.Contains(chain, `iifname "lo" return`) || !strings.Contains(chain, "meta mark set meta mark | 0x00200000") {
 			t.Errorf("%s: the incoming-mark chain:\n%s", f.ip, chain)
 		}

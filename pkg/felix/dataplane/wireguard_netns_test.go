@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/netip"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -26,6 +25,7 @@ import (
 	"github.com/calico-host/calico-host/pkg/felix/calc"
 	"github.com/calico-host/calico-host/pkg/felix/dataplane"
 	"github.com/calico-host/calico-host/pkg/felix/dataplane/wireguard/wgtest"
+	"github.com/calico-host/calico-host/pkg/netnstest"
 )
 
 func TestMain(m *testing.M) {
@@ -36,7 +36,7 @@ func TestMain(m *testing.M) {
 // wgHost is one host of the WireGuard test: its namespace, workload and dataplane.
 type wgHost struct {
 	name   string
-	ns, wl *ns
+	ns, wl *netnstest.NS
 	cfg    dataplane.Config
 	pub    string // published public keys
 	pub6   string
@@ -48,26 +48,26 @@ type wgHost struct {
 
 // wgFabric joins the hosts' eth0 through a bridge in the fabric namespace, where the test
 // captures what crosses between the hosts.
-func newWGHosts(t *testing.T) (*ns, []*wgHost) {
-	fabric := newNS(t, "wg-fab")
-	fabric.run(t, "ip", "link", "add", "br0", "type", "bridge")
-	fabric.run(t, "ip", "link", "set", "br0", "up")
-	suffix := fabric.name[len(fabric.name)-6:]
+func newWGHosts(t *testing.T) (*netnstest.NS, []*wgHost) {
+	fabric := netnstest.New(t, "wg-fab")
+	fabric.Exec(t, "ip", "link", "add", "br0", "type", "bridge")
+	fabric.Exec(t, "ip", "link", "set", "br0", "up")
+	suffix := fabric.Name[len(fabric.Name)-6:]
 	var hosts []*wgHost
 	for i, n := range []string{"a", "b"} {
-		h := &wgHost{name: "host-" + n, ns: newNS(t, "wg-"+n)}
-		mustExec(t, "ip", "link", "add", "eth0", "netns", h.ns.name, "type", "veth", "peer", "name", "p"+n, "netns", fabric.name)
-		fabric.run(t, "ip", "link", "set", "p"+n, "master", "br0", "up")
-		h.ns.run(t, "ip", "addr", "add", fmt.Sprintf("198.18.0.%d/24", i+1), "dev", "eth0")
-		h.ns.run(t, "ip", "link", "set", "eth0", "up")
-		h.ns.run(t, "ip", "-6", "addr", "add", fmt.Sprintf("fd5c:ffff::%d/64", i+1), "dev", "eth0", "nodad")
-		h.ns.run(t, "ip", "route", "add", "default", "via", "198.18.0.254") // proxy ARP answers for 169.254.1.1 via a route
+		h := &wgHost{name: "host-" + n, ns: netnstest.New(t, "wg-"+n)}
+		netnstest.Run(t, "ip", "link", "add", "eth0", "netns", h.ns.Name, "type", "veth", "peer", "name", "p"+n, "netns", fabric.Name)
+		fabric.Exec(t, "ip", "link", "set", "p"+n, "master", "br0", "up")
+		h.ns.Exec(t, "ip", "addr", "add", fmt.Sprintf("198.18.0.%d/24", i+1), "dev", "eth0")
+		h.ns.Exec(t, "ip", "link", "set", "eth0", "up")
+		h.ns.Exec(t, "ip", "-6", "addr", "add", fmt.Sprintf("fd5c:ffff::%d/64", i+1), "dev", "eth0", "nodad")
+		h.ns.Exec(t, "ip", "route", "add", "default", "via", "198.18.0.254") // proxy ARP answers for 169.254.1.1 via a route
 		h.wl = addWorkload(t, h.ns, "wg-w"+n, "cali"+n, fmt.Sprintf("10.65.%d.1", i))
 		plumbWorkloadV6(t, h.ns, h.wl, "cali"+n, fmt.Sprintf("fd5c:%d::1", i))
 		// The plaintext routes to the other host's blocks, as BIRD would program them.
-		h.ns.run(t, "ip", "route", "add", fmt.Sprintf("10.65.%d.0/26", 1-i), "via", fmt.Sprintf("198.18.0.%d", 2-i), "proto", "bird")
-		h.ns.run(t, "ip", "-6", "route", "add", fmt.Sprintf("fd5c:%d::/122", 1-i), "via", fmt.Sprintf("fd5c:ffff::%d", 2-i), "proto", "bird")
-		h.cfg = dataplane.FelixDefaults(dataplane.Config{Hostname: h.name, NetNS: h.ns.path(), InterfaceRefreshInterval: 10 * time.Second, IPv6Support: true,
+		h.ns.Exec(t, "ip", "route", "add", fmt.Sprintf("10.65.%d.0/26", 1-i), "via", fmt.Sprintf("198.18.0.%d", 2-i), "proto", "bird")
+		h.ns.Exec(t, "ip", "-6", "route", "add", fmt.Sprintf("fd5c:%d::/122", 1-i), "via", fmt.Sprintf("fd5c:ffff::%d", 2-i), "proto", "bird")
+		h.cfg = dataplane.FelixDefaults(dataplane.Config{Hostname: h.name, NetNS: h.ns.Path(), InterfaceRefreshInterval: 10 * time.Second, IPv6Support: true,
 			MTUFile: filepath.Join(t.TempDir(), "mtu"), Wireguard: dataplane.WireguardConfig{Enabled: true, EnabledV6: true,
 				RoutingTable: 1000, RoutingTableV6: 1001, ThreadingEnabled: true, // from RouteTableRanges "1000-1100"
 				InterfaceName: "wg" + n + "-" + suffix, InterfaceNameV6: "w6" + n + "-" + suffix,
@@ -79,11 +79,11 @@ func newWGHosts(t *testing.T) (*ns, []*wgHost) {
 
 // plumbWorkloadV6 gives the workload an IPv6 address and a default route via the host side's
 // link-local address, as the CNI plugin does.
-func plumbWorkloadV6(t *testing.T, host, wl *ns, iface, addr string) {
-	wl.run(t, "ip", "-6", "addr", "add", addr+"/128", "dev", "eth0", "nodad")
+func plumbWorkloadV6(t *testing.T, host, wl *netnstest.NS, iface, addr string) {
+	wl.Exec(t, "ip", "-6", "addr", "add", addr+"/128", "dev", "eth0", "nodad")
 	var ll string
 	waitFor(t, "the host side's link-local address", func() bool {
-		out := host.run(t, "ip", "-6", "-o", "addr", "show", "dev", iface, "scope", "link")
+		out := host.Exec(t, "ip", "-6", "-o", "addr", "show", "dev", iface, "scope", "link")
 		f := strings.Fields(out)
 		for i := range f {
 			if f[i] == "inet6" && i+1 < len(f) && !strings.Contains(out, "tentative") {
@@ -93,19 +93,7 @@ func plumbWorkloadV6(t *testing.T, host, wl *ns, iface, addr string) {
 		}
 		return false
 	})
-	wl.run(t, "ip", "-6", "route", "add", "default", "via", ll, "dev", "eth0")
-}
-
-func mustExec(t *testing.T, args ...string) {
-	t.Helper()
-	if out, err := execCommand(args...); err != nil {
-		t.Fatalf("%s: %v: %s", strings.Join(args, " "), err, out)
-	}
-}
-
-func execCommand(args ...string) (string, error) {
-	out, err := exec.Command(args[0], args[1:]...).CombinedOutput()
-	return string(out), err
+	wl.Exec(t, "ip", "-6", "route", "add", "default", "via", ll, "dev", "eth0")
 }
 
 // startDevice provides the WireGuard device: the kernel's where it has the driver (the
@@ -114,8 +102,8 @@ func startDevice(t *testing.T, h *wgHost, kernel bool) string {
 	if kernel {
 		return "kernel"
 	}
-	wgtest.Start(t, h.ns.name, h.cfg.Wireguard.InterfaceName)
-	wgtest.Start(t, h.ns.name, h.cfg.Wireguard.InterfaceNameV6)
+	wgtest.Start(t, h.ns.Name, h.cfg.Wireguard.InterfaceName)
+	wgtest.Start(t, h.ns.Name, h.cfg.Wireguard.InterfaceNameV6)
 	return "userspace (golang.zx2c4.com/wireguard over TUN)"
 }
 
@@ -192,9 +180,9 @@ type capture struct {
 	closeOnce sync.Once
 }
 
-func startCapture(t *testing.T, fabric *ns) *capture {
+func startCapture(t *testing.T, fabric *netnstest.NS) *capture {
 	c := &capture{fd: -1}
-	inNS(t, fabric, func() {
+	fabric.Do(t, func() {
 		fd, err := unix.Socket(unix.AF_PACKET, unix.SOCK_RAW, int(htons(unix.ETH_P_ALL)))
 		if err != nil {
 			t.Fatal(err)
@@ -347,7 +335,7 @@ func (f wgFam) device(h *wgHost) string {
 
 // table lists felix's WireGuard routing table of the version ("" when empty or absent).
 func (f wgFam) table1(h *wgHost) string {
-	out, err := execCommand("ip", "netns", "exec", h.ns.name, "ip", f.ip, "route", "show", "table", f.table)
+	out, err := h.ns.Try("ip", f.ip, "route", "show", "table", f.table)
 	if err != nil {
 		return ""
 	}
@@ -358,9 +346,7 @@ func (f wgFam) table1(h *wgHost) string {
 // without a key on plaintext routes, then peers from the published keys with workload traffic
 // encrypted on the fabric and policy still enforced, then cleanup when WireGuard is turned off.
 func TestWireGuardTwoHosts(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root")
-	}
+	netnstest.Require(t)
 	fabric, hosts := newWGHosts(t)
 	kernel := wgtest.KernelDriver(t)
 	for _, h := range hosts {
@@ -429,18 +415,18 @@ func TestWireGuardTwoHosts(t *testing.T) {
 func checkEncrypted(t *testing.T, capt *capture, a *wgHost, f wgFam) {
 	t.Helper()
 	waitFor(t, "a ping over WireGuard", func() bool { return canPingOnce(a.wl, f.dst) })
-	rule := a.ns.run(t, "ip", f.ip, "rule")
+	rule := a.ns.Exec(t, "ip", f.ip, "rule")
 	if !strings.Contains(rule, "99:\tnot from all fwmark 0x200000/0x200000 lookup "+f.table) {
 		t.Errorf("%s: WireGuard rule missing:\n%s", f.ip, rule)
 	}
 	if r := f.table1(a); !strings.Contains(r, f.block+" dev "+f.device(a)+" proto 80") || !strings.Contains(r, f.local) || strings.Contains(r, "throw "+f.block) {
 		t.Errorf("%s: WireGuard table:\n%s", f.ip, r)
 	}
-	if link := a.ns.run(t, "ip", "link", "show", f.device(a)); !strings.Contains(link, "mtu "+f.mtu) {
+	if link := a.ns.Exec(t, "ip", "link", "show", f.device(a)); !strings.Contains(link, "mtu "+f.mtu) {
 		t.Errorf("%s: device MTU is not %s:\n%s", f.ip, f.mtu, link)
 	}
 	table := map[int]string{0: "ip", 1: "ip6"}[f.i]
-	if nft := a.ns.run(t, "nft", "list", "chain", table, "calico", "filter-cali-INPUT"); !strings.Contains(nft, "udp dport "+f.port+" fib daddr type local accept") {
+	if nft := a.ns.Exec(t, "nft", "list", "chain", table, "calico", "filter-cali-INPUT"); !strings.Contains(nft, "udp dport "+f.port+" fib daddr type local accept") {
 		t.Errorf("%s: nftables input lacks the WireGuard accept:\n%s", f.ip, nft)
 	}
 	capt.reset()
@@ -480,10 +466,10 @@ func checkDisable(t *testing.T, hosts []*wgHost, kernel bool) {
 	a.in <- wgState(hosts, 0, true)
 	hosts[1].in <- wgState(hosts, 1, false) // A's felix cleared its key in the Node status
 	for _, f := range wgFams {
-		waitFor(t, "the WireGuard rule to go", func() bool { return !strings.Contains(a.ns.run(t, "ip", f.ip, "rule"), "lookup "+f.table) })
+		waitFor(t, "the WireGuard rule to go", func() bool { return !strings.Contains(a.ns.Exec(t, "ip", f.ip, "rule"), "lookup "+f.table) })
 		// The rule goes first; the table's routes go with the route reconciler's next pass.
 		waitFor(t, f.ip+": the WireGuard table to empty", func() bool { return f.table1(a) == "" })
-		out, _ := execCommand("ip", "-n", a.ns.name, "link", "show", f.device(a))
+		out, _ := a.ns.Try("ip", "link", "show", f.device(a))
 		// A TUN device shows "state UNKNOWN" even when up: look at its flags.
 		if !kernel && linkFlagUp.MatchString(out) || kernel && out != "" {
 			t.Errorf("%s: WireGuard device left configured: %s", f.ip, out)
@@ -500,22 +486,22 @@ func dumpOnFailure(t *testing.T, hosts []*wgHost) {
 	}
 	for _, h := range hosts {
 		for _, c := range [][]string{{"ip", "rule"}, {"ip", "-6", "rule"}, {"ip", "route", "show", "table", "all"}, {"ip", "-6", "route", "show", "table", "all"}, {"nft", "list", "ruleset"}} {
-			out, _ := execCommand(append([]string{"ip", "netns", "exec", h.ns.name}, c...)...)
+			out, _ := h.ns.Try(c...)
 			t.Logf("%s: %s:\n%s", h.name, strings.Join(c, " "), out)
 		}
 	}
 }
 
-func canPingOnce(n *ns, dst string) bool {
-	out, err := execCommand("ip", "netns", "exec", n.name, "ping", "-c", "1", "-W", "1", dst)
+func canPingOnce(n *netnstest.NS, dst string) bool {
+	out, err := n.Try("ping", "-c", "1", "-W", "1", dst)
 	return err == nil && strings.Contains(out, "1 received")
 }
 
 // throughput sends a single TCP stream from one workload to a listener in the other for 2 s
 // and returns the rate in Mbit/s.
-func throughput(t *testing.T, from, to *ns, addr string) float64 {
+func throughput(t *testing.T, from, to *netnstest.NS, addr string) float64 {
 	var ln net.Listener
-	inNS(t, to, func() {
+	to.Do(t, func() {
 		var err error
 		if ln, err = net.Listen("tcp", addr); err != nil {
 			t.Fatal(err)
@@ -534,7 +520,7 @@ func throughput(t *testing.T, from, to *ns, addr string) float64 {
 		got <- n
 	}()
 	var c net.Conn
-	inNS(t, from, func() {
+	from.Do(t, func() {
 		var err error
 		if c, err = net.DialTimeout("tcp", addr, 2*time.Second); err != nil {
 			t.Fatalf("throughput dial: %v", err)

@@ -8,8 +8,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/rs/zerolog"
-
+	"github.com/calico-host/calico-host/internal/logtest"
 	"github.com/calico-host/calico-host/pkg/nft"
 	"github.com/calico-host/calico-host/pkg/nft/apply"
 	"github.com/calico-host/calico-host/pkg/nft/fake"
@@ -18,7 +17,7 @@ import (
 var ipCalico = nft.TableID{Family: nft.FamilyIP, Name: "calico"}
 
 func newApplier(t testing.TB, b nft.Backend, ids ...nft.TableID) *apply.Applier {
-	return apply.New(b, apply.Options{Tables: ids, Log: zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel)})
+	return apply.New(b, apply.Options{Tables: ids, Log: logtest.Logger(t)})
 }
 
 func applyOK(t testing.TB, a *apply.Applier, tables ...*nft.Table) apply.Stats {

@@ -8,8 +8,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/rs/zerolog"
-
+	"github.com/calico-host/calico-host/internal/logtest"
 	"github.com/calico-host/calico-host/pkg/nft"
 	"github.com/calico-host/calico-host/pkg/nft/apply"
 	"github.com/calico-host/calico-host/pkg/nft/fake"
@@ -29,7 +28,7 @@ func bigTable(n int) *nft.Table {
 
 func newBigApplier(t testing.TB, b nft.Backend, trust int) *apply.Applier {
 	return apply.New(b, apply.Options{Tables: []nft.TableID{ipCalico}, BigSet: 10, TrustBigSets: trust,
-		Log: zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel)})
+		Log: logtest.Logger(t)})
 }
 
 // elementsOf is what the fake holds in set name.

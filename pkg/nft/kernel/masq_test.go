@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/calico-host/calico-host/pkg/netnstest"
 	"github.com/calico-host/calico-host/pkg/nft"
 	"github.com/calico-host/calico-host/pkg/nft/internal/nstest"
 )
@@ -21,8 +22,8 @@ type natTopology struct {
 
 func newNATTopology(t *testing.T) *natTopology {
 	n := &natTopology{client: nstest.New(t), router: nstest.New(t), server: nstest.New(t)}
-	nstest.Run(t, "ip", "link", "add", "vethC", "netns", n.client.Name, "type", "veth", "peer", "name", "vethRC", "netns", n.router.Name)
-	nstest.Run(t, "ip", "link", "add", "vethS", "netns", n.server.Name, "type", "veth", "peer", "name", "vethRS", "netns", n.router.Name)
+	netnstest.Run(t, "ip", "link", "add", "vethC", "netns", n.client.Name, "type", "veth", "peer", "name", "vethRC", "netns", n.router.Name)
+	netnstest.Run(t, "ip", "link", "add", "vethS", "netns", n.server.Name, "type", "veth", "peer", "name", "vethRS", "netns", n.router.Name)
 	for _, c := range [][]string{
 		{"ip", "addr", "add", "10.65.0.2/24", "dev", "vethC"}, {"ip", "link", "set", "vethC", "up"},
 		{"ip", "route", "add", "default", "via", "10.65.0.1"},

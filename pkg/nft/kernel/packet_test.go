@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/calico-host/calico-host/pkg/netnstest"
 	"github.com/calico-host/calico-host/pkg/nft"
 	"github.com/calico-host/calico-host/pkg/nft/internal/nstest"
 )
@@ -72,7 +73,7 @@ func packetTable(t *testing.T, blocked []nft.Element, dispatch bool) *nft.Table 
 // parser, and partial syncs change what passes.
 func TestKernelPackets(t *testing.T) {
 	client, server := nstest.New(t), nstest.New(t)
-	nstest.Run(t, "ip", "link", "add", "vethA", "netns", client.Name, "type", "veth", "peer", "name", "vethB", "netns", server.Name)
+	netnstest.Run(t, "ip", "link", "add", "vethA", "netns", client.Name, "type", "veth", "peer", "name", "vethB", "netns", server.Name)
 	client.Exec(t, "ip", "addr", "add", "198.18.0.1/24", "dev", "vethA")
 	client.Exec(t, "ip", "link", "set", "vethA", "up")
 	server.Exec(t, "ip", "addr", "add", "198.18.0.2/24", "dev", "vethB")

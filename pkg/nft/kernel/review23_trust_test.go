@@ -8,8 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rs/zerolog"
-
+	"github.com/calico-host/calico-host/internal/logtest"
 	"github.com/calico-host/calico-host/pkg/nft"
 	"github.com/calico-host/calico-host/pkg/nft/apply"
 	"github.com/calico-host/calico-host/pkg/nft/internal/nstest"
@@ -43,7 +42,7 @@ func TestKernelTrustAfterRestore(t *testing.T) {
 	ns := nstest.New(t)
 	k := newBackend(t, ns)
 	a := apply.New(k, apply.Options{Tables: []nft.TableID{{Family: nft.FamilyIP, Name: "calico"}}, BigSet: 10,
-		Log: zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel)})
+		Log: logtest.Logger(t)})
 	applyOK(t, a, trustTable(t, 20))
 	saved := ns.Exec(t, "nft", "-a", "list", "table", "ip", "calico")
 	late := netip.MustParseAddr("198.18.9.9")
@@ -95,7 +94,7 @@ func TestKernelTrustBound(t *testing.T) {
 	k := newBackend(t, ns)
 	id := nft.TableID{Family: nft.FamilyIP, Name: "calico"}
 	a := apply.New(k, apply.Options{Tables: []nft.TableID{id}, BigSet: 10,
-		Log: zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel)})
+		Log: logtest.Logger(t)})
 	tb := trustTable(t, 20)
 	applyOK(t, a, tb)
 	gone := netip.AddrFrom4([4]byte{10, 66, 0, 4})

@@ -6,8 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rs/zerolog"
-
+	"github.com/calico-host/calico-host/internal/logtest"
 	"github.com/calico-host/calico-host/pkg/nft"
 	"github.com/calico-host/calico-host/pkg/nft/apply"
 	"github.com/calico-host/calico-host/pkg/nft/internal/nstest"
@@ -31,7 +30,7 @@ func newApplier(t testing.TB, k nft.Backend, tables ...*nft.Table) *apply.Applie
 	for i, tb := range tables {
 		ids[i] = tb.ID()
 	}
-	return apply.New(k, apply.Options{Tables: ids, Log: zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel)})
+	return apply.New(k, apply.Options{Tables: ids, Log: logtest.Logger(t)})
 }
 
 func applyOK(t testing.TB, a *apply.Applier, tables ...*nft.Table) apply.Stats {

@@ -12,10 +12,10 @@ import (
 	"time"
 
 	"github.com/mdlayher/netlink"
-	"github.com/rs/zerolog"
 	"github.com/ti-mo/conntrack"
 	"golang.org/x/sys/unix"
 
+	"github.com/calico-host/calico-host/internal/logtest"
 	"github.com/calico-host/calico-host/pkg/nft"
 	"github.com/calico-host/calico-host/pkg/nft/apply"
 	"github.com/calico-host/calico-host/pkg/nft/internal/nftrace"
@@ -112,7 +112,7 @@ func newHarness(t *testing.T) *harness {
 	}
 	t.Cleanup(func() { k.Close() })
 	ids := []nft.TableID{{Family: nft.FamilyIP, Name: "t4"}, {Family: nft.FamilyIP6, Name: "t6"}, {Family: nft.FamilyInet, Name: "ti"}, {Family: nft.FamilyARP, Name: "ta"}}
-	a := apply.New(k, apply.Options{Tables: ids, Log: zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel)})
+	a := apply.New(k, apply.Options{Tables: ids, Log: logtest.Logger(t)})
 	fib, err := hostfib.New(tp.dut.FD)
 	if err != nil {
 		t.Fatal(err)

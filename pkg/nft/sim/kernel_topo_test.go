@@ -8,6 +8,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/calico-host/calico-host/pkg/netnstest"
 	"github.com/calico-host/calico-host/pkg/nft/internal/nstest"
 	"github.com/calico-host/calico-host/pkg/nft/kernel"
 	"github.com/calico-host/calico-host/pkg/nft/sim"
@@ -39,7 +40,7 @@ func newTopo(t *testing.T) *topo {
 		{tp.peerA, "a0", "a1", "10.65.1.0/24", "fd5c:a::/64", []string{"198.18.1.1/24", "fd5c:1::1/64"}, []string{"198.18.1.2/24", "fd5c:1::2/64"}, "198.18.1.2", "fd5c:1::2"},
 		{tp.peerB, "b0", "b1", "10.65.2.0/24", "fd5c:b::/64", []string{"198.18.2.1/24", "fd5c:2::1/64"}, []string{"198.18.2.2/24", "fd5c:2::2/64"}, "198.18.2.2", "fd5c:2::2"},
 	} {
-		nstest.Run(t, "ip", "link", "add", s.side, "netns", tp.dut.Name, "type", "veth", "peer", "name", s.far, "netns", s.peer.Name)
+		netnstest.Run(t, "ip", "link", "add", s.side, "netns", tp.dut.Name, "type", "veth", "peer", "name", s.far, "netns", s.peer.Name)
 		link(t, tp.dut, s.side, s.nearAddrs)
 		link(t, s.peer, s.far, s.farAddrs)
 		tp.dut.Exec(t, "ip", "route", "add", s.behind4, "via", s.gateway4)

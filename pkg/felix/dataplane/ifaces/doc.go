@@ -6,7 +6,7 @@
 // The files:
 //
 //	state.go       State (one interface: name, index, up, MTU, addresses), Update, Event
-//	netlink.go     Handle (what the monitor needs of netlink) and Netlink, on one namespace:
+//	netlink.go     Handle (what the monitor needs of netlink) and Netlink (on nlhandle.Handle):
 //	               listing, subscriptions to link and address events, neighbour entries
 //	monitor.go     Monitor: a full listing, InSync, then events; a new listing every refresh
 //	               interval (jittered) or when the subscription breaks, reporting only what changed

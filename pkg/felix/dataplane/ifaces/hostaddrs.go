@@ -76,11 +76,11 @@ func kernelLinkLocal(p netip.Prefix) bool {
 
 // InterfaceAddrs implements Handle.
 func (n *Netlink) InterfaceAddrs(iface string) ([]netip.Prefix, error) {
-	link, err := n.h.LinkByName(iface)
+	link, err := n.LinkByName(iface)
 	if err != nil {
 		return nil, fmt.Errorf("finding interface %s: %w", iface, err)
 	}
-	addrs, err := n.h.AddrList(link, netlink.FAMILY_ALL)
+	addrs, err := n.AddrList(link, netlink.FAMILY_ALL)
 	if err != nil {
 		return nil, fmt.Errorf("listing addresses of %s: %w", iface, err)
 	}
@@ -95,16 +95,16 @@ func (n *Netlink) InterfaceAddrs(iface string) ([]netip.Prefix, error) {
 
 // AddInterfaceAddr implements Handle: the address gets link scope.
 func (n *Netlink) AddInterfaceAddr(iface string, p netip.Prefix) error {
-	return n.changeAddr(iface, p, n.h.AddrAdd)
+	return n.changeAddr(iface, p, n.AddrAdd)
 }
 
 // DelInterfaceAddr implements Handle.
 func (n *Netlink) DelInterfaceAddr(iface string, p netip.Prefix) error {
-	return n.changeAddr(iface, p, n.h.AddrDel)
+	return n.changeAddr(iface, p, n.AddrDel)
 }
 
 func (n *Netlink) changeAddr(iface string, p netip.Prefix, op func(netlink.Link, *netlink.Addr) error) error {
-	link, err := n.h.LinkByName(iface)
+	link, err := n.LinkByName(iface)
 	if err != nil {
 		return fmt.Errorf("finding interface %s: %w", iface, err)
 	}

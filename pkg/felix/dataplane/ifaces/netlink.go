@@ -31,36 +31,27 @@ type Handle interface {
 	DelInterfaceAddr(iface string, p netip.Prefix) error
 }
 
-// Netlink is Handle over netlink in one network namespace.
-type Netlink struct {
-	h  *netlink.Handle
-	ns netns.NsHandle // closed by Close; netns.None() for the current namespace
-}
+// Netlink is Handle over netlink in one network namespace (nlhandle's handle, shared with the
+// other kernel pieces).
+type Netlink struct{ *nlhandle.Handle }
 
-// OpenNetlink opens netlink in the namespace at nsPath ("" = the current one).
+// OpenNetlink opens netlink in the namespace at nsPath ("" = the current one). Close releases
+// the netlink socket and the namespace handle.
 func OpenNetlink(nsPath string) (*Netlink, error) {
-	h, ns, err := nlhandle.OpenNS(nsPath)
+	h, err := nlhandle.OpenHandle(nsPath)
 	if err != nil {
 		return nil, err
 	}
-	return &Netlink{h: h, ns: ns}, nil
-}
-
-// Close releases the netlink socket and the namespace handle.
-func (n *Netlink) Close() {
-	n.h.Close()
-	if n.ns.IsOpen() {
-		n.ns.Close()
-	}
+	return &Netlink{h}, nil
 }
 
 // ListInterfaces implements Handle.
 func (n *Netlink) ListInterfaces(ctx context.Context) ([]State, error) {
-	links, err := nlhandle.RetryDump(ctx, n.h.LinkList)
+	links, err := nlhandle.RetryDump(ctx, n.LinkList)
 	if err != nil {
 		return nil, fmt.Errorf("listing interfaces: %w", err)
 	}
-	addrs, err := nlhandle.RetryDump(ctx, func() ([]netlink.Addr, error) { return n.h.AddrList(nil, netlink.FAMILY_ALL) })
+	addrs, err := nlhandle.RetryDump(ctx, func() ([]netlink.Addr, error) { return n.AddrList(nil, netlink.FAMILY_ALL) })
 	if err != nil {
 		return nil, fmt.Errorf("listing addresses: %w", err)
 	}
@@ -97,8 +88,8 @@ const subscribeBuffer = 4 << 20 // socket receive buffer: bursts of link creatio
 func (n *Netlink) Subscribe(ctx context.Context) (<-chan Event, error) {
 	links, addrs, done := make(chan netlink.LinkUpdate, 256), make(chan netlink.AddrUpdate, 256), make(chan struct{})
 	var ns *netns.NsHandle
-	if n.ns.IsOpen() {
-		ns = &n.ns
+	if h := n.NS(); h.IsOpen() {
+		ns = &h
 	}
 	err := netlink.LinkSubscribeWithOptions(links, done, netlink.LinkSubscribeOptions{
 		Namespace: ns, ReceiveBufferSize: subscribeBuffer, ReceiveBufferForceSize: true})
@@ -168,7 +159,7 @@ func drain[T any](ch <-chan T) {
 
 // SetNeighbor implements Handle.
 func (n *Netlink) SetNeighbor(iface string, ip netip.Addr, mac net.HardwareAddr) error {
-	link, err := n.h.LinkByName(iface)
+	link, err := n.LinkByName(iface)
 	if err != nil {
 		return fmt.Errorf("finding interface %s: %w", iface, err)
 	}
@@ -176,7 +167,7 @@ func (n *Netlink) SetNeighbor(iface string, ip netip.Addr, mac net.HardwareAddr)
 	if ip.Is6() {
 		family = netlink.FAMILY_V6
 	}
-	return n.h.NeighSet(&netlink.Neigh{
+	return n.NeighSet(&netlink.Neigh{
 		LinkIndex:    link.Attrs().Index,
 		Family:       family,
 		State:        netlink.NUD_PERMANENT,

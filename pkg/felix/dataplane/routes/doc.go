@@ -17,6 +17,7 @@
 //	route.go       Route (what the dataplane asks for), its canonical form and KernelRoute
 //	ownership.go   Ownership: which kernel routes are ours
 //	reconciler.go  Reconciler: the mirror, Apply, resyncs, interface changes, Stats
-//	handle.go      Handle and Netlink: listing, replacing and deleting routes over netlink
+//	handle.go      Handle and Netlink (on nlhandle.Handle): listing, replacing and deleting routes
+//	               over netlink
 //	fake.go        Fake: an in-memory kernel for tests
 package routes

@@ -26,24 +26,21 @@ type Handle interface {
 	LinkIndexes(ctx context.Context) (map[string]int, error)
 }
 
-// Netlink is Handle over a netlink handle (netlink.NewHandleAt(ns) for another namespace).
-type Netlink struct{ h *netlink.Handle }
+// Netlink is Handle over a netlink handle (nlhandle's, shared with the other kernel pieces).
+type Netlink struct{ *nlhandle.Handle }
 
 // NewNetlink wraps h; closing h stays with the caller.
-func NewNetlink(h *netlink.Handle) *Netlink { return &Netlink{h: h} }
+func NewNetlink(h *netlink.Handle) *Netlink { return &Netlink{nlhandle.Wrap(h)} }
 
 // OpenNetlink opens a netlink handle in the namespace at nsPath ("" = the current one). Close
 // releases it.
 func OpenNetlink(nsPath string) (*Netlink, error) {
-	h, err := nlhandle.Open(nsPath)
+	h, err := nlhandle.OpenHandle(nsPath)
 	if err != nil {
 		return nil, err
 	}
-	return &Netlink{h: h}, nil
+	return &Netlink{h}, nil
 }
-
-// Close releases the netlink handle.
-func (n *Netlink) Close() { n.h.Close() }
 
 var families = []int{netlink.FAMILY_V4, netlink.FAMILY_V6}
 
@@ -54,7 +51,7 @@ func (n *Netlink) ListRoutes(ctx context.Context) ([]KernelRoute, error) {
 	var out []KernelRoute
 	for _, fam := range families {
 		rs, err := nlhandle.RetryDump(ctx, func() ([]netlink.Route, error) {
-			return n.h.RouteListFiltered(fam, filter, mask)
+			return n.RouteListFiltered(fam, filter, mask)
 		})
 		if errors.Is(err, unix.EAFNOSUPPORT) {
 			continue // IPv6 disabled in this kernel
@@ -72,19 +69,19 @@ func (n *Netlink) ListRoutes(ctx context.Context) ([]KernelRoute, error) {
 }
 
 // ReplaceRoute implements Handle.
-func (n *Netlink) ReplaceRoute(r KernelRoute) error { return n.h.RouteReplace(toNetlink(r)) }
+func (n *Netlink) ReplaceRoute(r KernelRoute) error { return n.RouteReplace(toNetlink(r)) }
 
 // DeleteRoute implements Handle. The device is left out, so a route whose device was re-created
 // can still be deleted.
 func (n *Netlink) DeleteRoute(r KernelRoute) error {
 	nr := toNetlink(r)
 	nr.LinkIndex, nr.Gw, nr.Src, nr.Flags, nr.Scope = 0, nil, nil, 0, netlink.SCOPE_NOWHERE
-	return n.h.RouteDel(nr)
+	return n.RouteDel(nr)
 }
 
 // LinkIndexes implements Handle.
 func (n *Netlink) LinkIndexes(ctx context.Context) (map[string]int, error) {
-	links, err := nlhandle.RetryDump(ctx, n.h.LinkList)
+	links, err := nlhandle.RetryDump(ctx, n.LinkList)
 	if err != nil {
 		return nil, err
 	}

@@ -12,6 +12,7 @@
 //	manager.go  Manager: one device and a mirror of its permanent ARP/NDP and FDB entries,
 //	            diffed against the desired ones; a resync re-reads them
 //	device.go   creating, fixing or replacing the device and its address
-//	handle.go   Link, Neigh, Handle and Netlink: the netlink operations the manager needs
+//	handle.go   Link, Neigh, Handle and Netlink: the netlink operations the manager needs (Netlink
+//	            embeds nlhandle.Handle, which does the link and address requests)
 //	fake.go     Fake: an in-memory kernel for tests
 package vxlan

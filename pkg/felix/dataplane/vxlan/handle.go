@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"slices"
 
 	"github.com/calico-host/calico-host/pkg/nlhandle"
 
@@ -67,31 +68,27 @@ type Handle interface {
 	DelNeighbor(index int, n Neigh) error
 }
 
-// Netlink is Handle over netlink.
-type Netlink struct{ h *netlink.Handle }
+// Netlink is Handle over netlink: DeleteLink, SetMTU, SetMAC, SetUp, AddAddr and DelAddr are
+// nlhandle.Handle's.
+type Netlink struct{ *nlhandle.Handle }
 
 // NewNetlink wraps h; closing h stays with the caller.
-func NewNetlink(h *netlink.Handle) *Netlink { return &Netlink{h: h} }
+func NewNetlink(h *netlink.Handle) *Netlink { return &Netlink{nlhandle.Wrap(h)} }
 
-// OpenNetlink opens a netlink handle in the namespace at nsPath ("" = the current one).
+// OpenNetlink opens a netlink handle in the namespace at nsPath ("" = the current one). Close
+// releases it.
 func OpenNetlink(nsPath string) (*Netlink, error) {
-	h, err := nlhandle.Open(nsPath)
+	h, err := nlhandle.OpenHandle(nsPath)
 	if err != nil {
 		return nil, err
 	}
-	return &Netlink{h: h}, nil
+	return &Netlink{h}, nil
 }
-
-// Close releases the netlink handle.
-func (n *Netlink) Close() { n.h.Close() }
 
 // Link implements Handle.
 func (n *Netlink) Link(name string) (*Link, error) {
-	l, err := n.h.LinkByName(name)
-	if nlhandle.IsLinkNotFound(err) {
-		return nil, nil
-	}
-	if err != nil {
+	l, err := n.FindLink(name)
+	if l == nil || err != nil {
 		return nil, err
 	}
 	a := l.Attrs()
@@ -105,7 +102,7 @@ func (n *Netlink) Link(name string) (*Link, error) {
 
 // LinkWithAddr implements Handle.
 func (n *Netlink) LinkWithAddr(ctx context.Context, addr netip.Addr) (int, error) {
-	addrs, err := nlhandle.RetryDump(ctx, func() ([]netlink.Addr, error) { return n.h.AddrList(nil, familyOf(addr.Is6())) })
+	addrs, err := nlhandle.RetryDump(ctx, func() ([]netlink.Addr, error) { return n.AddrList(nil, familyOf(addr.Is6())) })
 	if err != nil {
 		return 0, err
 	}
@@ -125,57 +122,13 @@ func (n *Netlink) AddVXLAN(l Link) error {
 	if l.SrcAddr.IsValid() {
 		v.SrcAddr = l.SrcAddr.AsSlice()
 	}
-	return n.h.LinkAdd(v)
+	return n.LinkAdd(v)
 }
-
-func (n *Netlink) link(index int) netlink.Link {
-	return &netlink.Device{LinkAttrs: netlink.LinkAttrs{Index: index}}
-}
-
-// DeleteLink implements Handle.
-func (n *Netlink) DeleteLink(index int) error { return n.h.LinkDel(n.link(index)) }
-
-// SetMTU implements Handle.
-func (n *Netlink) SetMTU(index, mtu int) error { return n.h.LinkSetMTU(n.link(index), mtu) }
-
-// SetMAC implements Handle.
-func (n *Netlink) SetMAC(index int, mac net.HardwareAddr) error {
-	return n.h.LinkSetHardwareAddr(n.link(index), mac)
-}
-
-// SetUp implements Handle.
-func (n *Netlink) SetUp(index int) error { return n.h.LinkSetUp(n.link(index)) }
 
 // Addrs implements Handle.
 func (n *Netlink) Addrs(ctx context.Context, index int, ipv6 bool) ([]netip.Prefix, error) {
-	addrs, err := nlhandle.RetryDump(ctx, func() ([]netlink.Addr, error) { return n.h.AddrList(n.link(index), familyOf(ipv6)) })
-	if err != nil {
-		return nil, err
-	}
-	var out []netip.Prefix
-	for _, a := range addrs {
-		ip := nlhandle.Addr(a.IP)
-		if !ip.IsValid() || ip.IsLinkLocalUnicast() && ip.Is6() {
-			continue
-		}
-		ones, _ := a.Mask.Size()
-		out = append(out, netip.PrefixFrom(ip, ones))
-	}
-	return out, nil
-}
-
-func toAddr(p netip.Prefix) *netlink.Addr {
-	return &netlink.Addr{IPNet: nlhandle.IPNet(p)}
-}
-
-// AddAddr implements Handle.
-func (n *Netlink) AddAddr(index int, p netip.Prefix) error {
-	return n.h.AddrReplace(n.link(index), toAddr(p))
-}
-
-// DelAddr implements Handle.
-func (n *Netlink) DelAddr(index int, p netip.Prefix) error {
-	return n.h.AddrDel(n.link(index), toAddr(p))
+	addrs, err := n.LinkAddrs(ctx, index, familyOf(ipv6))
+	return slices.DeleteFunc(addrs, func(p netip.Prefix) bool { return p.Addr().Is6() && p.Addr().IsLinkLocalUnicast() }), err
 }
 
 // Neighbors implements Handle.
@@ -184,7 +137,7 @@ func (n *Netlink) Neighbors(ctx context.Context, index int, fdb, ipv6 bool) ([]N
 	if fdb {
 		family = unix.AF_BRIDGE
 	}
-	ns, err := nlhandle.RetryDump(ctx, func() ([]netlink.Neigh, error) { return n.h.NeighList(index, family) })
+	ns, err := nlhandle.RetryDump(ctx, func() ([]netlink.Neigh, error) { return n.NeighList(index, family) })
 	if err != nil {
 		return nil, err
 	}
@@ -213,10 +166,10 @@ func (n *Netlink) neigh(index int, nb Neigh) *netlink.Neigh {
 }
 
 // SetNeighbor implements Handle.
-func (n *Netlink) SetNeighbor(index int, nb Neigh) error { return n.h.NeighSet(n.neigh(index, nb)) }
+func (n *Netlink) SetNeighbor(index int, nb Neigh) error { return n.NeighSet(n.neigh(index, nb)) }
 
 // DelNeighbor implements Handle.
-func (n *Netlink) DelNeighbor(index int, nb Neigh) error { return n.h.NeighDel(n.neigh(index, nb)) }
+func (n *Netlink) DelNeighbor(index int, nb Neigh) error { return n.NeighDel(n.neigh(index, nb)) }
 
 func familyOf(ipv6 bool) int {
 	if ipv6 {

@@ -10,15 +10,14 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/calico-host/calico-host/pkg/felix/dataplane/wireguard/wgtest"
+	"github.com/calico-host/calico-host/pkg/netnstest"
 )
 
 // TestReadersDoNotHoldTheLock: while the metrics/STATUS reader waits on a device that does not
 // answer (a userspace socket that accepts and never replies), the lock Apply takes is free, so
 // a slow read never stalls the dataplane loop.
 func TestReadersDoNotHoldTheLock(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root (/var/run/wireguard)")
-	}
+	netnstest.Require(t)
 	name := fmt.Sprintf("wgslow%d", os.Getpid()%100000)
 	if err := os.MkdirAll("/var/run/wireguard", 0o755); err != nil {
 		t.Fatal(err)

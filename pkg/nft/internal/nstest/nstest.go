@@ -1,107 +1,34 @@
 package nstest
 
 import (
-	"crypto/rand"
-	"encoding/hex"
-	"os"
-	"os/exec"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/vishvananda/netns"
+	"github.com/calico-host/calico-host/pkg/netnstest"
 )
 
-// NS is a named network namespace made with `ip netns add`, removed when
-// the test ends.
-type NS struct {
-	Name string
-	FD   int
-}
+// NS is a namespace from the privileged test kit (netnstest: Name, FD, Exec, Try, Do), with
+// List for reading nft's view of it.
+type NS struct{ *netnstest.NS }
 
 // Require skips the test unless it runs as root with ip and nft.
 func Require(t testing.TB) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root")
-	}
-	for _, bin := range []string{"ip", "nft"} {
-		if _, err := exec.LookPath(bin); err != nil {
-			t.Skipf("needs %s: %v", bin, err)
-		}
-	}
+	netnstest.Require(t, "nft")
 }
 
-// New creates a fresh namespace with lo up.
+// New creates a fresh namespace with lo up, deleted when the test ends.
 func New(t testing.TB) *NS {
 	t.Helper()
 	Require(t)
-	b := make([]byte, 4)
-	_, _ = rand.Read(b)
-	name := "nfttest-" + hex.EncodeToString(b)
-	Run(t, "ip", "netns", "add", name)
-	f, err := os.Open("/run/netns/" + name)
-	if err != nil {
-		t.Fatalf("opening netns: %v", err)
-	}
-	ns := &NS{Name: name, FD: int(f.Fd())}
-	t.Cleanup(func() {
-		_ = f.Close()
-		_ = exec.Command("ip", "netns", "del", name).Run()
-	})
-	ns.Exec(t, "ip", "link", "set", "lo", "up")
-	return ns
-}
-
-// Run runs a command and fails the test if it fails.
-func Run(t testing.TB, args ...string) string {
-	t.Helper()
-	out, err := exec.Command(args[0], args[1:]...).CombinedOutput()
-	if err != nil {
-		t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return string(out)
-}
-
-// Exec runs a command inside the namespace.
-func (ns *NS) Exec(t testing.TB, args ...string) string {
-	t.Helper()
-	return Run(t, append([]string{"ip", "netns", "exec", ns.Name}, args...)...)
-}
-
-// Try runs a command inside the namespace and returns its output and error.
-func (ns *NS) Try(args ...string) (string, error) {
-	out, err := exec.Command("ip", append([]string{"netns", "exec", ns.Name}, args...)...).CombinedOutput()
-	return string(out), err
+	return &NS{netnstest.New(t, "nft")}
 }
 
 // List returns `nft -s list ruleset` in the namespace, normalized.
 func (ns *NS) List(t testing.TB) string {
 	t.Helper()
 	return Normalize(ns.Exec(t, "nft", "-s", "list", "ruleset"))
-}
-
-// Do runs fn on a thread switched into the namespace; sockets made there
-// stay in it.
-func (ns *NS) Do(t testing.TB, fn func()) {
-	t.Helper()
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	orig, err := netns.Get()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer orig.Close()
-	if err := netns.Set(netns.NsHandle(ns.FD)); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		if err := netns.Set(orig); err != nil {
-			panic(err) // never leave a thread in the wrong namespace
-		}
-	}()
-	fn()
 }
 
 // Normalize makes `nft list` output and nft.Dump output comparable: wrapped

@@ -15,6 +15,8 @@ import (
 	"golang.zx2c4.com/wireguard/device"
 	"golang.zx2c4.com/wireguard/ipc"
 	"golang.zx2c4.com/wireguard/tun"
+
+	"github.com/calico-host/calico-host/pkg/netnstest"
 )
 
 const envDevice = "CALICO_HOST_WGTEST_DEVICE"
@@ -115,10 +117,6 @@ func Start(t testing.TB, nsName, name string) {
 // throwaway namespace.
 func KernelDriver(t testing.TB) bool {
 	t.Helper()
-	ns := fmt.Sprintf("wgprobe-%d", os.Getpid())
-	if out, err := exec.Command("ip", "netns", "add", ns).CombinedOutput(); err != nil {
-		t.Fatalf("ip netns add: %v: %s", err, out)
-	}
-	defer func() { _ = exec.Command("ip", "netns", "del", ns).Run() }()
-	return exec.Command("ip", "-n", ns, "link", "add", "wgprobe", "type", "wireguard").Run() == nil
+	_, err := netnstest.New(t, "wgprobe").Try("ip", "link", "add", "wgprobe", "type", "wireguard")
+	return err == nil
 }
