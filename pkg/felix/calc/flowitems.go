@@ -25,7 +25,7 @@ const (
 type ItemInfo struct {
 	Kind      ItemKind
 	Namespace string // "" for host endpoints and global network sets
-	Name      string // the workload's name (the part of its WorkloadID after the namespace), the host endpoint's or the network set's
+	Name      string // the workload's name (the part of its WorkloadID after the namespace), the host endpoint's node or the network set's name
 	Nets      []netip.Prefix
 	Labels    map[string]string // its own labels, none inherited (felix's flow logs: ep.GetLabels())
 	Local     bool              // an endpoint of this host

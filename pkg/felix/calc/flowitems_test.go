@@ -1,7 +1,9 @@
 package calc
 
 import (
+	"fmt"
 	"maps"
+	"slices"
 	"testing"
 
 	"github.com/calico-host/calico-host/pkg/api"
@@ -82,5 +84,29 @@ func TestItemLabelsAreOwn(t *testing.T) {
 	want := map[string]string{"app": "web", "projectcalico.org/namespace": "prod", "projectcalico.org/orchestrator": "cni"}
 	if !maps.Equal(web.Labels, want) {
 		t.Errorf("labels %v, want %v", web.Labels, want)
+	}
+}
+
+// TestHostEndpointItemNamedByNode: flow logs name a host endpoint by its node, with no
+// namespace, as Project Calico's felix does (the aggregated name of a HostEndpointKey is its
+// Hostname; several host endpoints of one node are one name).
+func TestHostEndpointItemNamedByNode(t *testing.T) {
+	g := newTestGraph("h1")
+	snapshot(g,
+		hep("h1-eth0", "h1", "eth0", map[string]string{"role": "host"}, []string{"198.18.0.1"}),
+		hep("h2-eth0", "h2", "eth0", nil, []string{"198.18.0.2"}))
+	flushInto(t, g, newModel())
+	obs := &itemLog{items: map[string]*ItemInfo{}, tiers: map[string][]TierInfo{}}
+	g.observeItems(obs)
+	var got []string
+	for _, it := range obs.items {
+		if it.Kind == ItemHostEndpoint {
+			got = append(got, fmt.Sprintf("%s %q local=%v %v", it.Name, it.Namespace, it.Local, it.Labels))
+		}
+	}
+	slices.Sort(got)
+	want := []string{`h1 "" local=true map[role:host]`, `h2 "" local=false map[]`}
+	if !slices.Equal(got, want) {
+		t.Errorf("host endpoint items %q, want %q", got, want)
 	}
 }
