@@ -258,7 +258,7 @@ func reached(files []flowlog.Flow, flows []*pb.Flow) error {
 	}
 	for k, s := range inFiles {
 		if g := at[k]; g.packets < s.packets || g.bytes < s.bytes || g.started < s.started {
-			return fmt.Errorf("Goldmane's counters %+v are below the files' %+v", g, s)
+			return fmt.Errorf("counters at Goldmane %+v are below the files' %+v", g, s)
 		}
 	}
 	return nil
@@ -307,7 +307,7 @@ func goldmaneComplaints(logPath string) error {
 		}
 	}
 	if len(bad) > 0 {
-		return fmt.Errorf("Goldmane's log complains:\n%s", strings.Join(bad, "\n"))
+		return fmt.Errorf("complaints in Goldmane's log:\n%s", strings.Join(bad, "\n"))
 	}
 	fmt.Println("  no warning or error other than about its Kubernetes client")
 	return nil
