@@ -46,7 +46,8 @@ type Flow struct {
 	EndTime   time.Time `json:"end_time"`
 	Key
 	// SourceLabels and DestLabels are "key=value", sorted: the labels that
-	// every contributing endpoint carried.
+	// every contributing endpoint carried, its own (none inherited from a
+	// profile or namespace, as Project Calico's felix reports them).
 	SourceLabels []string `json:"source_labels"`
 	DestLabels   []string `json:"dest_labels"`
 

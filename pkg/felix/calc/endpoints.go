@@ -172,7 +172,9 @@ func hostItem(host, name string, h *api.HostEndpoint, invalid bool) (*item, *loc
 	if hep.InterfaceName == "" && len(nets) == 0 {
 		return nil, nil, append(skipped, fmt.Errorf("host endpoint names neither an interface nor an address"))
 	}
-	it := &item{kind: itemHost, own: globalLabels(h.Labels), parents: s.Profiles, name: name, nets: nets, ports: ports,
+	// Flow logs name a host endpoint by its node, as Project Calico's felix does (the aggregated
+	// name of a HostEndpointKey is its Hostname).
+	it := &item{kind: itemHost, own: globalLabels(h.Labels), parents: s.Profiles, name: s.Node, nets: nets, ports: ports,
 		local: s.Node == host}
 	if !it.local {
 		return it, nil, skipped

@@ -25,9 +25,9 @@ const (
 type ItemInfo struct {
 	Kind      ItemKind
 	Namespace string // "" for host endpoints and global network sets
-	Name      string // the workload's name (the part of its WorkloadID after the namespace), the host endpoint's or the network set's
+	Name      string // the workload's name (the part of its WorkloadID after the namespace), the host endpoint's node or the network set's name
 	Nets      []netip.Prefix
-	Labels    map[string]string // effective labels (inherited ones included)
+	Labels    map[string]string // its own labels, none inherited (felix's flow logs: ep.GetLabels())
 	Local     bool              // an endpoint of this host
 }
 
@@ -62,7 +62,7 @@ func (g *Graph) observeItems(o ItemObserver) {
 // info is what an observer learns of an item.
 func (it *item) info() *ItemInfo {
 	kinds := map[itemKind]ItemKind{itemWorkload: ItemWorkload, itemHost: ItemHostEndpoint, itemNetSet: ItemNetworkSet}
-	return &ItemInfo{Kind: kinds[it.kind], Namespace: it.ns, Name: it.name, Nets: it.nets, Labels: it.flat, Local: it.local}
+	return &ItemInfo{Kind: kinds[it.kind], Namespace: it.ns, Name: it.name, Nets: it.nets, Labels: it.own, Local: it.local}
 }
 
 // tiersOf is the normal tiers of an endpoint update.

@@ -35,5 +35,7 @@
 //
 // Checked by hand against Goldmane built from Project Calico's source
 // (TestRealGoldmane): it accepted our stream over mutual TLS and its stream
-// client read both flows back, policies and counters intact.
+// client read both flows back, policies and counters intact. The whole
+// system against it: scripts/goldmane-pc.sh (test/e2e/goldmanerun), two
+// hosts' felixes and real connections, every flow of their files read back.
 package goldmane
