@@ -31,11 +31,7 @@ func (k *Backend) RawRules(ctx context.Context, id nft.TableID, fn func(RawRule)
 		return err
 	}
 	defer r.close()
-	err = r.dump(unix.NFT_MSG_GETRULE, id.Family, func(b *nla.Builder) {
-		if id.Name != "" {
-			b.String(unix.NFTA_RULE_TABLE, id.Name)
-		}
-	}, func(b []byte) error {
+	err = r.ruleDump(id, func(b []byte) error {
 		if rule := decodeRawRule(b); id.Name == "" || rule.Table == id.Name {
 			fn(rule)
 		}
@@ -48,6 +44,16 @@ func (k *Backend) RawRules(ctx context.Context, id nft.TableID, fn func(RawRule)
 		return fmt.Errorf("listing the rules of %s: %w", id, err)
 	}
 	return nil
+}
+
+// ruleDump dumps the rules of table id (of every table of id.Family when id.Name is empty) and
+// calls fn with each rule's attributes: the one rule dump of Read and RawRules.
+func (r *reader) ruleDump(id nft.TableID, fn func(attrs []byte) error) error {
+	return r.dump(unix.NFT_MSG_GETRULE, id.Family, func(b *nla.Builder) {
+		if id.Name != "" {
+			b.String(unix.NFTA_RULE_TABLE, id.Name)
+		}
+	}, fn)
 }
 
 func decodeRawRule(b []byte) RawRule {

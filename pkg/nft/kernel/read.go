@@ -242,9 +242,7 @@ func decodeHook(fam nft.Family, base *nft.BaseChain, b []byte) {
 
 func (r *reader) rules(t *nft.Table, chains map[string]*nft.Chain, anon map[string]nft.AnonSet) error {
 	resolve := func(name string) (nft.AnonSet, bool) { s, ok := anon[name]; return s, ok }
-	err := r.dump(unix.NFT_MSG_GETRULE, t.Family, func(b *nla.Builder) {
-		b.String(unix.NFTA_RULE_TABLE, t.Name)
-	}, func(b []byte) error {
+	err := r.ruleDump(t.ID(), func(b []byte) error {
 		chain, table, rule := decodeRule(t.Family, b, resolve)
 		if c := chains[chain]; c != nil && table == t.Name {
 			c.Rules = append(c.Rules, rule)
