@@ -9,6 +9,7 @@ import (
 
 	"github.com/calico-host/calico-host/pkg/api"
 	"github.com/calico-host/calico-host/pkg/datastore"
+	"github.com/calico-host/calico-host/pkg/felix/dataplane/vxlan"
 	"github.com/calico-host/calico-host/pkg/ipam"
 )
 
@@ -42,8 +43,8 @@ func (h *harness) checkTunnel(node string, within netip.Prefix) netip.Addr {
 	if err != nil || !within.Contains(a) {
 		h.t.Fatalf("ipv4VXLANTunnelAddr %q is not in %s", n.Spec.IPv4VXLANTunnelAddr, within)
 	}
-	if n.Spec.VXLANTunnelMACAddr != VTEPMAC(node) {
-		h.t.Errorf("vxlanTunnelMACAddr %q, want %q", n.Spec.VXLANTunnelMACAddr, VTEPMAC(node))
+	if n.Spec.VXLANTunnelMACAddr != vxlan.MACForNode(node, false).String() {
+		h.t.Errorf("vxlanTunnelMACAddr %q, want %q", n.Spec.VXLANTunnelMACAddr, vxlan.MACForNode(node, false).String())
 	}
 	attrs, handle, err := ipam.New(h.ds, testLogger(h.t)).GetAssignmentAttributes(ctxT(h.t, 5*time.Second), a)
 	want := map[string]string{AttrNode: node, AttrType: AttrTypeVXLAN}
@@ -126,7 +127,7 @@ func TestTunnelAddressFollowsPools(t *testing.T) {
 	}
 	n := h.node("host-z")
 	a6, err := netip.ParseAddr(n.Spec.IPv6VXLANTunnelAddr)
-	if err != nil || !pfx("fd5c:1::/48").Contains(a6) || n.Spec.VXLANTunnelMACAddrV6 != VTEPMAC("host-z-v6") {
+	if err != nil || !pfx("fd5c:1::/48").Contains(a6) || n.Spec.VXLANTunnelMACAddrV6 != vxlan.MACForNode("host-z", true).String() {
 		t.Fatalf("IPv6 tunnel: %q %q", n.Spec.IPv6VXLANTunnelAddr, n.Spec.VXLANTunnelMACAddrV6)
 	}
 	attrs, handle, err := ipam.New(h.ds, testLogger(t)).GetAssignmentAttributes(ctx, a6)
