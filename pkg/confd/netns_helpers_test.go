@@ -150,11 +150,7 @@ func startConfd(t *testing.T, h *testHost, ds *datastore.Client, templates strin
 	h.cfg.Debounce.Duration = 100 * time.Millisecond
 	log := zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel).With().Str("host", h.name).Logger()
 	src := syncer.New(ds, SyncerConfig(h.name), log)
-	d := NewDaemon(h.cfg, h.name, src, ExecRunner, daemon.NewNotifier(log), log)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { d.Run(ctx); close(done) }()
-	t.Cleanup(func() { cancel(); <-done })
+	runDaemon(t, NewDaemon(h.cfg, h.name, src, ExecRunner, daemon.NewNotifier(log), log))
 }
 
 // startBIRD runs BIRD in h's namespace on the rendered configuration; it is killed when the
