@@ -111,13 +111,7 @@ func TestStreamsOverMutualTLS(t *testing.T) {
 	pki := newPKI(t, "localhost")
 	_, g, addr := serve(t, pki, "127.0.0.1:0")
 	_, port, _ := net.SplitHostPort(addr)
-	c, err := New(Config{Server: "localhost:" + port, CertFile: pki.certFile, KeyFile: pki.keyFile, CAFile: pki.caFile})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go c.Run(ctx)
+	c := runClient(t, pki.config("localhost:"+port))
 	c.Push(testFlow("a-*"), testFlow("b-*"))
 	for _, name := range []string{"a-*", "b-*"} {
 		if got := receive(t, g); !proto.Equal(got, wantProto(name)) {
@@ -143,7 +137,7 @@ func TestStreamsOverMutualTLS(t *testing.T) {
 func TestRefusesWrongServerName(t *testing.T) {
 	pki := newPKI(t, "goldmane.example")
 	_, g, addr := serve(t, pki, "127.0.0.1:0")
-	c, err := New(Config{Server: addr, CertFile: pki.certFile, KeyFile: pki.keyFile, CAFile: pki.caFile})
+	c, err := New(pki.config(addr))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,13 +151,9 @@ func TestRefusesWrongServerName(t *testing.T) {
 	default:
 	}
 	// With the name set explicitly it goes through.
-	c2, err := New(Config{Server: addr, ServerName: "goldmane.example", CertFile: pki.certFile, KeyFile: pki.keyFile, CAFile: pki.caFile})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx2, cancel2 := context.WithCancel(context.Background())
-	defer cancel2()
-	go c2.Run(ctx2)
+	named := pki.config(addr)
+	named.ServerName = "goldmane.example"
+	c2 := runClient(t, named)
 	c2.Push(testFlow("a-*"))
 	receive(t, g)
 }
@@ -174,13 +164,7 @@ func TestReplaysAfterReconnect(t *testing.T) {
 	pki := newPKI(t, "localhost")
 	srv, g, addr := serve(t, pki, "127.0.0.1:0")
 	_, port, _ := net.SplitHostPort(addr)
-	c, err := New(Config{Server: "localhost:" + port, CertFile: pki.certFile, KeyFile: pki.keyFile, CAFile: pki.caFile})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go c.Run(ctx)
+	c := runClient(t, pki.config("localhost:"+port))
 	c.Push(testFlow("first-*"))
 	receive(t, g)
 	srv.Stop()
@@ -216,6 +200,24 @@ type testPKI struct {
 	serverTLS                     *tls.Config
 	certFile, keyFile, caFile     string
 	serverCertFile, serverKeyFile string
+}
+
+// config is a client configuration for server with the PKI's client certificate and CA.
+func (p *testPKI) config(server string) Config {
+	return Config{Server: server, CertFile: p.certFile, KeyFile: p.keyFile, CAFile: p.caFile}
+}
+
+// runClient makes a client of cfg and runs it until the test ends.
+func runClient(t *testing.T, cfg Config) *Client {
+	t.Helper()
+	c, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go c.Run(ctx)
+	return c
 }
 
 func newPKI(t *testing.T, serverName string) *testPKI {
@@ -290,13 +292,7 @@ func TestStreamsOverUnixSocket(t *testing.T) {
 	pb.RegisterFlowCollectorServer(srv, g)
 	go func() { _ = srv.Serve(l) }()
 	defer srv.Stop()
-	c, err := New(Config{Server: "unix://" + sock})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go c.Run(ctx)
+	c := runClient(t, Config{Server: "unix://" + sock})
 	c.Push(testFlow("a-*"))
 	if got := receive(t, g); !proto.Equal(got, wantProto("a-*")) {
 		t.Errorf("received %v", got)
