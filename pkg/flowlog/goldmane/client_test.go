@@ -2,14 +2,8 @@ package goldmane
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
-	"math/big"
 	"net"
 	"os"
 	"path/filepath"
@@ -20,6 +14,7 @@ import (
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/calico-host/calico-host/internal/pkitest"
 	"github.com/calico-host/calico-host/pkg/flowlog"
 	pb "github.com/calico-host/calico-host/pkg/flowlog/goldmane/goldmanepb"
 )
@@ -222,50 +217,23 @@ func runClient(t *testing.T, cfg Config) *Client {
 
 func newPKI(t *testing.T, serverName string) *testPKI {
 	t.Helper()
-	dir := t.TempDir()
-	caKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "test CA"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	ca, err := pkitest.NewCA(t.TempDir(), "test CA")
 	if err != nil {
 		t.Fatal(err)
 	}
-	ca, _ := x509.ParseCertificate(caDER)
-	pool := x509.NewCertPool()
-	pool.AddCert(ca)
-	issue := func(serial int64, usage x509.ExtKeyUsage, dns []string) tls.Certificate {
-		key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-		tmpl := &x509.Certificate{SerialNumber: big.NewInt(serial), Subject: pkix.Name{CommonName: "calico-felix"},
-			NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-			ExtKeyUsage: []x509.ExtKeyUsage{usage}, DNSNames: dns, KeyUsage: x509.KeyUsageDigitalSignature}
-		der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
+	server, err := ca.Issue("server", []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, serverName)
+	if err != nil {
+		t.Fatal(err)
 	}
-	server := issue(2, x509.ExtKeyUsageServerAuth, []string{serverName})
-	client := issue(3, x509.ExtKeyUsageClientAuth, nil)
-	p := &testPKI{
-		serverTLS: &tls.Config{Certificates: []tls.Certificate{server}, ClientCAs: pool, ClientAuth: tls.RequireAndVerifyClientCert},
-		certFile:  filepath.Join(dir, "cert.pem"), keyFile: filepath.Join(dir, "key.pem"), caFile: filepath.Join(dir, "ca.pem"),
+	client, err := ca.Issue("calico-felix", []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth})
+	if err != nil {
+		t.Fatal(err)
 	}
-	p.serverCertFile, p.serverKeyFile = filepath.Join(dir, "server.pem"), filepath.Join(dir, "server-key.pem")
-	keyDER, _ := x509.MarshalECPrivateKey(client.PrivateKey.(*ecdsa.PrivateKey))
-	serverKeyDER, _ := x509.MarshalECPrivateKey(server.PrivateKey.(*ecdsa.PrivateKey))
-	for path, block := range map[string]*pem.Block{
-		p.caFile:         {Type: "CERTIFICATE", Bytes: caDER},
-		p.certFile:       {Type: "CERTIFICATE", Bytes: client.Certificate[0]},
-		p.keyFile:        {Type: "EC PRIVATE KEY", Bytes: keyDER},
-		p.serverCertFile: {Type: "CERTIFICATE", Bytes: server.Certificate[0]},
-		p.serverKeyFile:  {Type: "EC PRIVATE KEY", Bytes: serverKeyDER},
-	} {
-		if err := os.WriteFile(path, pem.EncodeToMemory(block), 0o600); err != nil {
-			t.Fatal(err)
-		}
+	return &testPKI{
+		serverTLS: &tls.Config{Certificates: []tls.Certificate{server.TLS}, ClientCAs: ca.Pool(), ClientAuth: tls.RequireAndVerifyClientCert},
+		certFile:  client.CertFile, keyFile: client.KeyFile, caFile: ca.File,
+		serverCertFile: server.CertFile, serverKeyFile: server.KeyFile,
 	}
-	return p
 }
 
 // A full queue drops flows and counts them; Push never blocks.
