@@ -117,16 +117,18 @@ type PolicySpecView struct {
 }
 
 // View returns the common policy view.
-func (p *GlobalNetworkPolicy) View() PolicySpecView {
-	s := &p.Spec
+func (p *GlobalNetworkPolicy) View() PolicySpecView { return p.Spec.view() }
+
+func (s *GlobalNetworkPolicySpec) view() PolicySpecView {
 	return PolicySpecView{Tier: s.Tier, Order: s.Order, Selector: s.Selector, NamespaceSel: s.NamespaceSelector,
 		ServiceAcctSel: s.ServiceAccountSelector, Types: s.Types, Ingress: s.Ingress, Egress: s.Egress,
 		DoNotTrack: s.DoNotTrack, PreDNAT: s.PreDNAT, ApplyOnForward: s.ApplyOnForward}
 }
 
 // View returns the common policy view.
-func (p *NetworkPolicy) View() PolicySpecView {
-	s := &p.Spec
-	return PolicySpecView{Namespace: p.Namespace, Tier: s.Tier, Order: s.Order, Selector: s.Selector,
+func (p *NetworkPolicy) View() PolicySpecView { return p.Spec.view(p.Namespace) }
+
+func (s *NetworkPolicySpec) view(namespace string) PolicySpecView {
+	return PolicySpecView{Namespace: namespace, Tier: s.Tier, Order: s.Order, Selector: s.Selector,
 		ServiceAcctSel: s.ServiceAccountSelector, Types: s.Types, Ingress: s.Ingress, Egress: s.Egress}
 }

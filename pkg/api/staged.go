@@ -26,21 +26,10 @@ type StagedGlobalNetworkPolicy struct {
 }
 
 // StagedGlobalNetworkPolicySpec is a GlobalNetworkPolicySpec with the staged action first, in
-// Project Calico's field order.
+// Project Calico's field order (the embedded spec's fields follow in the JSON, flattened).
 type StagedGlobalNetworkPolicySpec struct {
-	StagedAction           string   `json:"stagedAction,omitempty"`
-	Tier                   string   `json:"tier,omitempty"`
-	Order                  *float64 `json:"order,omitempty"`
-	Ingress                []Rule   `json:"ingress,omitempty"`
-	Egress                 []Rule   `json:"egress,omitempty"`
-	Selector               string   `json:"selector,omitempty"`
-	Types                  []string `json:"types,omitempty"`
-	DoNotTrack             bool     `json:"doNotTrack,omitempty"`
-	PreDNAT                bool     `json:"preDNAT,omitempty"`
-	ApplyOnForward         bool     `json:"applyOnForward,omitempty"`
-	ServiceAccountSelector string   `json:"serviceAccountSelector,omitempty"`
-	NamespaceSelector      string   `json:"namespaceSelector,omitempty"`
-	PerformanceHints       []string `json:"performanceHints,omitempty"`
+	StagedAction string `json:"stagedAction,omitempty"`
+	GlobalNetworkPolicySpec
 }
 
 // StagedNetworkPolicy is a NetworkPolicy proposed but not enforced (plural stagednetworkpolicies).
@@ -52,31 +41,15 @@ type StagedNetworkPolicy struct {
 
 // StagedNetworkPolicySpec is a NetworkPolicySpec with the staged action first.
 type StagedNetworkPolicySpec struct {
-	StagedAction           string   `json:"stagedAction,omitempty"`
-	Tier                   string   `json:"tier,omitempty"`
-	Order                  *float64 `json:"order,omitempty"`
-	Ingress                []Rule   `json:"ingress,omitempty"`
-	Egress                 []Rule   `json:"egress,omitempty"`
-	Selector               string   `json:"selector,omitempty"`
-	Types                  []string `json:"types,omitempty"`
-	ServiceAccountSelector string   `json:"serviceAccountSelector,omitempty"`
-	PerformanceHints       []string `json:"performanceHints,omitempty"`
+	StagedAction string `json:"stagedAction,omitempty"`
+	NetworkPolicySpec
 }
 
 // View returns the common policy view of the staged policy's rules.
-func (p *StagedGlobalNetworkPolicy) View() PolicySpecView {
-	s := &p.Spec
-	return PolicySpecView{Tier: s.Tier, Order: s.Order, Selector: s.Selector, NamespaceSel: s.NamespaceSelector,
-		ServiceAcctSel: s.ServiceAccountSelector, Types: s.Types, Ingress: s.Ingress, Egress: s.Egress,
-		DoNotTrack: s.DoNotTrack, PreDNAT: s.PreDNAT, ApplyOnForward: s.ApplyOnForward}
-}
+func (p *StagedGlobalNetworkPolicy) View() PolicySpecView { return p.Spec.view() }
 
 // View returns the common policy view of the staged policy's rules.
-func (p *StagedNetworkPolicy) View() PolicySpecView {
-	s := &p.Spec
-	return PolicySpecView{Namespace: p.Namespace, Tier: s.Tier, Order: s.Order, Selector: s.Selector,
-		ServiceAcctSel: s.ServiceAccountSelector, Types: s.Types, Ingress: s.Ingress, Egress: s.Egress}
-}
+func (p *StagedNetworkPolicy) View() PolicySpecView { return p.Spec.view(p.Namespace) }
 
 // StagedKubernetesNetworkPolicy is a Kubernetes NetworkPolicy proposed but not enforced (plural
 // stagedkubernetesnetworkpolicies). Its spec has the Kubernetes NetworkPolicySpec's JSON.

@@ -1,15 +1,15 @@
 package birdctl
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"net"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/calico-host/calico-host/pkg/birdctl/birdtest"
 )
 
 // fakeBIRD serves BIRD's control protocol on a unix socket: a greeting, then for each command
@@ -18,38 +18,12 @@ import (
 func fakeBIRD(t *testing.T, replies map[string]string) (string, <-chan string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "bird.ctl")
-	l, err := net.Listen("unix", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
 	cmds := make(chan string, 16)
-	go func() {
-		for {
-			conn, err := l.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer conn.Close()
-				conn.Write([]byte("0001 BIRD 2.0.12 ready.\n"))
-				r := bufio.NewReader(conn)
-				for {
-					line, err := r.ReadString('\n')
-					if err != nil {
-						return
-					}
-					cmd := strings.TrimSpace(line)
-					cmds <- cmd
-					reply, ok := replies[cmd]
-					if !ok {
-						reply = "9001 syntax error\n"
-					}
-					conn.Write([]byte(reply))
-				}
-			}()
-		}
-	}()
+	table := birdtest.Replies(replies)
+	birdtest.Serve(t, path, func(cmd string) string {
+		cmds <- cmd
+		return table(cmd)
+	})
 	return path, cmds
 }
 

@@ -8,4 +8,7 @@
 //	              protocol, one command at a time, reply lines parsed and control characters escaped
 //	protocols.go  Protocol and ParseProtocols: the rows of "show protocols" (and for BGP the
 //	              details of "show protocols all")
+//
+// The subpackage birdtest serves the protocol on a unix socket, with scripted replies, for unit
+// tests.
 package birdctl

@@ -1,10 +1,8 @@
 package calicoctl
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +11,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/calico-host/calico-host/pkg/birdctl/birdtest"
 )
 
 // birdShowProtocolsAll is BIRD 2.0.12's control-socket answer to "show protocols all" (abridged)
@@ -50,36 +50,7 @@ const birdShowProtocolsAll = `2002-Name       Proto      Table      State  Since
 
 // serveBIRD answers "show protocols all" on a unix socket like BIRD does.
 func serveBIRD(t *testing.T, path string) {
-	t.Helper()
-	l, err := net.Listen("unix", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
-	go func() {
-		for {
-			conn, err := l.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer conn.Close()
-				conn.Write([]byte("0001 BIRD 2.0.12 ready.\n"))
-				r := bufio.NewReader(conn)
-				for {
-					line, err := r.ReadString('\n')
-					if err != nil {
-						return
-					}
-					if strings.TrimSpace(line) == "show protocols all" {
-						conn.Write([]byte(birdShowProtocolsAll))
-					} else {
-						conn.Write([]byte("9001 syntax error\n"))
-					}
-				}
-			}()
-		}
-	}()
+	birdtest.Serve(t, path, birdtest.Replies(map[string]string{"show protocols all": birdShowProtocolsAll}))
 }
 
 // fakeFelix runs a process named calico-felix (a copy of sleep) until the test ends.

@@ -56,7 +56,7 @@ func TestTemplateFieldNamesMatchCalico(t *testing.T) {
 }
 
 // walkGoFields records JSON path -> Go path for every field, flattening embedded structs
-// without a JSON name as encoding/json does.
+// without a JSON name as encoding/json does (and as a template reaches their promoted fields).
 func walkGoFields(typ reflect.Type, jp, gp string, out map[string]string, depth int) {
 	for typ.Kind() == reflect.Pointer || typ.Kind() == reflect.Slice || typ.Kind() == reflect.Map {
 		typ = typ.Elem()
@@ -70,8 +70,8 @@ func walkGoFields(typ reflect.Type, jp, gp string, out map[string]string, depth 
 		if name == "-" || !f.IsExported() || f.Name == "TypeMeta" || f.Name == "ObjectMeta" {
 			continue
 		}
-		if f.Anonymous && name == "" {
-			walkGoFields(f.Type, jp, gp+"."+f.Name, out, depth+1)
+		if f.Anonymous && name == "" { // promoted: a template names its fields without it
+			walkGoFields(f.Type, jp, gp, out, depth+1)
 			continue
 		}
 		if name == "" {

@@ -3,7 +3,6 @@ package cni_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -296,27 +295,9 @@ func (r *rig) etcDir(t *testing.T, datastoreTOML string) string {
 // private mount namespace of its own (the machine's /etc is untouched).
 func (r *rig) runPluginWithEtc(t *testing.T, etcDir, command string, stdin []byte, env map[string]string) ([]byte, *types.Error) {
 	t.Helper()
-	var stdout, stderr bytes.Buffer
-	err := r.inHost(func() error {
-		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, "unshare", "--mount", "--propagation", "private", "sh", "-c",
-			`mount --bind "$0" /etc && exec "$1"`, etcDir, filepath.Join(binDir, "calico"))
-		cmd.Stdin, cmd.Stdout, cmd.Stderr = bytes.NewReader(stdin), &stdout, &stderr
-		cmd.Env = []string{"CNI_COMMAND=" + command, "CNI_PATH=" + binDir, "CNI_IFNAME=eth0", "CNI_CONTAINERID=etc-test", "PATH=/usr/bin:/bin:/usr/sbin:/sbin"}
-		for k, v := range env {
-			cmd.Env = append(cmd.Env, k+"="+v)
-		}
-		return cmd.Run()
-	})
-	if err == nil {
-		return stdout.Bytes(), nil
-	}
-	var e types.Error
-	if jerr := json.Unmarshal(stdout.Bytes(), &e); jerr != nil || e.Code == 0 {
-		t.Fatalf("calico failed (%v) without a CNI error object: stdout %q stderr %q", err, stdout.String(), stderr.String())
-	}
-	return stdout.Bytes(), &e
+	argv := []string{"unshare", "--mount", "--propagation", "private", "sh", "-c",
+		`mount --bind "$0" /etc && exec "$1"`, etcDir, filepath.Join(binDir, "calico")}
+	return r.runCNI(t, "calico", argv, cniEnv(command, "etc-test", env, "PATH=/usr/bin:/bin:/usr/sbin:/sbin"), stdin)
 }
 
 // TestDatastoreFileIsRead: without etcd_* in the network configuration, the plugin connects with

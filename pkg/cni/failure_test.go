@@ -132,16 +132,30 @@ func (r *rig) restrictToIPAM(t *testing.T) *datastore.Client {
 // its stdout and the decoded error object (nil on success).
 func (r *rig) runPlugin(t *testing.T, plugin, command string, stdin []byte, env map[string]string) ([]byte, *types.Error) {
 	t.Helper()
+	return r.runCNI(t, plugin, []string{filepath.Join(binDir, plugin)}, cniEnv(command, "bad-input", env), stdin)
+}
+
+// cniEnv is a plugin's environment as a runtime sets it: the command, the plugin directory,
+// eth0, the container id, then extra and env.
+func cniEnv(command, containerID string, env map[string]string, extra ...string) []string {
+	out := append([]string{"CNI_COMMAND=" + command, "CNI_PATH=" + binDir, "CNI_IFNAME=eth0", "CNI_CONTAINERID=" + containerID}, extra...)
+	for k, v := range env {
+		out = append(out, k+"="+v)
+	}
+	return out
+}
+
+// runCNI runs argv (a plugin, or a command that execs one) inside the host namespace with env
+// and stdin, and returns its stdout and the decoded error object (nil on success). A panic, or
+// a failure without a CNI error object, fails the test.
+func (r *rig) runCNI(t *testing.T, plugin string, argv, env []string, stdin []byte) ([]byte, *types.Error) {
+	t.Helper()
 	var stdout, stderr bytes.Buffer
 	err := r.inHost(func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		defer cancel()
-		cmd := exec.CommandContext(ctx, filepath.Join(binDir, plugin))
-		cmd.Stdin, cmd.Stdout, cmd.Stderr = bytes.NewReader(stdin), &stdout, &stderr
-		cmd.Env = []string{"CNI_COMMAND=" + command, "CNI_PATH=" + binDir, "CNI_IFNAME=eth0", "CNI_CONTAINERID=bad-input"}
-		for k, v := range env {
-			cmd.Env = append(cmd.Env, k+"="+v)
-		}
+		cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+		cmd.Stdin, cmd.Stdout, cmd.Stderr, cmd.Env = bytes.NewReader(stdin), &stdout, &stderr, env
 		return cmd.Run()
 	})
 	if strings.Contains(stderr.String(), "panic") || strings.Contains(stdout.String(), "panic") {

@@ -1,8 +1,10 @@
 // Package compat is the one list of Project Calico settings that calico-host accepts but does not
 // implement (notimplemented.toml, data rather than code), and the means to report them: checks of
 // felix parameter values, of datastore objects and of CNI network configurations against the
-// list; the subpackage report logs each setting once and keeps a gauge of them. The list is parsed a
-// kind at a time, on first use (parts.go), so a process that checks one kind parses that kind.
+// list; the subpackage report logs each setting once and keeps a gauge of them, and the
+// subpackage snapshot reads, for tests, the snapshot of Project Calico's settings (testdata).
+// The list is parsed a kind at a time, on first use (parts.go), so a process that checks one
+// kind parses that kind.
 //
 // A setting is reported when it is set to a value other than those calico-host handles as
 // Project Calico does (its default among them): a default never warns. Settings that calico-host

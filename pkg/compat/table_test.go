@@ -1,13 +1,11 @@
 package compat_test
 
 import (
-	"bufio"
 	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
 	"sort"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -16,6 +14,7 @@ import (
 	"github.com/calico-host/calico-host/pkg/api"
 	"github.com/calico-host/calico-host/pkg/cni"
 	"github.com/calico-host/calico-host/pkg/compat"
+	"github.com/calico-host/calico-host/pkg/compat/snapshot"
 	"github.com/calico-host/calico-host/pkg/felix/config"
 )
 
@@ -29,37 +28,24 @@ type calicoSetting struct {
 	field      string // felix parameters: the FelixConfiguration field
 }
 
-// snapshot reads testdata/calico-settings.txt: the settings by kind, and its header.
-func snapshot(t *testing.T) (map[string][]*calicoSetting, string) {
-	f, err := os.Open(snapshotFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+// calicoSettings reads the snapshot: the settings by kind, and its header.
+func calicoSettings(t *testing.T) (map[string][]*calicoSetting, string) {
+	all, header := snapshot.Read(t)
 	out := map[string][]*calicoSetting{}
 	felix := map[string]*calicoSetting{}
-	var header string
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := sc.Text()
-		if strings.HasPrefix(line, "# ") {
-			header = strings.TrimPrefix(line, "# ")
-			continue
-		}
-		parts := strings.SplitN(line, " ", 4)
-		switch parts[0] {
+	for _, s := range all {
+		switch s.Kind {
 		case compat.Felix:
-			def, _ := strconv.Unquote(parts[3])
-			s := &calicoSetting{kind: compat.Felix, name: parts[1], typ: parts[2], def: def}
-			out[compat.Felix], felix[strings.ToLower(s.name)] = append(out[compat.Felix], s), s
+			cs := &calicoSetting{kind: compat.Felix, name: s.Name, typ: s.Type, def: s.Default}
+			out[compat.Felix], felix[strings.ToLower(cs.name)] = append(out[compat.Felix], cs), cs
 		case compat.FelixConfiguration:
-			if s := felix[strings.ToLower(parts[2])]; s != nil {
-				s.field = strings.TrimPrefix(parts[1], "spec.")
-			} else if parts[2] == "-" {
-				out[compat.FelixConfiguration] = append(out[compat.FelixConfiguration], &calicoSetting{kind: parts[0], name: parts[1]})
+			if cs := felix[strings.ToLower(s.Param)]; cs != nil {
+				cs.field = strings.TrimPrefix(s.Name, "spec.")
+			} else if s.Param == "-" {
+				out[s.Kind] = append(out[s.Kind], &calicoSetting{kind: s.Kind, name: s.Name})
 			}
 		default:
-			out[parts[0]] = append(out[parts[0]], &calicoSetting{kind: parts[0], name: parts[1]})
+			out[s.Kind] = append(out[s.Kind], &calicoSetting{kind: s.Kind, name: s.Name})
 		}
 	}
 	return out, header
@@ -165,7 +151,7 @@ func checkRow(t *testing.T, kind string, c *calicoSetting, r row) {
 // TestCompatibilityTable checks that every setting of Project Calico is implemented or on the
 // list, and that docs/compatibility.md is the table generated from them (-update rewrites it).
 func TestCompatibilityTable(t *testing.T) {
-	calico, header := snapshot(t)
+	calico, header := calicoSettings(t)
 	var b strings.Builder
 	writeIntro(&b, header)
 	sections := map[string][]row{}

@@ -6,8 +6,6 @@ import (
 	"time"
 
 	"github.com/calico-host/calico-host/pkg/api"
-	"github.com/calico-host/calico-host/pkg/datastore"
-	"github.com/calico-host/calico-host/pkg/datastore/etcdtest"
 	"github.com/calico-host/calico-host/pkg/netnstest"
 )
 
@@ -15,27 +13,18 @@ import (
 // host-2 in both families through a BGPPeer whose sourceAddress is None (host-2 peers back).
 // BIRD runs, the sessions come up, and both hosts listen on their node addresses only.
 func TestRealBGPBindModeNodeIP(t *testing.T) {
-	requireRoot(t)
-	srv := etcdtest.Start(t)
-	ds, err := datastore.New(srv.Datastore())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ds.Close() })
-	st := store{t: t, cli: srv.Client()}
-	hosts := makeFabric(t, 2)
+	rig := newBGPRig(t, 2)
+	hosts := rig.hosts
 	h1, h2 := hosts[0], hosts[1]
 	cfg := defaultBGP(false, 1179, false)
 	cfg.Spec.BindMode = "NodeIP"
-	st.put(cfg, hostNode(h1, nil, ""), hostNode(h2, nil, ""))
+	rig.st.put(cfg)
+	rig.nodes()
 	for _, ip := range []string{h2.v4, h2.v6} {
-		st.put(&api.BGPPeer{ObjectMeta: api.ObjectMeta{Name: "to-h2-" + strings.ReplaceAll(ip, ":", "-")},
-			Spec: api.BGPPeerSpec{Node: h1.name, PeerIP: ip, ASNumber: asn(64512), SourceAddress: "None"}})
+		rig.st.put(peer("to-h2-"+strings.ReplaceAll(ip, ":", "-"),
+			api.BGPPeerSpec{Node: h1.name, PeerIP: ip, ASNumber: asn(64512), SourceAddress: "None"}))
 	}
-	for _, h := range hosts {
-		startConfd(t, h, ds, templatesDir)
-		startBIRD(t, h)
-	}
+	rig.start()
 	waitUntil(t, 30*time.Second, "host-1's sessions", wantSessions(h1, pname(PeerNode, h2.v4, 1179), pname(PeerNode, h2.v6, 1179)))
 	waitUntil(t, 30*time.Second, "host-2's sessions", wantSessions(h2, pname(PeerNode, h1.v4, 1179), pname(PeerNode, h1.v6, 1179)))
 	for _, h := range hosts {

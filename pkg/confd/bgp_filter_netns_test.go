@@ -2,15 +2,11 @@ package confd
 
 import (
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/calico-host/calico-host/pkg/api"
-	"github.com/calico-host/calico-host/pkg/datastore"
-	"github.com/calico-host/calico-host/pkg/datastore/etcdtest"
-	"github.com/calico-host/calico-host/pkg/netnstest"
 )
 
 // TestRealBGPFilterMatches runs three hosts (calico-confd and BIRD each, in their own network
@@ -23,34 +19,18 @@ import (
 //  3. a community match, Reject: host-3 advertises its block with 65003:100 and it is refused;
 //     an export rule with peerType iBGP adds community 64512:7, which host-2 receives.
 func TestRealBGPFilterMatches(t *testing.T) {
-	requireRoot(t)
-	srv := etcdtest.Start(t)
-	ds, err := datastore.New(srv.Datastore())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ds.Close() })
-	st := store{t: t, cli: srv.Client()}
-	hosts := makeFabric(t, 3)
-	h1, h2, h3 := hosts[0], hosts[1], hosts[2]
+	rig := newBGPRig(t, 3)
+	st := rig.st
+	h1, h2, h3 := rig.hosts[0], rig.hosts[1], rig.hosts[2]
+	rig.nodes()
 	n3 := hostNode(h3, nil, "")
 	n3.Spec.BGP.ASNumber = asn(65003)
-	st.put(defaultBGP(false, 0, false), hostNode(h1, nil, ""), hostNode(h2, nil, ""), n3,
-		&api.IPPool{ObjectMeta: api.ObjectMeta{Name: "v4"}, Spec: api.IPPoolSpec{CIDR: "10.65.0.0/16"}},
+	st.put(defaultBGP(false, 0, false), n3, pool4(),
 		filterObj(api.BGPFilterSpec{ImportV4: []api.BGPFilterRule{{Action: "Reject", PeerType: "eBGP", ASPathPrefix: []api.ASNumber{65003}}}}),
-		&api.BGPPeer{ObjectMeta: api.ObjectMeta{Name: "h1-to-h2"}, Spec: api.BGPPeerSpec{Node: h1.name, PeerIP: h2.v4, ASNumber: asn(64512), Filters: []string{"f"}}},
-		&api.BGPPeer{ObjectMeta: api.ObjectMeta{Name: "h1-to-h3"}, Spec: api.BGPPeerSpec{Node: h1.name, PeerIP: h3.v4, ASNumber: asn(65003), Filters: []string{"f"}}})
-	for i, h := range hosts {
-		st.affinity(h.name, block4(i+1))
-	}
-	for _, h := range hosts {
-		tdir := filepath.Join(h.dir, "templates")
-		netnstest.Run(t, "cp", "-r", templatesDir, tdir)
-		startConfd(t, h, ds, tdir)
-	}
-	for _, h := range hosts {
-		startBIRD(t, h)
-	}
+		peer("h1-to-h2", api.BGPPeerSpec{Node: h1.name, PeerIP: h2.v4, ASNumber: asn(64512), Filters: []string{"f"}}),
+		peer("h1-to-h3", api.BGPPeerSpec{Node: h1.name, PeerIP: h3.v4, ASNumber: asn(65003), Filters: []string{"f"}}))
+	rig.ownBlocks(block4)
+	rig.start()
 	waitUntil(t, 30*time.Second, "host-1 sessions", wantSessions(h1, pname(PeerNode, h2.v4, 0), pname(PeerNode, h3.v4, 0)))
 
 	// 1. eBGP routes whose AS path starts with 65003 are refused; iBGP ones pass.

@@ -7,8 +7,6 @@ import (
 	"time"
 
 	"github.com/calico-host/calico-host/pkg/api"
-	"github.com/calico-host/calico-host/pkg/datastore"
-	"github.com/calico-host/calico-host/pkg/datastore/etcdtest"
 	"github.com/calico-host/calico-host/pkg/netnstest"
 )
 
@@ -19,30 +17,22 @@ import (
 // programs them). This kernel has no IPIP driver: a veth named tunl0 stands in for the tunnel
 // device (BIRD only needs an interface of that name).
 func TestRealBGPProgramsIPIPRoutes(t *testing.T) {
-	requireRoot(t)
+	rig := newBGPRig(t, 2)
 	t.Log("the kernel has no ipip module: a veth named tunl0 stands in for the IPIP device")
-	srv := etcdtest.Start(t)
-	ds, err := datastore.New(srv.Datastore())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ds.Close() })
-	st := store{t: t, cli: srv.Client()}
-	hosts := makeFabric(t, 2)
+	st, h1, h2 := rig.st, rig.hosts[0], rig.hosts[1]
 	cfg := defaultBGP(true, 0, false)
 	cfg.Spec.ProgramClusterRoutes = api.Str("Enabled")
-	pool := &api.IPPool{ObjectMeta: api.ObjectMeta{Name: "v4"}, Spec: api.IPPoolSpec{CIDR: "10.65.0.0/16", IPIPMode: api.EncapAlways}}
+	pool := pool4()
+	pool.Spec.IPIPMode = api.EncapAlways
 	st.put(cfg, pool)
-	for i, h := range hosts {
-		st.put(hostNode(h, nil, ""))
-		st.affinity(h.name, block4(i+1))
+	rig.nodes()
+	rig.ownBlocks(block4)
+	for _, h := range rig.hosts {
 		netnstest.Run(t, "ip", "-n", h.ns, "link", "add", "tunl0", "type", "veth", "peer", "name", "tunl0-peer")
 		netnstest.Run(t, "ip", "-n", h.ns, "link", "set", "tunl0-peer", "up")
 		netnstest.Run(t, "ip", "-n", h.ns, "link", "set", "tunl0", "up")
-		startConfd(t, h, ds, templatesDir)
-		startBIRD(t, h)
 	}
-	h1, h2 := hosts[0], hosts[1]
+	rig.start()
 	kernelRoute := func(want string) func() error {
 		return func() error {
 			got := strings.Join(strings.Fields(netnstest.Run(t, "ip", "-n", h1.ns, "route", "show", block4(2), "proto", "bird")), " ")

@@ -10,8 +10,6 @@ import (
 	"time"
 
 	"github.com/calico-host/calico-host/pkg/api"
-	"github.com/calico-host/calico-host/pkg/datastore"
-	"github.com/calico-host/calico-host/pkg/datastore/etcdtest"
 	"github.com/calico-host/calico-host/pkg/netnstest"
 )
 
@@ -40,37 +38,16 @@ func block6(i int) string { return fmt.Sprintf("fd5c:1:0:%d::/122", i) }
 // full mesh (IPv4 and IPv6) -> route reflector -> a BGPFilter rejecting a block -> filter
 // removed -> full mesh again -> a broken template on one host -> a Node deleted.
 func TestRealBGP(t *testing.T) {
-	requireRoot(t)
-	srv := etcdtest.Start(t)
-	ds, err := datastore.New(srv.Datastore())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ds.Close() })
-	st := store{t: t, cli: srv.Client()}
-	hosts := makeFabric(t, 3)
+	rig := newBGPRig(t, 3)
+	st, hosts := rig.st, rig.hosts
 	h1, h2, h3 := hosts[0], hosts[1], hosts[2]
 
 	mesh := defaultBGP(true, 0, false)
 	mesh.Spec.IPv4NormalRoutePriority = api.Int(2000) // IPv6 keeps Project Calico's 1024
-	st.put(mesh,
-		&api.IPPool{ObjectMeta: api.ObjectMeta{Name: "v4"}, Spec: api.IPPoolSpec{CIDR: "10.65.0.0/16"}},
-		&api.IPPool{ObjectMeta: api.ObjectMeta{Name: "v6"}, Spec: api.IPPoolSpec{CIDR: "fd5c:1::/48", BlockSize: 122}})
-	for i, h := range hosts {
-		st.put(hostNode(h, nil, ""))
-		st.affinity(h.name, block4(i+1))
-		st.affinity(h.name, block6(i+1))
-	}
-	// Each host gets its own copy of the templates, so one of them can be broken later.
-	for _, h := range hosts {
-		tdir := filepath.Join(h.dir, "templates")
-		netnstest.Run(t, "cp", "-r", templatesDir, tdir)
-		startConfd(t, h, ds, tdir)
-	}
-	start := time.Now()
-	for _, h := range hosts {
-		startBIRD(t, h)
-	}
+	st.put(mesh, pool4(), pool6())
+	rig.nodes()
+	rig.ownBlocks(block4, block6)
+	start := rig.start() // each host on its own copy of the templates: host-2's are broken later
 
 	meshNames := func(self *testHost) []string {
 		var out []string

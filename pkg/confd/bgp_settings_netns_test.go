@@ -2,15 +2,12 @@ package confd
 
 import (
 	"fmt"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/calico-host/calico-host/pkg/api"
-	"github.com/calico-host/calico-host/pkg/datastore"
-	"github.com/calico-host/calico-host/pkg/datastore/etcdtest"
 	"github.com/calico-host/calico-host/pkg/netnstest"
 )
 
@@ -28,23 +25,16 @@ import (
 //  5. programClusterRoutes Disabled: host-1's kernel loses the route to host-2's block (left to
 //     felix); EnabledNoEncapOnly brings it back.
 func TestRealBGPCalicoSettings(t *testing.T) {
-	requireRoot(t)
-	srv := etcdtest.Start(t)
-	ds, err := datastore.New(srv.Datastore())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ds.Close() })
-	st := store{t: t, cli: srv.Client()}
-	hosts := makeFabric(t, 4)
-	h1, h2, h3, h4 := hosts[0], hosts[1], hosts[2], hosts[3]
+	rig := newBGPRig(t, 4)
+	st := rig.st
+	h1, h2, h3, h4 := rig.hosts[0], rig.hosts[1], rig.hosts[2], rig.hosts[3]
 	const h4Loopback = "198.18.20.4"
 	netnstest.Run(t, "ip", "-n", h4.ns, "addr", "add", h4Loopback+"/32", "dev", "lo")
+	rig.nodes()
 	n3, n4 := hostNode(h3, nil, ""), hostNode(h4, nil, "")
 	n3.Spec.BGP.ASNumber = asn(65003)
 	n4.Spec.BGP = &api.NodeBGPSpec{IPv4Address: h4Loopback + "/32"}
-	st.put(defaultBGP(false, 0, false), hostNode(h1, nil, ""), hostNode(h2, nil, ""), n3, n4,
-		&api.IPPool{ObjectMeta: api.ObjectMeta{Name: "v4"}, Spec: api.IPPoolSpec{CIDR: "10.65.0.0/16"}},
+	st.put(defaultBGP(false, 0, false), n3, n4, pool4(),
 		peer("h1-to-h3", api.BGPPeerSpec{Node: h1.name, PeerIP: h3.v4, ASNumber: asn(65003), LocalASNumber: asn(65100),
 			KeepaliveTime: api.Dur(2 * time.Second), ReversePeering: "Manual"}),
 		peer("h3-to-h1", api.BGPPeerSpec{Node: h3.name, PeerIP: h1.v4, ASNumber: asn(65100)}),
@@ -52,17 +42,8 @@ func TestRealBGPCalicoSettings(t *testing.T) {
 		peer("h1-to-h4", api.BGPPeerSpec{Node: h1.name, PeerIP: h4Loopback, ASNumber: asn(64512), ReachableBy: h4.v4, ReversePeering: "Manual"}),
 		peer("h4-to-h1", api.BGPPeerSpec{Node: h4.name, PeerIP: h1.v4, ASNumber: asn(64512), ReversePeering: "Manual"}),
 		peer("h2-marker", api.BGPPeerSpec{Node: h2.name, PeerIP: "198.18.10.99", ASNumber: asn(65099)}))
-	for i, h := range hosts {
-		st.affinity(h.name, block4(i+1))
-	}
-	for _, h := range hosts {
-		tdir := filepath.Join(h.dir, "templates")
-		netnstest.Run(t, "cp", "-r", templatesDir, tdir)
-		startConfd(t, h, ds, tdir)
-	}
-	for _, h := range hosts {
-		startBIRD(t, h)
-	}
+	rig.ownBlocks(block4)
+	rig.start()
 
 	// 1. localASNumber and keepaliveTime.
 	waitUntil(t, 30*time.Second, "host-1 and host-3 peer through local AS 65100", func() error {

@@ -7,8 +7,6 @@ import (
 	"time"
 
 	"github.com/calico-host/calico-host/pkg/api"
-	"github.com/calico-host/calico-host/pkg/datastore"
-	"github.com/calico-host/calico-host/pkg/datastore/etcdtest"
 	"github.com/calico-host/calico-host/pkg/netnstest"
 )
 
@@ -17,28 +15,17 @@ import (
 // vxlan-v6.calico, which BIRD's kernel protocol learns. Neither host announces the other's
 // block back to it: each exports only its own blocks.
 func TestRealBGPTunnelRoutesNotReadvertised(t *testing.T) {
-	requireRoot(t)
-	srv := etcdtest.Start(t)
-	ds, err := datastore.New(srv.Datastore())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ds.Close() })
-	st := store{t: t, cli: srv.Client()}
-	hosts := makeFabric(t, 2)
-	st.put(defaultBGP(true, 0, false),
-		&api.IPPool{ObjectMeta: api.ObjectMeta{Name: "v4"}, Spec: api.IPPoolSpec{CIDR: "10.65.0.0/16", VXLANMode: api.EncapAlways}},
-		&api.IPPool{ObjectMeta: api.ObjectMeta{Name: "v6"}, Spec: api.IPPoolSpec{CIDR: "fd5c:1::/48", BlockSize: 122, VXLANMode: api.EncapAlways}})
-	for i, h := range hosts {
-		st.put(hostNode(h, nil, ""))
-		st.affinity(h.name, block4(i+1))
-		st.affinity(h.name, block6(i+1))
-		startConfd(t, h, ds, templatesDir)
-	}
+	rig := newBGPRig(t, 2)
+	hosts := rig.hosts
+	v4, v6 := pool4(), pool6()
+	v4.Spec.VXLANMode, v6.Spec.VXLANMode = api.EncapAlways, api.EncapAlways
+	rig.st.put(defaultBGP(true, 0, false), v4, v6)
+	rig.nodes()
+	rig.ownBlocks(block4, block6)
 	for i, h := range hosts {
 		felixTunnels(t, h, i+1, hosts)
-		startBIRD(t, h)
 	}
+	rig.start()
 	h1, h2 := hosts[0], hosts[1]
 	waitUntil(t, 30*time.Second, "mesh sessions", wantSessions(h1, pname(PeerMesh, h2.v4, 0), pname(PeerMesh, h2.v6, 0)))
 	waitUntil(t, 30*time.Second, "mesh sessions", wantSessions(h2, pname(PeerMesh, h1.v4, 0), pname(PeerMesh, h1.v6, 0)))

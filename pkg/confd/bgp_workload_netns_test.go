@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"github.com/calico-host/calico-host/pkg/api"
-	"github.com/calico-host/calico-host/pkg/datastore"
-	"github.com/calico-host/calico-host/pkg/datastore/etcdtest"
 	"github.com/calico-host/calico-host/pkg/netnstest"
 )
 
@@ -30,29 +28,16 @@ const (
 // via the workload, and the workload learns host-1's block. When the workload's labels no
 // longer match, the session goes away and so does the route.
 func TestRealBGPLocalWorkload(t *testing.T) {
-	requireRoot(t)
-	srv := etcdtest.Start(t)
-	ds, err := datastore.New(srv.Datastore())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ds.Close() })
-	st := store{t: t, cli: srv.Client()}
-	h1 := makeFabric(t, 1)[0]
+	rig := newBGPRig(t, 1)
+	st, h1 := rig.st, rig.hosts[0]
 	wl := workloadNamespace(t, h1)
 
-	wep := &api.WorkloadEndpoint{
-		ObjectMeta: api.ObjectMeta{Name: "host--1-cni-wl1-eth0", Namespace: "default", Labels: map[string]string{"role": "router"}},
-		Spec: api.WorkloadEndpointSpec{Orchestrator: "cni", Workload: "wl1", ContainerID: "wl1", Node: h1.name, Endpoint: "eth0",
-			InterfaceName: "cali1wl", IPNetworks: []string{wlAddr + "/32"}}}
-	st.put(defaultBGP(true, 0, false), hostNode(h1, nil, ""),
-		&api.IPPool{ObjectMeta: api.ObjectMeta{Name: "v4"}, Spec: api.IPPoolSpec{CIDR: "10.65.0.0/16"}},
-		&api.BGPPeer{ObjectMeta: api.ObjectMeta{Name: "routers"}, Spec: api.BGPPeerSpec{
-			LocalWorkloadSelector: "role == 'router'", ASNumber: asn(65010)}},
-		wep)
-	st.affinity(h1.name, block4(1))
-	startConfd(t, h1, ds, templatesDir)
-	startBIRD(t, h1)
+	wep := routerWorkload(h1)
+	st.put(defaultBGP(true, 0, false), pool4(),
+		peer("routers", api.BGPPeerSpec{LocalWorkloadSelector: "role == 'router'", ASNumber: asn(65010)}), wep)
+	rig.nodes()
+	rig.ownBlocks(block4)
+	rig.start()
 	startBIRD(t, wl)
 
 	session := pname(PeerLocalWorkload, wlAddr, 0)
@@ -75,6 +60,14 @@ func TestRealBGPLocalWorkload(t *testing.T) {
 	if strings.Contains(string(peers), "Local_Workload") {
 		t.Errorf("a session with the workload is still configured:\n%s", peers)
 	}
+}
+
+// routerWorkload is the endpoint of the workload on host h, labelled role=router.
+func routerWorkload(h *testHost) *api.WorkloadEndpoint {
+	return &api.WorkloadEndpoint{
+		ObjectMeta: api.ObjectMeta{Name: "host--1-cni-wl1-eth0", Namespace: "default", Labels: map[string]string{"role": "router"}},
+		Spec: api.WorkloadEndpointSpec{Orchestrator: "cni", Workload: "wl1", ContainerID: "wl1", Node: h.name, Endpoint: "eth0",
+			InterfaceName: "cali1wl", IPNetworks: []string{wlAddr + "/32"}}}
 }
 
 // workloadNamespace makes a workload namespace on a veth from host h (cali1wl on the node,

@@ -7,8 +7,6 @@ import (
 	"time"
 
 	"github.com/calico-host/calico-host/pkg/api"
-	"github.com/calico-host/calico-host/pkg/datastore"
-	"github.com/calico-host/calico-host/pkg/datastore/etcdtest"
 	"github.com/calico-host/calico-host/pkg/netnstest"
 )
 
@@ -18,27 +16,15 @@ import (
 // takes the route, but at the normal priority (metric 1024): traffic still leaves by the
 // host's own default route.
 func TestRealBGPWorkloadCannotOutrankHost(t *testing.T) {
-	requireRoot(t)
-	srv := etcdtest.Start(t)
-	ds, err := datastore.New(srv.Datastore())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ds.Close() })
-	st := store{t: t, cli: srv.Client()}
-	h1 := makeFabric(t, 1)[0]
+	rig := newBGPRig(t, 1)
+	h1 := rig.hosts[0]
 	netnstest.Run(t, "ip", "-n", h1.ns, "route", "add", "default", "via", "198.18.10.254", "dev", "eth0", "proto", "dhcp", "metric", "100")
 	wl := workloadWithBIRD(t, h1, 64512, "0.0.0.0/0", "filter { if source = RTS_STATIC then { bgp_local_pref = 2147483647; accept; } reject; }")
-	st.put(defaultBGP(true, 0, false), hostNode(h1, nil, ""),
-		&api.IPPool{ObjectMeta: api.ObjectMeta{Name: "v4"}, Spec: api.IPPoolSpec{CIDR: "10.65.0.0/16"}},
-		&api.BGPPeer{ObjectMeta: api.ObjectMeta{Name: "routers"}, Spec: api.BGPPeerSpec{
-			LocalWorkloadSelector: "role == 'router'", ASNumber: asn(64512)}},
-		&api.WorkloadEndpoint{ObjectMeta: api.ObjectMeta{Name: "host--1-cni-wl1-eth0", Namespace: "default", Labels: map[string]string{"role": "router"}},
-			Spec: api.WorkloadEndpointSpec{Orchestrator: "cni", Workload: "wl1", ContainerID: "wl1", Node: h1.name, Endpoint: "eth0",
-				InterfaceName: "cali1wl", IPNetworks: []string{wlAddr + "/32"}}})
-	st.affinity(h1.name, block4(1))
-	startConfd(t, h1, ds, templatesDir)
-	startBIRD(t, h1)
+	rig.st.put(defaultBGP(true, 0, false), pool4(),
+		peer("routers", api.BGPPeerSpec{LocalWorkloadSelector: "role == 'router'", ASNumber: asn(64512)}), routerWorkload(h1))
+	rig.nodes()
+	rig.ownBlocks(block4)
+	rig.start()
 	startBIRD(t, wl)
 	waitUntil(t, 30*time.Second, "the workload's session", wantSessions(h1, pname(PeerLocalWorkload, wlAddr, 0)))
 	waitUntil(t, 30*time.Second, "host-1 programs the workload's default route", func() error {

@@ -67,15 +67,7 @@ func TestDaemon(t *testing.T) {
 	src := make(chanSource)
 	log := zerolog.New(zerolog.NewTestWriter(t))
 	d := NewDaemon(cfg, "host-a", src, run, daemon.NewNotifier(log), log)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- d.Run(ctx) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Run: %v", err)
-		}
-	}()
+	runDaemon(t, d)
 
 	src <- syncer.Message{Status: syncer.WaitingForDatastore}
 	src <- syncer.Message{Status: syncer.InSync, Snapshot: true, Updates: []syncer.Update{
@@ -152,15 +144,7 @@ func TestDaemonDatastoreLoss(t *testing.T) {
 	src := make(chanSource)
 	log := zerolog.New(zerolog.NewTestWriter(t))
 	d := NewDaemon(cfg, "host-a", src, ExecRunner, daemon.NewNotifier(log), log)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- d.Run(ctx) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Run: %v", err)
-		}
-	}()
+	runDaemon(t, d)
 	if ok, _ := d.Readiness(); ok {
 		t.Error("ready before anything was applied")
 	}
@@ -206,9 +190,7 @@ func TestDaemonReadyWithoutBIRD(t *testing.T) {
 	src := make(chanSource, 1)
 	log := zerolog.New(zerolog.NewTestWriter(t))
 	d := NewDaemon(cfg, "host-a", src, ExecRunner, daemon.NewNotifier(log), log)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go d.Run(ctx)
+	runDaemon(t, d)
 	src <- syncer.Message{Status: syncer.InSync, Snapshot: true, Updates: []syncer.Update{nodeUpdate("host-a", "198.18.0.1/24")}}
 	seen := sock.WaitFor(t, "READY=1", 10*time.Second)
 	if !containsPrefix(seen, "STATUS=BGP sessions: 0 IPv4, 0 IPv6; config applied at") || !strings.Contains(strings.Join(seen, "\n"), "BIRD not running yet") {
@@ -267,6 +249,19 @@ func TestRunOnceWaitsForInSync(t *testing.T) {
 	if !strings.Contains(string(peers), "Mesh_198_18_0_2") || !strings.Contains(string(peers), "Mesh_198_18_0_3") {
 		t.Errorf("rendered before the changes since the snapshot arrived; peers:\n%s", peers)
 	}
+}
+
+// runDaemon runs d until the test ends, then checks that it stopped cleanly.
+func runDaemon(t *testing.T, d *Daemon) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- d.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	})
 }
 
 func containsPrefix(lines []string, prefix string) bool {

@@ -1,11 +1,9 @@
 package confd
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +11,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/calico-host/calico-host/pkg/compat"
+	"github.com/calico-host/calico-host/pkg/compat/snapshot"
 	"github.com/calico-host/calico-host/pkg/datastore"
 	"github.com/calico-host/calico-host/pkg/datastore/etcdtest"
 	"github.com/calico-host/calico-host/pkg/syncer"
@@ -90,17 +89,9 @@ func TestEveryCalicoBGPFieldIsAppliedOrReported(t *testing.T) {
 // calicoFields are Project Calico's fields of a kind, from compat's snapshot ("spec.password"
 // for its secret key reference).
 func calicoFields(t *testing.T, kind string) []string {
-	f, err := os.Open("../compat/testdata/calico-settings.txt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
 	var out []string
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if k, path, ok := strings.Cut(sc.Text(), " "); ok && k == kind {
-			out = append(out, strings.TrimSuffix(path, ".secretKeyRef"))
-		}
+	for _, path := range snapshot.Fields(t, kind) {
+		out = append(out, strings.TrimSuffix(path, ".secretKeyRef"))
 	}
 	if len(out) < 15 {
 		t.Fatalf("only %d %s fields in the snapshot", len(out), kind)

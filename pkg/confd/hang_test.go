@@ -89,10 +89,7 @@ func TestDaemonHungBIRD(t *testing.T) {
 	src := make(chanSource, 1)
 	log := zerolog.New(zerolog.NewTestWriter(t))
 	d := NewDaemon(cfg, "host-a", src, ExecRunner, daemon.NewNotifier(log), log)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- d.Run(ctx) }()
-	defer func() { cancel(); <-done }()
+	runDaemon(t, d)
 	src <- syncer.Message{Status: syncer.InSync, Snapshot: true, Updates: []syncer.Update{nodeUpdate("host-a", "198.18.0.1/24")}}
 	sock.WaitFor(t, "STATUS=Failed to apply BGP configuration (retrying in 1s; BIRD keeps its last good configuration): reloading BIRD", 10*time.Second)
 	if stale := d.Watchdog().Stale(); len(stale) != 0 {

@@ -20,6 +20,7 @@ import (
 	"github.com/calico-host/calico-host/pkg/birdctl"
 	"github.com/calico-host/calico-host/pkg/daemon"
 	"github.com/calico-host/calico-host/pkg/datastore"
+	"github.com/calico-host/calico-host/pkg/datastore/etcdtest"
 	"github.com/calico-host/calico-host/pkg/netnstest"
 	"github.com/calico-host/calico-host/pkg/syncer"
 )
@@ -33,6 +34,72 @@ func requireRoot(t *testing.T) {
 	t.Helper()
 	netnstest.RequireLong(t)
 	requireBIRD(t)
+}
+
+// bgpRig is what every real-BGP test starts from: an embedded etcd, a datastore client for
+// the daemons, a store that writes objects into it and hosts on one bridge.
+type bgpRig struct {
+	t     *testing.T
+	st    store
+	ds    *datastore.Client
+	hosts []*testHost
+}
+
+// newBGPRig skips unless root (with BIRD installed and not -short) and builds n hosts.
+func newBGPRig(t *testing.T, n int) *bgpRig {
+	t.Helper()
+	requireRoot(t)
+	srv := etcdtest.Start(t)
+	ds, err := datastore.New(srv.Datastore())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ds.Close() })
+	return &bgpRig{t: t, st: store{t: t, cli: srv.Client()}, ds: ds, hosts: makeFabric(t, n)}
+}
+
+// nodes writes every host's Node, with no labels and no route reflector cluster.
+func (r *bgpRig) nodes() {
+	for _, h := range r.hosts {
+		r.st.put(hostNode(h, nil, ""))
+	}
+}
+
+// ownBlocks gives host-N the affinity of the block each function returns for N (block4,
+// block6).
+func (r *bgpRig) ownBlocks(blocks ...func(int) string) {
+	for i, h := range r.hosts {
+		for _, block := range blocks {
+			r.st.affinity(h.name, block(i+1))
+		}
+	}
+}
+
+// start runs calico-confd on every host, each on its own copy of the templates (so that a test
+// can break one host's), then BIRD on every host once its first configuration is rendered. It
+// returns when the first BIRD was started.
+func (r *bgpRig) start() time.Time {
+	r.t.Helper()
+	for _, h := range r.hosts {
+		tdir := filepath.Join(h.dir, "templates")
+		netnstest.Run(r.t, "cp", "-r", templatesDir, tdir)
+		startConfd(r.t, h, r.ds, tdir)
+	}
+	started := time.Now()
+	for _, h := range r.hosts {
+		startBIRD(r.t, h)
+	}
+	return started
+}
+
+// pool4 is the IPv4 pool every test uses, 10.65.0.0/16.
+func pool4() *api.IPPool {
+	return &api.IPPool{ObjectMeta: api.ObjectMeta{Name: "v4"}, Spec: api.IPPoolSpec{CIDR: "10.65.0.0/16"}}
+}
+
+// pool6 is the IPv6 pool, fd5c:1::/48 in blocks of /122.
+func pool6() *api.IPPool {
+	return &api.IPPool{ObjectMeta: api.ObjectMeta{Name: "v6"}, Spec: api.IPPoolSpec{CIDR: "fd5c:1::/48", BlockSize: 122}}
 }
 
 // testHost is one host: a network namespace, its confd and its BIRD.
@@ -83,11 +150,7 @@ func startConfd(t *testing.T, h *testHost, ds *datastore.Client, templates strin
 	h.cfg.Debounce.Duration = 100 * time.Millisecond
 	log := zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel).With().Str("host", h.name).Logger()
 	src := syncer.New(ds, SyncerConfig(h.name), log)
-	d := NewDaemon(h.cfg, h.name, src, ExecRunner, daemon.NewNotifier(log), log)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { d.Run(ctx); close(done) }()
-	t.Cleanup(func() { cancel(); <-done })
+	runDaemon(t, NewDaemon(h.cfg, h.name, src, ExecRunner, daemon.NewNotifier(log), log))
 }
 
 // startBIRD runs BIRD in h's namespace on the rendered configuration; it is killed when the

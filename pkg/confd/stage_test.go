@@ -1,10 +1,8 @@
 package confd
 
 import (
-	"bufio"
 	"context"
 	"errors"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/rs/zerolog"
+
+	"github.com/calico-host/calico-host/pkg/birdctl/birdtest"
 )
 
 // twoFiles renders a main BIRD file including a second one, with the given include body.
@@ -94,41 +94,18 @@ type fakeBIRDSocket struct {
 func newFakeBIRDSocket(t *testing.T, path, reply string) *fakeBIRDSocket {
 	t.Helper()
 	f := &fakeBIRDSocket{path: path, reply: reply}
-	l, err := net.Listen("unix", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
-	go func() {
-		for {
-			conn, err := l.Accept()
-			if err != nil {
-				return
-			}
-			go f.serve(conn)
-		}
-	}()
+	birdtest.Serve(t, path, f.answer)
 	return f
 }
 
-func (f *fakeBIRDSocket) serve(conn net.Conn) {
-	defer conn.Close()
-	conn.Write([]byte("0001 BIRD 2.0.12 ready.\n"))
-	r := bufio.NewReader(conn)
-	for {
-		line, err := r.ReadString('\n')
-		if err != nil {
-			return
-		}
-		f.mu.Lock()
-		reply := "9001 unexpected\n"
-		if strings.TrimSpace(line) == "configure" {
-			f.count++
-			reply = f.reply
-		}
-		f.mu.Unlock()
-		conn.Write([]byte(reply))
+func (f *fakeBIRDSocket) answer(cmd string) string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if cmd != "configure" {
+		return birdtest.SyntaxError
 	}
+	f.count++
+	return f.reply
 }
 
 func (f *fakeBIRDSocket) reloads() int {

@@ -77,17 +77,23 @@ func TestTLSWithPlainEndpointRefused(t *testing.T) {
 			t.Fatal(err)
 		}
 		d.Etcd.CAFile = files.CA // what Finish used to accept
-		c, err := datastore.New(d)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := c.Ping(ctx); err != nil {
-			t.Fatalf("ping: %v", err)
-		}
+		mustPing(t, d)
 	})
+}
+
+// mustPing connects to the datastore d configures and pings it.
+func mustPing(t *testing.T, d config.Datastore) {
+	t.Helper()
+	c, err := datastore.New(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := c.Ping(ctx); err != nil {
+		t.Fatalf("ping: %v", err)
+	}
 }
 
 // TestTLSEndpointsAccepted: the consistent configurations still load and connect.
@@ -100,16 +106,7 @@ func TestTLSEndpointsAccepted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := datastore.New(d)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := c.Ping(ctx); err != nil {
-		t.Fatalf("TLS ping: %v", err)
-	}
+	mustPing(t, d)
 	for _, eps := range [][]string{{"http://127.0.0.1:2379"}, {"127.0.0.1:2379"}, {"unix:///run/etcd.sock"}, {"https://a:1", "https://b:1"}} {
 		d := config.Datastore{Etcd: config.Etcd{Endpoints: eps}}
 		if err := d.Finish(); err != nil {

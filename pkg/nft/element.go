@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/netip"
 	"strconv"
+	"strings"
 )
 
 // Key is one value of a set's or map's key type, held as the bytes the
@@ -196,20 +197,10 @@ func (e Element) KeyLen() int {
 func compareElems(a, b Element) int {
 	alo, ahi := a.Bounds()
 	blo, bhi := b.Bounds()
-	if c := compareStr(alo.raw, blo.raw); c != 0 {
+	if c := strings.Compare(alo.raw, blo.raw); c != 0 {
 		return c
 	}
-	return compareStr(ahi.raw, bhi.raw)
-}
-
-func compareStr(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
+	return strings.Compare(ahi.raw, bhi.raw)
 }
 
 // prefixBounds returns the first and last address of p.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 )
 
 // Set is a named set: a key type, the interval flag and elements. An
@@ -160,7 +161,7 @@ func (m *Map) validate() error {
 // SortedElements returns the map's elements sorted by key.
 func (m *Map) SortedElements() []MapElement {
 	out := make([]MapElement, 0, len(m.Elements))
-	for _, k := range slices.SortedFunc(maps.Keys(m.Elements), func(a, b Key) int { return compareStr(a.raw, b.raw) }) {
+	for _, k := range slices.SortedFunc(maps.Keys(m.Elements), func(a, b Key) int { return strings.Compare(a.raw, b.raw) }) {
 		out = append(out, MapElement{Key: k, Verdict: m.Elements[k]})
 	}
 	return out
@@ -213,8 +214,8 @@ func DiffMaps(a, b map[Key]Verdict) (put []MapElement, del []Key) {
 			del = append(del, k)
 		}
 	}
-	slices.SortFunc(put, func(x, y MapElement) int { return compareStr(x.Key.raw, y.Key.raw) })
-	slices.SortFunc(del, func(x, y Key) int { return compareStr(x.raw, y.raw) })
+	slices.SortFunc(put, func(x, y MapElement) int { return strings.Compare(x.Key.raw, y.Key.raw) })
+	slices.SortFunc(del, func(x, y Key) int { return strings.Compare(x.raw, y.raw) })
 	return put, del
 }
 

@@ -136,10 +136,10 @@ func priorityText(f Family, bc *BaseChain) string {
 func Dump(tables ...*Table) string {
 	sorted := slices.Clone(tables)
 	slices.SortFunc(sorted, func(a, b *Table) int {
-		if c := compareStr(a.Family.String(), b.Family.String()); c != 0 {
+		if c := strings.Compare(a.Family.String(), b.Family.String()); c != 0 {
 			return c
 		}
-		return compareStr(a.Name, b.Name)
+		return strings.Compare(a.Name, b.Name)
 	})
 	var b strings.Builder
 	for _, t := range sorted {

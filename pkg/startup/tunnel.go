@@ -2,14 +2,13 @@ package startup
 
 import (
 	"context"
-	"crypto/sha1"
 	"errors"
 	"fmt"
-	"net"
 	"net/netip"
 
 	"github.com/calico-host/calico-host/pkg/api"
 	"github.com/calico-host/calico-host/pkg/datastore"
+	"github.com/calico-host/calico-host/pkg/felix/dataplane/vxlan"
 	"github.com/calico-host/calico-host/pkg/ipam"
 	"github.com/calico-host/calico-host/pkg/selector"
 )
@@ -47,8 +46,7 @@ type tunnelKind struct {
 	poolOK   func(*api.IPPoolSpec) bool // nil: any pool of the family selecting the node
 	addr     func(*api.NodeSpec) *string
 	mac      func(*api.NodeSpec) *string // nil: the tunnel has no MAC
-	macSeed  func(node string) string
-	wanted   func(*api.Node) bool // nil: always (while a pool gives it)
+	wanted   func(*api.Node) bool        // nil: always (while a pool gives it)
 	// wireguard: a WireGuard tunnel address, never allocated in host encryption mode.
 	wireguard bool
 }
@@ -64,13 +62,11 @@ func vxlanPool(p *api.IPPoolSpec) bool { return isEncap(p.VXLANMode) }
 var tunnelKinds = []tunnelKind{
 	{name: "IPIP", fam: V4, attrType: AttrTypeIPIP, handle: IPIPHandle, poolOK: ipipPool, addr: ipipAddr},
 	{name: "VXLAN", fam: V4, attrType: AttrTypeVXLAN, handle: VXLANHandle, poolOK: vxlanPool,
-		addr:    func(s *api.NodeSpec) *string { return &s.IPv4VXLANTunnelAddr },
-		mac:     func(s *api.NodeSpec) *string { return &s.VXLANTunnelMACAddr },
-		macSeed: func(n string) string { return n }},
+		addr: func(s *api.NodeSpec) *string { return &s.IPv4VXLANTunnelAddr },
+		mac:  func(s *api.NodeSpec) *string { return &s.VXLANTunnelMACAddr }},
 	{name: "VXLAN", fam: V6, attrType: AttrTypeVXLANV6, handle: func(n string) string { return vxlanHandlePrefix6 + n }, poolOK: vxlanPool,
-		addr:    func(s *api.NodeSpec) *string { return &s.IPv6VXLANTunnelAddr },
-		mac:     func(s *api.NodeSpec) *string { return &s.VXLANTunnelMACAddrV6 },
-		macSeed: func(n string) string { return n + "-v6" }},
+		addr: func(s *api.NodeSpec) *string { return &s.IPv6VXLANTunnelAddr },
+		mac:  func(s *api.NodeSpec) *string { return &s.VXLANTunnelMACAddrV6 }},
 	{name: "WireGuard", fam: V4, attrType: AttrTypeWireguard, handle: WireguardHandle, addr: wgAddr(false), wireguard: true,
 		wanted: func(n *api.Node) bool { return n.Status.WireguardPublicKey != "" }},
 	{name: "WireGuard", fam: V6, attrType: AttrTypeWireguardV6, handle: func(n string) string { return wgHandlePrefix6 + n },
@@ -123,11 +119,10 @@ func IPIPHandle(node string) string { return ipipHandlePrefix + node }
 // VXLANHandle is the IPAM handle of a node's IPv4 VXLAN tunnel address.
 func VXLANHandle(node string) string { return vxlanHandlePrefix + node }
 
-// VTEPMAC is the MAC felix derives for a node's VXLAN device when the Node names none:
-// 0x66 followed by the first five bytes of SHA-1(seed) (seed = node name, or name+"-v6").
-func VTEPMAC(seed string) string {
-	sum := sha1.Sum([]byte(seed))
-	return net.HardwareAddr(append([]byte{'f'}, sum[:5]...)).String()
+// derivedMAC is the MAC felix derives for the node's device of t's family when the Node names
+// none.
+func (t tunnelKind) derivedMAC(node string) string {
+	return vxlan.MACForNode(node, t.fam == V6).String()
 }
 
 // tunnelPoolCIDRs returns the CIDRs of the pools of t's family that give this node t's tunnel
@@ -177,7 +172,7 @@ func (s *Startup) reconcileTunnel(ctx context.Context, node *api.Node, pools []*
 		if cur.addr != "" {
 			s.log.Info().Str("addr", cur.addr).Stringer("family", t.fam).Str("tunnel", t.name).Msg("Tunnel address no longer wanted; released it")
 		}
-		if t.mac != nil && cur.mac == VTEPMAC(t.macSeed(node.Name)) {
+		if t.mac != nil && cur.mac == t.derivedMAC(node.Name) {
 			cur.mac = ""
 		}
 		return tunnelState{mac: cur.mac}, nil
@@ -204,7 +199,7 @@ func (s *Startup) reconcileTunnel(ctx context.Context, node *api.Node, pools []*
 
 func (s *Startup) withMAC(st tunnelState, node string, t tunnelKind) tunnelState {
 	if t.mac != nil && st.mac == "" {
-		st.mac = VTEPMAC(t.macSeed(node))
+		st.mac = t.derivedMAC(node)
 	}
 	return st
 }

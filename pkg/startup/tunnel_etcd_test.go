@@ -9,19 +9,36 @@ import (
 
 	"github.com/calico-host/calico-host/pkg/api"
 	"github.com/calico-host/calico-host/pkg/datastore"
+	"github.com/calico-host/calico-host/pkg/felix/dataplane/vxlan"
 	"github.com/calico-host/calico-host/pkg/ipam"
 )
 
-func (h *harness) setPoolVXLAN(name, mode string) {
+// updatePool changes the spec of pool name in the datastore.
+func (h *harness) updatePool(name string, change func(*api.IPPoolSpec)) {
 	h.t.Helper()
 	ctx := ctxT(h.t, 10*time.Second)
 	p, err := datastore.GetAs[*api.IPPool](ctx, h.ds, "", name)
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	p.Spec.VXLANMode = mode
+	change(&p.Spec)
 	if _, err := h.ds.Update(ctx, p); err != nil {
 		h.t.Fatal(err)
+	}
+}
+
+func (h *harness) setPoolVXLAN(name, mode string) {
+	h.updatePool(name, func(s *api.IPPoolSpec) { s.VXLANMode = mode })
+}
+
+// wantTunnelIPAM asserts that a is allocated in IPAM under handle with Project Calico's
+// attributes of a tunnel address: the node and the type.
+func (h *harness) wantTunnelIPAM(a netip.Addr, node, handle, typ string) {
+	h.t.Helper()
+	attrs, got, err := ipam.New(h.ds, testLogger(h.t)).GetAssignmentAttributes(ctxT(h.t, 5*time.Second), a)
+	want := map[string]string{AttrNode: node, AttrType: typ}
+	if err != nil || got != handle || !reflect.DeepEqual(attrs, want) {
+		h.t.Fatalf("IPAM for %s: attrs %v handle %q err %v, want %v handle %q", a, attrs, got, err, want, handle)
 	}
 }
 
@@ -42,14 +59,10 @@ func (h *harness) checkTunnel(node string, within netip.Prefix) netip.Addr {
 	if err != nil || !within.Contains(a) {
 		h.t.Fatalf("ipv4VXLANTunnelAddr %q is not in %s", n.Spec.IPv4VXLANTunnelAddr, within)
 	}
-	if n.Spec.VXLANTunnelMACAddr != VTEPMAC(node) {
-		h.t.Errorf("vxlanTunnelMACAddr %q, want %q", n.Spec.VXLANTunnelMACAddr, VTEPMAC(node))
+	if n.Spec.VXLANTunnelMACAddr != vxlan.MACForNode(node, false).String() {
+		h.t.Errorf("vxlanTunnelMACAddr %q, want %q", n.Spec.VXLANTunnelMACAddr, vxlan.MACForNode(node, false).String())
 	}
-	attrs, handle, err := ipam.New(h.ds, testLogger(h.t)).GetAssignmentAttributes(ctxT(h.t, 5*time.Second), a)
-	want := map[string]string{AttrNode: node, AttrType: AttrTypeVXLAN}
-	if err != nil || handle != VXLANHandle(node) || !reflect.DeepEqual(attrs, want) {
-		h.t.Fatalf("IPAM for %s: attrs %v handle %q err %v", a, attrs, handle, err)
-	}
+	h.wantTunnelIPAM(a, node, VXLANHandle(node), AttrTypeVXLAN)
 	return a
 }
 
@@ -126,13 +139,10 @@ func TestTunnelAddressFollowsPools(t *testing.T) {
 	}
 	n := h.node("host-z")
 	a6, err := netip.ParseAddr(n.Spec.IPv6VXLANTunnelAddr)
-	if err != nil || !pfx("fd5c:1::/48").Contains(a6) || n.Spec.VXLANTunnelMACAddrV6 != VTEPMAC("host-z-v6") {
+	if err != nil || !pfx("fd5c:1::/48").Contains(a6) || n.Spec.VXLANTunnelMACAddrV6 != vxlan.MACForNode("host-z", true).String() {
 		t.Fatalf("IPv6 tunnel: %q %q", n.Spec.IPv6VXLANTunnelAddr, n.Spec.VXLANTunnelMACAddrV6)
 	}
-	attrs, handle, err := ipam.New(h.ds, testLogger(t)).GetAssignmentAttributes(ctx, a6)
-	if err != nil || handle != "vxlan-v6-tunnel-addr-host-z" || attrs[AttrType] != AttrTypeVXLANV6 {
-		t.Fatalf("IPv6 tunnel in IPAM: %v %q %v", attrs, handle, err)
-	}
+	h.wantTunnelIPAM(a6, "host-z", "vxlan-v6-tunnel-addr-host-z", AttrTypeVXLANV6)
 	if n.Spec.IPv4VXLANTunnelAddr != "" {
 		t.Errorf("IPv4 tunnel address came back: %s", n.Spec.IPv4VXLANTunnelAddr)
 	}

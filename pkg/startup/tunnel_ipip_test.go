@@ -2,26 +2,15 @@ package startup
 
 import (
 	"net/netip"
-	"reflect"
 	"testing"
 	"time"
 
 	"github.com/calico-host/calico-host/pkg/api"
 	"github.com/calico-host/calico-host/pkg/datastore"
-	"github.com/calico-host/calico-host/pkg/ipam"
 )
 
 func (h *harness) setPoolIPIP(name, mode string) {
-	h.t.Helper()
-	ctx := ctxT(h.t, 10*time.Second)
-	p, err := datastore.GetAs[*api.IPPool](ctx, h.ds, "", name)
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	p.Spec.IPIPMode = mode
-	if _, err := h.ds.Update(ctx, p); err != nil {
-		h.t.Fatal(err)
-	}
+	h.updatePool(name, func(s *api.IPPoolSpec) { s.IPIPMode = mode })
 }
 
 // checkIPIP asserts the node's IPIP tunnel address (spec.bgp.ipv4IPIPTunnelAddr) is in within
@@ -36,11 +25,7 @@ func (h *harness) checkIPIP(node string, within netip.Prefix) netip.Addr {
 	if err != nil || !within.Contains(a) {
 		h.t.Fatalf("ipv4IPIPTunnelAddr %q is not in %s", n.Spec.BGP.IPv4IPIPTunnelAddr, within)
 	}
-	attrs, handle, err := ipam.New(h.ds, testLogger(h.t)).GetAssignmentAttributes(ctxT(h.t, 5*time.Second), a)
-	want := map[string]string{"node": node, "type": "ipipTunnelAddress"}
-	if err != nil || handle != "ipip-tunnel-addr-"+node || !reflect.DeepEqual(attrs, want) {
-		h.t.Fatalf("IPAM for %s: attrs %v handle %q err %v", a, attrs, handle, err)
-	}
+	h.wantTunnelIPAM(a, node, "ipip-tunnel-addr-"+node, "ipipTunnelAddress")
 	return a
 }
 

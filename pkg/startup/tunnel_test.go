@@ -1,7 +1,6 @@
 package startup
 
 import (
-	"net"
 	"net/netip"
 	"testing"
 
@@ -9,22 +8,6 @@ import (
 	"github.com/calico-host/calico-host/pkg/datastore"
 	"github.com/calico-host/calico-host/pkg/syncer"
 )
-
-func TestVTEPMAC(t *testing.T) {
-	a, b, a6 := VTEPMAC("host-a"), VTEPMAC("host-b"), VTEPMAC("host-a-v6")
-	if a != VTEPMAC("host-a") || a == b || a == a6 {
-		t.Fatalf("MACs must be deterministic and differ per seed: %s %s %s", a, b, a6)
-	}
-	for _, m := range []string{a, b, a6} {
-		hw, err := net.ParseMAC(m)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if hw[0] != 0x66 || hw[0]&1 != 0 || hw[0]&2 == 0 {
-			t.Errorf("%s: want first byte 0x66 (unicast, locally administered)", m)
-		}
-	}
-}
 
 func pool(name, cidr, vxlan string, mut ...func(*api.IPPool)) *api.IPPool {
 	p := &api.IPPool{ObjectMeta: api.ObjectMeta{Name: name}, Spec: api.IPPoolSpec{CIDR: cidr, VXLANMode: vxlan}}

@@ -1,10 +1,8 @@
 package startup
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +12,7 @@ import (
 	"github.com/calico-host/calico-host/pkg/api"
 	"github.com/calico-host/calico-host/pkg/compat"
 	"github.com/calico-host/calico-host/pkg/compat/report"
+	"github.com/calico-host/calico-host/pkg/compat/snapshot"
 	"github.com/calico-host/calico-host/pkg/datastore"
 	"github.com/calico-host/calico-host/pkg/datastore/etcdtest"
 	"github.com/calico-host/calico-host/pkg/syncer"
@@ -159,18 +158,7 @@ func kept(t *testing.T, doc, path string) bool {
 
 // calicoFields are Project Calico's fields of a kind, from compat's snapshot.
 func calicoFields(t *testing.T, kind string) []string {
-	f, err := os.Open("../compat/testdata/calico-settings.txt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var out []string
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if k, path, ok := strings.Cut(sc.Text(), " "); ok && k == kind {
-			out = append(out, path)
-		}
-	}
+	out := snapshot.Fields(t, kind)
 	if len(out) < 10 {
 		t.Fatalf("only %d %s fields in the snapshot", len(out), kind)
 	}

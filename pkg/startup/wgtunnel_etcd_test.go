@@ -4,8 +4,6 @@ import (
 	"net/netip"
 	"testing"
 	"time"
-
-	"github.com/calico-host/calico-host/pkg/ipam"
 )
 
 func (h *harness) setWireguardKey(node, key string) {
@@ -47,11 +45,10 @@ func TestWireguardTunnelAddressFollowsKey(t *testing.T) {
 	if err != nil || !pfx("10.65.0.0/16").Contains(a) {
 		t.Fatalf("interfaceIPv4Address %q", n.Spec.Wireguard.InterfaceIPv4Address)
 	}
-	attrs, handle, err := ipam.New(h.ds, testLogger(t)).GetAssignmentAttributes(ctx, a)
-	if err != nil || handle != "wireguard-tunnel-addr-host-z" || handle != WireguardHandle("host-z") ||
-		attrs[AttrType] != "wireguardTunnelAddress" || attrs[AttrNode] != "host-z" {
-		t.Fatalf("IPAM for %s: %v %q %v", a, attrs, handle, err)
+	if WireguardHandle("host-z") != "wireguard-tunnel-addr-host-z" {
+		t.Errorf("WireGuard's handle %q", WireguardHandle("host-z"))
 	}
+	h.wantTunnelIPAM(a, "host-z", "wireguard-tunnel-addr-host-z", "wireguardTunnelAddress")
 	if n.Spec.IPv4VXLANTunnelAddr != "" {
 		t.Errorf("a VXLAN address came with WireGuard's: %s", n.Spec.IPv4VXLANTunnelAddr)
 	}

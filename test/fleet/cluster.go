@@ -193,18 +193,11 @@ func (c *Cluster) Leader(ctx context.Context) (int, error) {
 		return -1, err
 	}
 	defer cli.Close()
-	for i, m := range c.Members {
-		if !m.Running() {
-			continue
-		}
-		sctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-		st, err := cli.Status(sctx, memberIP(i)+":2379")
-		cancel()
-		if err == nil && st.Leader == st.Header.MemberId {
-			return i, nil
-		}
+	endpoints := make([]string, len(c.Members))
+	for i := range endpoints {
+		endpoints[i] = memberIP(i) + ":2379"
 	}
-	return -1, fmt.Errorf("no member reports itself leader")
+	return topo.LeaderOf(ctx, cli, c.Members, endpoints)
 }
 
 // Compact compacts the history up to the current revision (physically) and returns it.
@@ -214,14 +207,7 @@ func (c *Cluster) Compact(ctx context.Context) (int64, error) {
 		return 0, err
 	}
 	defer cli.Close()
-	resp, err := cli.Get(ctx, "compact-probe")
-	if err != nil {
-		return 0, err
-	}
-	if _, err := cli.Compact(ctx, resp.Header.Revision, clientv3.WithCompactPhysical()); err != nil {
-		return 0, fmt.Errorf("compacting at %d: %w", resp.Header.Revision, err)
-	}
-	return resp.Header.Revision, nil
+	return topo.CompactNow(ctx, cli)
 }
 
 // MemberMetrics reads member i's Prometheus metrics ("" if it does not answer three times).

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/calico-host/calico-host/internal/backoff"
 	"github.com/calico-host/calico-host/pkg/netnstest"
 	"github.com/calico-host/calico-host/test/e2e/topo"
 )
@@ -145,7 +146,7 @@ func (st *diffStats) report(t *testing.T, ctx context.Context, rn *runner, sc, p
 	for _, o := range bad {
 		probes = append(probes, o.Probe)
 	}
-	sleep(ctx, 2*time.Second)
+	backoff.Sleep(ctx, 2*time.Second)
 	again, err := rn.Recheck(ctx, probes)
 	if err != nil {
 		t.Fatal(err)
@@ -210,7 +211,7 @@ func debugMismatches(t *testing.T, ctx context.Context, rn *runner, sc *scenario
 		}
 		t.Logf("DEBUG scenario %d %s: %d of %d mismatches remain", sc.Index, when, n, len(bad))
 	}
-	sleep(ctx, 3*time.Second)
+	backoff.Sleep(ctx, 3*time.Second)
 	report("after 3 s")
 	dump, _ := rn.hs.h.Exec(ctx, "nft", "list", "ruleset")
 	file := fmt.Sprintf("/tmp/policydiff-nft-%d-%d.txt", sc.Seed, sc.Index)
@@ -220,7 +221,7 @@ func debugMismatches(t *testing.T, ctx context.Context, rn *runner, sc *scenario
 	if err := rn.hs.h.StartFelix(ctx); err != nil {
 		t.Fatal(err)
 	}
-	sleep(ctx, 2*time.Second)
+	backoff.Sleep(ctx, 2*time.Second)
 	report("after a felix restart")
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/calico-host/calico-host/internal/backoff"
 	"github.com/calico-host/calico-host/pkg/api"
 )
 
@@ -166,7 +167,7 @@ func (rn *runner) Run(ctx context.Context, sc *scenario) ([]outcome, error) {
 	rn.log.Printf("scenario %d controls sent", sc.Index)
 	rn.waitArrivals(ctx, append(probes, controls...), 15*time.Second)
 	// Everything sent before the controls had its chance: give stragglers a short window more.
-	if err := sleep(ctx, 300*time.Millisecond); err != nil {
+	if err := backoff.Sleep(ctx, 300*time.Millisecond); err != nil {
 		return nil, err
 	}
 	return rn.collect(ctx, probes)
@@ -200,7 +201,7 @@ func (rn *runner) waitSentinel(ctx context.Context, sc *scenario) error {
 			return err
 		}
 		for range 10 {
-			if err := sleep(ctx, 20*time.Millisecond); err != nil {
+			if err := backoff.Sleep(ctx, 20*time.Millisecond); err != nil {
 				return err
 			}
 			if rn.arrived(s) {
@@ -250,7 +251,7 @@ func (rn *runner) waitArrivals(ctx context.Context, list []sent, timeout time.Du
 		if !missing {
 			return
 		}
-		sleep(ctx, 20*time.Millisecond)
+		backoff.Sleep(ctx, 20*time.Millisecond)
 	}
 }
 
@@ -284,17 +285,6 @@ func (rn *runner) collect(ctx context.Context, probes []sent) ([]outcome, error)
 	return out, nil
 }
 
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
-
 // Recheck sends the given probes again (fresh tags, conntrack flushed) without changing the
 // datastore, and reports what arrives: it tells a stale or wrong dataplane from a timing issue.
 func (rn *runner) Recheck(ctx context.Context, probes []Probe) ([]outcome, error) {
@@ -310,7 +300,7 @@ func (rn *runner) Recheck(ctx context.Context, probes []Probe) ([]outcome, error
 		list = append(list, s)
 	}
 	rn.waitArrivals(ctx, list, 5*time.Second)
-	if err := sleep(ctx, 500*time.Millisecond); err != nil {
+	if err := backoff.Sleep(ctx, 500*time.Millisecond); err != nil {
 		return nil, err
 	}
 	var out []outcome

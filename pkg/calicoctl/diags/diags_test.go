@@ -2,7 +2,6 @@ package diags_test
 
 import (
 	"archive/tar"
-	"bufio"
 	"compress/gzip"
 	"context"
 	"errors"
@@ -19,6 +18,7 @@ import (
 	"time"
 
 	"github.com/calico-host/calico-host/pkg/api"
+	"github.com/calico-host/calico-host/pkg/birdctl/birdtest"
 	"github.com/calico-host/calico-host/pkg/calicoctl/diags"
 	"github.com/calico-host/calico-host/pkg/datastore"
 	"github.com/calico-host/calico-host/pkg/datastore/etcdtest"
@@ -100,33 +100,11 @@ func fakeCommands(failNFT bool) func(ctx context.Context, name string, args ...s
 	}
 }
 
-// serveFakeBIRD answers on a unix socket like BIRD.
+// serveFakeBIRD answers every command on a unix socket with one Established BGP session.
 func serveFakeBIRD(t *testing.T, path string) {
-	t.Helper()
-	l, err := net.Listen("unix", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
-	go func() {
-		for {
-			conn, err := l.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer conn.Close()
-				conn.Write([]byte("0001 BIRD 2.0.12 ready.\n"))
-				r := bufio.NewReader(conn)
-				for {
-					if _, err := r.ReadString('\n'); err != nil {
-						return
-					}
-					conn.Write([]byte("1002-Mesh_198_18_0_2 BGP        ---        up     14:40:01.500  Established\n0000 \n"))
-				}
-			}()
-		}
-	}()
+	birdtest.Serve(t, path, func(string) string {
+		return "1002-Mesh_198_18_0_2 BGP        ---        up     14:40:01.500  Established\n0000 \n"
+	})
 }
 
 // plantObjects writes this host's Node and endpoints (with secrets in annotations), and an

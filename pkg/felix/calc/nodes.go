@@ -1,12 +1,12 @@
 package calc
 
 import (
-	"crypto/sha1"
 	"net"
 	"net/netip"
 	"reflect"
 
 	"github.com/calico-host/calico-host/pkg/api"
+	"github.com/calico-host/calico-host/pkg/felix/dataplane/vxlan"
 )
 
 // nodeInfo is what the graph needs of a Node.
@@ -81,15 +81,14 @@ func (n *nodeInfo) addr(fam int) netip.Addr {
 // vxlanMAC returns the node's VXLAN MAC for a family: the stored one, else Calico's computed
 // one, 0x66 followed by the first 5 bytes of SHA-1 of the node name (name + "-v6" for IPv6).
 func (n *nodeInfo) vxlanMAC(fam int) string {
-	i, hashed := 0, n.name
+	i := 0
 	if fam == 6 {
-		i, hashed = 1, n.name+"-v6"
+		i = 1
 	}
 	if n.mac[i] != "" {
 		return n.mac[i]
 	}
-	sum := sha1.Sum([]byte(hashed))
-	return net.HardwareAddr(append([]byte{0x66}, sum[:5]...)).String()
+	return vxlan.MACForNode(n.name, fam == 6).String()
 }
 
 // nodeCalc emits HostMetadata for every node and the VTEPs of the other nodes.

@@ -12,14 +12,14 @@ import (
 
 func sgnp(name, action string, spec api.GlobalNetworkPolicySpec) syncer.Update {
 	return up(resKey("stagedglobalnetworkpolicies", "", name), &api.StagedGlobalNetworkPolicy{ObjectMeta: api.ObjectMeta{Name: name},
-		Spec: api.StagedGlobalNetworkPolicySpec{StagedAction: action, Tier: spec.Tier, Order: spec.Order, Selector: spec.Selector,
-			Types: spec.Types, Ingress: spec.Ingress}})
+		Spec: api.StagedGlobalNetworkPolicySpec{StagedAction: action, GlobalNetworkPolicySpec: api.GlobalNetworkPolicySpec{
+			Tier: spec.Tier, Order: spec.Order, Selector: spec.Selector, Types: spec.Types, Ingress: spec.Ingress}}})
 }
 
 func snp(ns, name string, spec api.NetworkPolicySpec) syncer.Update {
 	return up(resKey("stagednetworkpolicies", ns, name), &api.StagedNetworkPolicy{ObjectMeta: api.ObjectMeta{Name: name, Namespace: ns},
-		Spec: api.StagedNetworkPolicySpec{StagedAction: api.StagedActionSet, Tier: spec.Tier, Order: spec.Order,
-			Selector: spec.Selector, Types: spec.Types, Ingress: spec.Ingress}})
+		Spec: api.StagedNetworkPolicySpec{StagedAction: api.StagedActionSet, NetworkPolicySpec: api.NetworkPolicySpec{
+			Tier: spec.Tier, Order: spec.Order, Selector: spec.Selector, Types: spec.Types, Ingress: spec.Ingress}}})
 }
 
 // TestStagedAsEnforced: without the option staged policies are never enforced; with it they

@@ -3,11 +3,12 @@ package config
 // The values felix derives from several parameters and the cluster facts, each derived here only.
 
 import (
-	"crypto/sha1"
 	"net"
 	"net/netip"
 	"slices"
 	"strings"
+
+	"github.com/calico-host/calico-host/pkg/felix/dataplane/vxlan"
 )
 
 // Project Calico's OpenStack metadata defaults: other values turn the OpenStack special cases on.
@@ -47,17 +48,7 @@ func (c *Config) VXLANMAC() string {
 	if mac, err := net.ParseMAC(c.Cluster.VXLANTunnelMAC); err == nil && len(mac) == 6 {
 		return mac.String()
 	}
-	return DerivedVXLANMAC(c.FelixHostname, false)
-}
-
-// DerivedVXLANMAC computes Project Calico's MAC for a node without VXLANTunnelMACAddr
-// (calc/vxlan_resolver.go): "f" + sha1(nodename)[0:5], hashing nodename+"-v6" for IPv6.
-func DerivedVXLANMAC(nodename string, ipv6 bool) string {
-	if ipv6 {
-		nodename += "-v6"
-	}
-	sum := sha1.Sum([]byte(nodename))
-	return net.HardwareAddr(append([]byte("f"), sum[:5]...)).String()
+	return vxlan.MACForNode(c.FelixHostname, false).String()
 }
 
 // FlowLogsOn says whether felix collects flow logs: a Goldmane server, the local reporter or the

@@ -1,11 +1,9 @@
 package config
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"reflect"
 	"strconv"
 	"strings"
@@ -14,6 +12,7 @@ import (
 
 	"github.com/calico-host/calico-host/pkg/api"
 	"github.com/calico-host/calico-host/pkg/compat"
+	"github.com/calico-host/calico-host/pkg/compat/snapshot"
 	"github.com/calico-host/calico-host/pkg/datastore"
 	"github.com/calico-host/calico-host/pkg/datastore/etcdtest"
 )
@@ -24,29 +23,19 @@ type calicoParam struct {
 	field          string // FelixConfiguration JSON field, "" when it has none
 }
 
-// calicoParams reads pkg/compat/testdata/calico-settings.txt.
+// calicoParams are Project Calico's felix parameters, from compat's snapshot.
 func calicoParams(t *testing.T) []*calicoParam {
-	f, err := os.Open("../../compat/testdata/calico-settings.txt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	all, _ := snapshot.Read(t)
 	var out []*calicoParam
 	byName := map[string]*calicoParam{}
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		parts := strings.SplitN(sc.Text(), " ", 4)
-		switch parts[0] {
+	for _, s := range all {
+		switch s.Kind {
 		case "Felix":
-			def, err := strconv.Unquote(parts[3])
-			if err != nil {
-				t.Fatal(err)
-			}
-			p := &calicoParam{name: parts[1], typ: parts[2], def: def}
+			p := &calicoParam{name: s.Name, typ: s.Type, def: s.Default}
 			out, byName[strings.ToLower(p.name)] = append(out, p), p
 		case "FelixConfiguration":
-			if p := byName[strings.ToLower(parts[2])]; p != nil {
-				p.field = strings.TrimPrefix(parts[1], "spec.")
+			if p := byName[strings.ToLower(s.Param)]; p != nil {
+				p.field = strings.TrimPrefix(s.Name, "spec.")
 			}
 		}
 	}

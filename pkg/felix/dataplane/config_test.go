@@ -6,6 +6,7 @@ import (
 
 	"github.com/calico-host/calico-host/pkg/felix/config"
 	"github.com/calico-host/calico-host/pkg/felix/dataplane/rules"
+	"github.com/calico-host/calico-host/pkg/felix/dataplane/vxlan"
 	"github.com/calico-host/calico-host/pkg/felix/dataplane/wireguard"
 	"github.com/calico-host/calico-host/pkg/nft"
 )
@@ -68,7 +69,7 @@ func TestNewConfig(t *testing.T) {
 	}
 	d := NewConfig(c, true)
 	if d.DefaultEndpointToHostAction != rules.ActionReturn || !d.FilterDenyReject || !d.OpenStack || !d.VXLANEnabled ||
-		d.Hostname != "host-a" || d.VXLANTunnelMAC != config.DerivedVXLANMAC("host-a", false) ||
+		d.Hostname != "host-a" || d.VXLANTunnelMAC != vxlan.MACForNode("host-a", false).String() ||
 		d.Wireguard.RoutingTable != 5 || d.Wireguard.RoutingTableV6 != -1 || !d.IPForwardingDisabled {
 		t.Errorf("unexpected configuration %+v", d)
 	}

@@ -2,7 +2,6 @@ package dataplane
 
 import (
 	"cmp"
-	"crypto/sha1"
 	"net"
 	"net/netip"
 	"slices"
@@ -23,10 +22,9 @@ const (
 type vxlanFamily struct {
 	fam    nft.IPVersion
 	device string
-	hashID string // appended to the host name when deriving the default MAC
 }
 
-var vxlanFamilies = []vxlanFamily{{nft.IPv4, vxlanDeviceV4, ""}, {nft.IPv6, vxlanDeviceV6, "-v6"}}
+var vxlanFamilies = []vxlanFamily{{nft.IPv4, vxlanDeviceV4}, {nft.IPv6, vxlanDeviceV6}}
 
 // hostFacts are this host's tunnel address, underlay address and tunnel MAC for the family.
 func (vf vxlanFamily) hostFacts(cfg Config, c *calc.ConfigUpdate) (tunnel, local netip.Addr, mac string) {
@@ -71,26 +69,24 @@ func vxlanDevice(cfg Config, m *model, vf vxlanFamily) (vxlan.Device, bool) {
 	}
 	d := vxlan.Device{
 		Name: vf.device, VNI: cfg.VXLANVNI, Port: cfg.VXLANPort, MTU: vf.mtu(cfg),
-		MAC: parseMACOr(macText, cfg.Hostname+vf.hashID), LocalAddr: local, TunnelAddr: tunnel,
+		MAC: vf.macOr(macText, cfg.Hostname), LocalAddr: local, TunnelAddr: tunnel,
 	}
 	for key, v := range m.vteps {
 		if key.v6 != (vf.fam == nft.IPv6) || key.node == cfg.Hostname {
 			continue
 		}
-		d.Peers = append(d.Peers, vxlan.Peer{Node: v.Node, MAC: parseMACOr(v.MAC, v.Node+vf.hashID), TunnelAddr: v.TunnelAddr, HostAddr: v.ParentDeviceAddr})
+		d.Peers = append(d.Peers, vxlan.Peer{Node: v.Node, MAC: vf.macOr(v.MAC, v.Node), TunnelAddr: v.TunnelAddr, HostAddr: v.ParentDeviceAddr})
 	}
 	slices.SortFunc(d.Peers, func(a, b vxlan.Peer) int { return a.TunnelAddr.Compare(b.TunnelAddr) })
 	return d, true
 }
 
-// parseMACOr parses s, or derives Calico's default VTEP MAC from seed: 0x66 followed by the
-// first five bytes of its SHA-1.
-func parseMACOr(s, seed string) net.HardwareAddr {
+// macOr parses s, or derives Calico's default VTEP MAC of the family for node.
+func (vf vxlanFamily) macOr(s, node string) net.HardwareAddr {
 	if mac, err := net.ParseMAC(strings.TrimSpace(s)); err == nil && len(mac) == 6 {
 		return mac
 	}
-	sum := sha1.Sum([]byte(seed))
-	return net.HardwareAddr{0x66, sum[0], sum[1], sum[2], sum[3], sum[4]}
+	return vxlan.MACForNode(node, vf.fam == nft.IPv6)
 }
 
 // mtu is the configured MTU of the family's device (VXLANMTU or VXLANMTUV6; 0: derived from the

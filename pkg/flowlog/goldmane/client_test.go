@@ -2,14 +2,8 @@ package goldmane
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
-	"math/big"
 	"net"
 	"os"
 	"path/filepath"
@@ -20,6 +14,7 @@ import (
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/calico-host/calico-host/internal/pkitest"
 	"github.com/calico-host/calico-host/pkg/flowlog"
 	pb "github.com/calico-host/calico-host/pkg/flowlog/goldmane/goldmanepb"
 )
@@ -111,13 +106,7 @@ func TestStreamsOverMutualTLS(t *testing.T) {
 	pki := newPKI(t, "localhost")
 	_, g, addr := serve(t, pki, "127.0.0.1:0")
 	_, port, _ := net.SplitHostPort(addr)
-	c, err := New(Config{Server: "localhost:" + port, CertFile: pki.certFile, KeyFile: pki.keyFile, CAFile: pki.caFile})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go c.Run(ctx)
+	c := runClient(t, pki.config("localhost:"+port))
 	c.Push(testFlow("a-*"), testFlow("b-*"))
 	for _, name := range []string{"a-*", "b-*"} {
 		if got := receive(t, g); !proto.Equal(got, wantProto(name)) {
@@ -143,7 +132,7 @@ func TestStreamsOverMutualTLS(t *testing.T) {
 func TestRefusesWrongServerName(t *testing.T) {
 	pki := newPKI(t, "goldmane.example")
 	_, g, addr := serve(t, pki, "127.0.0.1:0")
-	c, err := New(Config{Server: addr, CertFile: pki.certFile, KeyFile: pki.keyFile, CAFile: pki.caFile})
+	c, err := New(pki.config(addr))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,13 +146,9 @@ func TestRefusesWrongServerName(t *testing.T) {
 	default:
 	}
 	// With the name set explicitly it goes through.
-	c2, err := New(Config{Server: addr, ServerName: "goldmane.example", CertFile: pki.certFile, KeyFile: pki.keyFile, CAFile: pki.caFile})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx2, cancel2 := context.WithCancel(context.Background())
-	defer cancel2()
-	go c2.Run(ctx2)
+	named := pki.config(addr)
+	named.ServerName = "goldmane.example"
+	c2 := runClient(t, named)
 	c2.Push(testFlow("a-*"))
 	receive(t, g)
 }
@@ -174,13 +159,7 @@ func TestReplaysAfterReconnect(t *testing.T) {
 	pki := newPKI(t, "localhost")
 	srv, g, addr := serve(t, pki, "127.0.0.1:0")
 	_, port, _ := net.SplitHostPort(addr)
-	c, err := New(Config{Server: "localhost:" + port, CertFile: pki.certFile, KeyFile: pki.keyFile, CAFile: pki.caFile})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go c.Run(ctx)
+	c := runClient(t, pki.config("localhost:"+port))
 	c.Push(testFlow("first-*"))
 	receive(t, g)
 	srv.Stop()
@@ -218,52 +197,43 @@ type testPKI struct {
 	serverCertFile, serverKeyFile string
 }
 
-func newPKI(t *testing.T, serverName string) *testPKI {
+// config is a client configuration for server with the PKI's client certificate and CA.
+func (p *testPKI) config(server string) Config {
+	return Config{Server: server, CertFile: p.certFile, KeyFile: p.keyFile, CAFile: p.caFile}
+}
+
+// runClient makes a client of cfg and runs it until the test ends.
+func runClient(t *testing.T, cfg Config) *Client {
 	t.Helper()
-	dir := t.TempDir()
-	caKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "test CA"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	c, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ca, _ := x509.ParseCertificate(caDER)
-	pool := x509.NewCertPool()
-	pool.AddCert(ca)
-	issue := func(serial int64, usage x509.ExtKeyUsage, dns []string) tls.Certificate {
-		key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-		tmpl := &x509.Certificate{SerialNumber: big.NewInt(serial), Subject: pkix.Name{CommonName: "calico-felix"},
-			NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-			ExtKeyUsage: []x509.ExtKeyUsage{usage}, DNSNames: dns, KeyUsage: x509.KeyUsageDigitalSignature}
-		der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go c.Run(ctx)
+	return c
+}
+
+func newPKI(t *testing.T, serverName string) *testPKI {
+	t.Helper()
+	ca, err := pkitest.NewCA(t.TempDir(), "test CA")
+	if err != nil {
+		t.Fatal(err)
 	}
-	server := issue(2, x509.ExtKeyUsageServerAuth, []string{serverName})
-	client := issue(3, x509.ExtKeyUsageClientAuth, nil)
-	p := &testPKI{
-		serverTLS: &tls.Config{Certificates: []tls.Certificate{server}, ClientCAs: pool, ClientAuth: tls.RequireAndVerifyClientCert},
-		certFile:  filepath.Join(dir, "cert.pem"), keyFile: filepath.Join(dir, "key.pem"), caFile: filepath.Join(dir, "ca.pem"),
+	server, err := ca.Issue("server", []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, serverName)
+	if err != nil {
+		t.Fatal(err)
 	}
-	p.serverCertFile, p.serverKeyFile = filepath.Join(dir, "server.pem"), filepath.Join(dir, "server-key.pem")
-	keyDER, _ := x509.MarshalECPrivateKey(client.PrivateKey.(*ecdsa.PrivateKey))
-	serverKeyDER, _ := x509.MarshalECPrivateKey(server.PrivateKey.(*ecdsa.PrivateKey))
-	for path, block := range map[string]*pem.Block{
-		p.caFile:         {Type: "CERTIFICATE", Bytes: caDER},
-		p.certFile:       {Type: "CERTIFICATE", Bytes: client.Certificate[0]},
-		p.keyFile:        {Type: "EC PRIVATE KEY", Bytes: keyDER},
-		p.serverCertFile: {Type: "CERTIFICATE", Bytes: server.Certificate[0]},
-		p.serverKeyFile:  {Type: "EC PRIVATE KEY", Bytes: serverKeyDER},
-	} {
-		if err := os.WriteFile(path, pem.EncodeToMemory(block), 0o600); err != nil {
-			t.Fatal(err)
-		}
+	client, err := ca.Issue("calico-felix", []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth})
+	if err != nil {
+		t.Fatal(err)
 	}
-	return p
+	return &testPKI{
+		serverTLS: &tls.Config{Certificates: []tls.Certificate{server.TLS}, ClientCAs: ca.Pool(), ClientAuth: tls.RequireAndVerifyClientCert},
+		certFile:  client.CertFile, keyFile: client.KeyFile, caFile: ca.File,
+		serverCertFile: server.CertFile, serverKeyFile: server.KeyFile,
+	}
 }
 
 // A full queue drops flows and counts them; Push never blocks.
@@ -290,13 +260,7 @@ func TestStreamsOverUnixSocket(t *testing.T) {
 	pb.RegisterFlowCollectorServer(srv, g)
 	go func() { _ = srv.Serve(l) }()
 	defer srv.Stop()
-	c, err := New(Config{Server: "unix://" + sock})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go c.Run(ctx)
+	c := runClient(t, Config{Server: "unix://" + sock})
 	c.Push(testFlow("a-*"))
 	if got := receive(t, g); !proto.Equal(got, wantProto("a-*")) {
 		t.Errorf("received %v", got)

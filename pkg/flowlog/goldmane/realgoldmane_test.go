@@ -140,14 +140,8 @@ func TestSendToGoldmaneHelper(t *testing.T) {
 	if os.Getenv("GOLDMANE_HELPER") != "1" {
 		t.Skip("run by TestRealGoldmane")
 	}
-	c, err := New(Config{Server: "goldmane:7443", CertFile: os.Getenv("GOLDMANE_CERT"),
+	c := runClient(t, Config{Server: "goldmane:7443", CertFile: os.Getenv("GOLDMANE_CERT"),
 		KeyFile: os.Getenv("GOLDMANE_KEY"), CAFile: os.Getenv("GOLDMANE_CA")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go c.Run(ctx)
 	now := time.Now()
 	allowed := testFlow("calico-host-allowed-*")
 	allowed.Action = flowlog.Allow

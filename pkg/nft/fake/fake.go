@@ -1,9 +1,11 @@
 package fake
 
 import (
+	"cmp"
 	"context"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/calico-host/calico-host/pkg/nft"
@@ -167,21 +169,8 @@ func (b *Backend) Tables() []nft.TableID {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return slices.SortedFunc(maps.Keys(b.tables), func(x, y nft.TableID) int {
-		if x.Family != y.Family {
-			return int(x.Family) - int(y.Family)
-		}
-		return compareString(x.Name, y.Name)
+		return cmp.Or(cmp.Compare(x.Family, y.Family), strings.Compare(x.Name, y.Name))
 	})
-}
-
-func compareString(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // Tamper changes the fake behind the Applier's back, as an administrator

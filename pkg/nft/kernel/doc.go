@@ -5,8 +5,9 @@
 // names the operation, and the object, it came from. Long element lists
 // are split into several messages of the same batch (an attribute holds at
 // most 64 KiB) and the socket buffer is sized for the whole batch.
-// LogGroupCounters reads, without the typed model, the counters of the
-// rules that log to an NFLOG group (flow logs' per-policy metrics).
+// RawRules reads rules without the typed model; LogGroupCounters sums from
+// them the counters of the rules that log to an NFLOG group (flow logs'
+// per-policy metrics).
 //
 // The files:
 //
@@ -17,6 +18,7 @@
 //	commit.go      Commit: one transaction; the kernel's errors attributed to operations and
 //	               objects (nft.CommitError); the ruleset generation before and after
 //	detail.go      the element an error points at (extended acknowledgements)
+//	raw.go         RawRules: rules as instructions (handles, counters), without the typed model
 //	counters.go    LogGroupCounters: the counters of the rules that log to an NFLOG group
 //	dump.go        netlink dumps with a large receive buffer
 //	read.go        Read: tables dumped and raised into the model, repeated when the generation

@@ -35,29 +35,21 @@ func (k *Backend) Read(ctx context.Context, ids []nft.TableID, opts nft.ReadOpti
 
 // Generation reads the ruleset generation of the namespace.
 func (k *Backend) Generation(ctx context.Context) (uint32, error) {
-	conn, err := k.dial()
+	r, err := k.openReader(ctx)
 	if err != nil {
 		return 0, err
 	}
-	defer conn.Close()
-	dl, ok := ctx.Deadline()
-	if err := conn.SetDeadline(k.deadline(dl, ok)); err != nil {
-		return 0, err
-	}
-	return (&reader{conn: conn}).generation()
+	defer r.close()
+	return r.generation()
 }
 
 func (k *Backend) readOnce(ctx context.Context, ids []nft.TableID, opts nft.ReadOptions) ([]*nft.Table, error) {
-	conn, err := k.dial()
+	r, err := k.openReader(ctx)
 	if err != nil {
 		return nil, err
 	}
-	defer conn.Close()
-	dl, ok := ctx.Deadline()
-	if err := conn.SetDeadline(k.deadline(dl, ok)); err != nil {
-		return nil, err
-	}
-	r := &reader{conn: conn, skip: opts.SkipElements, setsOnly: opts.SetsOnly}
+	defer r.close()
+	r.skip, r.setsOnly = opts.SkipElements, opts.SetsOnly
 	if opts.SetsOnly {
 		r.skip = func(nft.TableID, string) bool { return true }
 	}
@@ -92,6 +84,23 @@ type reader struct {
 	setsOnly    bool                                     // read the sets' declarations only
 	tableHandle uint64                                   // the kernel's handle of the table being read
 }
+
+// openReader opens a socket for reads that ends at ctx's deadline (without one, after the
+// backend's timeout).
+func (k *Backend) openReader(ctx context.Context) (*reader, error) {
+	conn, err := k.dial()
+	if err != nil {
+		return nil, err
+	}
+	dl, ok := ctx.Deadline()
+	if err := conn.SetDeadline(k.deadline(dl, ok)); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	return &reader{conn: conn}, nil
+}
+
+func (r *reader) close() { r.conn.Close() }
 
 func (r *reader) request(m int, fam nft.Family, dump bool, attrs func(b *nla.Builder)) ([]netlink.Message, error) {
 	var b nla.Builder
@@ -233,9 +242,7 @@ func decodeHook(fam nft.Family, base *nft.BaseChain, b []byte) {
 
 func (r *reader) rules(t *nft.Table, chains map[string]*nft.Chain, anon map[string]nft.AnonSet) error {
 	resolve := func(name string) (nft.AnonSet, bool) { s, ok := anon[name]; return s, ok }
-	err := r.dump(unix.NFT_MSG_GETRULE, t.Family, func(b *nla.Builder) {
-		b.String(unix.NFTA_RULE_TABLE, t.Name)
-	}, func(b []byte) error {
+	err := r.ruleDump(t.ID(), func(b []byte) error {
 		chain, table, rule := decodeRule(t.Family, b, resolve)
 		if c := chains[chain]; c != nil && table == t.Name {
 			c.Rules = append(c.Rules, rule)

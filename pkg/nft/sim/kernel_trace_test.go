@@ -1,6 +1,7 @@
 package sim_test
 
 import (
+	"context"
 	"encoding/binary"
 	"fmt"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"github.com/calico-host/calico-host/pkg/nft"
 	"github.com/calico-host/calico-host/pkg/nft/internal/nftrace"
 	"github.com/calico-host/calico-host/pkg/nft/internal/nstest"
+	"github.com/calico-host/calico-host/pkg/nft/kernel"
 	"github.com/calico-host/calico-host/pkg/nft/sim"
 	"github.com/calico-host/calico-host/pkg/nft/vm"
 )
@@ -198,22 +200,35 @@ type ruleLoc struct {
 // listRuleset reads the handles and counters of the rules in the
 // namespace.
 func listRuleset(t *testing.T, ns *nstest.NS) (handleMap, map[ruleLoc]uint64) {
-	rules, err := nftrace.Rules(ns.FD)
+	t.Helper()
+	k, err := kernel.New(kernel.Config{NetNS: ns.FD})
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer k.Close()
 	handles, counters := handleMap{}, map[ruleLoc]uint64{}
 	next := map[[2]string]int{}
-	for _, r := range rules {
-		table := nft.TableID{Family: familyOf[r.Family], Name: r.Table}.String()
-		idx := next[[2]string{table, r.Chain}]
-		next[[2]string{table, r.Chain}] = idx + 1
-		handles[ruleRef{table, r.Chain, r.Handle}] = idx
-		for _, x := range r.Exprs {
-			if c, ok := x.(vm.Counter); ok {
-				counters[ruleLoc{table, r.Chain, idx}] += c.Packets
+	for _, fam := range familyOf {
+		err := k.RawRules(context.Background(), nft.TableID{Family: fam}, func(r kernel.RawRule) {
+			if r.Err != nil {
+				t.Errorf("%s %s: %v", r.Table, r.Chain, r.Err)
 			}
+			table := nft.TableID{Family: fam, Name: r.Table}.String()
+			idx := next[[2]string{table, r.Chain}]
+			next[[2]string{table, r.Chain}] = idx + 1
+			handles[ruleRef{table, r.Chain, r.Handle}] = idx
+			for _, x := range r.Exprs {
+				if c, ok := x.(vm.Counter); ok {
+					counters[ruleLoc{table, r.Chain, idx}] += c.Packets
+				}
+			}
+		})
+		if err != nil {
+			t.Fatal(err)
 		}
+	}
+	if t.Failed() {
+		t.FailNow()
 	}
 	return handles, counters
 }

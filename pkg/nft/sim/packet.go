@@ -94,13 +94,13 @@ func parseIPv6(b []byte) (info, error) {
 
 // addrs returns the packet's source and destination addresses (IP only).
 func (p Packet) addrs() (src, dst netip.Addr) {
-	switch p.Proto {
-	case unix.ETH_P_IP:
-		return netip.AddrFrom4([4]byte(p.Network[12:16])), netip.AddrFrom4([4]byte(p.Network[16:20]))
-	case unix.ETH_P_IPV6:
-		return netip.AddrFrom16([16]byte(p.Network[8:24])), netip.AddrFrom16([16]byte(p.Network[24:40]))
+	if p.Proto != unix.ETH_P_IP && p.Proto != unix.ETH_P_IPV6 {
+		return netip.Addr{}, netip.Addr{}
 	}
-	return netip.Addr{}, netip.Addr{}
+	s, d, n := p.addrOffsets()
+	src, _ = netip.AddrFromSlice(p.Network[s : s+n])
+	dst, _ = netip.AddrFromSlice(p.Network[d : d+n])
+	return src, dst
 }
 
 // addrOffsets are the offsets of the source and destination addresses in

@@ -35,7 +35,7 @@ func (rs *Ruleset) Run(in Input) (*Result, error) {
 	p := path{rs: rs, st: st, ct: in.CT, res: &Result{}}
 	switch {
 	case inf.nfproto == unix.NFPROTO_ARP && in.IIF != nil:
-		err = p.arpInput()
+		err = p.deliver() // the arp tables' input hook
 	case inf.nfproto == unix.NFPROTO_ARP:
 		err = fmt.Errorf("ARP packets the host sends are not simulated")
 	case in.IIF != nil:
@@ -188,19 +188,18 @@ func (p *path) received() error {
 // hook: a packet whose TTL (hop limit) is 1 or less is not forwarded; the
 // others lose one (and the IPv4 header its checksum updated).
 func (st *state) decreaseTTL() bool {
-	b := st.pkt.Network
-	if st.pkt.Proto == unix.ETH_P_IPV6 {
-		if b[7] <= 1 {
-			return false
-		}
-		b[7]--
-		return true
+	b, v6 := st.pkt.Network, st.pkt.Proto == unix.ETH_P_IPV6
+	ttl := 8 // IPv4's TTL; IPv6's hop limit is at 7
+	if v6 {
+		ttl = 7
 	}
-	if b[8] <= 1 {
+	if b[ttl] <= 1 {
 		return false
 	}
-	b[8]--
-	st.ipv4Checksum()
+	b[ttl]--
+	if !v6 {
+		st.ipv4Checksum()
+	}
 	return true
 }
 
@@ -283,13 +282,4 @@ func (p *path) loopback() error {
 		return err
 	}
 	return p.deliver()
-}
-
-// arpInput runs a received ARP packet through the arp tables' input hook.
-func (p *path) arpInput() error {
-	ok, err := p.hook(nft.HookInput)
-	if err == nil && ok {
-		p.res.Fate = FateDelivered
-	}
-	return err
 }

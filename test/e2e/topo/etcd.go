@@ -153,17 +153,20 @@ func (e *Etcd) Leader(ctx context.Context) (int, error) {
 		return -1, err
 	}
 	defer cli.Close()
-	for i, ep := range e.Endpoints {
-		if !e.Members[i].Running() {
+	return LeaderOf(ctx, cli, e.Members, e.Endpoints)
+}
+
+// LeaderOf returns the index of the running member (members[i], with client address
+// endpoints[i]) that reports itself leader.
+func LeaderOf(ctx context.Context, cli *clientv3.Client, members []*Proc, endpoints []string) (int, error) {
+	for i, ep := range endpoints {
+		if !members[i].Running() {
 			continue
 		}
 		cctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 		st, err := cli.Status(cctx, ep)
 		cancel()
-		if err != nil {
-			continue
-		}
-		if st.Leader == st.Header.MemberId {
+		if err == nil && st.Leader == st.Header.MemberId {
 			return i, nil
 		}
 	}
@@ -177,6 +180,12 @@ func (e *Etcd) Compact(ctx context.Context) (int64, error) {
 		return 0, err
 	}
 	defer cli.Close()
+	return CompactNow(ctx, cli)
+}
+
+// CompactNow compacts the history of cli's cluster up to its current revision (physically)
+// and returns that revision.
+func CompactNow(ctx context.Context, cli *clientv3.Client) (int64, error) {
 	resp, err := cli.Get(ctx, "compact-probe")
 	if err != nil {
 		return 0, err

@@ -1,7 +1,6 @@
 package topo
 
 import (
-	"bufio"
 	"context"
 	"encoding/binary"
 	"fmt"
@@ -31,14 +30,7 @@ func (n *Netns) TCPFrom(ctx context.Context, src netip.Addr, dst netip.AddrPort,
 	if err != nil {
 		return Greeting{}, err
 	}
-	defer c.Close()
-	d, _ := ctx.Deadline()
-	c.SetDeadline(d)
-	line, err := bufio.NewReader(c).ReadString('\n')
-	if err != nil {
-		return Greeting{}, fmt.Errorf("reading the greeting from %s: %w", dst, err)
-	}
-	return parseGreeting(line)
+	return readGreeting(ctx, c, dst)
 }
 
 // SendUDP sends one datagram from src (the address may be unspecified) to dst, with the socket

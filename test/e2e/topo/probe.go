@@ -125,6 +125,12 @@ func (n *Netns) TCP(ctx context.Context, dst netip.AddrPort, timeout time.Durati
 	if err != nil {
 		return Greeting{}, err
 	}
+	return readGreeting(ctx, c, dst)
+}
+
+// readGreeting reads the greeting line of the server at dst on c, until ctx's deadline, and
+// closes c.
+func readGreeting(ctx context.Context, c net.Conn, dst netip.AddrPort) (Greeting, error) {
 	defer c.Close()
 	d, _ := ctx.Deadline()
 	c.SetDeadline(d)

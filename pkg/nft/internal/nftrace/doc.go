@@ -4,6 +4,6 @@
 // with `meta nftrace set 1`. Tests compare them with the simulator's path
 // (package sim).
 //
-// One file, nftrace.go: Listen and Reader (the trace events, as Events), and Rules (the rules
-// of a namespace with their handles, to name the rule an event points at).
+// One file, nftrace.go: Listen and Reader (the trace events, as Events). The rules an event
+// names by handle are listed by kernel.Backend.RawRules.
 package nftrace

@@ -11,7 +11,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/calico-host/calico-host/pkg/nft/internal/nla"
-	"github.com/calico-host/calico-host/pkg/nft/vm"
 )
 
 // Trace attributes golang.org/x/sys lacks (enum nft_trace_attributes).
@@ -156,53 +155,4 @@ func (e *Event) verdict(b []byte) {
 			e.VerdictChain = it.String()
 		}
 	}
-}
-
-// Rule is a rule as the kernel lists it: where it is, its handle (what
-// trace events name it by) and its instructions (with their counters).
-type Rule struct {
-	Family       uint8
-	Table, Chain string
-	Handle       uint64
-	Exprs        []vm.Expr
-}
-
-// Rules lists every rule of the namespace, each chain's in order.
-func Rules(netns int) ([]Rule, error) {
-	c, err := netlink.Dial(unix.NETLINK_NETFILTER, &netlink.Config{NetNS: netns})
-	if err != nil {
-		return nil, fmt.Errorf("opening netlink socket: %w", err)
-	}
-	defer c.Close()
-	req := netlink.Message{
-		Header: netlink.Header{Type: netlink.HeaderType(unix.NFNL_SUBSYS_NFTABLES<<8 | unix.NFT_MSG_GETRULE), Flags: netlink.Request | netlink.Dump},
-		Data:   []byte{unix.NFPROTO_UNSPEC, unix.NFNETLINK_V0, 0, 0},
-	}
-	msgs, err := c.Execute(req)
-	if err != nil {
-		return nil, fmt.Errorf("listing rules: %w", err)
-	}
-	var out []Rule
-	for _, m := range msgs {
-		if len(m.Data) < 4 {
-			continue
-		}
-		r := Rule{Family: m.Data[0]}
-		for it := nla.NewIter(m.Data[4:]); it.Next(); {
-			switch it.Type() {
-			case unix.NFTA_RULE_TABLE:
-				r.Table = it.String()
-			case unix.NFTA_RULE_CHAIN:
-				r.Chain = it.String()
-			case unix.NFTA_RULE_HANDLE:
-				r.Handle = it.U64()
-			case unix.NFTA_RULE_EXPRESSIONS:
-				if r.Exprs, err = vm.Unmarshal(it.Data()); err != nil {
-					return nil, err
-				}
-			}
-		}
-		out = append(out, r)
-	}
-	return out, nil
 }
