@@ -8,9 +8,9 @@ import (
 
 	"github.com/calico-host/calico-host/pkg/api"
 	"github.com/calico-host/calico-host/pkg/datastore"
-	"github.com/calico-host/calico-host/pkg/felix/dataplane/vxlan"
 	"github.com/calico-host/calico-host/pkg/ipam"
 	"github.com/calico-host/calico-host/pkg/selector"
+	"github.com/calico-host/calico-host/pkg/vtepmac"
 )
 
 // TunnelIPAM is the part of pkg/ipam the tunnel address logic uses (*ipam.Client implements it).
@@ -122,7 +122,7 @@ func VXLANHandle(node string) string { return vxlanHandlePrefix + node }
 // derivedMAC is the MAC felix derives for the node's device of t's family when the Node names
 // none.
 func (t tunnelKind) derivedMAC(node string) string {
-	return vxlan.MACForNode(node, t.fam == V6).String()
+	return vtepmac.ForNode(node, t.fam == V6).String()
 }
 
 // tunnelPoolCIDRs returns the CIDRs of the pools of t's family that give this node t's tunnel

@@ -9,8 +9,8 @@ import (
 
 	"github.com/calico-host/calico-host/pkg/api"
 	"github.com/calico-host/calico-host/pkg/datastore"
-	"github.com/calico-host/calico-host/pkg/felix/dataplane/vxlan"
 	"github.com/calico-host/calico-host/pkg/ipam"
+	"github.com/calico-host/calico-host/pkg/vtepmac"
 )
 
 // updatePool changes the spec of pool name in the datastore.
@@ -59,8 +59,8 @@ func (h *harness) checkTunnel(node string, within netip.Prefix) netip.Addr {
 	if err != nil || !within.Contains(a) {
 		h.t.Fatalf("ipv4VXLANTunnelAddr %q is not in %s", n.Spec.IPv4VXLANTunnelAddr, within)
 	}
-	if n.Spec.VXLANTunnelMACAddr != vxlan.MACForNode(node, false).String() {
-		h.t.Errorf("vxlanTunnelMACAddr %q, want %q", n.Spec.VXLANTunnelMACAddr, vxlan.MACForNode(node, false).String())
+	if n.Spec.VXLANTunnelMACAddr != vtepmac.ForNode(node, false).String() {
+		h.t.Errorf("vxlanTunnelMACAddr %q, want %q", n.Spec.VXLANTunnelMACAddr, vtepmac.ForNode(node, false).String())
 	}
 	h.wantTunnelIPAM(a, node, VXLANHandle(node), AttrTypeVXLAN)
 	return a
@@ -139,7 +139,7 @@ func TestTunnelAddressFollowsPools(t *testing.T) {
 	}
 	n := h.node("host-z")
 	a6, err := netip.ParseAddr(n.Spec.IPv6VXLANTunnelAddr)
-	if err != nil || !pfx("fd5c:1::/48").Contains(a6) || n.Spec.VXLANTunnelMACAddrV6 != vxlan.MACForNode("host-z", true).String() {
+	if err != nil || !pfx("fd5c:1::/48").Contains(a6) || n.Spec.VXLANTunnelMACAddrV6 != vtepmac.ForNode("host-z", true).String() {
 		t.Fatalf("IPv6 tunnel: %q %q", n.Spec.IPv6VXLANTunnelAddr, n.Spec.VXLANTunnelMACAddrV6)
 	}
 	h.wantTunnelIPAM(a6, "host-z", "vxlan-v6-tunnel-addr-host-z", AttrTypeVXLANV6)

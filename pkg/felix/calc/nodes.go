@@ -6,7 +6,7 @@ import (
 	"reflect"
 
 	"github.com/calico-host/calico-host/pkg/api"
-	"github.com/calico-host/calico-host/pkg/felix/dataplane/vxlan"
+	"github.com/calico-host/calico-host/pkg/vtepmac"
 )
 
 // nodeInfo is what the graph needs of a Node.
@@ -88,7 +88,7 @@ func (n *nodeInfo) vxlanMAC(fam int) string {
 	if n.mac[i] != "" {
 		return n.mac[i]
 	}
-	return vxlan.MACForNode(n.name, fam == 6).String()
+	return vtepmac.ForNode(n.name, fam == 6).String()
 }
 
 // nodeCalc emits HostMetadata for every node and the VTEPs of the other nodes.

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/calico-host/calico-host/pkg/felix/dataplane/vxlan"
+	"github.com/calico-host/calico-host/pkg/vtepmac"
 )
 
 // Project Calico's OpenStack metadata defaults: other values turn the OpenStack special cases on.
@@ -48,7 +48,7 @@ func (c *Config) VXLANMAC() string {
 	if mac, err := net.ParseMAC(c.Cluster.VXLANTunnelMAC); err == nil && len(mac) == 6 {
 		return mac.String()
 	}
-	return vxlan.MACForNode(c.FelixHostname, false).String()
+	return vtepmac.ForNode(c.FelixHostname, false).String()
 }
 
 // FlowLogsOn says whether felix collects flow logs: a Goldmane server, the local reporter or the

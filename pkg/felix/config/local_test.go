@@ -12,7 +12,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/calico-host/calico-host/pkg/api"
-	"github.com/calico-host/calico-host/pkg/felix/dataplane/vxlan"
+	"github.com/calico-host/calico-host/pkg/vtepmac"
 )
 
 var update = flag.Bool("update", false, "rewrite etc/calico/felix.toml from the parameter table")
@@ -172,8 +172,8 @@ func TestVXLANMAC(t *testing.T) {
 	c, _ := Resolve()
 	c.FelixHostname = "host-a"
 	derived := c.VXLANMAC()
-	if !strings.HasPrefix(derived, "66:") || derived != vxlan.MACForNode("host-a", false).String() {
-		t.Errorf("derived MAC %s must start with 66 and be vxlan.MACForNode's for the host and IPv4", derived)
+	if !strings.HasPrefix(derived, "66:") || derived != vtepmac.ForNode("host-a", false).String() {
+		t.Errorf("derived MAC %s must start with 66 and be vtepmac.ForNode's for the host and IPv4", derived)
 	}
 	c.Cluster.VXLANTunnelMAC = "66:0A:0B:0C:0D:0E"
 	if got := c.VXLANMAC(); got != "66:0a:0b:0c:0d:0e" {

@@ -6,9 +6,9 @@ import (
 
 	"github.com/calico-host/calico-host/pkg/felix/config"
 	"github.com/calico-host/calico-host/pkg/felix/dataplane/rules"
-	"github.com/calico-host/calico-host/pkg/felix/dataplane/vxlan"
 	"github.com/calico-host/calico-host/pkg/felix/dataplane/wireguard"
 	"github.com/calico-host/calico-host/pkg/nft"
+	"github.com/calico-host/calico-host/pkg/vtepmac"
 )
 
 // felixDefaults is the dataplane configuration of felix's defaults: NewConfig of the parameter
@@ -69,7 +69,7 @@ func TestNewConfig(t *testing.T) {
 	}
 	d := NewConfig(c, true)
 	if d.DefaultEndpointToHostAction != rules.ActionReturn || !d.FilterDenyReject || !d.OpenStack || !d.VXLANEnabled ||
-		d.Hostname != "host-a" || d.VXLANTunnelMAC != vxlan.MACForNode("host-a", false).String() ||
+		d.Hostname != "host-a" || d.VXLANTunnelMAC != vtepmac.ForNode("host-a", false).String() ||
 		d.Wireguard.RoutingTable != 5 || d.Wireguard.RoutingTableV6 != -1 || !d.IPForwardingDisabled {
 		t.Errorf("unexpected configuration %+v", d)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/calico-host/calico-host/pkg/felix/dataplane/routes"
 	"github.com/calico-host/calico-host/pkg/felix/dataplane/rules"
 	"github.com/calico-host/calico-host/pkg/felix/dataplane/vxlan"
+	"github.com/calico-host/calico-host/pkg/vtepmac"
 )
 
 var cmpAddrs = cmp.Comparer(func(a, b netip.Addr) bool { return a == b })
@@ -66,7 +67,7 @@ func TestVXLANDevices(t *testing.T) {
 		}}},
 		{"enabled by config, derived MAC", Config{Hostname: "host1", VXLANEnabled: true, VXLANVNI: 10, VXLANPort: 8472}, []calc.Update{
 			calc.ConfigUpdate{HostIPv4: pfx("198.18.0.1/24"), VXLANTunnelAddrV4: addr("10.65.0.1")},
-		}, []vxlan.Device{{Name: "vxlan.calico", VNI: 10, Port: 8472, MAC: vxlan.MACForNode("host1", false), LocalAddr: addr("198.18.0.1"), TunnelAddr: addr("10.65.0.1")}}},
+		}, []vxlan.Device{{Name: "vxlan.calico", VNI: 10, Port: 8472, MAC: vtepmac.ForNode("host1", false), LocalAddr: addr("198.18.0.1"), TunnelAddr: addr("10.65.0.1")}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t, tc.cfg)

@@ -10,6 +10,7 @@ import (
 	"github.com/calico-host/calico-host/pkg/felix/calc"
 	"github.com/calico-host/calico-host/pkg/felix/dataplane/vxlan"
 	"github.com/calico-host/calico-host/pkg/nft"
+	"github.com/calico-host/calico-host/pkg/vtepmac"
 )
 
 // Names of the VXLAN devices.
@@ -86,7 +87,7 @@ func (vf vxlanFamily) macOr(s, node string) net.HardwareAddr {
 	if mac, err := net.ParseMAC(strings.TrimSpace(s)); err == nil && len(mac) == 6 {
 		return mac
 	}
-	return vxlan.MACForNode(node, vf.fam == nft.IPv6)
+	return vtepmac.ForNode(node, vf.fam == nft.IPv6)
 }
 
 // mtu is the configured MTU of the family's device (VXLANMTU or VXLANMTUV6; 0: derived from the

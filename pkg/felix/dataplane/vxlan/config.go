@@ -2,7 +2,6 @@ package vxlan
 
 import (
 	"bytes"
-	"crypto/sha1"
 	"fmt"
 	"net"
 	"net/netip"
@@ -90,16 +89,6 @@ func DeviceMTU(hostMTU int, configured int, ipv6 bool) int {
 		return hostMTU - OverheadV6
 	}
 	return hostMTU - OverheadV4
-}
-
-// MACForNode is the VTEP MAC Project Calico derives for a node without VXLANTunnelMACAddr: 0x66
-// ('f') then the first 5 bytes of sha1(nodename) (sha1(nodename+"-v6") for IPv6).
-func MACForNode(node string, ipv6 bool) net.HardwareAddr {
-	if ipv6 {
-		node += "-v6"
-	}
-	sum := sha1.Sum([]byte(node))
-	return append(net.HardwareAddr{'f'}, sum[:5]...)
 }
 
 // WriteMTUFile atomically and durably writes the workload MTU (decimal, no newline, as felix

@@ -291,24 +291,6 @@ func TestDeviceMTU(t *testing.T) {
 	}
 }
 
-func TestMACForNode(t *testing.T) {
-	// Expected values computed independently (Python hashlib).
-	tests := []struct {
-		node string
-		v6   bool
-		want string
-	}{
-		{"node1", false, "66:f9:37:c3:7e:94"},
-		{"node1", true, "66:0f:35:f2:60:df"},
-		{"host-a", false, "66:b7:a0:7e:28:cc"},
-	}
-	for _, tc := range tests {
-		if got := MACForNode(tc.node, tc.v6).String(); got != tc.want {
-			t.Errorf("MACForNode(%q, %v) = %s, want %s", tc.node, tc.v6, got, tc.want)
-		}
-	}
-}
-
 func TestWriteMTUFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "var/lib/calico/mtu")
 	for _, mtu := range []int{1450, 1450, 8951} {

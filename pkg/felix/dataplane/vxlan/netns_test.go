@@ -18,6 +18,7 @@ import (
 	"github.com/calico-host/calico-host/pkg/felix/dataplane/ifaces"
 	"github.com/calico-host/calico-host/pkg/felix/dataplane/routes"
 	"github.com/calico-host/calico-host/pkg/netnstest"
+	"github.com/calico-host/calico-host/pkg/vtepmac"
 )
 
 // The real test builds two "hosts", each a network namespace, joined by a veth (the fabric), with a
@@ -60,9 +61,9 @@ func newHost(t *testing.T, i int, fabricNS *netnstest.NS) *host {
 	t.Cleanup(rh.Close)
 	h.routes = routes.New(rh, routes.Ownership{}, logtest.Logger(t))
 
-	h.v4 = Device{Name: DeviceV4, VNI: testVNI, Port: testPort, MAC: MACForNode(h.name, false),
+	h.v4 = Device{Name: DeviceV4, VNI: testVNI, Port: testPort, MAC: vtepmac.ForNode(h.name, false),
 		LocalAddr: addr("198.18.0." + n), TunnelAddr: addr("10.65." + n + ".0")}
-	h.v6 = Device{Name: DeviceV6, VNI: testVNI, Port: testPort, MAC: MACForNode(h.name, true),
+	h.v6 = Device{Name: DeviceV6, VNI: testVNI, Port: testPort, MAC: vtepmac.ForNode(h.name, true),
 		LocalAddr: addr("fd5c:ffff::" + n), TunnelAddr: addr("fd5c:" + n + "::")}
 	h.plumbWorkload(t, n)
 	return h
@@ -214,7 +215,7 @@ func TestNetnsTwoHostsOverVXLAN(t *testing.T) {
 	// The devices are as Calico makes them.
 	detail := nsA.IP(t, "-d", "link", "show", DeviceV4)
 	for _, want := range []string{"mtu 1450", "vxlan id 4096", "dev eth0", "dstport 4789", "nolearning",
-		"local 198.18.0.1", "link/ether " + MACForNode("host1", false).String(), "UP"} {
+		"local 198.18.0.1", "link/ether " + vtepmac.ForNode("host1", false).String(), "UP"} {
 		if !strings.Contains(detail, want) {
 			t.Errorf("%s lacks %q:\n%s", DeviceV4, want, detail)
 		}
@@ -223,11 +224,11 @@ func TestNetnsTwoHostsOverVXLAN(t *testing.T) {
 		t.Errorf("%s:\n%s", DeviceV6, d)
 	}
 	neigh := nsA.IP(t, "neigh", "show", "dev", DeviceV4)
-	if !strings.Contains(neigh, "10.65.2.0 lladdr "+MACForNode("host2", false).String()+" PERMANENT") {
+	if !strings.Contains(neigh, "10.65.2.0 lladdr "+vtepmac.ForNode("host2", false).String()+" PERMANENT") {
 		t.Errorf("ARP entries: %s", neigh)
 	}
 	fdb := netnstest.Run(t, "bridge", "-n", nsA.Name, "fdb", "show", "dev", DeviceV4)
-	if !strings.Contains(fdb, MACForNode("host2", false).String()+" dst 198.18.0.2 self permanent") {
+	if !strings.Contains(fdb, vtepmac.ForNode("host2", false).String()+" dst 198.18.0.2 self permanent") {
 		t.Errorf("FDB entries: %s", fdb)
 	}
 
