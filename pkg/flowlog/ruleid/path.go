@@ -26,6 +26,21 @@ func (p Path) Verdict() (RuleID, bool) {
 	return p[len(p)-1], true
 }
 
+// Latest returns the part of the path a flow reports: the rules after the last decision but
+// one. A packet crossing two policed chains in one direction (a workload's egress, then a host
+// endpoint's forward policy) meets two decisions; the Assembler ends a path at each, and the
+// collector keeps a direction's latest path, as Project Calico's collector replaces a rule trace
+// that conflicts with the one it holds. A decision is an allow or deny of any policy (staged
+// ones decide in the pending evaluation).
+func (p Path) Latest() Path {
+	for i := len(p) - 2; i >= 0; i-- {
+		if p[i].Action == flowlog.Allow || p[i].Action == flowlog.Deny {
+			return p[i+1:]
+		}
+	}
+	return p
+}
+
 // Enforced returns the policy hits a flow reports for a complete path: every
 // rule except an end of tier that passed (felix's bookkeeping for tiers with
 // only staged policies), numbered from 0. An end of tier names the policy

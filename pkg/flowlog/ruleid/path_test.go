@@ -41,6 +41,29 @@ func TestPathEnforced(t *testing.T) {
 	}
 }
 
+// A path through a workload's egress policy and a host endpoint's forward policy is reported
+// by its second decision's part; a path with one decision, or none yet, is reported whole; a
+// staged policy's allow or deny (pending evaluation) decides too.
+func TestPathLatest(t *testing.T) {
+	id := ok(t)
+	pass := id(Rule(gnp("p"), "t1", Egress, 0, flowlog.Pass))
+	wepAllow := id(Rule(gnp("wep-out"), "t2", Egress, 1, flowlog.Allow))
+	hepPass := id(Rule(gnp("hep-p"), "t1", Egress, 3, flowlog.Pass))
+	hepDeny := id(Rule(gnp("hep-fwd"), "t2", Egress, 0, flowlog.Deny))
+	staged := id(Rule(Policy{Kind: flowlog.KindStagedGlobalNetworkPolicy, Name: "s"}, "t2", Egress, 0, flowlog.Allow))
+	for _, c := range []struct{ in, want Path }{
+		{Path{pass, wepAllow, hepPass, hepDeny}, Path{hepPass, hepDeny}},
+		{Path{pass, wepAllow}, Path{pass, wepAllow}},
+		{Path{pass}, Path{pass}},
+		{Path{staged, hepDeny}, Path{hepDeny}},
+		{nil, nil},
+	} {
+		if got := c.in.Latest(); !cmp.Equal(got, c.want) {
+			t.Errorf("%v.Latest() = %v, want %v", c.in, got, c.want)
+		}
+	}
+}
+
 // Hits of two connections interleave; each path completes at its own verdict.
 func TestAssembler(t *testing.T) {
 	id := ok(t)
