@@ -27,19 +27,29 @@ func (p Path) Verdict() (RuleID, bool) {
 }
 
 // Latest returns the part of the path a flow reports: the rules after the last decision but
-// one. A packet crossing two policed chains in one direction (a workload's egress, then a host
-// endpoint's forward policy) meets two decisions; the Assembler ends a path at each, and the
-// collector keeps a direction's latest path, as Project Calico's collector replaces a rule trace
-// that conflicts with the one it holds. A decision is an allow or deny of any policy (staged
-// ones decide in the pending evaluation).
+// one, up to the last. A packet crossing two policed chains in one direction (a workload's
+// egress, then a host endpoint's forward policy) meets two decisions; the Assembler ends a path
+// at each, and the collector keeps a direction's latest complete path, as Project Calico's
+// collector replaces a rule trace that conflicts with the one it holds; rules after the last
+// decision (a host endpoint's forward tiers that all passed) never complete a path. A decision
+// is an allow or deny of any policy (staged ones decide in the pending evaluation). A path
+// without one is returned whole.
 func (p Path) Latest() Path {
-	for i := len(p) - 2; i >= 0; i-- {
-		if p[i].Action == flowlog.Allow || p[i].Action == flowlog.Deny {
-			return p[i+1:]
-		}
+	end := len(p) - 1
+	for end >= 0 && !p[end].decides() {
+		end--
 	}
-	return p
+	if end < 0 {
+		return p
+	}
+	start := end - 1
+	for start >= 0 && !p[start].decides() {
+		start--
+	}
+	return p[start+1 : end+1]
 }
+
+func (r RuleID) decides() bool { return r.Action == flowlog.Allow || r.Action == flowlog.Deny }
 
 // Enforced returns the policy hits a flow reports for a complete path: every
 // rule except an end of tier that passed (felix's bookkeeping for tiers with

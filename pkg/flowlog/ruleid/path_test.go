@@ -42,8 +42,9 @@ func TestPathEnforced(t *testing.T) {
 }
 
 // A path through a workload's egress policy and a host endpoint's forward policy is reported
-// by its second decision's part; a path with one decision, or none yet, is reported whole; a
-// staged policy's allow or deny (pending evaluation) decides too.
+// by its second decision's part, or by the first when the forward tiers all passed; a path
+// with one decision, or none yet, is reported whole; a staged policy's allow or deny (pending
+// evaluation) decides too.
 func TestPathLatest(t *testing.T) {
 	id := ok(t)
 	pass := id(Rule(gnp("p"), "t1", Egress, 0, flowlog.Pass))
@@ -54,6 +55,8 @@ func TestPathLatest(t *testing.T) {
 	for _, c := range []struct{ in, want Path }{
 		{Path{pass, wepAllow, hepPass, hepDeny}, Path{hepPass, hepDeny}},
 		{Path{pass, wepAllow}, Path{pass, wepAllow}},
+		{Path{pass, wepAllow, hepPass}, Path{pass, wepAllow}},
+		{Path{hepPass, pass, wepAllow}, Path{hepPass, pass, wepAllow}},
 		{Path{pass}, Path{pass}},
 		{Path{staged, hepDeny}, Path{hepDeny}},
 		{nil, nil},
