@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/calico-host/calico-host/pkg/flowlog"
+	"github.com/calico-host/calico-host/pkg/flowlog/ruleid"
 	"github.com/calico-host/calico-host/pkg/trace"
 )
 
@@ -89,11 +90,12 @@ func lineKey(f flowlog.Flow) flowKey {
 type flowWant struct {
 	probe             Probe
 	enforced, pending []flowlog.PolicyHit
+	path              ruleid.Path // the trace's whole path of the direction, for messages
 }
 
 // flowWants collects, for the probes checked against the trace, the flow lines they must
-// produce: one per reporter whose direction the trace gives a verdict, for the keys only one
-// probe of the scenario has (a flow aggregates the connections of its key).
+// produce: one per reporter whose direction the trace's hits end with a decision, for the keys
+// only one probe of the scenario has (a flow aggregates the connections of its key).
 type flowWants struct {
 	uses  map[flowKey]int
 	wants map[flowKey]flowWant
@@ -116,14 +118,24 @@ func (w *flowWants) add(p Probe, t *trace.Trace) {
 		return
 	}
 	for r, k := range probeFlowKeys(p) {
-		want := flowWant{probe: p, enforced: enf.IngressHits, pending: pend.IngressHits}
+		want := flowWant{probe: p, enforced: enf.IngressHits, pending: pend.IngressHits, path: enf.Ingress}
 		if r == flowlog.Src {
-			want.enforced, want.pending = enf.EgressHits, pend.EgressHits
+			want.enforced, want.pending, want.path = enf.EgressHits, pend.EgressHits, enf.Egress
 		}
-		if w.uses[k] == 1 && len(want.enforced) > 0 {
+		if w.uses[k] == 1 && decided(want.enforced) {
 			w.wants[k] = want
 		}
 	}
+}
+
+// decided says whether hits end with a decision: a path without one (a last tier that passed
+// with no profile after it) never completes in the collector, and no flow reports it.
+func decided(hits []flowlog.PolicyHit) bool {
+	if len(hits) == 0 {
+		return false
+	}
+	a := hits[len(hits)-1].Action
+	return a == flowlog.Allow || a == flowlog.Deny
 }
 
 func hopOn(hops []trace.Hop) *trace.Hop {
@@ -143,9 +155,9 @@ func (w *flowWants) check(ctx context.Context, file string, since time.Time) []s
 	for {
 		got := readFlowLines(file, since)
 		var missing []string
-		for k := range w.wants {
+		for k, want := range w.wants {
 			if len(got[k]) == 0 {
-				missing = append(missing, k.String())
+				missing = append(missing, fmt.Sprintf("%s (%s; trace %s)", k, want.probe.Packet, describeHits(want.enforced)))
 			}
 		}
 		if len(missing) == 0 || time.Now().After(deadline) || sleep(ctx, 200*time.Millisecond) != nil {
@@ -161,8 +173,8 @@ func (w *flowWants) compare(got map[flowKey][]flowlog.Flow) []string {
 		for _, f := range got[k] {
 			we, wp := describeHits(want.enforced), describeHits(want.pending)
 			if ge, gp := describeHits(f.Policies.Enforced), describeHits(f.Policies.Pending); ge != we || gp != wp {
-				out = append(out, fmt.Sprintf("%s (%s): flow log enforced %s pending %s; trace %s pending %s",
-					k, want.probe.Packet, ge, gp, we, wp))
+				out = append(out, fmt.Sprintf("%s (%s): flow log enforced %s pending %s; trace %s pending %s (path %v)",
+					k, want.probe.Packet, ge, gp, we, wp, want.path))
 			}
 		}
 	}

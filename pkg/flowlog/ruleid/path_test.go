@@ -106,3 +106,23 @@ func TestAssembler(t *testing.T) {
 		t.Errorf("bound not kept: %v %v, %d open", p, done, full.Open())
 	}
 }
+
+// A path still open at the second Expire after it began (its packet met no verdict: a host
+// endpoint's forward tiers that all passed) is dropped, so the next packet of its tuple (ICMP and
+// bare IP protocols reuse tuples) starts a path of its own; one begun since the last Expire stays.
+func TestAssemblerExpire(t *testing.T) {
+	id := ok(t)
+	tu := flowlog.Tuple{Src: netip.MustParseAddr("10.65.0.1"), Dst: netip.MustParseAddr("10.65.0.2"), Proto: 253}
+	pass := id(Rule(gnp("p"), "t1", Ingress, 0, flowlog.Pass))
+	deny := id(EndOfTier("t2", Ingress, flowlog.Deny))
+	a := NewAssembler(10)
+	a.Add(tu, pass)
+	a.Expire()
+	if a.Open() != 1 {
+		t.Fatalf("a path begun since the last Expire was dropped")
+	}
+	a.Expire()
+	if p, done := a.Add(tu, deny); !done || !cmp.Equal(p, Path{deny}) {
+		t.Errorf("next packet's path %v %v, want [%v] alone", p, done, deny)
+	}
+}
