@@ -3,8 +3,9 @@
 # hosts in network namespaces joined by a bridge, with an embedded etcd (test/devetcd),
 # calico-startup, calico-confd + BIRD and calico-felix on each, two workloads per host created
 # through the CNI plugin and a policy applied with calicoctl. It prints which connections
-# succeed and which are denied, the BGP sessions and where the logs are, then removes every
-# namespace and process it created (also on Ctrl-C). Nothing touches the machine's own network:
+# succeed and which are denied, calicoctl trace and the flow log lines of one allowed and one
+# denied connection, the BGP sessions and where the logs are, then removes every namespace and
+# process it created (also on Ctrl-C). Nothing touches the machine's own network:
 # everything runs in namespaces named ccdemo<pid>-*.
 #
 # Usage: sudo scripts/demo.sh [-mode bgp|vxlan] [-hosts N] [-keep-running]

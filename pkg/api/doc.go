@@ -14,6 +14,7 @@
 //	endpoint.go               WorkloadEndpoint, HostEndpoint, LiveMigration
 //	policy.go                 Tier, GlobalNetworkPolicy, NetworkPolicy, Profile, network sets
 //	staged.go                 the staged policy kinds
+//	staged_k8s.go             a staged Kubernetes policy converted as Project Calico converts it
 //	rule.go                   Rule, EntityRule, ICMPFields and the rest of a policy rule
 //	numorstring.go            Port, Protocol, ASNumber, Duration, DSCP: Calico's number-or-string
 //	                          values, marshalled as Project Calico marshals them

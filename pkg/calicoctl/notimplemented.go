@@ -27,7 +27,8 @@ func warnNotImplemented(w io.Writer, docs []*document) {
 // and where to see what it would do: calicoctl trace prints its pending verdicts (the trace runs
 // felix's code with the staged policies enforced in their place, as Project Calico's felix
 // evaluates them for flow logs), and felix's flow logs carry them in policies.pending. A
-// StagedKubernetesNetworkPolicy is not evaluated.
+// StagedKubernetesNetworkPolicy becomes what Project Calico converts it to, which selects
+// Kubernetes pods only: the warning says so.
 func warnStaged(w io.Writer, docs []*document) {
 	for _, d := range docs {
 		if !strings.HasPrefix(d.kind.Kind, "Staged") {
@@ -35,12 +36,12 @@ func warnStaged(w io.Writer, docs []*document) {
 		}
 		m := d.meta()
 		id := identifier(d.kind, m.Namespace, m.Name)
-		if d.kind.Kind == "StagedKubernetesNetworkPolicy" {
-			fmt.Fprintf(w, "Warning: %s is stored but not enforced, and calico-host does not evaluate staged Kubernetes network policies\n", id)
-			continue
-		}
 		fmt.Fprintf(w, "Warning: %s is stored but not enforced: staged policies only propose a change; "+
 			"see what it would do with `calicoctl trace <SOURCE> <DESTINATION>` (its pending verdict), and in the "+
 			"policies.pending of felix's flow logs when they are on\n", id)
+		if d.kind.Kind == "StagedKubernetesNetworkPolicy" {
+			fmt.Fprintf(w, "Warning: %s applies, as Project Calico converts it, to workload endpoints labelled "+
+				"projectcalico.org/orchestrator == 'k8s' only\n", id)
+		}
 	}
 }

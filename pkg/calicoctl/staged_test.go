@@ -70,3 +70,18 @@ func TestStagedApplyWarns(t *testing.T) {
 		t.Error("delete left the key")
 	}
 }
+
+// TestStagedKubernetesApplyWarns: a StagedKubernetesNetworkPolicy is stored under Project
+// Calico's key with the staged policies' warning, and one saying whom it selects.
+func TestStagedKubernetesApplyWarns(t *testing.T) {
+	h := newHarness(t)
+	r := h.ok("apiVersion: projectcalico.org/v3\nkind: StagedKubernetesNetworkPolicy\nmetadata: {name: db, namespace: prod}\n"+
+		"spec: {podSelector: {matchLabels: {app: db}}, policyTypes: [Ingress], ingress: [{ports: [{port: 5432}]}]}\n", "apply", "-f", "-")
+	if !strings.Contains(r.stderr, "StagedKubernetesNetworkPolicy(prod/db) is stored but not enforced") ||
+		!strings.Contains(r.stderr, "calicoctl trace") || !strings.Contains(r.stderr, "orchestrator == 'k8s' only") {
+		t.Errorf("warnings on stderr: %q", r.stderr)
+	}
+	if h.get(stagedPrefix+"stagedkubernetesnetworkpolicies/prod/db") == nil {
+		t.Error("not stored under Project Calico's key")
+	}
+}

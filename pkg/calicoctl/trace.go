@@ -52,7 +52,8 @@ Description:
   graph for each host, its ruleset builder, and a packet simulator of nftables
   checked against the kernel. It prints the path (tier -> policy -> rule -> action)
   twice: as enforced, and pending, with the staged policies (StagedGlobalNetworkPolicy,
-  StagedNetworkPolicy) enforced in their place, as flow logs report them.
+  StagedNetworkPolicy, StagedKubernetesNetworkPolicy) enforced in their place, as flow
+  logs report them.
 
   Hosts are modelled from the datastore: felix's defaults and FelixConfigurations
   (not the hosts' local configuration files), the Node's addresses on the uplink

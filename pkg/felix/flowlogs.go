@@ -157,7 +157,7 @@ func (f *flowLogs) run(ctx context.Context, ready func()) error {
 	}
 	col := collector.New(collector.Config{Endpoints: f.book, Pending: f.pending, Log: f.collectorLog()}, time.Now())
 	return col.Run(ctx, collector.Loop{NetNS: f.netns, Flush: f.cfg.FlowLogsFlushInterval, Tables: f.tables,
-		Out: func(flows []flowlog.Flow) { f.out(col, flows) }, Ready: ready})
+		Out: func(flows []flowlog.Flow) { f.out(col, flows) }, Ready: ready, Dumped: f.metrics.observeDump})
 }
 
 // collectorLog logs the collector's trace lines only with FlowLogsCollectorDebugTrace.

@@ -30,6 +30,9 @@ type flowMetrics struct {
 	sent, lost                             atomic.Int64
 	// unattributedRules are the verdict rules rendered without their log statement.
 	unattributedRules prometheus.Gauge
+	// dumpRead and dumpProcess time each conntrack dump: reading it from the kernel, and
+	// applying it to the collector's connections (Project Calico's name and meaning).
+	dumpRead, dumpProcess prometheus.Histogram
 }
 
 func newFlowMetrics() *flowMetrics {
@@ -42,7 +45,17 @@ func newFlowMetrics() *flowMetrics {
 			Help: "Connections the flow collector follows, at the last flush."}),
 		unattributedRules: prometheus.NewGauge(prometheus.GaugeOpts{Name: "calico_host_felix_flowlog_unattributed_rules",
 			Help: "Verdict rules rendered without their NFLOG statement since felix started (a name that cannot be a prefix, or a prefix clash): enforced, not attributed."}),
+		dumpRead: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "calico_host_felix_flowlog_conntrack_dump_seconds",
+			Help: "Time to read one conntrack dump from the kernel (the flow collector's, every 5 s and at each flush).", Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16)}),
+		dumpProcess: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "felix_collector_conntrack_processing_latency_seconds",
+			Help: "Time to apply one conntrack dump to the flow collector's connections (Project Calico's metric)."}),
 	}
+}
+
+// observeDump records a conntrack dump's times (the collector's goroutine).
+func (m *flowMetrics) observeDump(read, process time.Duration) {
+	m.dumpRead.Observe(read.Seconds())
+	m.dumpProcess.Observe(process.Seconds())
 }
 
 // observeCollector copies the collector's counts (its goroutine).
@@ -77,7 +90,7 @@ func (m *flowMetrics) collectors() []prometheus.Collector {
 	}
 	u := func(a *atomic.Uint64) func() float64 { return func() float64 { return float64(a.Load()) } }
 	i := func(a *atomic.Int64) func() float64 { return func() float64 { return float64(a.Load()) } }
-	return []prometheus.Collector{m.flows, m.fileErrors, m.connections, m.unattributedRules,
+	return []prometheus.Collector{m.flows, m.fileErrors, m.connections, m.unattributedRules, m.dumpRead, m.dumpProcess,
 		counter("calico_host_felix_flowlog_nflog_packets_total", "NFLOG messages read from groups 1 and 2.", u(&m.nflogPackets)),
 		counter("calico_host_felix_flowlog_nflog_parse_errors_total", "NFLOG messages without a prefix or a parseable packet.", u(&m.parseErrors)),
 		counter("calico_host_felix_flowlog_nflog_overruns_total", "Times the kernel dropped NFLOG messages (the socket buffer was full).", u(&m.overruns)),

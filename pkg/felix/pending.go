@@ -18,16 +18,17 @@ import (
 // rebuilds its evaluator.
 const pendingSettle = 200 * time.Millisecond
 
-// pendingFeed gives the flow collector its pending verdicts (collector.Config.Pending): the
-// syncer's messages are teed to it on their way to calc (a short lock and an append: calc never
-// waits for a rebuild), and its own goroutine rebuilds a trace.PendingEvaluator from them when
-// they changed, and at least every 0.8 × FlowLogsFlushInterval (felix's re-evaluation period).
+// pendingFeed gives the flow collector its pending verdicts (collector.Config.Pending): calc's
+// loop gives it each syncer message before applying it (add: a short lock and an append, or
+// nothing once dropped; calc never waits for a rebuild), and its own goroutine rebuilds a
+// trace.PendingEvaluator from them when they changed, and at least every 0.8 ×
+// FlowLogsFlushInterval (felix's re-evaluation period).
 // Until run or drop, it keeps what it is given (the snapshot arrives before felix knows whether
 // flow logs are on).
 type pendingFeed struct {
 	mu      sync.Mutex
 	queue   []syncer.Message // not yet given to the source
-	dropped bool             // flow logs or staged evaluation off: messages are not kept
+	dropped atomic.Bool      // flow logs or staged evaluation off: messages are not kept
 	changed chan struct{}    // one pending signal at most
 
 	cur atomic.Pointer[trace.PendingEvaluator]
@@ -37,29 +38,13 @@ func newPendingFeed() *pendingFeed {
 	return &pendingFeed{changed: make(chan struct{}, 1)}
 }
 
-// tee forwards the syncer's messages to calc, keeping a copy for the feed.
-func (p *pendingFeed) tee(ctx context.Context, in <-chan syncer.Message, out chan<- syncer.Message) {
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case m := <-in:
-			p.add(m)
-			select {
-			case out <- m:
-			case <-ctx.Done():
-				return
-			}
-		}
-	}
-}
-
+// add keeps a copy of a syncer message (calc's goroutine).
 func (p *pendingFeed) add(m syncer.Message) {
-	if len(m.Updates) == 0 && !m.Snapshot {
+	if p.dropped.Load() || (len(m.Updates) == 0 && !m.Snapshot) {
 		return
 	}
 	p.mu.Lock()
-	if !p.dropped {
+	if !p.dropped.Load() {
 		p.queue = append(p.queue, m)
 	}
 	p.mu.Unlock()
@@ -72,7 +57,8 @@ func (p *pendingFeed) add(m syncer.Message) {
 // drop stops keeping messages: felix evaluates no pending verdicts.
 func (p *pendingFeed) drop() {
 	p.mu.Lock()
-	p.dropped, p.queue = true, nil
+	p.dropped.Store(true)
+	p.queue = nil
 	p.mu.Unlock()
 }
 

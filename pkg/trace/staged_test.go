@@ -75,3 +75,40 @@ func TestTierOfStagedPoliciesOnly(t *testing.T) {
 		t.Errorf("pending a -> b tcp/22 denied")
 	}
 }
+
+// A StagedKubernetesNetworkPolicy is evaluated as Project Calico converts it (tier default,
+// order 1000, Kubernetes pods only): its allow from c decides c -> b in the pending verdict,
+// ahead of the enforced "web"; a -> b, which no rule of it allows, falls through to "web".
+func TestStagedKubernetesPolicy(t *testing.T) {
+	ups := twoWorkloads(t, object{plural: "stagedkubernetesnetworkpolicies", ns: "prod", name: "b-from-c",
+		spec: `{"podSelector":{"matchLabels":{"app":"b"}},"policyTypes":["Ingress"],
+		"ingress":[{"from":[{"podSelector":{"matchLabels":{"app":"c"}}}],"ports":[{"port":80}]}]}`})
+	tr := run(t, ups, "c", "b", flowlog.ProtoTCP, 80)
+	if in := last(t, tr.Enforced, "h1", ruleid.Ingress); in.Name != "web" {
+		t.Errorf("enforced ingress decided by %v, want web", in)
+	}
+	hits := hopOn(t, tr.Pending, "h1").IngressHits
+	want := flowlog.PolicyHit{Kind: flowlog.KindStagedKubernetesNetworkPolicy, Namespace: "prod", Name: "b-from-c",
+		Tier: "default", Action: flowlog.Allow}
+	if len(hits) != 1 || hits[0] != want {
+		t.Errorf("pending hits %+v, want %+v", hits, want)
+	}
+	tr = run(t, ups, "a", "b", flowlog.ProtoTCP, 80)
+	if !tr.Pending.Allowed {
+		t.Fatal("pending a -> b denied")
+	}
+	if in := last(t, tr.Pending, "h1", ruleid.Ingress); in.Name != "web" {
+		t.Errorf("pending a -> b decided by %v, want web", in)
+	}
+}
+
+func hopOn(t *testing.T, v Verdict, host string) Hop {
+	t.Helper()
+	for _, h := range v.Hops {
+		if h.Host == host {
+			return h
+		}
+	}
+	t.Fatalf("no hop on %s", host)
+	return Hop{}
+}

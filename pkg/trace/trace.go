@@ -187,11 +187,12 @@ func (h *hostModel) hop(t *Trace) (Hop, error) {
 	return hop, nil
 }
 
-// hitsOf returns the policy hits of a path as a flow reports them, numbered from 0, pending rules
-// included; an end of tier that passed is left out (felix's bookkeeping).
+// hitsOf returns the policy hits of a path as a flow reports them: its latest part (the last
+// chain that decided, ruleid.Path.Latest), numbered from 0, pending rules included; an end of
+// tier that passed is left out (felix's bookkeeping).
 func hitsOf(p ruleid.Path, trigger func(string) (ruleid.Policy, bool)) ([]flowlog.PolicyHit, error) {
 	var out []flowlog.PolicyHit
-	for _, r := range p {
+	for _, r := range p.Latest() {
 		if r.Kind == flowlog.KindEndOfTier && r.Action == flowlog.Pass {
 			continue
 		}

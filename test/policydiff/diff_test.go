@@ -63,12 +63,15 @@ func TestMain(m *testing.M) {
 }
 
 // startHarness brings up felix and the namespaces for one test.
-func startHarness(t *testing.T) (*runner, context.Context) {
+func startHarness(t *testing.T) (*runner, context.Context) { return startHarnessWith(t, 0) }
+
+// startHarnessWith is startHarness with felix's flow logs on when flowFlush is set.
+func startHarnessWith(t *testing.T, flowFlush time.Duration) (*runner, context.Context) {
 	netnstest.RequireLong(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	start := time.Now()
-	hs, err := newHarness(ctx, bin, t.Logf)
+	hs, err := newHarness(ctx, bin, t.Logf, flowFlush)
 	if err != nil {
 		t.Fatal(err)
 	}

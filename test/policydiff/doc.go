@@ -34,7 +34,11 @@
 // pipeline (package trace: calc, the ruleset builder and the packet simulator over the same
 // datastore objects) and requires, for every probe felix and the evaluator agree on, the
 // trace's fate on felix's host to equal the kernel's and the rules it names (tier, policy,
-// rule index, action: Verdict.Decisions) to equal the evaluator's.
+// rule index, action: Verdict.Decisions) to equal the evaluator's. Felix's flow logs are on
+// there (1 s flush, 3 s of quiet before each scenario's probes): each such probe's flow log
+// line, for each local end, must carry the trace's hits of that direction, enforced and pending
+// (flows_test.go; only probes whose flow key no other probe of the scenario shares, about
+// 70 lines per scenario).
 //
 // The minimal scenarios of former mismatches are replayed by TestFormerMismatchesMatchCalico
 // (regress_test.go); those of mismatches still open, where our felix differs from Project
@@ -62,4 +66,5 @@
 //	sock.go         AF_PACKET sockets that send and capture them
 //	shrink.go       a persistent mismatch shrunk to a minimal universe against the real felix
 //	debuglog.go     POLICYDIFF_DEBUG's timeline of the harness's steps and nft monitor
+//	flows_test.go   the flow log lines a probe must produce, read back and compared with its trace
 package policydiff

@@ -52,10 +52,11 @@ func buildBinaries(ctx context.Context, dir string) error {
 	return nil
 }
 
-// newHarness builds the namespaces, starts etcd and felix and opens the packet sockets.
-func newHarness(ctx context.Context, bin string, logf func(string, ...any)) (_ *harness, err error) {
+// newHarness builds the namespaces, starts etcd and felix and opens the packet sockets. With
+// flowFlush set, felix writes flow logs (topo.Options.FlowLogsFlush).
+func newHarness(ctx context.Context, bin string, logf func(string, ...any), flowFlush time.Duration) (_ *harness, err error) {
 	f, err := topo.New(ctx, topo.Options{Tag: "ccdiff", Hosts: 1, IPv6: true, Bin: bin, Logf: logf,
-		KeepDir: os.Getenv("E2E_KEEP") != ""})
+		KeepDir: os.Getenv("E2E_KEEP") != "", FlowLogsFlush: flowFlush})
 	if err != nil {
 		return nil, err
 	}

@@ -20,24 +20,35 @@ import (
 // builder and the packet simulator over the datastore) against real packets: on random
 // scenarios run through the real felix, for every probe the trace's verdict on felix's host
 // equals what the kernel did, and the rules the trace names (tier, policy, rule index, action)
-// equal the reference evaluator's decisions for that packet.
+// equal the reference evaluator's decisions for that packet. Felix's flow logs are on: for each
+// such probe whose flow key no other probe of its scenario shares, the flow log line of each
+// local end (reporter Src, Dst) carries the trace's hits of that direction, enforced and
+// pending (kind, tier, policy, rule index, action, trigger).
 //
 //	POLICYDIFF_TRACE_SCENARIOS=20 go test ./test/policydiff -run TestTraceAgreesWithPackets -args -seed 7
 func TestTraceAgreesWithPackets(t *testing.T) {
-	rn, ctx := startHarness(t)
+	rn, ctx := startHarnessWith(t, traceFlowFlush)
 	scenarios := int(envUint("POLICYDIFF_TRACE_SCENARIOS", 8))
 	start := time.Now()
-	var probes, delivered, checked int
+	var probes, delivered, checked, flows int
 	for i := *flagFirst; i < *flagFirst+scenarios; i++ {
 		sc, err := newScenario(*flagSeed, i, *flagProbes)
 		if err != nil {
 			t.Fatalf("scenario %d: %v", i, err)
+		}
+		quiet := time.Now()
+		if err := rn.hs.flushConntrack(); err != nil { // the connections before end now
+			t.Fatal(err)
+		}
+		if err := sleep(ctx, flowQuiet); err != nil {
+			t.Fatal(err)
 		}
 		out, err := rn.Run(ctx, sc)
 		if err != nil {
 			t.Fatal(err)
 		}
 		tr := trace.New(snapshotOf(t, rn.hs, sc.U), zerolog.Nop())
+		fw := newFlowWants(sc.Probes)
 		for _, o := range out {
 			probes++
 			if o.Got {
@@ -47,17 +58,26 @@ func TestTraceAgreesWithPackets(t *testing.T) {
 				continue // felix and the evaluator disagree: TestDiff's failure, not the trace's
 			}
 			checked++
-			if msg := compareTrace(tr, o); msg != "" {
+			tt, msg := compareTrace(tr, o)
+			if msg != "" {
 				t.Errorf("seed %d scenario %d: %s: %s\nevaluator:\n  %v\nuniverse:\n%s", *flagSeed, i, o.Packet, msg,
 					o.Trace, sc.U.YAML())
+				continue
 			}
+			fw.add(o.Probe, tt)
+		}
+		flows += len(fw.wants)
+		for _, d := range fw.check(ctx, rn.hs.h.FlowLogFile(), quiet.Add(flowQuiet-traceFlowFlush)) {
+			t.Errorf("seed %d scenario %d: %s", *flagSeed, i, d)
 		}
 		if t.Failed() {
+			t.Logf("universe:\n%s", sc.U.YAML())
 			return
 		}
 	}
-	t.Logf("seed %d: %d scenarios, %d probes (%d delivered), %d checked: the trace agreed with the kernel and the evaluator on all, in %s",
-		*flagSeed, scenarios, probes, delivered, checked, time.Since(start).Round(time.Millisecond))
+	t.Logf("seed %d: %d scenarios, %d probes (%d delivered), %d checked: the trace agreed with the kernel and the evaluator on all, "+
+		"and with the %d flow log lines of the probes whose flow key is their own, in %s",
+		*flagSeed, scenarios, probes, delivered, checked, flows, time.Since(start).Round(time.Millisecond))
 }
 
 // snapshotOf is what felix's syncer reads after the harness wrote the universe: the base
@@ -89,33 +109,28 @@ func snapshotOf(t *testing.T, hs *harness, u *Universe) []syncer.Update {
 
 // compareTrace traces the probe and says how it differs from the kernel's fate and the
 // evaluator's decisions ("" when it does not).
-func compareTrace(tr *trace.Tracer, o outcome) string {
+func compareTrace(tr *trace.Tracer, o outcome) (*trace.Trace, string) {
 	p := o.Packet
 	req := trace.Request{Src: p.Src.String(), Dst: p.Dst.String(), Proto: p.Proto, Port: p.DstPort, SrcPort: p.SrcPort,
 		ICMPType: p.ICMPType, ICMPCode: p.ICMPCode}
 	t, err := tr.Trace(req)
 	if err != nil {
-		return err.Error()
+		return nil, err.Error()
 	}
-	var hop *trace.Hop
-	for i := range t.Enforced.Hops {
-		if t.Enforced.Hops[i].Host == localNode {
-			hop = &t.Enforced.Hops[i]
-		}
-	}
+	hop := hopOn(t.Enforced.Hops)
 	if hop == nil {
-		return fmt.Sprintf("no hop on %s: %+v", localNode, t.Enforced.Hops)
+		return t, fmt.Sprintf("no hop on %s: %+v", localNode, t.Enforced.Hops)
 	}
 	if got := hop.Fate == sim.FateSent; got != o.Got {
-		return fmt.Sprintf("kernel delivered %v, trace says %v (%s)\n%s", o.Got, hop.Fate, hop.OIF, hop.Result)
+		return t, fmt.Sprintf("kernel delivered %v, trace says %v (%s)\n%s", o.Got, hop.Fate, hop.OIF, hop.Result)
 	}
 	got, want := traceDecisions(hop), evaluatorDecisions(o.Decisions)
 	slices.Sort(got)
 	slices.Sort(want)
 	if !slices.Equal(got, want) {
-		return fmt.Sprintf("trace names %q, evaluator %q\n%s", got, want, hop.Result)
+		return t, fmt.Sprintf("trace names %q, evaluator %q\n%s", got, want, hop.Result)
 	}
-	return ""
+	return t, ""
 }
 
 // traceKinds are the evaluator's names of the kinds the trace names.

@@ -40,7 +40,7 @@ func (g *Graph) applyResource(k datastore.ResourceID, v any) error {
 		return g.onNetworkSet(k, v)
 	case "globalnetworkpolicies", "networkpolicies":
 		return g.onPolicy(k, v)
-	case "stagedglobalnetworkpolicies", "stagednetworkpolicies":
+	case "stagedglobalnetworkpolicies", "stagednetworkpolicies", "stagedkubernetesnetworkpolicies":
 		if !g.stagedAsEnforced {
 			return nil // never enforced: felix keeps them for flow logs' pending verdicts only
 		}
@@ -214,10 +214,11 @@ var policyKinds = map[string]struct {
 	kind       string
 	namespaced bool
 }{
-	"globalnetworkpolicies":       {"gnp", false},
-	"networkpolicies":             {"np", true},
-	"stagedglobalnetworkpolicies": {"sgnp", false},
-	"stagednetworkpolicies":       {"snp", true},
+	"globalnetworkpolicies":           {"gnp", false},
+	"networkpolicies":                 {"np", true},
+	"stagedglobalnetworkpolicies":     {"sgnp", false},
+	"stagednetworkpolicies":           {"snp", true},
+	"stagedkubernetesnetworkpolicies": {"sknp", true},
 }
 
 func (g *Graph) onPolicy(k datastore.ResourceID, v any) error {
@@ -285,8 +286,9 @@ func keepPlacement(view, prev api.PolicySpecView, inv *syncer.Invalid) api.Polic
 }
 
 // policyView returns the common view of a policy value; ok is false for a deletion (nil), a
-// staged policy whose stagedAction is Delete (Project Calico's syncer never sends those to felix)
-// and a value of another type (err).
+// staged policy whose stagedAction is Delete (Project Calico's syncer never sends those to felix),
+// a staged Kubernetes policy Project Calico's converter fails on (err; its syncer sends nothing
+// either) and a value of another type (err).
 func policyView(v any) (view api.PolicySpecView, ok bool, err error) {
 	switch p := v.(type) {
 	case *api.GlobalNetworkPolicy:
@@ -297,6 +299,12 @@ func policyView(v any) (view api.PolicySpecView, ok bool, err error) {
 		return p.View(), p.Spec.StagedAction != api.StagedActionDelete, nil
 	case *api.StagedNetworkPolicy:
 		return p.View(), p.Spec.StagedAction != api.StagedActionDelete, nil
+	case *api.StagedKubernetesNetworkPolicy:
+		if p.Spec.StagedAction == api.StagedActionDelete {
+			return view, false, nil
+		}
+		view, err := p.View()
+		return view, err == nil, err
 	case nil:
 		return view, false, nil
 	}

@@ -47,13 +47,14 @@ type Graph struct {
 // Option changes what a graph computes.
 type Option func(*Graph)
 
-// StagedAsEnforced makes the graph enforce StagedGlobalNetworkPolicies and StagedNetworkPolicies
-// in their place, among the enforced policies of their tier (PolicyID kinds "sgnp" and "snp"),
-// as Project Calico's pending evaluation does (its app-policy checker's StagedAsEnforced scope);
-// one whose stagedAction is Delete is left out, as Project Calico's syncer never sends it to
-// felix. The model is the pending one: what the dataplane would enforce if the staged policies
-// went live. Without it, staged policies are ignored. StagedKubernetesNetworkPolicies are not
-// evaluated (calc does not convert Kubernetes policy).
+// StagedAsEnforced makes the graph enforce StagedGlobalNetworkPolicies, StagedNetworkPolicies
+// and StagedKubernetesNetworkPolicies in their place, among the enforced policies of their tier
+// (PolicyID kinds "sgnp", "snp" and "sknp"; a Kubernetes one converted as Project Calico
+// converts it: api.StagedKubernetesNetworkPolicy.View), as Project Calico's pending evaluation
+// does (its app-policy checker's StagedAsEnforced scope); one whose stagedAction is Delete is
+// left out, as Project Calico's syncer never sends it to felix. The model is the pending one:
+// what the dataplane would enforce if the staged policies went live. Without it, staged
+// policies are ignored.
 func StagedAsEnforced() Option { return func(g *Graph) { g.stagedAsEnforced = true } }
 
 // New returns an empty graph for the named host.

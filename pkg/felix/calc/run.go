@@ -24,6 +24,9 @@ type RunConfig struct {
 	// IdleBeat is how often progress is called while no message arrives (default 5 s), so a
 	// watchdog does not take an idle loop for a hung one.
 	IdleBeat time.Duration
+	// OnMessage, when set, sees each syncer message before the graph does, on the loop's
+	// goroutine (felix's pending feed keeps a copy); it must not block.
+	OnMessage func(syncer.Message)
 }
 
 func (c RunConfig) withDefaults() RunConfig {
@@ -176,6 +179,9 @@ func (l *Loop) step(ctx context.Context, st *runState, in <-chan syncer.Message,
 }
 
 func (l *Loop) onMessage(m syncer.Message) {
+	if l.cfg.OnMessage != nil {
+		l.cfg.OnMessage(m)
+	}
 	l.metrics.onMessage(m)
 	if m.Snapshot {
 		l.g.log.Info().Int("keys", len(m.Updates)).Int64("revision", m.Revision).Msg("Datastore snapshot received")

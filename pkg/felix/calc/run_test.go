@@ -257,3 +257,23 @@ func TestLoopObservers(t *testing.T) {
 		t.Errorf("facts count %d workloads after the removal", f.Workloads)
 	}
 }
+
+// TestLoopOnMessage: RunConfig.OnMessage sees every message, in order (felix's pending feed
+// keeps its copy there).
+func TestLoopOnMessage(t *testing.T) {
+	in, out := make(chan syncer.Message), make(chan []Update, 10)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var seen []string // the first key of each message, written on the loop's goroutine
+	l := NewLoop(newTestGraph("h1"), RunConfig{IdleBeat: time.Hour, OnMessage: func(m syncer.Message) {
+		seen = append(seen, m.Updates[0].ID.Key())
+	}})
+	go l.Run(ctx, in, out, nil)
+	w1, w2 := wep("ns", "h1", "1", nil, []string{"10.65.0.1/32"}), wep("ns", "h1", "2", nil, []string{"10.65.0.2/32"})
+	in <- syncer.Message{Status: syncer.InSync, Snapshot: true, Updates: []syncer.Update{w1}}
+	in <- syncer.Message{Status: syncer.InSync, Updates: []syncer.Update{w2}}
+	waitFacts(t, l, "2 workloads", func(f Facts) bool { return f.Workloads == 2 })
+	if !slices.Equal(seen, []string{w1.ID.Key(), w2.ID.Key()}) {
+		t.Errorf("OnMessage saw %q, want both messages in order", seen)
+	}
+}

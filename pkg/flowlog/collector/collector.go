@@ -182,8 +182,10 @@ func policyTuple(e conntrack.Entry) flowlog.Tuple {
 // Flush reports every connection's changes since the last flush to the
 // aggregator and returns the flows of the interval ending at now.
 // Connections that are over are reported once more, completed, and
-// forgotten.
+// forgotten; unfinished paths open since before the last flush are dropped
+// (ruleid.Assembler.Expire).
 func (c *Collector) Flush(now time.Time) []flowlog.Flow {
+	c.paths.Expire()
 	for t, cn := range c.conns {
 		if !cn.tracked && now.Sub(cn.lastSeen) > c.cfg.AgeTimeout {
 			cn.over = true

@@ -61,9 +61,12 @@ func TestKernelEndToEnd(t *testing.T) {
 	out, ready := make(chan []flowlog.Flow, 100), make(chan struct{})
 	done := make(chan error, 1)
 	var counts Counts // written on the collector's goroutine, read after it returned
+	var dumps int
+	var dumpRead time.Duration
 	go func() {
 		done <- c.Run(ctx, Loop{NetNS: srv.FD, Poll: 50 * time.Millisecond, Flush: 100 * time.Millisecond,
-			NFLOGFlush: 10 * time.Millisecond, Out: func(f []flowlog.Flow) { counts = c.Counts(); out <- f }, Ready: func() { close(ready) }})
+			NFLOGFlush: 10 * time.Millisecond, Out: func(f []flowlog.Flow) { counts = c.Counts(); out <- f }, Ready: func() { close(ready) },
+			Dumped: func(read, _ time.Duration) { dumps, dumpRead = dumps+1, dumpRead+read }})
 	}()
 	select {
 	case <-ready:
@@ -131,6 +134,11 @@ func TestKernelEndToEnd(t *testing.T) {
 	}
 	if counts.NFLOG.Packets < 4 || counts.NFLOG.ParseErrors != 0 || counts.NFLOG.Overruns != 0 || counts.FlowsLost != 0 {
 		t.Errorf("counts %+v", counts)
+	}
+	if dumps == 0 || dumpRead <= 0 {
+		t.Errorf("%d conntrack dumps timed, reading took %s in all", dumps, dumpRead)
+	} else {
+		t.Logf("%d conntrack dumps, %s each on average to read", dumps, dumpRead/time.Duration(dumps))
 	}
 }
 

@@ -34,6 +34,10 @@ type Loop struct {
 	// Ready, when set, is called once the NFLOG groups are bound: packets
 	// logged from then on are collected.
 	Ready func()
+	// Dumped, when set, is told how long each conntrack dump took to read
+	// from the kernel and to apply to the connections (on the loop's
+	// goroutine; not for a dump that failed).
+	Dumped func(read, process time.Duration)
 }
 
 // DefaultPoll is felix's conntrack polling interval.
@@ -104,7 +108,7 @@ func (c *Collector) loop(ctx context.Context, l Loop, packets <-chan nflog.Packe
 	for {
 		select {
 		case <-ctx.Done():
-			c.dump(ct)
+			c.dump(ct, l.Dumped)
 			l.Out(c.Flush(l.Now()))
 			return
 		case t := <-l.Tables:
@@ -112,19 +116,24 @@ func (c *Collector) loop(ctx context.Context, l Loop, packets <-chan nflog.Packe
 		case p := <-packets:
 			c.OnPacket(p, l.Now())
 		case <-poll.C:
-			c.dump(ct)
+			c.dump(ct, l.Dumped)
 		case <-flush.C:
-			c.dump(ct)
+			c.dump(ct, l.Dumped)
 			l.Out(c.Flush(l.Now()))
 		}
 	}
 }
 
-func (c *Collector) dump(ct *conntrack.Reader) {
+func (c *Collector) dump(ct *conntrack.Reader, timed func(read, process time.Duration)) {
+	start := time.Now()
 	entries, err := ct.Dump()
 	if err != nil {
 		c.cfg.Log.Warn().Err(err).Msg("conntrack dump failed; counters wait for the next one")
 		return
 	}
+	read := time.Since(start)
 	c.OnDump(entries)
+	if timed != nil {
+		timed(read, time.Since(start)-read)
+	}
 }

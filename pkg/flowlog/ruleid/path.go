@@ -26,6 +26,31 @@ func (p Path) Verdict() (RuleID, bool) {
 	return p[len(p)-1], true
 }
 
+// Latest returns the part of the path a flow reports: the rules after the last decision but
+// one, up to the last. A packet crossing two policed chains in one direction (a workload's
+// egress, then a host endpoint's forward policy) meets two decisions; the Assembler ends a path
+// at each, and the collector keeps a direction's latest complete path, as Project Calico's
+// collector replaces a rule trace that conflicts with the one it holds; rules after the last
+// decision (a host endpoint's forward tiers that all passed) never complete a path. A decision
+// is an allow or deny of any policy (staged ones decide in the pending evaluation). A path
+// without one is returned whole.
+func (p Path) Latest() Path {
+	end := len(p) - 1
+	for end >= 0 && !p[end].decides() {
+		end--
+	}
+	if end < 0 {
+		return p
+	}
+	start := end - 1
+	for start >= 0 && !p[start].decides() {
+		start--
+	}
+	return p[start+1 : end+1]
+}
+
+func (r RuleID) decides() bool { return r.Action == flowlog.Allow || r.Action == flowlog.Deny }
+
 // Enforced returns the policy hits a flow reports for a complete path: every
 // rule except an end of tier that passed (felix's bookkeeping for tiers with
 // only staged policies), numbered from 0. An end of tier names the policy
@@ -66,15 +91,23 @@ type pathKey struct {
 // group, those of other connections may come between them. Not safe for
 // concurrent use.
 type Assembler struct {
-	open map[pathKey]Path
+	open map[pathKey]openPath
 	max  int
+	gen  uint64 // Expire calls so far
+}
+
+// openPath is an unfinished path and the Expire generation it began in.
+type openPath struct {
+	hits Path
+	gen  uint64
 }
 
 // NewAssembler holds at most maxOpen unfinished paths (a packet's path
-// stays unfinished when NFLOG lost its verdict; Forget drops it); past that
-// the hits of new paths are dropped.
+// stays unfinished when NFLOG lost its verdict, or when it had none: a
+// host endpoint's forward tiers that all passed; Forget and Expire drop
+// them); past that the hits of new paths are dropped.
 func NewAssembler(maxOpen int) *Assembler {
-	return &Assembler{open: map[pathKey]Path{}, max: maxOpen}
+	return &Assembler{open: map[pathKey]openPath{}, max: maxOpen}
 }
 
 // Add records that a packet of t met r. When r is the verdict it returns
@@ -82,10 +115,13 @@ func NewAssembler(maxOpen int) *Assembler {
 func (a *Assembler) Add(t flowlog.Tuple, r RuleID) (Path, bool) {
 	k := pathKey{t, r.Direction}
 	p, open := a.open[k]
-	p = append(p, r)
+	if !open {
+		p.gen = a.gen
+	}
+	p.hits = append(p.hits, r)
 	if r.IsVerdict() {
 		delete(a.open, k)
-		return p, true
+		return p.hits, true
 	}
 	if open || len(a.open) < a.max {
 		a.open[k] = p
@@ -100,4 +136,18 @@ func (a *Assembler) Open() int { return len(a.open) }
 func (a *Assembler) Forget(t flowlog.Tuple) {
 	delete(a.open, pathKey{t, Ingress})
 	delete(a.open, pathKey{t, Egress})
+}
+
+// Expire drops the paths that were already open at the previous call (the
+// collector calls it at each flush): the hits of one packet arrive
+// together, so such a path will not complete, and kept it would prefix
+// the path of the next packet of its tuple (ICMP and bare IP protocols
+// reuse tuples).
+func (a *Assembler) Expire() {
+	for k, p := range a.open {
+		if p.gen < a.gen {
+			delete(a.open, k)
+		}
+	}
+	a.gen++
 }

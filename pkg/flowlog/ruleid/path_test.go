@@ -41,6 +41,32 @@ func TestPathEnforced(t *testing.T) {
 	}
 }
 
+// A path through a workload's egress policy and a host endpoint's forward policy is reported
+// by its second decision's part, or by the first when the forward tiers all passed; a path
+// with one decision, or none yet, is reported whole; a staged policy's allow or deny (pending
+// evaluation) decides too.
+func TestPathLatest(t *testing.T) {
+	id := ok(t)
+	pass := id(Rule(gnp("p"), "t1", Egress, 0, flowlog.Pass))
+	wepAllow := id(Rule(gnp("wep-out"), "t2", Egress, 1, flowlog.Allow))
+	hepPass := id(Rule(gnp("hep-p"), "t1", Egress, 3, flowlog.Pass))
+	hepDeny := id(Rule(gnp("hep-fwd"), "t2", Egress, 0, flowlog.Deny))
+	staged := id(Rule(Policy{Kind: flowlog.KindStagedGlobalNetworkPolicy, Name: "s"}, "t2", Egress, 0, flowlog.Allow))
+	for _, c := range []struct{ in, want Path }{
+		{Path{pass, wepAllow, hepPass, hepDeny}, Path{hepPass, hepDeny}},
+		{Path{pass, wepAllow}, Path{pass, wepAllow}},
+		{Path{pass, wepAllow, hepPass}, Path{pass, wepAllow}},
+		{Path{hepPass, pass, wepAllow}, Path{hepPass, pass, wepAllow}},
+		{Path{pass}, Path{pass}},
+		{Path{staged, hepDeny}, Path{hepDeny}},
+		{nil, nil},
+	} {
+		if got := c.in.Latest(); !cmp.Equal(got, c.want) {
+			t.Errorf("%v.Latest() = %v, want %v", c.in, got, c.want)
+		}
+	}
+}
+
 // Hits of two connections interleave; each path completes at its own verdict.
 func TestAssembler(t *testing.T) {
 	id := ok(t)
@@ -78,5 +104,25 @@ func TestAssembler(t *testing.T) {
 	full.Add(t2, pass)
 	if p, done := full.Add(t2, deny); !done || !cmp.Equal(p, Path{deny}) || full.Open() != 1 {
 		t.Errorf("bound not kept: %v %v, %d open", p, done, full.Open())
+	}
+}
+
+// A path still open at the second Expire after it began (its packet met no verdict: a host
+// endpoint's forward tiers that all passed) is dropped, so the next packet of its tuple (ICMP and
+// bare IP protocols reuse tuples) starts a path of its own; one begun since the last Expire stays.
+func TestAssemblerExpire(t *testing.T) {
+	id := ok(t)
+	tu := flowlog.Tuple{Src: netip.MustParseAddr("10.65.0.1"), Dst: netip.MustParseAddr("10.65.0.2"), Proto: 253}
+	pass := id(Rule(gnp("p"), "t1", Ingress, 0, flowlog.Pass))
+	deny := id(EndOfTier("t2", Ingress, flowlog.Deny))
+	a := NewAssembler(10)
+	a.Add(tu, pass)
+	a.Expire()
+	if a.Open() != 1 {
+		t.Fatalf("a path begun since the last Expire was dropped")
+	}
+	a.Expire()
+	if p, done := a.Add(tu, deny); !done || !cmp.Equal(p, Path{deny}) {
+		t.Errorf("next packet's path %v %v, want [%v] alone", p, done, deny)
 	}
 }

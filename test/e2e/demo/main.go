@@ -63,7 +63,8 @@ func (d *demo) run(ctx context.Context) error {
 		return err
 	}
 	d.step("Building the fabric: etcd + %d hosts (%s), state and logs in %s", d.hosts, d.mode, logs)
-	d.f, err = topo.New(ctx, topo.Options{Tag: "ccdemo", Hosts: d.hosts, Dir: logs, KeepDir: true, Bin: d.bin, Mode: d.mode})
+	d.f, err = topo.New(ctx, topo.Options{Tag: "ccdemo", Hosts: d.hosts, Dir: logs, KeepDir: true, Bin: d.bin, Mode: d.mode,
+		FlowLogsFlush: flowFlush})
 	if err != nil {
 		return err
 	}
@@ -84,6 +85,9 @@ func (d *demo) run(ctx context.Context) error {
 		return err
 	}
 	if err := d.connectivity(ctx, "with the policy", true); err != nil {
+		return err
+	}
+	if err := d.explainConnections(ctx); err != nil {
 		return err
 	}
 	d.printDaemons()

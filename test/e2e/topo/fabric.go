@@ -59,6 +59,9 @@ type Options struct {
 	// felix would; no calico-host daemon runs there. Their workloads are plugged in by the CNI
 	// plugin, which writes what Project Calico's plugin writes.
 	ProjectCalico []int
+	// FlowLogsFlush, when set, turns felix's flow log file on (Host.FlowLogFile) with this
+	// FlowLogsFlushInterval, in whole seconds, in every host's felix.toml.
+	FlowLogsFlush time.Duration
 }
 
 // Fabric is the whole simulated network and its etcd.

@@ -207,7 +207,7 @@ const (
 )
 
 func (h *Host) felixTOML() string {
-	return fmt.Sprintf(`FelixHostname = %q
+	conf := fmt.Sprintf(`FelixHostname = %q
 LogSeverityScreen = "Info"
 HealthEnabled = true
 HealthHost = "127.0.0.1"
@@ -217,7 +217,15 @@ PrometheusMetricsHost = "127.0.0.1"
 PrometheusMetricsPort = 9091
 IPv6Support = %v
 `, h.Name, h.f.Opts.IPv6)
+	if flush := h.f.Opts.FlowLogsFlush; flush > 0 {
+		conf += fmt.Sprintf("FlowLogsFileEnabled = true\nFlowLogsFileDirectory = %q\nFlowLogsFlushInterval = \"%d\"\n",
+			filepath.Dir(h.FlowLogFile()), int(flush.Seconds()))
+	}
+	return conf
 }
+
+// FlowLogFile is where felix writes the host's flow log with Options.FlowLogsFlush.
+func (h *Host) FlowLogFile() string { return h.path(filepath.Join("flowlogs", "flows.log")) }
 
 // Workloads returns the host's workloads, by name.
 func (h *Host) Workloads() []*Workload {

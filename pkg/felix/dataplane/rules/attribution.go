@@ -75,6 +75,9 @@ func ProfileRuleIDs(name string, egress bool, rs []calc.Rule) ([]ruleid.RuleID, 
 	})
 }
 
+// ruleIDs names each calc rule by its source rule's index (calc.Rule.Index: the v3 rule's
+// position, as felix names rules in flow logs; the calc rules a source rule is split into share
+// its ID).
 func ruleIDs(rs []calc.Rule, id func(int, flowlog.Action) (ruleid.RuleID, error)) ([]ruleid.RuleID, error) {
 	out := make([]ruleid.RuleID, len(rs))
 	for i := range rs {
@@ -82,7 +85,7 @@ func ruleIDs(rs []calc.Rule, id func(int, flowlog.Action) (ruleid.RuleID, error)
 		if !ok {
 			continue
 		}
-		r, err := id(i, a)
+		r, err := id(rs[i].Index, a)
 		if err != nil {
 			return make([]ruleid.RuleID, len(rs)), err // the name is the policy's: every rule fails
 		}

@@ -22,8 +22,8 @@ func TestFlowLogStatements(t *testing.T) {
 	cfg.FlowLogs = true
 	h := newHarnessWith(t, cfg)
 	p1, p2 := gnpID("p1"), calc.PolicyID{Tier: "security", Kind: "np", Namespace: "prod", Name: "db"}
-	h.policy(p1, "all()", []calc.Rule{{Action: calc.RuleLog}, {Action: calc.RuleDeny, Protocol: 6, DstPorts: ports(81)},
-		{Action: calc.RuleAllow, Protocol: 6, DstPorts: ports(80)}}, []calc.Rule{{Action: calc.RulePass}})
+	h.policy(p1, "all()", []calc.Rule{{Action: calc.RuleLog}, {Action: calc.RuleDeny, Protocol: 6, DstPorts: ports(81), Index: 1},
+		{Action: calc.RuleAllow, Protocol: 6, DstPorts: ports(80), Index: 2}}, []calc.Rule{{Action: calc.RulePass}})
 	h.policy(p2, "all()", []calc.Rule{{Action: calc.RuleAllow, Protocol: 17}}, nil)
 	h.profile("kns.prod", []calc.Rule{{Action: calc.RuleAllow}}, nil)
 	h.endpoint("w1", workload("cali11111111111", []calc.TierInfo{
