@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/calico-host/calico-host/internal/backoff"
 	"github.com/calico-host/calico-host/pkg/flowlog"
 	"github.com/calico-host/calico-host/pkg/flowlog/ruleid"
 	"github.com/calico-host/calico-host/pkg/trace"
@@ -160,7 +161,7 @@ func (w *flowWants) check(ctx context.Context, file string, since time.Time) []s
 				missing = append(missing, fmt.Sprintf("%s (%s; trace %s)", k, want.probe.Packet, describeHits(want.enforced)))
 			}
 		}
-		if len(missing) == 0 || time.Now().After(deadline) || sleep(ctx, 200*time.Millisecond) != nil {
+		if len(missing) == 0 || time.Now().After(deadline) || backoff.Sleep(ctx, 200*time.Millisecond) != nil {
 			slices.Sort(missing)
 			return append(w.compare(got), prefixAll("no flow line for ", missing)...)
 		}

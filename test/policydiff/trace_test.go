@@ -8,6 +8,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/calico-host/calico-host/internal/backoff"
 	"github.com/calico-host/calico-host/pkg/api"
 	"github.com/calico-host/calico-host/pkg/datastore"
 	"github.com/calico-host/calico-host/pkg/flowlog"
@@ -40,7 +41,7 @@ func TestTraceAgreesWithPackets(t *testing.T) {
 		if err := rn.hs.flushConntrack(); err != nil { // the connections before end now
 			t.Fatal(err)
 		}
-		if err := sleep(ctx, flowQuiet); err != nil {
+		if err := backoff.Sleep(ctx, flowQuiet); err != nil {
 			t.Fatal(err)
 		}
 		out, err := rn.Run(ctx, sc)
