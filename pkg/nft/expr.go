@@ -113,6 +113,22 @@ func (r Rule) Refs() []Ref {
 	return out
 }
 
+// NeedsMember reports whether the rule acts only on packets found in a set for which in
+// returns true: it looks that set up (not negated) before any statement. When every such set
+// is empty, the rule never matches and does nothing (matches have no effect of their own).
+func (r Rule) NeedsMember(in func(set string) bool) bool {
+	for _, x := range r.Exprs {
+		m, ok := x.(Match)
+		if !ok {
+			return false
+		}
+		if l, ok := m.(lookupMatch); ok && !l.neg && in(l.set) {
+			return true
+		}
+	}
+	return false
+}
+
 // Equal reports whether two rules are the same expression by expression.
 func (r Rule) Equal(o Rule) bool {
 	if r.Comment != o.Comment || len(r.Exprs) != len(o.Exprs) {

@@ -244,6 +244,17 @@ func (g *groups) finish(in *Input) {
 	clear(g.dirty)
 }
 
+// renderUsers marks the group and profile chains that look up one of the calc IP sets ids to
+// render again (the sets gained their first member or lost their last one).
+func (g *groups) renderUsers(ids map[string]bool) {
+	if len(ids) == 0 {
+		return
+	}
+	for _, name := range g.sets.usersOf(ids) {
+		g.dirty[name] = true
+	}
+}
+
 func (g *groups) removeRef(name string, e *refEntry) {
 	delete(g.refs, name)
 	delete(g.dirty, name)
@@ -385,8 +396,9 @@ func (g *groups) renderRef(name string, e *refEntry, in *Input) {
 		for j, id := range e.ref.Group {
 			me := g.members[memberKey{e.ref.Layer, e.ref.Egress, id}]
 			inline := me.inline || len(e.ref.Group) == 1
-			members[j] = rules.Member{ID: id, Inline: inline, Rules: me.rendered[i].Rules, Protos: me.rendered[i].Protos}
+			members[j] = rules.Member{ID: id, Inline: inline}
 			if inline {
+				members[j].Rules, members[j].Protos = g.sets.withoutEmpty(i, me.rendered[i])
 				uses = appendNew(uses, me.rendered[i].Sets...)
 			}
 		}
@@ -431,7 +443,8 @@ func (g *groups) renderProfile(name string, e *refEntry, in *Input) {
 			g.ids.stampProfile(e.ref.Profile, e.ref.Egress, rs, &rendered[i])
 		}
 		uses = appendNew(uses, rendered[i].Sets...)
-		must(g.tables[i].PutChain(&nft.Chain{Name: name, Rules: rendered[i].Rules}))
+		rs, _ := g.sets.withoutEmpty(i, rendered[i])
+		must(g.tables[i].PutChain(&nft.Chain{Name: name, Rules: rs}))
 	}
 	g.sets.use(name, uses)
 	g.logProblems("profile", e.ref.Profile, rendered)
