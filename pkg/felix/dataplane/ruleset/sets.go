@@ -103,8 +103,12 @@ func (c *calcSets) setName(i int, id string) string {
 // use records the calc IP sets chain name looks up (it was rendered): they must exist. A set
 // it no longer looks up may leave a stand-in unused (addMissing then looks at every chain).
 func (c *calcSets) use(name string, uses []rules.SetUse) {
+	now := make(map[rules.SetUse]bool, len(uses))
+	for _, u := range uses {
+		now[u] = true
+	}
 	for _, u := range c.users[name] {
-		if slices.Contains(uses, u) {
+		if now[u] {
 			continue
 		}
 		for i := range c.tables {
@@ -217,19 +221,16 @@ func (c *calcSets) usersOf(ids map[string]bool) []string {
 // set that has none in that table (see noteFilled); r's slices are returned as they are when
 // it keeps every rule, and are never modified.
 func (c *calcSets) withoutEmpty(i int, r rules.Rendered) ([]nft.Rule, []uint8) {
-	var empty map[string]bool
+	var empty []string // a member looks up few sets
 	for _, u := range r.Sets {
 		if !c.filled[u.ID][i] {
-			if empty == nil {
-				empty = map[string]bool{}
-			}
-			empty[c.setName(i, u.ID)] = true
+			empty = append(empty, c.setName(i, u.ID))
 		}
 	}
 	if empty == nil {
 		return r.Rules, r.Protos
 	}
-	in := func(set string) bool { return empty[set] }
+	in := func(set string) bool { return slices.Contains(empty, set) }
 	rs, protos := make([]nft.Rule, 0, len(r.Rules)), []uint8(nil)
 	for j, x := range r.Rules {
 		if x.NeedsMember(in) {
