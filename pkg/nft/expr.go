@@ -1,6 +1,7 @@
 package nft
 
 import (
+	"net/netip"
 	"strconv"
 	"strings"
 	"unique"
@@ -111,6 +112,65 @@ func (r Rule) Refs() []Ref {
 		x.refs(func(rf Ref) { out = append(out, rf) })
 	}
 	return out
+}
+
+// NeedsMember reports whether the rule acts only on packets found in a set for which in
+// returns true: it looks that set up (not negated) before any statement. When every such set
+// is empty, the rule never matches and does nothing (matches have no effect of their own).
+func (r Rule) NeedsMember(in func(set string) bool) bool {
+	for _, x := range r.Exprs {
+		m, ok := x.(Match)
+		if !ok {
+			return false
+		}
+		if l, ok := m.(lookupMatch); ok && !l.neg && in(l.set) {
+			return true
+		}
+	}
+	return false
+}
+
+// AddressOnly reports whether the rule matches one source or destination address (equal to
+// an address or in a prefix, not negated) and nothing else, then counts, logs or sets the mark
+// and ends in a verdict that leaves the chain (accept, drop, return, or reject). It returns the
+// address field and its element as InList takes them: in a run of such rules on one field,
+// a packet whose address is none of their elements matches none of them, and one that is
+// matches one of them and leaves the chain there.
+func (r Rule) AddressOnly() (Field, Element, bool) {
+	n := len(r.Exprs)
+	if n < 2 || !leavesChain(r.Exprs[n-1]) {
+		return Field{}, Element{}, false
+	}
+	for _, x := range r.Exprs[1 : n-1] {
+		switch x.(type) {
+		case counterStmt, logStmt, markStmt:
+		default:
+			return Field{}, Element{}, false
+		}
+	}
+	switch m := r.Exprs[0].(type) {
+	case cmpMatch:
+		if a, ok := netip.AddrFromSlice([]byte(m.val)); ok && !m.neg && m.f.isAddress() {
+			return m.f, AddrElem(a), true
+		}
+	case prefixMatch:
+		if a, ok := netip.AddrFromSlice([]byte(m.addr)); ok && !m.neg && m.f.isAddress() {
+			return m.f, PrefixElem(netip.PrefixFrom(a, int(m.bits))), true
+		}
+	}
+	return Field{}, Element{}, false
+}
+
+// leavesChain reports whether x is a verdict or statement after which the chain evaluates no
+// further rule.
+func leavesChain(x Expr) bool {
+	switch x := x.(type) {
+	case Verdict:
+		return x.Kind == VerdictAccept || x.Kind == VerdictDrop || x.Kind == VerdictReturn
+	case rejectStmt:
+		return true
+	}
+	return false
 }
 
 // Equal reports whether two rules are the same expression by expression.

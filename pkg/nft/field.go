@@ -292,3 +292,6 @@ func (l fieldList) dataType() DataType {
 	}
 	return Concat(types...)
 }
+
+// isAddress reports whether f is an IPv4 or IPv6 source or destination address.
+func (f Field) isAddress() bool { return f.kind == fkSAddr || f.kind == fkDAddr }

@@ -399,3 +399,46 @@ func TestKernelGroupSplitByProtocol(t *testing.T) {
 		expectation{"tcp 8080: allowed by the last member", tcp(8080), true},
 		expectation{"tcp 8081: the last deny", tcp(8081), false})
 }
+
+// TestKernelAddressRun: a group whose 20 policies each deny or allow one source address holds
+// them in a run chain entered by one lookup of the addresses; real connections get the
+// verdict of the run's rule for their source (a: allowed on every port, c: denied) and, from
+// an address the run does not hold (d), the verdict of the policy after the run.
+func TestKernelAddressRun(t *testing.T) {
+	const ifC, ipC, ifD, ipD = "cali0000000000c", "10.65.0.3", "cali0000000000d", "10.65.0.4"
+	tp := newTopology(t)
+	a := tp.addWorkload(t, "a", ifA, ipA)
+	b := tp.addWorkload(t, "b", ifB, ipB)
+	c := tp.addWorkload(t, "c", ifC, ipC)
+	d := tp.addWorkload(t, "d", ifD, ipD)
+	listenTCP(t, b, ipB, 8080)
+	listenTCP(t, b, ipB, 8081)
+	var ups []calc.Update
+	var pols []calc.PolicyID
+	for i := range 20 {
+		id := gnpID(fmt.Sprint("p", i))
+		r := calc.Rule{Action: calc.RuleDeny, SrcNets: []netip.Prefix{netip.MustParsePrefix(fmt.Sprintf("203.0.113.%d/32", i))}}
+		switch i {
+		case 5:
+			r = calc.Rule{Action: calc.RuleAllow, SrcNets: []netip.Prefix{netip.MustParsePrefix(ipA + "/32")}}
+		case 12:
+			r.SrcNets = []netip.Prefix{netip.MustParsePrefix(ipC + "/32")}
+		}
+		ups = append(ups, policySel(id, "all()", []calc.Rule{r}, nil))
+		pols = append(pols, id)
+	}
+	last := gnpID("last")
+	ups = append(ups, policySel(last, "all()", []calc.Rule{{Action: calc.RuleAllow, Protocol: 6, DstPorts: ports(8080)}}, nil),
+		egressAll(), kwep("a", ifA, ipA), kwep("c", ifC, ipC), kwep("d", ifD, ipD),
+		kwep("b", ifB, ipB, tier("default", append(pols, last), nil)))
+	startDataplane(t, tp, Config{}, ups...)
+	if rs := listRuleset(t, tp.host); !strings.Contains(rs, ":r0") {
+		t.Fatalf("no address run chain:\n%s", rs)
+	}
+	tcp := func(from *testNS, port int) func() bool { return func() bool { return canTCP(t, from, ipB, port) } }
+	check(t, "address run",
+		expectation{"a to 8081: allowed by p5 in the run", tcp(a, 8081), true},
+		expectation{"c to 8080: denied by p12 in the run", tcp(c, 8080), false},
+		expectation{"d to 8080: not in the run, allowed by the last policy", tcp(d, 8080), true},
+		expectation{"d to 8081: not in the run, end of tier", tcp(d, 8081), false})
+}

@@ -67,17 +67,21 @@ func TestPolicyMovesTierEndpointLater(t *testing.T) {
 }
 
 // TestMissingNamedPortSet: a named-port set calc never sent is stood in for by an empty set of
-// the named-port type (address . protocol . port), so that the rule that looks it up loads and
-// the transaction commits.
+// the named-port type (address . protocol . port), so that the rule that looks it up (negated:
+// a rule that needs a member of an empty set is left out) loads and the transaction commits.
 func TestMissingNamedPortSet(t *testing.T) {
 	h := newHarness(t, Config{Hostname: "host1", IPv6Support: true})
 	h.up("cali11111111111")
 	id := gnpID("np")
 	h.send(
-		policy(id, []calc.Rule{{Action: calc.RuleAllow, Protocol: 6, DstNamedPortIPSetIDs: []string{"n:http"}}}, nil),
+		policy(id, []calc.Rule{
+			{Action: calc.RuleAllow, Protocol: 6, DstNamedPortIPSetIDs: []string{"n:http"}},
+			{Action: calc.RuleDeny, Protocol: 6, NotDstNamedPortIPSetIDs: []string{"n:http"}},
+		}, nil),
 		wep("w1", "cali11111111111", []string{"10.65.0.1/32"}, withTiers(tier("default", ids(id), nil))))
-	if got := h.chainRules(rules.GroupChain(rules.Filter, false, ids(id))); !strings.Contains(got, "cali40n-http") {
-		t.Fatalf("policy chain:\n%s", got)
+	if got := h.chainRules(rules.GroupChain(rules.Filter, false, ids(id))); !strings.Contains(got, "!= @cali40n-http") ||
+		strings.Count(got, "@cali40n-http") != 1 {
+		t.Fatalf("policy chain (the negated lookup only):\n%s", got)
 	}
 }
 

@@ -22,6 +22,7 @@
 //	endpoints.go      workload endpoint chains (their tiers and profiles) and the dispatch maps
 //	hostendpoints.go  host endpoint chains and dispatch, failsafe chains
 //	groups.go         Grouper and group chains: policies of a tier with one selector, inline or not
+//	runs.go           address runs: long runs of single-address rules behind one lookup
 //	policy.go         PolicyRules: calc rules -> nft rules for one IP version, with the sets they
 //	                  use and the rules that cannot be enforced (Problem), which drop
 //	match.go          matcher: one calc rule's matches (protocol, addresses, ports, ICMP, sets)

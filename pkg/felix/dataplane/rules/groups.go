@@ -63,7 +63,9 @@ type Member struct {
 // A big group in which many rules need one transport protocol (tcp, say) sends the packets of
 // that protocol to a chain of its own holding the rules that can match them (the protocol's and
 // those of any protocol), and keeps the other rules for the other packets: a packet of another
-// protocol does not evaluate the rules it cannot match. See splitProtocols for when.
+// protocol does not evaluate the rules it cannot match. See splitProtocols for when. A long run
+// of rules that each match one address moves to a chain of its own (name + ":r" + n, see
+// skipRuns), which a packet enters only when its address is one of the run's.
 func GroupChains(cfg *Config, l Layer, egress bool, name string, members []Member) []*nft.Chain {
 	var rs []nft.Rule
 	var protos []uint8
@@ -78,18 +80,22 @@ func GroupChains(cfg *Config, l Layer, egress bool, name string, members []Membe
 			protos = append(protos, 0)
 		}
 	}
-	split := splitProtocols(protos)
-	if len(split) == 0 {
-		return []*nft.Chain{{Name: name, Rules: rs}}
-	}
 	main := &nft.Chain{Name: name}
 	out := []*nft.Chain{main}
+	split := splitProtocols(protos)
 	for _, p := range split {
 		sub := &nft.Chain{Name: protoChain(name, p), Rules: rulesFor(rs, protos, func(q uint8) bool { return q == 0 || q == p })}
 		main.Rules = append(main.Rules, rule(nft.L4Proto(p), nft.Goto(sub.Name)))
 		out = append(out, sub)
 	}
-	main.Rules = append(main.Rules, rulesFor(rs, protos, func(q uint8) bool { return !slices.Contains(split, q) })...)
+	if len(split) == 0 {
+		main.Rules = rs
+	} else {
+		main.Rules = append(main.Rules, rulesFor(rs, protos, func(q uint8) bool { return !slices.Contains(split, q) })...)
+	}
+	for _, c := range out {
+		out = append(out, skipRuns(c)...)
+	}
 	return out
 }
 

@@ -83,6 +83,7 @@ func (b *Builder) Build(in *Input) []*nft.Table {
 	b.workloads.sync(in, b.groups.grouper(in))
 	b.groups.refreshProfiles(in)
 	b.static.sync(in)
+	b.groups.renderUsers(b.sets.noteFilled(in))
 	b.groups.finish(in)
 	b.sets.sync(in)
 	b.sets.addMissing()

@@ -14,7 +14,8 @@
 //	groups.go      policy group and profile chains (counted references from endpoint chains),
 //	               the policies as members of groups, inline or out of line
 //	sets.go        calc's IP sets in the tables, deltas applied in place; empty stand-ins for
-//	               sets calc did not send, and which chain looks up which set
+//	               sets calc did not send, which chain looks up which set, and which sets have
+//	               members (a rule that needs a member of an empty set is left out of its chain)
 //	ipset.go       IPSet: a calc IP set as the model holds it, per-version elements and deltas
 //	static.go      the static chains, host endpoint chains and maps, internal sets: rebuilt
 //	               when what they depend on changes, leftovers removed

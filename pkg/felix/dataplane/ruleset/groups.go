@@ -244,6 +244,17 @@ func (g *groups) finish(in *Input) {
 	clear(g.dirty)
 }
 
+// renderUsers marks the group and profile chains that look up one of the calc IP sets ids to
+// render again (the sets gained their first member or lost their last one).
+func (g *groups) renderUsers(ids map[string]bool) {
+	if len(ids) == 0 {
+		return
+	}
+	for _, name := range g.sets.usersOf(ids) {
+		g.dirty[name] = true
+	}
+}
+
 func (g *groups) removeRef(name string, e *refEntry) {
 	delete(g.refs, name)
 	delete(g.dirty, name)
@@ -380,14 +391,16 @@ func (g *groups) renderRef(name string, e *refEntry, in *Input) {
 		return
 	}
 	var uses []rules.SetUse
+	seen := map[rules.SetUse]bool{}
 	for i := range g.tables {
 		members := make([]rules.Member, len(e.ref.Group))
 		for j, id := range e.ref.Group {
 			me := g.members[memberKey{e.ref.Layer, e.ref.Egress, id}]
 			inline := me.inline || len(e.ref.Group) == 1
-			members[j] = rules.Member{ID: id, Inline: inline, Rules: me.rendered[i].Rules, Protos: me.rendered[i].Protos}
+			members[j] = rules.Member{ID: id, Inline: inline}
 			if inline {
-				uses = appendNew(uses, me.rendered[i].Sets...)
+				members[j].Rules, members[j].Protos = g.sets.withoutEmpty(i, me.rendered[i])
+				uses = appendNew(uses, seen, me.rendered[i].Sets...)
 			}
 		}
 		chains := rules.GroupChains(g.cfg, e.ref.Layer, e.ref.Egress, name, members)
@@ -425,13 +438,15 @@ func (g *groups) renderProfile(name string, e *refEntry, in *Input) {
 	}
 	var rendered [2]rules.Rendered
 	var uses []rules.SetUse
+	seen := map[rules.SetUse]bool{}
 	for i, v := range g.cfg.Families() {
 		rendered[i] = rules.AttributedRules(g.cfg, v, e.ref.Layer, rs, logs)
 		if g.ids != nil {
 			g.ids.stampProfile(e.ref.Profile, e.ref.Egress, rs, &rendered[i])
 		}
-		uses = appendNew(uses, rendered[i].Sets...)
-		must(g.tables[i].PutChain(&nft.Chain{Name: name, Rules: rendered[i].Rules}))
+		uses = appendNew(uses, seen, rendered[i].Sets...)
+		rs, _ := g.sets.withoutEmpty(i, rendered[i])
+		must(g.tables[i].PutChain(&nft.Chain{Name: name, Rules: rs}))
 	}
 	g.sets.use(name, uses)
 	g.logProblems("profile", e.ref.Profile, rendered)
@@ -475,10 +490,12 @@ func pick(egress bool, in, out []calc.Rule) []calc.Rule {
 	return in
 }
 
-// appendNew appends the elements of add not already in s.
-func appendNew[T comparable](s []T, add ...T) []T {
+// appendNew appends the elements of add not already in s, which seen holds (a group of many
+// policies looks up many sets: no quadratic search).
+func appendNew[T comparable](s []T, seen map[T]bool, add ...T) []T {
 	for _, x := range add {
-		if !slices.Contains(s, x) {
+		if !seen[x] {
+			seen[x] = true
 			s = append(s, x)
 		}
 	}

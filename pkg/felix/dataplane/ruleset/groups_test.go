@@ -2,11 +2,13 @@ package ruleset
 
 import (
 	"fmt"
+	"net/netip"
 	"strings"
 	"testing"
 
 	"github.com/calico-host/calico-host/pkg/felix/calc"
 	"github.com/calico-host/calico-host/pkg/felix/dataplane/rules"
+	"github.com/calico-host/calico-host/pkg/nft"
 )
 
 // TestGroupSharedByEndpoints: consecutive policies with one selector are one group chain
@@ -126,5 +128,51 @@ func TestGroupProtocolChainsFollowTheGroup(t *testing.T) {
 	h.build()
 	if d := h.fake.Dump(); strings.Contains(d, group) {
 		t.Errorf("the group's chains stayed:\n%s", d)
+	}
+}
+
+// TestEmptySetRulesLeftOut: a rule that needs a member of a calc IP set with none in a table
+// is left out of that table's group and profile chains (it could never match); the batch that
+// gives the set its first member writes the rule back, the one that removes the last member
+// leaves it out again. A negated lookup of an empty set stays (it matches everything).
+func TestEmptySetRulesLeftOut(t *testing.T) {
+	h := newHarness(t, true)
+	p := gnpID("p")
+	h.ipset("s:x")
+	h.ipset("s:y")
+	h.policy(p, "a", []calc.Rule{
+		{Action: calc.RuleAllow, Protocol: 6, SrcIPSetIDs: []string{"s:x"}},
+		{Action: calc.RuleDeny, NotSrcIPSetIDs: []string{"s:y"}},
+	}, nil)
+	h.profile("prof", []calc.Rule{{Action: calc.RuleAllow, SrcIPSetIDs: []string{"s:x"}}}, nil)
+	h.endpoint("w", workload("cali11111111111", []calc.TierInfo{ingress("default", p)}, "prof"))
+	h.build()
+	group, prof := rules.GroupChain(rules.Filter, false, []calc.PolicyID{p}), rules.ProfileChain(rules.Filter, "prof", false)
+	sx, sy := rules.SetName(nft.IPv4, "s:x"), rules.SetName(nft.IPv4, "s:y")
+	if got, want := h.chainRules(group), "ip saddr != @"+sy+" counter drop"; got != want {
+		t.Fatalf("group with s:x empty:\n%s\nwant:\n%s", got, want)
+	}
+	if got := h.chainRules(prof); got != "" {
+		t.Fatalf("profile with s:x empty:\n%s", got)
+	}
+	h.in.IPSets["s:x"].Change([]calc.IPSetMember{{Prefix: netip.MustParsePrefix("10.65.0.1/32")}}, nil)
+	h.build()
+	want := "meta l4proto tcp ip saddr @" + sx + " counter meta mark set meta mark | 0x00010000 return\nip saddr != @" + sy + " counter drop"
+	if got := h.chainRules(group); got != want {
+		t.Errorf("group once s:x has a member:\n%s\nwant:\n%s", got, want)
+	}
+	if got := h.chainRules(prof); !strings.Contains(got, "ip saddr @"+sx) {
+		t.Errorf("profile once s:x has a member:\n%s", got)
+	}
+	if got := strings.Join(h.flushed(), ","); got != "ip calico "+group+",ip calico "+prof {
+		t.Errorf("the first member rewrote %s, want the ip table's group and profile chains only", got)
+	}
+	if v6 := h.b.Tables()[1].Chain(group); v6 == nil || len(v6.Rules) != 1 {
+		t.Errorf("ip6 group (s:x has no IPv6 member): %v", v6)
+	}
+	h.in.IPSets["s:x"].Change(nil, []calc.IPSetMember{{Prefix: netip.MustParsePrefix("10.65.0.1/32")}})
+	h.build()
+	if got := h.chainRules(group); got != "ip saddr != @"+sy+" counter drop" {
+		t.Errorf("group once s:x lost its last member:\n%s", got)
 	}
 }

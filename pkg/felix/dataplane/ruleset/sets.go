@@ -7,6 +7,7 @@ import (
 
 	"github.com/calico-host/calico-host/pkg/felix/calc"
 	"github.com/calico-host/calico-host/pkg/felix/dataplane/rules"
+	"github.com/calico-host/calico-host/pkg/nft"
 )
 
 // calcSets are calc's IP sets in the tables, and the empty stand-ins of the sets a chain looks
@@ -21,6 +22,7 @@ type calcSets struct {
 	setNames map[string][2]string      // calc IP set ID -> set name per table
 	missing  map[string]bool           // empty stand-ins for sets calc did not send
 	users    map[string][]rules.SetUse // the calc IP sets each group and profile chain looks up
+	filled   map[string][2]bool        // calc IP set ID -> whether it has members, per table
 	// toCheck: chains rendered since addMissing (their sets must exist); recheckAll: a calc
 	// set or a chain went, look at every chain.
 	toCheck    map[string]bool
@@ -32,6 +34,7 @@ func newCalcSets(cfg *rules.Config, t tables, log zerolog.Logger) *calcSets {
 		cfg: cfg, log: log, tables: t,
 		names: map[string]bool{}, rendered: map[string]ipSetRev{}, setNames: map[string][2]string{},
 		missing: map[string]bool{}, users: map[string][]rules.SetUse{}, toCheck: map[string]bool{},
+		filled: map[string][2]bool{},
 	}
 }
 
@@ -100,8 +103,12 @@ func (c *calcSets) setName(i int, id string) string {
 // use records the calc IP sets chain name looks up (it was rendered): they must exist. A set
 // it no longer looks up may leave a stand-in unused (addMissing then looks at every chain).
 func (c *calcSets) use(name string, uses []rules.SetUse) {
+	now := make(map[rules.SetUse]bool, len(uses))
+	for _, u := range uses {
+		now[u] = true
+	}
 	for _, u := range c.users[name] {
-		if slices.Contains(uses, u) {
+		if now[u] {
 			continue
 		}
 		for i := range c.tables {
@@ -160,6 +167,81 @@ func (c *calcSets) addMissingOf(uses []rules.SetUse) {
 			c.missing[name] = true
 		}
 	}
+}
+
+// Rules that look up an empty calc IP set never match: the group and profile chains leave
+// them out (a new connection then walks none of them; at scale most selectors of a host's
+// policies may match nobody). A chain is rendered again, in the transaction that fills or
+// empties the set, when a set it looks up gains its first member or loses its last one in a
+// table (noteFilled, then groups render the chains usersOf names).
+
+// noteFilled records which calc IP sets have members in each table and returns those that
+// gained their first member or lost their last one in a table since the last build (a set
+// calc did not send, or no longer sends, has none). It looks only at the sets that changed.
+func (c *calcSets) noteFilled(in *Input) map[string]bool {
+	flipped := map[string]bool{}
+	for id := range c.filled {
+		if in.IPSets[id] == nil {
+			delete(c.filled, id)
+			flipped[id] = true
+		}
+	}
+	for id, s := range in.IPSets {
+		if r, ok := c.rendered[id]; ok && r.set == s && r.version == s.version {
+			continue
+		}
+		var now [2]bool
+		for i := range c.tables {
+			now[i] = len(s.perV[i].count) > 0
+		}
+		if now != c.filled[id] {
+			flipped[id] = true
+		}
+		if now == ([2]bool{}) {
+			delete(c.filled, id)
+		} else {
+			c.filled[id] = now
+		}
+	}
+	return flipped
+}
+
+// usersOf names the group and profile chains that look up one of the calc IP sets ids.
+func (c *calcSets) usersOf(ids map[string]bool) []string {
+	var out []string
+	for name, uses := range c.users {
+		if slices.ContainsFunc(uses, func(u rules.SetUse) bool { return ids[u.ID] }) {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// withoutEmpty leaves out of r, rendered for table i, the rules that need a member of a calc IP
+// set that has none in that table (see noteFilled); r's slices are returned as they are when
+// it keeps every rule, and are never modified.
+func (c *calcSets) withoutEmpty(i int, r rules.Rendered) ([]nft.Rule, []uint8) {
+	var empty []string // a member looks up few sets
+	for _, u := range r.Sets {
+		if !c.filled[u.ID][i] {
+			empty = append(empty, c.setName(i, u.ID))
+		}
+	}
+	if empty == nil {
+		return r.Rules, r.Protos
+	}
+	in := func(set string) bool { return slices.Contains(empty, set) }
+	rs, protos := make([]nft.Rule, 0, len(r.Rules)), []uint8(nil)
+	for j, x := range r.Rules {
+		if x.NeedsMember(in) {
+			continue
+		}
+		rs = append(rs, x)
+		if r.Protos != nil {
+			protos = append(protos, r.Protos[j])
+		}
+	}
+	return rs, protos
 }
 
 // isCalcSet reports whether set name of a table is made from a calc IP set.
