@@ -138,8 +138,8 @@ func (d *Daemon) Registry() *prometheus.Registry { return d.reg }
 // Run runs felix until ctx is done (then it returns nil, leaving the dataplane in place) or the
 // configuration needs a restart (an error wrapping ErrRestart). Other errors are fatal.
 //
-// The pipeline: the syncer sends to calc on one channel (through the pending feed's tee), calc
-// to the dataplane on another.
+// The pipeline: the syncer sends to calc on one channel (calc gives each message to the
+// pending feed before applying it), calc to the dataplane on another.
 func (d *Daemon) Run(parent context.Context) error {
 	defer setGCPercent()()
 	ctx, cancel := context.WithCancel(parent)
@@ -149,17 +149,17 @@ func (d *Daemon) Run(parent context.Context) error {
 		d.o.IdleBeat = d.wd.Limit() / 4
 	}
 	d.wg.Go(func() { d.wd.Run(ctx) })
+	d.pending = newPendingFeed()
 	calcCfg := d.o.Calc
 	if calcCfg.IdleBeat <= 0 {
 		calcCfg.IdleBeat = d.o.IdleBeat
 	}
+	calcCfg.Tee = d.pending.add
 	d.calc = calc.NewLoop(d.graph, calcCfg)
 
-	syncOut, calcIn := make(chan syncer.Message, 8), make(chan syncer.Message, 8)
+	calcIn := make(chan syncer.Message, 8)
 	dpIn := make(chan []calc.Update) // calc holds a batch until the dataplane takes it
-	d.pending = newPendingFeed()
-	d.wg.Go(func() { d.o.Syncer.Run(ctx, syncOut) })
-	d.wg.Go(func() { d.pending.tee(ctx, syncOut, calcIn) })
+	d.wg.Go(func() { d.o.Syncer.Run(ctx, calcIn) })
 	d.wg.Go(func() { d.runCalc(ctx, calcIn, dpIn) })
 
 	if !d.awaitDatastore(ctx) {

@@ -19,8 +19,8 @@ import (
 const pendingSettle = 200 * time.Millisecond
 
 // pendingFeed gives the flow collector its pending verdicts (collector.Config.Pending): the
-// syncer's messages are teed to it on their way to calc (a short lock and an append: calc never
-// waits for a rebuild), and its own goroutine rebuilds a trace.PendingEvaluator from them when
+// syncer's messages are given to it by calc before calc applies them (a short lock and an
+// append: calc never waits for a rebuild), and its own goroutine rebuilds a trace.PendingEvaluator from them when
 // they changed, and at least every 0.8 × FlowLogsFlushInterval (felix's re-evaluation period).
 // Until run or drop, it keeps what it is given (the snapshot arrives before felix knows whether
 // flow logs are on).
@@ -37,23 +37,8 @@ func newPendingFeed() *pendingFeed {
 	return &pendingFeed{changed: make(chan struct{}, 1)}
 }
 
-// tee forwards the syncer's messages to calc, keeping a copy for the feed.
-func (p *pendingFeed) tee(ctx context.Context, in <-chan syncer.Message, out chan<- syncer.Message) {
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case m := <-in:
-			p.add(m)
-			select {
-			case out <- m:
-			case <-ctx.Done():
-				return
-			}
-		}
-	}
-}
-
+// add keeps a copy of one of the syncer's messages (calc's Tee, on calc's goroutine: a short
+// lock and an append).
 func (p *pendingFeed) add(m syncer.Message) {
 	if len(m.Updates) == 0 && !m.Snapshot {
 		return

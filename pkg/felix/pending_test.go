@@ -11,6 +11,7 @@ import (
 
 	"github.com/calico-host/calico-host/pkg/api"
 	"github.com/calico-host/calico-host/pkg/datastore"
+	"github.com/calico-host/calico-host/pkg/felix/calc"
 	"github.com/calico-host/calico-host/pkg/flowlog"
 	"github.com/calico-host/calico-host/pkg/flowlog/collector"
 	"github.com/calico-host/calico-host/pkg/flowlog/conntrack"
@@ -66,7 +67,7 @@ func (o onlyLocal) Trigger(a netip.Addr, _ ruleid.Direction, tier string) (rulei
 	return ruleid.Policy{Kind: flowlog.KindGlobalNetworkPolicy, Name: "web"}, a == o.b && tier == "default"
 }
 
-// A staged deny over allowed traffic: the syncer's messages pass the tee to calc, the feed
+// A staged deny over allowed traffic: calc's loop hands the syncer's messages to the feed, which
 // builds its evaluator from them, and the collector's flow is enforced allow (web) with the
 // staged deny (lockdown) pending.
 func TestPendingFeedStagedDeny(t *testing.T) {
@@ -80,12 +81,13 @@ func TestPendingFeedStagedDeny(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	feed := newPendingFeed()
-	in, out := make(chan syncer.Message), make(chan syncer.Message, 1)
-	go feed.tee(ctx, in, out)
+	in, out := make(chan syncer.Message), make(chan []calc.Update, 1)
+	loop := calc.NewLoop(calc.New("h1", zerolog.Nop()), calc.RunConfig{Tee: feed.add})
+	go loop.Run(ctx, in, out, nil)
 	go feed.run(ctx, "h1", time.Minute, zerolog.Nop())
 	in <- syncer.Message{Status: syncer.InSync, Snapshot: true, Updates: ups}
-	if m := <-out; len(m.Updates) != len(ups) {
-		t.Fatalf("calc got %d updates, want %d", len(m.Updates), len(ups))
+	if batch := <-out; len(batch) == 0 {
+		t.Fatal("calc sent nothing for the snapshot")
 	}
 	web, err := ruleid.Rule(ruleid.Policy{Kind: flowlog.KindGlobalNetworkPolicy, Name: "web"}, "default", ruleid.Ingress, 0, flowlog.Allow)
 	if err != nil {

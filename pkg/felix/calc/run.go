@@ -24,6 +24,10 @@ type RunConfig struct {
 	// IdleBeat is how often progress is called while no message arrives (default 5 s), so a
 	// watchdog does not take an idle loop for a hung one.
 	IdleBeat time.Duration
+	// Tee, when set, is given every message before the graph applies it, on the loop's
+	// goroutine: it must not block (felix's pending verdicts keep a copy this way, without a
+	// goroutine between the syncer and calc).
+	Tee func(syncer.Message)
 }
 
 func (c RunConfig) withDefaults() RunConfig {
@@ -176,6 +180,9 @@ func (l *Loop) step(ctx context.Context, st *runState, in <-chan syncer.Message,
 }
 
 func (l *Loop) onMessage(m syncer.Message) {
+	if l.cfg.Tee != nil {
+		l.cfg.Tee(m)
+	}
 	l.metrics.onMessage(m)
 	if m.Snapshot {
 		l.g.log.Info().Int("keys", len(m.Updates)).Int64("revision", m.Revision).Msg("Datastore snapshot received")
