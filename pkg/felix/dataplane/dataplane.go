@@ -305,10 +305,11 @@ func (d *Dataplane) apply(ctx context.Context) ([]EndpointStatus, error) {
 		return nil, fmt.Errorf("applying nftables: %w", err)
 	}
 	var statuses []EndpointStatus
-	if d.model.netChanged || d.migrations.routesChanged {
+	network := d.model.netChanged || d.migrations.routesChanged
+	if network {
 		statuses, errs = d.applyNetwork(ctx, devs, wgOn, hepIfaces, errs)
 	}
-	d.logApply(st, time.Since(start), buildTime, len(errs))
+	d.logApply(st, time.Since(start), buildTime, network, len(errs))
 	if len(errs) > 0 {
 		d.metrics.failed()
 		d.nft.RequestFullSync()
@@ -388,9 +389,10 @@ func (d *Dataplane) applyTables(ctx context.Context, tables []*nft.Table, in *ru
 // and calico_host_felix_quarantined_objects name them). Safe to call from any goroutine.
 func (d *Dataplane) Quarantined() int { return int(d.quar.count.Load()) }
 
-func (d *Dataplane) logApply(st apply.Stats, total, build time.Duration, failures int) {
+func (d *Dataplane) logApply(st apply.Stats, total, build time.Duration, network bool, failures int) {
 	d.log.Info().
 		Bool("full", st.FullSync).
+		Bool("network", network).
 		Dur("duration", total).
 		Dur("build", build).
 		Dur("commit", st.CommitTime).
