@@ -289,3 +289,57 @@ func TestBadElementNamed(t *testing.T) {
 		}
 	}
 }
+
+// TestUpdateSetRandom: UpdateSet on plain and interval sets of ports gives the old elements less
+// del plus add (add wins), sorted and without duplicates, and leaves the old Set's elements as
+// they were (a mirror may hold them).
+func TestUpdateSetRandom(t *testing.T) {
+	r := rand.New(rand.NewPCG(24, 6))
+	for round := range 2000 {
+		interval := round%2 == 1
+		pick := func(n int) map[uint16]bool {
+			out := map[uint16]bool{}
+			for range n {
+				out[uint16(r.IntN(64))] = true
+			}
+			return out
+		}
+		old, del, add := pick(r.IntN(40)), pick(r.IntN(8)), pick(r.IntN(8))
+		toElems := func(m map[uint16]bool) []nft.Element {
+			var out []nft.Element
+			for p := range m {
+				out = append(out, nft.PortKey(p).Elem())
+			}
+			return out
+		}
+		tb := nft.NewTable(nft.FamilyIP, "t")
+		if err := tb.PutSet(&nft.Set{Name: "s", Type: nft.TypeInetService, Interval: interval, Elements: toElems(old)}); err != nil {
+			t.Fatal(err)
+		}
+		before := tb.Set("s")
+		kept := slices.Clone(before.Elements)
+		if err := tb.UpdateSet("s", toElems(add), toElems(del)); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(before.Elements, kept) {
+			t.Fatalf("round %d: UpdateSet changed the old set's elements", round)
+		}
+		want := map[uint16]bool{}
+		for p := range 64 {
+			want[uint16(p)] = add[uint16(p)] || old[uint16(p)] && !del[uint16(p)]
+		}
+		wantSet := &nft.Set{Name: "w", Type: nft.TypeInetService, Interval: interval}
+		for p, in := range want {
+			if in {
+				wantSet.Elements = append(wantSet.Elements, nft.PortKey(p).Elem())
+			}
+		}
+		w := nft.NewTable(nft.FamilyIP, "w")
+		if err := w.PutSet(wantSet); err != nil {
+			t.Fatal(err)
+		}
+		if got, exp := elems(nft.TypeInetService, tb.Set("s").Elements), elems(nft.TypeInetService, w.Set("w").Elements); got != exp {
+			t.Fatalf("round %d (interval %v): got %s, want %s", round, interval, got, exp)
+		}
+	}
+}

@@ -207,13 +207,40 @@ func subtractElems(a, d []Element, extra int) []Element {
 	return out
 }
 
-// unionSorted merges two sorted lists without duplicates into one, in
-// place of a when b is empty.
+// unionSorted merges two sorted lists without duplicates into one: in
+// place of a when b is empty, in a's spare capacity when it has room for b
+// (UpdateSet's a is its own fresh copy: one copy of a big set per update,
+// not two), else into a new slice.
 func unionSorted(a, b []Element) []Element {
 	if len(b) == 0 {
 		return a
 	}
-	out := make([]Element, 0, len(a)+len(b))
+	if cap(a)-len(a) < len(b) {
+		return mergeSorted(make([]Element, 0, len(a)+len(b)), a, b)
+	}
+	out := a[:len(a)+len(b)]
+	i, j, k := len(a)-1, len(b)-1, len(out)-1
+	for ; j >= 0; k-- { // from the back: out[k] is never an a[i] still to be read
+		c := -1
+		if i >= 0 {
+			c = compareElems(a[i], b[j])
+		}
+		switch {
+		case c > 0:
+			out[k], i = a[i], i-1
+		case c == 0:
+			out[k], i, j = a[i], i-1, j-1
+		default:
+			out[k], j = b[j], j-1
+		}
+	}
+	// a[:i+1] is in place; each duplicate left one slot free before the merged tail.
+	n := copy(out[i+1:], out[k+1:])
+	return out[:i+1+n]
+}
+
+// mergeSorted appends the merge of a and b (sorted, without duplicates) to out.
+func mergeSorted(out, a, b []Element) []Element {
 	i, j := 0, 0
 	for i < len(a) && j < len(b) {
 		switch c := compareElems(a[i], b[j]); {

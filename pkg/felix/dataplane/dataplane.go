@@ -304,6 +304,30 @@ func (d *Dataplane) apply(ctx context.Context) ([]EndpointStatus, error) {
 		d.routes.RequestResync()
 		return nil, fmt.Errorf("applying nftables: %w", err)
 	}
+	var statuses []EndpointStatus
+	network := d.model.netChanged || d.migrations.routesChanged
+	if network {
+		statuses, errs = d.applyNetwork(ctx, devs, wgOn, hepIfaces, errs)
+	}
+	d.logApply(st, time.Since(start), buildTime, network, len(errs))
+	if len(errs) > 0 {
+		d.metrics.failed()
+		d.nft.RequestFullSync()
+		d.routes.RequestResync()
+		return statuses, errors.Join(errs...)
+	}
+	d.model.netChanged, d.migrations.routesChanged = false, false
+	chains, sets := d.ruleset.Counts()
+	d.metrics.observeApply(st, time.Since(start).Seconds(), chains, sets, len(d.model.weps), len(d.model.heps))
+	return statuses, nil
+}
+
+// applyNetwork programs what follows the model's network state rather than its rules: workload
+// interface settings, the IPIP device, routes; then it computes the endpoint statuses. apply
+// skips it while neither the model's netChanged nor a live migration's route mode says that
+// they may have changed (a policy, profile or IP set change: each of these steps walks every
+// endpoint).
+func (d *Dataplane) applyNetwork(ctx context.Context, devs []vxlan.Device, wgOn []wireguard.Device, hepIfaces map[string][]string, errs []error) ([]EndpointStatus, []error) {
 	errs = append(errs, d.workload.configure(d.model)...)
 	ipipState, err := d.ipip.Apply(ctx, ipipDevice(d.cfg, d.model, d.hostMTU))
 	if err != nil {
@@ -315,17 +339,7 @@ func (d *Dataplane) apply(ctx context.Context) ([]EndpointStatus, error) {
 	if _, err := d.routes.Apply(ctx, want); err != nil {
 		errs = append(errs, fmt.Errorf("applying routes: %w", err))
 	}
-	statuses := d.status.update(d.model, d.workload.configured, hepIfaces)
-	d.logApply(st, time.Since(start), buildTime, len(errs))
-	if len(errs) > 0 {
-		d.metrics.failed()
-		d.nft.RequestFullSync()
-		d.routes.RequestResync()
-		return statuses, errors.Join(errs...)
-	}
-	chains, sets := d.ruleset.Counts()
-	d.metrics.observeApply(st, time.Since(start).Seconds(), chains, sets, len(d.model.weps), len(d.model.heps))
-	return statuses, nil
+	return d.status.update(d.model, d.workload.configured, hepIfaces), errs
 }
 
 // buildTables brings the desired tables up to date (see ruleset.Builder.Build), the quarantined
@@ -375,9 +389,10 @@ func (d *Dataplane) applyTables(ctx context.Context, tables []*nft.Table, in *ru
 // and calico_host_felix_quarantined_objects name them). Safe to call from any goroutine.
 func (d *Dataplane) Quarantined() int { return int(d.quar.count.Load()) }
 
-func (d *Dataplane) logApply(st apply.Stats, total, build time.Duration, failures int) {
+func (d *Dataplane) logApply(st apply.Stats, total, build time.Duration, network bool, failures int) {
 	d.log.Info().
 		Bool("full", st.FullSync).
+		Bool("network", network).
 		Dur("duration", total).
 		Dur("build", build).
 		Dur("commit", st.CommitTime).

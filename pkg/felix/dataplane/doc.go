@@ -10,10 +10,12 @@
 //	config.go         NewConfig: felix's configuration -> Config; rules.Config from it
 //	dataplane.go      Dataplane (its state) and its options, New, apply: build the tables, commit
 //	                  them in one nftables transaction, then workload interfaces and routes
+//	                  (skipped after changes of policies, profiles or IP sets only)
 //	loop.go           Run: drain the batches, apply when calc and the interface monitor are in
 //	                  sync, rate-limited, retried with backoff, periodic full resyncs
 //	model.go          model: the latest value calc sent for every ID, plus the interfaces; values
 //	                  are never changed in place, and the changes since the last ruleset build
+//	                  and since routes and interfaces were last applied
 //	kernel.go         the interfaces of the kernel pieces (routes, interfaces, VXLAN, IPIP,
 //	                  WireGuard), so that tests can run on fakes
 //	pieces.go         opening the netlink-backed pieces in Config.NetNS

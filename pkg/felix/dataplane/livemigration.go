@@ -119,6 +119,9 @@ type migrations struct {
 	events      chan migrationEvent
 	done        chan struct{}
 	fsms        map[calc.WorkloadEndpointID]*migrationFSM
+	// routesChanged: a transition changed some endpoint's route mode since the dataplane last
+	// applied its routes (it clears this).
+	routesChanged bool
 }
 
 func newMigrations(log zerolog.Logger, clock Clock, watch announceWatcher, convergence time.Duration) *migrations {
@@ -220,7 +223,9 @@ func (m *migrations) input(id calc.WorkloadEndpointID, f *migrationFSM, in migra
 		gen := f.gen
 		f.stop = m.clock.AfterFunc(m.convergence, func() { m.send(migrationEvent{id, inputTimer, gen}) })
 	}
-	return m.mode(id) != before
+	changed := m.mode(id) != before
+	m.routesChanged = m.routesChanged || changed
+	return changed
 }
 
 // leave undoes what the current state started.

@@ -55,7 +55,7 @@ func (d *Dataplane) Run(ctx context.Context, in <-chan []calc.Update, status cha
 		case <-routeRefresh.C:
 			d.routes.RequestResync()
 			d.ipip.RequestResync()
-			l.dirty = true
+			l.dirty, d.model.netChanged = true, true
 		case <-l.timer:
 			l.timer = nil
 		case <-idle.C:

@@ -35,6 +35,10 @@ type model struct {
 
 	// changes is what changed since the last ruleset build (rulesetBuilt clears it).
 	changes ruleset.Changes
+	// netChanged: something the routes, the workload interfaces' settings or the endpoint
+	// statuses depend on may have changed since they were last applied without error (see
+	// Dataplane.applyNetwork). IP sets, policies and profiles only reach the ruleset.
+	netChanged bool
 }
 
 // vtepKey identifies a remote VTEP: one per host and family.
@@ -58,6 +62,7 @@ func newModel() *model {
 
 		changes: ruleset.Changes{Endpoints: map[calc.WorkloadEndpointID]bool{}, Policies: map[calc.PolicyID]bool{},
 			Volatile: true},
+		netChanged: true,
 	}
 }
 
@@ -83,6 +88,9 @@ func (m *model) rulesetBuilt(in *ruleset.Input) {
 
 // apply records one calc update. It reports whether the update was understood.
 func (m *model) apply(u calc.Update) bool {
+	if !rulesetOnly(u) {
+		m.netChanged = true
+	}
 	switch u := u.(type) {
 	case calc.ConfigUpdate:
 		m.host, m.changes.Volatile = u, true
@@ -117,6 +125,17 @@ func (m *model) apply(u calc.Update) bool {
 		return m.applyNetwork(u)
 	}
 	return true
+}
+
+// rulesetOnly reports whether an update only reaches the ruleset: IP sets, policies and
+// profiles. Anything else may change routes, workload interfaces or statuses.
+func rulesetOnly(u calc.Update) bool {
+	switch u.(type) {
+	case calc.IPSetUpdate, calc.IPSetDelta, calc.IPSetRemove, calc.ActivePolicyUpdate, calc.ActivePolicyRemove,
+		calc.ActiveProfileUpdate, calc.ActiveProfileRemove:
+		return true
+	}
+	return false
 }
 
 // setWEP stores (nil: removes) a workload endpoint and notes the change.
@@ -188,7 +207,7 @@ func (m *model) ipsetDelta(u calc.IPSetDelta) {
 // applyIface records an interface monitor update (host endpoints may follow an interface's
 // addresses).
 func (m *model) applyIface(u ifaces.Update) {
-	m.changes.Volatile = true
+	m.changes.Volatile, m.netChanged = true, true
 	switch {
 	case u.InSync:
 		m.ifacesInSync = true
