@@ -30,7 +30,9 @@ func TestKernelEmptySetDenyFollowsDeltas(t *testing.T) {
 		egressAll(), kwep("a", ifA, ipA), kwep("c", ifC, ipC),
 		kwep("b", ifB, ipB, tier("default", ids(deny, allow8080, notIn), nil)))
 	k.requireProgrammed()
-	tcp := func(from *netnstest.NS, port int) func() bool { return func() bool { return canTCP(t, from, ipB, port) } }
+	tcp := func(from *netnstest.NS, port int) func() bool {
+		return func() bool { return canTCP(t, from, ipB, port) }
+	}
 	check(t, "s:x empty",
 		expectation{"a to 8080", tcp(a, 8080), true},
 		expectation{"a to 8081 (not in s:x)", tcp(a, 8081), true})
