@@ -19,7 +19,8 @@ const KubernetesPolicyOrder = 1000.0
 // per protocol and peer of each Kubernetes rule with that protocol's ports merged into ranges,
 // types from policyTypes (Ingress when none). A spec the converter fails on (a port or CIDR
 // that does not parse, an unknown selector operator) is an error: Project Calico's syncer then
-// sends felix nothing for the policy.
+// sends felix nothing for the policy. So is a label key or value Kubernetes' API refuses (it
+// would be written into the selector as it is and could change its meaning).
 func (p *StagedKubernetesNetworkPolicy) View() (PolicySpecView, error) {
 	var e errs
 	view := k8sView(&e, p)
@@ -234,9 +235,11 @@ func k8sSelector(e *errs, field string, s *LabelSelector, pod bool) string {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
+		k8sLabel(e, field+".matchLabels", k, s.MatchLabels[k])
 		terms = append(terms, fmt.Sprintf("%s == '%s'", k, s.MatchLabels[k]))
 	}
 	for i, x := range s.MatchExpressions {
+		k8sLabel(e, fmt.Sprintf("%s.matchExpressions[%d]", field, i), x.Key, x.Values...)
 		values := strings.Join(x.Values, "', '")
 		switch x.Operator {
 		case "In":
@@ -252,4 +255,17 @@ func k8sSelector(e *errs, field string, s *LabelSelector, pod bool) string {
 		}
 	}
 	return strings.Join(terms, " && ")
+}
+
+// k8sLabel refuses a label key or value Kubernetes would refuse: written into the selector as it
+// is, one could change its meaning (a value "x' || all() || a == 'y" selects everything).
+func k8sLabel(e *errs, field, key string, values ...string) {
+	if !validLabelKey(key) {
+		e.add(field, "invalid label key %q", key)
+	}
+	for _, v := range values {
+		if len(v) > 63 || !labelValue.MatchString(v) {
+			e.add(field, "invalid value %q for label %q", v, key)
+		}
+	}
 }

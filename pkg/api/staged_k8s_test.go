@@ -66,3 +66,33 @@ func TestStagedKubernetesPolicyViewEdges(t *testing.T) {
 		t.Errorf("bad port: %v", err)
 	}
 }
+
+// TestStagedKubernetesPolicyLabelInjection: a label key or value of a Kubernetes selector that
+// Kubernetes would refuse is refused, never written into the Calico selector: a value such as
+// "x' || all() || role == 'y" would otherwise turn the converted selector into all() (every
+// endpoint, not only Kubernetes pods).
+func TestStagedKubernetesPolicyLabelInjection(t *testing.T) {
+	inject := "x' || all() || role == 'y"
+	for name, sel := range map[string]LabelSelector{
+		"matchLabels value": {MatchLabels: map[string]string{"role": inject}},
+		"matchLabels key":   {MatchLabels: map[string]string{"a == 'b' || all() || c": "d"}},
+		"In value":          {MatchExpressions: []LabelSelectorRequirement{{Key: "role", Operator: "In", Values: []string{"a", inject}}}},
+		"Exists key":        {MatchExpressions: []LabelSelectorRequirement{{Key: "a) || all() || has(b", Operator: "Exists"}}},
+	} {
+		p := StagedKubernetesNetworkPolicy{Spec: StagedKubernetesNetworkPolicySpec{PodSelector: sel}}
+		if view, err := p.View(); err == nil {
+			t.Errorf("podSelector %s: converted to %q", name, view.Selector)
+		}
+		p = StagedKubernetesNetworkPolicy{Spec: StagedKubernetesNetworkPolicySpec{Ingress: []NetworkPolicyIngressRule{
+			{From: []NetworkPolicyPeer{{NamespaceSelector: &sel}}}}}}
+		if view, err := p.View(); err == nil {
+			t.Errorf("namespaceSelector %s: converted to %q", name, view.Ingress[0].Source.NamespaceSelector)
+		}
+	}
+	ok := StagedKubernetesNetworkPolicy{Spec: StagedKubernetesNetworkPolicySpec{PodSelector: LabelSelector{
+		MatchLabels:      map[string]string{"app.kubernetes.io/name": "web-1", "empty": ""},
+		MatchExpressions: []LabelSelectorRequirement{{Key: "tier", Operator: "NotIn", Values: []string{"db", "cache"}}}}}}
+	if _, err := ok.View(); err != nil {
+		t.Errorf("valid labels refused: %v", err)
+	}
+}

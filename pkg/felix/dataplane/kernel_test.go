@@ -435,7 +435,9 @@ func TestKernelAddressRun(t *testing.T) {
 	if rs := listRuleset(t, tp.host); !strings.Contains(rs, ":r0") {
 		t.Fatalf("no address run chain:\n%s", rs)
 	}
-	tcp := func(from *netnstest.NS, port int) func() bool { return func() bool { return canTCP(t, from, ipB, port) } }
+	tcp := func(from *netnstest.NS, port int) func() bool {
+		return func() bool { return canTCP(t, from, ipB, port) }
+	}
 	check(t, "address run",
 		expectation{"a to 8081: allowed by p5 in the run", tcp(a, 8081), true},
 		expectation{"c to 8080: denied by p12 in the run", tcp(c, 8080), false},
