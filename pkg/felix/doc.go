@@ -27,7 +27,7 @@
 //	clusterroutes.go  warnings when ProgramClusterRoutes and BGPConfiguration's programClusterRoutes
 //	                  disagree for the pools in use
 //	metrics.go        the daemon's own Prometheus metrics and MetricCollectors
-//	memory.go         the garbage collector target (GOGC 25 unless set)
+//	memory.go         the garbage collector target (GOGC 15 unless set); heap sampling off without profiles
 //
 // The syncer and the dataplane are used through the interfaces of loops.go, so that tests can run
 // the daemon with fakes; by default felix builds pkg/syncer and pkg/felix/dataplane itself. While

@@ -142,6 +142,8 @@ func (d *Daemon) Registry() *prometheus.Registry { return d.reg }
 // feed first), calc to the dataplane on another.
 func (d *Daemon) Run(parent context.Context) error {
 	defer setGCPercent()()
+	local, _ := d.o.Local.Resolve(nil) // the datastore's configuration is known once start runs
+	setHeapSampling(wantsHeapProfiles(local))
 	ctx, cancel := context.WithCancel(parent)
 	defer d.shutdown(cancel)
 	d.wd = daemon.NewWatchdog(d.notifier, d.log, LoopCalc)

@@ -2,7 +2,10 @@ package felix
 
 import (
 	"os"
+	"runtime"
 	"runtime/debug"
+
+	"github.com/calico-host/calico-host/pkg/felix/config"
 )
 
 // gcPercent is felix's garbage collector target (GOGC) unless GOGC is set in the environment.
@@ -30,4 +33,30 @@ func setGCPercent() (restore func()) {
 	}
 	old := debug.SetGCPercent(gcPercent)
 	return func() { debug.SetGCPercent(old) }
+}
+
+// defaultMemProfileRate is Go's runtime.MemProfileRate unless GODEBUG=memprofilerate is set.
+const defaultMemProfileRate = 512 * 1024
+
+// setHeapSampling turns the runtime's sampling of allocations for heap profiles on or off,
+// unless GODEBUG=memprofilerate chose a rate. Felix turns it off while nothing can ask it for a
+// heap profile (no pprof server, no SIGUSR1 profile path): the samples' stack records fill a
+// hash table of the runtime (1.4 MB) for the calculation graph's many allocation sites. When
+// the datastore's configuration turns profiles on, they show allocations from then on.
+func setHeapSampling(on bool) {
+	if memProfileRateAtStart != defaultMemProfileRate {
+		return
+	}
+	runtime.MemProfileRate = 0
+	if on {
+		runtime.MemProfileRate = defaultMemProfileRate
+	}
+}
+
+// memProfileRateAtStart is the rate before felix changed it (GODEBUG applies it before init).
+var memProfileRateAtStart = runtime.MemProfileRate
+
+// wantsHeapProfiles reports whether felix can be asked for a heap profile under c.
+func wantsHeapProfiles(c *config.Config) bool {
+	return c.DebugPort != 0 || c.DebugMemoryProfilePath != ""
 }

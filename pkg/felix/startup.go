@@ -89,6 +89,7 @@ func (d *Daemon) start(ctx context.Context, dpIn <-chan []calc.Update) error {
 	d.logScoped(calc.DatastoreConfig{}, f.Config)
 	d.dsCfg = f.Config
 	d.cfg = d.resolve(datastoreConfig(f.Config))
+	setHeapSampling(wantsHeapProfiles(d.cfg))
 	d.applyLogLevel()
 	d.dpCfg = dataplane.NewConfig(d.cfg, f.PoolsUseVXLAN)
 	d.checkClusterRoutes(f)

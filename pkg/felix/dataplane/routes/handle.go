@@ -50,8 +50,17 @@ func (n *Netlink) ListRoutes(ctx context.Context) ([]KernelRoute, error) {
 	mask := netlink.RT_FILTER_TABLE
 	var out []KernelRoute
 	for _, fam := range families {
-		rs, err := nlhandle.RetryDump(ctx, func() ([]netlink.Route, error) {
-			return n.RouteListFiltered(fam, filter, mask)
+		// Each route is converted as it is read: the list of netlink.Route (a few hundred bytes
+		// each) would be a few MB at the peak of a big host's first sync.
+		rs, err := nlhandle.RetryDump(ctx, func() ([]KernelRoute, error) {
+			var got []KernelRoute
+			err := n.RouteListFilteredIter(fam, filter, mask, func(r netlink.Route) bool {
+				if kr, ok := fromNetlink(r, fam); ok {
+					got = append(got, kr)
+				}
+				return true
+			})
+			return got, err
 		})
 		if errors.Is(err, unix.EAFNOSUPPORT) {
 			continue // IPv6 disabled in this kernel
@@ -59,11 +68,7 @@ func (n *Netlink) ListRoutes(ctx context.Context) ([]KernelRoute, error) {
 		if err != nil {
 			return nil, err
 		}
-		for _, r := range rs {
-			if kr, ok := fromNetlink(r, fam); ok {
-				out = append(out, kr)
-			}
-		}
+		out = append(out, rs...)
 	}
 	return out, nil
 }
