@@ -67,7 +67,9 @@ func buildBinaries() (string, error) {
 // repoRoot is the directory holding go.mod.
 func repoRoot() string { return filepath.Dir(filepath.Dir(filepath.Dir(etcdtest.FixturePath("x")))) }
 
-func requireRoot(t testing.TB) {
+// requirePlugins skips unless privileged tests may run (netnstest.Require) and TestMain built
+// the plugins.
+func requirePlugins(t testing.TB) {
 	t.Helper()
 	netnstest.Require(t)
 	if binDir == "" {
@@ -90,7 +92,7 @@ type rig struct {
 }
 
 func newRig(t testing.TB) *rig {
-	requireRoot(t)
+	requirePlugins(t)
 	r := &rig{t: t, srv: etcdtest.Start(t), dir: t.TempDir()}
 	ds, err := datastore.New(r.srv.Datastore())
 	if err != nil {

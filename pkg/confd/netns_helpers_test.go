@@ -30,12 +30,6 @@ import (
 // are in 198.18.0.0/15 (IPv4) and fd5c:ff::/64 (IPv6, inside the test range fd5c::/16); pools
 // are 10.65.0.0/16 and fd5c:1::/48.
 
-func requireRoot(t *testing.T) {
-	t.Helper()
-	netnstest.RequireLong(t)
-	requireBIRD(t)
-}
-
 // bgpRig is what every real-BGP test starts from: an embedded etcd, a datastore client for
 // the daemons, a store that writes objects into it and hosts on one bridge.
 type bgpRig struct {
@@ -48,7 +42,7 @@ type bgpRig struct {
 // newBGPRig skips unless root (with BIRD installed and not -short) and builds n hosts.
 func newBGPRig(t *testing.T, n int) *bgpRig {
 	t.Helper()
-	requireRoot(t)
+	netnstest.RequireLong(t, "bird")
 	srv := etcdtest.Start(t)
 	ds, err := datastore.New(srv.Datastore())
 	if err != nil {

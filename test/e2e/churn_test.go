@@ -21,7 +21,7 @@ type churn struct {
 // etcd restarted three times in between. Afterwards nothing is left: no IPAM allocation or
 // handle, no WorkloadEndpoint, no cali veth, and "calicoctl ipam check" is clean.
 func TestCNIChurn(t *testing.T) {
-	requireFelix(t)
+	requireBinaries(t)
 	const total, workersPerHost, restarts = 500, 3, 3
 	s := newSystem(t, topo.Options{Hosts: 3, Mode: topo.ModeBGP}, topo.StartOptions{Felix: true})
 	var c churn

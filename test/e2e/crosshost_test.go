@@ -20,7 +20,7 @@ func forModes(t *testing.T, fn func(t *testing.T, mode topo.Mode)) {
 // TCP, UDP and ICMP, in IPv4 and IPv6, under the network's default profile.
 func TestCrossHost(t *testing.T) {
 	forModes(t, func(t *testing.T, mode topo.Mode) {
-		requireFelix(t)
+		requireBinaries(t)
 		s := newSystem(t, topo.Options{Hosts: 3, Mode: mode, IPv6: true}, topo.StartOptions{Felix: true})
 		a := s.workload(s.Host(1), "a1", nil, 80)
 		b := s.workload(s.Host(1), "b1", nil, 80)

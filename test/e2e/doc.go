@@ -10,7 +10,7 @@
 // them. The files:
 //
 //	main_test.go               TestMain: the binaries built once (or E2E_BIN), the WireGuard child
-//	helpers_test.go            requireRoot and the steps the tests share
+//	helpers_test.go            requireBinaries and the steps the tests share
 //	crosshost_test.go          workloads on different hosts reach each other
 //	policy_test.go             policy across hosts
 //	routing_test.go            BGP routing with confd and BIRD, without felix

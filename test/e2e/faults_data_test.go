@@ -59,7 +59,7 @@ func invalidObject(i int) (key, value string) {
 // selector parses (has(failclosed)) fail closed: the workload they select drops the ingress they
 // would have decided instead of the policies being ignored.
 func TestInvalidObjects(t *testing.T) {
-	requireFelix(t)
+	requireBinaries(t)
 	s := newSystem(t, topo.Options{Hosts: 2, Mode: topo.ModeBGP}, topo.StartOptions{Felix: true})
 	w := s.policyWorld()
 	pids := map[*topo.Proc]int{}

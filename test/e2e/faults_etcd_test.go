@@ -75,7 +75,7 @@ func (s *system) openConn(from, to *topo.Workload, port int) *topo.Conn {
 // connections too), felix reports not-ready, BGP stays up; once etcd is back felix is ready
 // and enforces a new change within 5 s.
 func TestEtcdOutage(t *testing.T) {
-	requireFelix(t)
+	requireBinaries(t)
 	s := newSystem(t, topo.Options{Hosts: 2, Mode: topo.ModeBGP}, topo.StartOptions{Felix: true})
 	w := s.policyWorld()
 	conn := s.openConn(w.client, w.web, 80)
@@ -140,7 +140,7 @@ func TestEtcdOutage(t *testing.T) {
 // TestEtcdCompaction: compaction while the agents watch changes nothing; a host cut off from
 // etcd while the history it needs is compacted re-lists when it reconnects and converges.
 func TestEtcdCompaction(t *testing.T) {
-	requireFelix(t)
+	requireBinaries(t)
 	s := newSystem(t, topo.Options{Hosts: 2, Mode: topo.ModeBGP}, topo.StartOptions{Felix: true})
 	w := s.policyWorld()
 	rev, err := s.Etcd.Compact(s.ctx)
@@ -196,7 +196,7 @@ func TestEtcdCompaction(t *testing.T) {
 // TestEtcdLeaderLoss: a three-member etcd loses its leader; agents keep enforcing, apply new
 // changes through the remaining members, and CNI keeps working.
 func TestEtcdLeaderLoss(t *testing.T) {
-	requireFelix(t)
+	requireBinaries(t)
 	s := newSystem(t, topo.Options{Hosts: 2, Mode: topo.ModeBGP, EtcdMembers: 3}, topo.StartOptions{Felix: true})
 	w := s.policyWorld()
 	conn := s.openConn(w.client, w.web, 80)

@@ -12,7 +12,7 @@ import (
 // established connection drops, denied traffic stays denied); restarted, it converges and
 // applies new changes.
 func TestFelixKill9(t *testing.T) {
-	requireFelix(t)
+	requireBinaries(t)
 	s := newSystem(t, topo.Options{Hosts: 2, Mode: topo.ModeBGP}, topo.StartOptions{Felix: true})
 	w := s.policyWorld()
 	conns := []*topo.Conn{s.openConn(w.client, w.web, 80), s.openConn(w.client, w.web, 8080), s.openConn(w.web, w.other, 80)}
@@ -38,7 +38,7 @@ func TestFelixKill9(t *testing.T) {
 // TestDataplaneRepair: felix puts back its nftables table and a workload route deleted by hand
 // (at its refresh interval, shortened here to 5 s).
 func TestDataplaneRepair(t *testing.T) {
-	requireFelix(t)
+	requireBinaries(t)
 	s := newSystemWith(t, topo.Options{Hosts: 2, Mode: topo.ModeBGP}, topo.StartOptions{Felix: true}, func(f *topo.Fabric) error {
 		for _, h := range f.Hosts {
 			h.FelixEnv = append(h.FelixEnv, "FELIX_NFTABLESREFRESHINTERVAL=5", "FELIX_ROUTEREFRESHINTERVAL=5")

@@ -39,7 +39,7 @@ spec:
 // profile; its flow names the last decision, the profile's (a direction's latest path, as
 // Project Calico's collector replaces a rule trace by a later one).
 func TestFlowLogsHostEndpointForward(t *testing.T) {
-	requireFelix(t)
+	requireBinaries(t)
 	s := newSystem(t, topo.Options{Hosts: 2, Mode: topo.ModeBGP, FlowLogsFlush: flowFlush}, topo.StartOptions{Felix: true})
 	web := s.workload(s.Host(1), "web", map[string]string{"role": "web"}, 80, 82)
 	client := s.workload(s.Host(2), "client", map[string]string{"role": "client"})

@@ -37,7 +37,7 @@ spec:
 // policies.pending (staged kind, tier, name, rule index, deny) while policies.enforced names the
 // policy that allowed it.
 func TestFlowLogsStaged(t *testing.T) {
-	requireFelix(t)
+	requireBinaries(t)
 	s := newSystemWith(t, topo.Options{Hosts: 2, Mode: topo.ModeBGP}, topo.StartOptions{Felix: true}, func(f *topo.Fabric) error {
 		for _, h := range f.Hosts {
 			h.FelixEnv = append(h.FelixEnv, "FELIX_FLOWLOGSFILEENABLED=true", "FELIX_FLOWLOGSFILEDIRECTORY="+filepath.Join(h.Dir, "flowlogs"),

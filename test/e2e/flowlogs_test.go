@@ -67,7 +67,7 @@ const flowFlush = 2 * time.Second
 // TyphaCertFile and checks the server against TyphaCAFile, as Project Calico's felix does), and
 // felix's metrics count the deciding rules' packets.
 func TestFlowLogs(t *testing.T) {
-	requireFelix(t)
+	requireBinaries(t)
 	gm := &fakeGoldmane{}
 	s := newSystemWith(t, topo.Options{Hosts: 2, Mode: topo.ModeBGP, IPv6: true}, topo.StartOptions{Felix: true}, func(f *topo.Fabric) error {
 		pki, err := newGoldmanePKI(f.Dir, net.ParseIP(goldmaneIP))

@@ -13,19 +13,14 @@ import (
 	"github.com/calico-host/calico-host/test/e2e/topo"
 )
 
-// requireRoot skips unless the kit's slow privileged tests may run (root, not -short) and
-// TestMain built the binaries under test.
-func requireRoot(t *testing.T) {
+// requireBinaries skips unless the kit's slow privileged tests may run (netnstest.RequireLong:
+// root, not -short) and TestMain built the binaries under test.
+func requireBinaries(t *testing.T) {
 	t.Helper()
 	netnstest.RequireLong(t)
 	if bins.Dir == "" {
 		t.Skip("the binaries under test were not built")
 	}
-}
-
-func requireFelix(t *testing.T) {
-	t.Helper()
-	requireRoot(t)
 }
 
 // system is one test's fabric, with helpers that fail the test.

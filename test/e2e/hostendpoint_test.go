@@ -30,7 +30,7 @@ spec:
 // workload traffic forwarded through the host is unaffected.
 func TestHostEndpoints(t *testing.T) {
 	forModes(t, func(t *testing.T, mode topo.Mode) {
-		requireFelix(t)
+		requireBinaries(t)
 		s := newSystem(t, topo.Options{Hosts: 3, Mode: mode}, topo.StartOptions{Felix: true})
 		h1, h2 := s.Host(1), s.Host(2)
 		s.serve(h2.NS, "host-2", 8080, 9000)

@@ -37,7 +37,7 @@ func TestIPv6(t *testing.T) {
 	for _, stack := range []string{"v6only", "dual"} {
 		for _, mode := range []topo.Mode{topo.ModeBGP, topo.ModeVXLAN} {
 			t.Run(stack+"/"+string(mode), func(t *testing.T) {
-				requireFelix(t)
+				requireBinaries(t)
 				testIPv6(t, topo.Options{Hosts: 2, Mode: mode, IPv6: true, IPv6Only: stack == "v6only"})
 			})
 		}

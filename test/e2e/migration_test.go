@@ -36,7 +36,7 @@ spec:
 // started afterwards is reachable.
 func TestMigrateFromCalicoNode(t *testing.T) {
 	forModes(t, func(t *testing.T, mode topo.Mode) {
-		requireFelix(t)
+		requireBinaries(t)
 		s := newSystem(t, topo.Options{Hosts: 3, Mode: mode, IPv6: true, ProjectCalico: []int{2}}, topo.StartOptions{Felix: true})
 		h2 := s.Host(2)
 		web := s.workload(s.Host(1), "web", map[string]string{"role": "web"}, 80)

@@ -49,7 +49,7 @@ spec:
 // felix runs on the Project Calico host).
 func TestMixedCluster(t *testing.T) {
 	forModes(t, func(t *testing.T, mode topo.Mode) {
-		requireFelix(t)
+		requireBinaries(t)
 		s := newSystem(t, topo.Options{Hosts: 3, Mode: mode, IPv6: true, ProjectCalico: []int{2}}, topo.StartOptions{Felix: true})
 		web := s.workload(s.Host(1), "web", map[string]string{"role": "web"}, 80)
 		pcClient := s.workload(s.Host(2), "pc-client", map[string]string{"role": "client"}, 80)

@@ -12,7 +12,7 @@ import (
 // never NATed.
 func TestNATOutgoing(t *testing.T) {
 	forModes(t, func(t *testing.T, mode topo.Mode) {
-		requireFelix(t)
+		requireBinaries(t)
 		s := newSystem(t, topo.Options{Hosts: 2, Mode: mode}, topo.StartOptions{Felix: true})
 		s.serve(s.Outside, "outside", 80)
 		a := s.workload(s.Host(1), "a", nil, 80)

@@ -25,7 +25,7 @@ import (
 //     a deleted group: its members lose what it allowed;
 //   - status keys under region-europe only.
 func TestOpenStackSecurityGroups(t *testing.T) {
-	requireFelix(t)
+	requireBinaries(t)
 	const region = "europe"
 	ns := topo.OpenStackNamespaceFor(region)
 	s := newOpenStack(t, topo.Options{Hosts: 2, Mode: topo.ModeBGP, IPv6: true}, func(h *topo.Host) error {

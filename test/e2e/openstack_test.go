@@ -44,7 +44,7 @@ func newOpenStack(t *testing.T, o topo.Options, setup func(*topo.Host) error) *s
 // and ossg. NetworkPolicies written as networking-calico writes them; security groups enforced
 // across hosts; port status keys turn up (and down with the tap); agent status reported.
 func TestOpenStack(t *testing.T) {
-	requireFelix(t)
+	requireBinaries(t)
 	s := newOpenStack(t, topo.Options{Hosts: 2, Mode: topo.ModeBGP}, nil)
 	web := uuid.NewString()
 	s.securityGroup(topo.SecurityGroup{ID: web, Rules: []topo.SGRule{

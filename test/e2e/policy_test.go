@@ -34,7 +34,7 @@ spec:
 // and follow label changes and deletions.
 func TestPolicyAcrossHosts(t *testing.T) {
 	forModes(t, func(t *testing.T, mode topo.Mode) {
-		requireFelix(t)
+		requireBinaries(t)
 		s := newSystem(t, topo.Options{Hosts: 3, Mode: mode}, topo.StartOptions{Felix: true})
 		web := s.workload(s.Host(1), "web", map[string]string{"role": "web"}, 80, 8080)
 		client := s.workload(s.Host(2), "client", map[string]string{"role": "client"}, 80)

@@ -10,7 +10,7 @@ import (
 // TestBGPRoutingWithoutFelix: calico-startup, calico-confd and BIRD alone route workloads across
 // hosts (no policy is programmed, so everything is allowed).
 func TestBGPRoutingWithoutFelix(t *testing.T) {
-	requireRoot(t)
+	requireBinaries(t)
 	s := newSystem(t, topo.Options{Hosts: 2, Mode: topo.ModeBGP}, topo.StartOptions{})
 	a := s.workload(s.Host(1), "a", nil, 80)
 	b := s.workload(s.Host(2), "b", nil, 80)

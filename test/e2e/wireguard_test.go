@@ -20,7 +20,7 @@ import (
 // here has no wireguard driver, so each host runs a userspace device (golang.zx2c4.com/wireguard
 // over TUN) under a name of its own (the UAPI sockets share /var/run/wireguard).
 func TestWireGuard(t *testing.T) {
-	requireFelix(t)
+	requireBinaries(t)
 	kernel := wgtest.KernelDriver(t)
 	devs := map[string]string{}
 	before := func(f *topo.Fabric) error {
